@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Every check and test of the project, from a fresh machine: installs what it needs, then runs
+# formatting, lints, the Rust tests (against the real sandbox and listener over HTTP, the
+# keychain tests against a real Secret Service on a private session bus), the UI's checks and
+# tests, and the end-to-end tests of the real app under Xvfb.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+scripts/setup.sh
+[ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
+
+echo "== cargo fmt"
+cargo fmt --all --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+# A private session bus with an unlocked gnome-keyring: the keychain tests use the real Secret
+# Service, and nothing touches the user's own keyring or home.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+export XDG_DATA_HOME=$scratch/data XDG_CACHE_HOME=$scratch/cache XDG_CONFIG_HOME=$scratch/config
+export XDG_RUNTIME_DIR=$scratch/run
+mkdir -p "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$XDG_RUNTIME_DIR"
+chmod 700 "$XDG_RUNTIME_DIR"
+
+echo "== cargo test"
+dbus-run-session -- bash -c '
+  set -euo pipefail
+  echo -n "partner-console-test" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+  export PARTNER_KEYCHAIN_TESTS=1
+  cargo test --workspace --locked
+'
+
+if [ -f ui/package.json ]; then
+  echo "== ui: lint, types, unit tests"
+  (cd ui && npm run --silent lint && npm run --silent typecheck && npm run --silent test)
+fi
+
+if [ -x tests/e2e/run.sh ]; then
+  echo "== end-to-end"
+  tests/e2e/run.sh
+fi

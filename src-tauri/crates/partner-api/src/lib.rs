@@ -1,0 +1,37 @@
+//! The partner API's wire contract, shared by the sandbox, the client, the listener and the app.
+//!
+//! Every rule of the service specification lives here exactly once: the resource shapes, the
+//! `start`/`limit`/`sort` rules of the list endpoints, the token lifetimes, the signing-key
+//! complexity rule and the notification signature. The crate does no I/O, so the server that
+//! enforces a rule and the client that checks it before sending can never disagree.
+
+pub mod error;
+pub mod list;
+pub mod notification;
+pub mod product;
+pub mod secret;
+pub mod signature;
+pub mod signing_key;
+pub mod token;
+pub mod transaction;
+
+pub use error::{ApiError, ErrorCode};
+pub use list::{ListRuleError, PageParams, SortKey, SortSpec, SortValue, Sortable};
+pub use notification::{EventType, Notification, NotificationMeta, ResourceType};
+pub use product::{
+    CredentialDefinition, NewProduct, Product, ProductTags, WebhookSubscription,
+    WebhookSubscriptionInput,
+};
+pub use secret::Secret;
+pub use signing_key::{SigningKeyProblem, SigningKeyProblems};
+pub use token::{Introspection, TokenLifetime, TokenResponse};
+pub use transaction::{
+    event_types, EntityRef, EventDetails, NewEvent, NewTransaction, Party, PointOfContact,
+    ProductRef, ResourceFile, ResponseError, ResponseStatus, Transaction, TransactionEvent,
+    TransactionRequest, TransactionResponse, TransactionStatus, TransactionUpdate,
+};
+
+/// Path prefix of the product and transaction endpoints (the spec's `v2`).
+pub const PARTNER_PREFIX: &str = "/partner/v2";
+/// Path prefix of the token endpoints (the spec's `v1`).
+pub const OAUTH_PREFIX: &str = "/oauth2/v1";

@@ -1,0 +1,137 @@
+//! The webhook notification body and its two enumerations.
+//!
+//! The body is built here, but the sender serialises it once and signs those bytes; a receiver
+//! parses it only after verifying the bytes that arrived.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use utoipa::ToSchema;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+pub enum ResourceType {
+    #[serde(rename = "urn:svc:partner:transaction")]
+    Transaction,
+    #[serde(rename = "urn:svc:partner:transaction:event")]
+    TransactionEvent,
+}
+
+impl ResourceType {
+    pub const ALL: [ResourceType; 2] = [ResourceType::Transaction, ResourceType::TransactionEvent];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResourceType::Transaction => "urn:svc:partner:transaction",
+            ResourceType::TransactionEvent => "urn:svc:partner:transaction:event",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == value)
+    }
+}
+
+impl fmt::Display for ResourceType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum EventType {
+    Created,
+    Updated,
+}
+
+impl EventType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Created => "created",
+            EventType::Updated => "updated",
+        }
+    }
+}
+
+impl fmt::Display for EventType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `$.meta` of a notification.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NotificationMeta {
+    /// The product's `name`.
+    pub instance_id: String,
+    pub resource_id: String,
+    pub resource_type: ResourceType,
+    /// Where the resource can be fetched.
+    pub resource_ref: String,
+}
+
+/// The body of a webhook notification.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Notification {
+    /// The id of the transaction event behind the notification.
+    pub event_id: String,
+    pub event_time: DateTime<Utc>,
+    pub event_type: EventType,
+    pub meta: NotificationMeta,
+}
+
+/// `{base_url}/partner/v2/transactions/<id>`
+pub fn transaction_ref(base_url: &str, transaction_id: &str) -> String {
+    format!(
+        "{}{}/transactions/{transaction_id}",
+        base_url.trim_end_matches('/'),
+        crate::PARTNER_PREFIX
+    )
+}
+
+/// `{base_url}/partner/v2/transactions/<id>/events/<event id>`
+pub fn event_ref(base_url: &str, transaction_id: &str, event_id: &str) -> String {
+    format!(
+        "{}/events/{event_id}",
+        transaction_ref(base_url, transaction_id)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_has_the_spec_shape() {
+        let n = Notification {
+            event_id: "e1".into(),
+            event_time: "2024-05-01T10:00:00Z".parse().unwrap(),
+            event_type: EventType::Created,
+            meta: NotificationMeta {
+                instance_id: "acme-valuation".into(),
+                resource_id: "e1".into(),
+                resource_type: ResourceType::TransactionEvent,
+                resource_ref: event_ref("http://h/", "t1", "e1"),
+            },
+        };
+        let json = serde_json::to_value(&n).unwrap();
+        assert_eq!(json["eventType"], "created");
+        assert_eq!(
+            json["meta"]["resourceType"],
+            "urn:svc:partner:transaction:event"
+        );
+        assert_eq!(
+            json["meta"]["resourceRef"],
+            "http://h/partner/v2/transactions/t1/events/e1"
+        );
+        assert_eq!(json["meta"]["instanceId"], "acme-valuation");
+        let back: Notification = serde_json::from_value(json).unwrap();
+        assert_eq!(back, n);
+        assert_eq!(
+            ResourceType::parse("urn:svc:partner:transaction"),
+            Some(ResourceType::Transaction)
+        );
+    }
+}

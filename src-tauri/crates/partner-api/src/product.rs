@@ -1,0 +1,296 @@
+//! Products (the service's "product configurations") and their webhook subscriptions.
+//!
+//! Signing keys are write-only: [`WebhookSubscriptionInput`] carries one to the server, and
+//! [`WebhookSubscription`], what the server answers with, has no field for it at all.
+
+use crate::list::{SortValue, Sortable};
+use crate::notification::{EventType, ResourceType};
+use crate::secret::Secret;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+pub const NAME_MAX: usize = 64;
+pub const LISTING_NAME_MAX: usize = 256;
+/// Request types a product may accept.
+pub const REQUEST_TYPES: &[&str] = &["NEW_REQUEST"];
+
+/// Fields a partner may not send when creating a product.
+pub const READ_ONLY_ON_CREATE: &[&str] = &[
+    "id",
+    "partnerId",
+    "status",
+    "environment",
+    "created",
+    "createdBy",
+    "updated",
+    "updatedBy",
+];
+/// Fields a partner may not change with PATCH.
+pub const READ_ONLY_ON_PATCH: &[&str] = &[
+    "id",
+    "name",
+    "partnerId",
+    "environment",
+    "status",
+    "created",
+    "createdBy",
+    "updated",
+    "updatedBy",
+];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CredentialDefinition {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimum: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum: Option<i64>,
+    #[serde(default)]
+    pub secret: bool,
+    /// `user` or `company`.
+    pub scope: String,
+    #[serde(default)]
+    pub required: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProductTags {
+    #[serde(default)]
+    pub workflows: Vec<String>,
+    #[serde(default)]
+    pub categories: Vec<String>,
+    #[serde(default)]
+    pub applications: Vec<String>,
+}
+
+/// A subscription as the server shows it: never with its signing key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookSubscription {
+    pub subscription_id: String,
+    pub url: String,
+    pub events: Vec<EventType>,
+    pub resource: ResourceType,
+}
+
+/// A subscription as a partner sends it, in a create or a PATCH. With a `subscriptionId` it
+/// updates that subscription (an omitted `signingkey` keeps the current key); without one it
+/// creates a subscription and needs every field.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WebhookSubscriptionInput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscription_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<EventType>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<ResourceType>,
+    #[serde(
+        rename = "signingkey",
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "Secret::serialize_exposed_opt"
+    )]
+    pub signing_key: Option<Secret>,
+}
+
+impl WebhookSubscriptionInput {
+    /// The entry that keeps an existing subscription exactly as it is.
+    pub fn keep(subscription: &WebhookSubscription) -> Self {
+        Self {
+            subscription_id: Some(subscription.subscription_id.clone()),
+            ..Self::default()
+        }
+    }
+}
+
+/// The body of `POST /partner/v2/products`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewProduct {
+    pub name: String,
+    pub listing_name: String,
+    pub request_types: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admin_interface_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integration_type: Option<String>,
+    #[serde(default)]
+    pub credentials: Vec<CredentialDefinition>,
+    #[serde(default)]
+    pub tags: ProductTags,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extension_limit: Option<i64>,
+    #[serde(default)]
+    pub webhooks: Vec<WebhookSubscriptionInput>,
+}
+
+/// A product configuration as the server shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Product {
+    pub id: String,
+    pub partner_id: String,
+    pub name: String,
+    pub listing_name: String,
+    pub request_types: Vec<String>,
+    pub environment: String,
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admin_interface_url: Option<String>,
+    pub integration_type: String,
+    #[serde(default)]
+    pub credentials: Vec<CredentialDefinition>,
+    #[serde(default)]
+    pub tags: ProductTags,
+    pub extension_limit: i64,
+    #[serde(default)]
+    pub webhooks: Vec<WebhookSubscription>,
+    pub created: DateTime<Utc>,
+    pub created_by: String,
+    pub updated: DateTime<Utc>,
+    pub updated_by: String,
+}
+
+impl Sortable for Product {
+    const SORT_KEYS: &'static [&'static str] =
+        &["listingName", "name", "status", "created", "updated"];
+
+    fn sort_value(&self, key: &str) -> SortValue<'_> {
+        match key {
+            "listingName" => SortValue::Text(&self.listing_name),
+            "name" => SortValue::Text(&self.name),
+            "status" => SortValue::Text(&self.status),
+            "created" => SortValue::Instant(self.created),
+            "updated" => SortValue::Instant(self.updated),
+            _ => SortValue::Missing,
+        }
+    }
+}
+
+/// Checks a product name: required, at most 64 characters.
+pub fn check_name(name: &str) -> Result<(), String> {
+    check_text("name", name, NAME_MAX)
+}
+
+/// Checks a listing name: required, at most 256 characters.
+pub fn check_listing_name(listing_name: &str) -> Result<(), String> {
+    check_text("listingName", listing_name, LISTING_NAME_MAX)
+}
+
+fn check_text(field: &str, value: &str, max: usize) -> Result<(), String> {
+    let length = value.chars().count();
+    if value.trim().is_empty() {
+        Err(format!("{field} is required"))
+    } else if length > max {
+        Err(format!(
+            "{field} may have at most {max} characters, got {length}"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks request types: at least one, each a known kind.
+pub fn check_request_types(request_types: &[String]) -> Result<(), String> {
+    if request_types.is_empty() {
+        return Err("requestTypes needs at least one request type".into());
+    }
+    for kind in request_types {
+        if !REQUEST_TYPES.contains(&kind.as_str()) {
+            let shown: String = kind.chars().take(40).collect();
+            return Err(format!(
+                "requestTypes: `{shown}` is not a known request type (known: {})",
+                REQUEST_TYPES.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The spec wants callbacks on `https://`. `allow_http_loopback` also admits `http://` to a
+/// loopback host, for local demos and tests.
+pub fn check_callback_url(raw: &str, allow_http_loopback: bool) -> Result<(), String> {
+    let url = url::Url::parse(raw).map_err(|e| format!("url is not a valid URL ({e})"))?;
+    match url.scheme() {
+        "https" if url.host().is_some() => Ok(()),
+        "http" if allow_http_loopback && is_loopback(&url) => Ok(()),
+        "http" if allow_http_loopback => {
+            Err("url must use https:// (http:// is allowed only to a loopback address)".into())
+        }
+        _ => Err("url must be an https:// address".into()),
+    }
+}
+
+fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(domain)) => domain.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subscription_input_serialises_the_key_only_when_set() {
+        let keep = WebhookSubscriptionInput {
+            subscription_id: Some("s1".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_string(&keep).unwrap(),
+            r#"{"subscriptionId":"s1"}"#
+        );
+        let rotate = WebhookSubscriptionInput {
+            subscription_id: Some("s1".into()),
+            signing_key: Some(Secret::new("k")),
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_string(&rotate).unwrap(),
+            r#"{"subscriptionId":"s1","signingkey":"k"}"#
+        );
+        assert!(!format!("{rotate:?}").contains("\"k\""));
+    }
+
+    #[test]
+    fn callback_urls() {
+        assert!(check_callback_url("https://example.test/hook", false).is_ok());
+        assert!(check_callback_url("http://127.0.0.1:9000/hook", false).is_err());
+        assert!(check_callback_url("http://127.0.0.1:9000/hook", true).is_ok());
+        assert!(check_callback_url("http://[::1]:9000/hook", true).is_ok());
+        assert!(check_callback_url("http://localhost/hook", true).is_ok());
+        assert!(check_callback_url("http://example.test/hook", true).is_err());
+        assert!(check_callback_url("ftp://example.test", true).is_err());
+        assert!(check_callback_url("not a url", true).is_err());
+    }
+
+    #[test]
+    fn names() {
+        assert!(check_name("acme").is_ok());
+        assert!(check_name(" ").is_err());
+        assert!(check_name(&"n".repeat(65)).is_err());
+        assert!(check_listing_name(&"n".repeat(256)).is_ok());
+        assert!(check_request_types(&["NEW_REQUEST".into()]).is_ok());
+        assert!(check_request_types(&[]).is_err());
+        assert!(check_request_types(&["OTHER".into()]).is_err());
+    }
+}

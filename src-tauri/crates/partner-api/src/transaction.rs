@@ -1,0 +1,347 @@
+//! Transactions and their events, as the field notes settle them.
+//!
+//! The lender writes `request`, the partner writes `response`. A final response status locks
+//! both, which is why [`ResponseStatus::is_final`] and [`ResponseStatus::transaction_status`]
+//! live here: the sandbox enforces the lock and the console greys out the form by the same rule.
+
+use crate::list::{SortValue, Sortable};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+use utoipa::ToSchema;
+
+/// System event types (`request:updated` and `response:failed` are the sandbox's own).
+pub mod event_types {
+    pub const REQUEST_CREATED: &str = "urn:svc:partner:transaction:request:created";
+    pub const REQUEST_UPDATED: &str = "urn:svc:partner:transaction:request:updated";
+    pub const RESPONSE_UPDATED: &str = "urn:svc:partner:transaction:response:updated";
+    pub const RESPONSE_PROCESSED: &str = "urn:svc:partner:transaction:response:processed";
+    pub const RESPONSE_FAILED: &str = "urn:svc:partner:transaction:response:failed";
+    /// Who sends system events.
+    pub const SYSTEM: &str = "System";
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TransactionStatus {
+    Created,
+    Processing,
+    Completed,
+}
+
+impl TransactionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransactionStatus::Created => "created",
+            TransactionStatus::Processing => "processing",
+            TransactionStatus::Completed => "completed",
+        }
+    }
+}
+
+impl fmt::Display for TransactionStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The partner's answer to a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ResponseStatus {
+    Processing,
+    Completed,
+    Failed,
+    /// One l, as the interface spells it.
+    Canceled,
+    InputRequired,
+}
+
+impl ResponseStatus {
+    pub const ALL: [ResponseStatus; 5] = [
+        ResponseStatus::Processing,
+        ResponseStatus::Completed,
+        ResponseStatus::Failed,
+        ResponseStatus::Canceled,
+        ResponseStatus::InputRequired,
+    ];
+
+    /// `completed`, `failed` and `canceled` end the exchange: request and response lock.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            ResponseStatus::Completed | ResponseStatus::Failed | ResponseStatus::Canceled
+        )
+    }
+
+    /// The transaction's own status once the partner has answered with this.
+    pub fn transaction_status(self) -> TransactionStatus {
+        if self.is_final() {
+            TransactionStatus::Completed
+        } else {
+            TransactionStatus::Processing
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResponseStatus::Processing => "processing",
+            ResponseStatus::Completed => "completed",
+            ResponseStatus::Failed => "failed",
+            ResponseStatus::Canceled => "canceled",
+            ResponseStatus::InputRequired => "inputRequired",
+        }
+    }
+}
+
+impl fmt::Display for ResponseStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProductRef {
+    pub id: String,
+    pub partner_id: String,
+    pub name: String,
+}
+
+/// The lender's loan the transaction is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EntityRef {
+    pub entity_id: String,
+    pub entity_type: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceFile {
+    pub id: String,
+    pub name: String,
+    pub mime_type: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PointOfContact {
+    pub name: String,
+    #[serde(default)]
+    pub role: String,
+    #[serde(default)]
+    pub email: String,
+    #[serde(default)]
+    pub phone: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Party {
+    pub name: String,
+    #[serde(default)]
+    pub address: String,
+    #[serde(default)]
+    pub city: String,
+    #[serde(default)]
+    pub state: String,
+    #[serde(default)]
+    pub postal_code: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point_of_contact: Option<PointOfContact>,
+}
+
+/// What the lender asks for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TransactionRequest {
+    /// A request type of the product; fixed after creation.
+    #[serde(rename = "type")]
+    pub request_type: String,
+    #[schema(value_type = Object)]
+    pub options: Value,
+    #[schema(value_type = Object)]
+    pub loan: Value,
+    #[serde(default)]
+    pub resources: Vec<ResourceFile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requesting_party: Option<Party>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResponseError {
+    pub code: String,
+    pub description: String,
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field_id: Option<String>,
+}
+
+/// What the partner answers; the body of `PATCH /partner/v2/transactions/{id}/response` too.
+/// Fields left out of a PATCH keep their current values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TransactionResponse {
+    pub status: ResponseStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partner_status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_number: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responding_party: Option<Party>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub loan: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Vec<ResourceFile>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<ResponseError>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Transaction {
+    pub id: String,
+    pub status: TransactionStatus,
+    pub client_id: String,
+    pub environment: String,
+    pub created: DateTime<Utc>,
+    pub created_by: String,
+    pub updated: DateTime<Utc>,
+    pub updated_by: String,
+    pub product: ProductRef,
+    pub entity_ref: EntityRef,
+    pub request: TransactionRequest,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<TransactionResponse>,
+}
+
+impl Transaction {
+    /// Whether a final response has locked request and response.
+    pub fn is_locked(&self) -> bool {
+        self.response.as_ref().is_some_and(|r| r.status.is_final())
+    }
+}
+
+impl Sortable for Transaction {
+    const SORT_KEYS: &'static [&'static str] =
+        &["id", "status", "created", "updated", "requestType"];
+
+    fn sort_value(&self, key: &str) -> SortValue<'_> {
+        match key {
+            "id" => SortValue::Text(&self.id),
+            "status" => SortValue::Text(self.status.as_str()),
+            "created" => SortValue::Instant(self.created),
+            "updated" => SortValue::Instant(self.updated),
+            "requestType" => SortValue::Text(&self.request.request_type),
+            _ => SortValue::Missing,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventDetails {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_type: Option<String>,
+    pub transaction_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TransactionEvent {
+    pub id: String,
+    /// A URN: a system type of [`event_types`] or a sender's own.
+    #[serde(rename = "type")]
+    pub event_type: String,
+    /// The event's title.
+    pub text: String,
+    /// `System` or the sender's name.
+    pub from: String,
+    pub sent: DateTime<Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comments: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<EventDetails>,
+}
+
+/// The lender starts a transaction (sandbox `POST /sandbox/v1/transactions`).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewTransaction {
+    pub product_id: String,
+    pub request_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub loan: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub options: Option<Value>,
+}
+
+/// The lender updates a transaction's request (sandbox `PATCH /sandbox/v1/transactions/{id}`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TransactionUpdate {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub loan: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub options: Option<Value>,
+}
+
+/// A custom event (sandbox `POST /sandbox/v1/transactions/{id}/events`).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewEvent {
+    /// A URN of the sender's own, such as `urn:acme:note`.
+    #[serde(rename = "type")]
+    pub event_type: String,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comments: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn final_statuses_lock() {
+        for status in ResponseStatus::ALL {
+            let locks = matches!(status.as_str(), "completed" | "failed" | "canceled");
+            assert_eq!(status.is_final(), locks, "{status}");
+        }
+        assert_eq!(
+            ResponseStatus::InputRequired.transaction_status(),
+            TransactionStatus::Processing
+        );
+        assert_eq!(
+            ResponseStatus::Canceled.transaction_status(),
+            TransactionStatus::Completed
+        );
+    }
+
+    #[test]
+    fn response_patch_parses_and_rejects_unknown_fields() {
+        let ok: TransactionResponse = serde_json::from_str(
+            r#"{"status":"processing","partnerStatus":"Ordered","referenceNumber":"R-1"}"#,
+        )
+        .unwrap();
+        assert_eq!(ok.status, ResponseStatus::Processing);
+        assert!(serde_json::from_str::<TransactionResponse>(r#"{"status":"cancelled"}"#).is_err());
+        assert!(
+            serde_json::from_str::<TransactionResponse>(r#"{"status":"failed","x":1}"#).is_err()
+        );
+        let input_required: TransactionResponse =
+            serde_json::from_str(r#"{"status":"inputRequired"}"#).unwrap();
+        assert_eq!(input_required.status, ResponseStatus::InputRequired);
+    }
+}
