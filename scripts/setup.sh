@@ -47,3 +47,9 @@ if [ -f ui/package.json ]; then
     (cd ui && npm ci --no-audit --no-fund --loglevel=error)
   fi
 fi
+
+# End-to-end tests drive the real app through tauri-driver (which starts WebKitWebDriver).
+if ! command -v tauri-driver >/dev/null && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then
+  echo "setup: installing tauri-driver"
+  cargo install tauri-driver --locked --quiet
+fi
