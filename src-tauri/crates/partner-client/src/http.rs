@@ -173,3 +173,104 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         .ok()
         .map(Duration::from_secs)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use partner_api::Secret;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    /// A socket that accepts, counts and then does `answer` with each connection: a broken
+    /// network, not a stand-in for the service.
+    async fn counting_socket(answer: Option<&'static [u8]>) -> (String, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counter = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 4096];
+                    let _ = socket.read(&mut buf).await;
+                    match answer {
+                        Some(reply) => {
+                            let _ = socket.write_all(reply).await;
+                            let _ = socket.shutdown().await;
+                        }
+                        None => tokio::time::sleep(Duration::from_secs(30)).await,
+                    }
+                });
+            }
+        });
+        (url, accepted)
+    }
+
+    fn transport(url: &str) -> Transport {
+        let mut config = ConnectionConfig::new(url, "c", Secret::new("s")).unwrap();
+        config.request_timeout = Duration::from_millis(300);
+        config.retry.initial_backoff = Duration::from_millis(10);
+        Transport::new(&config).unwrap()
+    }
+
+    #[tokio::test]
+    async fn timeouts_are_retried_only_when_the_call_is_safe_to_repeat() {
+        let (url, accepted) = counting_socket(None).await;
+        let transport = transport(&url);
+        let target = transport.url(&["partner", "v2", "products"]);
+        let err = transport
+            .send(Repeat::Safe, BodyPolicy::Keep, &|http| http.get(target.clone()))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Timeout);
+        assert_eq!(accepted.load(Ordering::SeqCst), 3, "three attempts for a GET");
+
+        accepted.store(0, Ordering::SeqCst);
+        let err = transport
+            .send(Repeat::Once, BodyPolicy::Keep, &|http| http.post(target.clone()).body("{}"))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Timeout);
+        assert_eq!(accepted.load(Ordering::SeqCst), 1, "one attempt for a POST");
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_a_network_error() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        drop(listener);
+        let transport = transport(&url);
+        let target = transport.url(&["x"]);
+        let err = transport
+            .send(Repeat::Safe, BodyPolicy::Keep, &|http| http.get(target.clone()))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Network);
+        assert!(err.to_string().contains("cannot reach"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn an_unparseable_error_keeps_its_raw_body() {
+        let (url, accepted) = counting_socket(Some(
+            b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 16\r\nconnection: close\r\n\r\n<html>oops</html",
+        ))
+        .await;
+        let transport = transport(&url);
+        let target = transport.url(&["x"]);
+        let err = transport
+            .send(Repeat::Safe, BodyPolicy::Keep, &|http| http.get(target.clone()))
+            .await
+            .unwrap_err();
+        match &err {
+            ClientError::Server { status, raw_body, .. } => {
+                assert_eq!(*status, 502);
+                assert_eq!(raw_body.as_deref(), Some("<html>oops</html"));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 3, "a 502 is retried for a GET");
+    }
+}

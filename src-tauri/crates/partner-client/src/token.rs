@@ -107,6 +107,7 @@ struct Inner {
     timing: StdMutex<Option<Timing>>,
     state: watch::Sender<TokenState>,
     issuances: AtomicU64,
+    rejections: AtomicU64,
     generations: AtomicU64,
 }
 
@@ -118,6 +119,7 @@ impl fmt::Debug for TokenManager {
             .field("client_secret", &self.inner.client_secret)
             .field("state", &*self.inner.state.borrow())
             .field("issuances", &self.issuances())
+            .field("rejections", &self.rejections())
             .finish()
     }
 }
@@ -145,6 +147,7 @@ impl TokenManager {
                 timing: StdMutex::new(None),
                 state: watch::Sender::new(TokenState::NoToken),
                 issuances: AtomicU64::new(0),
+                rejections: AtomicU64::new(0),
                 generations: AtomicU64::new(0),
             }),
         }
@@ -166,6 +169,18 @@ impl TokenManager {
     /// How many tokens this manager has been issued so far.
     pub fn issuances(&self) -> u64 {
         self.inner.issuances.load(Ordering::SeqCst)
+    }
+
+    /// How many times the service refused a token this manager handed out (each answered by
+    /// one fresh token and one retry).
+    pub fn rejections(&self) -> u64 {
+        self.inner.rejections.load(Ordering::SeqCst)
+    }
+
+    /// The token to send now, for callers that make requests of their own (`partner token
+    /// issue` prints it for use with curl). It is a [`Secret`]: it prints as `[redacted]`.
+    pub async fn bearer(&self) -> Result<Secret> {
+        Ok(self.access_token().await?.token)
     }
 
     pub(crate) fn now(&self) -> DateTime<Utc> {
@@ -190,6 +205,7 @@ impl TokenManager {
     /// After a 401 with the token of `generation`: drop it if it is still held, then hand out a
     /// fresh one (another caller may already have replaced it).
     pub(crate) async fn after_rejection(&self, generation: u64) -> Result<IssuedToken> {
+        self.inner.rejections.fetch_add(1, Ordering::SeqCst);
         let mut held = self.inner.held.lock().await;
         if held.as_ref().is_some_and(|t| t.generation == generation) {
             tracing::debug!(generation, "token refused by the service; replacing it");
