@@ -48,18 +48,10 @@ impl Coalescer {
     /// The next batch; `None` once the listener is gone and everything was delivered.
     pub async fn next_batch(&mut self) -> Option<LiveBatch> {
         let mut batch = LiveBatch::default();
-        loop {
-            match self.rx.recv().await {
-                Ok(event) => {
-                    batch.events.push(event);
-                    break;
-                }
-                Err(RecvError::Lagged(n)) => {
-                    batch.missed += n;
-                    break;
-                }
-                Err(RecvError::Closed) => return None,
-            }
+        match self.rx.recv().await {
+            Ok(event) => batch.events.push(event),
+            Err(RecvError::Lagged(n)) => batch.missed += n,
+            Err(RecvError::Closed) => return None,
         }
         let deadline = tokio::time::Instant::now() + self.window;
         while batch.events.len() < self.max_batch {

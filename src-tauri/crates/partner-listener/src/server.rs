@@ -166,7 +166,7 @@ impl Listener {
     }
 
     /// Registers the ephemeral key of a tunnel-check probe; dropping the guard forgets it.
-    pub(crate) fn register_probe(&self, nonce: &str, key: Secret) -> ProbeGuard {
+    pub fn register_probe(&self, nonce: &str, key: Secret) -> ProbeGuard {
         lock(&self.shared.probes).insert(nonce.to_string(), key);
         ProbeGuard {
             listener: self.clone(),
@@ -257,7 +257,7 @@ impl Listener {
 
 /// Forgets a probe's key when the check is over.
 #[derive(Debug)]
-pub(crate) struct ProbeGuard {
+pub struct ProbeGuard {
     listener: Listener,
     nonce: String,
 }
