@@ -355,7 +355,8 @@ impl Shared {
     }
 
     fn changed(&self) {
-        self.changes.send_modify(|version| *version = version.wrapping_add(1));
+        self.changes
+            .send_modify(|version| *version = version.wrapping_add(1));
     }
 
     fn update(&self, sequence: u64, change: impl FnOnce(&mut DeliveryRecord)) {
@@ -373,7 +374,10 @@ impl Shared {
         signature: &str,
         body: Bytes,
     ) -> Result<u16, AttemptError> {
-        let client = self.client.as_ref().map_err(|error| AttemptError::NoClient(error.clone()))?;
+        let client = self
+            .client
+            .as_ref()
+            .map_err(|error| AttemptError::NoClient(error.clone()))?;
         let request = client
             .post(url)
             .header(reqwest::header::CONTENT_TYPE, "application/json")

@@ -203,7 +203,10 @@ async fn receive(State(state): State<Arc<ReceiverState>>, request: Request) -> R
             if status.is_redirection() {
                 (
                     status,
-                    [(http::header::LOCATION, HeaderValue::from_static(REDIRECT_PATH))],
+                    [(
+                        http::header::LOCATION,
+                        HeaderValue::from_static(REDIRECT_PATH),
+                    )],
                 )
                     .into_response()
             } else {
