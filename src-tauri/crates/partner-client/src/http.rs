@@ -222,15 +222,23 @@ mod tests {
         let transport = transport(&url);
         let target = transport.url(&["partner", "v2", "products"]);
         let err = transport
-            .send(Repeat::Safe, BodyPolicy::Keep, &|http| http.get(target.clone()))
+            .send(Repeat::Safe, BodyPolicy::Keep, &|http| {
+                http.get(target.clone())
+            })
             .await
             .unwrap_err();
         assert_eq!(err.kind(), crate::ErrorKind::Timeout);
-        assert_eq!(accepted.load(Ordering::SeqCst), 3, "three attempts for a GET");
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            3,
+            "three attempts for a GET"
+        );
 
         accepted.store(0, Ordering::SeqCst);
         let err = transport
-            .send(Repeat::Once, BodyPolicy::Keep, &|http| http.post(target.clone()).body("{}"))
+            .send(Repeat::Once, BodyPolicy::Keep, &|http| {
+                http.post(target.clone()).body("{}")
+            })
             .await
             .unwrap_err();
         assert_eq!(err.kind(), crate::ErrorKind::Timeout);
@@ -245,7 +253,9 @@ mod tests {
         let transport = transport(&url);
         let target = transport.url(&["x"]);
         let err = transport
-            .send(Repeat::Safe, BodyPolicy::Keep, &|http| http.get(target.clone()))
+            .send(Repeat::Safe, BodyPolicy::Keep, &|http| {
+                http.get(target.clone())
+            })
             .await
             .unwrap_err();
         assert_eq!(err.kind(), crate::ErrorKind::Network);
@@ -261,16 +271,24 @@ mod tests {
         let transport = transport(&url);
         let target = transport.url(&["x"]);
         let err = transport
-            .send(Repeat::Safe, BodyPolicy::Keep, &|http| http.get(target.clone()))
+            .send(Repeat::Safe, BodyPolicy::Keep, &|http| {
+                http.get(target.clone())
+            })
             .await
             .unwrap_err();
         match &err {
-            ClientError::Server { status, raw_body, .. } => {
+            ClientError::Server {
+                status, raw_body, ..
+            } => {
                 assert_eq!(*status, 502);
                 assert_eq!(raw_body.as_deref(), Some("<html>oops</html"));
             }
             other => panic!("unexpected {other:?}"),
         }
-        assert_eq!(accepted.load(Ordering::SeqCst), 3, "a 502 is retried for a GET");
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            3,
+            "a 502 is retried for a GET"
+        );
     }
 }
