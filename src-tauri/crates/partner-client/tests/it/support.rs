@@ -98,11 +98,6 @@ impl Setup {
         self.sandbox.client_id()
     }
 
-    /// A second client of the same connection, with its own token.
-    pub fn another_client(&self) -> PartnerClient {
-        client_for(&self.sandbox, Arc::new(ManualClock::new()))
-    }
-
     /// Moves the sandbox's clock (over HTTP, as a person would) and the client's together.
     pub async fn advance(&self, by: Duration) {
         advance_sandbox(&self.sandbox, by).await;
