@@ -6,6 +6,7 @@
 //! No Tauri here: the CLI (`partner listen`) and the desktop app drive the same [`Listener`].
 
 pub mod capture;
+pub mod debugger;
 pub mod error;
 pub mod keys;
 pub mod live;
@@ -16,6 +17,7 @@ pub mod test_mode;
 pub mod verdict;
 
 pub use capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
+pub use debugger::{diagnose, diagnose_capture, Diagnosis, SignatureReport};
 pub use error::{Error, Result};
 pub use keys::{KeySource, MemoryKeys, PreviousKey, SubscriptionKeys};
 pub use live::{Coalescer, LiveBatch, LiveEvent};
