@@ -8,6 +8,7 @@
 pub mod capture;
 pub mod debugger;
 pub mod error;
+pub mod export;
 pub mod keys;
 pub mod live;
 pub mod outbound;
@@ -19,6 +20,7 @@ pub mod verdict;
 pub use capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
 pub use debugger::{diagnose, diagnose_capture, Diagnosis, SignatureReport};
 pub use error::{Error, Result};
+pub use export::ExportFormat;
 pub use keys::{KeySource, MemoryKeys, PreviousKey, SubscriptionKeys};
 pub use live::{Coalescer, LiveBatch, LiveEvent};
 pub use server::{Listener, ListenerConfig, DEFAULT_ADDR, DEFAULT_BODY_LIMIT, DEFAULT_PATH};
