@@ -10,3 +10,4 @@ mod receiving;
 mod store;
 mod support;
 mod test_mode;
+mod tunnel;
