@@ -1,0 +1,6 @@
+//! Test helpers shared by the crates' integration tests and benchmarks: real servers on
+//! 127.0.0.1 port 0, never mocks of our own code.
+
+pub mod sandbox;
+
+pub use sandbox::TestSandbox;
