@@ -11,7 +11,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
-#[command(name = "partner", version, about = "Partner Console: the partner API from the command line")]
+#[command(
+    name = "partner",
+    version,
+    about = "Partner Console: the partner API from the command line"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

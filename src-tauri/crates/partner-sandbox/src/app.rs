@@ -5,6 +5,7 @@
 //! compares them from the outside (paths, methods, statuses).
 
 use crate::clock::Clock;
+use crate::dispatch::Dispatcher;
 use crate::error::{normalise_errors, panic_response, HttpError};
 use crate::routes;
 use crate::store::{SortCache, Store};
@@ -35,6 +36,7 @@ pub struct AppState {
     pub allow_http_callbacks: bool,
     /// Required on `/sandbox/v1/` when set.
     pub admin_token: Option<Secret>,
+    pub dispatcher: Dispatcher,
 }
 
 impl AppState {
@@ -45,6 +47,7 @@ impl AppState {
         public_url: String,
         allow_http_callbacks: bool,
         admin_token: Option<Secret>,
+        dispatcher: Dispatcher,
     ) -> Self {
         Self {
             clock,
@@ -54,6 +57,7 @@ impl AppState {
             public_url,
             allow_http_callbacks,
             admin_token,
+            dispatcher,
         }
     }
 
@@ -87,9 +91,9 @@ impl FromRequestParts<SharedState> for Caller {
                 TokenRefusal::Expired => {
                     HttpError::unauthorized("the access token has expired; request a new one")
                 }
-                TokenRefusal::Unknown => HttpError::unauthorized(
-                    "the access token is not valid (unknown or revoked)",
-                ),
+                TokenRefusal::Unknown => {
+                    HttpError::unauthorized("the access token is not valid (unknown or revoked)")
+                }
             }
         })
     }
@@ -105,7 +109,9 @@ pub fn bearer_token(parts: &Parts) -> Result<&str, HttpError> {
         .to_str()
         .map_err(|_| HttpError::unauthorized("the Authorization header is not readable text"))?;
     match value.split_once(' ') {
-        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() => {
+        Some((scheme, token))
+            if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() =>
+        {
             Ok(token.trim())
         }
         _ => Err(HttpError::unauthorized(
@@ -168,7 +174,10 @@ pub fn router(state: SharedState, body_limit: usize) -> Router {
             async move {
                 let body = doc.to_json().unwrap_or_else(|_| "{}".into());
                 (
-                    [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+                    [(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    )],
                     body,
                 )
                     .into_response()

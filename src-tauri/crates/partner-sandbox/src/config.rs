@@ -108,6 +108,8 @@ pub struct SandboxConfig {
     pub public_url: Option<String>,
     /// Largest request body accepted, in bytes.
     pub body_limit: usize,
+    /// Webhook delivery rules (retry delay, attempt timeout, attempts).
+    pub delivery: crate::dispatch::DeliveryConfig,
 }
 
 impl Default for SandboxConfig {
@@ -119,6 +121,7 @@ impl Default for SandboxConfig {
             admin_token: None,
             public_url: None,
             body_limit: DEFAULT_BODY_LIMIT,
+            delivery: crate::dispatch::DeliveryConfig::default(),
         }
     }
 }
@@ -129,9 +132,13 @@ impl fmt::Debug for SandboxConfig {
             .field("clients", &self.clients)
             .field("demo", &self.demo)
             .field("allow_http_callbacks", &self.allow_http_callbacks)
-            .field("admin_token", &self.admin_token.as_ref().map(|_| "[redacted]"))
+            .field(
+                "admin_token",
+                &self.admin_token.as_ref().map(|_| "[redacted]"),
+            )
             .field("public_url", &self.public_url)
             .field("body_limit", &self.body_limit)
+            .field("delivery", &self.delivery)
             .finish()
     }
 }

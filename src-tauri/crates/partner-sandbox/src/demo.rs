@@ -23,7 +23,12 @@ const EPOCH_SECONDS: i64 = 1_767_225_600; // 2026-01-01T00:00:00Z
 
 const PURPOSES: &[&str] = &["Purchase", "Refinance", "CashOutRefinance", "Construction"];
 const STATES: &[&str] = &["CA", "TX", "NY", "FL", "WA", "IL", "CO", "GA"];
-const PARTNER_STATUSES: &[&str] = &["Ordered", "Inspection scheduled", "In review", "Awaiting documents"];
+const PARTNER_STATUSES: &[&str] = &[
+    "Ordered",
+    "Inspection scheduled",
+    "In review",
+    "Awaiting documents",
+];
 
 /// Seeds `store` for `partner`. Errors are the store's rule violations, which would be a bug
 /// in this module.

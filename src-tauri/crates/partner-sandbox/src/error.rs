@@ -16,7 +16,9 @@ use partner_api::{ApiError, ErrorCode};
 pub enum Error {
     #[error("could not read the listener's address: {0}")]
     Listener(#[source] std::io::Error),
-    #[error("an admin token is required when the sandbox is bound to a non-loopback address ({0})")]
+    #[error(
+        "an admin token is required when the sandbox is bound to a non-loopback address ({0})"
+    )]
     AdminTokenRequired(std::net::SocketAddr),
     #[error("invalid configuration: {0}")]
     Config(String),
@@ -67,15 +69,16 @@ impl IntoResponse for HttpError {
 }
 
 pub(crate) fn error_response(error: &ApiError) -> Response {
-    let status =
-        StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let body = serde_json::to_vec(error).unwrap_or_else(|_| b"{}".to_vec());
     let mut response = (status, body).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    if status == StatusCode::UNAUTHORIZED && !response.headers().contains_key(header::WWW_AUTHENTICATE) {
+    if status == StatusCode::UNAUTHORIZED
+        && !response.headers().contains_key(header::WWW_AUTHENTICATE)
+    {
         response
             .headers_mut()
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));

@@ -201,8 +201,8 @@ mod tests {
         assert!(query_pairs(Some("start=1&limit=2"), &["start", "limit"]).is_ok());
         assert!(query_pairs(Some("offset=1"), &["start"]).is_err());
         assert!(query_pairs(Some("start=1&start=2"), &["start"]).is_err());
-        let list = ListQuery::parse(Some("sort=status,-created&start=5"), &["status", "created"])
-            .unwrap();
+        let list =
+            ListQuery::parse(Some("sort=status,-created&start=5"), &["status", "created"]).unwrap();
         assert_eq!(list.page.start, 5);
         assert_eq!(list.sort.to_string(), "status,-created");
         assert!(ListQuery::parse(Some("limit=51"), &[]).is_err());

@@ -35,11 +35,13 @@
 
 pub mod clock;
 pub mod config;
+pub mod dispatch;
 pub mod error;
 
 mod app;
 mod demo;
 mod extract;
+mod notify;
 mod routes;
 mod server;
 mod store;

@@ -8,6 +8,7 @@ use crate::app::{self, AppState};
 use crate::clock::Clock;
 use crate::config::{ClientCredentials, SandboxConfig};
 use crate::demo;
+use crate::dispatch::Dispatcher;
 use crate::error::{Error, Result};
 use crate::store::Store;
 use crate::tokens::Tokens;
@@ -47,6 +48,7 @@ pub struct SandboxHandle {
     clock: Clock,
     shutdown: CancellationToken,
     task: JoinHandle<()>,
+    dispatcher: Dispatcher,
 }
 
 impl Sandbox {
@@ -54,7 +56,9 @@ impl Sandbox {
     /// demo client is generated (see [`SandboxHandle::demo_client`]).
     pub async fn start(mut config: SandboxConfig, listener: TcpListener) -> Result<SandboxHandle> {
         let local_addr = listener.local_addr().map_err(Error::Listener)?;
-        if !local_addr.ip().is_loopback() && config.admin_token.as_ref().is_none_or(|t| t.is_empty()) {
+        if !local_addr.ip().is_loopback()
+            && config.admin_token.as_ref().is_none_or(|t| t.is_empty())
+        {
             return Err(Error::AdminTokenRequired(local_addr));
         }
         for client in &config.clients {
@@ -68,7 +72,9 @@ impl Sandbox {
                 let parsed = url::Url::parse(url)
                     .map_err(|e| Error::Config(format!("public URL is not a URL ({e})")))?;
                 if !matches!(parsed.scheme(), "http" | "https") {
-                    return Err(Error::Config("public URL must be http:// or https://".into()));
+                    return Err(Error::Config(
+                        "public URL must be http:// or https://".into(),
+                    ));
                 }
                 url.trim_end_matches('/').to_string()
             }
@@ -88,6 +94,8 @@ impl Sandbox {
             demo::seed(&mut store, &partner, demo.transactions).map_err(Error::Config)?;
             tracing::info!(transactions = demo.transactions, "demo data seeded");
         }
+        let shutdown = CancellationToken::new();
+        let dispatcher = Dispatcher::start(config.delivery, clock.clone(), shutdown.clone());
         let state = Arc::new(AppState::new(
             clock.clone(),
             tokens,
@@ -95,12 +103,13 @@ impl Sandbox {
             base_url.clone(),
             config.allow_http_callbacks,
             config.admin_token.clone(),
+            dispatcher.clone(),
         ));
         let router = app::router(state, config.body_limit);
-        let shutdown = CancellationToken::new();
         let stop = shutdown.clone();
         let task = tokio::spawn(async move {
-            let server = axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned());
+            let server =
+                axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned());
             if let Err(error) = server.await {
                 tracing::error!(%error, "the sandbox server stopped with an error");
             }
@@ -113,6 +122,7 @@ impl Sandbox {
             clock,
             shutdown,
             task,
+            dispatcher,
         })
     }
 }
@@ -121,8 +131,12 @@ impl Sandbox {
 /// through loopback.
 fn reachable(addr: SocketAddr) -> SocketAddr {
     match addr.ip() {
-        IpAddr::V4(ip) if ip.is_unspecified() => SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port()),
-        IpAddr::V6(ip) if ip.is_unspecified() => SocketAddr::new(Ipv6Addr::LOCALHOST.into(), addr.port()),
+        IpAddr::V4(ip) if ip.is_unspecified() => {
+            SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port())
+        }
+        IpAddr::V6(ip) if ip.is_unspecified() => {
+            SocketAddr::new(Ipv6Addr::LOCALHOST.into(), addr.port())
+        }
         _ => addr,
     }
 }
@@ -153,14 +167,28 @@ impl SandboxHandle {
         &self.clock
     }
 
-    /// Stops accepting, lets requests in flight finish (up to a few seconds), and returns
-    /// when the server is gone.
+    /// Every notification queued so far, as `GET /sandbox/v1/deliveries` shows them.
+    pub fn deliveries(&self, event_id: Option<&str>) -> Vec<crate::dispatch::DeliveryRecord> {
+        self.dispatcher.deliveries(event_id)
+    }
+
+    /// Stops accepting, lets requests in flight finish (up to a few seconds), stops webhook
+    /// deliveries, and returns when the server is gone.
     pub async fn shutdown(self) {
         self.shutdown.cancel();
         let mut task = self.task;
-        if tokio::time::timeout(SHUTDOWN_GRACE, &mut task).await.is_err() {
+        if tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
+            .await
+            .is_err()
+        {
             tracing::warn!("requests still open after the grace period; dropping them");
             task.abort();
+        }
+        if tokio::time::timeout(SHUTDOWN_GRACE, self.dispatcher.stopped())
+            .await
+            .is_err()
+        {
+            tracing::warn!("webhook deliveries still running after the grace period");
         }
         tracing::info!("sandbox stopped");
     }

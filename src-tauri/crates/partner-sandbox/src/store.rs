@@ -17,9 +17,9 @@ use partner_api::product::{self, READ_ONLY_ON_CREATE, READ_ONLY_ON_PATCH};
 use partner_api::transaction::event_types;
 use partner_api::{
     signing_key, ApiError, EntityRef, ErrorCode, EventDetails, EventType, NewEvent, NewProduct,
-    NewTransaction, Party, PointOfContact, Product, ProductRef, ResourceType, Secret, Sortable,
-    SortSpec, Transaction, TransactionEvent, TransactionRequest, TransactionResponse,
-    TransactionStatus, TransactionUpdate, WebhookSubscription, WebhookSubscriptionInput,
+    NewTransaction, Party, PointOfContact, Product, ProductRef, ResourceType, Secret, SortSpec,
+    Transaction, TransactionEvent, TransactionRequest, TransactionResponse, TransactionStatus,
+    TransactionUpdate, WebhookSubscription, WebhookSubscriptionInput,
 };
 use rand::rngs::StdRng;
 use rand::{RngCore, SeedableRng};
@@ -442,13 +442,17 @@ impl Store {
             };
             product::check_callback_url(&url, allow_http).map_err(|m| at("url", m))?;
             if events.is_empty() {
-                return Err(at("events", "needs at least one of created, updated".into()));
+                return Err(at(
+                    "events",
+                    "needs at least one of created, updated".into(),
+                ));
             }
             let distinct: HashSet<_> = events.iter().collect();
             if distinct.len() != events.len() {
                 return Err(at("events", "names an event type twice".into()));
             }
-            signing_key::check(key.expose()).map_err(|problems| at("signingkey", problems.to_string()))?;
+            signing_key::check(key.expose())
+                .map_err(|problems| at("signingkey", problems.to_string()))?;
             keys.insert(subscription_id.clone(), key);
             subscriptions.push(WebhookSubscription {
                 subscription_id,
@@ -571,8 +575,12 @@ impl Store {
             TransactionStatus::Created.as_str(),
             now,
         );
-        let index = u32::try_from(self.transactions.len())
-            .map_err(|_| ApiError::new(ErrorCode::Conflict, "the sandbox holds too many transactions"))?;
+        let index = u32::try_from(self.transactions.len()).map_err(|_| {
+            ApiError::new(
+                ErrorCode::Conflict,
+                "the sandbox holds too many transactions",
+            )
+        })?;
         let change = Change {
             transaction_id: id.clone(),
             product_id: product.id.clone(),
@@ -607,7 +615,10 @@ impl Store {
         if update.loan.is_none() && update.options.is_none() {
             return Err(ApiError::invalid("the update needs loan, options or both"));
         }
-        let loan = update.loan.map(|v| object_or_empty(Some(v), "loan")).transpose()?;
+        let loan = update
+            .loan
+            .map(|v| object_or_empty(Some(v), "loan"))
+            .transpose()?;
         let options = update
             .options
             .map(|v| object_or_empty(Some(v), "options"))
@@ -686,7 +697,12 @@ impl Store {
             status.as_str(),
             now,
         );
-        Ok(self.commit(index, transaction, vec![updated, processed], EventType::Updated))
+        Ok(self.commit(
+            index,
+            transaction,
+            vec![updated, processed],
+            EventType::Updated,
+        ))
     }
 
     fn commit(
@@ -721,7 +737,10 @@ impl Store {
         check_len("type", &new.event_type, EVENT_TYPE_MAX, true)?;
         if !new.event_type.starts_with("urn:")
             || new.event_type.len() <= 4
-            || new.event_type.chars().any(|c| c.is_whitespace() || c.is_control())
+            || new
+                .event_type
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control())
         {
             return Err(ApiError::invalid(
                 "type must be a URN such as `urn:acme:note` (no spaces)",
@@ -806,8 +825,13 @@ fn lender_party() -> Party {
 /// listing. A bounded map: when full it is cleared (a new sort costs one sort, nothing more).
 #[derive(Debug, Default)]
 pub struct SortCache {
-    entries: HashMap<(String, String), (u64, Arc<Vec<u32>>)>,
+    entries: HashMap<SortCacheKey, CachedOrder>,
 }
+
+/// (partner id, sort spec as text).
+type SortCacheKey = (String, String);
+/// (listing version, indexes in sorted order).
+type CachedOrder = (u64, Arc<Vec<u32>>);
 
 impl SortCache {
     const CAPACITY: usize = 256;

@@ -121,7 +121,7 @@ impl Tokens {
         let lifetime = TokenLifetime::issued(now);
         let mut table = self.table();
         table.issued += 1;
-        if table.issued % SWEEP_EVERY == 0 {
+        if table.issued.is_multiple_of(SWEEP_EVERY) {
             table.tokens.retain(|_, t| t.lifetime.is_active(now));
         }
         table.tokens.insert(
@@ -154,14 +154,13 @@ impl Tokens {
     }
 
     /// Introspection by the client that owns the token: its lifetime, without using it.
-    pub fn inspect(
-        &self,
-        client: &Client,
-        token: &str,
-    ) -> Result<TokenLifetime, TokenRefusal> {
+    pub fn inspect(&self, client: &Client, token: &str) -> Result<TokenLifetime, TokenRefusal> {
         let now = self.clock.now();
         let table = self.table();
-        let record = table.tokens.get(&digest(token)).ok_or(TokenRefusal::Unknown)?;
+        let record = table
+            .tokens
+            .get(&digest(token))
+            .ok_or(TokenRefusal::Unknown)?;
         if record.client_id != client.client_id {
             return Err(TokenRefusal::Unknown);
         }

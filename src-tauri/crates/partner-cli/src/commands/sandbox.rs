@@ -6,8 +6,10 @@
 
 use crate::error::{CliError, Result};
 use clap::Args as ClapArgs;
+use partner_sandbox::dispatch::DeliveryConfig;
 use partner_sandbox::{ClientCredentials, DemoData, Sandbox, SandboxConfig};
 use std::io::Write;
+use std::time::Duration;
 use tokio::net::TcpListener;
 
 #[derive(Debug, ClapArgs)]
@@ -31,6 +33,12 @@ pub struct Args {
     /// Token the /sandbox/v1/ controls require; needed when --addr is not a loopback address.
     #[arg(long, env = "PARTNER_SANDBOX_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
+    /// Wait between webhook delivery attempts (sandbox clock), e.g. 20s, 500ms.
+    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = humantime::parse_duration)]
+    pub retry_delay: Duration,
+    /// How long one webhook delivery attempt may take, e.g. 30s.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub attempt_timeout: Duration,
     /// Address partners reach the sandbox at, used in notifications' resourceRef
     /// (default: http://<listening address>).
     #[arg(long, value_name = "URL")]
@@ -54,6 +62,11 @@ impl Args {
             allow_http_callbacks: self.allow_http_callbacks,
             admin_token: self.admin_token.clone().map(partner_api::Secret::new),
             public_url: self.public_url.clone(),
+            delivery: DeliveryConfig {
+                retry_delay: self.retry_delay,
+                attempt_timeout: self.attempt_timeout,
+                ..DeliveryConfig::default()
+            },
             ..SandboxConfig::default()
         }
     }

@@ -26,6 +26,10 @@ pub const MAX_ADVANCE_SECONDS: u64 = 10 * 365 * 24 * 3600;
 pub fn router(state: SharedState) -> OpenApiRouter<SharedState> {
     OpenApiRouter::new()
         .routes(routes!(advance_clock))
+        .routes(routes!(super::lender::create_transaction))
+        .routes(routes!(super::lender::update_transaction))
+        .routes(routes!(super::lender::add_event))
+        .routes(routes!(super::lender::list_deliveries))
         .route_layer(middleware::from_fn_with_state(state, require_admin))
 }
 

@@ -2,6 +2,7 @@
 //! request (with `extract`), call the store or the token table, and shape the answer.
 
 pub mod control;
+pub mod lender;
 pub mod oauth;
 pub mod products;
 pub mod transactions;
@@ -17,7 +18,10 @@ pub const TOTAL_COUNT: HeaderName = HeaderName::from_static("x-total-count");
 pub fn json_bytes(status: axum::http::StatusCode, body: Vec<u8>) -> Response {
     (
         status,
-        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
         body,
     )
         .into_response()

@@ -74,11 +74,9 @@ fn authenticate<'s>(
         Some(pair) => pair,
         None => match (get(form, "client_id"), get(form, "client_secret")) {
             (Some(id), Some(secret)) if form_allowed => (id.to_string(), secret.to_string()),
-            _ => {
-                return Err(client_unauthorized(
-                    "client authentication is required: HTTP Basic with the API client id and secret",
-                ))
-            }
+            _ => return Err(client_unauthorized(
+                "client authentication is required: HTTP Basic with the API client id and secret",
+            )),
         },
     };
     state
@@ -122,7 +120,11 @@ fn refused_token(refusal: TokenRefusal) -> HttpError {
         (status = 415, description = "Not a form body", body = ApiError),
     )
 )]
-async fn issue_token(State(state): State<SharedState>, headers: HeaderMap, body: Bytes) -> Response {
+async fn issue_token(
+    State(state): State<SharedState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let result = (|| {
         let form = form_body(&headers, &body)?;
         let client = authenticate(&state, &headers, &form, true)?;
@@ -203,7 +205,11 @@ async fn introspect_token(
         (status = 415, description = "Not a form body", body = ApiError),
     )
 )]
-async fn revoke_token(State(state): State<SharedState>, headers: HeaderMap, body: Bytes) -> Response {
+async fn revoke_token(
+    State(state): State<SharedState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let result = (|| {
         let form = form_body(&headers, &body)?;
         let client = authenticate(&state, &headers, &form, false)?;

@@ -56,7 +56,10 @@ async fn list_products(
     if !query.sort.is_empty() {
         products.sort_by(|a, b| query.sort.compare(*a, *b));
     }
-    Ok(super::page(&products[query.page.range(total as u64)], total))
+    Ok(super::page(
+        &products[query.page.range(total as u64)],
+        total,
+    ))
 }
 
 /// Register a product configuration.

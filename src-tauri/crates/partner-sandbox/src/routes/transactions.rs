@@ -8,12 +8,13 @@
 
 use crate::app::SharedState;
 use crate::error::HttpError;
-use crate::extract::{list_rule_error, ListQuery};
+use crate::extract::{json_body, list_rule_error, ListQuery, JSON, MERGE_PATCH_JSON};
 use crate::tokens::Caller;
+use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{StatusCode, Uri};
+use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
-use partner_api::{ApiError, Sortable, Transaction, TransactionEvent};
+use partner_api::{ApiError, Sortable, Transaction, TransactionEvent, TransactionResponse};
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -22,6 +23,7 @@ pub fn router() -> OpenApiRouter<SharedState> {
     OpenApiRouter::new()
         .routes(routes!(list_transactions))
         .routes(routes!(get_transaction))
+        .routes(routes!(respond))
         .routes(routes!(list_events))
         .routes(routes!(get_event))
 }
@@ -165,4 +167,42 @@ async fn get_event(
         .find(|e| e.id == event_id)
         .ok_or_else(|| HttpError::not_found("event"))?;
     Ok(super::json(StatusCode::OK, event))
+}
+
+/// The partner answers a transaction. Fields left out keep their values; `status` is
+/// required. `completed`, `failed` and `canceled` are final and lock the transaction. Fires
+/// the transaction's `updated` and the `created` of two events, `response:updated` and
+/// `response:processed`.
+#[utoipa::path(
+    patch,
+    path = "/partner/v2/transactions/{id}/response",
+    tag = "transactions",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "Transaction id")),
+    request_body(content = TransactionResponse, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The transaction with its new response", body = Transaction),
+        (status = 400, description = "A missing or invalid field", body = ApiError),
+        (status = 401, description = "No, bad, expired or revoked token", body = ApiError),
+        (status = 404, description = "No such transaction on this partner's products", body = ApiError),
+        (status = 409, description = "The transaction is completed and locked", body = ApiError),
+        (status = 413, description = "Body too large", body = ApiError),
+        (status = 415, description = "Not application/json or application/merge-patch+json", body = ApiError),
+    )
+)]
+async fn respond(
+    State(state): State<SharedState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, HttpError> {
+    // Existence first: another partner's transaction is a 404 whatever the body.
+    state.read().own_transaction(&caller.partner_id, &id)?;
+    let response: TransactionResponse = json_body(&headers, &body, &[JSON, MERGE_PATCH_JSON])?;
+    let now = state.clock.now();
+    let transaction =
+        super::lender::write(&state, |store| store.respond(&caller, &id, response, now))?;
+    tracing::info!(transaction_id = %transaction.id, status = %transaction.status, "partner responded");
+    Ok(super::json(StatusCode::OK, &transaction))
 }
