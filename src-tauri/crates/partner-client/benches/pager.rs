@@ -18,7 +18,11 @@ fn env_number(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-async fn pager_walk(client: &PartnerClient, sort: &SortSpec, concurrency: usize) -> (usize, Duration) {
+async fn pager_walk(
+    client: &PartnerClient,
+    sort: &SortSpec,
+    concurrency: usize,
+) -> (usize, Duration) {
     let started = Instant::now();
     let mut stream = client
         .pager::<Transaction>(
@@ -123,8 +127,11 @@ fn main() {
             ("natural order", SortSpec::default()),
             (
                 "sort=status,-created",
-                SortSpec::parse("status,-created", <Transaction as partner_api::Sortable>::SORT_KEYS)
-                    .expect("a sort"),
+                SortSpec::parse(
+                    "status,-created",
+                    <Transaction as partner_api::Sortable>::SORT_KEYS,
+                )
+                .expect("a sort"),
             ),
         ];
         for (sort_label, sort) in &sorts {
@@ -146,7 +153,11 @@ fn main() {
             println!("-- {transactions} transactions, {sort_label}, {rounds} rounds");
             summary("plain reqwest loop, sequential", &mut plain, transactions);
             for (concurrency, runs) in pager.iter_mut() {
-                summary(&format!("pager, {concurrency} in flight"), runs, transactions);
+                summary(
+                    &format!("pager, {concurrency} in flight"),
+                    runs,
+                    transactions,
+                );
             }
         }
         sandbox.stop().await;

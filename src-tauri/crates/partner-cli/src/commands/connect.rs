@@ -31,16 +31,18 @@ impl ConnectionArgs {
             .as_deref()
             .filter(|id| !id.trim().is_empty())
             .ok_or_else(|| {
-                CliError::Usage("give the API client id with --client-id or PARTNER_CLIENT_ID".into())
+                CliError::Usage(
+                    "give the API client id with --client-id or PARTNER_CLIENT_ID".into(),
+                )
             })
     }
 
     /// The client secret: `PARTNER_CLIENT_SECRET` first, then the keychain.
     pub fn secret(&self) -> Result<Secret> {
         if let Some(secret) = std::env::var_os(SECRET_ENV) {
-            let secret = secret.into_string().map_err(|_| {
-                CliError::Usage(format!("{SECRET_ENV} is not valid UTF-8"))
-            })?;
+            let secret = secret
+                .into_string()
+                .map_err(|_| CliError::Usage(format!("{SECRET_ENV} is not valid UTF-8")))?;
             if !secret.is_empty() {
                 return Ok(Secret::new(secret));
             }
@@ -60,7 +62,11 @@ impl ConnectionArgs {
 
     pub fn config(&self) -> Result<ConnectionConfig> {
         let secret = self.secret()?;
-        Ok(ConnectionConfig::new(&self.base_url, self.client_id()?, secret)?)
+        Ok(ConnectionConfig::new(
+            &self.base_url,
+            self.client_id()?,
+            secret,
+        )?)
     }
 
     pub fn client(&self) -> Result<PartnerClient> {

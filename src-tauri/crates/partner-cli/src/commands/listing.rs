@@ -5,8 +5,8 @@ use super::render::{ListWriter, OutputFormat, Row};
 use crate::error::{CliError, Result};
 use clap::Args as ClapArgs;
 use futures::StreamExt;
-use partner_api::SortSpec;
 use partner_api::ListRuleError;
+use partner_api::SortSpec;
 use partner_client::{ClientError, Listed, PageRequest, PagerOptions, PartnerClient};
 use serde::Serialize;
 
@@ -28,10 +28,17 @@ pub struct ListArgs {
     pub output: OutputFormat,
 }
 
-pub async fn run_list<T: Listed + Row + Serialize>(client: &PartnerClient, args: &ListArgs) -> Result<()> {
+pub async fn run_list<T: Listed + Row + Serialize>(
+    client: &PartnerClient,
+    args: &ListArgs,
+) -> Result<()> {
     let sort = SortSpec::parse(&args.sort, T::SORT_KEYS).map_err(rule)?;
     if args.all {
-        let page_size = PageRequest::new(0, args.limit).map_err(rule)?.page.limit.max(1);
+        let page_size = PageRequest::new(0, args.limit)
+            .map_err(rule)?
+            .page
+            .limit
+            .max(1);
         let mut items = client.pager::<T>(
             sort,
             PagerOptions {

@@ -9,7 +9,9 @@ use super::listing::{run_list, ListArgs};
 use super::render::{print_one, OutputFormat};
 use crate::error::{CliError, Result};
 use clap::{Args as ClapArgs, Subcommand};
-use partner_api::{signing_key, EventType, NewProduct, Product, ResourceType, WebhookSubscriptionInput};
+use partner_api::{
+    signing_key, EventType, NewProduct, Product, ResourceType, WebhookSubscriptionInput,
+};
 use partner_client::{KeyringStore, SecretSlot, SecretStore};
 
 #[derive(Debug, ClapArgs)]
@@ -65,7 +67,11 @@ fn parse_webhook(raw: &str) -> std::result::Result<(ResourceType, String), Strin
     let resource = match resource.trim() {
         "transaction" => ResourceType::Transaction,
         "event" => ResourceType::TransactionEvent,
-        other => return Err(format!("unknown resource `{other}`; use transaction or event")),
+        other => {
+            return Err(format!(
+                "unknown resource `{other}`; use transaction or event"
+            ))
+        }
     };
     Ok((resource, url.trim().to_string()))
 }
@@ -77,7 +83,11 @@ fn keychain_ready(store: &KeyringStore) -> Result<()> {
             subscription_id: "partner-cli-probe".into(),
         })
         .map(|_| ())
-        .map_err(|e| CliError::Usage(format!("signing keys go to the keychain, which is not available: {e}")))
+        .map_err(|e| {
+            CliError::Usage(format!(
+                "signing keys go to the keychain, which is not available: {e}"
+            ))
+        })
 }
 
 pub async fn run(args: Args) -> Result<()> {

@@ -237,8 +237,15 @@ fn write_table(out: &mut impl Write, headers: &[&str], rows: &[Vec<String>]) -> 
 /// Columns padded to their widest cell, two spaces apart; control characters are shown as
 /// spaces so a value cannot break the layout of a terminal.
 fn write_aligned(out: &mut impl Write, rows: &[Vec<String>]) -> Result<()> {
-    let clean = |s: &str| -> String { s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect() };
-    let rows: Vec<Vec<String>> = rows.iter().map(|r| r.iter().map(|c| clean(c)).collect()).collect();
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect()
+    };
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| clean(c)).collect())
+        .collect();
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|i| {

@@ -92,7 +92,10 @@ pub async fn run(args: Args) -> Result<()> {
                 TokenState::Active {
                     idle_deadline,
                     max_deadline,
-                } => (Some(idle_deadline.to_rfc3339()), Some(max_deadline.to_rfc3339())),
+                } => (
+                    Some(idle_deadline.to_rfc3339()),
+                    Some(max_deadline.to_rfc3339()),
+                ),
                 _ => (None, None),
             };
             if output == OutputFormat::Table {

@@ -23,7 +23,11 @@ async fn paging_matches_the_spec_example_of_ten_items() {
         .unwrap();
     let second = setup
         .client
-        .list_transactions(&PageRequest::new(5, 5).unwrap().with_known_total(first.total))
+        .list_transactions(
+            &PageRequest::new(5, 5)
+                .unwrap()
+                .with_known_total(first.total),
+        )
         .await
         .unwrap();
     assert_eq!((first.total, first.start, first.limit), (10, 0, 5));
@@ -68,7 +72,9 @@ fn by_status_then_newest(a: &Transaction, b: &Transaction) -> Ordering {
 #[tokio::test]
 async fn two_keys_in_opposite_directions_match_an_independent_sort() {
     let setup = Setup::demo(120).await;
-    let request = PageRequest::new(0, 50).unwrap().sorted(sort("status,-created"));
+    let request = PageRequest::new(0, 50)
+        .unwrap()
+        .sorted(sort("status,-created"));
     let stream = setup
         .client
         .pager::<Transaction>(request.sort.clone(), PagerOptions::default())
@@ -97,7 +103,11 @@ async fn two_keys_in_opposite_directions_match_an_independent_sort() {
     // And one page in the middle is the same slice.
     let page = setup
         .client
-        .list_transactions(&PageRequest::new(50, 50).unwrap().sorted(sort("status,-created")))
+        .list_transactions(
+            &PageRequest::new(50, 50)
+                .unwrap()
+                .sorted(sort("status,-created")),
+        )
         .await
         .unwrap();
     assert_eq!(keys(&page.items), keys(&independent[50..100]));
@@ -124,7 +134,13 @@ async fn products_sort_by_two_keys() {
                 .to_lowercase()
                 .cmp(&b.listing_name.to_lowercase())
         });
-        assert_ne!(ordered, Ordering::Greater, "{} / {}", a.listing_name, b.listing_name);
+        assert_ne!(
+            ordered,
+            Ordering::Greater,
+            "{} / {}",
+            a.listing_name,
+            b.listing_name
+        );
     }
 }
 
@@ -140,8 +156,12 @@ async fn silent_service() -> (PartnerClient, TcpListener) {
 async fn every_rule_violation_is_refused_before_sending() {
     let (client, listener) = silent_service().await;
     let mut too_large = PageRequest::new(0, 10).unwrap();
-    too_large.page = PageParams { start: 0, limit: 51 };
-    let unknown_key = PageRequest::default().sorted(SortSpec::new(vec![SortKey::asc("listingName")], Product::SORT_KEYS).unwrap());
+    too_large.page = PageParams {
+        start: 0,
+        limit: 51,
+    };
+    let unknown_key = PageRequest::default()
+        .sorted(SortSpec::new(vec![SortKey::asc("listingName")], Product::SORT_KEYS).unwrap());
     let past_total = PageRequest::new(11, 5).unwrap().with_known_total(10);
 
     let mut errors = vec![
@@ -151,7 +171,13 @@ async fn every_rule_violation_is_refused_before_sending() {
         client.list_transactions(&past_total).await.unwrap_err(),
         client.get_transaction("").await.unwrap_err(),
         client
-            .pager::<Transaction>(sort("status"), PagerOptions { page_size: 51, concurrency: 4 })
+            .pager::<Transaction>(
+                sort("status"),
+                PagerOptions {
+                    page_size: 51,
+                    concurrency: 4,
+                },
+            )
             .err()
             .unwrap(),
         client
@@ -180,7 +206,10 @@ async fn every_rule_violation_is_refused_before_sending() {
             .await
             .unwrap_err(),
     ];
-    assert!(PageRequest::new(0, 51).is_err(), "and the constructor refuses it too");
+    assert!(
+        PageRequest::new(0, 51).is_err(),
+        "and the constructor refuses it too"
+    );
     assert!(SortSpec::parse("status,status", Transaction::SORT_KEYS).is_err());
     for err in errors.drain(..) {
         assert_eq!(err.kind(), ErrorKind::Rule, "{err}");
@@ -195,9 +224,18 @@ async fn the_server_refuses_what_the_client_refuses() {
     // The client's rules are the server's rules: the same request sent raw gets a 400.
     let setup = Setup::demo(3).await;
     let token = setup.client.tokens().bearer().await.unwrap();
-    for query in ["limit=51", "sort=listingName", "sort=status,status", "start=99"] {
+    for query in [
+        "limit=51",
+        "sort=listingName",
+        "sort=status,status",
+        "start=99",
+    ] {
         let response = reqwest::Client::new()
-            .get(setup.sandbox.url(&format!("/partner/v2/transactions?{query}")))
+            .get(
+                setup
+                    .sandbox
+                    .url(&format!("/partner/v2/transactions?{query}")),
+            )
             .bearer_auth(token.expose())
             .send()
             .await
@@ -212,7 +250,13 @@ async fn the_pager_walks_everything_in_order_and_stops_when_dropped() {
     let sort = sort("-created,id");
     let walked: Vec<Transaction> = setup
         .client
-        .pager::<Transaction>(sort.clone(), PagerOptions { page_size: 20, concurrency: 4 })
+        .pager::<Transaction>(
+            sort.clone(),
+            PagerOptions {
+                page_size: 20,
+                concurrency: 4,
+            },
+        )
         .unwrap()
         .map(Result::unwrap)
         .collect()
@@ -269,7 +313,10 @@ async fn single_resources_and_events() {
     let transaction = setup.client.get_transaction(&listed.id).await.unwrap();
     assert_eq!(&transaction, listed);
     let events = setup.client.list_events(&transaction.id).await.unwrap();
-    assert!(!events.is_empty(), "a created transaction has its request:created event");
+    assert!(
+        !events.is_empty(),
+        "a created transaction has its request:created event"
+    );
     let event = setup
         .client
         .get_event(&transaction.id, &events[0].id)
@@ -277,15 +324,31 @@ async fn single_resources_and_events() {
         .unwrap();
     assert_eq!(event, events[0]);
 
-    let product = setup.client.get_product(&transaction.product.id).await.unwrap();
+    let product = setup
+        .client
+        .get_product(&transaction.product.id)
+        .await
+        .unwrap();
     assert_eq!(product.id, transaction.product.id);
 
     for err in [
-        setup.client.get_transaction("no-such-id").await.unwrap_err(),
+        setup
+            .client
+            .get_transaction("no-such-id")
+            .await
+            .unwrap_err(),
         setup.client.get_product("no-such-id").await.unwrap_err(),
-        setup.client.get_event(&transaction.id, "no-such-event").await.unwrap_err(),
+        setup
+            .client
+            .get_event(&transaction.id, "no-such-event")
+            .await
+            .unwrap_err(),
         // An id that tries to climb out of its path segment stays in it.
-        setup.client.get_transaction("../products").await.unwrap_err(),
+        setup
+            .client
+            .get_transaction("../products")
+            .await
+            .unwrap_err(),
     ] {
         assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
     }

@@ -7,7 +7,11 @@ use partner_client::{ClientError, ErrorKind};
 #[tokio::test]
 async fn server_refusals_keep_their_kind_and_message() {
     let setup = Setup::empty().await;
-    setup.client.create_product(&new_product("twice", vec![])).await.unwrap();
+    setup
+        .client
+        .create_product(&new_product("twice", vec![]))
+        .await
+        .unwrap();
     let duplicate = setup
         .client
         .create_product(&new_product("twice", vec![]))
@@ -15,7 +19,11 @@ async fn server_refusals_keep_their_kind_and_message() {
         .unwrap_err();
     assert_eq!(duplicate.kind(), ErrorKind::Conflict, "{duplicate}");
 
-    let product = setup.client.create_product(&new_product("patched", vec![])).await.unwrap();
+    let product = setup
+        .client
+        .create_product(&new_product("patched", vec![]))
+        .await
+        .unwrap();
     let read_only = setup
         .client
         .patch_product(&product.id, &serde_json::json!({ "name": "renamed" }))
@@ -25,14 +33,20 @@ async fn server_refusals_keep_their_kind_and_message() {
     match &read_only {
         ClientError::InvalidRequest { status, message } => {
             assert_eq!(*status, 400);
-            assert!(message.contains("name"), "the server's own words: {message}");
+            assert!(
+                message.contains("name"),
+                "the server's own words: {message}"
+            );
         }
         other => panic!("unexpected {other:?}"),
     }
     assert!(read_only.server_message().is_some());
 
     let kinds = serde_json::to_value([ErrorKind::RateLimited, ErrorKind::InvalidRequest]).unwrap();
-    assert_eq!(kinds, serde_json::json!(["rate_limited", "invalid_request"]));
+    assert_eq!(
+        kinds,
+        serde_json::json!(["rate_limited", "invalid_request"])
+    );
 }
 
 #[tokio::test]

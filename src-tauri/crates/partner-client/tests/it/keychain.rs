@@ -16,7 +16,9 @@ fn enabled(test: &str) -> bool {
     if std::env::var("PARTNER_KEYCHAIN_TESTS").as_deref() == Ok("1") {
         true
     } else {
-        eprintln!("SKIPPED {test}: set PARTNER_KEYCHAIN_TESTS=1 under dbus-run-session with an unlocked gnome-keyring to run it");
+        // Straight to stderr, past the test harness's capture, so a skip is never silent.
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: set PARTNER_KEYCHAIN_TESTS=1 under dbus-run-session with an unlocked gnome-keyring to run it");
         false
     }
 }
@@ -27,7 +29,10 @@ fn test_store(test: &str) -> KeyringStore {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos();
-    KeyringStore::new(format!("partner-console-test-{test}-{}-{nanos}", std::process::id()))
+    KeyringStore::new(format!(
+        "partner-console-test-{test}-{}-{nanos}",
+        std::process::id()
+    ))
 }
 
 #[test]
@@ -50,7 +55,10 @@ fn keychain_round_trip() {
 
     let url = url::Url::parse("http://127.0.0.1:7001").unwrap();
     save_client_secret(&store, &url, "client-1", &Secret::new("client-secret-1")).unwrap();
-    assert!(client_secret(&store, &url, "client-1").unwrap().unwrap().ct_eq("client-secret-1"));
+    assert!(client_secret(&store, &url, "client-1")
+        .unwrap()
+        .unwrap()
+        .ct_eq("client-secret-1"));
     assert!(client_secret(&store, &url, "client-2").unwrap().is_none());
     forget_client_secret(&store, &url, "client-1").unwrap();
     assert!(client_secret(&store, &url, "client-1").unwrap().is_none());
@@ -65,8 +73,16 @@ async fn rotation_keeps_keys_in_the_keychain_and_nowhere_else() {
     let store = test_store("rotation");
     // The connection's secret comes from the keychain, as the console and the CLI get it.
     let base_url = url::Url::parse(setup.sandbox.base_url()).unwrap();
-    save_client_secret(&store, &base_url, setup.client_id(), setup.sandbox.client_secret()).unwrap();
-    let secret = client_secret(&store, &base_url, setup.client_id()).unwrap().unwrap();
+    save_client_secret(
+        &store,
+        &base_url,
+        setup.client_id(),
+        setup.sandbox.client_secret(),
+    )
+    .unwrap();
+    let secret = client_secret(&store, &base_url, setup.client_id())
+        .unwrap()
+        .unwrap();
     let client = PartnerClient::new(
         ConnectionConfig::new(setup.sandbox.base_url(), setup.client_id(), secret).unwrap(),
     )
@@ -77,12 +93,22 @@ async fn rotation_keeps_keys_in_the_keychain_and_nowhere_else() {
     let product = client
         .create_product_storing_keys(
             &store,
-            &new_product("keychained", vec![subscription(receiver.url(), &key, ResourceType::Transaction)]),
+            &new_product(
+                "keychained",
+                vec![subscription(
+                    receiver.url(),
+                    &key,
+                    ResourceType::Transaction,
+                )],
+            ),
         )
         .await
         .unwrap();
     let sub = product.webhooks[0].subscription_id.clone();
-    client.rotate_signing_key(&store, &product.id, &sub, None).await.unwrap();
+    client
+        .rotate_signing_key(&store, &product.id, &sub, None)
+        .await
+        .unwrap();
     let keys = signing_keys(&store, &sub).unwrap().unwrap();
     assert!(keys.previous.as_ref().unwrap().key.ct_eq(key.expose()));
     let token = client.tokens().bearer().await.unwrap();
@@ -97,7 +123,9 @@ async fn rotation_keeps_keys_in_the_keychain_and_nowhere_else() {
     ];
     for dir in homes() {
         for file in files_under(&dir) {
-            let Ok(bytes) = std::fs::read(&file) else { continue };
+            let Ok(bytes) = std::fs::read(&file) else {
+                continue;
+            };
             for secret in &secrets {
                 let needle = secret.expose().as_bytes();
                 assert!(
@@ -129,15 +157,21 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             match entry.file_type() {
                 Ok(t) if t.is_dir() => stack.push(path),
-                Ok(t) if t.is_file() => {
-                    if entry.metadata().map(|m| m.len() < 16 * 1024 * 1024).unwrap_or(false) {
-                        found.push(path)
-                    }
+                Ok(t)
+                    if t.is_file()
+                        && entry
+                            .metadata()
+                            .map(|m| m.len() < 16 * 1024 * 1024)
+                            .unwrap_or(false) =>
+                {
+                    found.push(path)
                 }
                 _ => {}
             }

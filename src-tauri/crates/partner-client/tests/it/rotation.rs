@@ -74,7 +74,11 @@ async fn a_rotated_key_is_accepted_stored_and_used_while_other_subscriptions_sta
         product.webhooks[0].subscription_id.clone(),
         product.webhooks[1].subscription_id.clone(),
     );
-    assert!(signing_keys(&store, &sub_a).unwrap().unwrap().current.ct_eq(key_a.expose()));
+    assert!(signing_keys(&store, &sub_a)
+        .unwrap()
+        .unwrap()
+        .current
+        .ct_eq(key_a.expose()));
 
     let rotation = setup
         .client
@@ -99,10 +103,19 @@ async fn a_rotated_key_is_accepted_stored_and_used_while_other_subscriptions_sta
 
     // The next notification of A is signed with the new key (not the old), B's with its own.
     lender_creates_transaction(&setup, &product.id).await;
-    let got_a = receiver_a.next(Duration::from_secs(10)).await.expect("A notified");
-    let got_b = receiver_b.next(Duration::from_secs(10)).await.expect("B notified");
+    let got_a = receiver_a
+        .next(Duration::from_secs(10))
+        .await
+        .expect("A notified");
+    let got_b = receiver_b
+        .next(Duration::from_secs(10))
+        .await
+        .expect("B notified");
     assert_eq!(got_a.header(SUBSCRIPTION_HEADER), Some(sub_a.as_str()));
-    assert!(verifies(&keys_a.current, &got_a), "signed with the rotated key");
+    assert!(
+        verifies(&keys_a.current, &got_a),
+        "signed with the rotated key"
+    );
     assert!(!verifies(&key_a, &got_a), "not with the old one");
     assert_eq!(got_b.header(SUBSCRIPTION_HEADER), Some(sub_b.as_str()));
     assert!(verifies(&key_b, &got_b), "B still signs with its own key");
@@ -129,7 +142,14 @@ async fn a_failed_rotation_changes_nothing() {
         .client
         .create_product_storing_keys(
             &store,
-            &new_product("steady", vec![subscription(receiver.url(), &key, ResourceType::TransactionEvent)]),
+            &new_product(
+                "steady",
+                vec![subscription(
+                    receiver.url(),
+                    &key,
+                    ResourceType::TransactionEvent,
+                )],
+            ),
         )
         .await
         .unwrap();
@@ -137,11 +157,19 @@ async fn a_failed_rotation_changes_nothing() {
 
     let bad = setup
         .client
-        .rotate_signing_key(&store, &product.id, &sub, Some(Secret::new("lowercase-only-and-long-enough-to-pass-length")))
+        .rotate_signing_key(
+            &store,
+            &product.id,
+            &sub,
+            Some(Secret::new("lowercase-only-and-long-enough-to-pass-length")),
+        )
         .await
         .unwrap_err();
     assert_eq!(bad.kind(), ErrorKind::Rule);
-    assert!(!bad.to_string().contains("lowercase-only"), "the key is never quoted");
+    assert!(
+        !bad.to_string().contains("lowercase-only"),
+        "the key is never quoted"
+    );
 
     let unknown = setup
         .client
@@ -159,7 +187,9 @@ async fn a_failed_rotation_changes_nothing() {
     let keys = signing_keys(&store, &sub).unwrap().unwrap();
     assert!(keys.current.ct_eq(key.expose()) && keys.previous.is_none());
     assert!(store
-        .get(&partner_client::SecretSlot::SigningKey { subscription_id: "no-such-subscription".into() })
+        .get(&partner_client::SecretSlot::SigningKey {
+            subscription_id: "no-such-subscription".into()
+        })
         .unwrap()
         .is_none());
 }

@@ -15,13 +15,24 @@ async fn no_secret_in_any_log_line_or_debug_output() {
     let key = signing_key::generate();
     let mut secrets: Vec<Secret> = vec![setup.sandbox.client_secret().clone(), key.clone()];
 
-    setup.client.list_transactions(&PageRequest::default()).await.unwrap();
+    setup
+        .client
+        .list_transactions(&PageRequest::default())
+        .await
+        .unwrap();
     secrets.push(setup.client.tokens().bearer().await.unwrap());
     let product = setup
         .client
         .create_product_storing_keys(
             &store,
-            &new_product("secretive", vec![subscription(receiver.url(), &key, ResourceType::Transaction)]),
+            &new_product(
+                "secretive",
+                vec![subscription(
+                    receiver.url(),
+                    &key,
+                    ResourceType::Transaction,
+                )],
+            ),
         )
         .await
         .unwrap();
@@ -35,7 +46,11 @@ async fn no_secret_in_any_log_line_or_debug_output() {
     secrets.push(keys.current.clone());
     // A refused token, a refused key and refused credentials all produce errors and log lines.
     support::revoke_at_service(&setup.sandbox, &secrets[2]).await;
-    setup.client.list_products(&PageRequest::default()).await.unwrap();
+    setup
+        .client
+        .list_products(&PageRequest::default())
+        .await
+        .unwrap();
     secrets.push(setup.client.tokens().bearer().await.unwrap());
     let bad_key = Secret::new("alllowercaseandnothingelsebutlongenough");
     let rule_error = setup
@@ -58,7 +73,10 @@ async fn no_secret_in_any_log_line_or_debug_output() {
         format!("{:?}", setup.client),
         format!("{:?}", setup.client.tokens()),
         format!("{:?}", intruder),
-        format!("{:?}", ConnectionConfig::new(setup.sandbox.base_url(), "x", secrets[0].clone()).unwrap()),
+        format!(
+            "{:?}",
+            ConnectionConfig::new(setup.sandbox.base_url(), "x", secrets[0].clone()).unwrap()
+        ),
         format!("{rotation:?}"),
         format!("{keys:?}"),
         format!("{store:?}"),
@@ -73,7 +91,10 @@ async fn no_secret_in_any_log_line_or_debug_output() {
         assert!(!value.is_empty());
         assert!(!logs.contains(value), "a secret reached the log");
         for output in &debug_outputs {
-            assert!(!output.contains(value), "a secret reached a Debug/Display/JSON output");
+            assert!(
+                !output.contains(value),
+                "a secret reached a Debug/Display/JSON output"
+            );
         }
     }
 }
@@ -85,7 +106,13 @@ fn the_library_writes_no_files() {
     for entry in std::fs::read_dir(&src).unwrap() {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap();
-        for needle in ["std::fs", "File::create", "OpenOptions", "tokio::fs", "fs::write"] {
+        for needle in [
+            "std::fs",
+            "File::create",
+            "OpenOptions",
+            "tokio::fs",
+            "fs::write",
+        ] {
             assert!(!text.contains(needle), "{} uses {needle}", path.display());
         }
     }

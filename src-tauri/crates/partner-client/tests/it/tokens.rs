@@ -22,7 +22,11 @@ async fn a_token_is_reused_across_calls() {
     let last = setup.client.tokens().bearer().await.unwrap();
     assert!(last.ct_eq(first.expose()), "the same token throughout");
     assert_eq!(setup.client.tokens().issuances(), 1);
-    assert_eq!(support::issuances_logged(setup.client_id()), 1, "the sandbox issued one token");
+    assert_eq!(
+        support::issuances_logged(setup.client_id()),
+        1,
+        "the sandbox issued one token"
+    );
 }
 
 #[tokio::test]
@@ -45,13 +49,21 @@ async fn replaced_before_the_idle_deadline() {
     );
     setup.client.list_transactions(&one()).await.unwrap();
     assert_eq!(setup.client.tokens().issuances(), 2);
-    assert_eq!(setup.client.tokens().rejections(), 0, "no call met a lapsed token");
+    assert_eq!(
+        setup.client.tokens().rejections(),
+        0,
+        "no call met a lapsed token"
+    );
     let second = setup.client.tokens().bearer().await.unwrap();
     assert!(!second.ct_eq(first.expose()));
 
     // Past the idle deadline with no call in between: replaced again, still without a 401.
     setup.advance(Duration::from_secs(16 * 60)).await;
-    assert_eq!(support::introspect_at_service(&setup.sandbox, &second).await, None, "lapsed at the service");
+    assert_eq!(
+        support::introspect_at_service(&setup.sandbox, &second).await,
+        None,
+        "lapsed at the service"
+    );
     setup.client.list_transactions(&one()).await.unwrap();
     assert_eq!(setup.client.tokens().issuances(), 3);
     assert_eq!(setup.client.tokens().rejections(), 0);
@@ -68,7 +80,11 @@ async fn replaced_before_the_maximum_deadline() {
         setup.advance(Duration::from_secs(10 * 60)).await;
         setup.client.list_transactions(&one()).await.unwrap();
     }
-    assert_eq!(setup.client.tokens().issuances(), 1, "one token for 110 minutes of use");
+    assert_eq!(
+        setup.client.tokens().issuances(),
+        1,
+        "one token for 110 minutes of use"
+    );
     // 119.5 minutes after issue: the maximum lifetime is within the margin.
     setup.advance(Duration::from_secs(9 * 60 + 30)).await;
     assert_eq!(
@@ -77,7 +93,11 @@ async fn replaced_before_the_maximum_deadline() {
         "the old token is still alive at the service"
     );
     setup.client.list_transactions(&one()).await.unwrap();
-    assert_eq!(setup.client.tokens().issuances(), 2, "replaced before the 120-minute cap");
+    assert_eq!(
+        setup.client.tokens().issuances(),
+        2,
+        "replaced before the 120-minute cap"
+    );
     assert_eq!(setup.client.tokens().rejections(), 0);
     setup.advance(Duration::from_secs(60)).await;
     assert_eq!(
@@ -103,7 +123,11 @@ async fn twenty_concurrent_calls_share_one_issuance() {
     let pages = futures::future::join_all(calls).await;
     assert!(pages.iter().all(Result::is_ok));
     assert_eq!(setup.client.tokens().issuances(), 1);
-    assert_eq!(support::issuances_logged(setup.client_id()), 1, "counted at the sandbox");
+    assert_eq!(
+        support::issuances_logged(setup.client_id()),
+        1,
+        "counted at the sandbox"
+    );
 
     // The same after expiry: twenty callers that find the token stale share one new one.
     setup.advance(Duration::from_secs(20 * 60)).await;
@@ -111,7 +135,10 @@ async fn twenty_concurrent_calls_share_one_issuance() {
         let client = setup.client.clone();
         async move { client.list_transactions(&one()).await }
     });
-    assert!(futures::future::join_all(calls).await.iter().all(Result::is_ok));
+    assert!(futures::future::join_all(calls)
+        .await
+        .iter()
+        .all(Result::is_ok));
     assert_eq!(setup.client.tokens().issuances(), 2);
     assert_eq!(support::issuances_logged(setup.client_id()), 2);
 }
@@ -148,8 +175,14 @@ async fn bad_credentials_fail_once_and_never_loop() {
         .lines()
         .filter(|l| l.contains("client authentication failed") && l.contains(setup.client_id()))
         .count();
-    assert_eq!(failures, 1, "one attempt at the token endpoint, no retry, no loop");
-    assert!(matches!(&*states.borrow_and_update(), TokenState::Error { .. }));
+    assert_eq!(
+        failures, 1,
+        "one attempt at the token endpoint, no retry, no loop"
+    );
+    assert!(matches!(
+        &*states.borrow_and_update(),
+        TokenState::Error { .. }
+    ));
     assert!(!err.to_string().contains("not-the-secret"));
 }
 
