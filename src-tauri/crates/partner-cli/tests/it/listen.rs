@@ -285,7 +285,10 @@ async fn kill_9_under_load_loses_no_acknowledged_capture() {
     for sender in senders {
         acknowledged.extend(sender.await.unwrap());
     }
-    eprintln!("{} notifications acknowledged before kill -9", acknowledged.len());
+    eprintln!(
+        "{} notifications acknowledged before kill -9",
+        acknowledged.len()
+    );
     assert!(
         acknowledged.len() > 50,
         "too little load reached the listener: {}",
