@@ -31,6 +31,8 @@ enum Command {
     Products(commands::products::Args),
     /// List and show transactions and their events.
     Transactions(commands::transactions::Args),
+    /// Receive, verify and keep webhook notifications (and export the store).
+    Listen(commands::listen::Args),
 }
 
 fn init_logging() {
@@ -51,6 +53,7 @@ async fn main() -> ExitCode {
         Command::Token(args) => commands::token::run(args).await,
         Command::Products(args) => commands::products::run(args).await,
         Command::Transactions(args) => commands::transactions::run(args).await,
+        Command::Listen(args) => commands::listen::run(args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

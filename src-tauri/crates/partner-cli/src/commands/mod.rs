@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod connect;
+pub mod listen;
 pub mod listing;
 pub mod products;
 pub mod render;

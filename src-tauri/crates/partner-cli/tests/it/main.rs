@@ -5,4 +5,5 @@
 #![allow(clippy::unwrap_used)]
 
 mod client_commands;
+mod listen;
 mod sandbox;
