@@ -99,7 +99,7 @@ fn summary(label: &str, runs: &mut [Duration], items: usize) {
 
 fn main() {
     let transactions = env_number("TRANSACTIONS", 100_000);
-    let rounds = env_number("ROUNDS", 5).max(1);
+    let rounds = env_number("ROUNDS", 3).max(1);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -144,7 +144,7 @@ fn main() {
                 let (n, elapsed) = plain_loop(&sandbox, sort).await;
                 assert_eq!(n, transactions);
                 plain.push(elapsed);
-                for concurrency in [1, 2, 4, 8] {
+                for concurrency in [1, 4, 8] {
                     let (n, elapsed) = pager_walk(&client, sort, concurrency).await;
                     assert_eq!(n, transactions);
                     pager.entry(concurrency).or_default().push(elapsed);
