@@ -10,6 +10,8 @@ pub enum CliError {
     },
     #[error(transparent)]
     Sandbox(#[from] partner_sandbox::Error),
+    #[error(transparent)]
+    Listener(#[from] partner_listener::Error),
     #[error("could not write to stdout: {0}")]
     Output(#[source] std::io::Error),
     #[error("could not wait for a stop signal: {0}")]

@@ -25,6 +25,8 @@ struct Cli {
 enum Command {
     /// Run the local sandbox of the partner API service.
     Sandbox(commands::sandbox::Args),
+    /// Receive, verify and keep webhook notifications (and export the store).
+    Listen(commands::listen::Args),
 }
 
 fn init_logging() {
@@ -42,6 +44,7 @@ async fn main() -> ExitCode {
     init_logging();
     let result = match cli.command {
         Command::Sandbox(args) => commands::sandbox::run(args).await,
+        Command::Listen(args) => commands::listen::run(args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

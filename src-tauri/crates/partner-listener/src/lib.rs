@@ -15,6 +15,7 @@ pub mod outbound;
 pub mod server;
 pub mod store;
 pub mod test_mode;
+pub mod tunnel;
 pub mod verdict;
 
 pub use capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
@@ -26,4 +27,5 @@ pub use live::{Coalescer, LiveBatch, LiveEvent};
 pub use server::{Listener, ListenerConfig, DEFAULT_ADDR, DEFAULT_BODY_LIMIT, DEFAULT_PATH};
 pub use store::{CaptureFilter, CapturePage, ImportReport, Retention, Store};
 pub use test_mode::TestMode;
+pub use tunnel::{check_tunnel, TunnelFailure, TunnelReport};
 pub use verdict::{judge, MatchedKey, NotificationFields, Verdict};

@@ -4,4 +4,5 @@
 // #[test] functions only).
 #![allow(clippy::unwrap_used)]
 
+mod listen;
 mod sandbox;
