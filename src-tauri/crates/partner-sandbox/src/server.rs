@@ -61,8 +61,17 @@ impl Sandbox {
         {
             return Err(Error::AdminTokenRequired(local_addr));
         }
-        for client in &config.clients {
+        for (i, client) in config.clients.iter().enumerate() {
             client.check().map_err(Error::Config)?;
+            if config.clients[..i]
+                .iter()
+                .any(|c| c.client_id == client.client_id)
+            {
+                return Err(Error::Config(format!(
+                    "client id `{}` is given twice",
+                    client.client_id
+                )));
+            }
         }
         if config.clients.is_empty() {
             config.clients.push(ClientCredentials::generate());
