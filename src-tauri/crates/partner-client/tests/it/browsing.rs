@@ -353,3 +353,48 @@ async fn single_resources_and_events() {
         assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
     }
 }
+
+#[tokio::test]
+async fn responding_moves_the_transaction_and_a_final_answer_locks_it() {
+    use partner_api::{event_types, ResponseStatus, TransactionResponse, TransactionStatus};
+    let setup = Setup::empty().await;
+    let product = setup
+        .client
+        .create_product(&crate::rotation::new_product("answering", vec![]))
+        .await
+        .unwrap();
+    let id = crate::rotation::lender_creates_transaction(&setup, &product.id).await;
+    let answer = |status: ResponseStatus| TransactionResponse {
+        status,
+        partner_status: Some("Ordered".into()),
+        reference_number: Some("R-1".into()),
+        responding_party: None,
+        loan: None,
+        resources: None,
+        errors: None,
+    };
+    let processing = setup
+        .client
+        .respond_to_transaction(&id, &answer(ResponseStatus::Processing))
+        .await
+        .unwrap();
+    assert_eq!(processing.status, TransactionStatus::Processing);
+    assert!(!processing.is_locked());
+    let completed = setup
+        .client
+        .respond_to_transaction(&id, &answer(ResponseStatus::Completed))
+        .await
+        .unwrap();
+    assert_eq!(completed.status, TransactionStatus::Completed);
+    assert!(completed.is_locked());
+    let locked = setup
+        .client
+        .respond_to_transaction(&id, &answer(ResponseStatus::Failed))
+        .await
+        .unwrap_err();
+    assert_eq!(locked.kind(), ErrorKind::Conflict, "{locked}");
+    let events = setup.client.list_events(&id).await.unwrap();
+    assert!(events
+        .iter()
+        .any(|e| e.event_type == event_types::RESPONSE_UPDATED));
+}

@@ -273,3 +273,28 @@ async fn introspect_and_revoke_on_demand() {
     setup.client.list_transactions(&one()).await.unwrap();
     assert_eq!(setup.client.tokens().issuances(), 2);
 }
+
+#[tokio::test]
+async fn removing_a_connection_revokes_and_forgets_its_secret() {
+    use partner_client::{client_secret, save_client_secret, MemoryStore};
+    let setup = Setup::demo(1).await;
+    let store = MemoryStore::new();
+    let base_url = setup.client.base_url().clone();
+    save_client_secret(
+        &store,
+        &base_url,
+        setup.client_id(),
+        setup.sandbox.client_secret(),
+    )
+    .unwrap();
+    let token = setup.client.tokens().bearer().await.unwrap();
+    setup.client.remove_connection(&store).await.unwrap();
+    assert_eq!(setup.client.tokens().state(), TokenState::Revoked);
+    assert_eq!(
+        support::introspect_at_service(&setup.sandbox, &token).await,
+        None
+    );
+    assert!(client_secret(&store, &base_url, setup.client_id())
+        .unwrap()
+        .is_none());
+}
