@@ -781,17 +781,18 @@ impl Store {
         Ok((event, change))
     }
 
-    /// Sorts a partner's transactions; ties keep creation order.
+    /// Sorts a partner's transactions; ties keep creation order. Each transaction's sort
+    /// values are taken once, then compared (a stable sort of positions).
     pub fn sorted_order(&self, listing: &PartnerListing, sort: &SortSpec) -> Vec<u32> {
-        let mut order = listing.order.clone();
         let items = &self.transactions;
-        order.sort_by(|&a, &b| {
-            sort.compare(
-                &items[a as usize].transaction,
-                &items[b as usize].transaction,
-            )
-        });
-        order
+        let values: Vec<_> = listing
+            .order
+            .iter()
+            .map(|&i| sort.values_of(&items[i as usize].transaction))
+            .collect();
+        let mut positions: Vec<usize> = (0..values.len()).collect();
+        positions.sort_by(|&a, &b| sort.compare_values(&values[a], &values[b]));
+        positions.into_iter().map(|p| listing.order[p]).collect()
     }
 }
 
