@@ -309,6 +309,17 @@ async fn rotate_key_stores_the_key_in_the_keychain() {
         return;
     }
     let cli = Cli::start(1).await;
+    // `token login` stores the secret; later runs without PARTNER_CLIENT_SECRET read it from
+    // the keychain.
+    let login = cli.run(&["token", "login"], &[]).await;
+    assert!(login.status.success(), "{}", stderr(&login));
+    let from_keychain = cli
+        .run(
+            &["products", "list", "--output", "json"],
+            &[("PARTNER_CLIENT_SECRET", "")],
+        )
+        .await;
+    assert!(from_keychain.status.success(), "{}", stderr(&from_keychain));
     let created = cli
         .json(&[
             "products",
@@ -354,6 +365,8 @@ async fn rotate_key_stores_the_key_in_the_keychain() {
         assert!(!out.contains(keys.current.expose()) && !err.contains(keys.current.expose()));
     }
     partner_client::forget_signing_keys(&store, &subscription).unwrap();
+    let base_url = url::Url::parse(cli.sandbox.base_url()).unwrap();
+    partner_client::forget_client_secret(&store, &base_url, cli.sandbox.client_id()).unwrap();
     let _ = std::fs::remove_dir_all(&cli.home);
 }
 
