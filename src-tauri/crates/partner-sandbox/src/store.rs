@@ -61,7 +61,16 @@ impl ProductRecord {
 #[derive(Debug, Clone)]
 pub struct TransactionRecord {
     pub transaction: Transaction,
+    /// `transaction` as JSON, written at every change: a list page is 50 of these joined,
+    /// with no serialising on the read path.
+    pub json: Box<[u8]>,
     pub events: Vec<TransactionEvent>,
+}
+
+fn to_json(transaction: &Transaction) -> ApiResult<Box<[u8]>> {
+    serde_json::to_vec(transaction)
+        .map(Vec::into_boxed_slice)
+        .map_err(|_| ApiError::new(ErrorCode::Internal, "the transaction could not be stored"))
 }
 
 /// What a write to a transaction fired: the events it created, and whether (and with which
@@ -587,8 +596,10 @@ impl Store {
             transaction_notice: Some((EventType::Created, event.id.clone())),
             new_events: vec![event.clone()],
         };
+        let json = to_json(&transaction)?;
         self.transactions.push(TransactionRecord {
             transaction: transaction.clone(),
+            json,
             events: vec![event],
         });
         self.transaction_index.insert(id, index);
@@ -639,7 +650,7 @@ impl Store {
             transaction.status.as_str(),
             now,
         );
-        Ok(self.commit(index, transaction, vec![event], EventType::Updated))
+        self.commit(index, transaction, vec![event], EventType::Updated)
     }
 
     /// The partner answers: `response:updated`, then `response:processed` (the sandbox
@@ -697,12 +708,12 @@ impl Store {
             status.as_str(),
             now,
         );
-        Ok(self.commit(
+        self.commit(
             index,
             transaction,
             vec![updated, processed],
             EventType::Updated,
-        ))
+        )
     }
 
     fn commit(
@@ -711,7 +722,8 @@ impl Store {
         transaction: Transaction,
         events: Vec<TransactionEvent>,
         notice: EventType,
-    ) -> (Transaction, Change) {
+    ) -> ApiResult<(Transaction, Change)> {
+        let json = to_json(&transaction)?;
         let change = Change {
             transaction_id: transaction.id.clone(),
             product_id: transaction.product.id.clone(),
@@ -721,9 +733,10 @@ impl Store {
         let partner_id = transaction.product.partner_id.clone();
         let record = &mut self.transactions[index];
         record.transaction = transaction.clone();
+        record.json = json;
         record.events.extend(events);
         self.bump(&partner_id);
-        (transaction, change)
+        Ok((transaction, change))
     }
 
     /// A custom event from the lender: only the event's `created` fires.

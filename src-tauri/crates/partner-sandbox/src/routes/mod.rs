@@ -48,3 +48,21 @@ pub fn page<T: Serialize>(items: &[T], total: usize) -> Response {
         .insert(TOTAL_COUNT, HeaderValue::from(total as u64));
     response
 }
+
+/// A page of a list from items already serialised: `[a,b,…]` and `X-Total-Count`.
+pub fn page_of_json<'a>(items: impl Iterator<Item = &'a [u8]>, total: usize) -> Response {
+    let mut body = Vec::with_capacity(64 * 1024);
+    body.push(b'[');
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(item);
+    }
+    body.push(b']');
+    let mut response = json_bytes(axum::http::StatusCode::OK, body);
+    response
+        .headers_mut()
+        .insert(TOTAL_COUNT, HeaderValue::from(total as u64));
+    response
+}

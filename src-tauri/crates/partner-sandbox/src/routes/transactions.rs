@@ -64,35 +64,31 @@ async fn list_transactions(
         .map_err(list_rule_error)?;
     let range = query.page.range(total as u64);
     let records = store.transactions();
-    let page: Vec<&Transaction> = if query.sort.is_empty() {
-        listing.order[range]
-            .iter()
-            .map(|&i| &records[i as usize].transaction)
-            .collect()
-    } else {
-        let key = query.sort.to_string();
-        let cached = state
-            .sort_cache()
-            .get(&caller.partner_id, &key, listing.version);
-        let order = match cached {
-            Some(order) => order,
-            None => {
-                let order = Arc::new(store.sorted_order(listing, &query.sort));
-                state.sort_cache().put(
-                    &caller.partner_id,
-                    &query.sort,
-                    listing.version,
-                    order.clone(),
-                );
-                order
-            }
-        };
-        order[range]
-            .iter()
-            .map(|&i| &records[i as usize].transaction)
-            .collect()
+    let json = |&i: &u32| &*records[i as usize].json;
+    if query.sort.is_empty() {
+        return Ok(super::page_of_json(
+            listing.order[range].iter().map(json),
+            total,
+        ));
+    }
+    let key = query.sort.to_string();
+    let cached = state
+        .sort_cache()
+        .get(&caller.partner_id, &key, listing.version);
+    let order = match cached {
+        Some(order) => order,
+        None => {
+            let order = Arc::new(store.sorted_order(listing, &query.sort));
+            state.sort_cache().put(
+                &caller.partner_id,
+                &query.sort,
+                listing.version,
+                order.clone(),
+            );
+            order
+        }
     };
-    Ok(super::page(&page, total))
+    Ok(super::page_of_json(order[range].iter().map(json), total))
 }
 
 /// Read one transaction on the caller's products.
@@ -115,7 +111,7 @@ async fn get_transaction(
 ) -> Result<Response, HttpError> {
     let store = state.read();
     let record = store.own_transaction(&caller.partner_id, &id)?;
-    Ok(super::json(StatusCode::OK, &record.transaction))
+    Ok(super::json_bytes(StatusCode::OK, record.json.to_vec()))
 }
 
 /// Every event of a transaction, oldest first.
