@@ -1,0 +1,89 @@
+//! The one error type every command returns.
+//!
+//! Errors cross the bridge as data (`{kind, message, hint}`), never as bare strings, so the UI
+//! branches on `kind` and shows `message` plus `hint` (what to do) instead of a blank screen.
+//! Messages come from the libraries' own errors, which never carry a secret.
+
+use serde::Serialize;
+use ts_rs::TS;
+
+/// What sort of failure it was: the UI picks wording and actions by this, never by message text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub enum ErrorKind {
+    /// No connection is active yet (first run still starting, or it failed).
+    NotConnected,
+    /// The input was rejected before anything was sent.
+    InvalidInput,
+    /// The server answered with an error body.
+    Server,
+    /// The server could not be reached.
+    Network,
+    /// The OS keychain refused or is unavailable.
+    Keychain,
+    /// A file could not be read or written.
+    Io,
+    /// The user cancelled.
+    Cancelled,
+    /// The webhook listener failed.
+    Listener,
+    /// Something in the app itself went wrong.
+    Internal,
+}
+
+/// An error as the UI receives it.
+#[derive(Debug, Clone, Serialize, TS, thiserror::Error)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+#[error("{message}")]
+pub struct AppError {
+    pub kind: ErrorKind,
+    /// What failed, in words.
+    pub message: String,
+    /// What the user can do about it.
+    pub hint: String,
+    /// The HTTP status, when the server answered.
+    pub status: Option<u16>,
+    /// The server's `errorCode`, when it sent one.
+    pub error_code: Option<String>,
+}
+
+impl AppError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            hint: hint.into(),
+            status: None,
+            error_code: None,
+        }
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(
+            ErrorKind::InvalidInput,
+            message,
+            "Correct the highlighted value and try again.",
+        )
+    }
+
+    pub fn not_connected() -> Self {
+        Self::new(
+            ErrorKind::NotConnected,
+            "No connection is active.",
+            "Open Connections and pick or add one; the embedded sandbox starts on its own at first run.",
+        )
+    }
+
+    pub fn io(what: &str, error: &std::io::Error) -> Self {
+        Self::new(
+            ErrorKind::Io,
+            format!("Could not {what}: {error}."),
+            "Check that the folder exists and is writable, or choose another path.",
+        )
+    }
+}
+
+/// What every command returns.
+pub type Result<T, E = AppError> = std::result::Result<T, E>;
