@@ -3,5 +3,6 @@
 //! tests and the desktop app start the real thing on a port of their choosing.
 
 pub mod clock;
+pub mod dispatch;
 
 pub use clock::Clock;

@@ -1,0 +1,256 @@
+//! [`PartnerClient`]: the calls of the partner API, each with a token that is fresh when sent.
+//!
+//! Every call goes through [`PartnerClient::authorized`]: take a fresh token, send, record the
+//! use on success, and on a 401 get one new token and try once more. Whether a failed call is
+//! retried on a network error depends on the method: reads are, writes are not.
+//! Input that breaks a rule of the spec is refused here, before anything is sent.
+
+use crate::clock::{Clock, SystemClock};
+use crate::config::ConnectionConfig;
+use crate::error::{ClientError, ErrorKind, Result, RuleError};
+use crate::http::{BodyPolicy, RawResponse, Repeat, Transport};
+use crate::page::{total_from, Listed, Page, PageRequest};
+use crate::token::TokenManager;
+use partner_api::product::{
+    check_callback_url, check_listing_name, check_name, check_request_types,
+};
+use partner_api::{
+    signing_key, NewProduct, Product, Transaction, TransactionEvent, TransactionResponse,
+};
+use reqwest::header::CONTENT_TYPE;
+use std::sync::Arc;
+use url::Url;
+
+/// The media type of a JSON merge patch (RFC 7396), which product PATCH requires.
+pub const MERGE_PATCH: &str = "application/merge-patch+json";
+
+/// A connection to one service as one API client. Cheap to clone: clones share the HTTP
+/// connection pool and the token.
+#[derive(Debug, Clone)]
+pub struct PartnerClient {
+    transport: Transport,
+    tokens: TokenManager,
+    clock: Arc<dyn Clock>,
+}
+
+impl PartnerClient {
+    pub fn new(config: ConnectionConfig) -> Result<Self> {
+        Self::with_clock(config, Arc::new(SystemClock))
+    }
+
+    /// A client whose token deadlines follow `clock` (tests move it with the sandbox's clock).
+    pub fn with_clock(config: ConnectionConfig, clock: Arc<dyn Clock>) -> Result<Self> {
+        let transport = Transport::new(&config)?;
+        let tokens = TokenManager::with_transport(transport.clone(), &config, clock.clone());
+        Ok(Self {
+            transport,
+            tokens,
+            clock,
+        })
+    }
+
+    pub fn tokens(&self) -> &TokenManager {
+        &self.tokens
+    }
+
+    pub fn base_url(&self) -> &Url {
+        self.transport.base_url()
+    }
+
+    pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Revokes the token: on sign-out, and before a connection is removed.
+    pub async fn sign_out(&self) -> Result<()> {
+        self.tokens.revoke().await
+    }
+
+    /// One page of a listing; the request is checked against the spec's rules first.
+    pub async fn list<T: Listed>(&self, request: &PageRequest) -> Result<Page<T>> {
+        request.check::<T>().map_err(RuleError::from)?;
+        let url = self.transport.url(&["partner", "v2", T::PATH]);
+        let query = request.query();
+        let response = self
+            .authorized(Repeat::Safe, &|http| http.get(url.clone()).query(&query))
+            .await?;
+        let total = total_from(&response.headers, response.status)?;
+        let items: Vec<T> = response.json(T::PATH, BodyPolicy::Keep)?;
+        Ok(Page {
+            items,
+            total,
+            start: request.page.start,
+            limit: request.page.limit,
+        })
+    }
+
+    pub async fn list_products(&self, request: &PageRequest) -> Result<Page<Product>> {
+        self.list(request).await
+    }
+
+    pub async fn list_transactions(&self, request: &PageRequest) -> Result<Page<Transaction>> {
+        self.list(request).await
+    }
+
+    pub async fn get_product(&self, id: &str) -> Result<Product> {
+        let id = non_empty("product id", id)?;
+        let url = self.transport.url(&["partner", "v2", "products", id]);
+        self.authorized(Repeat::Safe, &|http| http.get(url.clone()))
+            .await?
+            .json("product", BodyPolicy::Keep)
+    }
+
+    /// Creates a product. Its names, request types, callback URLs and any signing keys are
+    /// checked first; the signing keys are not stored (see `rotation::create_product_storing_keys`).
+    pub async fn create_product(&self, product: &NewProduct) -> Result<Product> {
+        check_new_product(product)?;
+        let url = self.transport.url(&["partner", "v2", "products"]);
+        self.authorized(Repeat::Once, &|http| http.post(url.clone()).json(product))
+            .await?
+            .json("product", BodyPolicy::Keep)
+    }
+
+    /// Sends a JSON merge patch to a product. The body is built by the caller; see
+    /// `rotation::rotate_signing_key` for the patch that changes one signing key.
+    pub async fn patch_product(&self, id: &str, patch: &serde_json::Value) -> Result<Product> {
+        let id = non_empty("product id", id)?;
+        let url = self.transport.url(&["partner", "v2", "products", id]);
+        let body = serde_json::to_vec(patch)
+            .map_err(|e| ClientError::input(format!("the patch cannot be encoded ({e})")))?;
+        self.authorized(Repeat::Once, &|http| {
+            http.patch(url.clone())
+                .header(CONTENT_TYPE, MERGE_PATCH)
+                .body(body.clone())
+        })
+        .await?
+        .json("product", BodyPolicy::Keep)
+    }
+
+    pub async fn get_transaction(&self, id: &str) -> Result<Transaction> {
+        let id = non_empty("transaction id", id)?;
+        let url = self.transport.url(&["partner", "v2", "transactions", id]);
+        self.authorized(Repeat::Safe, &|http| http.get(url.clone()))
+            .await?
+            .json("transaction", BodyPolicy::Keep)
+    }
+
+    /// Every event of a transaction, oldest first.
+    pub async fn list_events(&self, transaction_id: &str) -> Result<Vec<TransactionEvent>> {
+        let id = non_empty("transaction id", transaction_id)?;
+        let url = self
+            .transport
+            .url(&["partner", "v2", "transactions", id, "events"]);
+        self.authorized(Repeat::Safe, &|http| http.get(url.clone()))
+            .await?
+            .json("events", BodyPolicy::Keep)
+    }
+
+    pub async fn get_event(
+        &self,
+        transaction_id: &str,
+        event_id: &str,
+    ) -> Result<TransactionEvent> {
+        let id = non_empty("transaction id", transaction_id)?;
+        let event_id = non_empty("event id", event_id)?;
+        let url = self
+            .transport
+            .url(&["partner", "v2", "transactions", id, "events", event_id]);
+        self.authorized(Repeat::Safe, &|http| http.get(url.clone()))
+            .await?
+            .json("event", BodyPolicy::Keep)
+    }
+
+    /// The partner's answer: `PATCH /partner/v2/transactions/{id}/response`. A final status
+    /// locks the transaction; answering a locked one is a conflict.
+    pub async fn respond_to_transaction(
+        &self,
+        transaction_id: &str,
+        response: &TransactionResponse,
+    ) -> Result<Transaction> {
+        let id = non_empty("transaction id", transaction_id)?;
+        let url = self
+            .transport
+            .url(&["partner", "v2", "transactions", id, "response"]);
+        self.authorized(Repeat::Once, &|http| http.patch(url.clone()).json(response))
+            .await?
+            .json("transaction", BodyPolicy::Keep)
+    }
+
+    /// Sends with a fresh token; a 401 gets one new token and one more try, never more.
+    async fn authorized(
+        &self,
+        repeat: Repeat,
+        build: &(dyn Fn(&reqwest::Client) -> reqwest::RequestBuilder + Send + Sync),
+    ) -> Result<RawResponse> {
+        let mut token = self.tokens.access_token().await?;
+        let mut retried = false;
+        loop {
+            let sent_at = self.tokens.now();
+            let bearer = token.token.clone();
+            let outcome = self
+                .transport
+                .send(repeat, BodyPolicy::Keep, &|http| {
+                    build(http).bearer_auth(bearer.expose())
+                })
+                .await;
+            match outcome {
+                Ok(response) => {
+                    self.tokens.touch(token.generation, sent_at);
+                    return Ok(response);
+                }
+                Err(error) if error.kind() == ErrorKind::Unauthorized && !retried => {
+                    tracing::info!("the service refused the token; retrying once with a new one");
+                    retried = true;
+                    token = self.tokens.after_rejection(token.generation).await?;
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+}
+
+fn non_empty<'a>(what: &str, value: &'a str) -> Result<&'a str> {
+    if value.trim().is_empty() {
+        Err(ClientError::input(format!("the {what} is empty")))
+    } else {
+        Ok(value)
+    }
+}
+
+/// The create rules of the field notes, checked before sending.
+fn check_new_product(product: &NewProduct) -> Result<()> {
+    check_name(&product.name).map_err(ClientError::input)?;
+    check_listing_name(&product.listing_name).map_err(ClientError::input)?;
+    check_request_types(&product.request_types).map_err(ClientError::input)?;
+    for (i, webhook) in product.webhooks.iter().enumerate() {
+        let n = i + 1;
+        if webhook.subscription_id.is_some() {
+            return Err(ClientError::input(format!(
+                "webhook {n}: subscriptionId is set by the service; leave it out when creating"
+            )));
+        }
+        let url = webhook
+            .url
+            .as_deref()
+            .ok_or_else(|| ClientError::input(format!("webhook {n}: url is required")))?;
+        // The service decides whether http:// to a loopback address is allowed (a sandbox may).
+        check_callback_url(url, true)
+            .map_err(|e| ClientError::input(format!("webhook {n}: {e}")))?;
+        if webhook.events.as_ref().is_none_or(|e| e.is_empty()) {
+            return Err(ClientError::input(format!(
+                "webhook {n}: events needs at least one of created, updated"
+            )));
+        }
+        if webhook.resource.is_none() {
+            return Err(ClientError::input(format!(
+                "webhook {n}: resource is required"
+            )));
+        }
+        let key = webhook
+            .signing_key
+            .as_ref()
+            .ok_or_else(|| ClientError::input(format!("webhook {n}: signingkey is required")))?;
+        signing_key::check(key.expose()).map_err(RuleError::from)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,271 @@
+//! One error type for every caller of the client, with a machine-readable [`ErrorKind`].
+//!
+//! The UI and the CLI branch on [`ClientError::kind`], never on message text. Messages are built
+//! only from text the server wrote (its `summary`/`details`), from the rules of `partner-api`
+//! (which never quote a key) and from transport errors (which name the URL, and the client never
+//! puts a secret in a URL), so no message can hold a client secret, a token or a signing key.
+//! A response that could not be parsed keeps its raw body for debugging, except the answers of the
+//! token endpoints: a malformed token response may still carry a token, so its body is withheld.
+
+use partner_api::{ApiError, ErrorCode, ListRuleError, SigningKeyProblems};
+use serde::Serialize;
+use std::time::Duration;
+use thiserror::Error;
+
+pub type Result<T, E = ClientError> = std::result::Result<T, E>;
+
+/// Longest raw body kept in an error, in bytes.
+pub const RAW_BODY_LIMIT: usize = 4096;
+
+/// What went wrong, for callers that react to it (retry, sign in again, fix the input).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// Bad client credentials, or a token the service no longer accepts even after a fresh one.
+    Unauthorized,
+    /// The service refused a parameter or body (400, 405, 413, 415); it said why.
+    InvalidRequest,
+    NotFound,
+    /// A duplicate name, or a change to a locked transaction.
+    Conflict,
+    RateLimited,
+    /// The service could not be reached (connection refused, DNS, reset).
+    Network,
+    /// The service did not answer in time.
+    Timeout,
+    /// The service failed (5xx) or answered something that is not the contract.
+    Server,
+    /// A rule of the spec that the client checked before sending: nothing was sent.
+    Rule,
+    /// The OS keychain could not store or read a secret.
+    Keychain,
+}
+
+/// A rule of the spec broken by the caller's input, found before anything was sent.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RuleError {
+    #[error(transparent)]
+    List(#[from] ListRuleError),
+    #[error(transparent)]
+    SigningKey(#[from] SigningKeyProblems),
+    /// Any other input rule (a product name, a base URL, an unknown subscription), in words.
+    #[error("{0}")]
+    Input(String),
+}
+
+#[derive(Debug, Error)]
+pub enum ClientError {
+    #[error("not authorised: {message}")]
+    Unauthorized { message: String },
+    #[error("the service refused the request ({status}): {message}")]
+    InvalidRequest { status: u16, message: String },
+    #[error("not found: {message}")]
+    NotFound { message: String },
+    #[error("conflict: {message}")]
+    Conflict { message: String },
+    #[error("rate limited: {message}")]
+    RateLimited {
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    #[error("cannot reach the service: {message}")]
+    Network { message: String },
+    #[error("the service did not answer in time: {message}")]
+    Timeout { message: String },
+    /// A 5xx, or a body that is not what the contract says. `raw_body` is what arrived (cut to
+    /// [`RAW_BODY_LIMIT`]), or `None` where it was withheld or empty.
+    #[error("the service failed ({status}): {message}")]
+    Server {
+        status: u16,
+        message: String,
+        raw_body: Option<String>,
+    },
+    #[error("{0}")]
+    Rule(#[from] RuleError),
+    #[error("keychain: {message}")]
+    Keychain { message: String },
+}
+
+impl ClientError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ClientError::Unauthorized { .. } => ErrorKind::Unauthorized,
+            ClientError::InvalidRequest { .. } => ErrorKind::InvalidRequest,
+            ClientError::NotFound { .. } => ErrorKind::NotFound,
+            ClientError::Conflict { .. } => ErrorKind::Conflict,
+            ClientError::RateLimited { .. } => ErrorKind::RateLimited,
+            ClientError::Network { .. } => ErrorKind::Network,
+            ClientError::Timeout { .. } => ErrorKind::Timeout,
+            ClientError::Server { .. } => ErrorKind::Server,
+            ClientError::Rule(_) => ErrorKind::Rule,
+            ClientError::Keychain { .. } => ErrorKind::Keychain,
+        }
+    }
+
+    /// The server's own words, where it sent an error body.
+    pub fn server_message(&self) -> Option<&str> {
+        match self {
+            ClientError::Unauthorized { message }
+            | ClientError::InvalidRequest { message, .. }
+            | ClientError::NotFound { message }
+            | ClientError::Conflict { message }
+            | ClientError::RateLimited { message, .. } => Some(message),
+            ClientError::Server { message, .. } => Some(message),
+            _ => None,
+        }
+    }
+
+    /// Whether trying the same call again later may succeed (for idempotent calls only).
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self.kind(),
+            ErrorKind::Network | ErrorKind::Timeout | ErrorKind::RateLimited
+        ) || matches!(self, ClientError::Server { status, .. } if matches!(status, 500 | 502 | 503 | 504))
+    }
+
+    pub(crate) fn input(message: impl Into<String>) -> Self {
+        ClientError::Rule(RuleError::Input(message.into()))
+    }
+
+    pub(crate) fn keychain(error: impl std::fmt::Display) -> Self {
+        ClientError::Keychain {
+            message: error.to_string(),
+        }
+    }
+
+    /// Maps a transport failure. reqwest's message names the URL, which never holds a secret.
+    pub(crate) fn from_transport(error: reqwest::Error) -> Self {
+        let message = describe_transport(&error);
+        if error.is_timeout() {
+            ClientError::Timeout { message }
+        } else if error.is_decode() || error.is_body() {
+            ClientError::Server {
+                status: error.status().map_or(0, |s| s.as_u16()),
+                message,
+                raw_body: None,
+            }
+        } else {
+            ClientError::Network { message }
+        }
+    }
+
+    /// Maps an error status and its body. `keep_body` is false for the token endpoints.
+    pub(crate) fn from_status(
+        status: u16,
+        body: &[u8],
+        retry_after: Option<Duration>,
+        keep_body: bool,
+    ) -> Self {
+        let parsed = serde_json::from_slice::<ApiError>(body).ok();
+        let message = match &parsed {
+            Some(api) => api.to_string(),
+            None => format!("HTTP {status} without an error body the client understands"),
+        };
+        let code = parsed
+            .as_ref()
+            .map_or_else(|| ErrorCode::from_status(status), |api| api.error_code);
+        match (status, code) {
+            (401, _) | (_, ErrorCode::Unauthorized) => ClientError::Unauthorized { message },
+            (404, _) | (_, ErrorCode::NotFound) => ClientError::NotFound { message },
+            (409, _) | (_, ErrorCode::Conflict) => ClientError::Conflict { message },
+            (429, _) | (_, ErrorCode::RateLimited) => ClientError::RateLimited {
+                message,
+                retry_after,
+            },
+            (400..=499, _) => ClientError::InvalidRequest { status, message },
+            _ => ClientError::Server {
+                status,
+                message,
+                raw_body: if parsed.is_none() && keep_body {
+                    raw_excerpt(body)
+                } else {
+                    None
+                },
+            },
+        }
+    }
+
+    /// A success status whose body is not the contract's shape.
+    pub(crate) fn unparseable(
+        status: u16,
+        what: &str,
+        error: impl std::fmt::Display,
+        body: &[u8],
+        keep_body: bool,
+    ) -> Self {
+        ClientError::Server {
+            status,
+            message: format!("the {what} in the response could not be read ({error})"),
+            raw_body: if keep_body { raw_excerpt(body) } else { None },
+        }
+    }
+}
+
+fn describe_transport(error: &reqwest::Error) -> String {
+    // The whole source chain says why (refused, reset, DNS); the top level alone often does not.
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}
+
+fn raw_excerpt(body: &[u8]) -> Option<String> {
+    if body.is_empty() {
+        return None;
+    }
+    let cut = &body[..body.len().min(RAW_BODY_LIMIT)];
+    Some(String::from_utf8_lossy(cut).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_map_to_kinds() {
+        let body = br#"{"errorCode":"invalid_request","summary":"limit is too large","details":"at most 50"}"#;
+        let err = ClientError::from_status(400, body, None, true);
+        assert_eq!(err.kind(), ErrorKind::InvalidRequest);
+        assert_eq!(err.server_message(), Some("limit is too large: at most 50"));
+        assert_eq!(
+            ClientError::from_status(401, b"", None, true).kind(),
+            ErrorKind::Unauthorized
+        );
+        assert_eq!(
+            ClientError::from_status(404, b"", None, true).kind(),
+            ErrorKind::NotFound
+        );
+        assert_eq!(
+            ClientError::from_status(409, b"", None, true).kind(),
+            ErrorKind::Conflict
+        );
+        assert_eq!(
+            ClientError::from_status(429, b"", None, true).kind(),
+            ErrorKind::RateLimited
+        );
+        assert_eq!(
+            ClientError::from_status(415, b"", None, true).kind(),
+            ErrorKind::InvalidRequest
+        );
+        assert!(ClientError::from_status(503, b"", None, true).is_transient());
+        assert!(!ClientError::from_status(400, b"", None, true).is_transient());
+    }
+
+    #[test]
+    fn unparseable_bodies_are_kept_except_where_withheld() {
+        let err = ClientError::from_status(502, b"<html>bad gateway</html>", None, true);
+        match &err {
+            ClientError::Server { raw_body, .. } => {
+                assert_eq!(raw_body.as_deref(), Some("<html>bad gateway</html>"))
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        let withheld =
+            ClientError::unparseable(201, "token", "eof", b"{\"access_token\":\"t", false);
+        assert!(!format!("{withheld:?}").contains("access_token"));
+    }
+}

@@ -1,0 +1,38 @@
+//! The partner API client: the one way the console and the `partner` command talk to the service.
+//!
+//! - [`PartnerClient`]: every call of the API, each sent with a token that is fresh when sent;
+//!   input that breaks a rule of the spec is refused before sending (rules from `partner-api`).
+//! - [`TokenManager`]: issues, keeps and replaces the token before either deadline, single
+//!   flight, one retry on a 401; publishes [`TokenState`] for live countdowns.
+//! - [`PageRequest`] / [`Page`] and [`PartnerClient::pager`], a stream over a whole listing.
+//! - [`PartnerClient::rotate_signing_key`], with the keys kept in a [`SecretStore`]
+//!   ([`KeyringStore`] for the OS keychain, [`MemoryStore`] for tests), and [`signing_keys`] for
+//!   the listener.
+//! - [`ClientError`] with a machine-readable [`ErrorKind`] and messages that never hold a secret.
+//!
+//! No Tauri here: the desktop app and the CLI are thin layers over this crate.
+
+pub mod client;
+pub mod clock;
+pub mod config;
+pub mod error;
+mod http;
+pub mod page;
+pub mod pager;
+pub mod rotation;
+pub mod secrets;
+pub mod token;
+
+pub use client::{PartnerClient, MERGE_PATCH};
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use config::{parse_base_url, ConnectionConfig, RetryPolicy, DEFAULT_BASE_URL};
+pub use error::{ClientError, ErrorKind, Result, RuleError};
+pub use page::{Listed, Page, PageRequest};
+pub use pager::PagerOptions;
+pub use rotation::Rotation;
+pub use secrets::{
+    client_secret, forget_client_secret, forget_signing_keys, save_client_secret, signing_keys,
+    store_signing_key, KeyringStore, MemoryStore, PreviousKey, SecretSlot, SecretStore,
+    SigningKeys, KEYCHAIN_SERVICE,
+};
+pub use token::{TokenManager, TokenState};

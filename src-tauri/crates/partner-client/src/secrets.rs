@@ -1,0 +1,356 @@
+//! Where secrets rest: the OS keychain (Secret Service on Linux) behind the [`SecretStore`] trait.
+//!
+//! Entries, all under the service name `partner-console`:
+//! - `client-secret:{base_url}|{client_id}`: a connection's client secret;
+//! - `signing-key:{subscription_id}:current`: the key the service signs with now;
+//! - `signing-key:{subscription_id}:previous`: the key it signed with before the last rotation,
+//!   stored as `{replacedAt RFC 3339}|{key}` in one entry so the two can never disagree (neither
+//!   a signing key nor a timestamp can contain `|`).
+//!
+//! Signing keys are named by subscription id alone because that is all a receiver knows when a
+//! notification arrives (`Svc-SubscriptionId`); subscription ids are assigned by the service and
+//! unique. [`signing_keys`] is the function the listener calls to verify during a rotation.
+//! The keychain calls are blocking D-Bus round trips of a few milliseconds; callers on an async
+//! runtime may wrap them in `spawn_blocking` where that matters.
+
+use crate::error::{ClientError, Result};
+use chrono::{DateTime, Utc};
+use partner_api::Secret;
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::sync::Mutex;
+
+/// The keychain's service name for every entry of the console.
+pub const KEYCHAIN_SERVICE: &str = "partner-console";
+
+/// Names one secret in a store.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum SecretSlot {
+    ClientSecret { base_url: String, client_id: String },
+    SigningKey { subscription_id: String },
+    PreviousSigningKey { subscription_id: String },
+}
+
+impl SecretSlot {
+    pub fn client_secret(base_url: &url::Url, client_id: &str) -> Self {
+        SecretSlot::ClientSecret {
+            base_url: base_url.as_str().trim_end_matches('/').to_string(),
+            client_id: client_id.to_string(),
+        }
+    }
+
+    /// The keychain account name of this slot.
+    pub fn account(&self) -> String {
+        match self {
+            SecretSlot::ClientSecret {
+                base_url,
+                client_id,
+            } => format!("client-secret:{base_url}|{client_id}"),
+            SecretSlot::SigningKey { subscription_id } => {
+                format!("signing-key:{subscription_id}:current")
+            }
+            SecretSlot::PreviousSigningKey { subscription_id } => {
+                format!("signing-key:{subscription_id}:previous")
+            }
+        }
+    }
+}
+
+/// A place that keeps secrets: the OS keychain, or memory in tests.
+pub trait SecretStore: Send + Sync + Debug {
+    fn get(&self, slot: &SecretSlot) -> Result<Option<Secret>>;
+    fn set(&self, slot: &SecretSlot, value: &Secret) -> Result<()>;
+    /// Removing an absent entry is not an error.
+    fn delete(&self, slot: &SecretSlot) -> Result<()>;
+}
+
+/// The OS keychain through the `keyring` crate (Secret Service on Linux, with its own crypto).
+#[derive(Debug, Clone)]
+pub struct KeyringStore {
+    service: String,
+}
+
+impl Default for KeyringStore {
+    fn default() -> Self {
+        Self::new(KEYCHAIN_SERVICE)
+    }
+}
+
+impl KeyringStore {
+    /// A store under another service name (tests use one of their own).
+    pub fn new(service: impl Into<String>) -> Self {
+        Self {
+            service: service.into(),
+        }
+    }
+
+    fn entry(&self, slot: &SecretSlot) -> Result<keyring::Entry> {
+        keyring::Entry::new(&self.service, &slot.account()).map_err(keyring_error)
+    }
+}
+
+impl SecretStore for KeyringStore {
+    fn get(&self, slot: &SecretSlot) -> Result<Option<Secret>> {
+        match self.entry(slot)?.get_password() {
+            Ok(value) => Ok(Some(Secret::new(value))),
+            Err(keyring::Error::NoEntry) => Ok(None),
+            Err(error) => Err(keyring_error(error)),
+        }
+    }
+
+    fn set(&self, slot: &SecretSlot, value: &Secret) -> Result<()> {
+        self.entry(slot)?
+            .set_password(value.expose())
+            .map_err(keyring_error)
+    }
+
+    fn delete(&self, slot: &SecretSlot) -> Result<()> {
+        match self.entry(slot)?.delete_credential() {
+            Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
+            Err(error) => Err(keyring_error(error)),
+        }
+    }
+}
+
+/// Words for a keychain failure. `BadEncoding` carries the stored bytes in its `Debug`, so every
+/// variant is described by our own text or the crate's `Display`, which quotes no value.
+fn keyring_error(error: keyring::Error) -> ClientError {
+    let message = match &error {
+        keyring::Error::BadEncoding(_) => "a stored secret is not valid UTF-8".to_string(),
+        keyring::Error::NoStorageAccess(_) => format!(
+            "the keychain is not available (is a Secret Service such as gnome-keyring running and unlocked?): {error}"
+        ),
+        _ => error.to_string(),
+    };
+    ClientError::keychain(message)
+}
+
+/// Secrets in memory, for tests and for a session that must not touch the keychain.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    entries: Mutex<HashMap<String, Secret>>,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<String, Secret>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl SecretStore for MemoryStore {
+    fn get(&self, slot: &SecretSlot) -> Result<Option<Secret>> {
+        Ok(self.entries().get(&slot.account()).cloned())
+    }
+
+    fn set(&self, slot: &SecretSlot, value: &Secret) -> Result<()> {
+        self.entries().insert(slot.account(), value.clone());
+        Ok(())
+    }
+
+    fn delete(&self, slot: &SecretSlot) -> Result<()> {
+        self.entries().remove(&slot.account());
+        Ok(())
+    }
+}
+
+/// The keys a receiver may verify a subscription's notifications with.
+#[derive(Debug, Clone)]
+pub struct SigningKeys {
+    pub current: Secret,
+    pub previous: Option<PreviousKey>,
+}
+
+/// A key replaced by a rotation, and when it was replaced.
+#[derive(Debug, Clone)]
+pub struct PreviousKey {
+    pub key: Secret,
+    pub replaced_at: DateTime<Utc>,
+}
+
+/// The stored keys of a subscription, or `None` when the console set none.
+pub fn signing_keys(store: &dyn SecretStore, subscription_id: &str) -> Result<Option<SigningKeys>> {
+    let current = store.get(&SecretSlot::SigningKey {
+        subscription_id: subscription_id.to_string(),
+    })?;
+    let Some(current) = current else {
+        return Ok(None);
+    };
+    let previous = store
+        .get(&SecretSlot::PreviousSigningKey {
+            subscription_id: subscription_id.to_string(),
+        })?
+        .and_then(|stored| decode_previous(&stored));
+    Ok(Some(SigningKeys { current, previous }))
+}
+
+/// Stores `key` as the subscription's current key; the key it replaces (if any) becomes the
+/// previous one, replaced at `now`. Returns what was there before, to roll back with.
+pub fn store_signing_key(
+    store: &dyn SecretStore,
+    subscription_id: &str,
+    key: &Secret,
+    now: DateTime<Utc>,
+) -> Result<StoredKeys> {
+    let before = StoredKeys::read(store, subscription_id)?;
+    if let Some(old) = &before.current {
+        store.set(&previous_slot(subscription_id), &encode_previous(old, now))?;
+    }
+    store.set(&current_slot(subscription_id), key)?;
+    Ok(before)
+}
+
+/// A subscription's two raw entries, as read before a change.
+#[derive(Debug, Clone)]
+pub struct StoredKeys {
+    subscription_id: String,
+    current: Option<Secret>,
+    previous: Option<Secret>,
+}
+
+impl StoredKeys {
+    fn read(store: &dyn SecretStore, subscription_id: &str) -> Result<Self> {
+        Ok(Self {
+            subscription_id: subscription_id.to_string(),
+            current: store.get(&current_slot(subscription_id))?,
+            previous: store.get(&previous_slot(subscription_id))?,
+        })
+    }
+
+    /// Puts both entries back as they were.
+    pub fn restore(&self, store: &dyn SecretStore) -> Result<()> {
+        for (slot, value) in [
+            (current_slot(&self.subscription_id), &self.current),
+            (previous_slot(&self.subscription_id), &self.previous),
+        ] {
+            match value {
+                Some(value) => store.set(&slot, value)?,
+                None => store.delete(&slot)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Forgets a subscription's keys (when the subscription is deleted).
+pub fn forget_signing_keys(store: &dyn SecretStore, subscription_id: &str) -> Result<()> {
+    store.delete(&current_slot(subscription_id))?;
+    store.delete(&previous_slot(subscription_id))
+}
+
+fn current_slot(subscription_id: &str) -> SecretSlot {
+    SecretSlot::SigningKey {
+        subscription_id: subscription_id.to_string(),
+    }
+}
+
+fn previous_slot(subscription_id: &str) -> SecretSlot {
+    SecretSlot::PreviousSigningKey {
+        subscription_id: subscription_id.to_string(),
+    }
+}
+
+fn encode_previous(key: &Secret, replaced_at: DateTime<Utc>) -> Secret {
+    Secret::new(format!("{}|{}", replaced_at.to_rfc3339(), key.expose()))
+}
+
+fn decode_previous(stored: &Secret) -> Option<PreviousKey> {
+    let (when, key) = stored.expose().split_once('|')?;
+    let replaced_at = DateTime::parse_from_rfc3339(when).ok()?.with_timezone(&Utc);
+    Some(PreviousKey {
+        key: Secret::new(key),
+        replaced_at,
+    })
+}
+
+/// A connection's client secret, from the store.
+pub fn client_secret(
+    store: &dyn SecretStore,
+    base_url: &url::Url,
+    client_id: &str,
+) -> Result<Option<Secret>> {
+    store.get(&SecretSlot::client_secret(base_url, client_id))
+}
+
+pub fn save_client_secret(
+    store: &dyn SecretStore,
+    base_url: &url::Url,
+    client_id: &str,
+    secret: &Secret,
+) -> Result<()> {
+    store.set(&SecretSlot::client_secret(base_url, client_id), secret)
+}
+
+pub fn forget_client_secret(
+    store: &dyn SecretStore,
+    base_url: &url::Url,
+    client_id: &str,
+) -> Result<()> {
+    store.delete(&SecretSlot::client_secret(base_url, client_id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn previous_key_round_trips_with_its_time() {
+        let store = MemoryStore::new();
+        let t0 = DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert!(signing_keys(&store, "s1").unwrap().is_none());
+        store_signing_key(
+            &store,
+            "s1",
+            &Secret::new("Key1!aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
+            t0,
+        )
+        .unwrap();
+        let keys = signing_keys(&store, "s1").unwrap().unwrap();
+        assert!(keys.current.ct_eq("Key1!aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+        assert!(keys.previous.is_none());
+
+        let before = store_signing_key(
+            &store,
+            "s1",
+            &Secret::new("Key2!bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"),
+            t0,
+        )
+        .unwrap();
+        let keys = signing_keys(&store, "s1").unwrap().unwrap();
+        assert!(keys.current.ct_eq("Key2!bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"));
+        let previous = keys.previous.unwrap();
+        assert!(previous.key.ct_eq("Key1!aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+        assert_eq!(previous.replaced_at, t0);
+
+        before.restore(&store).unwrap();
+        let keys = signing_keys(&store, "s1").unwrap().unwrap();
+        assert!(keys.current.ct_eq("Key1!aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+        assert!(keys.previous.is_none());
+        forget_signing_keys(&store, "s1").unwrap();
+        assert!(signing_keys(&store, "s1").unwrap().is_none());
+    }
+
+    #[test]
+    fn accounts_are_distinct() {
+        let url = url::Url::parse("http://127.0.0.1:7001/").unwrap();
+        assert_eq!(
+            SecretSlot::client_secret(&url, "c1").account(),
+            "client-secret:http://127.0.0.1:7001|c1"
+        );
+        assert_ne!(
+            SecretSlot::SigningKey {
+                subscription_id: "s".into()
+            }
+            .account(),
+            SecretSlot::PreviousSigningKey {
+                subscription_id: "s".into()
+            }
+            .account()
+        );
+    }
+}

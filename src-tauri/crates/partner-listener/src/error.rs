@@ -1,0 +1,31 @@
+//! The listener's one error type. Messages name what failed and never carry a key, a header
+//! value or a body: they may reach a log line or the UI.
+
+use std::path::PathBuf;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("the capture store failed: {0}")]
+    Store(#[from] rusqlite::Error),
+    #[error("the capture store at {path} could not be opened: {source}")]
+    OpenStore {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("the capture store's writer has stopped")]
+    WriterStopped,
+    #[error("no capture with id {0}")]
+    NoSuchCapture(i64),
+    #[error("could not bind or accept on the listening address: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    InvalidInput(String),
+    #[error("the request to {url} failed: {reason}")]
+    Outbound { url: String, reason: String },
+    #[error("line {line} of the import is not a capture: {reason}")]
+    Import { line: usize, reason: String },
+    #[error("could not encode the export: {0}")]
+    Encode(#[from] serde_json::Error),
+}

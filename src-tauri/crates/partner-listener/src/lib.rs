@@ -1,0 +1,25 @@
+//! The webhook listener of Partner Console: receives the service's notifications, verifies each
+//! with `partner_api::signature` over the exact bytes that arrived, keeps every request in a
+//! SQLite store (acknowledging only after a durable commit), and feeds live views, forwards,
+//! replays, exports, a signature debugger and a tunnel check.
+//!
+//! No Tauri here: the CLI (`partner listen`) and the desktop app drive the same [`Listener`].
+
+pub mod capture;
+pub mod error;
+pub mod keys;
+pub mod live;
+pub mod outbound;
+pub mod server;
+pub mod store;
+pub mod test_mode;
+pub mod verdict;
+
+pub use capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
+pub use error::{Error, Result};
+pub use keys::{KeySource, MemoryKeys, PreviousKey, SubscriptionKeys};
+pub use live::{Coalescer, LiveBatch, LiveEvent};
+pub use server::{Listener, ListenerConfig, DEFAULT_ADDR, DEFAULT_BODY_LIMIT, DEFAULT_PATH};
+pub use store::{CaptureFilter, CapturePage, ImportReport, Retention, Store};
+pub use test_mode::TestMode;
+pub use verdict::{judge, MatchedKey, NotificationFields, Verdict};

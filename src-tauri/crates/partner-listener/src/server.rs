@@ -1,0 +1,549 @@
+//! The receiving server: one `POST` path, every request recorded, 2xx only after commit.
+//!
+//! Built on hyper directly rather than through a router because the listener needs what a router
+//! hides: a header-read timeout against slow-loris clients, a connection cap, the raw body bytes
+//! with a limit and a deadline, and requests on *any* path recorded (the tunnel check must see a
+//! request that arrived on the wrong path). `serve(listener, shutdown)` takes a bound socket so
+//! tests and the app start it on port 0.
+
+use crate::capture::{header_value, Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
+use crate::keys::{KeySource, SubscriptionKeys};
+use crate::live::{LiveEvent, LIVE_CAPACITY};
+use crate::outbound::{self, REPLAY_HEADER};
+use crate::store::Store;
+use crate::test_mode::TestMode;
+use crate::verdict::{self, Judgement, NotificationFields, Verdict};
+use crate::{Error, Result};
+use bytes::Bytes;
+use chrono::Utc;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use partner_api::signature::{SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
+use partner_api::Secret;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, Semaphore};
+
+/// The default listening address: loopback, a fixed port.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:7070";
+pub const DEFAULT_PATH: &str = "/webhooks";
+pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
+/// The header a tunnel check's probe carries (its nonce).
+pub const PROBE_HEADER: &str = "Svc-Tunnel-Check";
+
+/// How the listener receives.
+#[derive(Debug, Clone)]
+pub struct ListenerConfig {
+    /// The path notifications are posted to.
+    pub path: String,
+    /// Bodies larger than this get 413 and are recorded without the body.
+    pub body_limit: usize,
+    /// A client must send its whole request head within this time.
+    pub header_read_timeout: Duration,
+    /// ... and its whole body within this time after the head.
+    pub body_read_timeout: Duration,
+    /// Connections open at once; further clients wait in the accept queue.
+    pub max_connections: usize,
+    /// Valid notifications are also sent, unchanged, here.
+    pub forward_to: Option<url::Url>,
+    pub test_mode: TestMode,
+}
+
+impl Default for ListenerConfig {
+    fn default() -> Self {
+        Self {
+            path: DEFAULT_PATH.into(),
+            body_limit: DEFAULT_BODY_LIMIT,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            max_connections: 512,
+            forward_to: None,
+            test_mode: TestMode::default(),
+        }
+    }
+}
+
+/// Normalises a configured path: leading slash, no trailing slash (except `/`).
+pub fn normalise_path(path: &str) -> Result<String> {
+    let trimmed = path.trim();
+    if trimmed.contains(['?', '#', ' ']) {
+        return Err(Error::InvalidInput(
+            "the listening path may not contain '?', '#' or spaces".into(),
+        ));
+    }
+    let with_slash = if trimmed.starts_with('/') {
+        trimmed.to_string()
+    } else {
+        format!("/{trimmed}")
+    };
+    let normalised = with_slash.trim_end_matches('/');
+    Ok(if normalised.is_empty() {
+        "/".into()
+    } else {
+        normalised.into()
+    })
+}
+
+/// The listener: its store, its keys and its live feed. Clones share everything.
+#[derive(Debug, Clone)]
+pub struct Listener {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    config: ListenerConfig,
+    store: Store,
+    keys: Arc<dyn KeySource>,
+    live: broadcast::Sender<LiveEvent>,
+    test_mode: RwLock<TestMode>,
+    forward_to: RwLock<Option<url::Url>>,
+    /// Ephemeral keys of tunnel-check probes in flight, by nonce.
+    probes: Mutex<HashMap<String, Secret>>,
+    http: reqwest::Client,
+}
+
+impl Listener {
+    pub fn new(config: ListenerConfig, store: Store, keys: Arc<dyn KeySource>) -> Result<Self> {
+        config.test_mode.validate()?;
+        let mut config = config;
+        config.path = normalise_path(&config.path)?;
+        let (live, _) = broadcast::channel(LIVE_CAPACITY);
+        Ok(Self {
+            shared: Arc::new(Shared {
+                test_mode: RwLock::new(config.test_mode.clone()),
+                forward_to: RwLock::new(config.forward_to.clone()),
+                config,
+                store,
+                keys,
+                live,
+                probes: Mutex::default(),
+                http: outbound::http_client(),
+            }),
+        })
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.shared.store
+    }
+
+    pub fn keys(&self) -> &Arc<dyn KeySource> {
+        &self.shared.keys
+    }
+
+    pub fn config(&self) -> &ListenerConfig {
+        &self.shared.config
+    }
+
+    /// A receiver of every capture committed from now on (and of forward/replay outcomes).
+    pub fn subscribe(&self) -> broadcast::Receiver<LiveEvent> {
+        self.shared.live.subscribe()
+    }
+
+    pub fn test_mode(&self) -> TestMode {
+        read(&self.shared.test_mode).clone()
+    }
+
+    pub fn set_test_mode(&self, mode: TestMode) -> Result<()> {
+        mode.validate()?;
+        *write(&self.shared.test_mode) = mode;
+        Ok(())
+    }
+
+    pub fn forward_to(&self) -> Option<url::Url> {
+        read(&self.shared.forward_to).clone()
+    }
+
+    pub fn set_forward_to(&self, url: Option<url::Url>) {
+        *write(&self.shared.forward_to) = url;
+    }
+
+    /// Registers the ephemeral key of a tunnel-check probe; dropping the guard forgets it.
+    pub fn register_probe(&self, nonce: &str, key: Secret) -> ProbeGuard {
+        lock(&self.shared.probes).insert(nonce.to_string(), key);
+        ProbeGuard {
+            listener: self.clone(),
+            nonce: nonce.to_string(),
+        }
+    }
+
+    /// Sends capture `id` again to `target` (default: the forward URL), unchanged or with
+    /// `edited_body` re-signed with the subscription's current key, and records the outcome.
+    pub async fn replay(
+        &self,
+        id: i64,
+        target: Option<url::Url>,
+        edited_body: Option<Vec<u8>>,
+    ) -> Result<OutboundRecord> {
+        let target = target.or_else(|| self.forward_to()).ok_or_else(|| {
+            Error::InvalidInput("replay needs a target URL (no forward URL is set)".into())
+        })?;
+        let capture = self.shared.store.get(id)?;
+        let kind = if edited_body.is_some() {
+            OutboundKind::ReplayEdited
+        } else {
+            OutboundKind::Replay
+        };
+        let (headers, body) =
+            outbound::outbound_request(&capture, kind, edited_body, self.shared.keys.as_ref())?;
+        let record = outbound::send(&self.shared.http, id, kind, &target, headers, body).await;
+        let record = self.shared.store.insert_outbound(record).await?;
+        let _ = self
+            .shared
+            .live
+            .send(LiveEvent::Outbound(Arc::new(record.clone())));
+        Ok(record)
+    }
+
+    /// Accepts connections on `listener` until `shutdown` completes, then lets requests in flight
+    /// finish (up to 5 s).
+    pub async fn serve(
+        &self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<()> {
+        let config = &self.shared.config;
+        let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
+        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .header_read_timeout(config.header_read_timeout)
+            .keep_alive(true);
+        tokio::pin!(shutdown);
+        loop {
+            let permit = tokio::select! {
+                permit = connections.clone().acquire_owned() => match permit {
+                    Ok(permit) => permit,
+                    Err(_) => break,
+                },
+                () = &mut shutdown => break,
+            };
+            let (stream, peer) = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(error) => {
+                        // Out of file descriptors and the like: back off, never crash.
+                        tracing::warn!(%error, "accepting a connection failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let _ = stream.set_nodelay(true);
+            let shared = self.shared.clone();
+            let service = hyper::service::service_fn(move |request| {
+                let shared = shared.clone();
+                async move { Ok::<_, Infallible>(handle(&shared, peer, request).await) }
+            });
+            let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+            tokio::spawn(async move {
+                let _ = connection.await;
+                drop(permit);
+            });
+        }
+        drop(listener);
+        let _ = tokio::time::timeout(Duration::from_secs(5), graceful.shutdown()).await;
+        Ok(())
+    }
+}
+
+/// Forgets a probe's key when the check is over.
+#[derive(Debug)]
+pub struct ProbeGuard {
+    listener: Listener,
+    nonce: String,
+}
+
+impl Drop for ProbeGuard {
+    fn drop(&mut self) {
+        lock(&self.listener.shared.probes).remove(&self.nonce);
+    }
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+enum BodyRead {
+    Complete(Bytes),
+    /// Over the limit; this many bytes were seen (a lower bound if the client stopped early).
+    TooLarge(u64),
+    /// The client stopped or stalled after this many bytes.
+    Incomplete(u64),
+}
+
+/// Reads the body up to `limit`. Past it, keeps reading (and discarding) up to `drain_limit` so
+/// an ordinary client gets to read its 413; beyond that the connection is simply closed.
+async fn read_body(mut body: Incoming, limit: usize, drain_limit: u64) -> BodyRead {
+    let mut kept: Vec<u8> = Vec::new();
+    let mut seen: u64 = 0;
+    let mut over = false;
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return if over {
+                BodyRead::TooLarge(seen)
+            } else {
+                BodyRead::Incomplete(seen)
+            };
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        seen += data.len() as u64;
+        if !over && kept.len() + data.len() > limit {
+            over = true;
+            kept = Vec::new();
+        }
+        if over {
+            if seen > drain_limit {
+                return BodyRead::TooLarge(seen);
+            }
+        } else {
+            kept.extend_from_slice(&data);
+        }
+    }
+    if over {
+        BodyRead::TooLarge(seen)
+    } else {
+        BodyRead::Complete(Bytes::from(kept))
+    }
+}
+
+fn text_response(status: u16, body: &str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())));
+    *response.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+async fn handle(
+    shared: &Shared,
+    peer: SocketAddr,
+    request: Request<Incoming>,
+) -> Response<Full<Bytes>> {
+    let started = Instant::now();
+    let received_at = Utc::now();
+    let (parts, body) = request.into_parts();
+    let headers: Vec<Header> = parts
+        .headers
+        .iter()
+        .map(|(name, value)| Header::new(name.as_str(), String::from_utf8_lossy(value.as_bytes())))
+        .collect();
+    let path = parts
+        .uri
+        .path_and_query()
+        .map_or_else(|| parts.uri.path().to_string(), |p| p.as_str().to_string());
+    let limit = shared.config.body_limit;
+    let announced: Option<u64> =
+        header_value(&headers, "content-length").and_then(|v| v.trim().parse().ok());
+    let drain_limit = (limit as u64).saturating_mul(8);
+    let read = if announced.is_some_and(|n| n > drain_limit) {
+        BodyRead::TooLarge(announced.unwrap_or_default())
+    } else if announced.is_some_and(|n| n > limit as u64) {
+        match tokio::time::timeout(
+            shared.config.body_read_timeout,
+            read_body(body, limit, drain_limit),
+        )
+        .await
+        {
+            Ok(BodyRead::Complete(_)) | Ok(BodyRead::TooLarge(_)) | Err(_) => {
+                BodyRead::TooLarge(announced.unwrap_or_default())
+            }
+            Ok(incomplete) => incomplete,
+        }
+    } else {
+        tokio::time::timeout(
+            shared.config.body_read_timeout,
+            read_body(body, limit, drain_limit),
+        )
+        .await
+        .unwrap_or(BodyRead::Incomplete(0))
+    };
+
+    let on_path =
+        parts.uri.path().trim_end_matches('/') == shared.config.path.trim_end_matches('/');
+    let is_post = parts.method == hyper::Method::POST;
+    let subscription_id = header_value(&headers, SUBSCRIPTION_HEADER).map(str::to_string);
+    let (body_bytes, body_size, judgement) = match read {
+        BodyRead::TooLarge(size) => (None, size, plain(Verdict::TooLarge, &[])),
+        BodyRead::Incomplete(size) => (None, size, plain(Verdict::Incomplete, &[])),
+        BodyRead::Complete(bytes) => {
+            let judgement = if !on_path {
+                plain(Verdict::WrongPath, &bytes)
+            } else if !is_post {
+                plain(Verdict::WrongMethod, &bytes)
+            } else {
+                judge(shared, &headers, subscription_id.as_deref(), &bytes)
+            };
+            (Some(bytes), 0, judgement)
+        }
+    };
+    let body_size = body_bytes.as_ref().map_or(body_size, |b| b.len() as u64);
+
+    let (mut status, mut response_body) = judgement.verdict.response();
+    let mut from_test_mode = false;
+    let mut delay = None;
+    let test_mode = read_lock(&shared.test_mode).clone();
+    let judged = on_path && is_post && body_bytes.is_some();
+    if judged && test_mode.is_active() {
+        let attempt = prior_attempts(shared, subscription_id.as_deref(), &judgement.fields) + 1;
+        let answer = test_mode.answer(attempt, &mut rand::rng());
+        if let Some(chosen) = answer.status {
+            status = chosen;
+            response_body = if (200..300).contains(&chosen) {
+                "ok\n"
+            } else {
+                "test mode\n"
+            };
+            from_test_mode = true;
+        }
+        delay = answer.delay;
+    }
+
+    let capture = Capture {
+        id: 0,
+        received_at,
+        method: parts.method.to_string(),
+        path,
+        replay: header_value(&headers, REPLAY_HEADER).is_some_and(|v| v.trim() == "1"),
+        headers,
+        body: body_bytes.map(|b| b.to_vec()),
+        body_size,
+        peer: Some(peer.to_string()),
+        verdict: judgement.verdict,
+        matched_key: judgement.matched_key,
+        subscription_id,
+        fields: judgement.fields,
+        attempt: 0,
+        notification_id: None,
+        response: ResponseRecord {
+            status,
+            body: response_body.to_string(),
+            from_test_mode,
+            delay_ms: delay.map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        },
+        processing_micros: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+    };
+    let stored = match shared.store.insert(capture).await {
+        Ok(stored) => Arc::new(stored),
+        Err(error) => {
+            // Not stored means not acknowledged: the sender will retry.
+            tracing::error!(%error, "a capture could not be stored");
+            return text_response(503, "storage unavailable\n");
+        }
+    };
+    let _ = shared.live.send(LiveEvent::Captured(stored.clone()));
+    if stored.verdict == Verdict::Valid && !stored.replay {
+        if let Some(target) = read_lock(&shared.forward_to).clone() {
+            spawn_forward(shared, stored.clone(), target);
+        }
+    }
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
+    }
+    text_response(status, response_body)
+}
+
+fn read_lock<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    read(lock)
+}
+
+fn plain(verdict: Verdict, body: &[u8]) -> Judgement {
+    Judgement {
+        verdict,
+        matched_key: None,
+        fields: NotificationFields::read(body).0,
+    }
+}
+
+fn judge(
+    shared: &Shared,
+    headers: &[Header],
+    subscription_id: Option<&str>,
+    body: &[u8],
+) -> Judgement {
+    let signature = header_value(headers, SIGNATURE_HEADER);
+    let probe_key = header_value(headers, PROBE_HEADER)
+        .and_then(|nonce| lock(&shared.probes).get(nonce.trim()).cloned());
+    let now = Utc::now();
+    match probe_key {
+        Some(key) => verdict::judge_with(
+            signature,
+            Some(&SubscriptionKeys::new(key)),
+            shared.keys.previous_key_grace(),
+            body,
+            now,
+        ),
+        None => verdict::judge(signature, subscription_id, body, shared.keys.as_ref(), now),
+    }
+}
+
+fn prior_attempts(
+    shared: &Shared,
+    subscription_id: Option<&str>,
+    fields: &NotificationFields,
+) -> u32 {
+    match (
+        subscription_id,
+        fields.resource_type.as_deref(),
+        fields.event_id.as_deref(),
+    ) {
+        (Some(sub), Some(resource_type), Some(event_id)) => shared
+            .store
+            .prior_attempts(sub, resource_type, event_id)
+            .unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn spawn_forward(shared: &Shared, capture: Arc<Capture>, target: url::Url) {
+    let http = shared.http.clone();
+    let store = shared.store.clone();
+    let live = shared.live.clone();
+    let keys = shared.keys.clone();
+    tokio::spawn(async move {
+        let Ok((headers, body)) =
+            outbound::outbound_request(&capture, OutboundKind::Forward, None, keys.as_ref())
+        else {
+            return;
+        };
+        let record = outbound::send(
+            &http,
+            capture.id,
+            OutboundKind::Forward,
+            &target,
+            headers,
+            body,
+        )
+        .await;
+        match store.insert_outbound(record).await {
+            Ok(record) => {
+                let _ = live.send(LiveEvent::Outbound(Arc::new(record)));
+            }
+            Err(error) => tracing::warn!(%error, "recording a forward failed"),
+        }
+    });
+}

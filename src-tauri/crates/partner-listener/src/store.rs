@@ -1,0 +1,743 @@
+//! The capture store: SQLite in WAL mode, written by one thread with group commit.
+//!
+//! Why shaped so: the listener may answer 2xx only once a capture is durably on disk, and one
+//! fsync per request would cap the rate at the disk's fsync rate. So every insert goes to a single
+//! writer thread; the writer takes whatever requests queued up while it was committing the last
+//! batch, writes them in one transaction, commits once (`synchronous=FULL`: the WAL is fsynced on
+//! every commit, so a commit survives a power cut, not only a `kill -9`), and only then tells each
+//! waiting request that its capture is stored. Under load batches grow by themselves; when idle a
+//! batch is one capture and nothing waits for a window to close. Readers use their own connection,
+//! which WAL lets run beside the writer.
+//!
+//! The writer also links redeliveries: within the same transaction it looks up earlier captures
+//! of the same (subscription, resource type, eventId), so attempt numbers never race.
+
+use crate::capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
+use crate::verdict::{MatchedKey, NotificationFields, Verdict};
+use crate::{Error, Result};
+use chrono::{DateTime, Duration, Utc};
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, ToSql};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Mutex};
+use tokio::sync::oneshot;
+
+/// Most captures written in one transaction.
+const MAX_BATCH: usize = 1024;
+/// Retention is enforced after this many inserts (and on demand).
+const PRUNE_EVERY: u64 = 256;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS captures (
+    id INTEGER PRIMARY KEY,
+    received_at TEXT NOT NULL,
+    received_at_us INTEGER NOT NULL,
+    method TEXT NOT NULL,
+    path TEXT NOT NULL,
+    headers TEXT NOT NULL,
+    body BLOB,
+    body_size INTEGER NOT NULL,
+    peer TEXT,
+    verdict TEXT NOT NULL,
+    matched_key TEXT,
+    subscription_id TEXT,
+    event_id TEXT,
+    event_time TEXT,
+    event_type TEXT,
+    instance_id TEXT,
+    resource_id TEXT,
+    resource_type TEXT,
+    resource_ref TEXT,
+    attempt INTEGER NOT NULL,
+    notification_id INTEGER,
+    response_status INTEGER NOT NULL,
+    response_body TEXT NOT NULL,
+    response_from_test_mode INTEGER NOT NULL,
+    response_delay_ms INTEGER NOT NULL,
+    processing_micros INTEGER NOT NULL,
+    replay INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS captures_notification
+    ON captures (subscription_id, resource_type, event_id);
+CREATE INDEX IF NOT EXISTS captures_received ON captures (received_at_us);
+CREATE TABLE IF NOT EXISTS outbound (
+    id INTEGER PRIMARY KEY,
+    capture_id INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    url TEXT NOT NULL,
+    sent_at TEXT NOT NULL,
+    request_headers TEXT NOT NULL,
+    request_body BLOB,
+    status INTEGER,
+    response_headers TEXT NOT NULL,
+    response_body TEXT,
+    elapsed_ms INTEGER NOT NULL,
+    error TEXT
+);
+CREATE INDEX IF NOT EXISTS outbound_capture ON outbound (capture_id);
+";
+
+const CAPTURE_COLUMNS: &str = "id, received_at, method, path, headers, body, body_size, peer, \
+    verdict, matched_key, subscription_id, event_id, event_time, event_type, instance_id, \
+    resource_id, resource_type, resource_ref, attempt, notification_id, response_status, \
+    response_body, response_from_test_mode, response_delay_ms, processing_micros, replay";
+
+/// How much the store keeps. Oldest captures go first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Retention {
+    pub max_count: Option<u64>,
+    #[serde(default, with = "optional_seconds")]
+    pub max_age: Option<Duration>,
+}
+
+/// Which captures a query, a count or an export covers. Empty fields match everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CaptureFilter {
+    /// Only these captures (a selection in the inspector).
+    pub ids: Vec<i64>,
+    pub verdicts: Vec<Verdict>,
+    pub event_type: Option<String>,
+    pub resource_type: Option<String>,
+    pub subscription_id: Option<String>,
+    /// Received at or after.
+    pub since: Option<DateTime<Utc>>,
+    /// Received before.
+    pub until: Option<DateTime<Utc>>,
+    /// Case-insensitive (ASCII) substring of the body or of any header name or value.
+    pub text: Option<String>,
+}
+
+/// One page of captures, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapturePage {
+    pub items: Vec<Capture>,
+    /// Captures matching the filter, over all pages.
+    pub total: u64,
+}
+
+/// How many captures an import added and how many it skipped because their id was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportReport {
+    pub imported: u64,
+    pub skipped: u64,
+}
+
+type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+
+enum WriteOp {
+    Insert(Box<Capture>, oneshot::Sender<Result<Capture>>),
+    /// Anything else that writes, run alone in the writer thread.
+    Run(Job),
+}
+
+/// A handle to the store; clones share the writer thread and the reader connection.
+#[derive(Debug, Clone)]
+pub struct Store {
+    inner: Arc<StoreInner>,
+}
+
+#[derive(Debug)]
+struct StoreInner {
+    path: PathBuf,
+    writer: Mutex<Option<mpsc::Sender<WriteOp>>>,
+    reader: Mutex<Connection>,
+    writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Drop for StoreInner {
+    fn drop(&mut self) {
+        if let Ok(mut writer) = self.writer.lock() {
+            writer.take();
+        }
+        if let Ok(mut thread) = self.writer_thread.lock() {
+            if let Some(handle) = thread.take() {
+                let _ = handle.join();
+            }
+        }
+    }
+}
+
+fn open_connection(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path).map_err(|source| Error::OpenStore {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // FULL in WAL mode: each commit fsyncs the WAL, so an acknowledged capture survives a power
+    // cut. Group commit makes that one fsync per batch, not per capture.
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    Ok(conn)
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `path` and starts its writer thread.
+    pub fn open(path: impl AsRef<Path>, retention: Retention) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let mut writer_conn = open_connection(&path)?;
+        writer_conn.execute_batch(SCHEMA)?;
+        let reader = open_connection(&path)?;
+        let (tx, rx) = mpsc::channel::<WriteOp>();
+        let thread = std::thread::Builder::new()
+            .name("capture-writer".into())
+            .spawn(move || writer_loop(&mut writer_conn, rx, retention))?;
+        Ok(Self {
+            inner: Arc::new(StoreInner {
+                path,
+                writer: Mutex::new(Some(tx)),
+                reader: Mutex::new(reader),
+                writer_thread: Mutex::new(Some(thread)),
+            }),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    fn send(&self, op: WriteOp) -> Result<()> {
+        let writer = self.inner.writer.lock().map_err(|_| Error::WriterStopped)?;
+        writer
+            .as_ref()
+            .ok_or(Error::WriterStopped)?
+            .send(op)
+            .map_err(|_| Error::WriterStopped)
+    }
+
+    /// Stores a capture and returns it with its id and attempt number, once it is committed.
+    pub async fn insert(&self, capture: Capture) -> Result<Capture> {
+        let (tx, rx) = oneshot::channel();
+        self.send(WriteOp::Insert(Box::new(capture), tx))?;
+        rx.await.map_err(|_| Error::WriterStopped)?
+    }
+
+    /// Runs `job` on the writer connection and waits for its result.
+    async fn run<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let (tx, rx) = oneshot::channel();
+        self.send(WriteOp::Run(Box::new(move |conn| {
+            let _ = tx.send(job(conn));
+        })))?;
+        rx.await.map_err(|_| Error::WriterStopped)?
+    }
+
+    /// Records a forward or replay and returns it with its id.
+    pub async fn insert_outbound(&self, record: OutboundRecord) -> Result<OutboundRecord> {
+        self.run(move |conn| {
+            let mut record = record;
+            conn.execute(
+                "INSERT INTO outbound (capture_id, kind, url, sent_at, request_headers, \
+                 request_body, status, response_headers, response_body, elapsed_ms, error) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    record.capture_id,
+                    record.kind.as_str(),
+                    record.url,
+                    record.sent_at.to_rfc3339(),
+                    headers_json(&record.request_headers)?,
+                    record.request_body,
+                    record.status,
+                    headers_json(&record.response_headers)?,
+                    record.response_body,
+                    record.elapsed_ms as i64,
+                    record.error,
+                ],
+            )?;
+            record.id = conn.last_insert_rowid();
+            Ok(record)
+        })
+        .await
+    }
+
+    /// Deletes every capture and outbound record.
+    pub async fn clear_all(&self) -> Result<()> {
+        self.run(|conn| {
+            conn.execute_batch("DELETE FROM captures; DELETE FROM outbound;")?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Applies a retention policy now; returns how many captures were pruned.
+    pub async fn prune(&self, retention: Retention) -> Result<u64> {
+        self.run(move |conn| prune(conn, retention)).await
+    }
+
+    /// Adds captures as they are (ids, attempts and all), skipping ids already present.
+    pub async fn import(&self, captures: Vec<Capture>) -> Result<ImportReport> {
+        self.run(move |conn| {
+            let tx = conn.transaction()?;
+            let mut report = ImportReport {
+                imported: 0,
+                skipped: 0,
+            };
+            for capture in &captures {
+                let exists: bool = tx.query_row(
+                    "SELECT EXISTS(SELECT 1 FROM captures WHERE id = ?1)",
+                    [capture.id],
+                    |row| row.get(0),
+                )?;
+                if exists {
+                    report.skipped += 1;
+                } else {
+                    insert_row(&tx, capture, Some(capture.id))?;
+                    report.imported += 1;
+                }
+            }
+            tx.commit()?;
+            Ok(report)
+        })
+        .await
+    }
+
+    fn reader(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.inner
+            .reader
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn get(&self, id: i64) -> Result<Capture> {
+        let conn = self.reader();
+        conn.query_row(
+            &format!("SELECT {CAPTURE_COLUMNS} FROM captures WHERE id = ?1"),
+            [id],
+            capture_from_row,
+        )
+        .optional()?
+        .ok_or(Error::NoSuchCapture(id))
+    }
+
+    /// Every attempt of the notification `id` belongs to, first attempt first.
+    pub fn attempts_of(&self, id: i64) -> Result<Vec<Capture>> {
+        let capture = self.get(id)?;
+        let Some(notification_id) = capture.notification_id else {
+            return Ok(vec![capture]);
+        };
+        let conn = self.reader();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {CAPTURE_COLUMNS} FROM captures WHERE notification_id = ?1 ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([notification_id], capture_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// How many captures of (subscription, resource type, eventId) are stored already.
+    pub fn prior_attempts(
+        &self,
+        subscription_id: &str,
+        resource_type: &str,
+        event_id: &str,
+    ) -> Result<u32> {
+        let conn = self.reader();
+        let count: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM captures WHERE subscription_id = ?1 AND resource_type = ?2 \
+             AND event_id = ?3",
+            params![subscription_id, resource_type, event_id],
+            |row| row.get(0),
+        )?;
+        Ok(u32::try_from(count).unwrap_or(u32::MAX))
+    }
+
+    /// A page of captures matching `filter`, newest first.
+    pub fn query(&self, filter: &CaptureFilter, offset: u64, limit: u64) -> Result<CapturePage> {
+        let (condition, args) = filter_sql(filter);
+        let conn = self.reader();
+        let total: i64 = conn.query_row(
+            &format!("SELECT COUNT(*) FROM captures WHERE {condition}"),
+            params_from_iter(args.iter()),
+            |row| row.get(0),
+        )?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {CAPTURE_COLUMNS} FROM captures WHERE {condition} ORDER BY id DESC \
+             LIMIT {} OFFSET {}",
+            limit.min(i64::MAX as u64),
+            offset.min(i64::MAX as u64)
+        ))?;
+        let items = stmt
+            .query_map(params_from_iter(args.iter()), capture_from_row)?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(CapturePage {
+            items,
+            total: total as u64,
+        })
+    }
+
+    /// Every capture matching `filter`, oldest first (for export).
+    pub fn for_each(
+        &self,
+        filter: &CaptureFilter,
+        mut f: impl FnMut(Capture) -> Result<()>,
+    ) -> Result<()> {
+        let (condition, args) = filter_sql(filter);
+        let conn = self.reader();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {CAPTURE_COLUMNS} FROM captures WHERE {condition} ORDER BY id"
+        ))?;
+        let mut rows = stmt.query(params_from_iter(args.iter()))?;
+        while let Some(row) = rows.next()? {
+            f(capture_from_row(row)?)?;
+        }
+        Ok(())
+    }
+
+    /// The number of captures per verdict among those matching `filter` (verdicts with none left out).
+    pub fn count_by_verdict(&self, filter: &CaptureFilter) -> Result<BTreeMap<Verdict, u64>> {
+        let (condition, args) = filter_sql(filter);
+        let conn = self.reader();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT verdict, COUNT(*) FROM captures WHERE {condition} GROUP BY verdict"
+        ))?;
+        let mut counts = BTreeMap::new();
+        let mut rows = stmt.query(params_from_iter(args.iter()))?;
+        while let Some(row) = rows.next()? {
+            let verdict: String = row.get(0)?;
+            let count: i64 = row.get(1)?;
+            if let Some(verdict) = Verdict::parse(&verdict) {
+                counts.insert(verdict, count as u64);
+            }
+        }
+        Ok(counts)
+    }
+
+    /// Forwards and replays of a capture, oldest first.
+    pub fn outbound_of(&self, capture_id: i64) -> Result<Vec<OutboundRecord>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare(
+            "SELECT id, capture_id, kind, url, sent_at, request_headers, request_body, status, \
+             response_headers, response_body, elapsed_ms, error FROM outbound \
+             WHERE capture_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([capture_id], outbound_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+fn writer_loop(conn: &mut Connection, rx: mpsc::Receiver<WriteOp>, retention: Retention) {
+    let mut since_prune = 0u64;
+    let mut inserts = Vec::new();
+    while let Ok(first) = rx.recv() {
+        let mut pending = Some(first);
+        while let Some(op) = pending.take() {
+            match op {
+                WriteOp::Insert(capture, reply) => {
+                    inserts.push((capture, reply));
+                    if inserts.len() < MAX_BATCH {
+                        pending = rx.try_recv().ok();
+                    }
+                }
+                WriteOp::Run(job) => {
+                    since_prune += commit_batch(conn, &mut inserts);
+                    job(conn);
+                    if inserts.is_empty() {
+                        pending = rx.try_recv().ok();
+                    }
+                }
+            }
+        }
+        since_prune += commit_batch(conn, &mut inserts);
+        let pruning_due = retention != Retention::default() && since_prune >= PRUNE_EVERY;
+        if pruning_due {
+            since_prune = 0;
+            if let Err(error) = prune(conn, retention) {
+                tracing::warn!(%error, "pruning the capture store failed");
+            }
+        }
+    }
+}
+
+/// Writes the queued inserts in one transaction, then answers each; returns how many were stored.
+fn commit_batch(
+    conn: &mut Connection,
+    inserts: &mut Vec<(Box<Capture>, oneshot::Sender<Result<Capture>>)>,
+) -> u64 {
+    if inserts.is_empty() {
+        return 0;
+    }
+    let batch = std::mem::take(inserts);
+    let written = (|| -> Result<Vec<Capture>> {
+        let tx = conn.transaction()?;
+        let mut stored = Vec::with_capacity(batch.len());
+        for (capture, _) in &batch {
+            let mut capture = (**capture).clone();
+            link_attempt(&tx, &mut capture)?;
+            capture.id = insert_row(&tx, &capture, None)?;
+            if capture.notification_id.is_none() && capture.attempt == 1 && has_key(&capture) {
+                capture.notification_id = Some(capture.id);
+                tx.execute(
+                    "UPDATE captures SET notification_id = ?1 WHERE id = ?1",
+                    [capture.id],
+                )?;
+            }
+            stored.push(capture);
+        }
+        tx.commit()?;
+        Ok(stored)
+    })();
+    match written {
+        Ok(stored) => {
+            let count = stored.len() as u64;
+            for ((_, reply), capture) in batch.into_iter().zip(stored) {
+                let _ = reply.send(Ok(capture));
+            }
+            count
+        }
+        Err(error) => {
+            tracing::error!(%error, "committing captures failed");
+            let message = error.to_string();
+            for (_, reply) in batch {
+                let _ = reply.send(Err(Error::InvalidInput(message.clone())));
+            }
+            0
+        }
+    }
+}
+
+fn has_key(capture: &Capture) -> bool {
+    capture.subscription_id.is_some()
+        && capture.fields.resource_type.is_some()
+        && capture.fields.event_id.is_some()
+}
+
+/// Sets `attempt` and `notification_id` from earlier captures of the same notification.
+fn link_attempt(conn: &Connection, capture: &mut Capture) -> Result<()> {
+    capture.attempt = 1;
+    capture.notification_id = None;
+    let (Some(sub), Some(resource_type), Some(event_id)) = (
+        capture.subscription_id.as_deref(),
+        capture.fields.resource_type.as_deref(),
+        capture.fields.event_id.as_deref(),
+    ) else {
+        return Ok(());
+    };
+    let (first, count): (Option<i64>, i64) = conn.query_row(
+        "SELECT MIN(id), COUNT(*) FROM captures WHERE subscription_id = ?1 \
+         AND resource_type = ?2 AND event_id = ?3",
+        params![sub, resource_type, event_id],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    if let Some(first) = first {
+        capture.attempt = u32::try_from(count + 1).unwrap_or(u32::MAX);
+        capture.notification_id = Some(first);
+    }
+    Ok(())
+}
+
+fn headers_json(headers: &[Header]) -> Result<String> {
+    Ok(serde_json::to_string(headers)?)
+}
+
+fn insert_row(conn: &Connection, c: &Capture, id: Option<i64>) -> Result<i64> {
+    conn.execute(
+        "INSERT INTO captures (id, received_at, received_at_us, method, path, headers, body, \
+         body_size, peer, verdict, matched_key, subscription_id, event_id, event_time, \
+         event_type, instance_id, resource_id, resource_type, resource_ref, attempt, \
+         notification_id, response_status, response_body, response_from_test_mode, \
+         response_delay_ms, processing_micros, replay) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, \
+         ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, \
+         ?26, ?27)",
+        params![
+            id,
+            c.received_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+            c.received_at.timestamp_micros(),
+            c.method,
+            c.path,
+            headers_json(&c.headers)?,
+            c.body,
+            c.body_size as i64,
+            c.peer,
+            c.verdict.as_str(),
+            c.matched_key.map(MatchedKey::as_str),
+            c.subscription_id,
+            c.fields.event_id,
+            c.fields.event_time,
+            c.fields.event_type,
+            c.fields.instance_id,
+            c.fields.resource_id,
+            c.fields.resource_type,
+            c.fields.resource_ref,
+            c.attempt,
+            c.notification_id,
+            c.response.status,
+            c.response.body,
+            c.response.from_test_mode,
+            c.response.delay_ms as i64,
+            c.processing_micros as i64,
+            c.replay,
+        ],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+fn conversion_error(column: usize, message: String) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, message.into())
+}
+
+fn parse_headers(column: usize, text: &str) -> rusqlite::Result<Vec<Header>> {
+    serde_json::from_str(text).map_err(|e| conversion_error(column, e.to_string()))
+}
+
+fn parse_time(column: usize, text: &str) -> rusqlite::Result<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| conversion_error(column, e.to_string()))
+}
+
+fn capture_from_row(row: &Row<'_>) -> rusqlite::Result<Capture> {
+    let verdict: String = row.get(8)?;
+    let matched_key: Option<String> = row.get(9)?;
+    Ok(Capture {
+        id: row.get(0)?,
+        received_at: parse_time(1, &row.get::<_, String>(1)?)?,
+        method: row.get(2)?,
+        path: row.get(3)?,
+        headers: parse_headers(4, &row.get::<_, String>(4)?)?,
+        body: row.get(5)?,
+        body_size: row.get::<_, i64>(6)? as u64,
+        peer: row.get(7)?,
+        verdict: Verdict::parse(&verdict)
+            .ok_or_else(|| conversion_error(8, format!("unknown verdict {verdict}")))?,
+        matched_key: matched_key.as_deref().and_then(MatchedKey::parse),
+        subscription_id: row.get(10)?,
+        fields: NotificationFields {
+            event_id: row.get(11)?,
+            event_time: row.get(12)?,
+            event_type: row.get(13)?,
+            instance_id: row.get(14)?,
+            resource_id: row.get(15)?,
+            resource_type: row.get(16)?,
+            resource_ref: row.get(17)?,
+        },
+        attempt: row.get(18)?,
+        notification_id: row.get(19)?,
+        response: ResponseRecord {
+            status: row.get(20)?,
+            body: row.get(21)?,
+            from_test_mode: row.get(22)?,
+            delay_ms: row.get::<_, i64>(23)? as u64,
+        },
+        processing_micros: row.get::<_, i64>(24)? as u64,
+        replay: row.get(25)?,
+    })
+}
+
+fn outbound_from_row(row: &Row<'_>) -> rusqlite::Result<OutboundRecord> {
+    let kind: String = row.get(2)?;
+    Ok(OutboundRecord {
+        id: row.get(0)?,
+        capture_id: row.get(1)?,
+        kind: OutboundKind::parse(&kind)
+            .ok_or_else(|| conversion_error(2, format!("unknown kind {kind}")))?,
+        url: row.get(3)?,
+        sent_at: parse_time(4, &row.get::<_, String>(4)?)?,
+        request_headers: parse_headers(5, &row.get::<_, String>(5)?)?,
+        request_body: row.get(6)?,
+        status: row.get(7)?,
+        response_headers: parse_headers(8, &row.get::<_, String>(8)?)?,
+        response_body: row.get(9)?,
+        elapsed_ms: row.get::<_, i64>(10)? as u64,
+        error: row.get(11)?,
+    })
+}
+
+/// The WHERE clause and its arguments for a filter.
+fn filter_sql(filter: &CaptureFilter) -> (String, Vec<Box<dyn ToSql>>) {
+    let mut clauses: Vec<String> = vec!["1 = 1".into()];
+    let mut args: Vec<Box<dyn ToSql>> = Vec::new();
+    let placeholder = |args: &mut Vec<Box<dyn ToSql>>, value: Box<dyn ToSql>| {
+        args.push(value);
+        format!("?{}", args.len())
+    };
+    if !filter.ids.is_empty() {
+        let list: Vec<String> = filter
+            .ids
+            .iter()
+            .map(|id| placeholder(&mut args, Box::new(*id)))
+            .collect();
+        clauses.push(format!("id IN ({})", list.join(", ")));
+    }
+    if !filter.verdicts.is_empty() {
+        let list: Vec<String> = filter
+            .verdicts
+            .iter()
+            .map(|v| placeholder(&mut args, Box::new(v.as_str())))
+            .collect();
+        clauses.push(format!("verdict IN ({})", list.join(", ")));
+    }
+    for (column, value) in [
+        ("event_type", &filter.event_type),
+        ("resource_type", &filter.resource_type),
+        ("subscription_id", &filter.subscription_id),
+    ] {
+        if let Some(value) = value {
+            let p = placeholder(&mut args, Box::new(value.clone()));
+            clauses.push(format!("{column} = {p}"));
+        }
+    }
+    if let Some(since) = filter.since {
+        let p = placeholder(&mut args, Box::new(since.timestamp_micros()));
+        clauses.push(format!("received_at_us >= {p}"));
+    }
+    if let Some(until) = filter.until {
+        let p = placeholder(&mut args, Box::new(until.timestamp_micros()));
+        clauses.push(format!("received_at_us < {p}"));
+    }
+    if let Some(text) = filter.text.as_deref().filter(|t| !t.is_empty()) {
+        let escaped = text
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        let p = placeholder(&mut args, Box::new(format!("%{escaped}%")));
+        clauses.push(format!(
+            "(CAST(body AS TEXT) LIKE {p} ESCAPE '\\' OR headers LIKE {p} ESCAPE '\\')"
+        ));
+    }
+    (clauses.join(" AND "), args)
+}
+
+fn prune(conn: &mut Connection, retention: Retention) -> Result<u64> {
+    let mut pruned = 0u64;
+    if let Some(max_age) = retention.max_age {
+        let cutoff = (Utc::now() - max_age).timestamp_micros();
+        pruned += conn.execute("DELETE FROM captures WHERE received_at_us < ?1", [cutoff])? as u64;
+    }
+    if let Some(max_count) = retention.max_count {
+        let max_count = i64::try_from(max_count).unwrap_or(i64::MAX);
+        pruned += conn.execute(
+            "DELETE FROM captures WHERE id <= (SELECT id FROM captures ORDER BY id DESC \
+             LIMIT 1 OFFSET ?1)",
+            [max_count],
+        )? as u64;
+    }
+    if pruned > 0 {
+        conn.execute(
+            "DELETE FROM outbound WHERE capture_id NOT IN (SELECT id FROM captures)",
+            [],
+        )?;
+    }
+    Ok(pruned)
+}
+
+mod optional_seconds {
+    use chrono::Duration;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(d) => s.serialize_i64(d.num_seconds()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Ok(Option::<i64>::deserialize(d)?.map(Duration::seconds))
+    }
+}

@@ -1,0 +1,244 @@
+//! Queries, counts, retention and clearing of the capture store.
+
+use crate::support::*;
+use chrono::{Duration, Utc};
+use partner_listener::{
+    Capture, CaptureFilter, Header, ListenerConfig, NotificationFields, ResponseRecord, Retention,
+    Store, Verdict,
+};
+
+fn capture(event_id: &str, verdict: Verdict, minutes_ago: i64) -> Capture {
+    let body = tx_body(event_id);
+    Capture {
+        id: 0,
+        received_at: Utc::now() - Duration::minutes(minutes_ago),
+        method: "POST".into(),
+        path: "/webhooks".into(),
+        headers: vec![
+            Header::new("svc-subscriptionid", SUB),
+            Header::new("x-trace", format!("trace-{event_id}")),
+        ],
+        body_size: body.len() as u64,
+        fields: NotificationFields::read(&body).0,
+        body: Some(body),
+        peer: None,
+        verdict,
+        matched_key: None,
+        subscription_id: Some(SUB.into()),
+        attempt: 0,
+        notification_id: None,
+        response: ResponseRecord {
+            status: verdict.response().0,
+            body: verdict.response().1.into(),
+            from_test_mode: false,
+            delay_ms: 0,
+        },
+        processing_micros: 5,
+        replay: false,
+    }
+}
+
+#[tokio::test]
+async fn queries_page_newest_first_and_filter_on_every_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("s.db"), Retention::default()).unwrap();
+    for i in 0..30 {
+        let verdict = if i % 3 == 0 {
+            Verdict::InvalidSignature
+        } else {
+            Verdict::Valid
+        };
+        store
+            .insert(capture(&format!("ev-{i:02}"), verdict, 60 - i))
+            .await
+            .unwrap();
+    }
+    let all = CaptureFilter::default();
+    let first = store.query(&all, 0, 10).unwrap();
+    assert_eq!(first.total, 30);
+    assert_eq!(first.items[0].fields.event_id.as_deref(), Some("ev-29"));
+    let second = store.query(&all, 10, 10).unwrap();
+    assert_eq!(second.items[0].fields.event_id.as_deref(), Some("ev-19"));
+    assert!(store.query(&all, 40, 10).unwrap().items.is_empty());
+
+    let invalid = CaptureFilter {
+        verdicts: vec![Verdict::InvalidSignature],
+        ..Default::default()
+    };
+    assert_eq!(store.query(&invalid, 0, 50).unwrap().total, 10);
+    let counts = store.count_by_verdict(&all).unwrap();
+    assert_eq!(
+        (counts[&Verdict::Valid], counts[&Verdict::InvalidSignature]),
+        (20, 10)
+    );
+
+    let text = CaptureFilter {
+        text: Some("EV-07".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        store.query(&text, 0, 50).unwrap().total,
+        1,
+        "body search is case-insensitive"
+    );
+    let header_text = CaptureFilter {
+        text: Some("trace-ev-1".into()),
+        ..Default::default()
+    };
+    assert_eq!(store.query(&header_text, 0, 50).unwrap().total, 10);
+    let wildcard = CaptureFilter {
+        text: Some("%".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        store.query(&wildcard, 0, 50).unwrap().total,
+        0,
+        "% is matched literally"
+    );
+
+    let range = CaptureFilter {
+        since: Some(Utc::now() - Duration::minutes(45)),
+        until: Some(Utc::now() - Duration::minutes(40)),
+        ..Default::default()
+    };
+    let in_range = store.query(&range, 0, 50).unwrap();
+    assert_eq!(
+        in_range.total,
+        5,
+        "{:?}",
+        in_range
+            .items
+            .iter()
+            .map(|c| &c.fields.event_id)
+            .collect::<Vec<_>>()
+    );
+
+    let none = CaptureFilter {
+        event_type: Some("updated".into()),
+        ..Default::default()
+    };
+    assert_eq!(store.query(&none, 0, 50).unwrap().total, 0);
+    let created = CaptureFilter {
+        event_type: Some("created".into()),
+        resource_type: Some("urn:svc:partner:transaction".into()),
+        subscription_id: Some(SUB.into()),
+        ..Default::default()
+    };
+    assert_eq!(store.query(&created, 0, 50).unwrap().total, 30);
+    let other_sub = CaptureFilter {
+        subscription_id: Some("sub-x".into()),
+        ..Default::default()
+    };
+    assert_eq!(store.count_by_verdict(&other_sub).unwrap().len(), 0);
+
+    let ids = CaptureFilter {
+        ids: vec![first.items[0].id, first.items[1].id],
+        ..Default::default()
+    };
+    assert_eq!(store.query(&ids, 0, 50).unwrap().total, 2);
+}
+
+#[tokio::test]
+async fn retention_prunes_the_oldest_and_clear_all_empties() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("s.db"), Retention::default()).unwrap();
+    for i in 0..20 {
+        store
+            .insert(capture(&format!("r-{i}"), Verdict::Valid, 100 - i))
+            .await
+            .unwrap();
+    }
+    let pruned = store
+        .prune(Retention {
+            max_count: Some(15),
+            max_age: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(pruned, 5);
+    let page = store.query(&CaptureFilter::default(), 0, 50).unwrap();
+    assert_eq!(page.total, 15);
+    assert_eq!(
+        page.items.last().unwrap().fields.event_id.as_deref(),
+        Some("r-5")
+    );
+
+    // Ages run from 95 (r-5) down to 81 minutes (r-19).
+    let pruned = store
+        .prune(Retention {
+            max_count: None,
+            max_age: Some(Duration::seconds(90 * 60 + 30)),
+        })
+        .await
+        .unwrap();
+    assert_eq!(pruned, 5);
+    assert_eq!(
+        store.query(&CaptureFilter::default(), 0, 50).unwrap().total,
+        10
+    );
+
+    store.clear_all().await.unwrap();
+    assert_eq!(
+        store.query(&CaptureFilter::default(), 0, 50).unwrap().total,
+        0
+    );
+}
+
+#[tokio::test]
+async fn a_retention_limit_is_applied_while_receiving() {
+    let running = start_with(
+        ListenerConfig::default(),
+        Retention {
+            max_count: Some(100),
+            max_age: None,
+        },
+    )
+    .await;
+    let client = reqwest::Client::new();
+    for i in 0..300 {
+        post_signed(
+            &client,
+            &running.url,
+            SUB,
+            KEY,
+            tx_body(&format!("keep-{i}")),
+        )
+        .await;
+    }
+    let page = running
+        .listener
+        .store()
+        .query(&CaptureFilter::default(), 0, 1)
+        .unwrap();
+    assert!(
+        page.total <= 300 - 100,
+        "nothing was pruned: {}",
+        page.total
+    );
+    assert_eq!(
+        page.items[0].fields.event_id.as_deref(),
+        Some("keep-299"),
+        "the newest stay"
+    );
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn the_store_survives_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    {
+        let store = Store::open(&path, Retention::default()).unwrap();
+        store
+            .insert(capture("persist", Verdict::Valid, 1))
+            .await
+            .unwrap();
+    }
+    let store = Store::open(&path, Retention::default()).unwrap();
+    let page = store.query(&CaptureFilter::default(), 0, 5).unwrap();
+    assert_eq!(page.items[0].fields.event_id.as_deref(), Some("persist"));
+    assert!(matches!(
+        store.get(9999),
+        Err(partner_listener::Error::NoSuchCapture(9999))
+    ));
+}

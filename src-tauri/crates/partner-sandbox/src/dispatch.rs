@@ -1,0 +1,492 @@
+//! The webhook dispatcher: every notification the sandbox fires goes out through here.
+//!
+//! Why it is shaped so:
+//! - [`Dispatcher::enqueue`] is a plain function that never blocks and never fails, so an API
+//!   call that fires notifications answers at once whatever the receivers do. Each notification
+//!   becomes its own task (cheap in Tokio), so a receiver that hangs for its whole timeout never
+//!   delays a delivery to another one. A semaphore caps the requests in flight at
+//!   [`MAX_IN_FLIGHT`] so a burst cannot exhaust file descriptors; it is held only during an
+//!   attempt, never during the wait before a retry.
+//! - The body is serialised to bytes once and signed once with
+//!   [`partner_api::signature::sign`]; every attempt sends those very bytes, so a receiver that
+//!   deduplicates or verifies sees exactly the same message each time.
+//! - The wait before a retry sleeps on the sandbox [`Clock`], so `POST /sandbox/v1/clock/advance`
+//!   fires a due retry at once (demos, tests). The deadline is computed and recorded *before*
+//!   sleeping on it, so an advance can never slip between the two. The attempt timeout is real
+//!   time: a receiver gets its full 30 seconds whatever the sandbox clock says.
+//! - Redirects are never followed: the spec's rule is that a status of 200-399 delivers.
+//! - What happened is kept as [`DeliveryRecord`]s for `GET /sandbox/v1/deliveries`: the newest
+//!   [`DEFAULT_RECORD_LIMIT`] only, so a long demo cannot grow memory without end. The records
+//!   and the log lines name the subscription, URL, status or error, never the signing key or
+//!   the signature.
+
+use crate::clock::Clock;
+use bytes::Bytes;
+use chrono::{DateTime, TimeDelta, Utc};
+use partner_api::signature::{
+    self, ENVIRONMENT, ENVIRONMENT_HEADER, SIGNATURE_HEADER, SUBSCRIPTION_HEADER,
+};
+use partner_api::{EventType, Notification, ResourceType, Secret};
+use serde::Serialize;
+use std::collections::VecDeque;
+use std::error::Error as _;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+use tokio::sync::{watch, Semaphore};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use utoipa::ToSchema;
+
+/// How many delivery records are kept by [`Dispatcher::start`]; the oldest go first.
+pub const DEFAULT_RECORD_LIMIT: usize = 10_000;
+
+/// How many delivery attempts may be in flight at once, over all receivers.
+pub const MAX_IN_FLIGHT: usize = 512;
+
+/// The delivery rules of the spec, adjustable for demos and tests
+/// (`--retry-delay`, `--attempt-timeout`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeliveryConfig {
+    /// Wait after a failed attempt before the next one (spec: 20 s). Sandbox-clock time.
+    pub retry_delay: Duration,
+    /// How long one attempt may take before it fails (spec: 30 s). Real time.
+    pub attempt_timeout: Duration,
+    /// Attempts before the notification is discarded (spec: 3). Zero is taken as one.
+    pub max_attempts: u32,
+}
+
+impl Default for DeliveryConfig {
+    fn default() -> Self {
+        Self {
+            retry_delay: Duration::from_secs(20),
+            attempt_timeout: Duration::from_secs(30),
+            max_attempts: 3,
+        }
+    }
+}
+
+/// One notification for one subscription.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    pub subscription_id: String,
+    pub url: String,
+    pub signing_key: Secret,
+    pub notification: Notification,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DeliveryState {
+    /// Not delivered yet: an attempt is running or a retry is due at `nextAttemptAt`.
+    Pending,
+    /// A receiver answered 200-399.
+    Delivered,
+    /// Every attempt failed; the notification was dropped.
+    Discarded,
+}
+
+/// One notification to one subscription, and what became of it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryRecord {
+    /// The sandbox's id of this delivery (not part of the partner API).
+    pub id: String,
+    pub event_id: String,
+    pub subscription_id: String,
+    pub url: String,
+    pub resource_type: ResourceType,
+    pub resource_id: String,
+    pub event_type: EventType,
+    pub state: DeliveryState,
+    /// When the notification was queued (sandbox clock).
+    pub enqueued_at: DateTime<Utc>,
+    /// Finished attempts, oldest first.
+    pub attempts: Vec<DeliveryAttempt>,
+    /// When the next attempt is due (sandbox clock), while a retry is waiting.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_attempt_at: Option<DateTime<Utc>>,
+}
+
+/// One finished attempt: the receiver's status, or why there was none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryAttempt {
+    /// 1 for the first attempt.
+    pub number: u32,
+    /// Sandbox clock.
+    pub started_at: DateTime<Utc>,
+    /// Sandbox clock.
+    pub finished_at: DateTime<Utc>,
+    /// Real time the attempt took.
+    pub duration_ms: u64,
+    /// The receiver's HTTP status, when it answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Why there was no answer: `timed out after 30s`, `connection refused`, ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Why an attempt got no HTTP status. The text is what a record and a log line show.
+#[derive(Debug, thiserror::Error)]
+enum AttemptError {
+    #[error("timed out after {}", humantime::format_duration(*.0))]
+    TimedOut(Duration),
+    #[error("connection refused")]
+    ConnectionRefused,
+    #[error("connection reset")]
+    ConnectionReset,
+    #[error("connection failed: {0}")]
+    Connect(String),
+    #[error("request failed: {0}")]
+    Request(String),
+    #[error("the HTTP client could not be built: {0}")]
+    NoClient(String),
+    #[error("the body could not be serialised: {0}")]
+    Body(String),
+}
+
+impl AttemptError {
+    /// Names the failure from the innermost cause. `reqwest::Error`'s own text carries the URL,
+    /// so it is never used; the URL is in the record anyway.
+    fn from_reqwest(error: &reqwest::Error) -> Self {
+        let mut innermost: Option<&(dyn std::error::Error + 'static)> = None;
+        let mut cause = error.source();
+        while let Some(current) = cause {
+            if let Some(io) = current.downcast_ref::<std::io::Error>() {
+                match io.kind() {
+                    std::io::ErrorKind::ConnectionRefused => return Self::ConnectionRefused,
+                    std::io::ErrorKind::ConnectionReset => return Self::ConnectionReset,
+                    _ => {}
+                }
+            }
+            innermost = Some(current);
+            cause = current.source();
+        }
+        let text = innermost.map_or_else(
+            || {
+                if error.is_builder() {
+                    "the request could not be built".to_owned()
+                } else {
+                    "unknown error".to_owned()
+                }
+            },
+            |cause| cause.to_string(),
+        );
+        if error.is_connect() {
+            Self::Connect(text)
+        } else {
+            Self::Request(text)
+        }
+    }
+}
+
+/// Sends notifications and remembers what happened to them. Cheap to clone: clones share the
+/// queue and the records.
+#[derive(Clone)]
+pub struct Dispatcher {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Dispatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Dispatcher")
+            .field("config", &self.shared.config)
+            .field("deliveries_in_progress", &self.shared.tasks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+struct Shared {
+    config: DeliveryConfig,
+    clock: Clock,
+    shutdown: CancellationToken,
+    client: Result<reqwest::Client, String>,
+    records: Mutex<Records>,
+    /// Bumped on every change of a record, for whoever waits on one (tests, a live view).
+    changes: watch::Sender<u64>,
+    in_flight: Semaphore,
+    tasks: TaskTracker,
+    runtime: tokio::runtime::Handle,
+}
+
+/// The newest records, addressed by a sequence number so a task finds its own in O(1) and
+/// finds nothing once it has been evicted.
+struct Records {
+    limit: usize,
+    /// Sequence number of `items[0]`.
+    first: u64,
+    items: VecDeque<DeliveryRecord>,
+}
+
+impl Records {
+    fn push(&mut self, make: impl FnOnce(u64) -> DeliveryRecord) -> u64 {
+        let sequence = self.first + self.items.len() as u64;
+        self.items.push_back(make(sequence));
+        while self.items.len() > self.limit {
+            self.items.pop_front();
+            self.first += 1;
+        }
+        sequence
+    }
+
+    fn get_mut(&mut self, sequence: u64) -> Option<&mut DeliveryRecord> {
+        let index = usize::try_from(sequence.checked_sub(self.first)?).ok()?;
+        self.items.get_mut(index)
+    }
+}
+
+impl Dispatcher {
+    /// Starts a dispatcher that keeps the newest [`DEFAULT_RECORD_LIMIT`] records. Deliveries
+    /// stop when `shutdown` is cancelled.
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime (as `tokio::spawn` does): its tasks run on the current runtime.
+    pub fn start(config: DeliveryConfig, clock: Clock, shutdown: CancellationToken) -> Self {
+        Self::start_with_record_limit(config, clock, shutdown, DEFAULT_RECORD_LIMIT)
+    }
+
+    /// As [`Dispatcher::start`], keeping the newest `record_limit` records (at least one).
+    pub fn start_with_record_limit(
+        config: DeliveryConfig,
+        clock: Clock,
+        shutdown: CancellationToken,
+        record_limit: usize,
+    ) -> Self {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            // Callbacks are reached directly, never through a proxy from the environment.
+            .no_proxy()
+            .build()
+            .map_err(|error| {
+                error
+                    .source()
+                    .map_or_else(|| "unknown error".to_owned(), |cause| cause.to_string())
+            });
+        if let Err(error) = &client {
+            tracing::error!(%error, "the webhook HTTP client could not be built; every delivery will fail");
+        }
+        Self {
+            shared: Arc::new(Shared {
+                config,
+                clock,
+                shutdown,
+                client,
+                records: Mutex::new(Records {
+                    limit: record_limit.max(1),
+                    first: 1,
+                    items: VecDeque::new(),
+                }),
+                changes: watch::Sender::new(0),
+                in_flight: Semaphore::new(MAX_IN_FLIGHT),
+                tasks: TaskTracker::new(),
+                runtime: tokio::runtime::Handle::current(),
+            }),
+        }
+    }
+
+    /// The rules this dispatcher applies.
+    pub fn config(&self) -> DeliveryConfig {
+        self.shared.config
+    }
+
+    /// Never blocks and never fails: queues one notification for one subscription. After
+    /// shutdown the notification is dropped (and logged).
+    pub fn enqueue(&self, outgoing: Outgoing) {
+        let shared = &self.shared;
+        if shared.shutdown.is_cancelled() {
+            tracing::debug!(
+                subscription_id = %outgoing.subscription_id,
+                event_id = %outgoing.notification.event_id,
+                "the sandbox is shutting down; notification not sent"
+            );
+            return;
+        }
+        let enqueued_at = shared.clock.now();
+        let sequence = shared.records().push(|sequence| DeliveryRecord {
+            id: format!("dlv_{sequence}"),
+            event_id: outgoing.notification.event_id.clone(),
+            subscription_id: outgoing.subscription_id.clone(),
+            url: outgoing.url.clone(),
+            resource_type: outgoing.notification.meta.resource_type,
+            resource_id: outgoing.notification.meta.resource_id.clone(),
+            event_type: outgoing.notification.event_type,
+            state: DeliveryState::Pending,
+            enqueued_at,
+            attempts: Vec::new(),
+            next_attempt_at: None,
+        });
+        shared.changed();
+        let task = deliver(Arc::clone(shared), sequence, outgoing);
+        shared.tasks.spawn_on(task, &shared.runtime);
+    }
+
+    /// Every notification kept (optionally only those of one `eventId`), oldest first, for
+    /// `GET /sandbox/v1/deliveries`.
+    pub fn deliveries(&self, event_id: Option<&str>) -> Vec<DeliveryRecord> {
+        self.shared
+            .records()
+            .items
+            .iter()
+            .filter(|record| event_id.is_none_or(|wanted| record.event_id == wanted))
+            .cloned()
+            .collect()
+    }
+
+    /// A receiver whose value changes whenever a record does (queued, an attempt finished, a
+    /// retry scheduled, delivered, discarded): wait on it instead of polling.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.shared.changes.subscribe()
+    }
+
+    /// Resolves once shutdown was requested and every delivery task has ended.
+    pub async fn stopped(&self) {
+        self.shared.shutdown.cancelled().await;
+        self.shared.tasks.close();
+        self.shared.tasks.wait().await;
+    }
+}
+
+impl Shared {
+    fn records(&self) -> MutexGuard<'_, Records> {
+        // A panic elsewhere while holding the lock leaves the records usable: they are only data.
+        self.records.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn changed(&self) {
+        self.changes
+            .send_modify(|version| *version = version.wrapping_add(1));
+    }
+
+    fn update(&self, sequence: u64, change: impl FnOnce(&mut DeliveryRecord)) {
+        if let Some(record) = self.records().get_mut(sequence) {
+            change(record);
+        }
+        self.changed();
+    }
+
+    /// One HTTP POST of `body`; the status, or why there is none.
+    async fn attempt(
+        &self,
+        url: &str,
+        subscription_id: &str,
+        signature: &str,
+        body: Bytes,
+    ) -> Result<u16, AttemptError> {
+        let client = self
+            .client
+            .as_ref()
+            .map_err(|error| AttemptError::NoClient(error.clone()))?;
+        let request = client
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(SIGNATURE_HEADER, signature)
+            .header(SUBSCRIPTION_HEADER, subscription_id)
+            .header(ENVIRONMENT_HEADER, ENVIRONMENT)
+            .body(body);
+        let timeout = self.config.attempt_timeout;
+        match tokio::time::timeout(timeout, request.send()).await {
+            Err(_elapsed) => Err(AttemptError::TimedOut(timeout)),
+            Ok(Err(error)) => Err(AttemptError::from_reqwest(&error)),
+            Ok(Ok(response)) => Ok(response.status().as_u16()),
+        }
+    }
+}
+
+/// Whether a status acknowledges the notification (the spec: 200-399).
+fn delivers(status: u16) -> bool {
+    (200..=399).contains(&status)
+}
+
+/// The life of one notification: attempts, waits, and the final state.
+async fn deliver(shared: Arc<Shared>, sequence: u64, outgoing: Outgoing) {
+    let Outgoing {
+        subscription_id,
+        url,
+        signing_key,
+        notification,
+    } = outgoing;
+    let serialised = serde_json::to_vec(&notification);
+    let event_id = notification.event_id;
+    let body = match serialised {
+        Ok(body) => Bytes::from(body),
+        Err(error) => {
+            let error = AttemptError::Body(error.to_string());
+            tracing::error!(%subscription_id, %event_id, %error, "notification discarded");
+            shared.update(sequence, |record| record.state = DeliveryState::Discarded);
+            return;
+        }
+    };
+    let signature = signature::sign(signing_key.expose().as_bytes(), &body);
+    drop(signing_key);
+
+    let max_attempts = shared.config.max_attempts.max(1);
+    for number in 1..=max_attempts {
+        let permit = tokio::select! {
+            biased;
+            () = shared.shutdown.cancelled() => return,
+            permit = shared.in_flight.acquire() => permit,
+        };
+        let started_at = shared.clock.now();
+        let started = Instant::now();
+        let result = tokio::select! {
+            biased;
+            () = shared.shutdown.cancelled() => return,
+            result = shared.attempt(&url, &subscription_id, &signature, body.clone()) => result,
+        };
+        drop(permit);
+        let duration = started.elapsed();
+        let finished_at = shared.clock.now();
+        let delivered = matches!(result, Ok(status) if delivers(status));
+        let last = number == max_attempts;
+        match &result {
+            Ok(status) if delivered => tracing::info!(
+                %subscription_id, %url, %event_id, attempt = number, status, "notification delivered"
+            ),
+            Ok(status) => tracing::warn!(
+                %subscription_id, %url, %event_id, attempt = number, status, "delivery attempt failed"
+            ),
+            Err(error) => tracing::warn!(
+                %subscription_id, %url, %event_id, attempt = number, %error, "delivery attempt failed"
+            ),
+        }
+        let next_attempt_at = (!delivered && !last).then(|| {
+            TimeDelta::from_std(shared.config.retry_delay)
+                .ok()
+                .and_then(|delay| finished_at.checked_add_signed(delay))
+                .unwrap_or(DateTime::<Utc>::MAX_UTC)
+        });
+        shared.update(sequence, |record| {
+            record.attempts.push(DeliveryAttempt {
+                number,
+                started_at,
+                finished_at,
+                duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+                status: result.as_ref().ok().copied(),
+                error: result.as_ref().err().map(ToString::to_string),
+            });
+            record.next_attempt_at = next_attempt_at;
+            if delivered {
+                record.state = DeliveryState::Delivered;
+            } else if last {
+                record.state = DeliveryState::Discarded;
+            }
+        });
+        if delivered {
+            return;
+        }
+        let Some(due) = next_attempt_at else {
+            tracing::warn!(
+                %subscription_id, %url, %event_id, attempts = number, "notification discarded"
+            );
+            return;
+        };
+        tokio::select! {
+            biased;
+            () = shared.shutdown.cancelled() => return,
+            () = shared.clock.sleep_until(due) => {}
+        }
+        shared.update(sequence, |record| record.next_attempt_at = None);
+    }
+}
