@@ -93,7 +93,11 @@ mod tests {
         let fresh = read_dir(&scratch);
         let committed = read_dir(&committed_dir());
         let _ = std::fs::remove_dir_all(&scratch);
-        assert!(fresh.len() > 30, "expected the bridge types, got {}", fresh.len());
+        assert!(
+            fresh.len() > 30,
+            "expected the bridge types, got {}",
+            fresh.len()
+        );
         for (name, text) in &fresh {
             assert_eq!(
                 committed.get(name),
@@ -102,7 +106,10 @@ mod tests {
             );
         }
         for name in committed.keys() {
-            assert!(fresh.contains_key(name), "ui/src/bindings/{name} no longer comes from any Rust type: delete it");
+            assert!(
+                fresh.contains_key(name),
+                "ui/src/bindings/{name} no longer comes from any Rust type: delete it"
+            );
         }
     }
 }

@@ -295,7 +295,11 @@ pub enum Verdict {
     InvalidSignature,
     MissingSignature,
     UnknownSubscription,
-    Malformed,
+    MalformedBody,
+    TooLarge,
+    Incomplete,
+    WrongPath,
+    WrongMethod,
 }
 
 /// One row of the inspector.
@@ -323,6 +327,9 @@ pub struct CaptureSummary {
 #[serde(rename_all = "camelCase")]
 pub struct CaptureBatch {
     pub captures: Vec<CaptureSummary>,
+    /// Captures the live feed dropped because the UI fell behind: reload from the store.
+    #[ts(type = "number")]
+    pub missed: u64,
 }
 
 /// A capture with everything the detail pane shows.

@@ -87,3 +87,74 @@ impl AppError {
 
 /// What every command returns.
 pub type Result<T, E = AppError> = std::result::Result<T, E>;
+
+impl From<partner_client::ClientError> for AppError {
+    fn from(error: partner_client::ClientError) -> Self {
+        use partner_client::{ClientError as E, ErrorKind as K};
+        let message = error.to_string();
+        let status = match &error {
+            E::InvalidRequest { status, .. } | E::Server { status, .. } => Some(*status),
+            E::Unauthorized { .. } => Some(401),
+            E::NotFound { .. } => Some(404),
+            E::Conflict { .. } => Some(409),
+            E::RateLimited { .. } => Some(429),
+            _ => None,
+        };
+        let (kind, hint) = match error.kind() {
+            K::Unauthorized => (
+                ErrorKind::Server,
+                "Check the connection's client id and secret in Connections, or refresh the token.",
+            ),
+            K::InvalidRequest => (
+                ErrorKind::Server,
+                "Change what the server named and send again.",
+            ),
+            K::NotFound => (
+                ErrorKind::Server,
+                "It may have been deleted, or belong to another partner: reload the list.",
+            ),
+            K::Conflict => (
+                ErrorKind::Server,
+                "Reload to see the current state; a completed transaction is locked.",
+            ),
+            K::RateLimited => (ErrorKind::Server, "Wait a moment, then try again."),
+            K::Network | K::Timeout => (
+                ErrorKind::Network,
+                "Check the base URL and that the service is running, then try again.",
+            ),
+            K::Server => (
+                ErrorKind::Server,
+                "The service failed; try again, and check its logs if it persists.",
+            ),
+            K::Rule => (
+                ErrorKind::InvalidInput,
+                "Correct the value as described; nothing was sent.",
+            ),
+            K::Keychain => (
+                ErrorKind::Keychain,
+                "Unlock the OS keychain (Secret Service) and try again.",
+            ),
+        };
+        let mut app = AppError::new(kind, message, hint);
+        app.status = status;
+        app
+    }
+}
+
+impl From<partner_listener::Error> for AppError {
+    fn from(error: partner_listener::Error) -> Self {
+        use partner_listener::Error as E;
+        let hint = match &error {
+            E::InvalidInput(_) => "Correct the value and try again.",
+            E::NoSuchCapture(_) => "The capture was pruned or cleared; reload the inspector.",
+            E::Io(_) => "Another program may hold the port: choose another port or stop it.",
+            E::Outbound { .. } => "Check that the target is running and reachable.",
+            _ => "Restart the listener; if it keeps failing, clear the capture store.",
+        };
+        let kind = match &error {
+            E::InvalidInput(_) => ErrorKind::InvalidInput,
+            _ => ErrorKind::Listener,
+        };
+        AppError::new(kind, error.to_string(), hint)
+    }
+}

@@ -4,4 +4,8 @@ import type { CaptureSummary } from "./CaptureSummary";
 /**
  * New captures, batched (event `captures`).
  */
-export type CaptureBatch = { captures: Array<CaptureSummary>, };
+export type CaptureBatch = { captures: Array<CaptureSummary>, 
+/**
+ * Captures the live feed dropped because the UI fell behind: reload from the store.
+ */
+missed: number, };

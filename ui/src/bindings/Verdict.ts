@@ -3,4 +3,4 @@
 /**
  * The listener's verdict on a notification.
  */
-export type Verdict = "valid" | "invalid-signature" | "missing-signature" | "unknown-subscription" | "malformed";
+export type Verdict = "valid" | "invalid-signature" | "missing-signature" | "unknown-subscription" | "malformed-body" | "too-large" | "incomplete" | "wrong-path" | "wrong-method";

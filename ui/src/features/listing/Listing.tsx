@@ -261,7 +261,7 @@ export function Listing<T>({ kind, title, columns, fetchPage, rowId, onOpen, def
                 <strong>{rowId(current)}</strong>
                 <button type="button" onClick={() => onOpen(current)}>Open</button>
               </div>
-              <RecordView value={current} title="Selected record" />
+              <RecordView value={current} title="Record fields" />
             </>
           ) : (
             <p className="muted pad">Select a row to see every field and the raw JSON.</p>

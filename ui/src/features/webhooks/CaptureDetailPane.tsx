@@ -113,7 +113,7 @@ function Replay({ id, raw }: { id: number; raw: string }) {
   const replay = useMutation({ mutationFn: (body: string | null) => api.replay({ captureId: id, body }) });
   return (
     <div className="replay">
-      <p className="muted small">Replay sends the captured request to the listener again with its original headers; an edited body keeps the original signature, so the listener judges exactly what you send.</p>
+      <p className="muted small">Replay sends the captured request to the listener again: unchanged with its original headers, or edited and re-signed with the subscription's current key.</p>
       <div className="actions">
         <button type="button" className="primary" onClick={() => replay.mutate(null)} disabled={replay.isPending}>Replay unchanged</button>
         <button type="button" onClick={() => replay.mutate(edited)} disabled={replay.isPending || edited === raw}>Replay edited</button>

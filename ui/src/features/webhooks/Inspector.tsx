@@ -66,7 +66,7 @@ export function Inspector() {
         </select>
         <input aria-label="Filter captures" placeholder="Filter: resource, event id, product…" value={filter.text} onChange={(e) => setFilter({ ...filter, text: e.target.value })} />
         <div className="counts" aria-label="Counts by verdict">
-          {VERDICTS.map((v) => (
+          {VERDICTS.filter((v) => counts[v] > 0 || v === "valid" || v === "invalid-signature").map((v) => (
             <button type="button" key={v} className={`pill ${v} count`} data-verdict={v} onClick={() => setFilter({ ...filter, verdict: filter.verdict === v ? "all" : v })}>
               {v} <b>{counts[v]}</b>
             </button>

@@ -4,7 +4,17 @@
  */
 import type { CaptureSummary, Verdict } from "../../platform";
 
-export const VERDICTS: Verdict[] = ["valid", "invalid-signature", "missing-signature", "unknown-subscription", "malformed"];
+export const VERDICTS: Verdict[] = [
+  "valid",
+  "invalid-signature",
+  "missing-signature",
+  "unknown-subscription",
+  "malformed-body",
+  "too-large",
+  "incomplete",
+  "wrong-path",
+  "wrong-method",
+];
 
 export interface InspectorFilter {
   verdict: Verdict | "all";
@@ -25,14 +35,20 @@ export function mergeBatch(current: CaptureSummary[], batch: CaptureSummary[]): 
   return fresh.concat(current);
 }
 
+/** The searchable text of a summary, lowercased once per summary (summaries never change). */
+const haystacks = new WeakMap<CaptureSummary, string>();
+
+function haystack(c: CaptureSummary): string {
+  let text = haystacks.get(c);
+  if (text === undefined) {
+    text = `${c.resourceId}\u0000${c.eventId}\u0000${c.instanceId}\u0000${c.resourceType}\u0000${c.subscriptionId}`.toLowerCase();
+    haystacks.set(c, text);
+  }
+  return text;
+}
+
 function matchesText(c: CaptureSummary, needle: string): boolean {
-  return (
-    c.resourceId.toLowerCase().includes(needle) ||
-    c.eventId.toLowerCase().includes(needle) ||
-    c.instanceId.toLowerCase().includes(needle) ||
-    c.resourceType.toLowerCase().includes(needle) ||
-    c.subscriptionId.toLowerCase().includes(needle)
-  );
+  return haystack(c).includes(needle);
 }
 
 export function applyFilter(captures: CaptureSummary[], filter: InspectorFilter): CaptureSummary[] {
@@ -47,13 +63,7 @@ export function applyFilter(captures: CaptureSummary[], filter: InspectorFilter)
 }
 
 export function countByVerdict(captures: CaptureSummary[]): Record<Verdict, number> {
-  const counts: Record<Verdict, number> = {
-    valid: 0,
-    "invalid-signature": 0,
-    "missing-signature": 0,
-    "unknown-subscription": 0,
-    malformed: 0,
-  };
+  const counts = Object.fromEntries(VERDICTS.map((v) => [v, 0])) as Record<Verdict, number>;
   for (const c of captures) counts[c.verdict] += 1;
   return counts;
 }
