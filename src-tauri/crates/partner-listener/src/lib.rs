@@ -6,20 +6,26 @@
 //! No Tauri here: the CLI (`partner listen`) and the desktop app drive the same [`Listener`].
 
 pub mod capture;
+pub mod debugger;
 pub mod error;
+pub mod export;
 pub mod keys;
 pub mod live;
 pub mod outbound;
 pub mod server;
 pub mod store;
 pub mod test_mode;
+pub mod tunnel;
 pub mod verdict;
 
 pub use capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
+pub use debugger::{diagnose, diagnose_capture, Diagnosis, SignatureReport};
 pub use error::{Error, Result};
+pub use export::ExportFormat;
 pub use keys::{KeySource, MemoryKeys, PreviousKey, SubscriptionKeys};
 pub use live::{Coalescer, LiveBatch, LiveEvent};
 pub use server::{Listener, ListenerConfig, DEFAULT_ADDR, DEFAULT_BODY_LIMIT, DEFAULT_PATH};
 pub use store::{CaptureFilter, CapturePage, ImportReport, Retention, Store};
 pub use test_mode::TestMode;
+pub use tunnel::{check_tunnel, TunnelFailure, TunnelReport};
 pub use verdict::{judge, MatchedKey, NotificationFields, Verdict};

@@ -433,7 +433,9 @@ async fn deliver(shared: Arc<Shared>, sequence: u64, outgoing: Outgoing) {
         let result = tokio::select! {
             biased;
             () = shared.shutdown.cancelled() => return,
-            result = shared.attempt(&url, &subscription_id, &signature, body.clone()) => result,
+            // Boxed: the HTTP future is large, and only the attempts in flight need it, not
+            // every task still waiting for its turn or its retry.
+            result = Box::pin(shared.attempt(&url, &subscription_id, &signature, body.clone())) => result,
         };
         drop(permit);
         let duration = started.elapsed();

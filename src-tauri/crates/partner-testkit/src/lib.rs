@@ -1,6 +1,8 @@
-//! Test helpers shared by the crates' integration tests: real servers on 127.0.0.1 port 0,
-//! never mocks of our own code.
+//! Test helpers shared by the crates' integration tests and benchmarks: real servers on
+//! 127.0.0.1 port 0, never mocks of our own code.
 
 pub mod receiver;
+pub mod sandbox;
 
 pub use receiver::{refused_url, ReceivedRequest, Reply, TestReceiver};
+pub use sandbox::TestSandbox;

@@ -1,6 +1,8 @@
 //! One integration-test binary for the listener: real servers on 127.0.0.1 port 0, real HTTP.
 #![allow(clippy::unwrap_used)] // a test binary: a failed unwrap is a failed test
 
+mod debugger;
+mod export;
 mod forward_replay;
 mod limits;
 mod live;
@@ -8,3 +10,4 @@ mod receiving;
 mod store;
 mod support;
 mod test_mode;
+mod tunnel;

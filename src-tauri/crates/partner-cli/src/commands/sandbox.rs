@@ -1,0 +1,117 @@
+//! `partner sandbox`: runs the local sandbox until Ctrl-C or SIGTERM.
+//!
+//! The first line on stdout is `listening on http://HOST:PORT` with the real port (so a
+//! script that passed port 0 can read it); a generated demo client's id and secret follow,
+//! because the user asked for them by not naming a client. Nothing else goes to stdout.
+
+use crate::error::{CliError, Result};
+use clap::Args as ClapArgs;
+use partner_sandbox::dispatch::DeliveryConfig;
+use partner_sandbox::{ClientCredentials, DemoData, Sandbox, SandboxConfig};
+use std::io::Write;
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:7001")]
+    pub addr: String,
+    /// A partner's API client as ID:SECRET (repeatable). Without one, a demo client is made
+    /// and its id and secret printed.
+    #[arg(long = "client", value_name = "ID:SECRET", value_parser = parse_client)]
+    pub clients: Vec<ClientCredentials>,
+    /// Seed deterministic demo data for the first client.
+    #[arg(long)]
+    pub demo: bool,
+    /// How many demo transactions to seed (implies --demo).
+    #[arg(long, value_name = "N")]
+    pub demo_transactions: Option<usize>,
+    /// Also accept http:// callbacks to loopback addresses (local demos and tests).
+    #[arg(long)]
+    pub allow_http_callbacks: bool,
+    /// Token the /sandbox/v1/ controls require; needed when --addr is not a loopback address.
+    #[arg(long, env = "PARTNER_SANDBOX_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+    /// Wait between webhook delivery attempts (sandbox clock), e.g. 20s, 500ms.
+    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = humantime::parse_duration)]
+    pub retry_delay: Duration,
+    /// How long one webhook delivery attempt may take, e.g. 30s.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub attempt_timeout: Duration,
+    /// Address partners reach the sandbox at, used in notifications' resourceRef
+    /// (default: http://<listening address>).
+    #[arg(long, value_name = "URL")]
+    pub public_url: Option<String>,
+}
+
+fn parse_client(raw: &str) -> std::result::Result<ClientCredentials, String> {
+    raw.parse()
+}
+
+impl Args {
+    fn config(&self) -> SandboxConfig {
+        let demo = match (self.demo, self.demo_transactions) {
+            (_, Some(transactions)) => Some(DemoData { transactions }),
+            (true, None) => Some(DemoData::default()),
+            (false, None) => None,
+        };
+        SandboxConfig {
+            clients: self.clients.clone(),
+            demo,
+            allow_http_callbacks: self.allow_http_callbacks,
+            admin_token: self.admin_token.clone().map(partner_api::Secret::new),
+            public_url: self.public_url.clone(),
+            delivery: DeliveryConfig {
+                retry_delay: self.retry_delay,
+                attempt_timeout: self.attempt_timeout,
+                ..DeliveryConfig::default()
+            },
+            ..SandboxConfig::default()
+        }
+    }
+}
+
+pub async fn run(args: Args) -> Result<()> {
+    let config = args.config();
+    let generated_client = config.clients.is_empty();
+    let listener = TcpListener::bind(&args.addr)
+        .await
+        .map_err(|source| CliError::Bind {
+            addr: args.addr.clone(),
+            source,
+        })?;
+    let handle = Sandbox::start(config, listener).await?;
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening on http://{}", handle.local_addr()).map_err(CliError::Output)?;
+        if generated_client {
+            let client = handle.demo_client();
+            writeln!(out, "client id: {}", client.client_id).map_err(CliError::Output)?;
+            writeln!(out, "client secret: {}", client.client_secret.expose())
+                .map_err(CliError::Output)?;
+        }
+        out.flush().map_err(CliError::Output)?;
+    }
+    let stopped = stop_signal().await;
+    tracing::info!("stopping the sandbox");
+    handle.shutdown().await;
+    stopped
+}
+
+/// Waits for Ctrl-C or SIGTERM.
+async fn stop_signal() -> Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).map_err(CliError::Signal)?;
+        tokio::select! {
+            result = tokio::signal::ctrl_c() => result.map_err(CliError::Signal),
+            _ = term.recv() => Ok(()),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::signal::ctrl_c().await.map_err(CliError::Signal)
+    }
+}

@@ -1,0 +1,53 @@
+//! `partner`: the Partner Console's command-line tool.
+//!
+//! Each subcommand lives in its own module under `commands/` with an `Args` struct and an
+//! async `run`; adding one is a module plus one line in [`Command`]. Logs go to stderr through
+//! tracing (`RUST_LOG`), so stdout carries only what a command prints for its user.
+
+mod commands;
+mod error;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "partner",
+    version,
+    about = "Partner Console: the partner API from the command line"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the local sandbox of the partner API service.
+    Sandbox(commands::sandbox::Args),
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let result = match cli.command {
+        Command::Sandbox(args) => commands::sandbox::run(args).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("partner: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! Export of captures as JSON Lines (lossless: import gives the same captures back) and as
+//! HAR 1.2 (for browser dev tools and HTTP tooling; one entry per capture, the listener's answer
+//! as the response).
+//!
+//! JSON Lines is one `Capture` per line with the body in Base64, so bodies that are not UTF-8 and
+//! bodies whose exact bytes matter (all of them: signatures) survive the round trip.
+
+use crate::capture::Capture;
+use crate::store::{CaptureFilter, ImportReport, Store};
+use crate::{Error, Result};
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use serde_json::{json, Value};
+use std::io::{BufRead, Write};
+
+/// Output formats of `partner listen export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    JsonLines,
+    Har,
+}
+
+impl ExportFormat {
+    pub fn parse(text: &str) -> Result<Self> {
+        match text {
+            "jsonl" => Ok(ExportFormat::JsonLines),
+            "har" => Ok(ExportFormat::Har),
+            other => Err(Error::InvalidInput(format!(
+                "unknown export format {other:?}: use jsonl or har"
+            ))),
+        }
+    }
+}
+
+/// Writes the captures matching `filter` in `format`; returns how many were written.
+pub fn export(
+    store: &Store,
+    filter: &CaptureFilter,
+    format: ExportFormat,
+    out: &mut dyn Write,
+) -> Result<u64> {
+    match format {
+        ExportFormat::JsonLines => write_jsonl(store, filter, out),
+        ExportFormat::Har => {
+            let mut captures = Vec::new();
+            store.for_each(filter, |c| {
+                captures.push(c);
+                Ok(())
+            })?;
+            serde_json::to_writer_pretty(&mut *out, &har(&captures))?;
+            out.write_all(b"\n")?;
+            Ok(captures.len() as u64)
+        }
+    }
+}
+
+/// One capture per line, oldest first.
+pub fn write_jsonl(store: &Store, filter: &CaptureFilter, out: &mut dyn Write) -> Result<u64> {
+    let mut count = 0;
+    store.for_each(filter, |capture| {
+        serde_json::to_writer(&mut *out, &capture)?;
+        out.write_all(b"\n")?;
+        count += 1;
+        Ok(())
+    })?;
+    Ok(count)
+}
+
+/// Reads JSON Lines written by [`write_jsonl`]; blank lines are skipped, a bad line is an error
+/// naming its number.
+pub fn read_jsonl(input: impl BufRead) -> Result<Vec<Capture>> {
+    let mut captures = Vec::new();
+    for (index, line) in input.lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let capture = serde_json::from_str::<Capture>(&line).map_err(|e| Error::Import {
+            line: index + 1,
+            reason: e.to_string(),
+        })?;
+        captures.push(capture);
+    }
+    Ok(captures)
+}
+
+/// Reads JSON Lines into the store (captures keep their ids; taken ids are skipped).
+pub async fn import_jsonl(store: &Store, input: impl BufRead) -> Result<ImportReport> {
+    let captures = read_jsonl(input)?;
+    store.import(captures).await
+}
+
+fn status_text(status: u16) -> &'static str {
+    http::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("")
+}
+
+/// A HAR 1.2 document of the captures.
+pub fn har(captures: &[Capture]) -> Value {
+    let entries: Vec<Value> = captures.iter().map(har_entry).collect();
+    json!({
+        "log": {
+            "version": "1.2",
+            "creator": { "name": "partner-listener", "version": env!("CARGO_PKG_VERSION") },
+            "entries": entries,
+        }
+    })
+}
+
+fn har_entry(capture: &Capture) -> Value {
+    let host = capture.header("host").unwrap_or("localhost");
+    let url = format!("http://{host}{}", capture.path);
+    let query: Vec<Value> = url::Url::parse(&url)
+        .map(|u| {
+            u.query_pairs()
+                .map(|(name, value)| json!({ "name": name, "value": value }))
+                .collect()
+        })
+        .unwrap_or_default();
+    let headers: Vec<Value> = capture
+        .headers
+        .iter()
+        .map(|h| json!({ "name": h.name, "value": h.value }))
+        .collect();
+    let mime = capture
+        .header("content-type")
+        .unwrap_or("application/octet-stream");
+    let mut request = json!({
+        "method": capture.method,
+        "url": url,
+        "httpVersion": "HTTP/1.1",
+        "cookies": [],
+        "headers": headers,
+        "queryString": query,
+        "headersSize": -1,
+        "bodySize": capture.body_size,
+    });
+    if let Some(body) = &capture.body {
+        let post_data = match std::str::from_utf8(body) {
+            Ok(text) => json!({ "mimeType": mime, "params": [], "text": text }),
+            // HAR has no encoding field for request bodies; `_encoding` is the usual extension.
+            Err(_) => {
+                json!({ "mimeType": mime, "params": [], "text": STANDARD.encode(body), "_encoding": "base64" })
+            }
+        };
+        request["postData"] = post_data;
+    }
+    let time_ms = capture.processing_micros as f64 / 1000.0;
+    json!({
+        "startedDateTime": capture.received_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "time": time_ms + capture.response.delay_ms as f64,
+        "request": request,
+        "response": {
+            "status": capture.response.status,
+            "statusText": status_text(capture.response.status),
+            "httpVersion": "HTTP/1.1",
+            "cookies": [],
+            "headers": [ { "name": "content-type", "value": "text/plain; charset=utf-8" } ],
+            "content": {
+                "size": capture.response.body.len(),
+                "mimeType": "text/plain; charset=utf-8",
+                "text": capture.response.body,
+            },
+            "redirectURL": "",
+            "headersSize": -1,
+            "bodySize": capture.response.body.len(),
+        },
+        "cache": {},
+        "timings": {
+            "send": 0,
+            "wait": time_ms + capture.response.delay_ms as f64,
+            "receive": 0,
+        },
+        "serverIPAddress": "127.0.0.1",
+        "comment": format!("verdict: {}, attempt {}", capture.verdict, capture.attempt),
+        "_capture": {
+            "id": capture.id,
+            "verdict": capture.verdict,
+            "matchedKey": capture.matched_key,
+            "subscriptionId": capture.subscription_id,
+            "eventId": capture.fields.event_id,
+            "attempt": capture.attempt,
+            "notificationId": capture.notification_id,
+            "peer": capture.peer,
+            "replay": capture.replay,
+        },
+    })
+}

@@ -1,0 +1,196 @@
+//! The shared state every handler sees, and the router with its layers.
+//!
+//! Routes are registered through `utoipa-axum`, so a handler and its OpenAPI operation are
+//! one declaration and the document cannot name a route the router lacks; a test still
+//! compares them from the outside (paths, methods, statuses).
+
+use crate::clock::Clock;
+use crate::dispatch::Dispatcher;
+use crate::error::{normalise_errors, panic_response, HttpError};
+use crate::routes;
+use crate::store::{SortCache, Store};
+use crate::tokens::{Caller, TokenRefusal, Tokens};
+use axum::extract::{DefaultBodyLimit, FromRequestParts};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderValue};
+use axum::middleware;
+use axum::response::IntoResponse;
+use axum::Router;
+use partner_api::{ErrorCode, Secret};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+
+pub type SharedState = Arc<AppState>;
+
+#[derive(Debug)]
+pub struct AppState {
+    pub clock: Clock,
+    pub tokens: Tokens,
+    store: RwLock<Store>,
+    sort_cache: Mutex<SortCache>,
+    /// Base URL of `resourceRef`s in notifications.
+    pub public_url: String,
+    pub allow_http_callbacks: bool,
+    /// Required on `/sandbox/v1/` when set.
+    pub admin_token: Option<Secret>,
+    pub dispatcher: Dispatcher,
+}
+
+impl AppState {
+    pub fn new(
+        clock: Clock,
+        tokens: Tokens,
+        store: Store,
+        public_url: String,
+        allow_http_callbacks: bool,
+        admin_token: Option<Secret>,
+        dispatcher: Dispatcher,
+    ) -> Self {
+        Self {
+            clock,
+            tokens,
+            store: RwLock::new(store),
+            sort_cache: Mutex::new(SortCache::default()),
+            public_url,
+            allow_http_callbacks,
+            admin_token,
+            dispatcher,
+        }
+    }
+
+    // Every write to the store is checked before it changes anything, so a panic (which the
+    // server catches) cannot leave it half-written: a poisoned lock is still safe to read.
+    pub fn read(&self) -> RwLockReadGuard<'_, Store> {
+        self.store.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn write(&self) -> RwLockWriteGuard<'_, Store> {
+        self.store.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn sort_cache(&self) -> MutexGuard<'_, SortCache> {
+        self.sort_cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A bearer-authenticated API call: the token is checked and its idle window restarted.
+impl FromRequestParts<SharedState> for Caller {
+    type Rejection = HttpError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &SharedState,
+    ) -> Result<Self, Self::Rejection> {
+        let token = bearer_token(parts)?;
+        state.tokens.use_token(token).map_err(|refusal| {
+            tracing::debug!(?refusal, "bearer token refused");
+            match refusal {
+                TokenRefusal::Expired => {
+                    HttpError::unauthorized("the access token has expired; request a new one")
+                }
+                TokenRefusal::Unknown => {
+                    HttpError::unauthorized("the access token is not valid (unknown or revoked)")
+                }
+            }
+        })
+    }
+}
+
+pub fn bearer_token(parts: &Parts) -> Result<&str, HttpError> {
+    let Some(value) = parts.headers.get(header::AUTHORIZATION) else {
+        return Err(HttpError::unauthorized(
+            "this endpoint needs `Authorization: Bearer <access token>`",
+        ));
+    };
+    let value = value
+        .to_str()
+        .map_err(|_| HttpError::unauthorized("the Authorization header is not readable text"))?;
+    match value.split_once(' ') {
+        Some((scheme, token))
+            if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() =>
+        {
+            Ok(token.trim())
+        }
+        _ => Err(HttpError::unauthorized(
+            "the Authorization header must be `Bearer <access token>`",
+        )),
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Partner API (sandbox)",
+        description = "The partner API service of the spec, run locally, with the sandbox's lender side and controls under /sandbox/v1/."
+    ),
+    components(schemas(partner_api::ApiError)),
+    modifiers(&SecuritySchemes),
+)]
+struct ApiDoc;
+
+struct SecuritySchemes;
+
+impl utoipa::Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "basic",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Basic).build()),
+        );
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        components.add_security_scheme(
+            "admin",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+/// The documented routes and their OpenAPI document.
+pub fn api(state: SharedState) -> (Router<SharedState>, utoipa::openapi::OpenApi) {
+    let router = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(routes::oauth::router())
+        .merge(routes::products::router())
+        .merge(routes::transactions::router())
+        .merge(routes::control::router(state));
+    router.split_for_parts()
+}
+
+/// The whole service: documented routes, `/openapi.json`, and the layers every response
+/// passes through (body limit, panic catcher, error normaliser, tracing).
+pub fn router(state: SharedState, body_limit: usize) -> Router {
+    let (api, doc) = api(state.clone());
+    let doc = Arc::new(doc);
+    api.route(
+        "/openapi.json",
+        axum::routing::get(move || {
+            let doc = doc.clone();
+            async move {
+                let body = doc.to_json().unwrap_or_else(|_| "{}".into());
+                (
+                    [(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    )],
+                    body,
+                )
+                    .into_response()
+            }
+        }),
+    )
+    .fallback(|| async {
+        HttpError::new(ErrorCode::NotFound, "no such endpoint")
+            .with_details("see /openapi.json for the endpoints this service has")
+    })
+    .with_state(state)
+    .layer(DefaultBodyLimit::max(body_limit))
+    .layer(middleware::map_response(normalise_errors))
+    .layer(CatchPanicLayer::custom(panic_response))
+    .layer(TraceLayer::new_for_http())
+}

@@ -1,0 +1,170 @@
+//! What a sandbox is started with.
+//!
+//! Everything is plain data so the CLI, the desktop app and the tests build it the same way;
+//! secrets in it are [`Secret`]s, so a `Debug` print of a config never shows one.
+
+use partner_api::Secret;
+use rand::distr::{Alphanumeric, SampleString};
+use std::fmt;
+use std::str::FromStr;
+
+/// Default body limit of every endpoint: 1 MiB. Bigger bodies are a 413.
+pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
+/// Transactions seeded by `--demo` when no other number is asked for.
+pub const DEFAULT_DEMO_TRANSACTIONS: usize = 600;
+
+/// A partner's API client: the two halves of its API key.
+#[derive(Debug, Clone)]
+pub struct ClientCredentials {
+    pub client_id: String,
+    pub client_secret: Secret,
+}
+
+impl ClientCredentials {
+    pub fn new(client_id: impl Into<String>, client_secret: impl Into<Secret>) -> Self {
+        Self {
+            client_id: client_id.into(),
+            client_secret: client_secret.into(),
+        }
+    }
+
+    /// A fresh client with a random id and secret (the demo client of a sandbox started
+    /// without `--client`).
+    pub fn generate() -> Self {
+        let mut rng = rand::rng();
+        let id = format!(
+            "demo-{}",
+            Alphanumeric.sample_string(&mut rng, 8).to_lowercase()
+        );
+        let secret = Alphanumeric.sample_string(&mut rng, 40);
+        Self::new(id, Secret::new(secret))
+    }
+
+    /// Checks the shape of an id and secret (what `--client ID:SECRET` may hold).
+    pub fn check(&self) -> Result<(), String> {
+        let id = &self.client_id;
+        if id.is_empty() || id.len() > 128 {
+            return Err("a client id needs 1 to 128 characters".into());
+        }
+        if !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        {
+            return Err("a client id may hold only letters, digits, `-`, `_` and `.`".into());
+        }
+        let secret = self.client_secret.expose();
+        if secret.is_empty() || secret.len() > 256 {
+            return Err("a client secret needs 1 to 256 characters".into());
+        }
+        if secret.chars().any(|c| c.is_control()) {
+            return Err("a client secret may not hold control characters".into());
+        }
+        Ok(())
+    }
+}
+
+/// Parses `ID:SECRET`. The error never repeats the secret.
+impl FromStr for ClientCredentials {
+    type Err = String;
+
+    fn from_str(raw: &str) -> Result<Self, Self::Err> {
+        let Some((id, secret)) = raw.split_once(':') else {
+            return Err("expected ID:SECRET".into());
+        };
+        let client = Self::new(id, Secret::new(secret));
+        client.check()?;
+        Ok(client)
+    }
+}
+
+/// Demo data to seed at start: products for the first client and transactions on them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DemoData {
+    /// How many transactions to create (at least a few hundred make sorting and paging
+    /// worth showing; the benchmark loads 100,000).
+    pub transactions: usize,
+}
+
+impl Default for DemoData {
+    fn default() -> Self {
+        Self {
+            transactions: DEFAULT_DEMO_TRANSACTIONS,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct SandboxConfig {
+    /// The partners' API clients. Empty: one demo client is generated at start.
+    pub clients: Vec<ClientCredentials>,
+    /// Seed deterministic demo data for the first client.
+    pub demo: Option<DemoData>,
+    /// Also accept `http://` callbacks to loopback addresses (local demos and tests).
+    pub allow_http_callbacks: bool,
+    /// Required on `/sandbox/v1/` when set; must be set when bound to a non-loopback address.
+    pub admin_token: Option<Secret>,
+    /// The address partners reach the sandbox at, for `resourceRef` in notifications;
+    /// default `http://<bound address>`.
+    pub public_url: Option<String>,
+    /// Largest request body accepted, in bytes.
+    pub body_limit: usize,
+    /// Webhook delivery rules (retry delay, attempt timeout, attempts).
+    pub delivery: crate::dispatch::DeliveryConfig,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        Self {
+            clients: Vec::new(),
+            demo: None,
+            allow_http_callbacks: false,
+            admin_token: None,
+            public_url: None,
+            body_limit: DEFAULT_BODY_LIMIT,
+            delivery: crate::dispatch::DeliveryConfig::default(),
+        }
+    }
+}
+
+impl fmt::Debug for SandboxConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SandboxConfig")
+            .field("clients", &self.clients)
+            .field("demo", &self.demo)
+            .field("allow_http_callbacks", &self.allow_http_callbacks)
+            .field(
+                "admin_token",
+                &self.admin_token.as_ref().map(|_| "[redacted]"),
+            )
+            .field("public_url", &self.public_url)
+            .field("body_limit", &self.body_limit)
+            .field("delivery", &self.delivery)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_flag_parses_and_never_echoes_the_secret() {
+        let client: ClientCredentials = "acme:s3cret:with:colons".parse().unwrap();
+        assert_eq!(client.client_id, "acme");
+        assert_eq!(client.client_secret.expose(), "s3cret:with:colons");
+        assert!(!format!("{client:?}").contains("s3cret"));
+        let err = "no-colon-s3cret".parse::<ClientCredentials>().unwrap_err();
+        assert!(!err.contains("s3cret"));
+        assert!(":s3cret".parse::<ClientCredentials>().is_err());
+        assert!("acme:".parse::<ClientCredentials>().is_err());
+        assert!("ac me:x".parse::<ClientCredentials>().is_err());
+    }
+
+    #[test]
+    fn generated_clients_are_valid_and_differ() {
+        let a = ClientCredentials::generate();
+        let b = ClientCredentials::generate();
+        assert!(a.check().is_ok());
+        assert_ne!(a.client_id, b.client_id);
+    }
+}

@@ -1,0 +1,106 @@
+//! `/sandbox/v1/`: the sandbox's own controls (not part of the partner API).
+//!
+//! On a loopback address they are open unless an admin token is configured; bound anywhere
+//! else the sandbox refuses to start without an admin token, and every control then needs
+//! `Authorization: Bearer <admin token>` (compared in constant time).
+
+use crate::app::SharedState;
+use crate::error::HttpError;
+use crate::extract::{json_body, JSON};
+use axum::body::Bytes;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, TimeDelta, Utc};
+use partner_api::{ApiError, ErrorCode};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// The most one call may move the clock: ten years.
+pub const MAX_ADVANCE_SECONDS: u64 = 10 * 365 * 24 * 3600;
+
+pub fn router(state: SharedState) -> OpenApiRouter<SharedState> {
+    OpenApiRouter::new()
+        .routes(routes!(advance_clock))
+        .routes(routes!(super::lender::create_transaction))
+        .routes(routes!(super::lender::update_transaction))
+        .routes(routes!(super::lender::add_event))
+        .routes(routes!(super::lender::list_deliveries))
+        .route_layer(middleware::from_fn_with_state(state, require_admin))
+}
+
+async fn require_admin(State(state): State<SharedState>, request: Request, next: Next) -> Response {
+    let Some(expected) = &state.admin_token else {
+        return next.run(request).await;
+    };
+    let (parts, body) = request.into_parts();
+    let presented = crate::app::bearer_token(&parts).ok();
+    if presented.is_some_and(|token| expected.ct_eq(token)) {
+        return next.run(Request::from_parts(parts, body)).await;
+    }
+    HttpError::new(
+        ErrorCode::Forbidden,
+        "the sandbox controls need `Authorization: Bearer <admin token>`",
+    )
+    .into_response()
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClockAdvance {
+    /// Seconds to move the sandbox clock forward (1 to ten years).
+    pub seconds: u64,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClockState {
+    /// The sandbox's time after the move.
+    pub now: DateTime<Utc>,
+    /// How far the sandbox clock runs ahead of real time, in seconds.
+    pub offset_seconds: u64,
+}
+
+/// Move the sandbox clock forward: tokens expire and due delivery retries fire as if the
+/// time had passed.
+#[utoipa::path(
+    post,
+    path = "/sandbox/v1/clock/advance",
+    tag = "sandbox",
+    security((), ("admin" = [])),
+    request_body(content = ClockAdvance, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The clock after the move", body = ClockState),
+        (status = 400, description = "seconds missing, not a positive integer, or too large", body = ApiError),
+        (status = 403, description = "The admin token is required and was not given", body = ApiError),
+        (status = 413, description = "Body too large", body = ApiError),
+        (status = 415, description = "Not application/json", body = ApiError),
+    )
+)]
+async fn advance_clock(
+    State(state): State<SharedState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, HttpError> {
+    let advance: ClockAdvance = json_body(&headers, &body, &[JSON])?;
+    if advance.seconds == 0 || advance.seconds > MAX_ADVANCE_SECONDS {
+        return Err(HttpError::invalid(format!(
+            "seconds must be between 1 and {MAX_ADVANCE_SECONDS}"
+        )));
+    }
+    state.clock.advance(Duration::from_secs(advance.seconds));
+    tracing::info!(seconds = advance.seconds, "sandbox clock advanced");
+    let now = state.clock.now();
+    let offset = TimeDelta::from_std(state.clock.offset()).unwrap_or(TimeDelta::MAX);
+    Ok(super::json(
+        StatusCode::OK,
+        &ClockState {
+            now,
+            offset_seconds: offset.num_seconds().max(0) as u64,
+        },
+    ))
+}

@@ -1,0 +1,195 @@
+//! Starting and stopping a sandbox: [`serve`] for a process that runs until a signal, and
+//! [`Sandbox::start`] for a caller that embeds one (the desktop app, tests) and wants its
+//! base URL, its demo client and a handle to stop it.
+//!
+//! Both take a pre-bound listener, so a test binds 127.0.0.1:0 and learns the real port.
+
+use crate::app::{self, AppState};
+use crate::clock::Clock;
+use crate::config::{ClientCredentials, SandboxConfig};
+use crate::demo;
+use crate::dispatch::Dispatcher;
+use crate::error::{Error, Result};
+use crate::store::Store;
+use crate::tokens::Tokens;
+use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// How long shutdown waits for requests in flight before it drops them.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Runs a sandbox on `listener` until `shutdown` completes, then stops it cleanly.
+pub async fn serve(
+    config: SandboxConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<()> {
+    let handle = Sandbox::start(config, listener).await?;
+    shutdown.await;
+    handle.shutdown().await;
+    Ok(())
+}
+
+/// Namespace of [`Sandbox::start`].
+#[derive(Debug)]
+pub struct Sandbox;
+
+/// A running sandbox.
+#[derive(Debug)]
+pub struct SandboxHandle {
+    local_addr: SocketAddr,
+    base_url: String,
+    clients: Vec<ClientCredentials>,
+    clock: Clock,
+    shutdown: CancellationToken,
+    task: JoinHandle<()>,
+    dispatcher: Dispatcher,
+}
+
+impl Sandbox {
+    /// Starts serving on `listener` in the background. Without clients in the config, one
+    /// demo client is generated (see [`SandboxHandle::demo_client`]).
+    pub async fn start(mut config: SandboxConfig, listener: TcpListener) -> Result<SandboxHandle> {
+        let local_addr = listener.local_addr().map_err(Error::Listener)?;
+        if !local_addr.ip().is_loopback()
+            && config.admin_token.as_ref().is_none_or(|t| t.is_empty())
+        {
+            return Err(Error::AdminTokenRequired(local_addr));
+        }
+        for client in &config.clients {
+            client.check().map_err(Error::Config)?;
+        }
+        if config.clients.is_empty() {
+            config.clients.push(ClientCredentials::generate());
+        }
+        let base_url = match &config.public_url {
+            Some(url) => {
+                let parsed = url::Url::parse(url)
+                    .map_err(|e| Error::Config(format!("public URL is not a URL ({e})")))?;
+                if !matches!(parsed.scheme(), "http" | "https") {
+                    return Err(Error::Config(
+                        "public URL must be http:// or https://".into(),
+                    ));
+                }
+                url.trim_end_matches('/').to_string()
+            }
+            None => format!("http://{}", reachable(local_addr)),
+        };
+        let clock = Clock::new();
+        let tokens = Tokens::new(&config.clients, clock.clone());
+        let mut store = Store::new();
+        if let Some(demo) = config.demo {
+            let partner = tokens
+                .client(&config.clients[0].client_id)
+                .map(|c| crate::tokens::Caller {
+                    client_id: c.client_id.clone(),
+                    partner_id: c.partner_id.clone(),
+                })
+                .ok_or_else(|| Error::Config("no client to seed demo data for".into()))?;
+            demo::seed(&mut store, &partner, demo.transactions).map_err(Error::Config)?;
+            tracing::info!(transactions = demo.transactions, "demo data seeded");
+        }
+        let shutdown = CancellationToken::new();
+        let dispatcher = Dispatcher::start(config.delivery, clock.clone(), shutdown.clone());
+        let state = Arc::new(AppState::new(
+            clock.clone(),
+            tokens,
+            store,
+            base_url.clone(),
+            config.allow_http_callbacks,
+            config.admin_token.clone(),
+            dispatcher.clone(),
+        ));
+        let router = app::router(state, config.body_limit);
+        let stop = shutdown.clone();
+        let task = tokio::spawn(async move {
+            let server =
+                axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned());
+            if let Err(error) = server.await {
+                tracing::error!(%error, "the sandbox server stopped with an error");
+            }
+        });
+        tracing::info!(%local_addr, %base_url, clients = config.clients.len(), "sandbox listening");
+        Ok(SandboxHandle {
+            local_addr,
+            base_url,
+            clients: config.clients,
+            clock,
+            shutdown,
+            task,
+            dispatcher,
+        })
+    }
+}
+
+/// The address to reach a listener at: an unspecified bind address (0.0.0.0, ::) is reached
+/// through loopback.
+fn reachable(addr: SocketAddr) -> SocketAddr {
+    match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => {
+            SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port())
+        }
+        IpAddr::V6(ip) if ip.is_unspecified() => {
+            SocketAddr::new(Ipv6Addr::LOCALHOST.into(), addr.port())
+        }
+        _ => addr,
+    }
+}
+
+impl SandboxHandle {
+    /// Where partners reach the service (no trailing slash).
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The address the listener is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The first client: the one demo data belongs to, and the generated one when the config
+    /// named none.
+    pub fn demo_client(&self) -> &ClientCredentials {
+        &self.clients[0]
+    }
+
+    pub fn clients(&self) -> &[ClientCredentials] {
+        &self.clients
+    }
+
+    /// The sandbox's clock (the same one `POST /sandbox/v1/clock/advance` moves).
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// Every notification queued so far, as `GET /sandbox/v1/deliveries` shows them.
+    pub fn deliveries(&self, event_id: Option<&str>) -> Vec<crate::dispatch::DeliveryRecord> {
+        self.dispatcher.deliveries(event_id)
+    }
+
+    /// Stops accepting, lets requests in flight finish (up to a few seconds), stops webhook
+    /// deliveries, and returns when the server is gone.
+    pub async fn shutdown(self) {
+        self.shutdown.cancel();
+        let mut task = self.task;
+        if tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
+            .await
+            .is_err()
+        {
+            tracing::warn!("requests still open after the grace period; dropping them");
+            task.abort();
+        }
+        if tokio::time::timeout(SHUTDOWN_GRACE, self.dispatcher.stopped())
+            .await
+            .is_err()
+        {
+            tracing::warn!("webhook deliveries still running after the grace period");
+        }
+        tracing::info!("sandbox stopped");
+    }
+}

@@ -1,0 +1,179 @@
+//! Bad input of every kind gets a 4xx with the error body: unknown routes, wrong methods,
+//! bodies too large, malformed JSON, wrong content types. Never a 5xx, never a hang.
+
+use crate::support::{expect_error, product, Api};
+use partner_sandbox::SandboxConfig;
+use reqwest::Method;
+
+#[tokio::test]
+async fn unknown_routes_and_wrong_methods() {
+    let api = Api::start().await;
+    let token = api.token().await;
+    for path in [
+        "/",
+        "/nope",
+        "/partner/v3/products",
+        "/partner/v2/products/a/b/c",
+        "/oauth2/v1/token/x",
+        "/sandbox/v1/nothing",
+    ] {
+        expect_error(api.get(path, &token).await, 404).await;
+    }
+    for (method, path) in [
+        (Method::DELETE, "/partner/v2/products"),
+        (Method::PUT, "/partner/v2/products/x"),
+        (Method::POST, "/partner/v2/transactions"),
+        (Method::GET, "/oauth2/v1/token"),
+        (Method::GET, "/sandbox/v1/clock/advance"),
+        (Method::DELETE, "/sandbox/v1/transactions/x"),
+        (Method::POST, "/openapi.json"),
+    ] {
+        let response = api
+            .request(method.clone(), path, Some(&token))
+            .send()
+            .await
+            .unwrap();
+        assert!(response.headers().contains_key("allow"), "{method} {path}");
+        expect_error(response, 405).await;
+    }
+}
+
+#[tokio::test]
+async fn bodies_over_the_limit_are_413() {
+    let api = Api::with(SandboxConfig {
+        body_limit: 4096,
+        ..SandboxConfig::default()
+    })
+    .await;
+    let token = api.token().await;
+    let mut big = product("big");
+    big["listingName"] = serde_json::json!("x".repeat(10_000));
+    expect_error(
+        api.post_json("/partner/v2/products", Some(&token), &big)
+            .await,
+        413,
+    )
+    .await;
+    let huge_form = format!(
+        "grant_type=client_credentials&scope=pc%20pcapi&pad={}",
+        "x".repeat(10_000)
+    );
+    let response = api
+        .http
+        .post(api.url("/oauth2/v1/token"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(huge_form)
+        .send()
+        .await
+        .unwrap();
+    expect_error(response, 413).await;
+    // Streamed without a Content-Length: still 413, no hang.
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+        (0..10).map(|_| Ok(vec![b' '; 1000])).collect();
+    let response = api
+        .request(Method::POST, "/partner/v2/products", Some(&token))
+        .header("content-type", "application/json")
+        .body(reqwest::Body::wrap_stream(futures::stream::iter(chunks)))
+        .send()
+        .await
+        .unwrap();
+    expect_error(response, 413).await;
+}
+
+#[tokio::test]
+async fn the_default_limit_is_one_mebibyte() {
+    let api = Api::start().await;
+    let token = api.token().await;
+    let mut big = product("big");
+    big["tags"] = serde_json::json!({"workflows": ["x".repeat(1024 * 1024)]});
+    expect_error(
+        api.post_json("/partner/v2/products", Some(&token), &big)
+            .await,
+        413,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn malformed_bodies_are_400_and_wrong_types_415() {
+    let api = Api::start().await;
+    let token = api.token().await;
+    let nested = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let bodies: Vec<Vec<u8>> = vec![
+        b"{".to_vec(),
+        b"".to_vec(),
+        b"null".to_vec(),
+        vec![0xff, 0xfe, 0x00, 0x7b],
+        b"{\"name\": \"a\"} trailing".to_vec(),
+        nested.into_bytes(),
+    ];
+    for body in bodies {
+        let response = api
+            .request(Method::POST, "/partner/v2/products", Some(&token))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        expect_error(response, 400).await;
+    }
+    for content_type in [
+        "text/plain",
+        "application/xml",
+        "application/merge-patch+json",
+        "",
+    ] {
+        let mut request = api
+            .request(Method::POST, "/partner/v2/products", Some(&token))
+            .body(product("a").to_string());
+        if !content_type.is_empty() {
+            request = request.header("content-type", content_type);
+        }
+        expect_error(request.send().await.unwrap(), 415).await;
+    }
+    // A charset parameter is fine.
+    let response = api
+        .request(Method::POST, "/partner/v2/products", Some(&token))
+        .header("content-type", "application/json; charset=utf-8")
+        .body(product("charset").to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 201);
+}
+
+#[tokio::test]
+async fn odd_paths_and_headers_are_handled() {
+    let api = Api::start().await;
+    let token = api.token().await;
+    let error = expect_error(api.get("/partner/v2/products/%FF%00", &token).await, 400).await;
+    assert!(error.details.contains("UTF-8"), "{}", error.details);
+    expect_error(
+        api.get(
+            &format!("/partner/v2/products/{}", "a".repeat(5000)),
+            &token,
+        )
+        .await,
+        404,
+    )
+    .await;
+    let response = api
+        .http
+        .get(api.url("/partner/v2/products"))
+        .header("authorization", "Bearer ")
+        .send()
+        .await
+        .unwrap();
+    expect_error(response, 401).await;
+    let response = api
+        .http
+        .get(api.url("/partner/v2/products"))
+        .header(
+            "authorization",
+            reqwest::header::HeaderValue::from_bytes(b"Bearer \xff\xfe").unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    expect_error(response, 401).await;
+}
