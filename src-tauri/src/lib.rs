@@ -101,6 +101,10 @@ pub fn run() {
             commands::signature_report,
             commands::replay_capture,
             commands::export_captures,
+            embedded::demo_new_transaction,
+            embedded::demo_update_transaction,
+            embedded::demo_custom_event,
+            embedded::demo_advance_clock,
         ])
         .build(tauri::generate_context!());
     let app = match app {
