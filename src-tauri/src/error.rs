@@ -10,7 +10,6 @@ use ts_rs::TS;
 /// What sort of failure it was: the UI picks wording and actions by this, never by message text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
-#[ts(export)]
 pub enum ErrorKind {
     /// No connection is active yet (first run still starting, or it failed).
     NotConnected,
@@ -35,7 +34,6 @@ pub enum ErrorKind {
 /// An error as the UI receives it.
 #[derive(Debug, Clone, Serialize, TS, thiserror::Error)]
 #[serde(rename_all = "camelCase")]
-#[ts(export)]
 #[error("{message}")]
 pub struct AppError {
     pub kind: ErrorKind,
