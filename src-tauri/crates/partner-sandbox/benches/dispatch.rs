@@ -64,6 +64,26 @@ async fn wait_until(dispatcher: &Dispatcher, done: impl Fn(&Dispatcher) -> bool)
     }
 }
 
+/// Takes `expected` requests at the receiver (or as many as come, 30 s apart at most), then
+/// waits until no kept record is pending; how many arrived.
+async fn receive_and_settle(
+    receiver: &mut TestReceiver,
+    dispatcher: &Dispatcher,
+    expected: usize,
+) -> usize {
+    let mut received = 0;
+    while received < expected && receiver.next(Duration::from_secs(30)).await.is_some() {
+        received += 1;
+    }
+    wait_until(dispatcher, |d| {
+        d.deliveries(None)
+            .iter()
+            .all(|r| r.state != DeliveryState::Pending)
+    })
+    .await;
+    received
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let total: usize = std::env::args()
@@ -91,19 +111,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         enqueue_times.push(t.elapsed());
     }
     let enqueued_in = started.elapsed();
-    let mut received = 0;
-    while received < total {
-        match receiver.next(Duration::from_secs(30)).await {
-            Some(_) => received += 1,
-            None => break,
-        }
-    }
-    wait_until(&dispatcher, |d| {
-        d.deliveries(None)
-            .iter()
-            .all(|r| r.state != DeliveryState::Pending)
-    })
-    .await;
+    let received = receive_and_settle(&mut receiver, &dispatcher, total).await;
     let delivered_in = started.elapsed();
     let records = dispatcher.deliveries(None);
     let delivered = records
@@ -144,19 +152,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for n in total..2 * total {
         dispatcher.enqueue(outgoing(&url, n));
     }
-    let mut received_again = 0;
-    while received_again < total {
-        match receiver.next(Duration::from_secs(30)).await {
-            Some(_) => received_again += 1,
-            None => break,
-        }
-    }
-    wait_until(&dispatcher, |d| {
-        d.deliveries(None)
-            .iter()
-            .all(|r| r.state != DeliveryState::Pending)
-    })
-    .await;
+    let received_again = receive_and_settle(&mut receiver, &dispatcher, total).await;
     println!(
         "memory after another {received_again} deliveries: RSS {} MiB, records kept {}",
         rss_kib() / 1024,

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used)] // a test binary: a failed unwrap is a failed test
 
 mod debugger;
+mod end_to_end;
 mod export;
 mod forward_replay;
 mod limits;

@@ -689,3 +689,26 @@ async fn neither_logs_nor_records_carry_the_key_or_the_signature() {
     assert!(!debug.contains(KEY));
     assert!(!debug.contains(&signature));
 }
+
+#[tokio::test]
+async fn a_url_or_header_that_cannot_be_sent_fails_with_a_reason_and_nothing_panics() {
+    let fixture = Fixture::start(config(Duration::from_millis(20), ANSWERS));
+    fixture
+        .dispatcher
+        .enqueue(outgoing("not a url at all", "ev-bad-url"));
+    fixture.dispatcher.enqueue(Outgoing {
+        subscription_id: "sub\nwith a newline".to_owned(),
+        ..outgoing(&refused_url().await.unwrap(), "ev-bad-header")
+    });
+
+    for event_id in ["ev-bad-url", "ev-bad-header"] {
+        let record = settled(&fixture.dispatcher, event_id).await;
+        assert_eq!(record.state, DeliveryState::Discarded, "{record:?}");
+        assert_eq!(record.attempts.len(), 3);
+        for attempt in &record.attempts {
+            let error = attempt.error.as_deref().unwrap_or_default();
+            assert!(error.starts_with("request failed: "), "{error}");
+            assert!(!error.contains(KEY));
+        }
+    }
+}

@@ -1,0 +1,446 @@
+//! `partner listen`: runs the webhook listener in the foreground and prints each capture;
+//! `partner listen export` / `import` move a capture store to and from files.
+//!
+//! The first line on stdout is `listening on http://HOST:PORT/PATH` with the real port, so a
+//! script that passed port 0 can read it. Then one line per capture (or one JSON object per line
+//! with `--json`), written as soon as the capture is committed. Keys come from `--key SUB=KEY`
+//! and, with `--keychain`, from the keychain entries the Partner Console client stores (looked up
+//! on first sight of a subscription and cached briefly). Keys never reach stdout or a log line.
+
+use crate::error::{CliError, Result};
+use clap::{Args as ClapArgs, Subcommand};
+use partner_listener::export::{export, import_jsonl, ExportFormat};
+use partner_listener::keys::{KeySource, MemoryKeys, PreviousKey, SubscriptionKeys};
+use partner_listener::{
+    Capture, CaptureFilter, Listener, ListenerConfig, LiveEvent, OutboundRecord, Retention, Store,
+    TestMode, Verdict,
+};
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+
+#[derive(Debug, ClapArgs)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Args {
+    #[command(subcommand)]
+    pub action: Option<Action>,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Action {
+    /// Write the captures of a store out as JSON Lines or HAR 1.2.
+    Export(ExportArgs),
+    /// Add the captures of a JSON Lines export to a store.
+    Import(ImportArgs),
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = partner_listener::DEFAULT_ADDR)]
+    pub addr: String,
+    /// Path notifications are posted to.
+    #[arg(long, default_value = partner_listener::DEFAULT_PATH)]
+    pub path: String,
+    /// A subscription's signing key as SUBSCRIPTION_ID=KEY (repeatable).
+    #[arg(long = "key", value_name = "SUBSCRIPTION_ID=KEY")]
+    pub keys: Vec<String>,
+    /// Also use the signing keys the Partner Console client keeps in the keychain.
+    #[arg(long)]
+    pub keychain: bool,
+    /// Send each valid notification, unchanged, to this URL too (your own app).
+    #[arg(long, value_name = "URL")]
+    pub forward_to: Option<String>,
+    /// Test mode: answer every notification with this status.
+    #[arg(long, value_name = "STATUS")]
+    pub respond: Option<u16>,
+    /// Test mode: hold every answer back this long (e.g. 35s).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub delay: Option<Duration>,
+    /// Test mode: answer 500 to this fraction (0-1) of notifications, at random.
+    #[arg(long, value_name = "F", default_value_t = 0.0)]
+    pub fail_rate: f64,
+    /// Test mode: answer 500 to the first N attempts of each notification.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub fail_first: u32,
+    /// The capture store (SQLite). Default: the console's data folder.
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    /// Bodies over this many bytes get 413.
+    #[arg(long, value_name = "BYTES", default_value_t = partner_listener::DEFAULT_BODY_LIMIT)]
+    pub body_limit: usize,
+    /// Keep at most this many captures (oldest pruned first).
+    #[arg(long, value_name = "N")]
+    pub max_captures: Option<u64>,
+    /// Keep captures at most this long (e.g. 7days).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub max_age: Option<Duration>,
+    /// One JSON object per capture instead of a line of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct ExportArgs {
+    /// The capture store to read.
+    #[arg(long, value_name = "FILE")]
+    pub db: PathBuf,
+    /// jsonl (lossless, importable) or har (HAR 1.2).
+    #[arg(long, default_value = "jsonl")]
+    pub format: String,
+    /// Write here instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Only captures with this verdict (repeatable), e.g. valid, invalid-signature.
+    #[arg(long)]
+    pub verdict: Vec<String>,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct ImportArgs {
+    /// The capture store to add to (created if missing).
+    #[arg(long, value_name = "FILE")]
+    pub db: PathBuf,
+    /// A JSON Lines export.
+    #[arg(long, value_name = "FILE")]
+    pub from: PathBuf,
+}
+
+pub async fn run(args: Args) -> Result<()> {
+    match args.action {
+        Some(Action::Export(export_args)) => run_export(export_args),
+        Some(Action::Import(import_args)) => run_import(import_args).await,
+        None => run_listener(args.serve).await,
+    }
+}
+
+/// `$XDG_DATA_HOME/partner-console/captures.sqlite3`, else under `~/.local/share`.
+fn default_db() -> Result<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")))
+        .ok_or_else(|| invalid("no data folder is known (set --db, XDG_DATA_HOME or HOME)"))?;
+    let folder = base.join("partner-console");
+    std::fs::create_dir_all(&folder).map_err(|e| {
+        invalid(format!(
+            "could not create the data folder {}: {e}",
+            folder.display()
+        ))
+    })?;
+    Ok(folder.join("captures.sqlite3"))
+}
+
+fn invalid(message: impl Into<String>) -> CliError {
+    CliError::Listener(partner_listener::Error::InvalidInput(message.into()))
+}
+
+async fn run_listener(args: ServeArgs) -> Result<()> {
+    let given = MemoryKeys::new();
+    for assignment in &args.keys {
+        let (subscription, key) = MemoryKeys::parse_assignment(assignment)?;
+        if let Err(problems) = partner_api::signing_key::check(key.expose()) {
+            eprintln!("partner: warning: the key of {subscription}: {problems}");
+        }
+        given.insert(subscription, key);
+    }
+    let keychain: Option<Arc<dyn partner_client::SecretStore>> = args.keychain.then(|| {
+        Arc::new(partner_client::KeyringStore::new(
+            partner_client::KEYCHAIN_SERVICE,
+        )) as Arc<dyn partner_client::SecretStore>
+    });
+    let keys = Arc::new(CliKeys {
+        given,
+        keychain,
+        cache: Mutex::default(),
+    });
+    let forward_to = args
+        .forward_to
+        .as_deref()
+        .map(partner_listener::outbound::parse_target)
+        .transpose()?;
+    let test_mode = TestMode {
+        status: args.respond,
+        delay: args.delay,
+        fail_rate: args.fail_rate,
+        fail_first_attempts: args.fail_first,
+        failure_status: None,
+    };
+    let db = match args.db {
+        Some(db) => db,
+        None => default_db()?,
+    };
+    let retention = Retention {
+        max_count: args.max_captures,
+        max_age: args
+            .max_age
+            .map(|d| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)),
+    };
+    let store = Store::open(&db, retention)?;
+    let config = ListenerConfig {
+        path: args.path.clone(),
+        body_limit: args.body_limit,
+        forward_to,
+        test_mode,
+        ..ListenerConfig::default()
+    };
+    let listener = Listener::new(config, store, keys)?;
+    let tcp = TcpListener::bind(&args.addr)
+        .await
+        .map_err(|source| CliError::Bind {
+            addr: args.addr.clone(),
+            source,
+        })?;
+    let local = tcp.local_addr().map_err(|source| CliError::Bind {
+        addr: args.addr.clone(),
+        source,
+    })?;
+    let feed = listener.subscribe();
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening on http://{local}{}", listener.config().path)
+            .map_err(CliError::Output)?;
+        out.flush().map_err(CliError::Output)?;
+    }
+    tracing::info!(db = %db.display(), "capture store");
+    // A thread of its own: a reader of stdout that stops reading blocks only this thread (the
+    // feed then reports what it missed), never the runtime that answers the service.
+    let json = args.json;
+    std::thread::Builder::new()
+        .name("capture-printer".into())
+        .spawn(move || print_captures(feed, json))
+        .map_err(CliError::Output)?;
+    let served = listener
+        .serve(tcp, async {
+            if let Err(error) = stop_signal().await {
+                tracing::warn!(%error, "waiting for a stop signal failed");
+                std::future::pending::<()>().await;
+            }
+        })
+        .await;
+    served?;
+    Ok(())
+}
+
+/// One line (or JSON object) per capture, as captures are committed.
+fn print_captures(mut feed: tokio::sync::broadcast::Receiver<LiveEvent>, json: bool) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let line = match feed.blocking_recv() {
+            Ok(LiveEvent::Captured(capture)) => capture_line(&capture, json),
+            Ok(LiveEvent::Outbound(record)) => outbound_line(&record, json),
+            Err(RecvError::Lagged(missed)) => {
+                eprintln!("partner: {missed} captures were not printed (output too slow); they are in the store");
+                continue;
+            }
+            Err(RecvError::Closed) => return,
+        };
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+            return;
+        }
+    }
+}
+
+fn capture_line(capture: &Capture, json: bool) -> String {
+    if json {
+        serde_json::json!({
+            "kind": "capture",
+            "id": capture.id,
+            "receivedAt": capture.received_at,
+            "subscriptionId": capture.subscription_id,
+            "eventId": capture.fields.event_id,
+            "eventType": capture.fields.event_type,
+            "resourceType": capture.fields.resource_type,
+            "resourceId": capture.fields.resource_id,
+            "verdict": capture.verdict,
+            "matchedKey": capture.matched_key,
+            "status": capture.response.status,
+            "attempt": capture.attempt,
+            "replay": capture.replay,
+            "path": capture.path,
+        })
+        .to_string()
+    } else {
+        let dash = || "-".to_string();
+        let mut line = format!(
+            "{} {:<20} {:<7} {} {} {}",
+            capture.received_at.format("%H:%M:%S%.3f"),
+            capture.verdict.as_str(),
+            capture.fields.event_type.clone().unwrap_or_else(dash),
+            capture.fields.resource_type.clone().unwrap_or_else(dash),
+            capture.fields.resource_id.clone().unwrap_or_else(dash),
+            capture.response.status,
+        );
+        if capture.attempt > 1 {
+            line.push_str(&format!(" (attempt {})", capture.attempt));
+        }
+        if capture.verdict == Verdict::WrongPath {
+            line.push_str(&format!(" at {}", capture.path));
+        }
+        line
+    }
+}
+
+fn outbound_line(record: &OutboundRecord, json: bool) -> String {
+    if json {
+        serde_json::json!({
+            "kind": record.kind,
+            "captureId": record.capture_id,
+            "url": record.url,
+            "status": record.status,
+            "elapsedMs": record.elapsed_ms,
+            "error": record.error,
+        })
+        .to_string()
+    } else {
+        match (&record.status, &record.error) {
+            (Some(status), _) => format!(
+                "  -> {} {}: {status} ({} ms)",
+                record.kind.as_str(),
+                record.url,
+                record.elapsed_ms
+            ),
+            (None, error) => format!(
+                "  -> {} {}: failed: {}",
+                record.kind.as_str(),
+                record.url,
+                error.as_deref().unwrap_or("no answer")
+            ),
+        }
+    }
+}
+
+fn run_export(args: ExportArgs) -> Result<()> {
+    if !args.db.exists() {
+        return Err(invalid(format!(
+            "no capture store at {}",
+            args.db.display()
+        )));
+    }
+    let format = ExportFormat::parse(&args.format)?;
+    let verdicts = args
+        .verdict
+        .iter()
+        .map(|v| Verdict::parse(v).ok_or_else(|| invalid(format!("unknown verdict {v:?}"))))
+        .collect::<Result<Vec<_>>>()?;
+    let store = Store::open(&args.db, Retention::default())?;
+    let filter = CaptureFilter {
+        verdicts,
+        ..CaptureFilter::default()
+    };
+    let written = match &args.out {
+        Some(path) => {
+            let file = std::fs::File::create(path).map_err(CliError::Output)?;
+            let mut out = std::io::BufWriter::new(file);
+            let written = export(&store, &filter, format, &mut out)?;
+            out.flush().map_err(CliError::Output)?;
+            written
+        }
+        None => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let written = export(&store, &filter, format, &mut out)?;
+            out.flush().map_err(CliError::Output)?;
+            written
+        }
+    };
+    eprintln!("partner: exported {written} captures");
+    Ok(())
+}
+
+async fn run_import(args: ImportArgs) -> Result<()> {
+    let file = std::fs::File::open(&args.from)
+        .map_err(|e| invalid(format!("could not open {}: {e}", args.from.display())))?;
+    let store = Store::open(&args.db, Retention::default())?;
+    let report = import_jsonl(&store, std::io::BufReader::new(file)).await?;
+    eprintln!(
+        "partner: imported {} captures, skipped {} already present",
+        report.imported, report.skipped
+    );
+    Ok(())
+}
+
+/// How long a keychain answer is trusted before it is asked again.
+const KEYCHAIN_CACHE: Duration = Duration::from_secs(30);
+/// At most this many subscriptions are remembered (ids come from requests, so from anyone).
+const KEYCHAIN_CACHE_ENTRIES: usize = 1024;
+
+/// `--key` values first, then the client's keychain entries.
+#[derive(Debug)]
+struct CliKeys {
+    given: MemoryKeys,
+    keychain: Option<Arc<dyn partner_client::SecretStore>>,
+    cache: Mutex<HashMap<String, (Instant, Option<SubscriptionKeys>)>>,
+}
+
+impl CliKeys {
+    fn lookup_keychain(&self, subscription_id: &str) -> Option<SubscriptionKeys> {
+        let store = self.keychain.as_ref()?;
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, keys)) = cache.get(subscription_id) {
+            if at.elapsed() < KEYCHAIN_CACHE {
+                return keys.clone();
+            }
+        }
+        let found = match partner_client::signing_keys(store.as_ref(), subscription_id) {
+            Ok(found) => found.map(|k| SubscriptionKeys {
+                current: k.current,
+                previous: k.previous.map(|p| PreviousKey {
+                    key: p.key,
+                    replaced_at: p.replaced_at,
+                }),
+            }),
+            Err(error) => {
+                tracing::warn!(%error, "reading a signing key from the keychain failed");
+                None
+            }
+        };
+        if cache.len() >= KEYCHAIN_CACHE_ENTRIES {
+            cache.clear();
+        }
+        cache.insert(subscription_id.to_string(), (Instant::now(), found.clone()));
+        found
+    }
+}
+
+impl KeySource for CliKeys {
+    fn keys(&self, subscription_id: &str) -> Option<SubscriptionKeys> {
+        self.given
+            .keys(subscription_id)
+            .or_else(|| self.lookup_keychain(subscription_id))
+    }
+
+    fn all(&self) -> Vec<(String, SubscriptionKeys)> {
+        let mut all = self.given.all();
+        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        for (id, (_, keys)) in cache.iter() {
+            if let Some(keys) = keys {
+                if !all.iter().any(|(known, _)| known == id) {
+                    all.push((id.clone(), keys.clone()));
+                }
+            }
+        }
+        all
+    }
+}
+
+/// Waits for Ctrl-C or SIGTERM.
+async fn stop_signal() -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate())?;
+        tokio::select! {
+            result = tokio::signal::ctrl_c() => result,
+            _ = term.recv() => Ok(()),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::signal::ctrl_c().await
+    }
+}

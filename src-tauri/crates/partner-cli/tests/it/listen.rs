@@ -1,0 +1,321 @@
+//! `partner listen` as a real process on 127.0.0.1:0: its first line, one JSON line per capture,
+//! no key in any output, export/import, and no acknowledged capture lost to `kill -9` under load.
+
+use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
+use partner_listener::{CaptureFilter, Retention, Store};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const SUB: &str = "sub-cli";
+const KEY: &str = "Abcdefghijklmnopqrstuvwxyz0123!@";
+
+struct Listening {
+    child: Child,
+    stdout: BufReader<ChildStdout>,
+    url: String,
+}
+
+fn listen(db: &std::path::Path, extra: &[&str]) -> Listening {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["listen", "--addr", "127.0.0.1:0", "--db"])
+        .arg(db)
+        .args(["--key", &format!("{SUB}={KEY}")])
+        .args(extra)
+        .env("RUST_LOG", "debug")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    let url = first
+        .trim_end()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+        .to_string();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/webhooks"),
+        "{url}"
+    );
+    Listening { child, stdout, url }
+}
+
+fn body(event_id: &str) -> Vec<u8> {
+    format!(
+        r#"{{"eventId":"{event_id}","eventTime":"2024-05-01T10:00:00Z","eventType":"created","meta":{{"instanceId":"acme","resourceId":"tx-{event_id}","resourceType":"urn:svc:partner:transaction","resourceRef":"https://h/partner/v2/transactions/tx-{event_id}"}}}}"#
+    )
+    .into_bytes()
+}
+
+async fn send(
+    client: &reqwest::Client,
+    url: &str,
+    key: &str,
+    body: Vec<u8>,
+) -> reqwest::Result<reqwest::Response> {
+    client
+        .post(url)
+        .header(SUBSCRIPTION_HEADER, SUB)
+        .header(SIGNATURE_HEADER, sign(key.as_bytes(), &body))
+        .header("Content-Type", "application/json")
+        .body(body)
+        .send()
+        .await
+}
+
+fn terminate(mut listening: Listening) -> String {
+    Command::new("kill")
+        .args(["-TERM", &listening.child.id().to_string()])
+        .status()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while listening.child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "partner listen did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut rest = String::new();
+    listening.stdout.read_to_string(&mut rest).unwrap();
+    let mut stderr = String::new();
+    listening
+        .child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    format!("{rest}{stderr}")
+}
+
+#[tokio::test]
+async fn prints_one_json_line_per_capture_and_never_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut listening = listen(&dir.path().join("c.db"), &["--json"]);
+    let client = reqwest::Client::new();
+    assert_eq!(
+        send(&client, &listening.url, KEY, body("cli-1"))
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let wrong = "Zyxwvutsrqponmlkjihgfedcba9876#$";
+    let rejected = send(&client, &listening.url, wrong, body("cli-2"))
+        .await
+        .unwrap();
+    assert_eq!(rejected.status(), 401);
+    assert!(!rejected.text().await.unwrap().contains(KEY));
+
+    let mut lines = Vec::new();
+    for _ in 0..2 {
+        let mut line = String::new();
+        listening.stdout.read_line(&mut line).unwrap();
+        lines.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    let valid = &lines[0];
+    for field in [
+        "id",
+        "receivedAt",
+        "subscriptionId",
+        "eventId",
+        "eventType",
+        "resourceType",
+        "resourceId",
+        "verdict",
+        "status",
+    ] {
+        assert!(
+            valid.get(field).is_some_and(|v| !v.is_null()),
+            "{field} missing in {valid}"
+        );
+    }
+    assert_eq!(valid["verdict"], "valid");
+    assert_eq!(valid["status"], 200);
+    assert_eq!(valid["resourceId"], "tx-cli-1");
+    assert_eq!(lines[1]["verdict"], "invalid-signature");
+    assert_eq!(lines[1]["status"], 401);
+    let rest = terminate(listening);
+    assert!(
+        !rest.contains(KEY) && !rest.contains(wrong),
+        "a key reached the output or the log"
+    );
+}
+
+#[tokio::test]
+async fn prints_a_line_of_text_per_capture_and_answers_as_told_in_test_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut listening = listen(&dir.path().join("c.db"), &["--respond", "503"]);
+    let client = reqwest::Client::new();
+    assert_eq!(
+        send(&client, &listening.url, KEY, body("t-1"))
+            .await
+            .unwrap()
+            .status(),
+        503
+    );
+    let mut line = String::new();
+    listening.stdout.read_line(&mut line).unwrap();
+    assert!(
+        line.contains("valid")
+            && line.contains("created")
+            && line.contains("tx-t-1")
+            && line.trim_end().ends_with("503"),
+        "{line}"
+    );
+    terminate(listening);
+}
+
+#[tokio::test]
+async fn bad_arguments_are_refused_with_words() {
+    let output = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args([
+            "listen",
+            "--addr",
+            "127.0.0.1:0",
+            "--key",
+            "no-equals-sign",
+            "--db",
+        ])
+        .arg(tempfile::tempdir().unwrap().path().join("x.db"))
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("SUBSCRIPTION_ID=KEY"), "{stderr}");
+    let output = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["listen", "export", "--db", "/nonexistent/c.db"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no capture store"));
+}
+
+#[tokio::test]
+async fn export_and_import_through_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let listening = listen(&db, &[]);
+    let client = reqwest::Client::new();
+    for i in 0..3 {
+        send(&client, &listening.url, KEY, body(&format!("x-{i}")))
+            .await
+            .unwrap();
+    }
+    terminate(listening);
+
+    let har = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["listen", "export", "--format", "har", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(har.status.success());
+    let doc: Value = serde_json::from_slice(&har.stdout).unwrap();
+    assert_eq!(doc["log"]["version"], "1.2");
+    assert_eq!(doc["log"]["entries"].as_array().unwrap().len(), 3);
+
+    let jsonl = dir.path().join("c.jsonl");
+    let status = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["listen", "export", "--format", "jsonl", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(&jsonl)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let copy = dir.path().join("copy.db");
+    let status = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["listen", "import", "--db"])
+        .arg(&copy)
+        .arg("--from")
+        .arg(&jsonl)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let original = Store::open(&db, Retention::default()).unwrap();
+    let imported = Store::open(&copy, Retention::default()).unwrap();
+    let all = CaptureFilter::default();
+    assert_eq!(
+        original.query(&all, 0, 10).unwrap(),
+        imported.query(&all, 0, 10).unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_under_load_loses_no_acknowledged_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let mut listening = listen(&db, &[]);
+    let url = listening.url.clone();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    // Bounded load: 16 senders, at most 400 notifications each, for at most 10 s.
+    let senders = (0..16).map(|sender| {
+        let client = client.clone();
+        let url = url.clone();
+        tokio::spawn(async move {
+            let mut acknowledged = Vec::new();
+            for i in 0..400 {
+                if started.elapsed() > Duration::from_secs(10) {
+                    break;
+                }
+                let event_id = format!("k-{sender}-{i}");
+                match send(&client, &url, KEY, body(&event_id)).await {
+                    Ok(response) if response.status().is_success() => acknowledged.push(event_id),
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+            acknowledged
+        })
+    });
+    let senders: Vec<_> = senders.collect();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    listening.child.kill().unwrap(); // SIGKILL
+    listening.child.wait().unwrap();
+    let mut acknowledged = BTreeSet::new();
+    for sender in senders {
+        acknowledged.extend(sender.await.unwrap());
+    }
+    eprintln!(
+        "{} notifications acknowledged before kill -9",
+        acknowledged.len()
+    );
+    assert!(
+        acknowledged.len() > 50,
+        "too little load reached the listener: {}",
+        acknowledged.len()
+    );
+
+    // Restart on the same store: every acknowledged capture is there.
+    let restarted = listen(&db, &[]);
+    let store = Store::open(&db, Retention::default()).unwrap();
+    let mut stored = BTreeSet::new();
+    store
+        .for_each(&CaptureFilter::default(), |capture| {
+            stored.extend(capture.fields.event_id);
+            Ok(())
+        })
+        .unwrap();
+    let lost: Vec<_> = acknowledged.difference(&stored).collect();
+    assert!(
+        lost.is_empty(),
+        "{} acknowledged captures lost, e.g. {:?}",
+        lost.len(),
+        lost.first()
+    );
+    assert!(send(&client, &restarted.url, KEY, body("after-restart"))
+        .await
+        .unwrap()
+        .status()
+        .is_success());
+    terminate(restarted);
+}
