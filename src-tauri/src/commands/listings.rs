@@ -132,7 +132,7 @@ pub async fn search_listing(
                 if matches(&value, &needle) {
                     items.push(value);
                 }
-                if seen % 50 == 0 || seen == total {
+                if seen.is_multiple_of(50) || seen == total {
                     let _ = app.emit(
                         crate::events::SEARCH_PROGRESS,
                         SearchProgress {
