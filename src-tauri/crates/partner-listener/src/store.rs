@@ -461,31 +461,28 @@ fn commit_batch(
     if inserts.is_empty() {
         return 0;
     }
-    let batch = std::mem::take(inserts);
-    let written = (|| -> Result<Vec<Capture>> {
+    let mut batch = std::mem::take(inserts);
+    let written = (|| -> Result<()> {
         let tx = conn.transaction()?;
-        let mut stored = Vec::with_capacity(batch.len());
-        for (capture, _) in &batch {
-            let mut capture = (**capture).clone();
-            link_attempt(&tx, &mut capture)?;
-            capture.id = insert_row(&tx, &capture, None)?;
-            if capture.notification_id.is_none() && capture.attempt == 1 && has_key(&capture) {
-                capture.notification_id = Some(capture.id);
-                tx.execute(
-                    "UPDATE captures SET notification_id = ?1 WHERE id = ?1",
-                    [capture.id],
-                )?;
-            }
-            stored.push(capture);
+        // One writer, so the next ids are known: each row is written once, its own id included
+        // as the notification id of a first attempt.
+        let mut next_id: i64 = tx
+            .prepare_cached("SELECT COALESCE(MAX(id), 0) + 1 FROM captures")?
+            .query_row([], |row| row.get(0))?;
+        for (capture, _) in batch.iter_mut() {
+            capture.id = next_id;
+            next_id += 1;
+            link_attempt(&tx, capture)?;
+            insert_row(&tx, capture, Some(capture.id))?;
         }
         tx.commit()?;
-        Ok(stored)
+        Ok(())
     })();
     match written {
-        Ok(stored) => {
-            let count = stored.len() as u64;
-            for ((_, reply), capture) in batch.into_iter().zip(stored) {
-                let _ = reply.send(Ok(capture));
+        Ok(()) => {
+            let count = batch.len() as u64;
+            for (capture, reply) in batch {
+                let _ = reply.send(Ok(*capture));
             }
             count
         }
@@ -493,17 +490,11 @@ fn commit_batch(
             tracing::error!(%error, "committing captures failed");
             let message = error.to_string();
             for (_, reply) in batch {
-                let _ = reply.send(Err(Error::InvalidInput(message.clone())));
+                let _ = reply.send(Err(Error::Commit(message.clone())));
             }
             0
         }
     }
-}
-
-fn has_key(capture: &Capture) -> bool {
-    capture.subscription_id.is_some()
-        && capture.fields.resource_type.is_some()
-        && capture.fields.event_id.is_some()
 }
 
 /// Sets `attempt` and `notification_id` from earlier captures of the same notification.
@@ -517,15 +508,21 @@ fn link_attempt(conn: &Connection, capture: &mut Capture) -> Result<()> {
     ) else {
         return Ok(());
     };
-    let (first, count): (Option<i64>, i64) = conn.query_row(
-        "SELECT MIN(id), COUNT(*) FROM captures WHERE subscription_id = ?1 \
-         AND resource_type = ?2 AND event_id = ?3",
-        params![sub, resource_type, event_id],
-        |row| Ok((row.get(0)?, row.get(1)?)),
-    )?;
-    if let Some(first) = first {
-        capture.attempt = u32::try_from(count + 1).unwrap_or(u32::MAX);
-        capture.notification_id = Some(first);
+    let (first, count): (Option<i64>, i64) = conn
+        .prepare_cached(
+            "SELECT MIN(id), COUNT(*) FROM captures WHERE subscription_id = ?1 \
+             AND resource_type = ?2 AND event_id = ?3",
+        )?
+        .query_row(params![sub, resource_type, event_id], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })?;
+    match first {
+        Some(first) => {
+            capture.attempt = u32::try_from(count + 1).unwrap_or(u32::MAX);
+            capture.notification_id = Some(first);
+        }
+        // The first attempt is the notification: it links to itself.
+        None => capture.notification_id = (capture.id > 0).then_some(capture.id),
     }
     Ok(())
 }
@@ -535,7 +532,7 @@ fn headers_json(headers: &[Header]) -> Result<String> {
 }
 
 fn insert_row(conn: &Connection, c: &Capture, id: Option<i64>) -> Result<i64> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO captures (id, received_at, received_at_us, method, path, headers, body, \
          body_size, peer, verdict, matched_key, subscription_id, event_id, event_time, \
          event_type, instance_id, resource_id, resource_type, resource_ref, attempt, \
@@ -543,37 +540,37 @@ fn insert_row(conn: &Connection, c: &Capture, id: Option<i64>) -> Result<i64> {
          response_delay_ms, processing_micros, replay) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, \
          ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, \
          ?26, ?27)",
-        params![
-            id,
-            c.received_at
-                .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
-            c.received_at.timestamp_micros(),
-            c.method,
-            c.path,
-            headers_json(&c.headers)?,
-            c.body,
-            c.body_size as i64,
-            c.peer,
-            c.verdict.as_str(),
-            c.matched_key.map(MatchedKey::as_str),
-            c.subscription_id,
-            c.fields.event_id,
-            c.fields.event_time,
-            c.fields.event_type,
-            c.fields.instance_id,
-            c.fields.resource_id,
-            c.fields.resource_type,
-            c.fields.resource_ref,
-            c.attempt,
-            c.notification_id,
-            c.response.status,
-            c.response.body,
-            c.response.from_test_mode,
-            c.response.delay_ms as i64,
-            c.processing_micros as i64,
-            c.replay,
-        ],
-    )?;
+    )?
+    .execute(params![
+        id,
+        c.received_at
+            .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        c.received_at.timestamp_micros(),
+        c.method,
+        c.path,
+        headers_json(&c.headers)?,
+        c.body,
+        c.body_size as i64,
+        c.peer,
+        c.verdict.as_str(),
+        c.matched_key.map(MatchedKey::as_str),
+        c.subscription_id,
+        c.fields.event_id,
+        c.fields.event_time,
+        c.fields.event_type,
+        c.fields.instance_id,
+        c.fields.resource_id,
+        c.fields.resource_type,
+        c.fields.resource_ref,
+        c.attempt,
+        c.notification_id,
+        c.response.status,
+        c.response.body,
+        c.response.from_test_mode,
+        c.response.delay_ms as i64,
+        c.processing_micros as i64,
+        c.replay,
+    ])?;
     Ok(conn.last_insert_rowid())
 }
 
