@@ -14,6 +14,11 @@ pub enum CliError {
     Listener(#[from] partner_listener::Error),
     #[error("could not write to stdout: {0}")]
     Output(#[source] std::io::Error),
+    #[error(transparent)]
+    Client(#[from] partner_client::ClientError),
+    /// A missing or unusable argument, said in words.
+    #[error("{0}")]
+    Usage(String),
     #[error("could not wait for a stop signal: {0}")]
     Signal(#[source] std::io::Error),
 }

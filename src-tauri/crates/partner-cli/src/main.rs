@@ -25,6 +25,12 @@ struct Cli {
 enum Command {
     /// Run the local sandbox of the partner API service.
     Sandbox(commands::sandbox::Args),
+    /// Issue, introspect or revoke access tokens; store the client secret in the keychain.
+    Token(commands::token::Args),
+    /// List, show and create products; rotate a subscription's signing key.
+    Products(commands::products::Args),
+    /// List and show transactions and their events.
+    Transactions(commands::transactions::Args),
     /// Receive, verify and keep webhook notifications (and export the store).
     Listen(commands::listen::Args),
 }
@@ -44,6 +50,9 @@ async fn main() -> ExitCode {
     init_logging();
     let result = match cli.command {
         Command::Sandbox(args) => commands::sandbox::run(args).await,
+        Command::Token(args) => commands::token::run(args).await,
+        Command::Products(args) => commands::products::run(args).await,
+        Command::Transactions(args) => commands::transactions::run(args).await,
         Command::Listen(args) => commands::listen::run(args).await,
     };
     match result {

@@ -66,6 +66,12 @@ impl PartnerClient {
         self.tokens.revoke().await
     }
 
+    /// Removes this connection: revokes the token, then forgets the client secret in `store`.
+    pub async fn remove_connection(&self, store: &dyn crate::secrets::SecretStore) -> Result<()> {
+        self.tokens.revoke().await?;
+        crate::secrets::forget_client_secret(store, self.base_url(), self.tokens.client_id())
+    }
+
     /// One page of a listing; the request is checked against the spec's rules first.
     pub async fn list<T: Listed>(&self, request: &PageRequest) -> Result<Page<T>> {
         request.check::<T>().map_err(RuleError::from)?;

@@ -2,9 +2,11 @@
 //!
 //! The first page says the total; the remaining pages are fetched with at most `concurrency`
 //! requests in flight and yielded in the server's order (`buffered`, not `buffer_unordered`), so
-//! memory stays at a few pages however long the listing is. The walk stops at the total the
-//! first page reported, ends after the first error (yielding it), and is cancelled by dropping
-//! the stream: requests in flight are dropped with it.
+//! memory stays at a few pages however long the listing is. Each page is fetched and parsed in a
+//! task of its own, so pages are parsed in parallel on a multi-threaded runtime rather than one
+//! after another in the task that polls the stream. The walk stops at the total the first page
+//! reported, ends after the first error (yielding it), and is cancelled by dropping the stream:
+//! the tasks of pages in flight are aborted with it.
 
 use crate::client::PartnerClient;
 use crate::error::{ClientError, Result, RuleError};
@@ -62,7 +64,9 @@ impl PartnerClient {
                     .map(move |start| {
                         let client = client.clone();
                         let request = page_request(start, page_size, &sort).with_known_total(total);
-                        async move { client.list::<T>(&request).await }
+                        AbortOnDrop(tokio::spawn(
+                            async move { client.list::<T>(&request).await },
+                        ))
                     })
                     .buffered(concurrency)
                     .flat_map(|page| match page {
@@ -105,4 +109,33 @@ fn stop_after_error<T: Send + 'static>(
             futures::future::ready(Some(item))
         })
         .boxed()
+}
+
+/// A spawned page fetch that is aborted when the stream drops it (a plain `JoinHandle` would
+/// let the request run on, detached).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<Result<T>>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl<T> std::future::Future for AbortOnDrop<T> {
+    type Output = Result<T>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx).map(|joined| {
+            joined.unwrap_or_else(|error| {
+                Err(ClientError::Server {
+                    status: 0,
+                    message: format!("a page fetch ended unexpectedly ({error})"),
+                    raw_body: None,
+                })
+            })
+        })
+    }
 }

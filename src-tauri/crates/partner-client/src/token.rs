@@ -312,7 +312,7 @@ impl TokenManager {
         let expires_in = TimeDelta::seconds(i64::try_from(body.expires_in).unwrap_or(i64::MAX));
         let generation = self.inner.generations.fetch_add(1, Ordering::SeqCst) + 1;
         let issuances = self.inner.issuances.fetch_add(1, Ordering::SeqCst) + 1;
-        tracing::info!(
+        tracing::debug!(
             generation,
             issuances,
             expires_in = body.expires_in,
@@ -344,6 +344,27 @@ impl TokenManager {
         response.json("introspection", BodyPolicy::Withhold)
     }
 
+    /// Asks the service about a token this manager did not issue (`partner token introspect`).
+    /// An expired, revoked or unknown token is an `Unauthorized` error, as the service says.
+    pub async fn introspect_token(&self, token: &Secret) -> Result<Introspection> {
+        let url = self
+            .inner
+            .transport
+            .url(&["oauth2", "v1", "token", "introspection"]);
+        let response = self.token_form_call(&url, token, Repeat::Safe).await?;
+        response.json("introspection", BodyPolicy::Withhold)
+    }
+
+    /// Revokes a token this manager did not issue (`partner token revoke`).
+    pub async fn revoke_token(&self, token: &Secret) -> Result<()> {
+        let url = self
+            .inner
+            .transport
+            .url(&["oauth2", "v1", "token", "revocation"]);
+        self.token_form_call(&url, token, Repeat::Safe).await?;
+        Ok(())
+    }
+
     /// Revokes the held token (on sign-out, or when the connection is removed). With no token
     /// held there is nothing to revoke; the state still becomes `Revoked`.
     pub async fn revoke(&self) -> Result<()> {
@@ -359,7 +380,7 @@ impl TokenManager {
                 Err(error) if error.kind() == ErrorKind::Unauthorized => {}
                 Err(error) => return Err(error),
             }
-            tracing::info!(generation = token.generation, "token revoked");
+            tracing::debug!(generation = token.generation, "token revoked");
         }
         *held = None;
         *self.timing() = None;

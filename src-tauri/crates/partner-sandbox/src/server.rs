@@ -61,8 +61,17 @@ impl Sandbox {
         {
             return Err(Error::AdminTokenRequired(local_addr));
         }
-        for client in &config.clients {
+        for (i, client) in config.clients.iter().enumerate() {
             client.check().map_err(Error::Config)?;
+            if config.clients[..i]
+                .iter()
+                .any(|c| c.client_id == client.client_id)
+            {
+                return Err(Error::Config(format!(
+                    "client id `{}` is given twice",
+                    client.client_id
+                )));
+            }
         }
         if config.clients.is_empty() {
             config.clients.push(ClientCredentials::generate());
@@ -142,9 +151,16 @@ fn reachable(addr: SocketAddr) -> SocketAddr {
 }
 
 impl SandboxHandle {
-    /// Where partners reach the service (no trailing slash).
+    /// Where partners reach the service (no trailing slash): the configured public URL, or
+    /// [`SandboxHandle::local_url`].
     pub fn base_url(&self) -> &str {
         &self.base_url
+    }
+
+    /// `http://` and the address the listener can be reached at on this machine (an
+    /// unspecified bind address is reached through loopback).
+    pub fn local_url(&self) -> String {
+        format!("http://{}", reachable(self.local_addr))
     }
 
     /// The address the listener is bound to.

@@ -755,9 +755,11 @@ impl Store {
         if let Some(comments) = &new.comments {
             check_len("comments", comments, EVENT_COMMENTS_MAX, false)?;
         }
+        let event_id = self.new_id();
         let transaction = &self.transactions[index].transaction;
+        let product_id = transaction.product.id.clone();
         let event = TransactionEvent {
-            id: String::new(),
+            id: event_id,
             event_type: new.event_type,
             text: new.text,
             from: LENDER_NAME.into(),
@@ -769,11 +771,6 @@ impl Store {
                 transaction_id: transaction.id.clone(),
             }),
         };
-        let product_id = transaction.product.id.clone();
-        let event = TransactionEvent {
-            id: self.new_id(),
-            ..event
-        };
         self.transactions[index].events.push(event.clone());
         let change = Change {
             transaction_id: id.to_string(),
@@ -784,17 +781,18 @@ impl Store {
         Ok((event, change))
     }
 
-    /// Sorts a partner's transactions; ties keep creation order.
+    /// Sorts a partner's transactions; ties keep creation order. Each transaction's sort
+    /// values are taken once, then compared (a stable sort of positions).
     pub fn sorted_order(&self, listing: &PartnerListing, sort: &SortSpec) -> Vec<u32> {
-        let mut order = listing.order.clone();
         let items = &self.transactions;
-        order.sort_by(|&a, &b| {
-            sort.compare(
-                &items[a as usize].transaction,
-                &items[b as usize].transaction,
-            )
-        });
-        order
+        let values: Vec<_> = listing
+            .order
+            .iter()
+            .map(|&i| sort.values_of(&items[i as usize].transaction))
+            .collect();
+        let mut positions: Vec<usize> = (0..values.len()).collect();
+        positions.sort_by(|&a, &b| sort.compare_values(&values[a], &values[b]));
+        positions.into_iter().map(|p| listing.order[p]).collect()
     }
 }
 
@@ -822,32 +820,90 @@ fn lender_party() -> Party {
 }
 
 /// Sorted index vectors per (partner, sort), each valid for one version of the partner's
-/// listing. A bounded map: when full it is cleared (a new sort costs one sort, nothing more).
+/// listing.
+///
+/// A read computes a missing order once (a stable sort of the partner's indexes); a write
+/// that changes one transaction then moves just that index inside every cached order of its
+/// partner (`apply_change`: one removal and one binary-search insertion each), so a stream of
+/// lender writes does not make the next list call sort 100,000 items again. Ties keep creation
+/// order, which is index order, so "stable sort" and "sort by (keys, index)" are the same
+/// order and binary search can find an item's place. Bounded: a partner keeps at most
+/// `PER_PARTNER` sorts; past that its entries are dropped and recomputed when asked for.
 #[derive(Debug, Default)]
 pub struct SortCache {
-    entries: HashMap<SortCacheKey, CachedOrder>,
+    /// partner id → sort spec as text → the cached order.
+    entries: HashMap<String, HashMap<String, CachedOrder>>,
 }
 
-/// (partner id, sort spec as text).
-type SortCacheKey = (String, String);
-/// (listing version, indexes in sorted order).
-type CachedOrder = (u64, Arc<Vec<u32>>);
+#[derive(Debug)]
+struct CachedOrder {
+    version: u64,
+    sort: SortSpec,
+    order: Arc<Vec<u32>>,
+}
 
 impl SortCache {
-    const CAPACITY: usize = 256;
+    const PER_PARTNER: usize = 64;
 
     pub fn get(&self, partner_id: &str, sort: &str, version: u64) -> Option<Arc<Vec<u32>>> {
         self.entries
-            .get(&(partner_id.to_string(), sort.to_string()))
-            .filter(|(v, _)| *v == version)
-            .map(|(_, order)| order.clone())
+            .get(partner_id)?
+            .get(sort)
+            .filter(|cached| cached.version == version)
+            .map(|cached| cached.order.clone())
     }
 
-    pub fn put(&mut self, partner_id: &str, sort: &str, version: u64, order: Arc<Vec<u32>>) {
-        if self.entries.len() >= Self::CAPACITY {
-            self.entries.clear();
+    pub fn put(&mut self, partner_id: &str, sort: &SortSpec, version: u64, order: Arc<Vec<u32>>) {
+        let sorts = self.entries.entry(partner_id.to_string()).or_default();
+        if sorts.len() >= Self::PER_PARTNER {
+            sorts.clear();
         }
-        self.entries
-            .insert((partner_id.to_string(), sort.to_string()), (version, order));
+        sorts.retain(|_, cached| cached.version == version);
+        sorts.insert(
+            sort.to_string(),
+            CachedOrder {
+                version,
+                sort: sort.clone(),
+                order,
+            },
+        );
+    }
+
+    /// Brings the partner's cached orders up to date after one transaction changed (or was
+    /// added): orders of the version just before the change are patched in place, older
+    /// ones are dropped.
+    pub fn apply_change(&mut self, store: &Store, change: &Change) {
+        let Some(index) = store.transaction_index.get(&change.transaction_id).copied() else {
+            return;
+        };
+        let record = &store.transactions[index as usize];
+        let partner_id = &record.transaction.product.partner_id;
+        let Some(listing) = store.partner_transactions.get(partner_id) else {
+            return;
+        };
+        let Some(sorts) = self.entries.get_mut(partner_id) else {
+            return;
+        };
+        let version = listing.version;
+        sorts.retain(|_, cached| cached.version + 1 == version || cached.version == version);
+        for cached in sorts.values_mut() {
+            if cached.version == version {
+                continue;
+            }
+            let order = Arc::make_mut(&mut cached.order);
+            if let Some(at) = order.iter().position(|&i| i == index) {
+                order.remove(at);
+            }
+            let items = &store.transactions;
+            let place = order.partition_point(|&other| {
+                cached
+                    .sort
+                    .compare(&items[other as usize].transaction, &record.transaction)
+                    .then(other.cmp(&index))
+                    .is_lt()
+            });
+            order.insert(place, index);
+            cached.version = version;
+        }
     }
 }

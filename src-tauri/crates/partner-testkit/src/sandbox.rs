@@ -9,6 +9,7 @@ use tokio::net::TcpListener;
 #[derive(Debug)]
 pub struct TestSandbox {
     handle: SandboxHandle,
+    local_url: String,
 }
 
 impl TestSandbox {
@@ -45,11 +46,18 @@ impl TestSandbox {
         let handle = Sandbox::start(config, listener)
             .await
             .expect("start a test sandbox");
-        Self { handle }
+        let local_url = handle.local_url();
+        Self { handle, local_url }
     }
 
-    /// `http://127.0.0.1:PORT`, no trailing slash.
+    /// `http://127.0.0.1:PORT`, no trailing slash: where a test reaches the sandbox (even
+    /// when its config names another public URL for notifications).
     pub fn base_url(&self) -> &str {
+        &self.local_url
+    }
+
+    /// The base URL in notifications' `resourceRef` (the config's public URL, if set).
+    pub fn public_url(&self) -> &str {
         self.handle.base_url()
     }
 

@@ -1,4 +1,10 @@
 //! One module per subcommand.
 
+pub mod connect;
 pub mod listen;
+pub mod listing;
+pub mod products;
+pub mod render;
 pub mod sandbox;
+pub mod token;
+pub mod transactions;

@@ -4,5 +4,6 @@
 // #[test] functions only).
 #![allow(clippy::unwrap_used)]
 
+mod client_commands;
 mod listen;
 mod sandbox;

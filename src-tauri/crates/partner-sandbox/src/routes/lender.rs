@@ -31,6 +31,9 @@ pub fn write<T>(
     let (value, outgoing) = {
         let mut store = state.write();
         let (value, change) = change(&mut store)?;
+        if change.transaction_notice.is_some() {
+            state.sort_cache().apply_change(&store, &change);
+        }
         let outgoing = notify::outgoing(&store, &change, &state.public_url);
         (value, outgoing)
     };

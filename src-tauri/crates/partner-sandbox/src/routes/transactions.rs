@@ -78,9 +78,12 @@ async fn list_transactions(
             Some(order) => order,
             None => {
                 let order = Arc::new(store.sorted_order(listing, &query.sort));
-                state
-                    .sort_cache()
-                    .put(&caller.partner_id, &key, listing.version, order.clone());
+                state.sort_cache().put(
+                    &caller.partner_id,
+                    &query.sort,
+                    listing.version,
+                    order.clone(),
+                );
                 order
             }
         };

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod admin;
+mod config;
 mod deliveries;
 mod errors;
 mod lender;

@@ -410,3 +410,100 @@ async fn responses_merge_then_lock_the_transaction() {
         .await;
     assert_eq!(after["response"]["status"], "completed");
 }
+
+fn instant(value: &Value) -> chrono::DateTime<chrono::Utc> {
+    value.as_str().unwrap().parse().unwrap()
+}
+
+/// Cached orders are patched by writes, not recomputed: after a burst of lender and partner
+/// writes the sorted listings still hold every transaction exactly once, in order.
+#[tokio::test]
+async fn cached_orders_stay_right_through_writes() {
+    let api = Api::demo().await;
+    let token = api.token().await;
+    // Prime the cache for two sorts.
+    api.get("/partner/v2/transactions?sort=status,-created", &token)
+        .await;
+    api.get("/partner/v2/transactions?sort=-updated", &token)
+        .await;
+    let products: Vec<Value> = api
+        .get_json("/partner/v2/products", &token)
+        .await
+        .as_array()
+        .unwrap()
+        .clone();
+    let open: Vec<String> = all_pages(&api, &token, "-status")
+        .await
+        .into_iter()
+        .rev()
+        .filter(|t| t["status"] == "created")
+        .take(10)
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect();
+    for (i, id) in open.iter().enumerate() {
+        api.sandbox
+            .clock()
+            .advance(std::time::Duration::from_secs(60));
+        let product_id = products[i % products.len()]["id"].as_str().unwrap();
+        api.lender_create(product_id).await;
+        let update = api
+            .patch_raw(
+                &format!("/sandbox/v1/transactions/{id}"),
+                None,
+                "application/json",
+                r#"{"loan":{"loanAmount":1}}"#,
+            )
+            .await;
+        assert_eq!(update.status(), 200);
+        let status = if i % 2 == 0 {
+            "processing"
+        } else {
+            "completed"
+        };
+        let response = api
+            .patch_raw(
+                &format!("/partner/v2/transactions/{id}/response"),
+                Some(&token),
+                "application/json",
+                format!(r#"{{"status":"{status}"}}"#),
+            )
+            .await;
+        assert_eq!(response.status(), 200);
+    }
+    let token = api.token().await;
+    let natural: HashSet<String> = all_pages(&api, &token, "")
+        .await
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(natural.len(), 610);
+
+    let by_status = all_pages(&api, &token, "status,-created").await;
+    let ids: HashSet<String> = by_status
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids, natural);
+    for pair in by_status.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        let (sa, sb) = (a["status"].as_str().unwrap(), b["status"].as_str().unwrap());
+        assert!(
+            sa < sb || (sa == sb && instant(&a["created"]) >= instant(&b["created"])),
+            "{sa} {sb}"
+        );
+    }
+    let by_updated = all_pages(&api, &token, "-updated").await;
+    let ids: HashSet<String> = by_updated
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids, natural);
+    assert!(by_updated
+        .windows(2)
+        .all(|p| instant(&p[0]["updated"]) >= instant(&p[1]["updated"])));
+    assert_eq!(
+        by_updated[0]["id"].as_str().unwrap(),
+        open.last().unwrap(),
+        "the last change is first"
+    );
+}

@@ -1,0 +1,89 @@
+//! What every client subcommand shares: where the service is, who is calling, and the secret.
+//!
+//! The client secret never comes from the command line (argv is visible to every user of the
+//! machine through `ps`): it comes from `PARTNER_CLIENT_SECRET`, or from the OS keychain entry
+//! the console (or `partner token login`) stored for this base URL and client id.
+
+use crate::error::{CliError, Result};
+use clap::Args as ClapArgs;
+use partner_api::Secret;
+use partner_client::{
+    client_secret, parse_base_url, ConnectionConfig, KeyringStore, PartnerClient, DEFAULT_BASE_URL,
+};
+use std::io::Read;
+
+/// The environment variable that may hold the client secret.
+pub const SECRET_ENV: &str = "PARTNER_CLIENT_SECRET";
+
+#[derive(Debug, Clone, ClapArgs)]
+pub struct ConnectionArgs {
+    /// The service's base URL.
+    #[arg(long, env = "PARTNER_BASE_URL", default_value = DEFAULT_BASE_URL, global = true)]
+    pub base_url: String,
+    /// The API client id (the secret comes from PARTNER_CLIENT_SECRET or the keychain).
+    #[arg(long, env = "PARTNER_CLIENT_ID", global = true)]
+    pub client_id: Option<String>,
+}
+
+impl ConnectionArgs {
+    pub fn client_id(&self) -> Result<&str> {
+        self.client_id
+            .as_deref()
+            .filter(|id| !id.trim().is_empty())
+            .ok_or_else(|| {
+                CliError::Usage(
+                    "give the API client id with --client-id or PARTNER_CLIENT_ID".into(),
+                )
+            })
+    }
+
+    /// The client secret: `PARTNER_CLIENT_SECRET` first, then the keychain.
+    pub fn secret(&self) -> Result<Secret> {
+        if let Some(secret) = std::env::var_os(SECRET_ENV) {
+            let secret = secret
+                .into_string()
+                .map_err(|_| CliError::Usage(format!("{SECRET_ENV} is not valid UTF-8")))?;
+            if !secret.is_empty() {
+                return Ok(Secret::new(secret));
+            }
+        }
+        let base_url = parse_base_url(&self.base_url)?;
+        let client_id = self.client_id()?;
+        match client_secret(&KeyringStore::default(), &base_url, client_id) {
+            Ok(Some(secret)) => Ok(secret),
+            Ok(None) => Err(CliError::Usage(format!(
+                "no client secret for {client_id} at {base_url}: set {SECRET_ENV}, or store it with `partner token login`"
+            ))),
+            Err(error) => Err(CliError::Usage(format!(
+                "no client secret: {SECRET_ENV} is not set and the keychain could not be read ({error})"
+            ))),
+        }
+    }
+
+    pub fn config(&self) -> Result<ConnectionConfig> {
+        let secret = self.secret()?;
+        Ok(ConnectionConfig::new(
+            &self.base_url,
+            self.client_id()?,
+            secret,
+        )?)
+    }
+
+    pub fn client(&self) -> Result<PartnerClient> {
+        Ok(PartnerClient::new(self.config()?)?)
+    }
+}
+
+/// Reads one secret from standard input (trailing newline dropped), for keys and tokens that
+/// must not appear in argv.
+pub fn secret_from_stdin(what: &str) -> Result<Secret> {
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(CliError::Output)?;
+    let text = text.trim_end_matches(['\r', '\n']);
+    if text.is_empty() {
+        return Err(CliError::Usage(format!("no {what} on standard input")));
+    }
+    Ok(Secret::new(text))
+}

@@ -1,0 +1,276 @@
+//! `--output table|json|csv` for every client subcommand.
+//!
+//! Lists are written as they arrive, so `--all` over 100,000 transactions streams JSON and CSV
+//! without holding them; only a table, whose columns must be measured, waits for the last row.
+//! JSON is always an array of the API's own objects, so a script reads the same shape whether
+//! it asked for one page or all of them; the "items N-M of TOTAL" summary goes to stderr.
+
+use crate::error::{CliError, Result};
+use clap::ValueEnum;
+use partner_api::{Introspection, Product, Transaction, TransactionEvent};
+use partner_client::Rotation;
+use serde::Serialize;
+use std::io::Write;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum OutputFormat {
+    #[default]
+    Table,
+    Json,
+    Csv,
+}
+
+/// A value shown as one row of a table or CSV.
+pub trait Row {
+    const HEADERS: &'static [&'static str];
+    fn cells(&self) -> Vec<String>;
+}
+
+impl Row for Transaction {
+    const HEADERS: &'static [&'static str] = &[
+        "id",
+        "status",
+        "requestType",
+        "product",
+        "response",
+        "created",
+        "updated",
+    ];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.id.clone(),
+            self.status.to_string(),
+            self.request.request_type.clone(),
+            self.product.name.clone(),
+            self.response
+                .as_ref()
+                .map(|r| r.status.to_string())
+                .unwrap_or_default(),
+            self.created.to_rfc3339(),
+            self.updated.to_rfc3339(),
+        ]
+    }
+}
+
+impl Row for Product {
+    const HEADERS: &'static [&'static str] = &[
+        "id",
+        "name",
+        "listingName",
+        "status",
+        "environment",
+        "subscriptions",
+        "created",
+    ];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.id.clone(),
+            self.name.clone(),
+            self.listing_name.clone(),
+            self.status.clone(),
+            self.environment.clone(),
+            self.webhooks
+                .iter()
+                .map(|w| format!("{} {}", w.subscription_id, w.resource))
+                .collect::<Vec<_>>()
+                .join("; "),
+            self.created.to_rfc3339(),
+        ]
+    }
+}
+
+impl Row for TransactionEvent {
+    const HEADERS: &'static [&'static str] = &["id", "type", "from", "sent", "text"];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.id.clone(),
+            self.event_type.clone(),
+            self.from.clone(),
+            self.sent.to_rfc3339(),
+            self.text.clone(),
+        ]
+    }
+}
+
+impl Row for Introspection {
+    const HEADERS: &'static [&'static str] = &[
+        "active",
+        "client_id",
+        "scope",
+        "token_type",
+        "exp",
+        "environment",
+        "identity_type",
+        "encompass_client_id",
+    ];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.active.to_string(),
+            self.client_id.clone(),
+            self.scope.clone(),
+            self.token_type.clone(),
+            self.exp.to_string(),
+            self.environment.clone(),
+            self.identity_type.clone(),
+            self.encompass_client_id.clone(),
+        ]
+    }
+}
+
+impl Row for Rotation {
+    const HEADERS: &'static [&'static str] =
+        &["product", "subscription", "replacedAt", "generated"];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.product.id.clone(),
+            self.subscription_id.clone(),
+            self.replaced_at.to_rfc3339(),
+            self.generated.to_string(),
+        ]
+    }
+}
+
+/// Writes a list item by item in the chosen format.
+pub struct ListWriter<T> {
+    format: OutputFormat,
+    out: std::io::BufWriter<std::io::Stdout>,
+    rows: Vec<Vec<String>>,
+    csv: Option<csv::Writer<std::io::Stdout>>,
+    count: usize,
+    _items: std::marker::PhantomData<T>,
+}
+
+impl<T: Row + Serialize> ListWriter<T> {
+    pub fn new(format: OutputFormat) -> Result<Self> {
+        let mut writer = Self {
+            format,
+            out: std::io::BufWriter::new(std::io::stdout()),
+            rows: Vec::new(),
+            csv: None,
+            count: 0,
+            _items: std::marker::PhantomData,
+        };
+        match format {
+            OutputFormat::Json => writer.out.write_all(b"[").map_err(CliError::Output)?,
+            OutputFormat::Csv => {
+                let mut csv = csv::Writer::from_writer(std::io::stdout());
+                csv.write_record(T::HEADERS).map_err(csv_error)?;
+                writer.csv = Some(csv);
+            }
+            OutputFormat::Table => {}
+        }
+        Ok(writer)
+    }
+
+    pub fn item(&mut self, item: &T) -> Result<()> {
+        match self.format {
+            OutputFormat::Json => {
+                if self.count > 0 {
+                    self.out.write_all(b",").map_err(CliError::Output)?;
+                }
+                self.out.write_all(b"\n  ").map_err(CliError::Output)?;
+                serde_json::to_writer(&mut self.out, item)
+                    .map_err(|e| CliError::Output(e.into()))?;
+            }
+            OutputFormat::Csv => {
+                if let Some(csv) = self.csv.as_mut() {
+                    csv.write_record(item.cells()).map_err(csv_error)?;
+                }
+            }
+            OutputFormat::Table => self.rows.push(item.cells()),
+        }
+        self.count += 1;
+        Ok(())
+    }
+
+    pub fn finish(mut self) -> Result<usize> {
+        match self.format {
+            OutputFormat::Json => {
+                let end: &[u8] = if self.count > 0 { b"\n]\n" } else { b"]\n" };
+                self.out.write_all(end).map_err(CliError::Output)?;
+            }
+            OutputFormat::Csv => {
+                if let Some(csv) = self.csv.as_mut() {
+                    csv.flush().map_err(CliError::Output)?;
+                }
+            }
+            OutputFormat::Table => write_table(&mut self.out, T::HEADERS, &self.rows)?,
+        }
+        self.out.flush().map_err(CliError::Output)?;
+        Ok(self.count)
+    }
+}
+
+/// One value: a JSON object, a `key  value` table, or a one-row CSV.
+pub fn print_one<T: Row + Serialize>(format: OutputFormat, item: &T) -> Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    match format {
+        OutputFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, item).map_err(|e| CliError::Output(e.into()))?;
+            out.write_all(b"\n").map_err(CliError::Output)?;
+        }
+        OutputFormat::Csv => {
+            let mut csv = csv::Writer::from_writer(&mut out);
+            csv.write_record(T::HEADERS).map_err(csv_error)?;
+            csv.write_record(item.cells()).map_err(csv_error)?;
+            csv.flush().map_err(CliError::Output)?;
+        }
+        OutputFormat::Table => {
+            let rows: Vec<Vec<String>> = T::HEADERS
+                .iter()
+                .zip(item.cells())
+                .map(|(k, v)| vec![(*k).to_string(), v])
+                .collect();
+            write_aligned(&mut out, &rows)?;
+        }
+    }
+    out.flush().map_err(CliError::Output)
+}
+
+fn write_table(out: &mut impl Write, headers: &[&str], rows: &[Vec<String>]) -> Result<()> {
+    let mut all = Vec::with_capacity(rows.len() + 1);
+    all.push(headers.iter().map(|h| h.to_uppercase()).collect::<Vec<_>>());
+    all.extend(rows.iter().cloned());
+    write_aligned(out, &all)
+}
+
+/// Columns padded to their widest cell, two spaces apart; control characters are shown as
+/// spaces so a value cannot break the layout of a terminal.
+fn write_aligned(out: &mut impl Write, rows: &[Vec<String>]) -> Result<()> {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect()
+    };
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| clean(c)).collect())
+        .collect();
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in &rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(widths[i] - cell.chars().count() + 2));
+            }
+        }
+        writeln!(out, "{}", line.trim_end()).map_err(CliError::Output)?;
+    }
+    Ok(())
+}
+
+fn csv_error(error: csv::Error) -> CliError {
+    CliError::Output(std::io::Error::other(error.to_string()))
+}

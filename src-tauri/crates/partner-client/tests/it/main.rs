@@ -1,0 +1,13 @@
+//! partner-client against the real sandbox over HTTP on 127.0.0.1, port 0: one test binary.
+
+// Helpers of tests panic on failure like the tests themselves (clippy.toml allows unwrap in
+// #[test] functions only).
+#![allow(clippy::unwrap_used)]
+
+mod browsing;
+mod errors;
+mod keychain;
+mod rotation;
+mod secrets;
+mod support;
+mod tokens;
