@@ -6,7 +6,9 @@
 //! Run: `cargo bench -p partner-listener --bench ack` (env: ACK_REQUESTS, ACK_SENDERS).
 
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
-use partner_listener::{Listener, ListenerConfig, MemoryKeys, Retention, Store};
+use partner_listener::{
+    Durability, Listener, ListenerConfig, MemoryKeys, Retention, Store, StoreOptions,
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -162,31 +164,49 @@ fn main() {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(dir.path().join("bench.sqlite3"), Retention::default()).expect("store");
-        let keys = Arc::new(MemoryKeys::new());
-        keys.insert(SUB, KEY);
-        let listener = Listener::new(ListenerConfig::default(), store, keys).expect("listener");
-        let _live = listener.subscribe();
-        let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let listener_url = format!("http://{}/webhooks", tcp.local_addr().expect("addr"));
-        let serving = listener.clone();
-        tokio::spawn(async move { serving.serve(tcp, std::future::pending()).await });
         let bare_url = bare_server().await;
-
         println!("{requests} signed {BODY_SIZE}-byte notifications, {senders} concurrent senders, loopback");
-        // Warm up both (connections, page cache, SQLite file growth).
         load(&bare_url, signed_bodies("warm-bare", 2_000), senders).await;
-        load(&listener_url, signed_bodies("warm", 2_000), senders).await;
-
         let bare = load(&bare_url, signed_bodies("bare", requests), senders).await;
         report("bare hyper (no verify/store)", &bare);
-        let listened = load(&listener_url, signed_bodies("ev", requests), senders).await;
-        report("listener (verify + commit)", &listened);
-        let stored = listener
-            .store()
-            .count_by_verdict(&partner_listener::CaptureFilter::default())
-            .expect("count");
-        println!("listener/bare rate: {:.2}; captures stored: {:?}", listened.rate / bare.rate, stored);
+        for durability in [Durability::Full, Durability::Normal] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let store = Store::open_with(
+                dir.path().join("bench.sqlite3"),
+                StoreOptions { retention: Retention::default(), durability },
+            )
+            .expect("store");
+            let keys = Arc::new(MemoryKeys::new());
+            keys.insert(SUB, KEY);
+            let listener = Listener::new(ListenerConfig::default(), store, keys).expect("listener");
+            let _live = listener.subscribe();
+            let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+            let listener_url = format!("http://{}/webhooks", tcp.local_addr().expect("addr"));
+            let serving = listener.clone();
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            let server = tokio::spawn(async move {
+                serving
+                    .serve(tcp, async {
+                        let _ = stopped.await;
+                    })
+                    .await
+            });
+            load(&listener_url, signed_bodies("warm", 2_000), senders).await;
+            let listened = load(&listener_url, signed_bodies("ev", requests), senders).await;
+            report(&format!("listener, {durability:?} durability"), &listened);
+            let stored: u64 = listener
+                .store()
+                .count_by_verdict(&partner_listener::CaptureFilter::default())
+                .expect("count")
+                .values()
+                .sum();
+            println!(
+                "  listener/bare rate {:.2}; {stored} captures stored ({} expected)",
+                listened.rate / bare.rate,
+                requests + 2_000
+            );
+            let _ = stop.send(());
+            let _ = server.await;
+        }
     });
 }
