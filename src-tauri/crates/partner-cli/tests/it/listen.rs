@@ -319,3 +319,73 @@ async fn kill_9_under_load_loses_no_acknowledged_capture() {
         .is_success());
     terminate(restarted);
 }
+
+#[tokio::test]
+async fn keys_come_from_the_keychain_entries_the_client_stores() {
+    if std::env::var("PARTNER_KEYCHAIN_TESTS").as_deref() != Ok("1") {
+        // Straight to stderr, past the test harness's capture, so a skip is never silent.
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "SKIPPED keys_come_from_the_keychain_entries_the_client_stores: set PARTNER_KEYCHAIN_TESTS=1 under dbus-run-session with an unlocked gnome-keyring");
+        return;
+    }
+    let store = partner_client::KeyringStore::new(partner_client::KEYCHAIN_SERVICE);
+    let subscription = format!("sub-keychain-{}", std::process::id());
+    let old = "Oldkey0123456789abcdefghijklmnop#";
+    let new = "Newkey0123456789abcdefghijklmnop@";
+    // As the client does on create and on a rotation.
+    partner_client::store_signing_key(&store, &subscription, &old.into(), chrono::Utc::now())
+        .unwrap();
+    partner_client::store_signing_key(&store, &subscription, &new.into(), chrono::Utc::now())
+        .unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args([
+            "listen",
+            "--addr",
+            "127.0.0.1:0",
+            "--keychain",
+            "--json",
+            "--db",
+        ])
+        .arg(dir.path().join("c.db"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    let url = first
+        .trim_end()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    let client = reqwest::Client::new();
+    let mut verdicts = Vec::new();
+    for key in [new, old, "Wrongkey123456789abcdefghijklmn$"] {
+        let body = body(&format!("kc-{}", key.len()));
+        let response = client
+            .post(&url)
+            .header(SUBSCRIPTION_HEADER, &subscription)
+            .header(SIGNATURE_HEADER, sign(key.as_bytes(), &body))
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let line: Value = serde_json::from_str(&line).unwrap();
+        verdicts.push((
+            response.status().as_u16(),
+            line["verdict"].clone(),
+            line["matchedKey"].clone(),
+        ));
+    }
+    assert_eq!(verdicts[0], (200, "valid".into(), "current".into()));
+    assert_eq!(verdicts[1], (200, "valid".into(), "previous".into()));
+    assert_eq!(verdicts[2], (401, "invalid-signature".into(), Value::Null));
+    child.kill().unwrap();
+    let _ = child.wait();
+    partner_client::forget_signing_keys(&store, &subscription).unwrap();
+}
