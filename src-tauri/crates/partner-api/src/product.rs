@@ -39,6 +39,7 @@ pub const READ_ONLY_ON_PATCH: &[&str] = &[
     "updatedBy",
 ];
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CredentialDefinition {
@@ -49,8 +50,10 @@ pub struct CredentialDefinition {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub minimum: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub maximum: Option<i64>,
     #[serde(default)]
     pub secret: bool,
@@ -60,6 +63,7 @@ pub struct CredentialDefinition {
     pub required: bool,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProductTags {
@@ -72,6 +76,7 @@ pub struct ProductTags {
 }
 
 /// A subscription as the server shows it: never with its signing key.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WebhookSubscription {
@@ -138,6 +143,7 @@ pub struct NewProduct {
 }
 
 /// A product configuration as the server shows it.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Product {
@@ -157,6 +163,7 @@ pub struct Product {
     pub credentials: Vec<CredentialDefinition>,
     #[serde(default)]
     pub tags: ProductTags,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub extension_limit: i64,
     #[serde(default)]
     pub webhooks: Vec<WebhookSubscription>,

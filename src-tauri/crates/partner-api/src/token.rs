@@ -30,6 +30,7 @@ pub struct TokenResponse {
 }
 
 /// Body of `POST /oauth2/v1/token/introspection`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Introspection {
     pub active: bool,
@@ -37,6 +38,7 @@ pub struct Introspection {
     pub client_id: String,
     pub token_type: String,
     /// When the token lapses if not used again, in seconds since the epoch.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub exp: i64,
     /// `sandbox` or `production`.
     pub environment: String,

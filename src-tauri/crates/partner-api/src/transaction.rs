@@ -22,6 +22,7 @@ pub mod event_types {
     pub const SYSTEM: &str = "System";
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TransactionStatus {
@@ -47,6 +48,7 @@ impl fmt::Display for TransactionStatus {
 }
 
 /// The partner's answer to a transaction.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum ResponseStatus {
@@ -101,6 +103,7 @@ impl fmt::Display for ResponseStatus {
     }
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProductRef {
@@ -110,6 +113,7 @@ pub struct ProductRef {
 }
 
 /// The lender's loan the transaction is about.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EntityRef {
@@ -117,6 +121,7 @@ pub struct EntityRef {
     pub entity_type: String,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceFile {
@@ -125,6 +130,7 @@ pub struct ResourceFile {
     pub mime_type: String,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PointOfContact {
@@ -137,6 +143,7 @@ pub struct PointOfContact {
     pub phone: String,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Party {
@@ -154,6 +161,7 @@ pub struct Party {
 }
 
 /// What the lender asks for.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TransactionRequest {
@@ -170,6 +178,7 @@ pub struct TransactionRequest {
     pub requesting_party: Option<Party>,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResponseError {
@@ -183,6 +192,7 @@ pub struct ResponseError {
 
 /// What the partner answers; the body of `PATCH /partner/v2/transactions/{id}/response` too.
 /// Fields left out of a PATCH keep their current values.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TransactionResponse {
@@ -202,6 +212,7 @@ pub struct TransactionResponse {
     pub errors: Option<Vec<ResponseError>>,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Transaction {
@@ -243,6 +254,7 @@ impl Sortable for Transaction {
     }
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EventDetails {
@@ -253,6 +265,7 @@ pub struct EventDetails {
     pub transaction_id: String,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TransactionEvent {

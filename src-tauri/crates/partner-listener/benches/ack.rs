@@ -1,1 +1,212 @@
-fn main() {}
+//! Captures per second and time to acknowledge, for signed 2 KiB notifications from concurrent
+//! senders on loopback: the listener (verify, commit to SQLite with synchronous=FULL, broadcast)
+//! beside a bare hyper server that reads the body and answers 200, driven by the same load
+//! generator in the same run.
+//!
+//! Run: `cargo bench -p partner-listener --bench ack` (env: ACK_REQUESTS, ACK_SENDERS).
+
+use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
+use partner_listener::{
+    Durability, Listener, ListenerConfig, MemoryKeys, Retention, Store, StoreOptions,
+};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const SUB: &str = "sub-bench";
+const KEY: &str = "Abcdefghijklmnopqrstuvwxyz0123!@";
+const BODY_SIZE: usize = 2048;
+
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A valid notification body of exactly 2 KiB (padded inside `resourceRef`).
+fn body(event_id: &str) -> Vec<u8> {
+    let head = format!(
+        r#"{{"eventId":"{event_id}","eventTime":"2024-05-01T10:00:00Z","eventType":"created","meta":{{"instanceId":"bench","resourceId":"{event_id}","resourceType":"urn:svc:partner:transaction","resourceRef":"https://svc.example/partner/v2/transactions/"#
+    );
+    let tail = r#""}}"#;
+    let padding = BODY_SIZE.saturating_sub(head.len() + tail.len());
+    let text = format!("{head}{}{tail}", "x".repeat(padding));
+    assert_eq!(text.len(), BODY_SIZE);
+    text.into_bytes()
+}
+
+struct Outcome {
+    rate: f64,
+    p50: Duration,
+    p99: Duration,
+    ok: usize,
+    total: usize,
+}
+
+/// `senders` tasks share `total` pre-signed requests; each request's time to its answer is kept.
+async fn load(url: &str, bodies: Arc<Vec<(Vec<u8>, String)>>, senders: usize) -> Outcome {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(senders)
+        .build()
+        .expect("client");
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..senders)
+        .map(|_| {
+            let client = client.clone();
+            let url = url.to_string();
+            let bodies = bodies.clone();
+            let next = next.clone();
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                let mut ok = 0;
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((body, signature)) = bodies.get(i) else {
+                        break;
+                    };
+                    let sent = Instant::now();
+                    let response = client
+                        .post(&url)
+                        .header(SUBSCRIPTION_HEADER, SUB)
+                        .header(SIGNATURE_HEADER, signature)
+                        .header("content-type", "application/json")
+                        .body(body.clone())
+                        .send()
+                        .await;
+                    if let Ok(response) = response {
+                        if response.status().is_success() {
+                            ok += 1;
+                        }
+                        let _ = response.bytes().await;
+                    }
+                    latencies.push(sent.elapsed());
+                }
+                (latencies, ok)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    let mut ok = 0;
+    for task in tasks {
+        let (mut l, o) = task.await.expect("sender");
+        latencies.append(&mut l);
+        ok += o;
+    }
+    let elapsed = started.elapsed();
+    latencies.sort();
+    let pick = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
+    Outcome {
+        rate: latencies.len() as f64 / elapsed.as_secs_f64(),
+        p50: pick(0.50),
+        p99: pick(0.99),
+        ok,
+        total: latencies.len(),
+    }
+}
+
+/// The baseline: hyper's HTTP/1 server reading the body and answering 200, nothing else.
+async fn bare_server() -> String {
+    use http_body_util::{BodyExt, Full};
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = tcp.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = tcp.accept().await {
+            let _ = stream.set_nodelay(true);
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(
+                    |request: hyper::Request<hyper::body::Incoming>| async move {
+                        let _ = request.into_body().collect().await;
+                        Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
+                            bytes::Bytes::from_static(b"ok\n"),
+                        )))
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    format!("http://{addr}/webhooks")
+}
+
+fn signed_bodies(prefix: &str, count: usize) -> Arc<Vec<(Vec<u8>, String)>> {
+    Arc::new(
+        (0..count)
+            .map(|i| {
+                let body = body(&format!("{prefix}-{i}"));
+                let signature = sign(KEY.as_bytes(), &body);
+                (body, signature)
+            })
+            .collect(),
+    )
+}
+
+fn report(name: &str, outcome: &Outcome) {
+    println!(
+        "{name:<28} {:>9.0} req/s   p50 {:>7.2} ms   p99 {:>7.2} ms   ({} of {} answered 2xx)",
+        outcome.rate,
+        outcome.p50.as_secs_f64() * 1000.0,
+        outcome.p99.as_secs_f64() * 1000.0,
+        outcome.ok,
+        outcome.total
+    );
+}
+
+fn main() {
+    let requests = env_number("ACK_REQUESTS", 20_000);
+    let senders = env_number("ACK_SENDERS", 32);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let bare_url = bare_server().await;
+        println!("{requests} signed {BODY_SIZE}-byte notifications, {senders} concurrent senders, loopback");
+        load(&bare_url, signed_bodies("warm-bare", 2_000), senders).await;
+        let bare = load(&bare_url, signed_bodies("bare", requests), senders).await;
+        report("bare hyper (no verify/store)", &bare);
+        for durability in [Durability::Full, Durability::Normal] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let store = Store::open_with(
+                dir.path().join("bench.sqlite3"),
+                StoreOptions { retention: Retention::default(), durability },
+            )
+            .expect("store");
+            let keys = Arc::new(MemoryKeys::new());
+            keys.insert(SUB, KEY);
+            let listener = Listener::new(ListenerConfig::default(), store, keys).expect("listener");
+            let _live = listener.subscribe();
+            let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+            let listener_url = format!("http://{}/webhooks", tcp.local_addr().expect("addr"));
+            let serving = listener.clone();
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            let server = tokio::spawn(async move {
+                serving
+                    .serve(tcp, async {
+                        let _ = stopped.await;
+                    })
+                    .await
+            });
+            load(&listener_url, signed_bodies("warm", 2_000), senders).await;
+            let listened = load(&listener_url, signed_bodies("ev", requests), senders).await;
+            report(&format!("listener, {durability:?} durability"), &listened);
+            let stored: u64 = listener
+                .store()
+                .count_by_verdict(&partner_listener::CaptureFilter::default())
+                .expect("count")
+                .values()
+                .sum();
+            println!(
+                "  listener/bare rate {:.2}; {stored} captures stored ({} expected)",
+                listened.rate / bare.rate,
+                requests + 2_000
+            );
+            let _ = stop.send(());
+            let _ = server.await;
+        }
+    });
+}

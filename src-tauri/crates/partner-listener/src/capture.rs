@@ -75,7 +75,8 @@ pub struct Capture {
     /// The id of the first attempt of the same notification (itself for the first).
     pub notification_id: Option<i64>,
     pub response: ResponseRecord,
-    /// From the first byte of the request to the answer, without any test-mode delay.
+    /// From the request's arrival to its verdict (reading the body, verifying, parsing); the
+    /// commit and any test-mode delay come after and are not counted.
     pub processing_micros: u64,
     /// The request carried `Svc-Replay: 1`: the console replayed it.
     pub replay: bool,

@@ -14,6 +14,8 @@ pub enum Error {
         path: PathBuf,
         source: rusqlite::Error,
     },
+    #[error("committing captures failed: {0}")]
+    Commit(String),
     #[error("the capture store's writer has stopped")]
     WriterStopped,
     #[error("no capture with id {0}")]

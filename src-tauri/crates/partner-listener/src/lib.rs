@@ -25,7 +25,9 @@ pub use export::ExportFormat;
 pub use keys::{KeySource, MemoryKeys, PreviousKey, SubscriptionKeys};
 pub use live::{Coalescer, LiveBatch, LiveEvent};
 pub use server::{Listener, ListenerConfig, DEFAULT_ADDR, DEFAULT_BODY_LIMIT, DEFAULT_PATH};
-pub use store::{CaptureFilter, CapturePage, ImportReport, Retention, Store};
+pub use store::{
+    CaptureFilter, CapturePage, Durability, ImportReport, Retention, Store, StoreOptions,
+};
 pub use test_mode::TestMode;
 pub use tunnel::{check_tunnel, TunnelFailure, TunnelReport};
 pub use verdict::{judge, MatchedKey, NotificationFields, Verdict};

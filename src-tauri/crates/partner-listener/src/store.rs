@@ -147,6 +147,9 @@ struct StoreInner {
     writer: Mutex<Option<mpsc::Sender<WriteOp>>>,
     reader: Mutex<Connection>,
     writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Dropping it stops the checkpoint thread.
+    checkpoint_stop: Mutex<Option<mpsc::Sender<()>>>,
+    checkpoint_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl Drop for StoreInner {
@@ -154,35 +157,97 @@ impl Drop for StoreInner {
         if let Ok(mut writer) = self.writer.lock() {
             writer.take();
         }
-        if let Ok(mut thread) = self.writer_thread.lock() {
-            if let Some(handle) = thread.take() {
-                let _ = handle.join();
+        if let Ok(mut stop) = self.checkpoint_stop.lock() {
+            stop.take();
+        }
+        for thread in [&self.writer_thread, &self.checkpoint_thread] {
+            if let Ok(mut thread) = thread.lock() {
+                if let Some(handle) = thread.take() {
+                    let _ = handle.join();
+                }
             }
         }
     }
 }
 
-fn open_connection(path: &Path) -> Result<Connection> {
+/// How often the checkpoint thread moves the WAL into the database file.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Checkpoints run here rather than inside the writer's commits (`wal_autocheckpoint=0` on the
+/// writer), so copying the WAL into the database and its fsync never stall an acknowledgement.
+/// `PASSIVE` never blocks the writer.
+fn checkpoint_loop(conn: &Connection, stop: &mpsc::Receiver<()>) {
+    while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(CHECKPOINT_EVERY) {
+        if let Err(error) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+            tracing::warn!(%error, "checkpointing the capture store failed");
+        }
+    }
+    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+}
+
+/// How hard a commit tries to reach the disk before the listener answers 2xx.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Durability {
+    /// `synchronous=FULL`: every commit fsyncs the WAL. An acknowledged capture survives a
+    /// `kill -9`, an OS crash and a power cut. One fsync per batch, not per capture.
+    #[default]
+    Full,
+    /// `synchronous=NORMAL` (in WAL mode): a commit is written to the WAL in the OS's page cache
+    /// before the answer, so it survives `kill -9` and any crash of the process; only an OS crash
+    /// or power cut in the following moments could lose it. The WAL is fsynced at checkpoints.
+    Normal,
+}
+
+/// How a store is opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoreOptions {
+    pub retention: Retention,
+    pub durability: Durability,
+}
+
+fn open_connection(path: &Path, durability: Durability) -> Result<Connection> {
     let conn = Connection::open(path).map_err(|source| Error::OpenStore {
         path: path.to_path_buf(),
         source,
     })?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
-    // FULL in WAL mode: each commit fsyncs the WAL, so an acknowledged capture survives a power
-    // cut. Group commit makes that one fsync per batch, not per capture.
-    conn.pragma_update(None, "synchronous", "FULL")?;
+    let synchronous = match durability {
+        Durability::Full => "FULL",
+        Durability::Normal => "NORMAL",
+    };
+    conn.pragma_update(None, "synchronous", synchronous)?;
     Ok(conn)
 }
 
 impl Store {
-    /// Opens (creating if needed) the store at `path` and starts its writer thread.
+    /// Opens (creating if needed) the store at `path` with full durability and starts its
+    /// writer thread.
     pub fn open(path: impl AsRef<Path>, retention: Retention) -> Result<Self> {
+        Self::open_with(
+            path,
+            StoreOptions {
+                retention,
+                durability: Durability::Full,
+            },
+        )
+    }
+
+    /// Opens (creating if needed) the store at `path` and starts its writer thread.
+    pub fn open_with(path: impl AsRef<Path>, options: StoreOptions) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let mut writer_conn = open_connection(&path)?;
+        let mut writer_conn = open_connection(&path, options.durability)?;
         writer_conn.execute_batch(SCHEMA)?;
-        let reader = open_connection(&path)?;
+        writer_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        let reader = open_connection(&path, options.durability)?;
+        let checkpointer = open_connection(&path, options.durability)?;
+        let (checkpoint_stop, stop_rx) = mpsc::channel::<()>();
+        let checkpoint_thread = std::thread::Builder::new()
+            .name("capture-checkpoint".into())
+            .spawn(move || checkpoint_loop(&checkpointer, &stop_rx))?;
         let (tx, rx) = mpsc::channel::<WriteOp>();
+        let retention = options.retention;
         let thread = std::thread::Builder::new()
             .name("capture-writer".into())
             .spawn(move || writer_loop(&mut writer_conn, rx, retention))?;
@@ -192,6 +257,8 @@ impl Store {
                 writer: Mutex::new(Some(tx)),
                 reader: Mutex::new(reader),
                 writer_thread: Mutex::new(Some(thread)),
+                checkpoint_stop: Mutex::new(Some(checkpoint_stop)),
+                checkpoint_thread: Mutex::new(Some(checkpoint_thread)),
             }),
         })
     }
@@ -461,31 +528,27 @@ fn commit_batch(
     if inserts.is_empty() {
         return 0;
     }
-    let batch = std::mem::take(inserts);
-    let written = (|| -> Result<Vec<Capture>> {
+    let mut batch = std::mem::take(inserts);
+    let written = (|| -> Result<()> {
         let tx = conn.transaction()?;
-        let mut stored = Vec::with_capacity(batch.len());
-        for (capture, _) in &batch {
-            let mut capture = (**capture).clone();
-            link_attempt(&tx, &mut capture)?;
-            capture.id = insert_row(&tx, &capture, None)?;
-            if capture.notification_id.is_none() && capture.attempt == 1 && has_key(&capture) {
-                capture.notification_id = Some(capture.id);
-                tx.execute(
-                    "UPDATE captures SET notification_id = ?1 WHERE id = ?1",
-                    [capture.id],
-                )?;
-            }
-            stored.push(capture);
+        // One writer, so the next ids are known: each row is written once, its own id included
+        // as the notification id of a first attempt.
+        let first_id: i64 = tx
+            .prepare_cached("SELECT COALESCE(MAX(id), 0) + 1 FROM captures")?
+            .query_row([], |row| row.get(0))?;
+        for (id, (capture, _)) in (first_id..).zip(batch.iter_mut()) {
+            capture.id = id;
+            link_attempt(&tx, capture)?;
+            insert_row(&tx, capture, Some(capture.id))?;
         }
         tx.commit()?;
-        Ok(stored)
+        Ok(())
     })();
     match written {
-        Ok(stored) => {
-            let count = stored.len() as u64;
-            for ((_, reply), capture) in batch.into_iter().zip(stored) {
-                let _ = reply.send(Ok(capture));
+        Ok(()) => {
+            let count = batch.len() as u64;
+            for (capture, reply) in batch {
+                let _ = reply.send(Ok(*capture));
             }
             count
         }
@@ -493,17 +556,11 @@ fn commit_batch(
             tracing::error!(%error, "committing captures failed");
             let message = error.to_string();
             for (_, reply) in batch {
-                let _ = reply.send(Err(Error::InvalidInput(message.clone())));
+                let _ = reply.send(Err(Error::Commit(message.clone())));
             }
             0
         }
     }
-}
-
-fn has_key(capture: &Capture) -> bool {
-    capture.subscription_id.is_some()
-        && capture.fields.resource_type.is_some()
-        && capture.fields.event_id.is_some()
 }
 
 /// Sets `attempt` and `notification_id` from earlier captures of the same notification.
@@ -517,15 +574,21 @@ fn link_attempt(conn: &Connection, capture: &mut Capture) -> Result<()> {
     ) else {
         return Ok(());
     };
-    let (first, count): (Option<i64>, i64) = conn.query_row(
-        "SELECT MIN(id), COUNT(*) FROM captures WHERE subscription_id = ?1 \
-         AND resource_type = ?2 AND event_id = ?3",
-        params![sub, resource_type, event_id],
-        |row| Ok((row.get(0)?, row.get(1)?)),
-    )?;
-    if let Some(first) = first {
-        capture.attempt = u32::try_from(count + 1).unwrap_or(u32::MAX);
-        capture.notification_id = Some(first);
+    let (first, count): (Option<i64>, i64) = conn
+        .prepare_cached(
+            "SELECT MIN(id), COUNT(*) FROM captures WHERE subscription_id = ?1 \
+             AND resource_type = ?2 AND event_id = ?3",
+        )?
+        .query_row(params![sub, resource_type, event_id], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })?;
+    match first {
+        Some(first) => {
+            capture.attempt = u32::try_from(count + 1).unwrap_or(u32::MAX);
+            capture.notification_id = Some(first);
+        }
+        // The first attempt is the notification: it links to itself.
+        None => capture.notification_id = (capture.id > 0).then_some(capture.id),
     }
     Ok(())
 }
@@ -535,7 +598,7 @@ fn headers_json(headers: &[Header]) -> Result<String> {
 }
 
 fn insert_row(conn: &Connection, c: &Capture, id: Option<i64>) -> Result<i64> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO captures (id, received_at, received_at_us, method, path, headers, body, \
          body_size, peer, verdict, matched_key, subscription_id, event_id, event_time, \
          event_type, instance_id, resource_id, resource_type, resource_ref, attempt, \
@@ -543,37 +606,37 @@ fn insert_row(conn: &Connection, c: &Capture, id: Option<i64>) -> Result<i64> {
          response_delay_ms, processing_micros, replay) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, \
          ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, \
          ?26, ?27)",
-        params![
-            id,
-            c.received_at
-                .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
-            c.received_at.timestamp_micros(),
-            c.method,
-            c.path,
-            headers_json(&c.headers)?,
-            c.body,
-            c.body_size as i64,
-            c.peer,
-            c.verdict.as_str(),
-            c.matched_key.map(MatchedKey::as_str),
-            c.subscription_id,
-            c.fields.event_id,
-            c.fields.event_time,
-            c.fields.event_type,
-            c.fields.instance_id,
-            c.fields.resource_id,
-            c.fields.resource_type,
-            c.fields.resource_ref,
-            c.attempt,
-            c.notification_id,
-            c.response.status,
-            c.response.body,
-            c.response.from_test_mode,
-            c.response.delay_ms as i64,
-            c.processing_micros as i64,
-            c.replay,
-        ],
-    )?;
+    )?
+    .execute(params![
+        id,
+        c.received_at
+            .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        c.received_at.timestamp_micros(),
+        c.method,
+        c.path,
+        headers_json(&c.headers)?,
+        c.body,
+        c.body_size as i64,
+        c.peer,
+        c.verdict.as_str(),
+        c.matched_key.map(MatchedKey::as_str),
+        c.subscription_id,
+        c.fields.event_id,
+        c.fields.event_time,
+        c.fields.event_type,
+        c.fields.instance_id,
+        c.fields.resource_id,
+        c.fields.resource_type,
+        c.fields.resource_ref,
+        c.attempt,
+        c.notification_id,
+        c.response.status,
+        c.response.body,
+        c.response.from_test_mode,
+        c.response.delay_ms as i64,
+        c.processing_micros as i64,
+        c.replay,
+    ])?;
     Ok(conn.last_insert_rowid())
 }
 

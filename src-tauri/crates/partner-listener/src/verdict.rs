@@ -150,7 +150,7 @@ impl NotificationFields {
             resource_type: text("/meta/resourceType"),
             resource_ref: text("/meta/resourceRef"),
         };
-        let well_formed = serde_json::from_value::<Notification>(value).is_ok();
+        let well_formed = Notification::deserialize(&value).is_ok();
         (fields, well_formed)
     }
 }

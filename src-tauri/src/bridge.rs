@@ -1,0 +1,395 @@
+//! The shapes that cross the Tauri bridge and are not already wire types of `partner-api`.
+//!
+//! Every type here derives `ts_rs::TS`; `ui/src/bindings/` is generated from them (and from the
+//! `partner-api` resources they contain) by `cargo test -p partner-console bindings`, which also
+//! fails when the committed files drift from the Rust. No secret value is ever a field here except
+//! [`ShownOnceKey::key`], the one showing of a signing key the user just set.
+
+use partner_api::{EventType, ResourceType};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// Sandbox or production: shown as a colour everywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum Environment {
+    Sandbox,
+    Production,
+}
+
+/// A saved connection as the UI sees it: the client secret stays in the keychain.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionView {
+    pub id: String,
+    pub label: String,
+    pub base_url: String,
+    pub client_id: String,
+    pub environment: Environment,
+    /// The in-process sandbox started at first run.
+    pub embedded: bool,
+}
+
+/// The form of a new connection. The secret goes straight to the keychain.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct NewConnection {
+    pub label: String,
+    pub base_url: String,
+    pub client_id: String,
+    pub client_secret: String,
+    pub environment: Environment,
+}
+
+/// Where the app is in its start-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum StartupPhase {
+    Starting,
+    Ready,
+    Failed,
+}
+
+/// Everything the shell needs to draw its frame.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AppStatus {
+    pub phase: StartupPhase,
+    pub startup_error: Option<crate::error::AppError>,
+    pub active: Option<ConnectionView>,
+    pub connections: Vec<ConnectionView>,
+    /// Base URL of the embedded sandbox when it runs.
+    pub embedded_sandbox: Option<String>,
+}
+
+/// The token's state, without the token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum TokenPhase {
+    None,
+    Active,
+    Expired,
+    Revoked,
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenHistoryEntry {
+    /// ISO 8601 UTC.
+    pub at: String,
+    /// `issued`, `refreshed`, `used`, `expired`, `revoked`, `failed`.
+    pub kind: String,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenView {
+    pub phase: TokenPhase,
+    pub issued_at: Option<String>,
+    /// When the token lapses if it is not used again (15 minutes after last use).
+    pub idle_expires_at: Option<String>,
+    /// When it lapses however much it is used (120 minutes after issue).
+    pub max_expires_at: Option<String>,
+    /// The clock the countdowns run on (the sandbox clock for the embedded sandbox).
+    pub now: String,
+    pub last_error: Option<String>,
+    pub history: Vec<TokenHistoryEntry>,
+}
+
+/// Which listing a paged command reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ListingKind {
+    Products,
+    Transactions,
+}
+
+/// One page request: `start`, `limit` (≤ 50) and the sort string `A,-B,C`.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PageQuery {
+    #[ts(type = "number")]
+    pub start: u64,
+    pub limit: u32,
+    pub sort: String,
+}
+
+/// One page of a listing and the total from `X-Total-Count`.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PageView<T: TS> {
+    pub items: Vec<T>,
+    #[ts(type = "number")]
+    pub total: u64,
+    #[ts(type = "number")]
+    pub start: u64,
+    pub limit: u32,
+    pub sort: String,
+}
+
+/// The sortable keys of both listings, from `partner-api`'s `Sortable` impls.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SortKeys {
+    pub products: Vec<String>,
+    pub transactions: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchRequest {
+    /// Chosen by the UI; progress events and cancel name it.
+    pub search_id: String,
+    pub kind: ListingKind,
+    pub sort: String,
+    pub text: String,
+}
+
+/// Progress of a search walking every page (event `search-progress`).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchProgress {
+    pub search_id: String,
+    #[ts(type = "number")]
+    pub scanned: u64,
+    #[ts(type = "number")]
+    pub total: u64,
+    #[ts(type = "number")]
+    pub matched: u64,
+}
+
+/// What a finished (or cancelled) search found.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResult {
+    pub search_id: String,
+    pub cancelled: bool,
+    #[ts(type = "number")]
+    pub scanned: u64,
+    #[ts(type = "Array<Record<string, unknown>>")]
+    pub items: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ExportFormat {
+    Csv,
+    Json,
+}
+
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportRequest {
+    pub kind: ListingKind,
+    pub format: ExportFormat,
+    pub sort: String,
+    /// Where to write; empty means the app's export folder.
+    pub path: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportResult {
+    pub path: String,
+    #[ts(type = "number")]
+    pub count: u64,
+}
+
+/// The create-product form.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct NewProductForm {
+    pub name: String,
+    pub listing_name: String,
+    pub request_types: Vec<String>,
+    pub interface_url: Option<String>,
+}
+
+/// Add a subscription to a product; no key means the app generates a compliant one.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct NewSubscriptionForm {
+    pub product_id: String,
+    pub url: String,
+    pub events: Vec<EventType>,
+    pub resource: ResourceType,
+    pub signing_key: Option<String>,
+}
+
+/// Rotate a subscription's key: a pasted key, or none to generate one.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RotateKeyForm {
+    pub product_id: String,
+    pub subscription_id: String,
+    pub signing_key: Option<String>,
+}
+
+/// A signing key the user just set, shown once; the app keeps it in the keychain.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ShownOnceKey {
+    pub subscription_id: String,
+    pub key: String,
+    /// Whether the previous key still verifies until the user retires it.
+    pub previous_still_verifies: bool,
+}
+
+/// The keys the listener verifies a subscription's notifications with (never their values).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionKeys {
+    pub subscription_id: String,
+    pub has_current: bool,
+    pub has_previous: bool,
+}
+
+/// The partner's response form for a transaction.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RespondForm {
+    pub transaction_id: String,
+    pub status: partner_api::ResponseStatus,
+    pub partner_status: Option<String>,
+    pub reference_number: Option<String>,
+}
+
+/// Test mode of the listener: answer with this status after this delay.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TestMode {
+    pub enabled: bool,
+    pub status: u16,
+    #[ts(type = "number")]
+    pub delay_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ListenerView {
+    pub running: bool,
+    pub address: Option<String>,
+    pub port: Option<u16>,
+    /// The URL subscriptions point at: the tunnel URL when set, else the loopback address.
+    pub callback_url: Option<String>,
+    pub tunnel_url: Option<String>,
+    pub test_mode: TestMode,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TunnelCheck {
+    pub ok: bool,
+    pub message: String,
+    #[ts(type = "number")]
+    pub round_trip_ms: u64,
+}
+
+/// The listener's verdict on a notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Valid,
+    InvalidSignature,
+    MissingSignature,
+    UnknownSubscription,
+    MalformedBody,
+    TooLarge,
+    Incomplete,
+    WrongPath,
+    WrongMethod,
+}
+
+/// One row of the inspector.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureSummary {
+    #[ts(type = "number")]
+    pub id: i64,
+    pub received_at: String,
+    pub verdict: Verdict,
+    pub event_type: String,
+    pub resource_type: String,
+    pub resource_id: String,
+    pub instance_id: String,
+    pub event_id: String,
+    pub subscription_id: String,
+    /// How many times this notification (subscription, resource type, eventId) has arrived.
+    pub attempts: u32,
+    /// Whether it was replayed from the console rather than delivered.
+    pub replayed: bool,
+}
+
+/// New captures, batched (event `captures`).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureBatch {
+    pub captures: Vec<CaptureSummary>,
+    /// Captures the live feed dropped because the UI fell behind: reload from the store.
+    #[ts(type = "number")]
+    pub missed: u64,
+}
+
+/// A capture with everything the detail pane shows.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureDetail {
+    pub summary: CaptureSummary,
+    pub headers: Vec<(String, String)>,
+    pub raw_body: String,
+    pub pretty_body: Option<String>,
+    pub resource_ref: Option<String>,
+    /// The transaction a `resourceRef` points at, to open it.
+    pub transaction_id: Option<String>,
+    pub attempts: Vec<CaptureSummary>,
+    /// The status the listener answered with.
+    pub answered_status: u16,
+}
+
+/// The signature debugger: what arrived against what each known key gives.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SignatureReport {
+    pub received: Option<String>,
+    pub body_bytes: u32,
+    pub body_sha256: String,
+    pub checks: Vec<SignatureCheck>,
+    /// The verdict in words, with what to do.
+    pub explanation: String,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SignatureCheck {
+    /// `current key`, `previous key`, `pasted key`.
+    pub key_label: String,
+    pub expected: String,
+    pub matches: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayForm {
+    #[ts(type = "number")]
+    pub capture_id: i64,
+    /// An edited body; none replays the bytes unchanged.
+    pub body: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayResult {
+    pub status: u16,
+    pub verdict: Option<Verdict>,
+}
+
+/// What the demo buttons did, in words.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DemoOutcome {
+    pub message: String,
+    pub transaction_id: Option<String>,
+    pub sandbox_now: String,
+}

@@ -1,0 +1,288 @@
+//! Products and transactions listings: one page, search across all pages, export of all pages.
+//! Paging and sort rules are `partner-api`'s, applied by `partner-client` before it sends.
+use crate::bridge::{
+    ExportFormat, ExportRequest, ExportResult, ListingKind, PageQuery, PageView, SearchProgress,
+    SearchRequest, SearchResult, SortKeys,
+};
+use crate::error::{AppError, Result};
+use crate::state::AppState;
+use futures::StreamExt;
+use partner_api::{Product, SortSpec, Sortable, Transaction};
+use partner_client::{Listed, PageRequest, PagerOptions, PartnerClient};
+use serde::Serialize;
+use std::path::PathBuf;
+use tauri::{AppHandle, Emitter, State};
+
+#[tauri::command]
+pub fn sort_keys() -> SortKeys {
+    SortKeys {
+        products: Product::SORT_KEYS.iter().map(|k| k.to_string()).collect(),
+        transactions: Transaction::SORT_KEYS
+            .iter()
+            .map(|k| k.to_string())
+            .collect(),
+    }
+}
+
+fn sort_spec<T: Sortable>(raw: &str) -> Result<SortSpec> {
+    SortSpec::parse(raw, T::SORT_KEYS)
+        .map_err(|e| AppError::invalid(format!("The sort string is not accepted: {e}.")))
+}
+
+async fn page<T: Listed + Serialize + ts_rs::TS>(
+    client: &PartnerClient,
+    query: &PageQuery,
+) -> Result<PageView<T>> {
+    let request = PageRequest::new(query.start, u64::from(query.limit))
+        .map_err(|e| AppError::invalid(format!("{e}.")))?
+        .sorted(sort_spec::<T>(&query.sort)?);
+    let page = client.list::<T>(&request).await?;
+    Ok(PageView {
+        items: page.items,
+        total: page.total,
+        start: page.start,
+        limit: page.limit,
+        sort: query.sort.clone(),
+    })
+}
+
+#[tauri::command]
+pub async fn list_products(
+    state: State<'_, AppState>,
+    query: PageQuery,
+) -> Result<PageView<Product>> {
+    page(&state.client()?, &query).await
+}
+
+#[tauri::command]
+pub async fn list_transactions(
+    state: State<'_, AppState>,
+    query: PageQuery,
+) -> Result<PageView<Transaction>> {
+    page(&state.client()?, &query).await
+}
+
+/// Walks every page of a listing, as JSON values, calling `each` after every item.
+async fn walk<T: Listed + Serialize>(
+    client: &PartnerClient,
+    sort: &str,
+    stop: &tokio_util::sync::CancellationToken,
+    mut each: impl FnMut(serde_json::Value, u64),
+) -> Result<bool> {
+    let mut stream = client.pager::<T>(sort_spec::<T>(sort)?, PagerOptions::default())?;
+    let mut seen = 0u64;
+    loop {
+        let next = tokio::select! {
+            next = stream.next() => next,
+            () = stop.cancelled() => return Ok(true),
+        };
+        let Some(item) = next else { return Ok(false) };
+        seen += 1;
+        let value = serde_json::to_value(item?).map_err(|e| {
+            AppError::new(
+                crate::error::ErrorKind::Internal,
+                format!("Could not read an item: {e}."),
+                "Try again.",
+            )
+        })?;
+        each(value, seen);
+    }
+}
+
+async fn total_of(client: &PartnerClient, kind: ListingKind) -> Result<u64> {
+    let request = PageRequest::new(0, 1).map_err(|e| AppError::invalid(format!("{e}.")))?;
+    Ok(match kind {
+        ListingKind::Products => client.list::<Product>(&request).await?.total,
+        ListingKind::Transactions => client.list::<Transaction>(&request).await?.total,
+    })
+}
+
+/// Case-insensitive text anywhere in the item's fields.
+fn matches(value: &serde_json::Value, needle: &str) -> bool {
+    match value {
+        serde_json::Value::String(s) => s.to_lowercase().contains(needle),
+        serde_json::Value::Array(items) => items.iter().any(|v| matches(v, needle)),
+        serde_json::Value::Object(map) => map.values().any(|v| matches(v, needle)),
+        serde_json::Value::Number(n) => n.to_string().contains(needle),
+        serde_json::Value::Bool(_) | serde_json::Value::Null => false,
+    }
+}
+
+#[tauri::command]
+pub async fn search_listing(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    request: SearchRequest,
+) -> Result<SearchResult> {
+    let client = state.client()?;
+    let stop = state.shutdown.child_token();
+    state
+        .lock()
+        .searches
+        .insert(request.search_id.clone(), stop.clone());
+    let needle = request.text.to_lowercase();
+    let total = total_of(&client, request.kind).await;
+    let mut items = Vec::new();
+    let mut scanned = 0;
+    let outcome = match total {
+        Err(error) => Err(error),
+        Ok(total) => {
+            let mut on_item = |value: serde_json::Value, seen: u64| {
+                scanned = seen;
+                if matches(&value, &needle) {
+                    items.push(value);
+                }
+                if seen.is_multiple_of(50) || seen == total {
+                    let _ = app.emit(
+                        crate::events::SEARCH_PROGRESS,
+                        SearchProgress {
+                            search_id: request.search_id.clone(),
+                            scanned: seen,
+                            total,
+                            matched: items.len() as u64,
+                        },
+                    );
+                }
+            };
+            match request.kind {
+                ListingKind::Products => {
+                    walk::<Product>(&client, &request.sort, &stop, &mut on_item).await
+                }
+                ListingKind::Transactions => {
+                    walk::<Transaction>(&client, &request.sort, &stop, &mut on_item).await
+                }
+            }
+        }
+    };
+    state.lock().searches.remove(&request.search_id);
+    let cancelled = outcome?;
+    Ok(SearchResult {
+        search_id: request.search_id,
+        cancelled,
+        scanned,
+        items,
+    })
+}
+
+#[tauri::command]
+pub fn cancel_search(state: State<'_, AppState>, search_id: String) {
+    if let Some(stop) = state.lock().searches.remove(&search_id) {
+        stop.cancel();
+    }
+}
+
+/// The file an export goes to: the user's path, or a new file in the export folder.
+pub fn export_path(
+    state: &AppState,
+    path: Option<&str>,
+    stem: &str,
+    format: ExportFormat,
+) -> Result<PathBuf> {
+    let extension = match format {
+        ExportFormat::Csv => "csv",
+        ExportFormat::Json => "json",
+    };
+    match path.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(path) => Ok(PathBuf::from(path)),
+        None => {
+            let dir = state.exports_dir();
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| AppError::io("create the export folder", &e))?;
+            let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S%.3f");
+            Ok(dir.join(format!("{stem}-{stamp}.{extension}")))
+        }
+    }
+}
+
+/// Writes JSON values as a JSON array, or as CSV with one column per top-level field
+/// (nested values as compact JSON).
+pub fn write_export(
+    path: &PathBuf,
+    format: ExportFormat,
+    rows: &[serde_json::Value],
+) -> Result<()> {
+    let bytes = match format {
+        ExportFormat::Json => serde_json::to_vec_pretty(rows).map_err(|e| {
+            AppError::new(
+                crate::error::ErrorKind::Internal,
+                format!("Could not encode: {e}."),
+                "Try again.",
+            )
+        })?,
+        ExportFormat::Csv => {
+            let mut columns: Vec<String> = Vec::new();
+            for row in rows {
+                if let serde_json::Value::Object(map) = row {
+                    for key in map.keys() {
+                        if !columns.contains(key) {
+                            columns.push(key.clone());
+                        }
+                    }
+                }
+            }
+            let mut writer = csv::Writer::from_writer(Vec::new());
+            let csv_error = |e: csv::Error| {
+                AppError::new(
+                    crate::error::ErrorKind::Internal,
+                    format!("Could not write CSV: {e}."),
+                    "Try again.",
+                )
+            };
+            writer.write_record(&columns).map_err(csv_error)?;
+            for row in rows {
+                let record = columns.iter().map(|c| match row.get(c) {
+                    None | Some(serde_json::Value::Null) => String::new(),
+                    Some(serde_json::Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                });
+                writer.write_record(record).map_err(csv_error)?;
+            }
+            writer.into_inner().map_err(|e| {
+                AppError::new(
+                    crate::error::ErrorKind::Internal,
+                    format!("Could not write CSV: {e}."),
+                    "Try again.",
+                )
+            })?
+        }
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| AppError::io("create the export folder", &e))?;
+    }
+    std::fs::write(path, bytes).map_err(|e| AppError::io(&format!("write {}", path.display()), &e))
+}
+
+#[tauri::command]
+pub async fn export_listing(
+    state: State<'_, AppState>,
+    request: ExportRequest,
+) -> Result<ExportResult> {
+    let client = state.client()?;
+    let stop = state.shutdown.child_token();
+    let mut rows = Vec::new();
+    let collect = |value: serde_json::Value, _seen: u64| rows.push(value);
+    let (stem, cancelled) = match request.kind {
+        ListingKind::Products => (
+            "products",
+            walk::<Product>(&client, &request.sort, &stop, collect).await?,
+        ),
+        ListingKind::Transactions => (
+            "transactions",
+            walk::<Transaction>(&client, &request.sort, &stop, collect).await?,
+        ),
+    };
+    if cancelled {
+        return Err(AppError::new(
+            crate::error::ErrorKind::Cancelled,
+            "The export was stopped.",
+            "Start it again.",
+        ));
+    }
+    let path = export_path(&state, request.path.as_deref(), stem, request.format)?;
+    write_export(&path, request.format, &rows)?;
+    Ok(ExportResult {
+        path: path.display().to_string(),
+        count: rows.len() as u64,
+    })
+}

@@ -1,0 +1,16 @@
+//! The Tauri commands: each a thin adapter from a bridge type to a library call and back.
+//! Grouped by screen; `handler()` lists them all for the builder.
+
+pub mod connections;
+pub mod listings;
+pub mod products;
+pub mod token;
+pub mod transactions;
+pub mod webhooks;
+
+pub use connections::*;
+pub use listings::*;
+pub use products::*;
+pub use token::*;
+pub use transactions::*;
+pub use webhooks::*;

@@ -1,0 +1,332 @@
+//! The embedded sandbox of the first run: `partner-sandbox` started in-process on loopback with
+//! demo data, signed into with its demo client, its first demo product subscribed to the
+//! listener for both resource types (keys generated, kept in the keychain), so notifications
+//! arrive verified with no set-up. The Demo screen plays the sandbox's lender over its own
+//! `/sandbox/v1/` HTTP endpoints, and moves its clock in-process.
+
+use crate::bridge::{ConnectionView, DemoOutcome, Environment};
+use crate::error::{AppError, ErrorKind, Result};
+use crate::state::AppState;
+use chrono::{DateTime, Utc};
+use partner_api::{
+    EventType, NewEvent, NewTransaction, ResourceType, Transaction, TransactionEvent,
+    TransactionUpdate,
+};
+use partner_client::{ConnectionConfig, PageRequest, PartnerClient};
+use partner_sandbox::{DemoData, Sandbox, SandboxConfig, SandboxHandle};
+use std::sync::Arc;
+use std::time::Duration;
+use tauri::{AppHandle, Manager, State};
+
+/// Transactions seeded into the embedded sandbox (enough to make paging and sorting real).
+pub const DEMO_TRANSACTIONS: usize = 240;
+
+/// The embedded sandbox and its connection.
+#[derive(Debug)]
+pub struct Embedded {
+    pub view: ConnectionView,
+    pub client: PartnerClient,
+    pub sandbox: Arc<SandboxHandle>,
+}
+
+impl Embedded {
+    /// Stops the sandbox (requests in flight get a few seconds).
+    pub async fn stop(self) {
+        match Arc::try_unwrap(self.sandbox) {
+            Ok(handle) => handle.shutdown().await,
+            Err(_) => tracing::warn!("the embedded sandbox is still in use at exit"),
+        }
+    }
+}
+
+/// The sandbox clock as the client's clock, so token deadlines follow "advance clock".
+#[derive(Debug)]
+struct SandboxTime(partner_sandbox::Clock);
+
+impl partner_client::Clock for SandboxTime {
+    fn now(&self) -> DateTime<Utc> {
+        self.0.now()
+    }
+}
+
+/// The time the token countdowns run on: the embedded sandbox's clock when it is the active
+/// connection, the system clock otherwise.
+pub fn now(state: &AppState) -> DateTime<Utc> {
+    let inner = state.lock();
+    match (&inner.embedded, &inner.active) {
+        (Some(embedded), Some(active)) if active.view.id == embedded.view.id => {
+            embedded.sandbox.clock().now()
+        }
+        _ => Utc::now(),
+    }
+}
+
+/// Starts the embedded sandbox and makes it the active connection.
+pub async fn start(app: &AppHandle) -> Result<()> {
+    let state = app.state::<AppState>();
+    let config = SandboxConfig {
+        demo: Some(DemoData {
+            transactions: DEMO_TRANSACTIONS,
+        }),
+        allow_http_callbacks: true,
+        ..SandboxConfig::default()
+    };
+    let socket = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| {
+            AppError::new(
+                ErrorKind::Internal,
+                format!("Could not open a loopback port for the sandbox: {e}."),
+                "Restart the app.",
+            )
+        })?;
+    let sandbox = Sandbox::start(config, socket).await.map_err(|e| {
+        AppError::new(
+            ErrorKind::Internal,
+            format!("The embedded sandbox did not start: {e}."),
+            "Restart the app; add a real connection in Connections meanwhile.",
+        )
+    })?;
+    let demo = sandbox.demo_client();
+    let connection = ConnectionConfig::new(
+        sandbox.base_url(),
+        demo.client_id.clone(),
+        demo.client_secret.clone(),
+    )?;
+    let client =
+        PartnerClient::with_clock(connection, Arc::new(SandboxTime(sandbox.clock().clone())))?;
+    let view = ConnectionView {
+        id: "embedded-sandbox".into(),
+        label: "Embedded sandbox".into(),
+        base_url: sandbox.base_url().to_string(),
+        client_id: demo.client_id.clone(),
+        environment: Environment::Sandbox,
+        embedded: true,
+    };
+    state.lock().embedded = Some(Embedded {
+        view: view.clone(),
+        client: client.clone(),
+        sandbox: Arc::new(sandbox),
+    });
+    client.tokens().ensure_fresh().await?;
+    crate::commands::connections::activate(app, view, client.clone());
+    subscribe_demo_product(&state, &client).await
+}
+
+/// Points the first demo product at the listener, for transactions and for their events.
+async fn subscribe_demo_product(state: &AppState, client: &PartnerClient) -> Result<()> {
+    let listener_url = state.listener()?.url();
+    // The first product in the Products screen's default order (by listing name).
+    let by_listing_name = partner_api::SortSpec::parse(
+        "listingName",
+        <partner_api::Product as partner_api::Sortable>::SORT_KEYS,
+    )
+    .map_err(|e| AppError::invalid(format!("{e}.")))?;
+    let first = PageRequest::new(0, 1)
+        .map_err(|e| AppError::invalid(format!("{e}.")))?
+        .sorted(by_listing_name);
+    let Some(product) = client.list_products(&first).await?.items.into_iter().next() else {
+        return Ok(());
+    };
+    let product = client.get_product(&product.id).await?;
+    let product = {
+        crate::commands::products::add_subscription_to(
+            client,
+            state,
+            &product,
+            &listener_url,
+            vec![EventType::Created, EventType::Updated],
+            ResourceType::Transaction,
+            partner_api::signing_key::generate(),
+        )
+        .await?;
+        client.get_product(&product.id).await?
+    };
+    crate::commands::products::add_subscription_to(
+        client,
+        state,
+        &product,
+        &listener_url,
+        vec![EventType::Created],
+        ResourceType::TransactionEvent,
+        partner_api::signing_key::generate(),
+    )
+    .await?;
+    Ok(())
+}
+
+/// The embedded sandbox, when it is the active connection (the Demo screen needs it).
+fn active_sandbox(state: &AppState) -> Result<Arc<SandboxHandle>> {
+    let inner = state.lock();
+    match (&inner.embedded, &inner.active) {
+        (Some(embedded), Some(active)) if active.view.id == embedded.view.id => {
+            Ok(embedded.sandbox.clone())
+        }
+        _ => Err(AppError::new(
+            ErrorKind::InvalidInput,
+            "The demo plays the lender of the embedded sandbox only.",
+            "Switch to the embedded sandbox in Connections.",
+        )),
+    }
+}
+
+/// One call to the sandbox's lender endpoints (`/sandbox/v1/…`, open on loopback).
+async fn lender<T: serde::de::DeserializeOwned>(
+    sandbox: &SandboxHandle,
+    method: reqwest::Method,
+    path: &str,
+    body: &impl serde::Serialize,
+) -> Result<T> {
+    let url = format!("{}{path}", sandbox.base_url());
+    let response = reqwest::Client::new()
+        .request(method, &url)
+        .timeout(Duration::from_secs(10))
+        .json(body)
+        .send()
+        .await
+        .map_err(|e| {
+            AppError::new(
+                ErrorKind::Network,
+                format!("The sandbox did not answer: {e}."),
+                "Restart the app.",
+            )
+        })?;
+    let status = response.status();
+    let bytes = response.bytes().await.map_err(|e| {
+        AppError::new(
+            ErrorKind::Network,
+            format!("The sandbox answer broke off: {e}."),
+            "Try again.",
+        )
+    })?;
+    if !status.is_success() {
+        let error: Option<partner_api::ApiError> = serde_json::from_slice(&bytes).ok();
+        let mut app_error = AppError::new(
+            ErrorKind::Server,
+            error
+                .map(|e| format!("{}: {}", e.summary, e.details))
+                .unwrap_or_else(|| format!("The sandbox answered {status}.")),
+            "Check the ids used, then try again.",
+        );
+        app_error.status = Some(status.as_u16());
+        return Err(app_error);
+    }
+    serde_json::from_slice(&bytes).map_err(|e| {
+        AppError::new(
+            ErrorKind::Server,
+            format!("The sandbox answered something unexpected: {e}."),
+            "Try again.",
+        )
+    })
+}
+
+fn outcome(
+    sandbox: &SandboxHandle,
+    message: String,
+    transaction_id: Option<String>,
+) -> DemoOutcome {
+    DemoOutcome {
+        message,
+        transaction_id,
+        sandbox_now: sandbox.clock().now().to_rfc3339(),
+    }
+}
+
+#[tauri::command]
+pub async fn demo_new_transaction(
+    state: State<'_, AppState>,
+    product_id: String,
+) -> Result<DemoOutcome> {
+    let sandbox = active_sandbox(&state)?;
+    let body = NewTransaction {
+        product_id,
+        request_type: "NEW_REQUEST".into(),
+        loan: Some(
+            serde_json::json!({ "loanNumber": format!("DEMO-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]), "amount": 325_000 }),
+        ),
+        options: None,
+    };
+    let created: Transaction = lender(
+        &sandbox,
+        reqwest::Method::POST,
+        "/sandbox/v1/transactions",
+        &body,
+    )
+    .await?;
+    Ok(outcome(
+        &sandbox,
+        format!(
+            "The lender created transaction {} on {}.",
+            created.id, created.product.name
+        ),
+        Some(created.id),
+    ))
+}
+
+#[tauri::command]
+pub async fn demo_update_transaction(
+    state: State<'_, AppState>,
+    transaction_id: String,
+) -> Result<DemoOutcome> {
+    let sandbox = active_sandbox(&state)?;
+    let body = TransactionUpdate {
+        loan: Some(serde_json::json!({ "amount": 340_000, "note": "amount revised" })),
+        options: None,
+    };
+    let path = format!("/sandbox/v1/transactions/{}", urlencode(&transaction_id));
+    let updated: Transaction = lender(&sandbox, reqwest::Method::PATCH, &path, &body).await?;
+    Ok(outcome(
+        &sandbox,
+        format!("The lender updated transaction {}.", updated.id),
+        Some(updated.id),
+    ))
+}
+
+#[tauri::command]
+pub async fn demo_custom_event(
+    state: State<'_, AppState>,
+    transaction_id: String,
+    text: String,
+) -> Result<DemoOutcome> {
+    let sandbox = active_sandbox(&state)?;
+    let body = NewEvent {
+        event_type: "urn:demo:lender:note".into(),
+        text,
+        comments: None,
+    };
+    let path = format!(
+        "/sandbox/v1/transactions/{}/events",
+        urlencode(&transaction_id)
+    );
+    let event: TransactionEvent = lender(&sandbox, reqwest::Method::POST, &path, &body).await?;
+    Ok(outcome(
+        &sandbox,
+        format!(
+            "The lender added event “{}” to {transaction_id}.",
+            event.text
+        ),
+        Some(transaction_id),
+    ))
+}
+
+#[tauri::command]
+pub async fn demo_advance_clock(state: State<'_, AppState>, minutes: u32) -> Result<DemoOutcome> {
+    let sandbox = active_sandbox(&state)?;
+    if minutes == 0 || minutes > 24 * 60 {
+        return Err(AppError::invalid(
+            "Advance the clock by 1 minute to 24 hours.",
+        ));
+    }
+    sandbox
+        .clock()
+        .advance(Duration::from_secs(u64::from(minutes) * 60));
+    Ok(outcome(
+        &sandbox,
+        format!("The sandbox clock moved {minutes} min ahead."),
+        None,
+    ))
+}
+
+fn urlencode(segment: &str) -> String {
+    url::form_urlencoded::byte_serialize(segment.as_bytes()).collect()
+}

@@ -1,0 +1,158 @@
+//! The one error type every command returns.
+//!
+//! Errors cross the bridge as data (`{kind, message, hint}`), never as bare strings, so the UI
+//! branches on `kind` and shows `message` plus `hint` (what to do) instead of a blank screen.
+//! Messages come from the libraries' own errors, which never carry a secret.
+
+use serde::Serialize;
+use ts_rs::TS;
+
+/// What sort of failure it was: the UI picks wording and actions by this, never by message text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ErrorKind {
+    /// No connection is active yet (first run still starting, or it failed).
+    NotConnected,
+    /// The input was rejected before anything was sent.
+    InvalidInput,
+    /// The server answered with an error body.
+    Server,
+    /// The server could not be reached.
+    Network,
+    /// The OS keychain refused or is unavailable.
+    Keychain,
+    /// A file could not be read or written.
+    Io,
+    /// The user cancelled.
+    Cancelled,
+    /// The webhook listener failed.
+    Listener,
+    /// Something in the app itself went wrong.
+    Internal,
+}
+
+/// An error as the UI receives it.
+#[derive(Debug, Clone, Serialize, TS, thiserror::Error)]
+#[serde(rename_all = "camelCase")]
+#[error("{message}")]
+pub struct AppError {
+    pub kind: ErrorKind,
+    /// What failed, in words.
+    pub message: String,
+    /// What the user can do about it.
+    pub hint: String,
+    /// The HTTP status, when the server answered.
+    pub status: Option<u16>,
+    /// The server's `errorCode`, when it sent one.
+    pub error_code: Option<String>,
+}
+
+impl AppError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            hint: hint.into(),
+            status: None,
+            error_code: None,
+        }
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(
+            ErrorKind::InvalidInput,
+            message,
+            "Correct the highlighted value and try again.",
+        )
+    }
+
+    pub fn not_connected() -> Self {
+        Self::new(
+            ErrorKind::NotConnected,
+            "No connection is active.",
+            "Open Connections and pick or add one; the embedded sandbox starts on its own at first run.",
+        )
+    }
+
+    pub fn io(what: &str, error: &std::io::Error) -> Self {
+        Self::new(
+            ErrorKind::Io,
+            format!("Could not {what}: {error}."),
+            "Check that the folder exists and is writable, or choose another path.",
+        )
+    }
+}
+
+/// What every command returns.
+pub type Result<T, E = AppError> = std::result::Result<T, E>;
+
+impl From<partner_client::ClientError> for AppError {
+    fn from(error: partner_client::ClientError) -> Self {
+        use partner_client::{ClientError as E, ErrorKind as K};
+        let message = error.to_string();
+        let status = match &error {
+            E::InvalidRequest { status, .. } | E::Server { status, .. } => Some(*status),
+            E::Unauthorized { .. } => Some(401),
+            E::NotFound { .. } => Some(404),
+            E::Conflict { .. } => Some(409),
+            E::RateLimited { .. } => Some(429),
+            _ => None,
+        };
+        let (kind, hint) = match error.kind() {
+            K::Unauthorized => (
+                ErrorKind::Server,
+                "Check the connection's client id and secret in Connections, or refresh the token.",
+            ),
+            K::InvalidRequest => (
+                ErrorKind::Server,
+                "Change what the server named and send again.",
+            ),
+            K::NotFound => (
+                ErrorKind::Server,
+                "It may have been deleted, or belong to another partner: reload the list.",
+            ),
+            K::Conflict => (
+                ErrorKind::Server,
+                "Reload to see the current state; a completed transaction is locked.",
+            ),
+            K::RateLimited => (ErrorKind::Server, "Wait a moment, then try again."),
+            K::Network | K::Timeout => (
+                ErrorKind::Network,
+                "Check the base URL and that the service is running, then try again.",
+            ),
+            K::Server => (
+                ErrorKind::Server,
+                "The service failed; try again, and check its logs if it persists.",
+            ),
+            K::Rule => (
+                ErrorKind::InvalidInput,
+                "Correct the value as described; nothing was sent.",
+            ),
+            K::Keychain => (
+                ErrorKind::Keychain,
+                "Unlock the OS keychain (Secret Service) and try again.",
+            ),
+        };
+        let mut app = AppError::new(kind, message, hint);
+        app.status = status;
+        app
+    }
+}
+
+impl From<partner_listener::Error> for AppError {
+    fn from(error: partner_listener::Error) -> Self {
+        use partner_listener::Error as E;
+        let hint = match &error {
+            E::InvalidInput(_) => "Correct the value and try again.",
+            E::NoSuchCapture(_) => "The capture was pruned or cleared; reload the inspector.",
+            E::Io(_) => "Another program may hold the port: choose another port or stop it.",
+            E::Outbound { .. } => "Check that the target is running and reachable.",
+            _ => "Restart the listener; if it keeps failing, clear the capture store.",
+        };
+        let kind = match &error {
+            E::InvalidInput(_) => ErrorKind::InvalidInput,
+            _ => ErrorKind::Listener,
+        };
+        AppError::new(kind, error.to_string(), hint)
+    }
+}

@@ -1,0 +1,183 @@
+//! The app's state: the saved connections, the active client, the embedded sandbox, the running
+//! listener, and the one shutdown signal every long-running task watches.
+//!
+//! Why shaped so: commands borrow what they need (a cloned `PartnerClient`, a cloned `Listener`)
+//! and release the lock before any await, so a slow request never blocks another command. Every
+//! background task is a child of `shutdown`, so closing the window stops them all in one place.
+
+use crate::bridge::{AppStatus, ConnectionView, StartupPhase, TestMode, TokenHistoryEntry};
+use crate::error::{AppError, ErrorKind, Result};
+use partner_client::{PartnerClient, SecretStore};
+use partner_listener::{Listener, MemoryKeys};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio_util::sync::CancellationToken;
+
+/// How many token events the history keeps.
+pub const TOKEN_HISTORY: usize = 50;
+
+/// The running listener and what stops it.
+#[derive(Debug, Clone)]
+pub struct RunningListener {
+    pub listener: Listener,
+    pub addr: SocketAddr,
+    pub stop: CancellationToken,
+}
+
+impl RunningListener {
+    /// The loopback URL notifications are posted to.
+    pub fn url(&self) -> String {
+        format!("http://{}{}", self.addr, self.listener.config().path)
+    }
+}
+
+/// The active connection: its view and its client.
+#[derive(Debug, Clone)]
+pub struct Active {
+    pub view: ConnectionView,
+    pub client: PartnerClient,
+    /// Stops this connection's token watcher when another connection takes over.
+    pub stop: CancellationToken,
+}
+
+/// Saved connections, without secrets (those are in the keychain).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedConnections {
+    pub connections: Vec<ConnectionView>,
+    pub last_active: Option<String>,
+}
+
+#[derive(Debug)]
+pub struct Inner {
+    pub phase: StartupPhase,
+    pub startup_error: Option<AppError>,
+    pub saved: SavedConnections,
+    pub embedded: Option<crate::embedded::Embedded>,
+    pub active: Option<Active>,
+    pub listener: Option<RunningListener>,
+    /// The port the listener last ran on, to start it on the same one again.
+    pub listener_port: Option<u16>,
+    pub tunnel_url: Option<String>,
+    pub test_mode: TestMode,
+    pub token_history: Vec<TokenHistoryEntry>,
+    pub searches: HashMap<String, CancellationToken>,
+}
+
+#[derive(Debug)]
+pub struct AppState {
+    inner: Mutex<Inner>,
+    /// Cancelled once, on exit: every background task stops.
+    pub shutdown: CancellationToken,
+    /// Where connections, captures and exports live.
+    pub data_dir: PathBuf,
+    /// The OS keychain, or memory when there is none (the UI says so).
+    pub secrets: Arc<dyn SecretStore>,
+    /// The keys the listener verifies with, loaded from `secrets`.
+    pub keys: Arc<MemoryKeys>,
+}
+
+impl AppState {
+    pub fn new(data_dir: PathBuf, secrets: Arc<dyn SecretStore>, keys: Arc<MemoryKeys>) -> Self {
+        let saved = std::fs::read(data_dir.join(CONNECTIONS_FILE))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default();
+        Self {
+            inner: Mutex::new(Inner {
+                phase: StartupPhase::Starting,
+                startup_error: None,
+                saved,
+                embedded: None,
+                active: None,
+                listener: None,
+                listener_port: None,
+                tunnel_url: None,
+                test_mode: TestMode {
+                    enabled: false,
+                    status: 200,
+                    delay_ms: 0,
+                },
+                token_history: Vec::new(),
+                searches: HashMap::new(),
+            }),
+            shutdown: CancellationToken::new(),
+            data_dir,
+            secrets,
+            keys,
+        }
+    }
+
+    /// The state under its lock; never held across an await.
+    pub fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn client(&self) -> Result<PartnerClient> {
+        self.lock()
+            .active
+            .as_ref()
+            .map(|a| a.client.clone())
+            .ok_or_else(AppError::not_connected)
+    }
+
+    pub fn listener(&self) -> Result<RunningListener> {
+        self.lock().listener.clone().ok_or_else(|| {
+            AppError::new(
+                ErrorKind::Listener,
+                "The webhook listener is not running.",
+                "Turn it on in Webhooks.",
+            )
+        })
+    }
+
+    pub fn status(&self) -> AppStatus {
+        let inner = self.lock();
+        let mut connections = Vec::new();
+        if let Some(embedded) = &inner.embedded {
+            connections.push(embedded.view.clone());
+        }
+        connections.extend(inner.saved.connections.iter().cloned());
+        AppStatus {
+            phase: inner.phase,
+            startup_error: inner.startup_error.clone(),
+            active: inner.active.as_ref().map(|a| a.view.clone()),
+            connections,
+            embedded_sandbox: inner.embedded.as_ref().map(|e| e.view.base_url.clone()),
+        }
+    }
+
+    pub fn record_token_event(&self, entry: TokenHistoryEntry) {
+        let mut inner = self.lock();
+        inner.token_history.push(entry);
+        let excess = inner.token_history.len().saturating_sub(TOKEN_HISTORY);
+        inner.token_history.drain(..excess);
+    }
+
+    /// Writes the saved connections (no secrets in them).
+    pub fn persist_connections(&self) -> Result<()> {
+        let saved = self.lock().saved.clone();
+        std::fs::create_dir_all(&self.data_dir)
+            .map_err(|e| AppError::io("create the app's data folder", &e))?;
+        let bytes = serde_json::to_vec_pretty(&saved).map_err(|e| {
+            AppError::new(
+                ErrorKind::Internal,
+                format!("Could not encode the connections: {e}."),
+                "Try again.",
+            )
+        })?;
+        std::fs::write(self.data_dir.join(CONNECTIONS_FILE), bytes)
+            .map_err(|e| AppError::io("save the connections", &e))
+    }
+
+    pub fn exports_dir(&self) -> PathBuf {
+        self.data_dir.join("exports")
+    }
+}
+
+pub const CONNECTIONS_FILE: &str = "connections.json";

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# End-to-end tests of the real app: builds the UI and the app (UI embedded), then under a private
+# session bus (with an unlocked gnome-keyring) and Xvfb starts tauri-driver, which starts the app
+# through WebKitWebDriver, and runs tests/e2e/specs.mjs. Screenshots go to docs/screenshots/.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+[ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
+export PATH="$HOME/.cargo/bin:$PATH"
+
+echo "e2e: building the UI and the app"
+(cd ui && npm run --silent build >/dev/null)
+cargo build -p partner-console --locked --quiet
+target_dir=${CARGO_TARGET_DIR:-$root/target}
+export PARTNER_APP_BINARY="$target_dir/debug/partner-console"
+[ -x "$PARTNER_APP_BINARY" ] || { echo "e2e: no app binary at $PARTNER_APP_BINARY" >&2; exit 1; }
+command -v tauri-driver >/dev/null || { echo "e2e: tauri-driver is missing (scripts/setup.sh installs it)" >&2; exit 1; }
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+export XDG_DATA_HOME=$scratch/data XDG_CACHE_HOME=$scratch/cache XDG_CONFIG_HOME=$scratch/config
+export XDG_RUNTIME_DIR=$scratch/run
+mkdir -p "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$XDG_RUNTIME_DIR"
+chmod 700 "$XDG_RUNTIME_DIR"
+export PARTNER_DATA_DIR=$scratch/app-data
+export PARTNER_E2E_EXPORTS=$scratch/exports
+export PARTNER_SCREENSHOTS="$root/docs/screenshots"
+mkdir -p "$PARTNER_SCREENSHOTS" "$PARTNER_E2E_EXPORTS"
+
+dbus-run-session -- xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
+  set -euo pipefail
+  echo -n "partner-console-e2e" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+  tauri-driver --port 4444 >"$XDG_RUNTIME_DIR/tauri-driver.log" 2>&1 &
+  driver=$!
+  trap "kill $driver 2>/dev/null || true" EXIT
+  for _ in $(seq 1 50); do
+    (echo >/dev/tcp/127.0.0.1/4444) 2>/dev/null && break
+    sleep 0.2
+  done
+  node tests/e2e/specs.mjs
+'

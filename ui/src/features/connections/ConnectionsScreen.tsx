@@ -1,0 +1,101 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { api, type AppStatus } from "../../platform";
+import { ErrorPanel } from "../../components/ErrorPanel";
+import { draftProblems, EMPTY_DRAFT, toNewConnection, type ConnectionDraft } from "./connectionModel";
+
+export function ConnectionsScreen() {
+  const client = useQueryClient();
+  const status = useQuery({ queryKey: ["status"], queryFn: api.appStatus });
+  const set = (s: AppStatus) => {
+    client.setQueryData(["status"], s);
+    void client.invalidateQueries({ predicate: (q) => q.queryKey[0] !== "status" });
+  };
+  const select = useMutation({ mutationFn: api.selectConnection, onSuccess: set });
+  const remove = useMutation({ mutationFn: api.removeConnection, onSuccess: set });
+  const [draft, setDraft] = useState<ConnectionDraft>(EMPTY_DRAFT);
+  const [touched, setTouched] = useState(false);
+  const problems = draftProblems(draft);
+  const add = useMutation({
+    mutationFn: () => api.addConnection(toNewConnection(draft)),
+    onSuccess: (s) => {
+      setDraft(EMPTY_DRAFT);
+      setTouched(false);
+      set(s);
+    },
+    onError: () => setDraft((d) => ({ ...d, clientSecret: "" })),
+  });
+
+  if (status.isError) return <div className="page"><h1>Connections</h1><ErrorPanel error={status.error} onRetry={() => void status.refetch()} /></div>;
+  const s = status.data;
+  const field = (key: keyof ConnectionDraft, label: string, type = "text") => (
+    <label>
+      {label}
+      <input
+        type={type}
+        autoComplete="off"
+        value={draft[key]}
+        onChange={(e) => setDraft({ ...draft, [key]: e.target.value })}
+        aria-invalid={touched && problems[key] !== undefined}
+      />
+      {touched && problems[key] && <span className="field-error small">{problems[key]}</span>}
+    </label>
+  );
+
+  return (
+    <div className="page">
+      <div className="toolbar"><h1>Connections</h1></div>
+      <section className="card">
+        <table className="grid compact" aria-label="Connections">
+          <thead><tr><th>Name</th><th>Environment</th><th>Base URL</th><th>Client id</th><th></th></tr></thead>
+          <tbody>
+            {s?.connections.map((c) => {
+              const active = s.active?.id === c.id;
+              return (
+                <tr key={c.id} className={active ? "selected" : undefined}>
+                  <td>{c.label}{c.embedded ? <span className="muted small"> (embedded)</span> : null}</td>
+                  <td><span className={`env-badge ${c.environment}`}>{c.environment}</span></td>
+                  <td className="mono">{c.baseUrl}</td>
+                  <td className="mono">{c.clientId}</td>
+                  <td>
+                    {active ? <span className="pill valid">active</span> : <button type="button" onClick={() => select.mutate(c.id)}>Use</button>}
+                    {!c.embedded && !active && <button type="button" className="link danger" onClick={() => remove.mutate(c.id)}>Remove</button>}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+        {[select, remove].map((m, i) => (m.isError ? <ErrorPanel key={i} error={m.error} compact /> : null))}
+      </section>
+      <form
+        className="card form-card"
+        aria-label="Add a connection"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setTouched(true);
+          if (Object.keys(problems).length === 0) add.mutate();
+        }}
+      >
+        <h2>Add a connection</h2>
+        <div className="form-row">
+          {field("label", "Name")}
+          {field("baseUrl", "Base URL")}
+          {field("clientId", "Client id")}
+          {field("clientSecret", "Client secret (kept in the OS keychain)", "password")}
+          <fieldset className="inline-set">
+            <legend>Environment</legend>
+            {(["sandbox", "production"] as const).map((env) => (
+              <label key={env} className="inline">
+                <input type="radio" name="env" checked={draft.environment === env} onChange={() => setDraft({ ...draft, environment: env })} />
+                <span className={`env-badge ${env}`}>{env}</span>
+              </label>
+            ))}
+          </fieldset>
+        </div>
+        {add.isError && <ErrorPanel error={add.error} compact />}
+        <div className="actions"><button type="submit" className="primary" disabled={add.isPending}>Add and sign in</button></div>
+      </form>
+    </div>
+  );
+}

@@ -1,0 +1,273 @@
+/**
+ * A server-paged listing (products or transactions): the page comes from the shell with
+ * `start`/`limit`/`sort`, the total from `X-Total-Count`; headers sort (shift-click adds a key)
+ * only where `partner-api` says the key is sortable; the sort string is shown and editable;
+ * search walks every page with progress and cancel; export writes every page.
+ */
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import {
+  flexRender,
+  getCoreRowModel,
+  useReactTable,
+  type ColumnDef,
+} from "@tanstack/react-table";
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactNode } from "react";
+import { api, type ListingKind, type PageView } from "../../platform";
+import { ErrorPanel } from "../../components/ErrorPanel";
+import { RecordView } from "../../components/JsonView";
+import { sortIndicator, toggleSort } from "../../lib/sortModel";
+import { PAGE_SIZES, pageCount, pageOf, parsePageJump, rangeLabel, startOfPage } from "../../lib/paging";
+import { SearchBar } from "./SearchBar";
+import { ExportBar } from "./ExportBar";
+
+export interface ListingColumn<T> {
+  id: string;
+  header: string;
+  /** The `sort` key of this column, if the API could sort by it. */
+  sortKey?: string;
+  cell: (row: T) => ReactNode;
+  width?: number;
+}
+
+export interface ListingProps<T> {
+  kind: ListingKind;
+  title: string;
+  columns: ListingColumn<T>[];
+  fetchPage: (query: { start: number; limit: number; sort: string }) => Promise<PageView<T>>;
+  rowId: (row: T) => string;
+  onOpen: (row: T) => void;
+  defaultSort: string;
+  toolbar?: ReactNode;
+}
+
+export function Listing<T>({ kind, title, columns, fetchPage, rowId, onOpen, defaultSort, toolbar }: ListingProps<T>) {
+  const [start, setStart] = useState(0);
+  const [limit, setLimit] = useState<number>(25);
+  const [sort, setSort] = useState(defaultSort);
+  const [sortDraft, setSortDraft] = useState(defaultSort);
+  const [jump, setJump] = useState("");
+  const [jumpError, setJumpError] = useState<string | null>(null);
+  const [selected, setSelected] = useState<number>(0);
+  const bodyRef = useRef<HTMLTableSectionElement>(null);
+
+  const sortKeys = useQuery({ queryKey: ["sortKeys"], queryFn: api.sortKeys, staleTime: Infinity });
+  const allowed = useMemo(() => new Set(sortKeys.data?.[kind] ?? []), [sortKeys.data, kind]);
+
+  const page = useQuery({
+    queryKey: ["listing", kind, start, limit, sort],
+    queryFn: () => fetchPage({ start, limit, sort }),
+    placeholderData: keepPreviousData,
+    retry: false,
+  });
+
+  useEffect(() => setSortDraft(sort), [sort]);
+  useEffect(() => setSelected(0), [start, limit, sort]);
+
+  const items = page.data?.items ?? [];
+  const total = page.data?.total ?? 0;
+  const current = items[selected];
+
+  const tableColumns = useMemo<ColumnDef<T>[]>(
+    () =>
+      columns.map((c) => ({
+        id: c.id,
+        header: c.header,
+        cell: (ctx) => c.cell(ctx.row.original),
+        size: c.width ?? 150,
+        meta: { sortKey: c.sortKey },
+      })),
+    [columns],
+  );
+  const table = useReactTable({
+    data: items,
+    columns: tableColumns,
+    getCoreRowModel: getCoreRowModel(),
+    manualSorting: true,
+    manualPagination: true,
+  });
+
+  const changeSort = (next: string) => {
+    setSort(next);
+    setStart(0);
+  };
+
+  const onHeader = (sortKey: string | undefined, shift: boolean) => {
+    if (!sortKey || !allowed.has(sortKey)) return;
+    changeSort(toggleSort(sort, sortKey, shift));
+  };
+
+  const goToPage = (n: number) => setStart(startOfPage(n, limit, total));
+  const lastPage = pageCount(total, limit);
+  const currentPage = pageOf(start, limit);
+
+  const onRowKey = (e: KeyboardEvent<HTMLTableSectionElement>) => {
+    if (e.key === "ArrowDown") {
+      e.preventDefault();
+      setSelected((s) => Math.min(s + 1, items.length - 1));
+    } else if (e.key === "ArrowUp") {
+      e.preventDefault();
+      setSelected((s) => Math.max(s - 1, 0));
+    } else if (e.key === "Enter" && current) {
+      onOpen(current);
+    } else if (e.key === "PageDown" && currentPage < lastPage) {
+      goToPage(currentPage + 1);
+    } else if (e.key === "PageUp" && currentPage > 1) {
+      goToPage(currentPage - 1);
+    }
+  };
+
+  return (
+    <div className="listing">
+      <div className="toolbar">
+        <h1>{title}</h1>
+        <label className="sort-edit">
+          Sort
+          <input
+            aria-label="Sort string"
+            value={sortDraft}
+            spellCheck={false}
+            placeholder="e.g. status,-created"
+            onChange={(e) => setSortDraft(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter") changeSort(sortDraft.trim());
+            }}
+            onBlur={() => {
+              if (sortDraft.trim() !== sort) changeSort(sortDraft.trim());
+            }}
+          />
+        </label>
+        <span className="muted small">Click a header to sort, shift-click to add a key.</span>
+        <span className="spacer" />
+        {toolbar}
+      </div>
+      <div className="toolbar secondary">
+        <SearchBar kind={kind} sort={sort} onOpen={(row) => onOpen(row as T)} rowId={(row) => rowId(row as T)} columns={columns as ListingColumn<unknown>[]} />
+        <span className="spacer" />
+        <ExportBar kind={kind} sort={sort} />
+      </div>
+      {page.isError && <ErrorPanel error={page.error} onRetry={() => void page.refetch()} />}
+      <div className="split">
+        <div className="grid-wrap">
+          <table className="grid" aria-label={title} aria-rowcount={total}>
+            <thead>
+              {table.getHeaderGroups().map((group) => (
+                <tr key={group.id}>
+                  {group.headers.map((header) => {
+                    const sortKey = (header.column.columnDef.meta as { sortKey?: string } | undefined)?.sortKey;
+                    const sortable = sortKey !== undefined && allowed.has(sortKey);
+                    return (
+                      <th key={header.id} style={{ width: header.getSize() }} aria-sort={sortable && sortIndicator(sort, sortKey) ? (sortIndicator(sort, sortKey).startsWith("▼") ? "descending" : "ascending") : undefined}>
+                        {sortable ? (
+                          <button
+                            type="button"
+                            className="th-sort"
+                            data-sort-key={sortKey}
+                            title="Click to sort; shift-click to add to the sort"
+                            onClick={(e) => onHeader(sortKey, e.shiftKey)}
+                          >
+                            {flexRender(header.column.columnDef.header, header.getContext())}
+                            <span className="sort-ind">{sortIndicator(sort, sortKey)}</span>
+                          </button>
+                        ) : (
+                          <span className="th-plain">{flexRender(header.column.columnDef.header, header.getContext())}</span>
+                        )}
+                      </th>
+                    );
+                  })}
+                </tr>
+              ))}
+            </thead>
+            <tbody ref={bodyRef} tabIndex={0} onKeyDown={onRowKey} aria-label={`${title} rows`}>
+              {table.getRowModel().rows.map((row, index) => (
+                <tr
+                  key={rowId(row.original)}
+                  data-row-id={rowId(row.original)}
+                  className={index === selected ? "selected" : undefined}
+                  aria-selected={index === selected}
+                  onClick={() => setSelected(index)}
+                  onDoubleClick={() => onOpen(row.original)}
+                >
+                  {row.getVisibleCells().map((cell) => (
+                    <td key={cell.id}>{flexRender(cell.column.columnDef.cell, cell.getContext())}</td>
+                  ))}
+                </tr>
+              ))}
+              {!page.isLoading && items.length === 0 && !page.isError && (
+                <tr>
+                  <td colSpan={columns.length} className="empty">
+                    Nothing here yet.
+                  </td>
+                </tr>
+              )}
+              {page.isLoading && (
+                <tr>
+                  <td colSpan={columns.length} className="empty">
+                    Loading…
+                  </td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+          <div className="pager" role="navigation" aria-label="Pages">
+            <button type="button" onClick={() => goToPage(1)} disabled={currentPage <= 1} aria-label="First page">«</button>
+            <button type="button" onClick={() => goToPage(currentPage - 1)} disabled={currentPage <= 1} aria-label="Previous page">‹</button>
+            <span className="page-label" data-testid="page-label">
+              Page {currentPage} of {lastPage}
+            </span>
+            <button type="button" onClick={() => goToPage(currentPage + 1)} disabled={currentPage >= lastPage} aria-label="Next page">›</button>
+            <button type="button" onClick={() => goToPage(lastPage)} disabled={currentPage >= lastPage} aria-label="Last page">»</button>
+            <form
+              className="jump"
+              onSubmit={(e) => {
+                e.preventDefault();
+                const result = parsePageJump(jump, total, limit);
+                if (typeof result === "string") setJumpError(result);
+                else {
+                  setJumpError(null);
+                  goToPage(result);
+                }
+              }}
+            >
+              <input aria-label="Jump to page" value={jump} onChange={(e) => setJump(e.target.value)} placeholder="page" size={4} />
+              <button type="submit">Go</button>
+              {jumpError && <span className="field-error">{jumpError}</span>}
+            </form>
+            <label>
+              Rows
+              <select
+                aria-label="Page size"
+                value={limit}
+                onChange={(e) => {
+                  setLimit(Number(e.target.value));
+                  setStart(0);
+                }}
+              >
+                {PAGE_SIZES.map((n) => (
+                  <option key={n} value={n}>{n}</option>
+                ))}
+              </select>
+            </label>
+            <span className="spacer" />
+            <span className="muted" data-testid="range-label">
+              {rangeLabel(start, items.length, total)}
+              {page.isFetching && !page.isLoading ? " · loading" : ""}
+            </span>
+          </div>
+        </div>
+        <aside className="detail-panel" aria-label="Selected record">
+          {current ? (
+            <>
+              <div className="detail-head">
+                <strong>{rowId(current)}</strong>
+                <button type="button" onClick={() => onOpen(current)}>Open</button>
+              </div>
+              <RecordView value={current} title="Record fields" />
+            </>
+          ) : (
+            <p className="muted pad">Select a row to see every field and the raw JSON.</p>
+          )}
+        </aside>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,129 @@
+import { describe, expect, it } from "vitest";
+import type { CaptureSummary, TokenView, Transaction } from "../platform";
+import { applyFilter, countByVerdict, mergeBatch, shouldFollow } from "./webhooks/inspectorModel";
+import { parseTestMode } from "./webhooks/listenerModel";
+import { firstExpiry, secondsLeft } from "./token/tokenModel";
+import { draftProblems, EMPTY_DRAFT, toNewConnection } from "./connections/connectionModel";
+import { canSubmitKey, keyToSend } from "./products/keyModel";
+import { isLocked, respondForm } from "./transactions/respondModel";
+import { progressPercent } from "./listing/searchModel";
+import { appendOutcome } from "./demo/demoModel";
+
+function capture(id: number, patch: Partial<CaptureSummary> = {}): CaptureSummary {
+  return {
+    id,
+    receivedAt: new Date(1_700_000_000_000 + id).toISOString(),
+    verdict: "valid",
+    eventType: "created",
+    resourceType: "urn:svc:partner:transaction",
+    resourceId: `tx-${id}`,
+    instanceId: "demo-product",
+    eventId: `ev-${id}`,
+    subscriptionId: "sub-1",
+    attempts: 1,
+    replayed: false,
+    ...patch,
+  };
+}
+
+describe("inspector", () => {
+  it("puts new batches on top, newest first, without duplicates", () => {
+    const merged = mergeBatch([capture(2), capture(1)], [capture(3), capture(4), capture(2)]);
+    expect(merged.map((c) => c.id)).toEqual([4, 3, 2, 1]);
+  });
+  it("filters by verdict, event type and text, and counts verdicts", () => {
+    const all = [capture(1), capture(2, { verdict: "invalid-signature" }), capture(3, { eventType: "updated", resourceId: "special" })];
+    expect(applyFilter(all, { verdict: "invalid-signature", eventType: "all", text: "" }).map((c) => c.id)).toEqual([2]);
+    expect(applyFilter(all, { verdict: "all", eventType: "updated", text: "" }).map((c) => c.id)).toEqual([3]);
+    expect(applyFilter(all, { verdict: "all", eventType: "all", text: "SPEC" }).map((c) => c.id)).toEqual([3]);
+    expect(countByVerdict(all)).toMatchObject({ valid: 2, "invalid-signature": 1 });
+  });
+  it("filters 100,000 captures by text and verdict together", () => {
+    const many = Array.from({ length: 100_000 }, (_, i) => capture(i, { verdict: i % 7 === 0 ? "invalid-signature" : "valid" }));
+    expect(applyFilter(many, { verdict: "all", eventType: "all", text: "tx-9999" })).toHaveLength(11);
+    expect(applyFilter(many, { verdict: "invalid-signature", eventType: "all", text: "tx-9999" }).map((c) => c.id)).toEqual([99995]);
+  });
+  it("follows only at the top", () => {
+    expect(shouldFollow(0)).toBe(true);
+    expect(shouldFollow(200)).toBe(false);
+  });
+  it("reads test mode fields", () => {
+    expect(parseTestMode(false, "x", "y")).toEqual({ enabled: false, status: 200, delayMs: 0 });
+    expect(parseTestMode(true, "500", "250")).toEqual({ enabled: true, status: 500, delayMs: 250 });
+    expect(parseTestMode(true, "50", "0")).toBe("Status must be three digits, e.g. 500.");
+    expect(parseTestMode(true, "500", "-1")).toBe("Delay is a whole number of milliseconds.");
+  });
+});
+
+describe("token countdowns", () => {
+  const view: TokenView = {
+    phase: "active",
+    issuedAt: "2026-01-01T00:00:00Z",
+    idleExpiresAt: "2026-01-01T00:15:00Z",
+    maxExpiresAt: "2026-01-01T02:00:00Z",
+    now: "2026-01-01T00:05:00Z",
+    lastError: null,
+    history: [],
+  };
+  it("counts down on the shell's clock", () => {
+    expect(secondsLeft(view, view.idleExpiresAt, 1000, 1000)).toBe(600);
+    expect(secondsLeft(view, view.idleExpiresAt, 1000, 11_000)).toBe(590);
+    expect(secondsLeft(view, null, 0, 0)).toBeNull();
+  });
+  it("names the expiry that comes first", () => {
+    expect(firstExpiry(600, 6900)).toBe("idle");
+    expect(firstExpiry(900, 60)).toBe("max");
+    expect(firstExpiry(null, null)).toBeNull();
+  });
+});
+
+describe("connection form", () => {
+  it("explains every missing field", () => {
+    const problems = draftProblems(EMPTY_DRAFT);
+    expect(Object.keys(problems).sort()).toEqual(["baseUrl", "clientId", "clientSecret", "label"]);
+  });
+  it("refuses http for production and trims what it sends", () => {
+    const draft = { label: " Prod ", baseUrl: "http://api.example.com/", clientId: " id ", clientSecret: "s", environment: "production" as const };
+    expect(draftProblems(draft).baseUrl).toBe("Production needs https://.");
+    expect(toNewConnection({ ...draft, baseUrl: "https://api.example.com/" })).toEqual({
+      label: "Prod",
+      baseUrl: "https://api.example.com",
+      clientId: "id",
+      clientSecret: "s",
+      environment: "production",
+    });
+  });
+});
+
+describe("signing key field", () => {
+  it("sends a pasted key only when the rule is met", () => {
+    expect(keyToSend("generate", "abc")).toBeNull();
+    expect(keyToSend("paste", "abc")).toBe("abc");
+    expect(canSubmitKey("generate", "", undefined)).toBe(true);
+    expect(canSubmitKey("paste", "abc", ["The key needs a digit."])).toBe(false);
+    expect(canSubmitKey("paste", "abc", undefined)).toBe(false);
+    expect(canSubmitKey("paste", "abc", [])).toBe(true);
+  });
+});
+
+describe("respond form", () => {
+  it("leaves blank fields out and knows a locked transaction", () => {
+    expect(respondForm("t1", "processing", "  ", "REF-1 ")).toEqual({ transactionId: "t1", status: "processing", partnerStatus: null, referenceNumber: "REF-1" });
+    const base = { response: null } as unknown as Transaction;
+    expect(isLocked(base)).toBe(false);
+    expect(isLocked({ ...base, response: { status: "completed" } } as Transaction)).toBe(true);
+    expect(isLocked({ ...base, response: { status: "processing" } } as Transaction)).toBe(false);
+  });
+});
+
+describe("search and demo", () => {
+  it("shows search progress as a percentage", () => {
+    expect(progressPercent(null)).toBe(0);
+    expect(progressPercent({ searchId: "s", scanned: 50, total: 200, matched: 1 })).toBe(25);
+  });
+  it("keeps the demo log newest first and short", () => {
+    let log = appendOutcome([], { message: "a", transactionId: null, sandboxNow: "" });
+    log = appendOutcome(log, { message: "b", transactionId: null, sandboxNow: "" });
+    expect(log.map((o) => o.message)).toEqual(["b", "a"]);
+  });
+});

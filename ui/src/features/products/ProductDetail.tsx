@@ -1,0 +1,207 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { api, type EventType, type ResourceType, type ShownOnceKey } from "../../platform";
+import { ErrorPanel } from "../../components/ErrorPanel";
+import { RecordView } from "../../components/JsonView";
+import { formatTime } from "../../lib/format";
+import { navigate } from "../../lib/router";
+import { KeyField } from "./KeyField";
+import { canSubmitKey, keyToSend, type KeyChoice } from "./keyModel";
+import { ShownOnce } from "./ShownOnce";
+
+const RESOURCES: ResourceType[] = ["urn:svc:partner:transaction", "urn:svc:partner:transaction:event"];
+
+export function ProductDetail({ id }: { id: string }) {
+  const product = useQuery({ queryKey: ["product", id], queryFn: () => api.getProduct(id), retry: false });
+  const [shown, setShown] = useState<ShownOnceKey | null>(null);
+  const [rotating, setRotating] = useState<string | null>(null);
+  const [adding, setAdding] = useState(false);
+
+  if (product.isError) {
+    return (
+      <div className="page">
+        <button type="button" className="link" onClick={() => navigate("products")}>← Products</button>
+        <ErrorPanel error={product.error} onRetry={() => void product.refetch()} />
+      </div>
+    );
+  }
+  if (!product.data) return <div className="page muted">Loading product…</div>;
+  const p = product.data;
+
+  return (
+    <div className="page">
+      <div className="toolbar">
+        <button type="button" className="link" onClick={() => navigate("products")}>← Products</button>
+        <h1>{p.listingName}</h1>
+        <span className={`pill ${p.status}`}>{p.status}</span>
+        <span className="muted small">{p.name} · {p.id}</span>
+      </div>
+      {shown && <ShownOnce shown={shown} onDone={() => setShown(null)} />}
+      <div className="columns">
+        <section className="card grow">
+          <div className="card-head">
+            <h2>Webhook subscriptions</h2>
+            <button type="button" onClick={() => setAdding(true)} disabled={adding}>Add subscription</button>
+          </div>
+          {adding && <AddSubscription productId={p.id} onDone={(k) => { setAdding(false); if (k) setShown(k); }} />}
+          <table className="grid compact" aria-label="Subscriptions">
+            <thead>
+              <tr><th>Subscription</th><th>URL</th><th>Resource</th><th>Events</th><th>Keys</th><th></th></tr>
+            </thead>
+            <tbody>
+              {p.webhooks.length === 0 && (
+                <tr><td colSpan={6} className="empty">No subscriptions yet: add one pointing at the listener.</td></tr>
+              )}
+              {p.webhooks.map((w) => (
+                <tr key={w.subscriptionId}>
+                  <td className="mono">{w.subscriptionId}</td>
+                  <td className="mono">{w.url}</td>
+                  <td>{w.resource.replace("urn:svc:partner:", "")}</td>
+                  <td>{w.events.join(", ")}</td>
+                  <td><KeyStatus subscriptionId={w.subscriptionId} /></td>
+                  <td>
+                    <button type="button" onClick={() => setRotating(w.subscriptionId)}>Rotate key</button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {rotating && (
+            <RotateKey
+              productId={p.id}
+              subscriptionId={rotating}
+              onDone={(k) => {
+                setRotating(null);
+                if (k) setShown(k);
+              }}
+            />
+          )}
+        </section>
+        <section className="card side">
+          <h2>Product</h2>
+          <p className="muted small">Created {formatTime(p.created)} by {p.createdBy} · updated {formatTime(p.updated)}</p>
+          <RecordView value={p} title="Product fields" />
+        </section>
+      </div>
+    </div>
+  );
+}
+
+function KeyStatus({ subscriptionId }: { subscriptionId: string }) {
+  const client = useQueryClient();
+  const keys = useQuery({ queryKey: ["keys", subscriptionId], queryFn: () => api.subscriptionKeys(subscriptionId), retry: false });
+  const retire = useMutation({
+    mutationFn: () => api.retirePreviousKey(subscriptionId),
+    onSuccess: (k) => client.setQueryData(["keys", subscriptionId], k),
+  });
+  if (keys.isError) return <span className="muted small">unknown</span>;
+  if (!keys.data) return null;
+  return (
+    <span className="key-status">
+      {keys.data.hasCurrent ? <span className="pill valid">in keychain</span> : <span className="pill warn">no key here</span>}
+      {keys.data.hasPrevious && (
+        <>
+          <span className="pill muted-pill">previous verifies</span>
+          <button type="button" className="link" onClick={() => retire.mutate()}>Retire previous</button>
+        </>
+      )}
+    </span>
+  );
+}
+
+function RotateKey({ productId, subscriptionId, onDone }: { productId: string; subscriptionId: string; onDone: (k: ShownOnceKey | null) => void }) {
+  const [choice, setChoice] = useState<KeyChoice>("generate");
+  const [pasted, setPasted] = useState("");
+  const client = useQueryClient();
+  const problems = useQuery({
+    queryKey: ["keyProblems", pasted],
+    queryFn: () => api.signingKeyProblems(pasted),
+    enabled: choice === "paste" && pasted.length > 0,
+  });
+  const rotate = useMutation({
+    mutationFn: () => api.rotateSigningKey({ productId, subscriptionId, signingKey: keyToSend(choice, pasted) }),
+    onSuccess: (k) => {
+      setPasted("");
+      void client.invalidateQueries({ queryKey: ["keys", subscriptionId] });
+      void client.invalidateQueries({ queryKey: ["product", productId] });
+      onDone(k);
+    },
+  });
+  return (
+    <form
+      className="card form-card"
+      aria-label="Rotate signing key"
+      onSubmit={(e) => {
+        e.preventDefault();
+        rotate.mutate();
+      }}
+    >
+      <h3>Rotate the signing key of {subscriptionId}</h3>
+      <KeyField choice={choice} setChoice={setChoice} pasted={pasted} setPasted={setPasted} />
+      {rotate.isError && <ErrorPanel error={rotate.error} compact />}
+      <div className="actions">
+        <button type="submit" className="primary" disabled={rotate.isPending || !canSubmitKey(choice, pasted, problems.data)}>Rotate</button>
+        <button type="button" onClick={() => onDone(null)}>Cancel</button>
+      </div>
+    </form>
+  );
+}
+
+function AddSubscription({ productId, onDone }: { productId: string; onDone: (k: ShownOnceKey | null) => void }) {
+  const listener = useQuery({ queryKey: ["listener"], queryFn: api.listenerStatus, retry: false });
+  const [url, setUrl] = useState<string | null>(null);
+  const [resource, setResource] = useState<ResourceType>("urn:svc:partner:transaction");
+  const [events, setEvents] = useState<EventType[]>(["created", "updated"]);
+  const [choice, setChoice] = useState<KeyChoice>("generate");
+  const [pasted, setPasted] = useState("");
+  const client = useQueryClient();
+  const problems = useQuery({
+    queryKey: ["keyProblems", pasted],
+    queryFn: () => api.signingKeyProblems(pasted),
+    enabled: choice === "paste" && pasted.length > 0,
+  });
+  const effectiveUrl = url ?? listener.data?.callbackUrl ?? "";
+  const add = useMutation({
+    mutationFn: () => api.addSubscription({ productId, url: effectiveUrl, events, resource, signingKey: keyToSend(choice, pasted) }),
+    onSuccess: (k) => {
+      setPasted("");
+      void client.invalidateQueries({ queryKey: ["product", productId] });
+      onDone(k);
+    },
+  });
+  const toggle = (e: EventType) => setEvents((cur) => (cur.includes(e) ? cur.filter((x) => x !== e) : [...cur, e]));
+  return (
+    <form
+      className="card form-card"
+      aria-label="Add subscription"
+      onSubmit={(e) => {
+        e.preventDefault();
+        add.mutate();
+      }}
+    >
+      <h3>Add a subscription</h3>
+      <div className="form-row">
+        <label className="grow">Callback URL (the tunnel URL, or the loopback listener)
+          <input value={effectiveUrl} onChange={(e) => setUrl(e.target.value)} required />
+        </label>
+        <label>Resource
+          <select value={resource} onChange={(e) => setResource(e.target.value as ResourceType)}>
+            {RESOURCES.map((r) => <option key={r} value={r}>{r}</option>)}
+          </select>
+        </label>
+        <fieldset className="inline-set">
+          <legend>Events</legend>
+          {(["created", "updated"] as EventType[]).map((e) => (
+            <label key={e} className="inline"><input type="checkbox" checked={events.includes(e)} onChange={() => toggle(e)} />{e}</label>
+          ))}
+        </fieldset>
+      </div>
+      <KeyField choice={choice} setChoice={setChoice} pasted={pasted} setPasted={setPasted} />
+      {add.isError && <ErrorPanel error={add.error} compact />}
+      <div className="actions">
+        <button type="submit" className="primary" disabled={add.isPending || events.length === 0 || !canSubmitKey(choice, pasted, problems.data)}>Add</button>
+        <button type="button" onClick={() => onDone(null)}>Cancel</button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,245 @@
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import { mockCommands, renderWithClient } from "../test/render";
+import { pageOf, product, transaction } from "../test/fixtures";
+import { ProductsScreen } from "./products/ProductsScreen";
+import { ProductDetail } from "./products/ProductDetail";
+import { TransactionDetail } from "./transactions/TransactionDetail";
+import { TokenScreen } from "./token/TokenScreen";
+import { ConnectionsScreen } from "./connections/ConnectionsScreen";
+import { Inspector } from "./webhooks/Inspector";
+import { DemoScreen } from "./demo/DemoScreen";
+import { ErrorPanel } from "../components/ErrorPanel";
+import type { CaptureSummary } from "../platform";
+
+const sortKeys = () => ({ products: ["listingName", "name", "status", "created", "updated"], transactions: ["id", "status", "created", "updated", "requestType"] });
+
+describe("Products listing", () => {
+  it("sorts by header click, adds a key with shift-click, and pages", async () => {
+    const calls = mockCommands({
+      sort_keys: sortKeys,
+      list_products: (args) => pageOf([product(1), product(2)], args, 120),
+    });
+    renderWithClient(<ProductsScreen />);
+    await screen.findAllByText("Product 1");
+    fireEvent.click(await screen.findByRole("button", { name: /Name/ }));
+    await waitFor(() => expect(screen.getByLabelText("Sort string")).toHaveValue("name"));
+    fireEvent.click(screen.getByRole("button", { name: /Created/ }), { shiftKey: true });
+    await waitFor(() => expect(screen.getByLabelText("Sort string")).toHaveValue("name,created"));
+    fireEvent.click(screen.getByRole("button", { name: "Next page" }));
+    await waitFor(() => expect(screen.getByTestId("page-label")).toHaveTextContent("Page 2 of 5"));
+    const last = calls.filter((c) => c.cmd === "list_products").at(-1);
+    expect(last?.args.query).toEqual({ start: 25, limit: 25, sort: "name,created" });
+    // Columns the API cannot sort by have no sort button.
+    expect(screen.queryByRole("button", { name: /Hooks/ })).toBeNull();
+  });
+
+  it("changes the page size and jumps to a page", async () => {
+    const calls = mockCommands({ sort_keys: sortKeys, list_products: (args) => pageOf([product(1)], args, 120) });
+    renderWithClient(<ProductsScreen />);
+    await screen.findAllByText("Product 1");
+    fireEvent.change(screen.getByLabelText("Page size"), { target: { value: "50" } });
+    fireEvent.change(screen.getByLabelText("Jump to page"), { target: { value: "3" } });
+    fireEvent.click(screen.getByRole("button", { name: "Go" }));
+    await waitFor(() => expect(calls.filter((c) => c.cmd === "list_products").at(-1)?.args.query).toEqual({ start: 100, limit: 50, sort: "listingName" }));
+    fireEvent.change(screen.getByLabelText("Jump to page"), { target: { value: "9" } });
+    fireEvent.click(screen.getByRole("button", { name: "Go" }));
+    expect(await screen.findByText("Pages run from 1 to 3.")).toBeInTheDocument();
+  });
+
+  it("shows a refused sort string in words, not a blank table", async () => {
+    mockCommands({
+      sort_keys: sortKeys,
+      list_products: (args) => {
+        const q = args.query as { sort: string };
+        if (q.sort === "bogus") throw { kind: "invalidInput", message: "The sort string is not accepted: `bogus` is not sortable.", hint: "Correct it.", status: null, errorCode: null };
+        return pageOf([product(1)], args, 1);
+      },
+    });
+    renderWithClient(<ProductsScreen />);
+    await screen.findAllByText("Product 1");
+    const input = screen.getByLabelText("Sort string");
+    fireEvent.change(input, { target: { value: "bogus" } });
+    fireEvent.keyDown(input, { key: "Enter" });
+    expect(await screen.findByText(/is not sortable/)).toBeInTheDocument();
+  });
+
+  it("moves the selection with arrow keys and shows the raw JSON", async () => {
+    mockCommands({ sort_keys: sortKeys, list_products: (args) => pageOf([product(1), product(2)], args, 2) });
+    renderWithClient(<ProductsScreen />);
+    await screen.findAllByText("Product 2");
+    const rows = screen.getByLabelText("Products rows");
+    fireEvent.keyDown(rows, { key: "ArrowDown" });
+    const panel = screen.getByLabelText("Selected record");
+    expect(within(panel).getAllByText("p-2").length).toBeGreaterThan(0);
+    expect(within(panel).queryByText("p-1")).toBeNull();
+    fireEvent.click(within(panel).getByRole("tab", { name: "Raw JSON" }));
+    expect(within(panel).getByText(/"listingName": "Product 2"/)).toBeInTheDocument();
+  });
+});
+
+describe("Product detail", () => {
+  it("checks a pasted key as it is typed, shows the new key once, then drops it", async () => {
+    const good = "Abcdefghijklmnopqrstuvwxyz0123456789!";
+    mockCommands({
+      get_product: () => product(1),
+      subscription_keys: (a) => ({ subscriptionId: a.subscriptionId, hasCurrent: true, hasPrevious: false }),
+      signing_key_problems: (a) => ((a.key as string) === good ? [] : ["The key needs a digit."]),
+      rotate_signing_key: (a) => ({ subscriptionId: (a.form as { subscriptionId: string }).subscriptionId, key: good, previousStillVerifies: true }),
+    });
+    renderWithClient(<ProductDetail id="p-1" />);
+    fireEvent.click(await screen.findByRole("button", { name: "Rotate key" }));
+    fireEvent.click(screen.getByLabelText("Paste my own"));
+    fireEvent.change(screen.getByLabelText("Signing key"), { target: { value: "weak" } });
+    expect(await screen.findByText("The key needs a digit.")).toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "Rotate" })).toBeDisabled();
+    fireEvent.change(screen.getByLabelText("Signing key"), { target: { value: good } });
+    expect(await screen.findByText("The key meets the rule.")).toBeInTheDocument();
+    fireEvent.click(screen.getByRole("button", { name: "Rotate" }));
+    expect(await screen.findByTestId("shown-key")).toHaveTextContent(good);
+    expect(screen.getByText(/previous key still verifies/)).toBeInTheDocument();
+    fireEvent.click(screen.getByRole("button", { name: "Done" }));
+    await waitFor(() => expect(document.body.textContent).not.toContain(good));
+  });
+});
+
+describe("Transaction detail", () => {
+  it("shows the timeline and sends the response form", async () => {
+    const calls = mockCommands({
+      get_transaction: () => transaction(1),
+      transaction_events: () => [
+        { id: "e1", type: "urn:svc:partner:transaction:request:created", text: "Request created", from: "System", sent: "2026-01-01T00:00:00Z", comments: null, details: null },
+      ],
+      respond_transaction: () => ({ ...transaction(1), response: { status: "processing", partnerStatus: "Ordered", referenceNumber: "R-1" } }),
+    });
+    renderWithClient(<TransactionDetail id="t-1" />);
+    expect(await screen.findByText("Request created")).toBeInTheDocument();
+    fireEvent.change(screen.getByLabelText("Partner status"), { target: { value: "Ordered" } });
+    fireEvent.change(screen.getByLabelText("Reference number"), { target: { value: "R-1" } });
+    fireEvent.click(screen.getByRole("button", { name: "Send response" }));
+    expect(await screen.findByText("Response sent.")).toBeInTheDocument();
+    expect(calls.find((c) => c.cmd === "respond_transaction")?.args.form).toEqual({ transactionId: "t-1", status: "processing", partnerStatus: "Ordered", referenceNumber: "R-1" });
+  });
+
+  it("says what failed when the transaction cannot be read", async () => {
+    mockCommands({
+      get_transaction: () => {
+        throw { kind: "server", message: "not found: no transaction t-9", hint: "Reload the list.", status: 404, errorCode: "NotFound" };
+      },
+      transaction_events: () => [],
+    });
+    renderWithClient(<TransactionDetail id="t-9" />);
+    expect(await screen.findByRole("alert")).toHaveTextContent("no transaction t-9");
+    expect(screen.getByRole("alert")).toHaveTextContent("Reload the list.");
+  });
+});
+
+describe("Token", () => {
+  it("shows both countdowns and the history, and revokes", async () => {
+    const now = new Date().toISOString();
+    const active = {
+      phase: "active",
+      issuedAt: now,
+      idleExpiresAt: new Date(Date.now() + 15 * 60_000).toISOString(),
+      maxExpiresAt: new Date(Date.now() + 120 * 60_000).toISOString(),
+      now,
+      lastError: null,
+      history: [{ at: now, kind: "issued", detail: "lapses later" }],
+    };
+    const calls = mockCommands({ token_state: () => active, token_revoke: () => ({ ...active, phase: "revoked", idleExpiresAt: null, maxExpiresAt: null }) });
+    renderWithClient(<TokenScreen />);
+    expect(await screen.findByTestId("idle-countdown")).toHaveTextContent(/1[45]:\d\d/);
+    expect(screen.getByTestId("max-countdown")).toHaveTextContent(/1:59:\d\d|2:00:00/);
+    expect(screen.getByText("lapses later")).toBeInTheDocument();
+    fireEvent.click(screen.getByRole("button", { name: "Revoke" }));
+    await waitFor(() => expect(screen.getByTestId("token-phase")).toHaveTextContent("revoked"));
+    expect(calls.some((c) => c.cmd === "token_revoke")).toBe(true);
+  });
+});
+
+describe("Connections", () => {
+  it("explains missing fields and sends nothing until they are filled", async () => {
+    const calls = mockCommands({
+      app_status: () => ({ phase: "ready", startupError: null, active: null, connections: [], embeddedSandbox: null }),
+    });
+    renderWithClient(<ConnectionsScreen />);
+    fireEvent.click(await screen.findByRole("button", { name: "Add and sign in" }));
+    expect(await screen.findByText("The client id is required.")).toBeInTheDocument();
+    expect(calls.some((c) => c.cmd === "add_connection")).toBe(false);
+  });
+
+  it("clears the secret from the form after it was sent", async () => {
+    mockCommands({
+      app_status: () => ({ phase: "ready", startupError: null, active: null, connections: [], embeddedSandbox: null }),
+      add_connection: () => {
+        throw { kind: "server", message: "not authorised: bad client credentials", hint: "Check them.", status: 401, errorCode: null };
+      },
+    });
+    renderWithClient(<ConnectionsScreen />);
+    const user = userEvent.setup();
+    await user.type(await screen.findByLabelText("Name"), "Prod");
+    await user.type(screen.getByLabelText("Base URL"), "https://api.example.com");
+    await user.type(screen.getByLabelText("Client id"), "id");
+    await user.type(screen.getByLabelText(/Client secret/), "hunter2");
+    await user.click(screen.getByRole("button", { name: "Add and sign in" }));
+    expect(await screen.findByText(/bad client credentials/)).toBeInTheDocument();
+    expect(screen.getByLabelText(/Client secret/)).toHaveValue("");
+  });
+});
+
+function capture(id: number, verdict: CaptureSummary["verdict"]): CaptureSummary {
+  return { id, receivedAt: new Date(1_700_000_000_000 + id * 1000).toISOString(), verdict, eventType: "created", resourceType: "urn:svc:partner:transaction", resourceId: `tx-${id}`, instanceId: "demo", eventId: `e-${id}`, subscriptionId: "s", attempts: 1, replayed: false };
+}
+
+describe("Webhooks inspector", () => {
+  it("lists captures newest first with counts, filters, and opens a detail", async () => {
+    mockCommands({
+      captures: () => [capture(3, "invalid-signature"), capture(2, "valid"), capture(1, "valid")],
+      capture_detail: (a) => ({
+        summary: capture(a.id as number, "invalid-signature"),
+        headers: [["svc-signature", "abc="]],
+        rawBody: "{\"eventId\":\"e-3\"}",
+        prettyBody: "{\n  \"eventId\": \"e-3\"\n}",
+        resourceRef: "http://127.0.0.1/partner/v2/transactions/tx-3",
+        transactionId: "tx-3",
+        attempts: [capture(3, "invalid-signature")],
+        answeredStatus: 401,
+      }),
+    });
+    renderWithClient(<Inspector />);
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("3 of 3"));
+    const counts = screen.getByLabelText("Counts by verdict");
+    expect(within(counts).getByText("invalid-signature").parentElement).toHaveTextContent("1");
+    fireEvent.change(screen.getByLabelText("Verdict filter"), { target: { value: "valid" } });
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("2 of 3"));
+  });
+});
+
+describe("Demo", () => {
+  it("plays the lender and logs what happened", async () => {
+    mockCommands({
+      list_products: (args) => pageOf([product(1)], args, 1),
+      demo_new_transaction: () => ({ message: "Transaction t-1 created for Product 1", transactionId: "t-1", sandboxNow: new Date().toISOString() }),
+    });
+    renderWithClient(<DemoScreen embedded />);
+    await screen.findByText(/Product 1/);
+    fireEvent.click(screen.getByRole("button", { name: "New transaction" }));
+    expect(await screen.findByText("Transaction t-1 created for Product 1")).toBeInTheDocument();
+    expect(screen.getByLabelText("Demo transaction")).toHaveValue("t-1");
+  });
+
+  it("explains itself on a real connection", () => {
+    mockCommands({});
+    renderWithClient(<DemoScreen embedded={false} />);
+    expect(screen.getByText(/embedded sandbox/)).toBeInTheDocument();
+  });
+});
+
+describe("errors", () => {
+  it("wraps an unexpected rejection in words", () => {
+    renderWithClient(<ErrorPanel error={"boom"} />);
+    expect(screen.getByRole("alert")).toHaveTextContent("Something went wrong");
+    expect(screen.getByRole("alert")).toHaveTextContent("boom");
+  });
+});

@@ -1,0 +1,105 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { api, type ResponseStatus, type Transaction } from "../../platform";
+import { ErrorPanel } from "../../components/ErrorPanel";
+import { RecordView } from "../../components/JsonView";
+import { formatTime } from "../../lib/format";
+import { navigate } from "../../lib/router";
+import { isLocked, respondForm, RESPONSE_STATUSES } from "./respondModel";
+
+export function TransactionDetail({ id }: { id: string }) {
+  const transaction = useQuery({ queryKey: ["transaction", id], queryFn: () => api.getTransaction(id), retry: false });
+  const timeline = useQuery({ queryKey: ["events", id], queryFn: () => api.transactionEvents(id), retry: false });
+
+  if (transaction.isError) {
+    return (
+      <div className="page">
+        <button type="button" className="link" onClick={() => navigate("transactions")}>← Transactions</button>
+        <ErrorPanel error={transaction.error} onRetry={() => void transaction.refetch()} />
+      </div>
+    );
+  }
+  if (!transaction.data) return <div className="page muted">Loading transaction…</div>;
+  const t = transaction.data;
+  const events = [...(timeline.data ?? [])].sort((a, b) => b.sent.localeCompare(a.sent));
+
+  return (
+    <div className="page">
+      <div className="toolbar">
+        <button type="button" className="link" onClick={() => navigate("transactions")}>← Transactions</button>
+        <h1>Transaction</h1>
+        <span className="mono">{t.id}</span>
+        <span className={`pill ${t.status}`}>{t.status}</span>
+        <span className="muted small">{t.product.name} · loan {t.entityRef.entityId} · created {formatTime(t.created)}</span>
+      </div>
+      <div className="columns three">
+        <section className="card">
+          <h2>Request</h2>
+          <RecordView value={t.request} title="Request" />
+        </section>
+        <section className="card">
+          <h2>Response</h2>
+          {t.response ? <RecordView value={t.response} title="Response" /> : <p className="muted">No response yet.</p>}
+          <RespondFormView transaction={t} />
+        </section>
+        <section className="card">
+          <h2>Events timeline</h2>
+          {timeline.isError && <ErrorPanel error={timeline.error} compact onRetry={() => void timeline.refetch()} />}
+          <ol className="timeline" aria-label="Events timeline">
+            {events.map((e) => (
+              <li key={e.id}>
+                <div className="timeline-head">
+                  <strong>{e.text}</strong>
+                  <span className="muted small">{formatTime(e.sent)}</span>
+                </div>
+                <div className="small mono">{e.type}</div>
+                <div className="small muted">from {e.from}{e.comments ? ` · ${e.comments}` : ""}</div>
+              </li>
+            ))}
+            {timeline.data?.length === 0 && <li className="muted">No events.</li>}
+          </ol>
+        </section>
+      </div>
+    </div>
+  );
+}
+
+function RespondFormView({ transaction }: { transaction: Transaction }) {
+  const [status, setStatus] = useState<ResponseStatus>("processing");
+  const [partnerStatus, setPartnerStatus] = useState(transaction.response?.partnerStatus ?? "");
+  const [referenceNumber, setReferenceNumber] = useState(transaction.response?.referenceNumber ?? "");
+  const client = useQueryClient();
+  const respond = useMutation({
+    mutationFn: () => api.respond(respondForm(transaction.id, status, partnerStatus, referenceNumber)),
+    onSuccess: (updated) => {
+      client.setQueryData(["transaction", transaction.id], updated);
+      void client.invalidateQueries({ queryKey: ["events", transaction.id] });
+      void client.invalidateQueries({ queryKey: ["listing", "transactions"] });
+    },
+  });
+  if (isLocked(transaction)) {
+    return <p className="notice">A final response locked this transaction; events can still be added by the lender.</p>;
+  }
+  return (
+    <form
+      className="respond-form"
+      aria-label="Respond"
+      onSubmit={(e) => {
+        e.preventDefault();
+        respond.mutate();
+      }}
+    >
+      <h3>Respond</h3>
+      <label>Status
+        <select aria-label="Response status" value={status} onChange={(e) => setStatus(e.target.value as ResponseStatus)}>
+          {RESPONSE_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+        </select>
+      </label>
+      <label>Partner status<input aria-label="Partner status" value={partnerStatus} onChange={(e) => setPartnerStatus(e.target.value)} /></label>
+      <label>Reference number<input aria-label="Reference number" value={referenceNumber} onChange={(e) => setReferenceNumber(e.target.value)} /></label>
+      {respond.isError && <ErrorPanel error={respond.error} compact />}
+      {respond.isSuccess && <p className="ok small" role="status">Response sent.</p>}
+      <button type="submit" className="primary" disabled={respond.isPending}>Send response</button>
+    </form>
+  );
+}

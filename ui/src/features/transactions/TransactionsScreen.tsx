@@ -1,0 +1,29 @@
+import { api, type Transaction } from "../../platform";
+import { Listing, type ListingColumn } from "../listing/Listing";
+import { formatTime, shortId } from "../../lib/format";
+import { navigate } from "../../lib/router";
+
+export const TRANSACTION_COLUMNS: ListingColumn<Transaction>[] = [
+  { id: "id", header: "Id", sortKey: "id", cell: (t) => <span className="mono" title={t.id}>{shortId(t.id)}</span>, width: 130 },
+  { id: "status", header: "Status", sortKey: "status", cell: (t) => <span className={`pill ${t.status}`}>{t.status}</span>, width: 100 },
+  { id: "requestType", header: "Request type", sortKey: "requestType", cell: (t) => t.request.type, width: 120 },
+  { id: "product", header: "Product", cell: (t) => t.product.name, width: 160 },
+  { id: "loan", header: "Loan", cell: (t) => <span className="mono">{shortId(t.entityRef.entityId)}</span>, width: 120 },
+  { id: "response", header: "Response", cell: (t) => t.response?.status ?? "—", width: 110 },
+  { id: "created", header: "Created", sortKey: "created", cell: (t) => formatTime(t.created), width: 170 },
+  { id: "updated", header: "Updated", sortKey: "updated", cell: (t) => formatTime(t.updated), width: 170 },
+];
+
+export function TransactionsScreen() {
+  return (
+    <Listing<Transaction>
+      kind="transactions"
+      title="Transactions"
+      columns={TRANSACTION_COLUMNS}
+      fetchPage={api.listTransactions}
+      rowId={(t) => t.id}
+      onOpen={(t) => navigate("transactions", t.id)}
+      defaultSort="-created"
+    />
+  );
+}

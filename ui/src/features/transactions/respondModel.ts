@@ -1,0 +1,28 @@
+import type { RespondForm, ResponseStatus, Transaction } from "../../platform";
+
+export const RESPONSE_STATUSES: ResponseStatus[] = ["processing", "completed", "failed", "canceled", "inputRequired"];
+const FINAL: ResponseStatus[] = ["completed", "failed", "canceled"];
+
+export function isFinal(status: ResponseStatus): boolean {
+  return FINAL.includes(status);
+}
+
+/** A final response locks request and response: the form then only shows what was sent. */
+export function isLocked(transaction: Transaction): boolean {
+  return transaction.response != null && isFinal(transaction.response.status);
+}
+
+/** The form's values as the command wants them: blank text fields are left out. */
+export function respondForm(
+  transactionId: string,
+  status: ResponseStatus,
+  partnerStatus: string,
+  referenceNumber: string,
+): RespondForm {
+  return {
+    transactionId,
+    status,
+    partnerStatus: partnerStatus.trim() || null,
+    referenceNumber: referenceNumber.trim() || null,
+  };
+}

@@ -1,0 +1,168 @@
+/**
+ * The live inspector: a virtualized list (TanStack Virtual) of every capture, newest first,
+ * that follows new arrivals while the user is at the top and pauses when they scroll away.
+ */
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { useDeferredValue, useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { api, type CaptureSummary, type ExportFormat, type ExportResult } from "../../platform";
+import { ErrorPanel } from "../../components/ErrorPanel";
+import { shortTime, shortId } from "../../lib/format";
+import { applyFilter, countByVerdict, NO_FILTER, shortResource, shouldFollow, VERDICTS, type InspectorFilter } from "./inspectorModel";
+import { CaptureDetailPane } from "./CaptureDetailPane";
+import { useCaptures } from "./useCaptures";
+
+const ROW_HEIGHT = 28;
+
+export function Inspector() {
+  const { captures, error, loading, reload } = useCaptures();
+  const [filter, setFilter] = useState<InspectorFilter>(NO_FILTER);
+  const deferredFilter = useDeferredValue(filter);
+  const [selectedId, setSelectedId] = useState<number | null>(null);
+  const [following, setFollowing] = useState(true);
+  const scrollRef = useRef<HTMLDivElement>(null);
+
+  const visible = useMemo(() => applyFilter(captures, deferredFilter), [captures, deferredFilter]);
+  const counts = useMemo(() => countByVerdict(captures), [captures]);
+  const eventTypes = useMemo(() => Array.from(new Set(captures.slice(0, 2000).map((c) => c.eventType))).sort(), [captures]);
+
+  const virtualizer = useVirtualizer({
+    count: visible.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 20,
+  });
+
+  useEffect(() => {
+    if (following && scrollRef.current) scrollRef.current.scrollTop = 0;
+  }, [visible, following]);
+
+  const selectedIndex = selectedId === null ? -1 : visible.findIndex((c) => c.id === selectedId);
+
+  const onKey = (e: KeyboardEvent<HTMLDivElement>) => {
+    if (e.key !== "ArrowDown" && e.key !== "ArrowUp" && e.key !== "Home" && e.key !== "End") return;
+    e.preventDefault();
+    let next = selectedIndex;
+    if (e.key === "ArrowDown") next = Math.min(visible.length - 1, selectedIndex + 1);
+    if (e.key === "ArrowUp") next = Math.max(0, selectedIndex - 1);
+    if (e.key === "Home") next = 0;
+    if (e.key === "End") next = visible.length - 1;
+    const row = visible[next];
+    if (row) {
+      setSelectedId(row.id);
+      virtualizer.scrollToIndex(next, { align: "auto" });
+    }
+  };
+
+  return (
+    <div className="inspector">
+      <div className="toolbar secondary">
+        <select aria-label="Verdict filter" value={filter.verdict} onChange={(e) => setFilter({ ...filter, verdict: e.target.value as InspectorFilter["verdict"] })}>
+          <option value="all">All verdicts</option>
+          {VERDICTS.map((v) => <option key={v} value={v}>{v}</option>)}
+        </select>
+        <select aria-label="Event type filter" value={filter.eventType} onChange={(e) => setFilter({ ...filter, eventType: e.target.value })}>
+          <option value="all">All events</option>
+          {eventTypes.map((t) => <option key={t} value={t}>{t}</option>)}
+        </select>
+        <input aria-label="Filter captures" placeholder="Filter: resource, event id, product…" value={filter.text} onChange={(e) => setFilter({ ...filter, text: e.target.value })} />
+        <div className="counts" aria-label="Counts by verdict">
+          {VERDICTS.filter((v) => counts[v] > 0 || v === "valid" || v === "invalid-signature").map((v) => (
+            <button type="button" key={v} className={`pill ${v} count`} data-verdict={v} onClick={() => setFilter({ ...filter, verdict: filter.verdict === v ? "all" : v })}>
+              {v} <b>{counts[v]}</b>
+            </button>
+          ))}
+        </div>
+        <span className="spacer" />
+        <span className="muted small" data-testid="capture-count">{visible.length} of {captures.length}</span>
+        {!following && (
+          <button type="button" onClick={() => { setFollowing(true); if (scrollRef.current) scrollRef.current.scrollTop = 0; }}>
+            Paused · jump to newest
+          </button>
+        )}
+        <ExportCaptures />
+      </div>
+      {error !== null && <ErrorPanel error={error} onRetry={reload} />}
+      <div className="split">
+        <div className="capture-list">
+          <div className="capture-row head" role="presentation">
+            <span>Time</span><span>Verdict</span><span>Event</span><span>Resource</span><span>Instance</span><span>Resource id</span><span>Att.</span>
+          </div>
+          <div
+            ref={scrollRef}
+            className="capture-scroll"
+            tabIndex={0}
+            role="listbox"
+            aria-label="Captured notifications"
+            onKeyDown={onKey}
+            onScroll={(e) => setFollowing(shouldFollow(e.currentTarget.scrollTop))}
+          >
+            <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
+              {virtualizer.getVirtualItems().map((item) => {
+                const c = visible[item.index] as CaptureSummary;
+                return (
+                  <div
+                    key={c.id}
+                    role="option"
+                    aria-selected={c.id === selectedId}
+                    data-capture-id={c.id}
+                    data-verdict={c.verdict}
+                    className={`capture-row${c.id === selectedId ? " selected" : ""}`}
+                    style={{ position: "absolute", top: 0, left: 0, right: 0, height: ROW_HEIGHT, transform: `translateY(${item.start}px)` }}
+                    onClick={() => setSelectedId(c.id)}
+                  >
+                    <span className="mono">{shortTime(c.receivedAt)}</span>
+                    <span><span className={`pill ${c.verdict}`}>{c.verdict}</span></span>
+                    <span>{c.eventType}{c.replayed ? " ↻" : ""}</span>
+                    <span>{shortResource(c.resourceType)}</span>
+                    <span>{c.instanceId}</span>
+                    <span className="mono" title={c.resourceId}>{shortId(c.resourceId)}</span>
+                    <span>{c.attempts}</span>
+                  </div>
+                );
+              })}
+            </div>
+            {!loading && visible.length === 0 && (
+              <p className="muted pad">
+                {captures.length === 0
+                  ? "No notifications yet. Use Demo → New transaction to have the sandbox send one."
+                  : "No capture matches the filter."}
+              </p>
+            )}
+          </div>
+        </div>
+        <aside className="detail-panel wide" aria-label="Capture detail">
+          {selectedId !== null ? (
+            <CaptureDetailPane id={selectedId} onSelect={setSelectedId} />
+          ) : (
+            <p className="muted pad">Select a notification to see its headers, body, signature check and attempts.</p>
+          )}
+        </aside>
+      </div>
+    </div>
+  );
+}
+
+function ExportCaptures() {
+  const [format, setFormat] = useState<ExportFormat>("json");
+  const [result, setResult] = useState<ExportResult | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  return (
+    <span className="export-bar">
+      <select aria-label="Capture export format" value={format} onChange={(e) => setFormat(e.target.value as ExportFormat)}>
+        <option value="json">JSON</option>
+        <option value="csv">CSV</option>
+      </select>
+      <button
+        type="button"
+        onClick={() => {
+          setError(null);
+          api.exportCaptures(format, null).then(setResult, setError);
+        }}
+      >
+        Export captures
+      </button>
+      {result && <span className="ok small" role="status">{result.count} → {result.path}</span>}
+      {error !== null && <ErrorPanel error={error} compact />}
+    </span>
+  );
+}

@@ -1,0 +1,59 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { api, type ListenerView, type TestMode } from "../../platform";
+import { ErrorPanel } from "../../components/ErrorPanel";
+import { Inspector } from "./Inspector";
+import { parseTestMode } from "./listenerModel";
+
+export function WebhooksScreen() {
+  const listener = useQuery({ queryKey: ["listener"], queryFn: api.listenerStatus, retry: false });
+  return (
+    <div className="page fill">
+      <div className="toolbar">
+        <h1>Webhooks</h1>
+        {listener.data && <ListenerControls view={listener.data} />}
+      </div>
+      {listener.isError && <ErrorPanel error={listener.error} onRetry={() => void listener.refetch()} />}
+      <Inspector />
+    </div>
+  );
+}
+
+function ListenerControls({ view }: { view: ListenerView }) {
+  const client = useQueryClient();
+  const set = (v: ListenerView) => client.setQueryData(["listener"], v);
+  const toggle = useMutation({ mutationFn: () => (view.running ? api.listenerStop() : api.listenerStart(view.port)), onSuccess: set });
+  const [tunnel, setTunnel] = useState(view.tunnelUrl ?? "");
+  const saveTunnel = useMutation({ mutationFn: () => api.setTunnelUrl(tunnel.trim() || null), onSuccess: set });
+  const check = useMutation({ mutationFn: api.checkTunnel });
+  const [status, setStatus] = useState(String(view.testMode.status));
+  const [delay, setDelay] = useState(String(view.testMode.delayMs));
+  const [testOn, setTestOn] = useState(view.testMode.enabled);
+  const testMode = useMutation({ mutationFn: (mode: TestMode) => api.setTestMode(mode), onSuccess: set });
+  const parsed = parseTestMode(testOn, status, delay);
+
+  return (
+    <div className="listener-controls">
+      <label className="switch">
+        <input type="checkbox" role="switch" aria-label="Listener on" checked={view.running} onChange={() => toggle.mutate()} disabled={toggle.isPending} />
+        <span>{view.running ? "Listening" : "Stopped"}</span>
+      </label>
+      <span className="mono small" data-testid="listener-address">{view.running ? `${view.address}:${view.port}` : "—"}</span>
+      <form className="inline-form" onSubmit={(e) => { e.preventDefault(); saveTunnel.mutate(); }}>
+        <input aria-label="Tunnel URL" placeholder="Tunnel URL (https://…)" value={tunnel} onChange={(e) => setTunnel(e.target.value)} size={26} />
+        <button type="submit">Save</button>
+        <button type="button" onClick={() => check.mutate()} disabled={check.isPending}>Check tunnel</button>
+      </form>
+      {check.data && <span className={check.data.ok ? "ok small" : "field-error small"} role="status">{check.data.message}</span>}
+      <form className="inline-form" onSubmit={(e) => { e.preventDefault(); if (typeof parsed !== "string") testMode.mutate(parsed); }}>
+        <label className="inline"><input type="checkbox" checked={testOn} onChange={(e) => setTestOn(e.target.checked)} />Test mode</label>
+        <input aria-label="Test status" value={status} onChange={(e) => setStatus(e.target.value)} size={3} disabled={!testOn} />
+        <input aria-label="Test delay ms" value={delay} onChange={(e) => setDelay(e.target.value)} size={5} disabled={!testOn} />
+        <span className="muted small">ms</span>
+        <button type="submit" disabled={typeof parsed === "string"}>Apply</button>
+        {typeof parsed === "string" && <span className="field-error small">{parsed}</span>}
+      </form>
+      {[toggle, saveTunnel, check, testMode].map((m, i) => (m.isError ? <ErrorPanel key={i} error={m.error} compact /> : null))}
+    </div>
+  );
+}

@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { formatSort, parseSort, sortIndicator, toggleSort } from "./sortModel";
+import { pageCount, pageOf, parsePageJump, rangeLabel, startOfPage } from "./paging";
+import { countdown, flatten, formatTime, shortId } from "./format";
+import { parseRoute, routeHref } from "./router";
+
+describe("sort string gestures", () => {
+  it("parses and formats A,-B,C", () => {
+    expect(parseSort("status,-created, id")).toEqual([
+      { key: "status", descending: false },
+      { key: "created", descending: true },
+      { key: "id", descending: false },
+    ]);
+    expect(formatSort(parseSort("status,-created"))).toBe("status,-created");
+  });
+  it("plain click sorts by one key and flips it", () => {
+    expect(toggleSort("status,-created", "id", false)).toBe("id");
+    expect(toggleSort("id", "id", false)).toBe("-id");
+    expect(toggleSort("-id", "id", false)).toBe("id");
+  });
+  it("shift-click adds, flips, then removes a key", () => {
+    expect(toggleSort("status", "created", true)).toBe("status,created");
+    expect(toggleSort("status,created", "created", true)).toBe("status,-created");
+    expect(toggleSort("status,-created", "created", true)).toBe("status");
+  });
+  it("shows the position only for multi-key sorts", () => {
+    expect(sortIndicator("status", "status")).toBe("▲");
+    expect(sortIndicator("status,-created", "created")).toBe("▼2");
+    expect(sortIndicator("status", "id")).toBe("");
+  });
+});
+
+describe("paging", () => {
+  it("counts pages and clamps jumps", () => {
+    expect(pageCount(0, 25)).toBe(1);
+    expect(pageCount(101, 25)).toBe(5);
+    expect(pageOf(50, 25)).toBe(3);
+    expect(startOfPage(9, 25, 101)).toBe(100);
+    expect(startOfPage(0, 25, 101)).toBe(0);
+  });
+  it("explains a bad page jump in words", () => {
+    expect(parsePageJump("x", 100, 25)).toBe("Type a page number.");
+    expect(parsePageJump("5", 100, 25)).toBe("Pages run from 1 to 4.");
+    expect(parsePageJump(" 2 ", 100, 25)).toBe(2);
+  });
+  it("labels the range", () => {
+    expect(rangeLabel(25, 25, 120)).toBe("26–50 of 120");
+    expect(rangeLabel(0, 0, 0)).toBe("0 of 0");
+  });
+});
+
+describe("formatting", () => {
+  it("formats times, countdowns and ids", () => {
+    expect(formatTime("2026-01-02T03:04:05.678Z")).toBe("2026-01-02 03:04:05Z");
+    expect(formatTime(null)).toBe("—");
+    expect(countdown(65)).toBe("01:05");
+    expect(countdown(3725)).toBe("1:02:05");
+    expect(countdown(-1)).toBe("expired");
+    expect(shortId("0123456789abcdef")).toBe("01234567…cdef");
+  });
+  it("flattens nested records into rows", () => {
+    expect(flatten({ a: 1, b: { c: "x" }, d: ["p", "q"], e: [] })).toEqual([
+      ["a", "1"],
+      ["b.c", "x"],
+      ["d", "p, q"],
+      ["e", "[]"],
+    ]);
+  });
+});
+
+describe("routes", () => {
+  it("round-trips screens and ids", () => {
+    expect(parseRoute(routeHref("transactions", "a/b"))).toEqual({ screen: "transactions", id: "a/b" });
+    expect(parseRoute("#/nowhere")).toEqual({ screen: "products", id: null });
+  });
+});

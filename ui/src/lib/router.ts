@@ -1,0 +1,53 @@
+/**
+ * A tiny hash router: `#/products`, `#/products/<id>`, `#/transactions/<id>`, … A hash keeps
+ * links (an inspector row opening its transaction) working in the embedded webview with no
+ * server behind it.
+ */
+import { useSyncExternalStore } from "react";
+
+export type Screen =
+  | "connections"
+  | "token"
+  | "products"
+  | "transactions"
+  | "webhooks"
+  | "demo";
+
+export interface Route {
+  screen: Screen;
+  id: string | null;
+}
+
+export const SCREENS: Array<{ screen: Screen; label: string; key: string }> = [
+  { screen: "products", label: "Products", key: "1" },
+  { screen: "transactions", label: "Transactions", key: "2" },
+  { screen: "webhooks", label: "Webhooks", key: "3" },
+  { screen: "token", label: "Token", key: "4" },
+  { screen: "connections", label: "Connections", key: "5" },
+  { screen: "demo", label: "Demo", key: "6" },
+];
+
+export function parseRoute(hash: string): Route {
+  const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean);
+  const screen = SCREENS.find((s) => s.screen === parts[0])?.screen ?? "products";
+  const id = parts[1] ? decodeURIComponent(parts[1]) : null;
+  return { screen, id };
+}
+
+export function routeHref(screen: Screen, id?: string | null): string {
+  return id ? `#/${screen}/${encodeURIComponent(id)}` : `#/${screen}`;
+}
+
+export function navigate(screen: Screen, id?: string | null): void {
+  window.location.hash = routeHref(screen, id);
+}
+
+function subscribe(callback: () => void): () => void {
+  window.addEventListener("hashchange", callback);
+  return () => window.removeEventListener("hashchange", callback);
+}
+
+export function useRoute(): Route {
+  const hash = useSyncExternalStore(subscribe, () => window.location.hash);
+  return parseRoute(hash);
+}

@@ -1,0 +1,204 @@
+/**
+ * The one module of the UI that talks to Tauri. Every command and event the shell offers is a
+ * typed function here, so screens never see `invoke` or event names, and the tests of a screen
+ * mock exactly one layer (`mockIPC`) underneath it.
+ */
+import { invoke } from "@tauri-apps/api/core";
+import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import type {
+  AppError,
+  AppStatus,
+  CaptureBatch,
+  CaptureDetail,
+  CaptureSummary,
+  ConnectionView,
+  DemoOutcome,
+  ExportFormat,
+  ExportRequest,
+  ExportResult,
+  Introspection,
+  ListenerView,
+  NewConnection,
+  NewProductForm,
+  NewSubscriptionForm,
+  PageQuery,
+  PageView,
+  Product,
+  ReplayForm,
+  ReplayResult,
+  RespondForm,
+  RotateKeyForm,
+  SearchProgress,
+  SearchRequest,
+  SearchResult,
+  ShownOnceKey,
+  SignatureReport,
+  SortKeys,
+  SubscriptionKeys,
+  TestMode,
+  TokenView,
+  Transaction,
+  TransactionEvent,
+  TunnelCheck,
+} from "./types";
+
+export * from "./types";
+
+/** A failed command, with the shell's words for what failed and what to do. */
+export class CommandError extends Error {
+  readonly kind: AppError["kind"];
+  readonly hint: string;
+  readonly status: number | null;
+  readonly errorCode: string | null;
+
+  constructor(error: AppError) {
+    super(error.message);
+    this.name = "CommandError";
+    this.kind = error.kind;
+    this.hint = error.hint;
+    this.status = error.status;
+    this.errorCode = error.errorCode;
+  }
+}
+
+function isAppError(value: unknown): value is AppError {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    "kind" in value &&
+    "message" in value &&
+    "hint" in value
+  );
+}
+
+/** Turns whatever a rejected command gave into a `CommandError`. */
+export function toCommandError(raw: unknown): CommandError {
+  if (raw instanceof CommandError) return raw;
+  if (isAppError(raw)) return new CommandError(raw);
+  const message = raw instanceof Error ? raw.message : String(raw);
+  return new CommandError({
+    kind: "internal",
+    message: message || "The app did not answer.",
+    hint: "Try again; if it keeps failing, restart the app.",
+    status: null,
+    errorCode: null,
+  });
+}
+
+async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
+  try {
+    return await invoke<T>(command, args);
+  } catch (raw) {
+    throw toCommandError(raw);
+  }
+}
+
+export const api = {
+  appStatus: () => call<AppStatus>("app_status"),
+  addConnection: (form: NewConnection) => call<AppStatus>("add_connection", { form }),
+  selectConnection: (id: string) => call<AppStatus>("select_connection", { id }),
+  removeConnection: (id: string) => call<AppStatus>("remove_connection", { id }),
+
+  tokenState: () => call<TokenView>("token_state"),
+  tokenRefresh: () => call<TokenView>("token_refresh"),
+  tokenRevoke: () => call<TokenView>("token_revoke"),
+  tokenIntrospect: () => call<Introspection>("token_introspect"),
+
+  sortKeys: () => call<SortKeys>("sort_keys"),
+  listProducts: (query: PageQuery) => call<PageView<Product>>("list_products", { query }),
+  listTransactions: (query: PageQuery) =>
+    call<PageView<Transaction>>("list_transactions", { query }),
+  searchListing: (request: SearchRequest) => call<SearchResult>("search_listing", { request }),
+  cancelSearch: (searchId: string) => call<void>("cancel_search", { searchId }),
+  exportListing: (request: ExportRequest) => call<ExportResult>("export_listing", { request }),
+
+  getProduct: (id: string) => call<Product>("get_product", { id }),
+  createProduct: (form: NewProductForm) => call<Product>("create_product", { form }),
+  addSubscription: (form: NewSubscriptionForm) => call<ShownOnceKey>("add_subscription", { form }),
+  rotateSigningKey: (form: RotateKeyForm) => call<ShownOnceKey>("rotate_signing_key", { form }),
+  subscriptionKeys: (subscriptionId: string) =>
+    call<SubscriptionKeys>("subscription_keys", { subscriptionId }),
+  retirePreviousKey: (subscriptionId: string) =>
+    call<SubscriptionKeys>("retire_previous_key", { subscriptionId }),
+  signingKeyProblems: (key: string) => call<string[]>("signing_key_problems", { key }),
+  generateSigningKey: () => call<string>("generate_signing_key"),
+
+  getTransaction: (id: string) => call<Transaction>("get_transaction", { id }),
+  transactionEvents: (id: string) => call<TransactionEvent[]>("transaction_events", { id }),
+  respond: (form: RespondForm) => call<Transaction>("respond_transaction", { form }),
+
+  listenerStatus: () => call<ListenerView>("listener_status"),
+  listenerStart: (port: number | null) => call<ListenerView>("listener_start", { port }),
+  listenerStop: () => call<ListenerView>("listener_stop"),
+  setTunnelUrl: (url: string | null) => call<ListenerView>("set_tunnel_url", { url }),
+  checkTunnel: () => call<TunnelCheck>("check_tunnel"),
+  setTestMode: (mode: TestMode) => call<ListenerView>("set_test_mode", { mode }),
+  captures: () => call<CaptureSummary[]>("captures"),
+  captureDetail: (id: number) => call<CaptureDetail>("capture_detail", { id }),
+  signatureReport: (id: number, pastedKey: string | null) =>
+    call<SignatureReport>("signature_report", { id, pastedKey }),
+  replay: (form: ReplayForm) => call<ReplayResult>("replay_capture", { form }),
+  exportCaptures: (format: ExportFormat, path: string | null) =>
+    call<ExportResult>("export_captures", { format, path }),
+
+  demoNewTransaction: (productId: string) =>
+    call<DemoOutcome>("demo_new_transaction", { productId }),
+  demoUpdateTransaction: (transactionId: string) =>
+    call<DemoOutcome>("demo_update_transaction", { transactionId }),
+  demoCustomEvent: (transactionId: string, text: string) =>
+    call<DemoOutcome>("demo_custom_event", { transactionId, text }),
+  demoAdvanceClock: (minutes: number) => call<DemoOutcome>("demo_advance_clock", { minutes }),
+};
+
+export type Api = typeof api;
+
+/** Event names the shell emits; live data arrives batched. */
+export const EVENTS = {
+  captures: "captures",
+  token: "token",
+  searchProgress: "search-progress",
+  status: "status",
+} as const;
+
+function subscribe<T>(event: string, handler: (payload: T) => void): () => void {
+  let unlisten: UnlistenFn | null = null;
+  let stopped = false;
+  listen<T>(event, (e) => handler(e.payload))
+    .then((fn) => {
+      if (stopped) fn();
+      else unlisten = fn;
+    })
+    .catch(() => {
+      // No event bridge (e.g. a plain browser): the screen still works from commands.
+    });
+  return () => {
+    stopped = true;
+    if (unlisten) unlisten();
+  };
+}
+
+export const events = {
+  onCaptures: (handler: (batch: CaptureBatch) => void) => subscribe(EVENTS.captures, handler),
+  onToken: (handler: (view: TokenView) => void) => subscribe(EVENTS.token, handler),
+  onSearchProgress: (handler: (progress: SearchProgress) => void) =>
+    subscribe(EVENTS.searchProgress, handler),
+  onStatus: (handler: (status: AppStatus) => void) => subscribe(EVENTS.status, handler),
+};
+
+/** Copies text for the user; the webview's clipboard, with the old fallback. */
+export async function copyText(text: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    const area = document.createElement("textarea");
+    area.value = text;
+    document.body.appendChild(area);
+    area.select();
+    const ok = document.execCommand("copy");
+    area.remove();
+    return ok;
+  }
+}
+
+export type { ConnectionView };

@@ -1,0 +1,23 @@
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { render } from "@testing-library/react";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import type { ReactElement } from "react";
+
+export type Handler = (args: Record<string, unknown>) => unknown;
+
+/** Mocks the shell's commands by name: an unknown command rejects like a missing one would. */
+export function mockCommands(handlers: Record<string, Handler>, calls: Array<{ cmd: string; args: Record<string, unknown> }> = []) {
+  mockIPC((cmd, args) => {
+    if (cmd.startsWith("plugin:event|")) return 1;
+    calls.push({ cmd, args: (args ?? {}) as Record<string, unknown> });
+    const handler = handlers[cmd];
+    if (!handler) throw { kind: "internal", message: `no mock for ${cmd}`, hint: "", status: null, errorCode: null };
+    return handler((args ?? {}) as Record<string, unknown>);
+  });
+  return calls;
+}
+
+export function renderWithClient(ui: ReactElement) {
+  const client = new QueryClient({ defaultOptions: { queries: { retry: false, staleTime: Infinity }, mutations: { retry: false } } });
+  return render(<QueryClientProvider client={client}>{ui}</QueryClientProvider>);
+}
