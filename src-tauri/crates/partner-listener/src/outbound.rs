@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 
 /// The header that marks a replay.
 pub const REPLAY_HEADER: &str = "Svc-Replay";
+/// The header a forward adds, so a listener never forwards what a listener forwarded (a
+/// `--forward-to` pointing back at a listener would otherwise loop forever).
+pub const FORWARDED_HEADER: &str = "X-Partner-Listener-Forwarded";
 /// How long an outbound request may take.
 pub const OUTBOUND_TIMEOUT: Duration = Duration::from_secs(30);
 /// How much of an answer's body is kept.
@@ -67,6 +70,7 @@ pub fn outbound_request(
                 .iter()
                 .any(|hop| h.name.eq_ignore_ascii_case(hop))
                 && !h.name.eq_ignore_ascii_case(REPLAY_HEADER)
+                && !h.name.eq_ignore_ascii_case(FORWARDED_HEADER)
         })
         .cloned()
         .collect();
@@ -94,7 +98,9 @@ pub fn outbound_request(
             ))
         }
     };
-    if kind != OutboundKind::Forward {
+    if kind == OutboundKind::Forward {
+        headers.push(Header::new(FORWARDED_HEADER, "1"));
+    } else {
         headers.push(Header::new(REPLAY_HEADER, "1"));
     }
     Ok((headers, body))

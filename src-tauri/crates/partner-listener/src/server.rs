@@ -456,7 +456,8 @@ async fn handle(
         }
     };
     let _ = shared.live.send(LiveEvent::Captured(stored.clone()));
-    if stored.verdict == Verdict::Valid && !stored.replay {
+    let already_forwarded = stored.header(outbound::FORWARDED_HEADER).is_some();
+    if stored.verdict == Verdict::Valid && !stored.replay && !already_forwarded {
         if let Some(target) = read_lock(&shared.forward_to).clone() {
             spawn_forward(shared, stored.clone(), target);
         }

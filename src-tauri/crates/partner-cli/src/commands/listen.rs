@@ -200,6 +200,7 @@ async fn run_listener(args: ServeArgs) -> Result<()> {
         source,
     })?;
     let feed = listener.subscribe();
+    let stop = stop_signal()?;
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "listening on http://{local}{}", listener.config().path)
@@ -214,14 +215,7 @@ async fn run_listener(args: ServeArgs) -> Result<()> {
         .name("capture-printer".into())
         .spawn(move || print_captures(feed, json))
         .map_err(CliError::Output)?;
-    let served = listener
-        .serve(tcp, async {
-            if let Err(error) = stop_signal().await {
-                tracing::warn!(%error, "waiting for a stop signal failed");
-                std::future::pending::<()>().await;
-            }
-        })
-        .await;
+    let served = listener.serve(tcp, stop).await;
     served?;
     Ok(())
 }
@@ -428,19 +422,25 @@ impl KeySource for CliKeys {
     }
 }
 
-/// Waits for Ctrl-C or SIGTERM.
-async fn stop_signal() -> std::io::Result<()> {
+/// A future that completes on Ctrl-C or SIGTERM. The SIGTERM handler is installed here, before
+/// the first line is printed, so a script that reads that line and sends SIGTERM at once still
+/// gets a clean stop.
+fn stop_signal() -> Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        let mut term = signal(SignalKind::terminate())?;
-        tokio::select! {
-            result = tokio::signal::ctrl_c() => result,
-            _ = term.recv() => Ok(()),
-        }
+        let mut term = signal(SignalKind::terminate()).map_err(CliError::Signal)?;
+        Ok(async move {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        })
     }
     #[cfg(not(unix))]
     {
-        tokio::signal::ctrl_c().await
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }

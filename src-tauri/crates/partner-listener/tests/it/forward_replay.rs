@@ -87,6 +87,37 @@ async fn valid_notifications_are_forwarded_unchanged_and_the_answer_recorded() {
 }
 
 #[tokio::test]
+async fn a_forward_back_to_the_listener_itself_does_not_loop() {
+    let running = start(ListenerConfig::default()).await;
+    running
+        .listener
+        .set_forward_to(Some(running.url.parse().unwrap()));
+    let mut feed = running.listener.subscribe();
+    let client = reqwest::Client::new();
+    assert_eq!(
+        post_signed(&client, &running.url, SUB, KEY, tx_body("loop"))
+            .await
+            .status(),
+        200
+    );
+    let record = next_outbound(&mut feed).await;
+    assert_eq!(record.status, Some(200));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The original and the one forwarded copy; the copy is not forwarded again.
+    assert_eq!(
+        running
+            .listener
+            .store()
+            .query(&CaptureFilter::default(), 0, 10)
+            .unwrap()
+            .total,
+        2
+    );
+    running.listener.set_forward_to(None);
+    running.stop().await;
+}
+
+#[tokio::test]
 async fn a_forward_to_an_app_that_is_down_is_recorded_with_its_error() {
     let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let dead_url = format!("http://{}/hook", closed.local_addr().unwrap());
