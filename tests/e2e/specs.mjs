@@ -84,10 +84,23 @@ await step("sort transactions by two keys and page", async () => {
 });
 
 let transactionId = "";
+async function openSelected() {
+  const open = await $("aside[aria-label='Selected record'] .detail-head button");
+  await open.waitForClickable({ timeout: 15000 });
+  await open.click();
+}
+
 await step("open a transaction and respond", async () => {
+  // Newest first: a transaction the lender just started, not one a final response locked.
+  const sort = await $("input[aria-label='Sort string']");
+  await sort.clearValue();
+  await sort.setValue("-status,created");
+  await browser.keys("Enter");
+  await waitText("[data-testid=page-label]", /^Page 1 of/);
+  await browser.waitUntil(async () => /processing|created/.test(await text("tbody tr[data-row-id]")), { timeout: 15000 });
   const row = await $("tbody tr[data-row-id]");
   transactionId = await row.getAttribute("data-row-id");
-  await row.doubleClick();
+  await openSelected(); // the first row is selected when a page loads
   await (await $("form[aria-label=Respond]")).waitForExist({ timeout: 15000 });
   await (await $("input[aria-label='Partner status']")).setValue("Ordered");
   await (await $("input[aria-label='Reference number']")).setValue("E2E-1");
@@ -108,13 +121,15 @@ let subscriptionId = "";
 await step("rotate a signing key", async () => {
   await go("#/products");
   await (await $("[data-row-id]")).waitForExist({ timeout: 15000 });
-  await (await $("tbody tr[data-row-id]")).doubleClick();
+  await (await $("tbody tr[data-row-id]")).waitForExist({ timeout: 15000 });
+  await openSelected();
   await (await $("table[aria-label=Subscriptions]")).waitForExist({ timeout: 15000 });
-  const hooks = await $$text("table[aria-label=Subscriptions] tbody tr");
-  const loopback = hooks.findIndex((t) => t.includes("127.0.0.1"));
-  assert.ok(loopback >= 0, `a subscription points at the listener: ${hooks.join(" | ")}`);
-  const rows = await browser.$$("table[aria-label=Subscriptions] tbody tr");
-  subscriptionId = await (await rows[loopback].$("td")).getText();
+  const rows = await browser.$$("table[aria-label=Subscriptions] tbody tr[data-subscription-id]");
+  const urls = [];
+  for (const row of rows) urls.push(await row.getAttribute("data-url"));
+  const loopback = urls.findIndex((u) => u.includes("127.0.0.1"));
+  assert.ok(loopback >= 0, `a subscription points at the listener: ${urls.join(" | ")}`);
+  subscriptionId = await rows[loopback].getAttribute("data-subscription-id");
   await (await rows[loopback].$("button=Rotate key")).click();
   await (await $("label=Paste my own")).click();
   await (await $("input[aria-label='Signing key']")).setValue("short");
@@ -161,7 +176,7 @@ await step("a notification signed with a wrong key is invalid-signature", async 
   await row.waitForExist({ timeout: 15000 });
   await row.click();
   await waitText("[data-testid=detail-verdict]", /invalid-signature/);
-  await (await $("button[role=tab]=signature")).click();
+  await (await $("button=signature")).click();
   await waitText("[data-testid=signature-explanation]", /No known key gives this signature/);
   await shot("webhooks-invalid-signature");
 });
@@ -169,7 +184,7 @@ await step("a notification signed with a wrong key is invalid-signature", async 
 await step("replay a capture", async () => {
   await (await $("[data-verdict=valid][data-capture-id]")).click();
   await waitText("[data-testid=detail-verdict]", /valid/);
-  await (await $("button[role=tab]=replay")).click();
+  await (await $("button=replay")).click();
   await clickButton("Replay unchanged");
   await waitText(".replay [role=status]", /Listener answered 2\d\d, verdict valid/);
   await shot("webhooks");
@@ -196,7 +211,7 @@ await step("token screen", async () => {
   await waitText("[data-testid=token-phase]", /active/);
   await waitText("[data-testid=idle-countdown]", /\d\d:\d\d/);
   await clickButton("Introspect");
-  await waitText("section.card", /encompass_client_id|client_id/);
+  await waitText("[data-testid=introspection]", /encompass_client_id/);
   await shot("token");
 });
 

@@ -43,3 +43,8 @@ export function flatten(value: unknown, prefix = ""): Array<[string, string]> {
   }
   return [[prefix, String(value)]];
 }
+
+/** `2026-01-02 03:04` for dense table cells (the detail panel shows the full instant). */
+export function tableTime(iso: string): string {
+  return formatTime(iso).slice(0, 16);
+}

@@ -53,7 +53,7 @@ export function ProductDetail({ id }: { id: string }) {
                 <tr><td colSpan={6} className="empty">No subscriptions yet: add one pointing at the listener.</td></tr>
               )}
               {p.webhooks.map((w) => (
-                <tr key={w.subscriptionId}>
+                <tr key={w.subscriptionId} data-subscription-id={w.subscriptionId} data-url={w.url}>
                   <td className="mono">{w.subscriptionId}</td>
                   <td className="mono">{w.url}</td>
                   <td>{w.resource.replace("urn:svc:partner:", "")}</td>

@@ -1,19 +1,18 @@
 import { useState } from "react";
 import { api, type Product } from "../../platform";
 import { Listing, type ListingColumn } from "../listing/Listing";
-import { formatTime } from "../../lib/format";
+import { tableTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
 import { CreateProduct } from "./CreateProduct";
 
 export const PRODUCT_COLUMNS: ListingColumn<Product>[] = [
-  { id: "listingName", header: "Listing name", sortKey: "listingName", cell: (p) => p.listingName, width: 200 },
-  { id: "name", header: "Name", sortKey: "name", cell: (p) => p.name, width: 170 },
-  { id: "status", header: "Status", sortKey: "status", cell: (p) => <span className={`pill ${p.status}`}>{p.status}</span>, width: 100 },
-  { id: "environment", header: "Env", cell: (p) => p.environment, width: 80 },
-  { id: "requestTypes", header: "Request types", cell: (p) => p.requestTypes.join(", "), width: 120 },
-  { id: "webhooks", header: "Hooks", cell: (p) => p.webhooks.length, width: 60 },
-  { id: "created", header: "Created", sortKey: "created", cell: (p) => formatTime(p.created), width: 170 },
-  { id: "updated", header: "Updated", sortKey: "updated", cell: (p) => formatTime(p.updated), width: 170 },
+  { id: "listingName", header: "Listing name", sortKey: "listingName", cell: (p) => p.listingName, width: 190 },
+  { id: "name", header: "Name", sortKey: "name", cell: (p) => p.name, width: 130 },
+  { id: "status", header: "Status", sortKey: "status", cell: (p) => <span className={`pill ${p.status}`}>{p.status}</span>, width: 96 },
+  { id: "requestTypes", header: "Request types", cell: (p) => p.requestTypes.join(", "), width: 116 },
+  { id: "webhooks", header: "Hooks", cell: (p) => p.webhooks.length, width: 56 },
+  { id: "created", header: "Created", sortKey: "created", cell: (p) => tableTime(p.created), width: 128 },
+  { id: "updated", header: "Updated", sortKey: "updated", cell: (p) => tableTime(p.updated), width: 128 },
 ];
 
 export function ProductsScreen() {

@@ -62,7 +62,7 @@ export function TokenScreen() {
         <section className="card">
           <h2>Introspection</h2>
           {introspect.data ? (
-            <table className="fields">
+            <table className="fields" data-testid="introspection">
               <tbody>
                 {Object.entries(introspect.data).map(([k, v]) => (
                   <tr key={k}><th scope="row">{k}</th><td className="mono">{String(v)}</td></tr>

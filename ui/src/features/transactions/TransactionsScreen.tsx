@@ -1,17 +1,17 @@
 import { api, type Transaction } from "../../platform";
 import { Listing, type ListingColumn } from "../listing/Listing";
-import { formatTime, shortId } from "../../lib/format";
+import { shortId, tableTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
 
 export const TRANSACTION_COLUMNS: ListingColumn<Transaction>[] = [
-  { id: "id", header: "Id", sortKey: "id", cell: (t) => <span className="mono" title={t.id}>{shortId(t.id)}</span>, width: 130 },
+  { id: "id", header: "Id", sortKey: "id", cell: (t) => <span className="mono" title={t.id}>{shortId(t.id)}</span>, width: 112 },
   { id: "status", header: "Status", sortKey: "status", cell: (t) => <span className={`pill ${t.status}`}>{t.status}</span>, width: 100 },
-  { id: "requestType", header: "Request type", sortKey: "requestType", cell: (t) => t.request.type, width: 120 },
-  { id: "product", header: "Product", cell: (t) => t.product.name, width: 160 },
-  { id: "loan", header: "Loan", cell: (t) => <span className="mono">{shortId(t.entityRef.entityId)}</span>, width: 120 },
-  { id: "response", header: "Response", cell: (t) => t.response?.status ?? "—", width: 110 },
-  { id: "created", header: "Created", sortKey: "created", cell: (t) => formatTime(t.created), width: 170 },
-  { id: "updated", header: "Updated", sortKey: "updated", cell: (t) => formatTime(t.updated), width: 170 },
+  { id: "requestType", header: "Request type", sortKey: "requestType", cell: (t) => t.request.type, width: 112 },
+  { id: "product", header: "Product", cell: (t) => t.product.name, width: 120 },
+  { id: "loan", header: "Loan", cell: (t) => <span className="mono">{shortId(t.entityRef.entityId)}</span>, width: 110 },
+  { id: "response", header: "Response", cell: (t) => t.response?.status ?? "—", width: 96 },
+  { id: "created", header: "Created", sortKey: "created", cell: (t) => tableTime(t.created), width: 128 },
+  { id: "updated", header: "Updated", sortKey: "updated", cell: (t) => tableTime(t.updated), width: 128 },
 ];
 
 export function TransactionsScreen() {
