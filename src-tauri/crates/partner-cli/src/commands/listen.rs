@@ -200,7 +200,7 @@ async fn run_listener(args: ServeArgs) -> Result<()> {
         source,
     })?;
     let feed = listener.subscribe();
-    let stop = stop_signal()?;
+    let stop = super::signal::stop_signal()?;
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "listening on http://{local}{}", listener.config().path)
@@ -419,28 +419,5 @@ impl KeySource for CliKeys {
             }
         }
         all
-    }
-}
-
-/// A future that completes on Ctrl-C or SIGTERM. The SIGTERM handler is installed here, before
-/// the first line is printed, so a script that reads that line and sends SIGTERM at once still
-/// gets a clean stop.
-fn stop_signal() -> Result<impl std::future::Future<Output = ()>> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = signal(SignalKind::terminate()).map_err(CliError::Signal)?;
-        Ok(async move {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-        })
-    }
-    #[cfg(not(unix))]
-    {
-        Ok(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
     }
 }

@@ -6,5 +6,6 @@ pub mod listing;
 pub mod products;
 pub mod render;
 pub mod sandbox;
+pub mod signal;
 pub mod token;
 pub mod transactions;

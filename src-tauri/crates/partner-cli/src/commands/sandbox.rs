@@ -81,6 +81,7 @@ pub async fn run(args: Args) -> Result<()> {
             addr: args.addr.clone(),
             source,
         })?;
+    let stop = super::signal::stop_signal()?;
     let handle = Sandbox::start(config, listener).await?;
     {
         let mut out = std::io::stdout().lock();
@@ -93,25 +94,8 @@ pub async fn run(args: Args) -> Result<()> {
         }
         out.flush().map_err(CliError::Output)?;
     }
-    let stopped = stop_signal().await;
+    stop.await;
     tracing::info!("stopping the sandbox");
     handle.shutdown().await;
-    stopped
-}
-
-/// Waits for Ctrl-C or SIGTERM.
-async fn stop_signal() -> Result<()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = signal(SignalKind::terminate()).map_err(CliError::Signal)?;
-        tokio::select! {
-            result = tokio::signal::ctrl_c() => result.map_err(CliError::Signal),
-            _ = term.recv() => Ok(()),
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        tokio::signal::ctrl_c().await.map_err(CliError::Signal)
-    }
+    Ok(())
 }
