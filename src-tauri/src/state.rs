@@ -152,8 +152,18 @@ impl AppState {
         }
     }
 
+    /// Adds a token event; a run of `used` events is kept as one line (the latest), so the
+    /// history shows issuance, refresh, revocation and failure rather than every request.
     pub fn record_token_event(&self, entry: TokenHistoryEntry) {
         let mut inner = self.lock();
+        let repeat_use = entry.kind == "used"
+            && inner
+                .token_history
+                .last()
+                .is_some_and(|last| last.kind == "used");
+        if repeat_use {
+            inner.token_history.pop();
+        }
         inner.token_history.push(entry);
         let excess = inner.token_history.len().saturating_sub(TOKEN_HISTORY);
         inner.token_history.drain(..excess);

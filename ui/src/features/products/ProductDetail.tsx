@@ -3,7 +3,7 @@ import { useState } from "react";
 import { api, type EventType, type ResourceType, type ShownOnceKey } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { RecordView } from "../../components/JsonView";
-import { formatTime } from "../../lib/format";
+import { formatTime, shortId } from "../../lib/format";
 import { navigate } from "../../lib/router";
 import { KeyField } from "./KeyField";
 import { canSubmitKey, keyToSend, type KeyChoice } from "./keyModel";
@@ -54,7 +54,7 @@ export function ProductDetail({ id }: { id: string }) {
               )}
               {p.webhooks.map((w) => (
                 <tr key={w.subscriptionId} data-subscription-id={w.subscriptionId} data-url={w.url}>
-                  <td className="mono">{w.subscriptionId}</td>
+                  <td className="mono" title={w.subscriptionId}>{shortId(w.subscriptionId)}</td>
                   <td className="mono">{w.url}</td>
                   <td>{w.resource.replace("urn:svc:partner:", "")}</td>
                   <td>{w.events.join(", ")}</td>

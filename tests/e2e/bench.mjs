@@ -1,0 +1,74 @@
+// Benchmark of the real app (see bench.sh): times and memory, printed as JSON lines.
+import { readFileSync, readdirSync } from "node:fs";
+
+const { remote } = await import(new URL("../../ui/node_modules/webdriverio/build/node.js", import.meta.url));
+const binary = process.env.PARTNER_APP_BINARY;
+const captures = Number(process.env.PARTNER_BENCH_CAPTURES ?? 10000);
+
+function appRssKb() {
+  let total = 0;
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      const comm = readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+      // The app and its WebKit web/network processes.
+      if (cmd.startsWith(binary) || comm.startsWith("WebKitWebProces") || comm.startsWith("WebKitNetworkPr")) {
+        const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+        if (rss) total += Number(rss[1]);
+      }
+    } catch {
+      // gone
+    }
+  }
+  return total;
+}
+
+const started = performance.now();
+const browser = await remote({ hostname: "127.0.0.1", port: 4444, logLevel: "error", capabilities: { "tauri:options": { application: binary } } });
+await (await browser.$("[data-row-id]")).waitForExist({ timeout: 60000 });
+const interactive = performance.now() - started;
+console.log(JSON.stringify({ metric: "start_to_interactive_products_table_ms", value: Math.round(interactive) }));
+
+await browser.execute(() => { window.location.hash = "#/webhooks"; });
+const address = await (await browser.$("[data-testid=listener-address]")).getText();
+const body = JSON.stringify({ eventId: "bench", eventTime: new Date().toISOString(), eventType: "created", meta: { instanceId: "bench", resourceId: "bench", resourceType: "urn:svc:partner:transaction", resourceRef: "http://127.0.0.1/partner/v2/transactions/bench" } });
+const sendStarted = performance.now();
+let next = 0;
+async function worker() {
+  while (next < captures) {
+    next += 1;
+    await fetch(`http://${address}/webhooks`, { method: "POST", headers: { "content-type": "application/json", "Svc-SubscriptionId": "bench", "Svc-Signature": "bench" }, body: body.replace("\"bench\"", `"bench-${next}"`) });
+  }
+}
+await Promise.all(Array.from({ length: 16 }, worker));
+console.log(JSON.stringify({ metric: "captures_posted", value: captures, ms: Math.round(performance.now() - sendStarted) }));
+// Reload the inspector from the store, as a user opening it would.
+await browser.execute(() => { window.location.hash = "#/products"; });
+await browser.pause(300);
+await browser.execute(() => { window.location.hash = "#/webhooks"; });
+await browser.waitUntil(async () => (await (await browser.$("[data-testid=capture-count]")).getText()).endsWith(`of ${captures}`) || (await (await browser.$("[data-testid=capture-count]")).getText()).includes(`${captures}`), { timeout: 120000, interval: 200 });
+await browser.pause(1000);
+console.log(JSON.stringify({ metric: "rss_kb_after_captures", captures, value: appRssKb() }));
+
+const scrollMs = await browser.executeAsync((done) => {
+  const list = document.querySelector(".capture-scroll");
+  const t0 = performance.now();
+  list.scrollTop = list.scrollHeight / 2;
+  requestAnimationFrame(() => requestAnimationFrame(() => done(performance.now() - t0)));
+});
+console.log(JSON.stringify({ metric: "scroll_to_middle_ms", captures, value: Math.round(scrollMs) }));
+// Filter latency: type a filter in the page and time until the list shows the result, measured
+// inside the webview (input event to next paint after the count changed).
+const filterMs = await browser.executeAsync((done) => {
+  const input = document.querySelector("input[aria-label='Filter captures']");
+  const count = document.querySelector("[data-testid=capture-count]");
+  const before = count.textContent;
+  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set;
+  const t0 = performance.now();
+  setter.call(input, "bench-99");
+  input.dispatchEvent(new Event("input", { bubbles: true }));
+  const check = () => (count.textContent !== before ? requestAnimationFrame(() => done(performance.now() - t0)) : requestAnimationFrame(check));
+  check();
+});
+console.log(JSON.stringify({ metric: "filter_latency_ms", captures, value: Math.round(filterMs) }));
+await browser.deleteSession();

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Benchmark (not a test) of the real app under Xvfb: start to the first interactive products
+# table, RSS after N captures are loaded in the inspector, and filter latency over them.
+# Usage: tests/e2e/bench.sh [captures=10000]. Prints JSON lines; see BENCHMARKS.md.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+export PATH="$HOME/.cargo/bin:$PATH"
+(cd ui && npm run --silent build:dist >/dev/null)
+cargo build -p partner-console --locked --quiet
+export PARTNER_APP_BINARY="${CARGO_TARGET_DIR:-$root/target}/debug/partner-console"
+export PARTNER_BENCH_CAPTURES=${1:-10000}
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+export XDG_DATA_HOME=$scratch/data XDG_CACHE_HOME=$scratch/cache XDG_CONFIG_HOME=$scratch/config XDG_RUNTIME_DIR=$scratch/run
+mkdir -p "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$XDG_RUNTIME_DIR"; chmod 700 "$XDG_RUNTIME_DIR"
+export PARTNER_DATA_DIR=$scratch/app-data
+dbus-run-session -- xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
+  echo -n "bench" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+  tauri-driver --port 4444 >/dev/null 2>&1 &
+  driver=$!; trap "kill $driver 2>/dev/null || true" EXIT
+  for _ in $(seq 1 50); do (echo >/dev/tcp/127.0.0.1/4444) 2>/dev/null && break; sleep 0.2; done
+  node tests/e2e/bench.mjs
+'
