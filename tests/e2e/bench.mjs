@@ -23,11 +23,27 @@ function appRssKb() {
   return total;
 }
 
-const started = performance.now();
-const browser = await remote({ hostname: "127.0.0.1", port: 4444, logLevel: "error", capabilities: { "tauri:options": { application: binary } } });
-await (await browser.$("[data-row-id]")).waitForExist({ timeout: 60000 });
-const interactive = performance.now() - started;
-console.log(JSON.stringify({ metric: "start_to_interactive_products_table_ms", value: Math.round(interactive) }));
+const blank = process.env.PARTNER_BLANK_BINARY;
+async function startTo(application, selector) {
+  const t0 = performance.now();
+  const session = await remote({ hostname: "127.0.0.1", port: 4444, logLevel: "error", capabilities: { "tauri:options": { application } } });
+  await (await session.$(selector)).waitForExist({ timeout: 60000 });
+  return { session, ms: performance.now() - t0 };
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const blankRuns = [];
+const appRuns = [];
+for (let i = 0; i < 3; i += 1) {
+  const b = await startTo(blank, "#blank");
+  blankRuns.push(b.ms);
+  await b.session.deleteSession();
+  const a = await startTo(binary, "[data-row-id]");
+  appRuns.push(a.ms);
+  await a.session.deleteSession();
+}
+console.log(JSON.stringify({ metric: "blank_window_start_ms", runs: blankRuns.map(Math.round), median: Math.round(median(blankRuns)) }));
+console.log(JSON.stringify({ metric: "start_to_interactive_products_table_ms", runs: appRuns.map(Math.round), median: Math.round(median(appRuns)), ratio_to_blank: +(median(appRuns) / median(blankRuns)).toFixed(2) }));
+const { session: browser } = await startTo(binary, "[data-row-id]");
 
 await browser.execute(() => { window.location.hash = "#/webhooks"; });
 const address = await (await browser.$("[data-testid=listener-address]")).getText();

@@ -8,8 +8,10 @@ root=$(pwd)
 export PATH="$HOME/.cargo/bin:$PATH"
 (cd ui && npm run --silent build:dist >/dev/null)
 cargo build -p partner-console --locked --quiet
+cargo build -p partner-console --example blank --locked --quiet
 export PARTNER_APP_BINARY="${CARGO_TARGET_DIR:-$root/target}/debug/partner-console"
 export PARTNER_BENCH_CAPTURES=${1:-10000}
+export PARTNER_BLANK_BINARY="${CARGO_TARGET_DIR:-$root/target}/debug/examples/blank"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 export XDG_DATA_HOME=$scratch/data XDG_CACHE_HOME=$scratch/cache XDG_CONFIG_HOME=$scratch/config XDG_RUNTIME_DIR=$scratch/run

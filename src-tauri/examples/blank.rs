@@ -1,0 +1,9 @@
+//! A blank Tauri window built the same way as the app (same crate, features and profile, UI
+//! embedded): the baseline of the start-up benchmark (`tests/e2e/bench.sh`).
+fn main() {
+    let result = tauri::Builder::default().run(tauri::generate_context!("bench/tauri.conf.json"));
+    if let Err(error) = result {
+        eprintln!("blank window could not start: {error}");
+        std::process::exit(1);
+    }
+}
