@@ -55,7 +55,7 @@ export function ProductDetail({ id }: { id: string }) {
               {p.webhooks.map((w) => (
                 <tr key={w.subscriptionId} data-subscription-id={w.subscriptionId} data-url={w.url}>
                   <td className="mono" title={w.subscriptionId}>{shortId(w.subscriptionId)}</td>
-                  <td className="mono">{w.url}</td>
+                  <td className="mono"><span className="cell-clip" title={w.url}>{w.url}</span></td>
                   <td>{w.resource.replace("urn:svc:partner:", "")}</td>
                   <td>{w.events.join(", ")}</td>
                   <td><KeyStatus subscriptionId={w.subscriptionId} /></td>
