@@ -18,7 +18,9 @@ use axum::response::IntoResponse;
 use axum::Router;
 use partner_api::{ErrorCode, Secret};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
@@ -163,8 +165,8 @@ pub fn api(state: SharedState) -> (Router<SharedState>, utoipa::openapi::OpenApi
 }
 
 /// The whole service: documented routes, `/openapi.json`, and the layers every response
-/// passes through (body limit, panic catcher, error normaliser, tracing).
-pub fn router(state: SharedState, body_limit: usize) -> Router {
+/// passes through (body limit and timeout, panic catcher, error normaliser, tracing).
+pub fn router(state: SharedState, body_limit: usize, body_timeout: Duration) -> Router {
     let (api, doc) = api(state.clone());
     let doc = Arc::new(doc);
     api.route(
@@ -190,6 +192,7 @@ pub fn router(state: SharedState, body_limit: usize) -> Router {
     })
     .with_state(state)
     .layer(DefaultBodyLimit::max(body_limit))
+    .layer(RequestBodyTimeoutLayer::new(body_timeout))
     .layer(middleware::map_response(normalise_errors))
     .layer(CatchPanicLayer::custom(panic_response))
     .layer(TraceLayer::new_for_http())

@@ -10,6 +10,8 @@ use std::str::FromStr;
 
 /// Default body limit of every endpoint: 1 MiB. Bigger bodies are a 413.
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
+/// How long a request body may take to arrive once its headers have.
+pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 /// Transactions seeded by `--demo` when no other number is asked for.
 pub const DEFAULT_DEMO_TRANSACTIONS: usize = 600;
 
@@ -108,6 +110,9 @@ pub struct SandboxConfig {
     pub public_url: Option<String>,
     /// Largest request body accepted, in bytes.
     pub body_limit: usize,
+    /// How long a request body may take to arrive: a client that stalls mid-body gets a 400
+    /// error body and its connection back, instead of holding a handler forever.
+    pub body_timeout: std::time::Duration,
     /// Webhook delivery rules (retry delay, attempt timeout, attempts).
     pub delivery: crate::dispatch::DeliveryConfig,
 }
@@ -121,6 +126,7 @@ impl Default for SandboxConfig {
             admin_token: None,
             public_url: None,
             body_limit: DEFAULT_BODY_LIMIT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
             delivery: crate::dispatch::DeliveryConfig::default(),
         }
     }
@@ -138,6 +144,7 @@ impl fmt::Debug for SandboxConfig {
             )
             .field("public_url", &self.public_url)
             .field("body_limit", &self.body_limit)
+            .field("body_timeout", &self.body_timeout)
             .field("delivery", &self.delivery)
             .finish()
     }

@@ -114,7 +114,7 @@ impl Sandbox {
             config.admin_token.clone(),
             dispatcher.clone(),
         ));
-        let router = app::router(state, config.body_limit);
+        let router = app::router(state, config.body_limit, config.body_timeout);
         let stop = shutdown.clone();
         let task = tokio::spawn(async move {
             let server =

@@ -177,3 +177,52 @@ async fn odd_paths_and_headers_are_handled() {
         .unwrap();
     expect_error(response, 401).await;
 }
+
+#[tokio::test]
+async fn a_client_that_stalls_mid_body_gets_an_error_and_the_sandbox_carries_on() {
+    use std::time::{Duration, Instant};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let api = Api::with(SandboxConfig {
+        body_timeout: Duration::from_millis(300),
+        ..SandboxConfig::default()
+    })
+    .await;
+    let addr = api
+        .url("/")
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let mut stalled = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    // Headers promise 100 bytes; 12 arrive, then nothing.
+    stalled
+        .write_all(
+            b"POST /oauth2/v1/token HTTP/1.1\r\nHost: sandbox\r\n\
+              Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n\
+              grant_type=c",
+        )
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let n = stalled.read(&mut chunk).await.unwrap_or(0);
+            answer.extend_from_slice(&chunk[..n]);
+            if n == 0 || answer.windows(4).any(|w| w == b"\r\n\r\n") && answer.ends_with(b"}") {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "the sandbox never answered a stalled body");
+    assert!(started.elapsed() >= Duration::from_millis(250));
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 400"), "{text}");
+    assert!(text.contains("\"errorCode\":\"invalid_request\""), "{text}");
+
+    // Others are served as before.
+    let token = api.token().await;
+    assert!(!token.is_empty());
+}
