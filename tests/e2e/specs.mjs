@@ -3,6 +3,7 @@
 // photographed into docs/screenshots/. Run by tests/e2e/run.sh (which sets the environment).
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
+import { createServer } from "node:net";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -188,6 +189,42 @@ await step("replay a capture", async () => {
   await clickButton("Replay unchanged");
   await waitText(".replay [role=status]", /Listener answered 2\d\d, verdict valid/);
   await shot("webhooks");
+});
+
+/** A loopback port nothing listens on (bound, then closed). */
+async function closedPort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function saveTunnel(url) {
+  const input = await $("input[aria-label='Tunnel URL']");
+  await input.clearValue();
+  if (url) await input.setValue(url);
+  await clickButton("Save");
+}
+
+await step("tunnel check names what failed and what to do", async () => {
+  await go("#/webhooks");
+  const address = await text("[data-testid=listener-address]");
+  // Plain http to the listener itself: the library's https-only rule, nothing sent.
+  await saveTunnel(`http://${address}/webhooks`);
+  await clickButton("Check tunnel");
+  await waitText("[data-testid=tunnel-check]", /Not https/);
+  assert.match(await text("[data-testid=tunnel-check]"), /https:\/\//);
+  // https to a port nothing listens on: a real connection attempt, classified as refused.
+  await saveTunnel(`https://127.0.0.1:${await closedPort()}/webhooks`);
+  await clickButton("Check tunnel");
+  await waitText("[data-testid=tunnel-check]", /Refused/);
+  const shown = await text("[data-testid=tunnel-check]");
+  assert.match(shown, /refused the connection/);
+  assert.match(shown, /Start the tunnel tool/);
+  assert.match(shown, /not seen by the listener/);
+  await shot("webhooks-tunnel-check");
+  await saveTunnel("");
 });
 
 await step("export the transactions listing and the captures", async () => {
