@@ -469,11 +469,33 @@ impl Store {
             return Ok(vec![capture]);
         };
         let conn = self.reader();
-        let mut stmt = conn.prepare(&format!(
-            "SELECT {CAPTURE_COLUMNS} FROM captures WHERE notification_id = ?1 ORDER BY id"
-        ))?;
-        let rows = stmt.query_map([notification_id], capture_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        // Attempts share (subscription, resource type, eventId), which `captures_notification`
+        // indexes; without it (an imported capture may lack them) the lookup scans the table.
+        let rows = match (
+            capture.subscription_id.as_deref(),
+            capture.fields.resource_type.as_deref(),
+            capture.fields.event_id.as_deref(),
+        ) {
+            (Some(sub), Some(resource_type), Some(event_id)) => conn
+                .prepare(&format!(
+                    "SELECT {CAPTURE_COLUMNS} FROM captures WHERE subscription_id = ?1 \
+                     AND resource_type = ?2 AND event_id = ?3 AND notification_id = ?4 \
+                     ORDER BY id"
+                ))?
+                .query_map(
+                    params![sub, resource_type, event_id, notification_id],
+                    capture_from_row,
+                )?
+                .collect::<rusqlite::Result<_>>()?,
+            _ => conn
+                .prepare(&format!(
+                    "SELECT {CAPTURE_COLUMNS} FROM captures WHERE notification_id = ?1 \
+                     ORDER BY id"
+                ))?
+                .query_map([notification_id], capture_from_row)?
+                .collect::<rusqlite::Result<_>>()?,
+        };
+        Ok(rows)
     }
 
     /// How many captures of (subscription, resource type, eventId) are stored already.
