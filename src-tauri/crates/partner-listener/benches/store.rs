@@ -86,6 +86,9 @@ fn main() {
         Ok("normal") => Durability::Normal,
         _ => Durability::Full,
     };
+    // Event ids as the service makes them (random UUIDs), or `ev-0`, `ev-1`... as the ack bench
+    // sends them, which land next to each other in the redelivery index.
+    let random_ids = std::env::var("STORE_IDS").map_or(true, |v| v != "sequential");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -113,10 +116,12 @@ fn main() {
                         if i >= captures {
                             break;
                         }
-                        store
-                            .insert(capture(&format!("ev-{i}")))
-                            .await
-                            .expect("insert");
+                        let event_id = if random_ids {
+                            uuid::Uuid::new_v4().to_string()
+                        } else {
+                            format!("ev-{i}")
+                        };
+                        store.insert(capture(&event_id)).await.expect("insert");
                     }
                 })
             })
