@@ -13,6 +13,9 @@ use partner_listener::{
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[path = "support/cpu.rs"]
+mod cpu;
+
 const SUB: &str = "sub-bench";
 const KEY: &str = "Abcdefghijklmnopqrstuvwxyz0123!@";
 const BODY_SIZE: usize = 2048;
@@ -38,6 +41,8 @@ fn body(event_id: &str) -> Vec<u8> {
 
 struct Outcome {
     rate: f64,
+    /// CPU seconds per thread name spent during the run (load generator and server together).
+    cpu: std::collections::BTreeMap<String, f64>,
     p50: Duration,
     p99: Duration,
     ok: usize,
@@ -51,6 +56,7 @@ async fn load(url: &str, bodies: Arc<Vec<(Vec<u8>, String)>>, senders: usize) ->
         .build()
         .expect("client");
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let cpu_before = cpu::thread_cpu();
     let started = Instant::now();
     let tasks: Vec<_> = (0..senders)
         .map(|_| {
@@ -95,10 +101,12 @@ async fn load(url: &str, bodies: Arc<Vec<(Vec<u8>, String)>>, senders: usize) ->
         ok += o;
     }
     let elapsed = started.elapsed();
+    let cpu = cpu::spent(&cpu_before, &cpu::thread_cpu());
     latencies.sort();
     let pick = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
     Outcome {
         rate: latencies.len() as f64 / elapsed.as_secs_f64(),
+        cpu,
         p50: pick(0.50),
         p99: pick(0.99),
         ok,
@@ -154,6 +162,17 @@ fn report(name: &str, outcome: &Outcome) {
         outcome.p99.as_secs_f64() * 1000.0,
         outcome.ok,
         outcome.total
+    );
+    let per_request = |seconds: f64| seconds / outcome.total.max(1) as f64 * 1e6;
+    let threads: Vec<String> = outcome
+        .cpu
+        .iter()
+        .map(|(name, seconds)| format!("{name} {:.0}", per_request(*seconds)))
+        .collect();
+    println!(
+        "  CPU per request {:.0} us (load generator and server together; by thread: {})",
+        per_request(outcome.cpu.values().sum()),
+        threads.join(", ")
     );
 }
 

@@ -12,10 +12,13 @@ use partner_listener::{
     Capture, Durability, Header, NotificationFields, ResponseRecord, Retention, Store,
     StoreOptions, Verdict,
 };
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+
+#[path = "support/cpu.rs"]
+mod cpu;
+use cpu::thread_cpu;
 
 const BODY_SIZE: usize = 2048;
 
@@ -76,34 +79,6 @@ fn capture(event_id: &str) -> Capture {
     }
 }
 
-/// CPU seconds (user + system) per thread name, summed over threads of the same name.
-fn thread_cpu() -> BTreeMap<String, f64> {
-    let mut by_name = BTreeMap::new();
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return by_name;
-    };
-    for task in tasks.flatten() {
-        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
-            continue;
-        };
-        // `pid (comm) state ...`: the name may hold spaces, so split at the last ')'.
-        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
-            continue;
-        };
-        let name = stat[open + 1..close].to_string();
-        let fields: Vec<&str> = stat[close + 2..].split_whitespace().collect();
-        // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-        let ticks = |i: usize| {
-            fields
-                .get(i)
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(0.0)
-        };
-        *by_name.entry(name).or_insert(0.0) += (ticks(11) + ticks(12)) / 100.0;
-    }
-    by_name
-}
-
 fn main() {
     let captures = env_number("STORE_CAPTURES", 20_000);
     let senders = env_number("STORE_SENDERS", 32);
@@ -111,6 +86,9 @@ fn main() {
         Ok("normal") => Durability::Normal,
         _ => Durability::Full,
     };
+    // Event ids as the service makes them (random UUIDs), or `ev-0`, `ev-1`... as the ack bench
+    // sends them, which land next to each other in the redelivery index.
+    let random_ids = std::env::var("STORE_IDS").map_or(true, |v| v != "sequential");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -138,10 +116,12 @@ fn main() {
                         if i >= captures {
                             break;
                         }
-                        store
-                            .insert(capture(&format!("ev-{i}")))
-                            .await
-                            .expect("insert");
+                        let event_id = if random_ids {
+                            uuid::Uuid::new_v4().to_string()
+                        } else {
+                            format!("ev-{i}")
+                        };
+                        store.insert(capture(&event_id)).await.expect("insert");
                     }
                 })
             })
@@ -158,15 +138,12 @@ fn main() {
         captures as f64 / elapsed
     );
     let mut total = 0.0;
-    for (name, seconds) in &after {
-        let spent = seconds - before.get(name).copied().unwrap_or(0.0);
-        total += spent;
-        if spent > 0.0 {
-            println!(
-                "  {name:<18} {:>7.1} us CPU per capture",
-                spent / captures as f64 * 1e6
-            );
-        }
+    for (name, seconds) in cpu::spent(&before, &after) {
+        total += seconds;
+        println!(
+            "  {name:<18} {:>7.1} us CPU per capture",
+            seconds / captures as f64 * 1e6
+        );
     }
     println!(
         "  {:<18} {:>7.1} us CPU per capture",

@@ -11,6 +11,18 @@
 //!
 //! The writer also links redeliveries: within the same transaction it looks up earlier captures
 //! of the same (subscription, resource type, eventId), so attempt numbers never race.
+//!
+//! The writer is the one thread every acknowledgement waits on, so it does nothing another
+//! thread can do (measured with `benches/store.rs` and `perf`, see BENCHMARKS.md):
+//! - the request's own task formats the row (header JSON, timestamp text) before the hand-off;
+//!   the writer binds ready values to cached statements;
+//! - checkpoints run on their own thread, and the writer only finishes each round with a short
+//!   `RESTART` so the WAL is written from its start again instead of growing for as long as a
+//!   burst lasts (see [`checkpoint_loop`]);
+//! - 16 KiB pages keep a 2 KiB notification's row off overflow pages.
+//!
+//! Of the writer's time under load, most is the kernel's: the fsync of each commit (about 60%
+//! of a commit) and the WAL writes (about 30%); SQLite's own insert work is about a fifth.
 
 use crate::capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
 use crate::verdict::{MatchedKey, NotificationFields, Verdict};
@@ -205,9 +217,12 @@ const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(5
 /// up until the next round (it holds the write lock meanwhile, so acknowledgements wait too).
 const RESTART_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
 /// 16 KiB pages hold a 2 KiB notification and its row inline (4 KiB pages put most of each such
-/// row on an overflow page), and halve the pages a checkpoint copies: in `benches/store.rs` the
-/// CPU per capture fell by about a fifth against 4 KiB; 32 and 64 KiB did no better, since every
-/// commit rewrites its last, partly filled page in the WAL.
+/// row on an overflow page) and halve the pages a checkpoint copies. In `benches/store.rs`, with
+/// event ids that sort next to each other (as the `ack` bench sends them) the CPU per capture
+/// fell by about a fifth against 4 KiB; with random ids (as the service sends them) every insert
+/// into the redelivery index dirties its own page, and 4, 8 and 16 KiB measured the same within
+/// the noise. 32 and 64 KiB did no better, since every commit rewrites its last, partly filled
+/// page in the WAL.
 const PAGE_SIZE: i64 = 16 * 1024;
 /// A WAL file larger than this is cut back to it when the WAL restarts.
 const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
@@ -469,11 +484,33 @@ impl Store {
             return Ok(vec![capture]);
         };
         let conn = self.reader();
-        let mut stmt = conn.prepare(&format!(
-            "SELECT {CAPTURE_COLUMNS} FROM captures WHERE notification_id = ?1 ORDER BY id"
-        ))?;
-        let rows = stmt.query_map([notification_id], capture_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        // Attempts share (subscription, resource type, eventId), which `captures_notification`
+        // indexes; without it (an imported capture may lack them) the lookup scans the table.
+        let rows = match (
+            capture.subscription_id.as_deref(),
+            capture.fields.resource_type.as_deref(),
+            capture.fields.event_id.as_deref(),
+        ) {
+            (Some(sub), Some(resource_type), Some(event_id)) => conn
+                .prepare(&format!(
+                    "SELECT {CAPTURE_COLUMNS} FROM captures WHERE subscription_id = ?1 \
+                     AND resource_type = ?2 AND event_id = ?3 AND notification_id = ?4 \
+                     ORDER BY id"
+                ))?
+                .query_map(
+                    params![sub, resource_type, event_id, notification_id],
+                    capture_from_row,
+                )?
+                .collect::<rusqlite::Result<_>>()?,
+            _ => conn
+                .prepare(&format!(
+                    "SELECT {CAPTURE_COLUMNS} FROM captures WHERE notification_id = ?1 \
+                     ORDER BY id"
+                ))?
+                .query_map([notification_id], capture_from_row)?
+                .collect::<rusqlite::Result<_>>()?,
+        };
+        Ok(rows)
     }
 
     /// How many captures of (subscription, resource type, eventId) are stored already.
