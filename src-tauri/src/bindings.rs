@@ -41,6 +41,7 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     TestMode::export_all_to(dir)?;
     ListenerView::export_all_to(dir)?;
     TunnelCheck::export_all_to(dir)?;
+    TunnelFailureKind::export_all_to(dir)?;
     Verdict::export_all_to(dir)?;
     CaptureSummary::export_all_to(dir)?;
     CaptureBatch::export_all_to(dir)?;

@@ -3,6 +3,7 @@
 // photographed into docs/screenshots/. Run by tests/e2e/run.sh (which sets the environment).
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
+import { createServer } from "node:net";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -190,6 +191,120 @@ await step("replay a capture", async () => {
   await clickButton("Replay unchanged");
   await waitText(".replay [role=status]", /Listener answered 2\d\d, verdict valid/);
   await shot("webhooks");
+});
+
+/** A loopback port nothing listens on (bound, then closed). */
+async function closedPort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function saveTunnel(url) {
+  const input = await $("input[aria-label='Tunnel URL']");
+  await input.clearValue();
+  if (url) await input.setValue(url);
+  await clickButton("Save");
+}
+
+await step("tunnel check names what failed and what to do", async () => {
+  await go("#/webhooks");
+  const address = await text("[data-testid=listener-address]");
+  // Plain http to the listener itself: the library's https-only rule, nothing sent.
+  await saveTunnel(`http://${address}/webhooks`);
+  await clickButton("Check tunnel");
+  await waitText("[data-testid=tunnel-check]", /Not https/);
+  assert.match(await text("[data-testid=tunnel-check]"), /https:\/\//);
+  // https to a port nothing listens on: a real connection attempt, classified as refused.
+  await saveTunnel(`https://127.0.0.1:${await closedPort()}/webhooks`);
+  await clickButton("Check tunnel");
+  await waitText("[data-testid=tunnel-check]", /Refused/);
+  const shown = await text("[data-testid=tunnel-check]");
+  assert.match(shown, /refused the connection/);
+  assert.match(shown, /Start the tunnel tool/);
+  assert.match(shown, /not seen by the listener/);
+  await shot("webhooks-tunnel-check");
+  await saveTunnel("");
+});
+
+/** Makes the embedded sandbox answer every partner API request `ms` late (0: at once), so a
+ * search over its 240 transactions lasts long enough to watch its progress and cancel it. */
+async function sandboxLatency(ms) {
+  const base = (await text(".topbar .mono")).trim();
+  const response = await fetch(`${base}/sandbox/v1/latency`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ milliseconds: ms }),
+  });
+  assert.equal(response.status, 200, `the sandbox took latency ${ms}`);
+}
+const searchInput = "input[aria-label='Search all transactions']";
+const searchResults = "[aria-label='Search results']";
+const searchForm = ".search-bar form";
+
+await step("search all pages finds a match on a later page and opens it", async () => {
+  await go("#/transactions");
+  await (await $("[data-row-id]")).waitForExist({ timeout: 15000 });
+  // The last transaction of the last page: page 1 does not show it, only the walk finds it.
+  await (await $("button[aria-label='Last page']")).click();
+  await waitText("[data-testid=page-label]", /^Page (\d+) of \1\b/);
+  const lastPage = await $$text("tbody tr[data-row-id]");
+  const rows = await browser.$$("tbody tr[data-row-id]");
+  const target = await rows[lastPage.length - 1].getAttribute("data-row-id");
+  await (await $("button[aria-label='First page']")).click();
+  await waitText("[data-testid=page-label]", /^Page 1 of ([2-9]|\d{2,})\b/);
+  assert.equal((await browser.$$(`tbody tr[data-row-id='${target}']`)).length, 0, "not on page 1");
+  await sandboxLatency(1000);
+  try {
+    await (await $(searchInput)).setValue(target);
+    await clickButton("Search all pages");
+    await (await $("progress[aria-label='Search progress']")).waitForExist({ timeout: 5000 });
+    await waitText(searchForm, /[1-9]\d* of \d+ scanned, \d+ found/, 15000);
+    await browser.saveScreenshot(join(shots, "transactions-search-progress.png")); // at once: the walk is still going
+    await waitText(searchResults, /^1 match in \d+/, 30000);
+  } finally {
+    await sandboxLatency(0);
+  }
+  const scanned = Number((await text(searchResults)).match(/^1 match in (\d+)/)[1]);
+  assert.ok(scanned >= 240, `every page walked (${scanned} scanned)`);
+  assert.equal(await (await $("progress[aria-label='Search progress']")).isExisting(), false, "the progress bar goes when done");
+  await shot("transactions-search");
+  const hit = await $(`${searchResults} tbody tr span[title='${target}']`);
+  await hit.click();
+  await browser.keys("Enter"); // the result row has focus: Enter opens it
+  await browser.waitUntil(async () => (await browser.execute(() => window.location.hash)).includes(target), { timeout: 10000, timeoutMsg: "the match did not open" });
+  await browser.waitUntil(async () => (await $$text(".page .toolbar")).some((t) => /Transaction/.test(t) && t.includes(target)), {
+    timeout: 15000,
+    timeoutMsg: "the transaction detail of the match did not show",
+  });
+  await shot("transactions-search-opened");
+});
+
+async function transactionTotal() {
+  return Number((await text("[data-testid=range-label]")).match(/of (\d+)/)[1]);
+}
+
+await step("cancel a search part-way", async () => {
+  await go("#/transactions");
+  await (await $(searchInput)).waitForExist({ timeout: 15000 });
+  await sandboxLatency(800);
+  try {
+    await (await $(searchInput)).setValue("no-such-text-anywhere");
+    await clickButton("Search all pages");
+    await waitText(searchForm, /[1-9]\d* of \d+ scanned/, 15000);
+    await clickButton("Cancel");
+    await waitText(searchResults, /cancelled after \d+ scanned/, 15000);
+  } finally {
+    await sandboxLatency(0);
+  }
+  const scanned = Number((await text(searchResults)).match(/cancelled after (\d+) scanned/)[1]);
+  const total = await transactionTotal();
+  assert.ok(scanned > 0 && scanned < total, `stopped part-way (${scanned} of ${total})`);
+  assert.match(await text(searchResults), /^0 matches/);
+  assert.equal(await (await $("button=Search all pages")).isEnabled(), true, "a new search can start");
+  await shot("transactions-search-cancelled");
 });
 
 await step("export the transactions listing and the captures", async () => {

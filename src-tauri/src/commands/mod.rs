@@ -6,6 +6,7 @@ pub mod listings;
 pub mod products;
 pub mod token;
 pub mod transactions;
+pub mod tunnel;
 pub mod webhooks;
 
 pub use connections::*;
@@ -13,4 +14,5 @@ pub use listings::*;
 pub use products::*;
 pub use token::*;
 pub use transactions::*;
+pub use tunnel::*;
 pub use webhooks::*;

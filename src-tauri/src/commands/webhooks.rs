@@ -2,7 +2,7 @@
 //! captures, the signature debugger, replay and export.
 use crate::bridge::{
     CaptureDetail, CaptureSummary, ExportFormat, ExportResult, ListenerView, ReplayForm,
-    ReplayResult, SignatureCheck, SignatureReport, TestMode, TunnelCheck,
+    ReplayResult, SignatureCheck, SignatureReport, TestMode,
 };
 use crate::commands::listings::{export_path, write_export};
 use crate::error::{AppError, ErrorKind, Result};
@@ -11,7 +11,7 @@ use crate::state::AppState;
 use partner_api::signature::{self, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_api::Secret;
 use partner_listener::{CaptureFilter, KeySource};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tauri::{AppHandle, State};
 
 /// The listener's test mode from the screen's (on/off, status, delay).
@@ -78,60 +78,6 @@ pub fn set_tunnel_url(state: State<'_, AppState>, url: Option<String>) -> Result
     }
     state.lock().tunnel_url = url;
     Ok(view(&state))
-}
-
-/// Sends a probe signed with a one-time key through the tunnel URL and waits for the listener
-/// to receive it: proves the tunnel reaches this listener, not just any server.
-#[tauri::command]
-pub async fn check_tunnel(state: State<'_, AppState>) -> Result<TunnelCheck> {
-    let running = state.listener()?;
-    let Some(tunnel) = state.lock().tunnel_url.clone() else {
-        return Err(AppError::invalid("No tunnel URL is set."));
-    };
-    let nonce = uuid::Uuid::new_v4().to_string();
-    let key = partner_api::signing_key::generate();
-    let _guard = running.listener.register_probe(&nonce, key.clone());
-    let body = serde_json::json!({ "tunnelCheck": nonce }).to_string();
-    let started = Instant::now();
-    let sent = reqwest::Client::new()
-        .post(&tunnel)
-        .timeout(Duration::from_secs(10))
-        .header("content-type", "application/json")
-        .header(
-            SIGNATURE_HEADER,
-            signature::sign(key.expose().as_bytes(), body.as_bytes()),
-        )
-        .header(partner_listener::server::PROBE_HEADER, &nonce)
-        .body(body)
-        .send()
-        .await;
-    let round_trip_ms = started.elapsed().as_millis() as u64;
-    Ok(match sent {
-        Ok(response) if response.status().is_success() => TunnelCheck {
-            ok: true,
-            message: format!(
-                "The tunnel reaches this listener ({} in {round_trip_ms} ms).",
-                response.status()
-            ),
-            round_trip_ms,
-        },
-        Ok(response) => TunnelCheck {
-            ok: false,
-            message: format!(
-                "The tunnel answered {}: it may point at another server or path.",
-                response.status()
-            ),
-            round_trip_ms,
-        },
-        Err(error) => TunnelCheck {
-            ok: false,
-            message: format!(
-                "The tunnel could not be reached: {}.",
-                partner_listener::outbound::describe_reqwest_error(&error)
-            ),
-            round_trip_ms,
-        },
-    })
 }
 
 #[tauri::command]

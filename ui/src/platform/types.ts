@@ -45,6 +45,7 @@ export type { TokenView } from "../bindings/TokenView";
 export type { Transaction } from "../bindings/Transaction";
 export type { TransactionEvent } from "../bindings/TransactionEvent";
 export type { TunnelCheck } from "../bindings/TunnelCheck";
+export type { TunnelFailureKind } from "../bindings/TunnelFailureKind";
 export type { Verdict } from "../bindings/Verdict";
 export type { StartupPhase } from "../bindings/StartupPhase";
 export type { StepPhase } from "../bindings/StepPhase";

@@ -3,7 +3,8 @@
 //! beside a bare hyper server that reads the body and answers 200, driven by the same load
 //! generator in the same run.
 //!
-//! Run: `cargo bench -p partner-listener --bench ack` (env: ACK_REQUESTS, ACK_SENDERS).
+//! Run: `cargo bench -p partner-listener --bench ack` (env: ACK_REQUESTS, ACK_SENDERS; and
+//! ACK_ONLY=bare|full|normal to run one server alone, e.g. under a profiler).
 
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_listener::{
@@ -159,6 +160,8 @@ fn report(name: &str, outcome: &Outcome) {
 fn main() {
     let requests = env_number("ACK_REQUESTS", 20_000);
     let senders = env_number("ACK_SENDERS", 32);
+    let only = std::env::var("ACK_ONLY").unwrap_or_default();
+    let runs = |name: &str| only.is_empty() || only.eq_ignore_ascii_case(name);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -166,10 +169,17 @@ fn main() {
     runtime.block_on(async {
         let bare_url = bare_server().await;
         println!("{requests} signed {BODY_SIZE}-byte notifications, {senders} concurrent senders, loopback");
-        load(&bare_url, signed_bodies("warm-bare", 2_000), senders).await;
-        let bare = load(&bare_url, signed_bodies("bare", requests), senders).await;
-        report("bare hyper (no verify/store)", &bare);
+        let mut bare_rate = None;
+        if runs("bare") {
+            load(&bare_url, signed_bodies("warm-bare", 2_000), senders).await;
+            let bare = load(&bare_url, signed_bodies("bare", requests), senders).await;
+            report("bare hyper (no verify/store)", &bare);
+            bare_rate = Some(bare.rate);
+        }
         for durability in [Durability::Full, Durability::Normal] {
+            if !runs(&format!("{durability:?}")) {
+                continue;
+            }
             let dir = tempfile::tempdir().expect("tempdir");
             let store = Store::open_with(
                 dir.path().join("bench.sqlite3"),
@@ -200,9 +210,9 @@ fn main() {
                 .expect("count")
                 .values()
                 .sum();
+            let ratio = bare_rate.map_or_else(|| "-".into(), |b| format!("{:.2}", listened.rate / b));
             println!(
-                "  listener/bare rate {:.2}; {stored} captures stored ({} expected)",
-                listened.rate / bare.rate,
+                "  listener/bare rate {ratio}; {stored} captures stored ({} expected)",
                 requests + 2_000
             );
             let _ = stop.send(());

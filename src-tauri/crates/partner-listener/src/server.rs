@@ -284,7 +284,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 enum BodyRead {
-    Complete(Bytes),
+    Complete(Vec<u8>),
     /// Over the limit; this many bytes were seen (a lower bound if the client stopped early).
     TooLarge(u64),
     /// The client stopped or stalled after this many bytes.
@@ -324,12 +324,12 @@ async fn read_body(mut body: Incoming, limit: usize, drain_limit: u64) -> BodyRe
     if over {
         BodyRead::TooLarge(seen)
     } else {
-        BodyRead::Complete(Bytes::from(kept))
+        BodyRead::Complete(kept)
     }
 }
 
-fn text_response(status: u16, body: &str) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(body.to_string())));
+fn text_response(status: u16, body: &'static str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
     *response.status_mut() =
         hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
     response.headers_mut().insert(
@@ -430,7 +430,7 @@ async fn handle(
         path,
         replay: header_value(&headers, REPLAY_HEADER).is_some_and(|v| v.trim() == "1"),
         headers,
-        body: body_bytes.map(|b| b.to_vec()),
+        body: body_bytes,
         body_size,
         peer: Some(peer.to_string()),
         verdict: judgement.verdict,

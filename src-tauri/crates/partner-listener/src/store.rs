@@ -20,9 +20,12 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, ToS
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use tokio::sync::oneshot;
 
+/// How long a connection waits for a lock another connection holds.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Most captures written in one transaction.
 const MAX_BATCH: usize = 1024;
 /// Retention is enforced after this many inserts (and on demand).
@@ -129,8 +132,34 @@ pub struct ImportReport {
 
 type Job = Box<dyn FnOnce(&mut Connection) + Send>;
 
+/// A capture on its way to the writer, with every value the row needs that takes formatting
+/// (the header JSON, the timestamp text) already made by the request's own task, so the single
+/// writer thread only binds ready values.
+struct PendingInsert {
+    capture: Box<Capture>,
+    text: RowText,
+    reply: oneshot::Sender<Result<Capture>>,
+}
+
+/// The formatted columns of a capture row.
+struct RowText {
+    received_at: String,
+    headers: String,
+}
+
+impl RowText {
+    fn of(capture: &Capture) -> Result<Self> {
+        Ok(Self {
+            received_at: capture
+                .received_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+            headers: headers_json(&capture.headers)?,
+        })
+    }
+}
+
 enum WriteOp {
-    Insert(Box<Capture>, oneshot::Sender<Result<Capture>>),
+    Insert(PendingInsert),
     /// Anything else that writes, run alone in the writer thread.
     Run(Job),
 }
@@ -172,17 +201,55 @@ impl Drop for StoreInner {
 
 /// How often the checkpoint thread moves the WAL into the database file.
 const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+/// How long the writer's WAL restart may wait for a reader to step off the WAL before it gives
+/// up until the next round (it holds the write lock meanwhile, so acknowledgements wait too).
+const RESTART_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
+/// 16 KiB pages hold a 2 KiB notification and its row inline (4 KiB pages put most of each such
+/// row on an overflow page), and halve the pages a checkpoint copies: in `benches/store.rs` the
+/// CPU per capture fell by about a fifth against 4 KiB; 32 and 64 KiB did no better, since every
+/// commit rewrites its last, partly filled page in the WAL.
+const PAGE_SIZE: i64 = 16 * 1024;
+/// A WAL file larger than this is cut back to it when the WAL restarts.
+const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 
 /// Checkpoints run here rather than inside the writer's commits (`wal_autocheckpoint=0` on the
 /// writer), so copying the WAL into the database and its fsync never stall an acknowledgement.
 /// `PASSIVE` never blocks the writer.
-fn checkpoint_loop(conn: &Connection, stop: &mpsc::Receiver<()>) {
+///
+/// A passive checkpoint alone never lets the WAL start over while captures keep arriving: by
+/// the time it has copied what it saw, the writer has appended more, and SQLite restarts the WAL
+/// only when a write begins with everything copied. The WAL would grow for as long as the load
+/// lasts (hundreds of MB in a minute of the benchmark), every commit appending to the file
+/// (block allocation and a journal commit in each fsync). So after each round this thread
+/// raises `restart_due`, and the writer, between two batches, finishes the job itself
+/// ([`restart_wal`]): it copies the few frames committed since, and its next transaction
+/// writes the WAL from the start again, over blocks that already exist.
+fn checkpoint_loop(conn: &Connection, stop: &mpsc::Receiver<()>, restart_due: &AtomicBool) {
     while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(CHECKPOINT_EVERY) {
-        if let Err(error) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
-            tracing::warn!(%error, "checkpointing the capture store failed");
+        match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+            row.get::<_, i64>(1)
+        }) {
+            Ok(frames) if frames > 0 => restart_due.store(true, Ordering::Relaxed),
+            Ok(_) => {}
+            Err(error) => tracing::warn!(%error, "checkpointing the capture store failed"),
         }
     }
     let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+}
+
+/// Copies what is left of the WAL and has the next transaction start it over (see
+/// [`checkpoint_loop`]). Busy (a reader on the WAL, the checkpointer at work) is fine: the
+/// checkpoint thread asks again after its next round.
+fn restart_wal(conn: &Connection) {
+    let outcome = conn
+        .busy_timeout(RESTART_WAIT)
+        .and_then(|()| conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(())));
+    if let Err(error) = outcome {
+        tracing::debug!(%error, "restarting the WAL failed; trying again later");
+    }
+    if let Err(error) = conn.busy_timeout(BUSY_TIMEOUT) {
+        tracing::warn!(%error, "resetting the writer's busy timeout failed");
+    }
 }
 
 /// How hard a commit tries to reach the disk before the listener answers 2xx.
@@ -211,7 +278,10 @@ fn open_connection(path: &Path, durability: Durability) -> Result<Connection> {
         path: path.to_path_buf(),
         source,
     })?;
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // Only takes effect on a new, empty database (before WAL mode is set); an existing store
+    // keeps the page size it was made with.
+    conn.pragma_update(None, "page_size", PAGE_SIZE)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     let synchronous = match durability {
         Durability::Full => "FULL",
@@ -240,17 +310,22 @@ impl Store {
         let mut writer_conn = open_connection(&path, options.durability)?;
         writer_conn.execute_batch(SCHEMA)?;
         writer_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        writer_conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
         let reader = open_connection(&path, options.durability)?;
         let checkpointer = open_connection(&path, options.durability)?;
         let (checkpoint_stop, stop_rx) = mpsc::channel::<()>();
+        let restart_due = Arc::new(AtomicBool::new(false));
         let checkpoint_thread = std::thread::Builder::new()
             .name("capture-checkpoint".into())
-            .spawn(move || checkpoint_loop(&checkpointer, &stop_rx))?;
+            .spawn({
+                let restart_due = restart_due.clone();
+                move || checkpoint_loop(&checkpointer, &stop_rx, &restart_due)
+            })?;
         let (tx, rx) = mpsc::channel::<WriteOp>();
         let retention = options.retention;
         let thread = std::thread::Builder::new()
             .name("capture-writer".into())
-            .spawn(move || writer_loop(&mut writer_conn, rx, retention))?;
+            .spawn(move || writer_loop(&mut writer_conn, rx, retention, &restart_due))?;
         Ok(Self {
             inner: Arc::new(StoreInner {
                 path,
@@ -279,7 +354,12 @@ impl Store {
     /// Stores a capture and returns it with its id and attempt number, once it is committed.
     pub async fn insert(&self, capture: Capture) -> Result<Capture> {
         let (tx, rx) = oneshot::channel();
-        self.send(WriteOp::Insert(Box::new(capture), tx))?;
+        let text = RowText::of(&capture)?;
+        self.send(WriteOp::Insert(PendingInsert {
+            capture: Box::new(capture),
+            text,
+            reply: tx,
+        }))?;
         rx.await.map_err(|_| Error::WriterStopped)?
     }
 
@@ -354,7 +434,7 @@ impl Store {
                 if exists {
                     report.skipped += 1;
                 } else {
-                    insert_row(&tx, capture, Some(capture.id))?;
+                    insert_row(&tx, capture, &RowText::of(capture)?, Some(capture.id))?;
                     report.imported += 1;
                 }
             }
@@ -487,15 +567,20 @@ impl Store {
     }
 }
 
-fn writer_loop(conn: &mut Connection, rx: mpsc::Receiver<WriteOp>, retention: Retention) {
+fn writer_loop(
+    conn: &mut Connection,
+    rx: mpsc::Receiver<WriteOp>,
+    retention: Retention,
+    restart_due: &AtomicBool,
+) {
     let mut since_prune = 0u64;
     let mut inserts = Vec::new();
     while let Ok(first) = rx.recv() {
         let mut pending = Some(first);
         while let Some(op) = pending.take() {
             match op {
-                WriteOp::Insert(capture, reply) => {
-                    inserts.push((capture, reply));
+                WriteOp::Insert(insert) => {
+                    inserts.push(insert);
                     if inserts.len() < MAX_BATCH {
                         pending = rx.try_recv().ok();
                     }
@@ -510,6 +595,9 @@ fn writer_loop(conn: &mut Connection, rx: mpsc::Receiver<WriteOp>, retention: Re
             }
         }
         since_prune += commit_batch(conn, &mut inserts);
+        if restart_due.swap(false, Ordering::Relaxed) {
+            restart_wal(conn);
+        }
         let pruning_due = retention != Retention::default() && since_prune >= PRUNE_EVERY;
         if pruning_due {
             since_prune = 0;
@@ -521,25 +609,23 @@ fn writer_loop(conn: &mut Connection, rx: mpsc::Receiver<WriteOp>, retention: Re
 }
 
 /// Writes the queued inserts in one transaction, then answers each; returns how many were stored.
-fn commit_batch(
-    conn: &mut Connection,
-    inserts: &mut Vec<(Box<Capture>, oneshot::Sender<Result<Capture>>)>,
-) -> u64 {
+fn commit_batch(conn: &mut Connection, inserts: &mut Vec<PendingInsert>) -> u64 {
     if inserts.is_empty() {
         return 0;
     }
     let mut batch = std::mem::take(inserts);
     let written = (|| -> Result<()> {
-        let tx = conn.transaction()?;
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         // One writer, so the next ids are known: each row is written once, its own id included
         // as the notification id of a first attempt.
         let first_id: i64 = tx
             .prepare_cached("SELECT COALESCE(MAX(id), 0) + 1 FROM captures")?
             .query_row([], |row| row.get(0))?;
-        for (id, (capture, _)) in (first_id..).zip(batch.iter_mut()) {
+        for (id, insert) in (first_id..).zip(batch.iter_mut()) {
+            let capture = &mut insert.capture;
             capture.id = id;
             link_attempt(&tx, capture)?;
-            insert_row(&tx, capture, Some(capture.id))?;
+            insert_row(&tx, capture, &insert.text, Some(id))?;
         }
         tx.commit()?;
         Ok(())
@@ -547,16 +633,16 @@ fn commit_batch(
     match written {
         Ok(()) => {
             let count = batch.len() as u64;
-            for (capture, reply) in batch {
-                let _ = reply.send(Ok(*capture));
+            for insert in batch {
+                let _ = insert.reply.send(Ok(*insert.capture));
             }
             count
         }
         Err(error) => {
             tracing::error!(%error, "committing captures failed");
             let message = error.to_string();
-            for (_, reply) in batch {
-                let _ = reply.send(Err(Error::Commit(message.clone())));
+            for insert in batch {
+                let _ = insert.reply.send(Err(Error::Commit(message.clone())));
             }
             0
         }
@@ -597,7 +683,7 @@ fn headers_json(headers: &[Header]) -> Result<String> {
     Ok(serde_json::to_string(headers)?)
 }
 
-fn insert_row(conn: &Connection, c: &Capture, id: Option<i64>) -> Result<i64> {
+fn insert_row(conn: &Connection, c: &Capture, text: &RowText, id: Option<i64>) -> Result<i64> {
     conn.prepare_cached(
         "INSERT INTO captures (id, received_at, received_at_us, method, path, headers, body, \
          body_size, peer, verdict, matched_key, subscription_id, event_id, event_time, \
@@ -609,12 +695,11 @@ fn insert_row(conn: &Connection, c: &Capture, id: Option<i64>) -> Result<i64> {
     )?
     .execute(params![
         id,
-        c.received_at
-            .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        text.received_at,
         c.received_at.timestamp_micros(),
         c.method,
         c.path,
-        headers_json(&c.headers)?,
+        text.headers,
         c.body,
         c.body_size as i64,
         c.peer,

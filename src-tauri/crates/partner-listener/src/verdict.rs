@@ -9,6 +9,7 @@ use crate::keys::{KeySource, SubscriptionKeys};
 use chrono::{DateTime, Utc};
 use partner_api::{signature, Notification, Secret};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::fmt;
 
 /// The listener's judgement of one request.
@@ -131,7 +132,24 @@ pub struct NotificationFields {
 impl NotificationFields {
     /// Reads what it can from any body; returns the fields and whether the body is a whole,
     /// well-formed notification.
+    ///
+    /// Every valid notification passes here, so the common case takes one borrowing pass over
+    /// the bytes for the fields and one typed pass for the spec's rules (`partner_api`'s
+    /// `Notification`), with no `serde_json::Value` tree built. Anything unusual (a field
+    /// missing or not a string, a duplicate key, not JSON at all) takes the general path below,
+    /// which reads whatever fields it can.
     pub fn read(body: &[u8]) -> (Self, bool) {
+        // Only an object takes the fast path: serde's derived structs would also accept an array.
+        if body.trim_ascii_start().first() == Some(&b'{') {
+            if let Ok(raw) = serde_json::from_slice::<RawNotification<'_>>(body) {
+                let well_formed = serde_json::from_slice::<Notification>(body).is_ok();
+                return (raw.into_fields(), well_formed);
+            }
+        }
+        Self::read_any(body)
+    }
+
+    fn read_any(body: &[u8]) -> (Self, bool) {
         let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
             return (Self::default(), false);
         };
@@ -152,6 +170,49 @@ impl NotificationFields {
         };
         let well_formed = Notification::deserialize(&value).is_ok();
         (fields, well_formed)
+    }
+}
+
+/// A notification whose seven fields are all strings, borrowed from the body where no escape
+/// forces a copy. Deserialising fails on a missing or non-string field or a duplicate key, and
+/// [`NotificationFields::read`] then falls back to its general path.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawNotification<'a> {
+    #[serde(borrow)]
+    event_id: Cow<'a, str>,
+    #[serde(borrow)]
+    event_time: Cow<'a, str>,
+    #[serde(borrow)]
+    event_type: Cow<'a, str>,
+    #[serde(borrow)]
+    meta: RawMeta<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawMeta<'a> {
+    #[serde(borrow)]
+    instance_id: Cow<'a, str>,
+    #[serde(borrow)]
+    resource_id: Cow<'a, str>,
+    #[serde(borrow)]
+    resource_type: Cow<'a, str>,
+    #[serde(borrow)]
+    resource_ref: Cow<'a, str>,
+}
+
+impl RawNotification<'_> {
+    fn into_fields(self) -> NotificationFields {
+        NotificationFields {
+            event_id: Some(self.event_id.into_owned()),
+            event_time: Some(self.event_time.into_owned()),
+            event_type: Some(self.event_type.into_owned()),
+            instance_id: Some(self.meta.instance_id.into_owned()),
+            resource_id: Some(self.meta.resource_id.into_owned()),
+            resource_type: Some(self.meta.resource_type.into_owned()),
+            resource_ref: Some(self.meta.resource_ref.into_owned()),
+        }
     }
 }
 
@@ -193,7 +254,7 @@ pub fn judge_with(
     let outcome = |verdict, matched_key| Judgement {
         verdict,
         matched_key,
-        fields: fields.clone(),
+        fields,
     };
     let Some(signature) = signature_header else {
         return outcome(Verdict::MissingSignature, None);
@@ -220,4 +281,43 @@ pub fn judge_with(
 
 fn verifies(key: &Secret, body: &[u8], signature: &str) -> bool {
     signature::verify(key.expose().as_bytes(), body, signature)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path must read exactly what the general path reads, for every kind of body.
+    #[test]
+    fn fast_and_general_reads_agree() {
+        let meta = r#""meta":{"instanceId":"i","resourceId":"r","resourceType":"urn:svc:partner:transaction","resourceRef":"https://h/x"}"#;
+        let bodies = [
+            format!(r#"{{"eventId":"e1","eventTime":"2024-05-01T10:00:00Z","eventType":"created",{meta}}}"#),
+            format!(r#" {{"eventId":"e\u0031","eventTime":"2024-05-01T10:00:00Z","eventType":"created",{meta},"extra":[1,2]}}"#),
+            format!(r#"{{"eventId":"e1","eventTime":"yesterday","eventType":"created",{meta}}}"#),
+            format!(r#"{{"eventId":"e1","eventTime":"2024-05-01T10:00:00Z","eventType":"deleted",{meta}}}"#),
+            format!(r#"{{"eventId":"e1","eventId":"e2","eventTime":"2024-05-01T10:00:00Z","eventType":"created",{meta}}}"#),
+            format!(r#"{{"eventId":7,"eventTime":"2024-05-01T10:00:00Z","eventType":"created",{meta}}}"#),
+            r#"{"eventId":"e1","eventType":"created"}"#.to_string(),
+            r#"["e1","2024-05-01T10:00:00Z","created",["i","r","urn:svc:partner:transaction","x"]]"#.to_string(),
+            format!(r#"{{"eventId":"e1","eventTime":"2024-05-01T10:00:00Z","eventType":"created",{meta}}} trailing"#),
+            "not json".to_string(),
+            String::new(),
+        ];
+        for body in &bodies {
+            assert_eq!(
+                NotificationFields::read(body.as_bytes()),
+                NotificationFields::read_any(body.as_bytes()),
+                "{body}"
+            );
+        }
+        assert!(NotificationFields::read(bodies[0].as_bytes()).1);
+        assert_eq!(
+            NotificationFields::read(bodies[1].as_bytes())
+                .0
+                .event_id
+                .as_deref(),
+            Some("e1")
+        );
+    }
 }

@@ -17,6 +17,7 @@ use axum::middleware;
 use axum::response::IntoResponse;
 use axum::Router;
 use partner_api::{ErrorCode, Secret};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -39,6 +40,39 @@ pub struct AppState {
     /// Required on `/sandbox/v1/` when set.
     pub admin_token: Option<Secret>,
     pub dispatcher: Dispatcher,
+    /// The simulated network latency of the partner API (`POST /sandbox/v1/latency`).
+    pub latency: Latency,
+}
+
+/// A delay added before every partner API request (OAuth, products, transactions), so a
+/// client's progress, cancel and timeout paths can be watched against a local sandbox that
+/// otherwise answers in microseconds. Zero (the default) adds nothing; `/sandbox/v1/` controls
+/// and `/openapi.json` are never delayed.
+#[derive(Debug, Default)]
+pub struct Latency(AtomicU64);
+
+impl Latency {
+    pub fn get(&self) -> Duration {
+        Duration::from_millis(self.0.load(Ordering::Relaxed))
+    }
+
+    pub fn set(&self, latency: Duration) {
+        let millis = u64::try_from(latency.as_millis()).unwrap_or(u64::MAX);
+        self.0.store(millis, Ordering::Relaxed);
+    }
+}
+
+/// Waits the simulated latency, then passes the request on.
+async fn simulated_latency(
+    axum::extract::State(state): axum::extract::State<SharedState>,
+    request: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    let latency = state.latency.get();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    next.run(request).await
 }
 
 impl AppState {
@@ -60,6 +94,7 @@ impl AppState {
             allow_http_callbacks,
             admin_token,
             dispatcher,
+            latency: Latency::default(),
         }
     }
 
@@ -156,10 +191,16 @@ impl utoipa::Modify for SecuritySchemes {
 
 /// The documented routes and their OpenAPI document.
 pub fn api(state: SharedState) -> (Router<SharedState>, utoipa::openapi::OpenApi) {
-    let router = OpenApiRouter::with_openapi(ApiDoc::openapi())
+    let partner_api = OpenApiRouter::new()
         .merge(routes::oauth::router())
         .merge(routes::products::router())
         .merge(routes::transactions::router())
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            simulated_latency,
+        ));
+    let router = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(partner_api)
         .merge(routes::control::router(state));
     router.split_for_parts()
 }

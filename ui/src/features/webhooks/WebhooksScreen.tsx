@@ -4,6 +4,7 @@ import { api, type ListenerView, type TestMode } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { Inspector } from "./Inspector";
 import { parseTestMode } from "./listenerModel";
+import { TunnelCheckResult } from "./TunnelCheckResult";
 
 export function WebhooksScreen() {
   const listener = useQuery({ queryKey: ["listener"], queryFn: api.listenerStatus, retry: false });
@@ -19,7 +20,7 @@ export function WebhooksScreen() {
   );
 }
 
-function ListenerControls({ view }: { view: ListenerView }) {
+export function ListenerControls({ view }: { view: ListenerView }) {
   const client = useQueryClient();
   const set = (v: ListenerView) => client.setQueryData(["listener"], v);
   const toggle = useMutation({ mutationFn: () => (view.running ? api.listenerStop() : api.listenerStart(view.port)), onSuccess: set });
@@ -42,9 +43,9 @@ function ListenerControls({ view }: { view: ListenerView }) {
       <form className="inline-form" onSubmit={(e) => { e.preventDefault(); saveTunnel.mutate(); }}>
         <input aria-label="Tunnel URL" placeholder="Tunnel URL (https://…)" value={tunnel} onChange={(e) => setTunnel(e.target.value)} size={26} />
         <button type="submit">Save</button>
-        <button type="button" onClick={() => check.mutate()} disabled={check.isPending}>Check tunnel</button>
+        <button type="button" onClick={() => check.mutate()} disabled={check.isPending}>{check.isPending ? "Checking…" : "Check tunnel"}</button>
       </form>
-      {check.data && <span className={check.data.ok ? "ok small" : "field-error small"} role="status">{check.data.message}</span>}
+      {check.data && <TunnelCheckResult check={check.data} />}
       <form className="inline-form" onSubmit={(e) => { e.preventDefault(); if (typeof parsed !== "string") testMode.mutate(parsed); }}>
         <label className="inline"><input type="checkbox" checked={testOn} onChange={(e) => setTestOn(e.target.checked)} />Test mode</label>
         <input aria-label="Test status" value={status} onChange={(e) => setStatus(e.target.value)} size={3} disabled={!testOn} />

@@ -20,12 +20,16 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+/// The largest simulated latency: one minute.
+pub const MAX_LATENCY_MILLISECONDS: u64 = 60_000;
+
 /// The most one call may move the clock: ten years.
 pub const MAX_ADVANCE_SECONDS: u64 = 10 * 365 * 24 * 3600;
 
 pub fn router(state: SharedState) -> OpenApiRouter<SharedState> {
     OpenApiRouter::new()
         .routes(routes!(advance_clock))
+        .routes(routes!(set_latency))
         .routes(routes!(super::lender::create_transaction))
         .routes(routes!(super::lender::update_transaction))
         .routes(routes!(super::lender::add_event))
@@ -103,4 +107,47 @@ async fn advance_clock(
             offset_seconds: offset.num_seconds().max(0) as u64,
         },
     ))
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SimulatedLatency {
+    /// Milliseconds every partner API request waits before it is handled (0 to 60,000; 0 is
+    /// no delay).
+    pub milliseconds: u64,
+}
+
+/// Simulate a slow network: every partner API request (OAuth, products, transactions) waits
+/// this long before it is handled, so progress, cancel and timeout paths of a client can be
+/// watched. The `/sandbox/v1/` controls are never delayed.
+#[utoipa::path(
+    post,
+    path = "/sandbox/v1/latency",
+    tag = "sandbox",
+    security((), ("admin" = [])),
+    request_body(content = SimulatedLatency, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The latency now in force", body = SimulatedLatency),
+        (status = 400, description = "milliseconds missing, not a whole number, or over 60,000", body = ApiError),
+        (status = 403, description = "The admin token is required and was not given", body = ApiError),
+        (status = 413, description = "Body too large", body = ApiError),
+        (status = 415, description = "Not application/json", body = ApiError),
+    )
+)]
+async fn set_latency(
+    State(state): State<SharedState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, HttpError> {
+    let wanted: SimulatedLatency = json_body(&headers, &body, &[JSON])?;
+    if wanted.milliseconds > MAX_LATENCY_MILLISECONDS {
+        return Err(HttpError::invalid(format!(
+            "milliseconds must be between 0 and {MAX_LATENCY_MILLISECONDS}"
+        )));
+    }
+    state
+        .latency
+        .set(Duration::from_millis(wanted.milliseconds));
+    tracing::info!(milliseconds = wanted.milliseconds, "sandbox latency set");
+    Ok(super::json(StatusCode::OK, &wanted))
 }

@@ -1,6 +1,7 @@
-//! The lender side and the clock, and the end-to-end path: a lender's change reaches a real
-//! receiver, signed with the subscription's key (checked with an HMAC computed here), and a
-//! key rotated by PATCH signs the next notification while other subscriptions keep theirs.
+//! The lender side, the clock and latency controls, and the end-to-end path: a lender's
+//! change reaches a real receiver, signed with the subscription's key (checked with an HMAC
+//! computed here), and a key rotated by PATCH signs the next notification while other
+//! subscriptions keep theirs.
 
 use crate::support::{expect_error, hook, product, Api, KEY_A, KEY_B, KEY_C};
 use base64::engine::general_purpose::STANDARD;
@@ -212,6 +213,75 @@ async fn the_clock_control_checks_its_input() {
         )
         .await;
     }
+}
+
+/// `POST /sandbox/v1/latency` delays every partner API request (not the controls) until set
+/// back to 0, and refuses what is not a whole number of milliseconds up to a minute.
+#[tokio::test]
+async fn the_latency_control_slows_the_partner_api_only() {
+    let api = Api::start().await;
+    let token = api.token().await;
+    let timed = |path: &'static str| {
+        let api = &api;
+        let token = token.clone();
+        async move {
+            let started = std::time::Instant::now();
+            let response = api.get(path, &token).await;
+            assert_eq!(response.status(), 200, "{path}");
+            started.elapsed()
+        }
+    };
+    let set = |milliseconds: Value| {
+        let api = &api;
+        async move {
+            api.post_json(
+                "/sandbox/v1/latency",
+                None,
+                &json!({ "milliseconds": milliseconds }),
+            )
+            .await
+        }
+    };
+
+    let response = set(json!(400)).await;
+    assert_eq!(response.status(), 200);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["milliseconds"], 400);
+    for path in ["/partner/v2/products", "/partner/v2/transactions"] {
+        let took = timed(path).await;
+        assert!(took >= Duration::from_millis(400), "{path} took {took:?}");
+    }
+    // The controls themselves answer at once.
+    let started = std::time::Instant::now();
+    assert_eq!(set(json!(400)).await.status(), 200);
+    assert!(started.elapsed() < Duration::from_millis(400));
+
+    assert_eq!(set(json!(0)).await.status(), 200);
+    let took = timed("/partner/v2/products").await;
+    assert!(
+        took < Duration::from_millis(400),
+        "back to no delay: {took:?}"
+    );
+
+    for bad in [
+        json!(-1),
+        json!("100"),
+        json!(1.5),
+        json!(60_001),
+        json!(null),
+    ] {
+        expect_error(set(bad).await, 400).await;
+    }
+    expect_error(
+        api.post_json(
+            "/sandbox/v1/latency",
+            None,
+            &json!({"milliseconds": 1, "x": 2}),
+        )
+        .await,
+        400,
+    )
+    .await;
 }
 
 #[tokio::test]

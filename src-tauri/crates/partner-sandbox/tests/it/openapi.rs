@@ -24,6 +24,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ("post", "/sandbox/v1/transactions/{id}/events"),
     ("get", "/sandbox/v1/deliveries"),
     ("post", "/sandbox/v1/clock/advance"),
+    ("post", "/sandbox/v1/latency"),
 ];
 
 async fn document(api: &Api) -> Value {
@@ -515,6 +516,18 @@ async fn every_status_the_server_gives_is_documented() {
         "post",
         "/sandbox/v1/clock/advance",
         api.post_json("/sandbox/v1/clock/advance", None, &json!({"seconds": 0}))
+            .await
+    );
+    record!(
+        "post",
+        "/sandbox/v1/latency",
+        api.post_json("/sandbox/v1/latency", None, &json!({"milliseconds": 0}))
+            .await
+    );
+    record!(
+        "post",
+        "/sandbox/v1/latency",
+        api.post_json("/sandbox/v1/latency", None, &json!({"milliseconds": -1}))
             .await
     );
 
