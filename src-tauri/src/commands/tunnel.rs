@@ -138,7 +138,7 @@ fn sentence(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use partner_listener::{Listener, ListenerConfig, MemoryKeys, Retention, Store};
     use std::sync::Arc;
@@ -313,16 +313,14 @@ mod tests {
         .contains("https://"));
     }
 
-    async fn running_listener() -> (RunningListener, std::path::PathBuf) {
+    /// A real listener on 127.0.0.1:0 with `keys`, and its scratch folder.
+    pub(crate) async fn running_listener_with(
+        keys: Arc<MemoryKeys>,
+    ) -> (RunningListener, std::path::PathBuf) {
         let dir = std::env::temp_dir().join(format!("partner-tunnel-{}", uuid::Uuid::new_v4()));
         std::fs::create_dir_all(&dir).unwrap();
         let store = Store::open(dir.join("captures.db"), Retention::default()).unwrap();
-        let listener = Listener::new(
-            ListenerConfig::default(),
-            store,
-            Arc::new(MemoryKeys::new()),
-        )
-        .unwrap();
+        let listener = Listener::new(ListenerConfig::default(), store, keys).unwrap();
         let socket = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = socket.local_addr().unwrap();
         let stop = CancellationToken::new();
@@ -343,7 +341,7 @@ mod tests {
     /// failures a loopback test can really produce.
     #[tokio::test]
     async fn the_adapter_runs_the_library_check_against_the_running_listener() {
-        let (running, dir) = running_listener().await;
+        let (running, dir) = running_listener_with(Arc::new(MemoryKeys::new())).await;
 
         let plain = run_tunnel_check(&running, &running.url(), Duration::from_secs(2)).await;
         assert_eq!(plain.failure, Some(TunnelFailureKind::NotHttps));

@@ -130,6 +130,152 @@ pub enum Diagnosis {
     NoExplanation,
 }
 
+impl std::fmt::Display for KeyRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyRole::Current => write!(f, "the current key"),
+            KeyRole::Previous {
+                replaced_at,
+                in_grace: true,
+            } => write!(
+                f,
+                "the previous key (replaced {}, still verifying)",
+                replaced_at.format("%Y-%m-%d %H:%M UTC")
+            ),
+            KeyRole::Previous {
+                replaced_at,
+                in_grace: false,
+            } => write!(
+                f,
+                "the previous key (replaced {}, no longer verifying)",
+                replaced_at.format("%Y-%m-%d %H:%M UTC")
+            ),
+            KeyRole::OtherSubscription {
+                subscription_id,
+                previous,
+            } => write!(
+                f,
+                "the {} key of subscription `{subscription_id}`",
+                if *previous { "previous" } else { "current" }
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for JsonLayout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            JsonLayout::Compact => "compact JSON",
+            JsonLayout::Pretty => "JSON indented by two spaces",
+            JsonLayout::PrettyFourSpaces => "JSON indented by four spaces",
+            JsonLayout::CompactSortedKeys => "compact JSON with sorted keys",
+            JsonLayout::PrettySortedKeys => "indented JSON with sorted keys",
+        })
+    }
+}
+
+/// Each finding as a sentence a user can act on (the console and the CLI show these).
+impl std::fmt::Display for Diagnosis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Diagnosis::Matches {
+                key: key @ KeyRole::Current,
+            }
+            | Diagnosis::Matches {
+                key: key @ KeyRole::Previous { in_grace: true, .. },
+            } => write!(f, "The signature matches {key}: the body arrived exactly as signed."),
+            Diagnosis::Matches {
+                key: key @ KeyRole::Previous { .. },
+            } => write!(
+                f,
+                "The signature matches {key}: the sender still signs with the replaced key; give it the current one."
+            ),
+            Diagnosis::Matches { key } => write!(
+                f,
+                "The signature matches {key}: the sender signs with another subscription's key, or names the wrong subscription in Svc-SubscriptionId."
+            ),
+            Diagnosis::BodyReserialised { layout, key } => write!(
+                f,
+                "The signature matches {key} over the body written as {layout}: the JSON was re-serialised after signing (by the sender or a proxy); sign and send the same bytes."
+            ),
+            Diagnosis::TrailingNewline {
+                change: NewlineChange::Removed,
+                key,
+            } => write!(
+                f,
+                "The signature matches {key} over the body with a trailing newline that did not arrive: sign exactly the bytes you send."
+            ),
+            Diagnosis::TrailingNewline {
+                change: NewlineChange::Added,
+                key,
+            } => write!(
+                f,
+                "The signature matches {key} over the body without the trailing newline that arrived: sign exactly the bytes you send."
+            ),
+            Diagnosis::TextEncoding { change, key } => {
+                let what = match change {
+                    EncodingChange::Latin1ToUtf8 => "the body as Latin-1, and it arrived as UTF-8",
+                    EncodingChange::Utf8ToLatin1 => "the body as UTF-8, and it arrived as Latin-1",
+                    EncodingChange::BomAdded => "the body without the byte-order mark that arrived",
+                    EncodingChange::BomRemoved => "the body with a byte-order mark that did not arrive",
+                };
+                write!(
+                    f,
+                    "The signature matches {key} over {what}: sign the UTF-8 bytes you send."
+                )
+            }
+            Diagnosis::SignatureEncoding { form, key } => {
+                let form = match form {
+                    SignatureForm::Hex => "hexadecimal",
+                    SignatureForm::Base64Url => "URL-safe Base64",
+                    SignatureForm::Base64WithoutPadding => "Base64 without padding",
+                };
+                write!(
+                    f,
+                    "The HMAC is right for {key} but written as {form}: Svc-Signature is standard Base64 with padding."
+                )
+            }
+            Diagnosis::KeyBreaksRule { key, problems } => {
+                let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
+                write!(
+                    f,
+                    "{} does not meet the signing-key rule ({}): rotate it.",
+                    capitalised(&key.to_string()),
+                    problems.join("; ")
+                )
+            }
+            Diagnosis::MissingSignature => write!(
+                f,
+                "No Svc-Signature header arrived: the sender did not sign this request. Check that the subscription has a signing key."
+            ),
+            Diagnosis::MissingSubscription => write!(
+                f,
+                "No Svc-SubscriptionId header arrived, so there is no key to check the signature with."
+            ),
+            Diagnosis::UnknownSubscription => write!(
+                f,
+                "The listener has no key for this subscription: add the subscription from this console, or paste its key to check it."
+            ),
+            Diagnosis::BodyNotKept => write!(
+                f,
+                "The body was not kept (too large or incomplete), so no signature can be recomputed."
+            ),
+            Diagnosis::NoExplanation => write!(
+                f,
+                "No known key gives this signature, and no known mistake explains it: the sender signs with another key (rotate the key or paste the sender's to compare), or the body was changed on the way."
+            ),
+        }
+    }
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 /// What the debugger found for one capture.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -12,6 +12,8 @@ use std::str::FromStr;
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
 /// How long a request body may take to arrive once its headers have.
 pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long a client may take to send a request's head (request line and headers).
+pub const DEFAULT_HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Transactions seeded by `--demo` when no other number is asked for.
 pub const DEFAULT_DEMO_TRANSACTIONS: usize = 600;
 
@@ -113,6 +115,10 @@ pub struct SandboxConfig {
     /// How long a request body may take to arrive: a client that stalls mid-body gets a 400
     /// error body and its connection back, instead of holding a handler forever.
     pub body_timeout: std::time::Duration,
+    /// How long a request's head (request line and headers) may take to arrive: a client that
+    /// sends headers slowly, or opens a connection and says nothing, is disconnected instead of
+    /// holding the connection forever.
+    pub header_read_timeout: std::time::Duration,
     /// Webhook delivery rules (retry delay, attempt timeout, attempts).
     pub delivery: crate::dispatch::DeliveryConfig,
 }
@@ -127,6 +133,7 @@ impl Default for SandboxConfig {
             public_url: None,
             body_limit: DEFAULT_BODY_LIMIT,
             body_timeout: DEFAULT_BODY_TIMEOUT,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             delivery: crate::dispatch::DeliveryConfig::default(),
         }
     }
@@ -145,6 +152,7 @@ impl fmt::Debug for SandboxConfig {
             .field("public_url", &self.public_url)
             .field("body_limit", &self.body_limit)
             .field("body_timeout", &self.body_timeout)
+            .field("header_read_timeout", &self.header_read_timeout)
             .field("delivery", &self.delivery)
             .finish()
     }

@@ -12,6 +12,10 @@ use crate::dispatch::Dispatcher;
 use crate::error::{Error, Result};
 use crate::store::Store;
 use crate::tokens::Tokens;
+use hyper::body::Incoming;
+use hyper::Request;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
@@ -19,6 +23,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
 
 /// How long shutdown waits for requests in flight before it drops them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -116,13 +121,12 @@ impl Sandbox {
         ));
         let router = app::router(state, config.body_limit, config.body_timeout);
         let stop = shutdown.clone();
-        let task = tokio::spawn(async move {
-            let server =
-                axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned());
-            if let Err(error) = server.await {
-                tracing::error!(%error, "the sandbox server stopped with an error");
-            }
-        });
+        let task = tokio::spawn(serve_connections(
+            listener,
+            router,
+            config.header_read_timeout,
+            stop,
+        ));
         tracing::info!(%local_addr, %base_url, clients = config.clients.len(), "sandbox listening");
         Ok(SandboxHandle {
             local_addr,
@@ -134,6 +138,54 @@ impl Sandbox {
             dispatcher,
         })
     }
+}
+
+/// Accepts connections until `stop`, serving each over HTTP/1 with a deadline for its request
+/// head, then lets requests in flight finish.
+///
+/// hyper's connection builder rather than `axum::serve`, because `axum::serve` has no
+/// header-read timeout: a client that sends its headers a byte at a time (or nothing at all)
+/// would hold a connection, and a task, forever. The body deadline is the router's
+/// `RequestBodyTimeoutLayer`.
+async fn serve_connections(
+    listener: TcpListener,
+    router: axum::Router,
+    header_read_timeout: Duration,
+    stop: CancellationToken,
+) {
+    let graceful = GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(header_read_timeout)
+        .keep_alive(true);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => stream,
+                Err(error) => {
+                    // Out of file descriptors and the like: back off, never stop serving.
+                    tracing::warn!(%error, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = stop.cancelled() => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let router = router.clone();
+        let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+            router.clone().oneshot(request)
+        });
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "a connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    // Bounded by the caller (`SandboxHandle::shutdown` waits `SHUTDOWN_GRACE`).
+    graceful.shutdown().await;
 }
 
 /// The address to reach a listener at: an unspecified bind address (0.0.0.0, ::) is reached

@@ -316,3 +316,92 @@ fn what_cannot_be_told_is_said_plainly() {
         vec![Diagnosis::MissingSubscription, Diagnosis::NoExplanation]
     );
 }
+
+#[test]
+fn every_diagnosis_reads_as_a_sentence_naming_the_key_and_what_to_do() {
+    let replaced_at = Utc::now() - Duration::hours(1);
+    let other = KeyRole::OtherSubscription {
+        subscription_id: "sub-2".into(),
+        previous: false,
+    };
+    let cases: Vec<(Diagnosis, &[&str])> = vec![
+        (
+            Diagnosis::Matches {
+                key: KeyRole::Current,
+            },
+            &["the current key", "exactly as signed"],
+        ),
+        (
+            Diagnosis::Matches {
+                key: KeyRole::Previous {
+                    replaced_at,
+                    in_grace: false,
+                },
+            },
+            &[
+                "previous key",
+                "no longer verifying",
+                "give it the current one",
+            ],
+        ),
+        (
+            Diagnosis::Matches { key: other.clone() },
+            &["subscription `sub-2`", "another subscription's key"],
+        ),
+        (
+            Diagnosis::BodyReserialised {
+                layout: JsonLayout::PrettySortedKeys,
+                key: KeyRole::Current,
+            },
+            &["sorted keys", "re-serialised"],
+        ),
+        (
+            Diagnosis::TrailingNewline {
+                change: NewlineChange::Removed,
+                key: KeyRole::Current,
+            },
+            &["trailing newline that did not arrive"],
+        ),
+        (
+            Diagnosis::TextEncoding {
+                change: EncodingChange::Latin1ToUtf8,
+                key: KeyRole::Current,
+            },
+            &["Latin-1", "UTF-8"],
+        ),
+        (
+            Diagnosis::SignatureEncoding {
+                form: SignatureForm::Hex,
+                key: other,
+            },
+            &["hexadecimal", "standard Base64"],
+        ),
+        (
+            Diagnosis::KeyBreaksRule {
+                key: KeyRole::Current,
+                problems: vec![SigningKeyProblem::NoDigit],
+            },
+            &["The current key does not meet", "rotate it"],
+        ),
+        (Diagnosis::MissingSignature, &["No Svc-Signature"]),
+        (Diagnosis::MissingSubscription, &["No Svc-SubscriptionId"]),
+        (
+            Diagnosis::UnknownSubscription,
+            &["no key for this subscription"],
+        ),
+        (Diagnosis::BodyNotKept, &["not kept"]),
+        (
+            Diagnosis::NoExplanation,
+            &["No known key gives this signature"],
+        ),
+    ];
+    for (diagnosis, words) in cases {
+        let sentence = diagnosis.to_string();
+        assert!(sentence.starts_with(char::is_uppercase), "{sentence}");
+        assert!(sentence.ends_with('.'), "{sentence}");
+        for word in words {
+            assert!(sentence.contains(word), "{diagnosis:?}: {sentence}");
+        }
+        assert!(!sentence.contains(KEY) && !sentence.contains(OTHER_KEY));
+    }
+}

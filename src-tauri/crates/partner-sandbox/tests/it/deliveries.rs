@@ -593,9 +593,7 @@ async fn shutdown_stops_deliveries_and_later_enqueues() {
     assert_eq!(stopped[0].state, DeliveryState::Pending);
 }
 
-/// Every log line of the sandbox in this test binary, from the moment [`captured_logs`] is first
-/// called. A global subscriber, because a thread-local one (`set_default`) misses events whose
-/// callsite another test thread registered at the same moment (tracing's interest cache).
+/// The sandbox's log lines written while one test's capture is installed.
 #[derive(Clone, Default)]
 struct LogBuffer(Arc<Mutex<Vec<u8>>>);
 
@@ -623,27 +621,37 @@ impl std::io::Write for LogBuffer {
     }
 }
 
-fn captured_logs() -> &'static LogBuffer {
-    static LOGS: OnceLock<LogBuffer> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let logs = LogBuffer::default();
-        let subscriber = tracing_subscriber::fmt()
-            .with_env_filter("partner_sandbox=trace")
-            .with_ansi(false)
-            .with_writer({
-                let logs = logs.clone();
-                move || logs.clone()
-            })
-            .finish();
-        tracing::subscriber::set_global_default(subscriber)
-            .expect("no other global subscriber in this test binary");
-        logs
-    })
+/// Captures the sandbox's log lines on this thread (a `#[tokio::test]` runs the dispatcher's
+/// tasks on its own thread) until the guard is dropped, so a test sees its own lines only and
+/// no test changes another's subscriber.
+///
+/// A do-nothing global subscriber is installed once first. With a single dispatcher in the
+/// process, tracing-core computes a callsite's cached interest from the default subscriber of
+/// whichever thread reaches the callsite first (tokio-rs/tracing#3611): a sibling test thread
+/// with no subscriber would cache "never" and this capture would miss the event. With two
+/// dispatchers, the interest is the union over all of them, so the capture always sees its
+/// events.
+fn capture_logs() -> (LogBuffer, tracing::subscriber::DefaultGuard) {
+    static BASE: OnceLock<()> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let _ = tracing::subscriber::set_global_default(tracing_subscriber::registry());
+    });
+    let logs = LogBuffer::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter("partner_sandbox=trace")
+        .with_ansi(false)
+        .with_writer({
+            let logs = logs.clone();
+            move || logs.clone()
+        })
+        .finish();
+    let guard = tracing::subscriber::set_default(subscriber);
+    (logs, guard)
 }
 
 #[tokio::test]
 async fn neither_logs_nor_records_carry_the_key_or_the_signature() {
-    let logs = captured_logs();
+    let (logs, _capturing) = capture_logs();
 
     let mut receiver = TestReceiver::start([Reply::Status(500), Reply::Status(200)])
         .await

@@ -226,3 +226,67 @@ async fn a_client_that_stalls_mid_body_gets_an_error_and_the_sandbox_carries_on(
     let token = api.token().await;
     assert!(!token.is_empty());
 }
+
+/// Slow-loris: a client that sends its request head a byte at a time, or opens a connection
+/// and says nothing, is disconnected once the header-read deadline passes; others are served.
+#[tokio::test]
+async fn a_client_that_dribbles_its_headers_is_disconnected_and_the_sandbox_carries_on() {
+    use std::time::{Duration, Instant};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let deadline = Duration::from_millis(500);
+    let api = Api::with(SandboxConfig {
+        header_read_timeout: deadline,
+        ..SandboxConfig::default()
+    })
+    .await;
+    let addr = api
+        .url("/")
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+
+    let dribbler = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let mut silent = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let started = Instant::now();
+    let (mut from_server, mut to_server) = dribbler.into_split();
+    // A whole head would take about 6 s at one byte per 100 ms.
+    let writer = tokio::spawn(async move {
+        let head = b"GET /openapi.json HTTP/1.1\r\nHost: sandbox\r\nX-Slow: aaaaaaaaaa\r\n\r\n";
+        for byte in head {
+            if to_server.write_all(&[*byte]).await.is_err() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+
+    let mut answer = Vec::new();
+    let closed =
+        tokio::time::timeout(Duration::from_secs(4), from_server.read_to_end(&mut answer)).await;
+    assert!(
+        closed.is_ok(),
+        "the dribbling client was never disconnected"
+    );
+    assert!(
+        started.elapsed() >= deadline - Duration::from_millis(100),
+        "closed before the deadline"
+    );
+    let text = String::from_utf8_lossy(&answer);
+    assert!(!text.contains(" 200 "), "the slow head was served: {text}");
+    writer.abort();
+
+    let mut nothing = Vec::new();
+    let closed =
+        tokio::time::timeout(Duration::from_secs(4), silent.read_to_end(&mut nothing)).await;
+    assert!(
+        closed.is_ok(),
+        "a connection that sends nothing was kept open"
+    );
+
+    // Normal clients are served as before, on new connections.
+    let token = api.token().await;
+    assert!(!token.is_empty());
+    let products = api.get("/partner/v2/products", &token).await;
+    assert_eq!(products.status(), 200);
+}
