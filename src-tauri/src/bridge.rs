@@ -50,6 +50,26 @@ pub enum StartupPhase {
     Failed,
 }
 
+/// Where a step that runs after start-up (in the background) is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum StepPhase {
+    Running,
+    Done,
+    Failed,
+}
+
+/// The first run's subscription of a demo product to the listener: it runs after the listings
+/// are usable, so the UI shows its progress and outcome instead of waiting for it.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DemoSubscription {
+    pub phase: StepPhase,
+    /// The product subscribed (once known).
+    pub product_name: Option<String>,
+    pub error: Option<crate::error::AppError>,
+}
+
 /// Everything the shell needs to draw its frame.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -60,6 +80,8 @@ pub struct AppStatus {
     pub connections: Vec<ConnectionView>,
     /// Base URL of the embedded sandbox when it runs.
     pub embedded_sandbox: Option<String>,
+    /// The embedded sandbox's demo subscription, when the first run makes one.
+    pub demo_subscription: Option<DemoSubscription>,
 }
 
 /// The token's state, without the token.

@@ -6,7 +6,7 @@
 
 use crate::bridge::{ConnectionView, DemoOutcome, Environment};
 use crate::error::{AppError, ErrorKind, Result};
-use crate::state::AppState;
+use crate::state::{AppState, RunningListener};
 use chrono::{DateTime, Utc};
 use partner_api::{
     EventType, NewEvent, NewTransaction, ResourceType, Transaction, TransactionEvent,
@@ -61,8 +61,9 @@ pub fn now(state: &AppState) -> DateTime<Utc> {
     }
 }
 
-/// Starts the embedded sandbox and makes it the active connection.
-pub async fn start(app: &AppHandle) -> Result<()> {
+/// Starts the embedded sandbox, signs in with its demo client and makes it the active
+/// connection; the demo subscription is [`subscribe_demo_product`], run after start-up.
+pub async fn start(app: &AppHandle) -> Result<PartnerClient> {
     let state = app.state::<AppState>();
     let config = SandboxConfig {
         demo: Some(DemoData {
@@ -87,6 +88,7 @@ pub async fn start(app: &AppHandle) -> Result<()> {
             "Restart the app; add a real connection in Connections meanwhile.",
         )
     })?;
+    crate::startup::milestone("sandbox started");
     let demo = sandbox.demo_client();
     let connection = ConnectionConfig::new(
         sandbox.base_url(),
@@ -109,13 +111,19 @@ pub async fn start(app: &AppHandle) -> Result<()> {
         sandbox: Arc::new(sandbox),
     });
     client.tokens().ensure_fresh().await?;
+    crate::startup::milestone("token issued");
     crate::commands::connections::activate(app, view, client.clone());
-    subscribe_demo_product(&state, &client).await
+    Ok(client)
 }
 
 /// Points the first demo product at the listener, for transactions and for their events.
-async fn subscribe_demo_product(state: &AppState, client: &PartnerClient) -> Result<()> {
-    let listener_url = state.listener()?.url();
+/// Returns the product's name (`None` when the sandbox has no product).
+pub async fn subscribe_demo_product(
+    state: &AppState,
+    client: &PartnerClient,
+    listener: &RunningListener,
+) -> Result<Option<String>> {
+    let listener_url = listener.url();
     // The first product in the Products screen's default order (by listing name).
     let by_listing_name = partner_api::SortSpec::parse(
         "listingName",
@@ -126,7 +134,7 @@ async fn subscribe_demo_product(state: &AppState, client: &PartnerClient) -> Res
         .map_err(|e| AppError::invalid(format!("{e}.")))?
         .sorted(by_listing_name);
     let Some(product) = client.list_products(&first).await?.items.into_iter().next() else {
-        return Ok(());
+        return Ok(None);
     };
     let product = client.get_product(&product.id).await?;
     let product = {
@@ -152,7 +160,7 @@ async fn subscribe_demo_product(state: &AppState, client: &PartnerClient) -> Res
         partner_api::signing_key::generate(),
     )
     .await?;
-    Ok(())
+    Ok(Some(product.listing_name.clone()))
 }
 
 /// The embedded sandbox, when it is the active connection (the Demo screen needs it).

@@ -21,7 +21,10 @@ use state::AppState;
 use std::sync::Arc;
 use tauri::Manager;
 
-/// The OS keychain when it answers, else memory for this session (the UI says so).
+/// The OS keychain when it answers, else memory for this session (the UI says so). The probe is
+/// a D-Bus round trip to the Secret Service (100+ ms on a cold session): `run` starts it on a
+/// thread of its own before Tauri starts, so it overlaps the window's creation instead of
+/// holding the main thread (and the page load) in `setup`.
 fn secret_store() -> (Arc<dyn SecretStore>, Option<error::AppError>) {
     let keyring = KeyringStore::default();
     let probe = SecretSlot::SigningKey {
@@ -41,6 +44,7 @@ fn secret_store() -> (Arc<dyn SecretStore>, Option<error::AppError>) {
 }
 
 pub fn run() {
+    startup::mark_process_start();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("PARTNER_LOG")
@@ -48,24 +52,40 @@ pub fn run() {
         )
         .with_writer(std::io::stderr)
         .try_init();
+    startup::milestone("logging ready");
+    let keychain_probe = std::thread::spawn(secret_store);
     let app = tauri::Builder::default()
+        .on_page_load(|_, payload| {
+            startup::milestone(&format!("page load {:?}", payload.event()));
+        })
         .setup(|app| {
             let data_dir = match std::env::var_os("PARTNER_DATA_DIR") {
                 Some(dir) => dir.into(),
                 None => app.path().app_data_dir()?,
             };
-            let (secrets, keychain_warning) = secret_store();
+            let (secrets, keychain_warning) = keychain_probe.join().unwrap_or_else(|_| {
+                (
+                    Arc::new(MemoryStore::new()),
+                    Some(error::AppError::new(
+                        error::ErrorKind::Keychain,
+                        "The OS keychain probe failed; secrets are kept in memory for this session only.",
+                        "Restart the app.",
+                    )),
+                )
+            });
             // A replaced key keeps verifying until the user retires it (Product detail).
             let keys = Arc::new(MemoryKeys::with_grace(startup::PREVIOUS_KEY_GRACE));
             let state = AppState::new(data_dir, secrets, keys);
             state.lock().startup_error = keychain_warning;
             app.manage(state);
+            startup::milestone("setup");
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(startup::first_run(handle));
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
             commands::app_status,
+            commands::wait_for_start,
             commands::add_connection,
             commands::select_connection,
             commands::remove_connection,

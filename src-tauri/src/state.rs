@@ -5,7 +5,9 @@
 //! and release the lock before any await, so a slow request never blocks another command. Every
 //! background task is a child of `shutdown`, so closing the window stops them all in one place.
 
-use crate::bridge::{AppStatus, ConnectionView, StartupPhase, TestMode, TokenHistoryEntry};
+use crate::bridge::{
+    AppStatus, ConnectionView, DemoSubscription, StartupPhase, TestMode, TokenHistoryEntry,
+};
 use crate::error::{AppError, ErrorKind, Result};
 use partner_client::{PartnerClient, SecretStore};
 use partner_listener::{Listener, MemoryKeys};
@@ -53,8 +55,8 @@ pub struct SavedConnections {
 
 #[derive(Debug)]
 pub struct Inner {
-    pub phase: StartupPhase,
     pub startup_error: Option<AppError>,
+    pub demo_subscription: Option<DemoSubscription>,
     pub saved: SavedConnections,
     pub embedded: Option<crate::embedded::Embedded>,
     pub active: Option<Active>,
@@ -78,6 +80,9 @@ pub struct AppState {
     pub secrets: Arc<dyn SecretStore>,
     /// The keys the listener verifies with, loaded from `secrets`.
     pub keys: Arc<MemoryKeys>,
+    /// The start-up phase, watched so a command can answer the moment start-up ends (the UI
+    /// awaits it instead of polling).
+    phase: tokio::sync::watch::Sender<StartupPhase>,
 }
 
 impl AppState {
@@ -88,8 +93,8 @@ impl AppState {
             .unwrap_or_default();
         Self {
             inner: Mutex::new(Inner {
-                phase: StartupPhase::Starting,
                 startup_error: None,
+                demo_subscription: None,
                 saved,
                 embedded: None,
                 active: None,
@@ -108,7 +113,27 @@ impl AppState {
             data_dir,
             secrets,
             keys,
+            phase: tokio::sync::watch::Sender::new(StartupPhase::Starting),
         }
+    }
+
+    pub fn phase(&self) -> StartupPhase {
+        *self.phase.borrow()
+    }
+
+    pub fn set_phase(&self, phase: StartupPhase) {
+        self.phase.send_replace(phase);
+    }
+
+    /// Waits until start-up has ended (ready or failed).
+    pub async fn started(&self) -> StartupPhase {
+        let mut phase = self.phase.subscribe();
+        // The sender lives in `self`, so the wait cannot end with a closed channel.
+        let ended = phase
+            .wait_for(|p| *p != StartupPhase::Starting)
+            .await
+            .map(|p| *p);
+        ended.unwrap_or_else(|_| self.phase())
     }
 
     /// The state under its lock; never held across an await.
@@ -144,11 +169,12 @@ impl AppState {
         }
         connections.extend(inner.saved.connections.iter().cloned());
         AppStatus {
-            phase: inner.phase,
+            phase: self.phase(),
             startup_error: inner.startup_error.clone(),
             active: inner.active.as_ref().map(|a| a.view.clone()),
             connections,
             embedded_sandbox: inner.embedded.as_ref().map(|e| e.view.base_url.clone()),
+            demo_subscription: inner.demo_subscription.clone(),
         }
     }
 
@@ -191,3 +217,48 @@ impl AppState {
 }
 
 pub const CONNECTIONS_FILE: &str = "connections.json";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use partner_client::MemoryStore;
+    use std::time::Duration;
+
+    fn state() -> Arc<AppState> {
+        let dir = std::env::temp_dir().join(format!("partner-state-{}", uuid::Uuid::new_v4()));
+        Arc::new(AppState::new(
+            dir,
+            Arc::new(MemoryStore::new()),
+            Arc::new(MemoryKeys::default()),
+        ))
+    }
+
+    #[tokio::test]
+    async fn started_answers_the_moment_start_up_ends() {
+        let state = state();
+        assert_eq!(state.status().phase, StartupPhase::Starting);
+        let waiting = tokio::spawn({
+            let state = state.clone();
+            async move { state.started().await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished(), "still starting: the wait goes on");
+        state.set_phase(StartupPhase::Ready);
+        let phase = tokio::time::timeout(Duration::from_secs(5), waiting)
+            .await
+            .expect("the wait ends with start-up")
+            .expect("the task ran");
+        assert_eq!(phase, StartupPhase::Ready);
+        assert_eq!(state.status().phase, StartupPhase::Ready);
+    }
+
+    #[tokio::test]
+    async fn started_after_the_end_answers_at_once() {
+        let state = state();
+        state.set_phase(StartupPhase::Failed);
+        let phase = tokio::time::timeout(Duration::from_millis(100), state.started())
+            .await
+            .expect("no wait once start-up has ended");
+        assert_eq!(phase, StartupPhase::Failed);
+    }
+}

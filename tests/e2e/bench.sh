@@ -2,16 +2,24 @@
 # Benchmark (not a test) of the real app under Xvfb: start to the first interactive products
 # table, RSS after N captures are loaded in the inspector, and filter latency over them.
 # Usage: tests/e2e/bench.sh [captures=10000]. Prints JSON lines; see BENCHMARKS.md.
+# Both the app and the blank window are release builds (what users run), built the same way
+# (same crate, features and profile); PARTNER_BENCH_PROFILE=debug compares debug builds instead.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 export PATH="$HOME/.cargo/bin:$PATH"
 (cd ui && npm run --silent build:dist >/dev/null)
-cargo build -p partner-console --locked --quiet
-cargo build -p partner-console --example blank --locked --quiet
-export PARTNER_APP_BINARY="${CARGO_TARGET_DIR:-$root/target}/debug/partner-console"
+profile=${PARTNER_BENCH_PROFILE:-release}
+case "$profile" in
+  release) profile_flag=--release ;;
+  debug) profile_flag= ;;
+  *) echo "bench: PARTNER_BENCH_PROFILE is release or debug" >&2; exit 2 ;;
+esac
+cargo build $profile_flag -p partner-console --bins --example blank --locked --quiet
+export PARTNER_APP_BINARY="${CARGO_TARGET_DIR:-$root/target}/$profile/partner-console"
 export PARTNER_BENCH_CAPTURES=${1:-10000}
-export PARTNER_BLANK_BINARY="${CARGO_TARGET_DIR:-$root/target}/debug/examples/blank"
+export PARTNER_BLANK_BINARY="${CARGO_TARGET_DIR:-$root/target}/$profile/examples/blank"
+echo "{\"profile\":\"$profile\",\"nproc\":$(nproc),\"load\":\"$(cut -d' ' -f1-3 /proc/loadavg)\"}"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 export XDG_DATA_HOME=$scratch/data XDG_CACHE_HOME=$scratch/cache XDG_CONFIG_HOME=$scratch/config XDG_RUNTIME_DIR=$scratch/run

@@ -68,6 +68,8 @@ await step("first run: embedded sandbox, products listed", async () => {
   assert.match(await text("[data-testid=env-badge]"), /^sandbox$/i);
   const range = await text("[data-testid=range-label]");
   assert.match(range, /^1–\d+ of \d+/);
+  // The demo subscription finishes after the table is usable; its outcome is in the top bar.
+  await waitText("[data-testid=demo-subscription]", /Demo webhooks: .+ → listener/);
   await shot("products");
 });
 

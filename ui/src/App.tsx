@@ -1,28 +1,52 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect } from "react";
-import { api, events } from "./platform";
+import { lazy, Suspense, useEffect } from "react";
+import { api, events, type DemoSubscription } from "./platform";
 import { ErrorPanel } from "./components/ErrorPanel";
 import { navigate, routeHref, SCREENS, useRoute, type Screen } from "./lib/router";
 import { ProductsScreen } from "./features/products/ProductsScreen";
-import { ProductDetail } from "./features/products/ProductDetail";
-import { TransactionsScreen } from "./features/transactions/TransactionsScreen";
-import { TransactionDetail } from "./features/transactions/TransactionDetail";
-import { WebhooksScreen } from "./features/webhooks/WebhooksScreen";
-import { TokenScreen } from "./features/token/TokenScreen";
-import { ConnectionsScreen } from "./features/connections/ConnectionsScreen";
-import { DemoScreen } from "./features/demo/DemoScreen";
 import { ErrorBoundary } from "./components/ErrorBoundary";
+import { STATUS_KEY } from "./startup";
+
+// The products table is the first screen; every other screen is its own chunk, loaded when
+// first opened, so the bundle parsed before the first table is small.
+const ProductDetail = lazy(() => import("./features/products/ProductDetail").then((m) => ({ default: m.ProductDetail })));
+const TransactionsScreen = lazy(() => import("./features/transactions/TransactionsScreen").then((m) => ({ default: m.TransactionsScreen })));
+const TransactionDetail = lazy(() => import("./features/transactions/TransactionDetail").then((m) => ({ default: m.TransactionDetail })));
+const WebhooksScreen = lazy(() => import("./features/webhooks/WebhooksScreen").then((m) => ({ default: m.WebhooksScreen })));
+const TokenScreen = lazy(() => import("./features/token/TokenScreen").then((m) => ({ default: m.TokenScreen })));
+const ConnectionsScreen = lazy(() => import("./features/connections/ConnectionsScreen").then((m) => ({ default: m.ConnectionsScreen })));
+const DemoScreen = lazy(() => import("./features/demo/DemoScreen").then((m) => ({ default: m.DemoScreen })));
 
 export function App() {
   const client = useQueryClient();
   const route = useRoute();
-  const status = useQuery({ queryKey: ["status"], queryFn: api.appStatus, refetchInterval: (q) => (q.state.data?.phase === "starting" ? 500 : false) });
+  const status = useQuery({ queryKey: STATUS_KEY, queryFn: api.appStatus });
+  const starting = status.data?.phase === "starting";
+  const { refetch } = status;
+
+  // While the shell starts, one call waits for the end of start-up and answers at once then:
+  // no polling delay between "ready" and the first listing.
+  useEffect(() => {
+    if (!starting) return;
+    let live = true;
+    api.waitForStart().then(
+      (next) => {
+        if (live) client.setQueryData(STATUS_KEY, next);
+      },
+      () => {
+        if (live) void refetch();
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [starting, client, refetch]);
 
   useEffect(
     () =>
       events.onStatus((s) => {
-        client.setQueryData(["status"], s);
-        void client.invalidateQueries({ predicate: (q) => q.queryKey[0] !== "status" });
+        client.setQueryData(STATUS_KEY, s);
+        void client.invalidateQueries({ predicate: (q) => q.queryKey[0] !== STATUS_KEY[0] });
       }),
     [client],
   );
@@ -52,6 +76,7 @@ export function App() {
             <span className={`env-badge ${env}`} data-testid="env-badge">{env}</span>
             <span className="conn-label">{s.active.label}</span>
             <span className="muted mono small">{s.active.baseUrl}</span>
+            {s.demoSubscription && <DemoSubscriptionBadge subscription={s.demoSubscription} />}
           </>
         ) : (
           <span className="muted">{s?.phase === "starting" ? "Starting the embedded sandbox…" : "No connection"}</span>
@@ -80,13 +105,32 @@ export function App() {
         ) : (
           <>
             {s.startupError && <ErrorPanel error={s.startupError} compact />}
+            {s.demoSubscription?.error && <ErrorPanel error={s.demoSubscription.error} compact />}
             <ErrorBoundary key={`${route.screen}/${route.id ?? ""}`}>
-              <ScreenView screen={route.screen} id={route.id} embedded={s.active?.embedded ?? false} connected={s.active !== null} />
+              <Suspense fallback={<p className="muted pad">Loading…</p>}>
+                <ScreenView screen={route.screen} id={route.id} embedded={s.active?.embedded ?? false} connected={s.active !== null} />
+              </Suspense>
             </ErrorBoundary>
           </>
         )}
       </main>
     </div>
+  );
+}
+
+/** The first run's demo subscription, which finishes after the tables are already usable. */
+function DemoSubscriptionBadge({ subscription }: { subscription: DemoSubscription }) {
+  const product = subscription.productName ?? "the demo product";
+  const text =
+    subscription.phase === "running"
+      ? "Subscribing the demo product to the listener…"
+      : subscription.phase === "done"
+        ? `Demo webhooks: ${product} → listener`
+        : "Demo webhooks not set up";
+  return (
+    <span className={`small demo-subscription ${subscription.phase}`} data-testid="demo-subscription" aria-live="polite">
+      {text}
+    </span>
   );
 }
 

@@ -11,6 +11,14 @@ pub fn app_status(state: State<'_, AppState>) -> AppStatus {
     state.status()
 }
 
+/// The app's status once start-up has ended (ready or failed): the UI awaits this instead of
+/// polling `app_status`, so the first listing is asked for the moment it can be answered.
+#[tauri::command]
+pub async fn wait_for_start(state: State<'_, AppState>) -> Result<AppStatus> {
+    state.started().await;
+    Ok(state.status())
+}
+
 /// Makes `client` the active connection and starts watching its token.
 pub fn activate(app: &AppHandle, view: ConnectionView, client: PartnerClient) {
     let state = app.state::<AppState>();

@@ -107,12 +107,21 @@ pub async fn add_subscription_to(
                 "Reload the product.",
             )
         })?;
-    partner_client::store_signing_key(
-        state.secrets.as_ref(),
-        &subscription,
-        &key,
-        chrono::Utc::now(),
-    )?;
+    // The keychain is a blocking D-Bus round trip: off the async workers, so the commands the
+    // UI is waiting for (the first listing at start-up) are not held behind it.
+    let secrets = state.secrets.clone();
+    let (id, stored) = (subscription.clone(), key.clone());
+    tauri::async_runtime::spawn_blocking(move || {
+        partner_client::store_signing_key(secrets.as_ref(), &id, &stored, chrono::Utc::now())
+    })
+    .await
+    .map_err(|e| {
+        AppError::new(
+            crate::error::ErrorKind::Keychain,
+            format!("Storing the signing key failed: {e}."),
+            "Try again.",
+        )
+    })??;
     state.keys.insert(subscription.clone(), key);
     Ok(subscription)
 }

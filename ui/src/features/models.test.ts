@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { CaptureSummary, TokenView, Transaction } from "../platform";
-import { applyFilter, countByVerdict, mergeBatch, shouldFollow } from "./webhooks/inspectorModel";
+import { applyFilter, countByVerdict, listOf, mergeBatch, shouldFollow } from "./webhooks/inspectorModel";
 import { parseTestMode } from "./webhooks/listenerModel";
 import { firstExpiry, secondsLeft } from "./token/tokenModel";
 import { draftProblems, EMPTY_DRAFT, toNewConnection } from "./connections/connectionModel";
@@ -28,18 +28,22 @@ function capture(id: number, patch: Partial<CaptureSummary> = {}): CaptureSummar
 
 describe("inspector", () => {
   it("puts new batches on top, newest first, without duplicates", () => {
-    const merged = mergeBatch([capture(2), capture(1)], [capture(3), capture(4), capture(2)]);
-    expect(merged.map((c) => c.id)).toEqual([4, 3, 2, 1]);
+    const merged = mergeBatch(listOf([capture(2), capture(1)]), [capture(3), capture(4), capture(2)]);
+    expect(merged.rows.map((c) => c.id)).toEqual([4, 3, 2, 1]);
+    // The searchable text stays beside its capture.
+    expect(applyFilter(merged, { verdict: "all", eventType: "all", text: "EV-4" }).map((c) => c.id)).toEqual([4]);
+    expect(applyFilter(merged, { verdict: "all", eventType: "all", text: "ev-1" }).map((c) => c.id)).toEqual([1]);
   });
   it("filters by verdict, event type and text, and counts verdicts", () => {
-    const all = [capture(1), capture(2, { verdict: "invalid-signature" }), capture(3, { eventType: "updated", resourceId: "special" })];
+    const rows = [capture(1), capture(2, { verdict: "invalid-signature" }), capture(3, { eventType: "updated", resourceId: "special" })];
+    const all = listOf(rows);
     expect(applyFilter(all, { verdict: "invalid-signature", eventType: "all", text: "" }).map((c) => c.id)).toEqual([2]);
     expect(applyFilter(all, { verdict: "all", eventType: "updated", text: "" }).map((c) => c.id)).toEqual([3]);
     expect(applyFilter(all, { verdict: "all", eventType: "all", text: "SPEC" }).map((c) => c.id)).toEqual([3]);
-    expect(countByVerdict(all)).toMatchObject({ valid: 2, "invalid-signature": 1 });
+    expect(countByVerdict(rows)).toMatchObject({ valid: 2, "invalid-signature": 1 });
   });
   it("filters 100,000 captures by text and verdict together", () => {
-    const many = Array.from({ length: 100_000 }, (_, i) => capture(i, { verdict: i % 7 === 0 ? "invalid-signature" : "valid" }));
+    const many = listOf(Array.from({ length: 100_000 }, (_, i) => capture(i, { verdict: i % 7 === 0 ? "invalid-signature" : "valid" })));
     expect(applyFilter(many, { verdict: "all", eventType: "all", text: "tx-9999" })).toHaveLength(11);
     expect(applyFilter(many, { verdict: "invalid-signature", eventType: "all", text: "tx-9999" }).map((c) => c.id)).toEqual([99995]);
   });

@@ -95,6 +95,8 @@ async function call<T>(command: string, args?: Record<string, unknown>): Promise
 
 export const api = {
   appStatus: () => call<AppStatus>("app_status"),
+  /** The status once start-up has ended: answers the moment it does (no polling). */
+  waitForStart: () => call<AppStatus>("wait_for_start"),
   addConnection: (form: NewConnection) => call<AppStatus>("add_connection", { form }),
   selectConnection: (id: string) => call<AppStatus>("select_connection", { id }),
   removeConnection: (id: string) => call<AppStatus>("remove_connection", { id }),

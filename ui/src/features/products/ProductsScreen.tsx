@@ -1,6 +1,7 @@
+import type { QueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, type Product } from "../../platform";
-import { Listing, type ListingColumn } from "../listing/Listing";
+import { Listing, prefetchFirstPage, type ListingColumn } from "../listing/Listing";
 import { tableTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
 import { CreateProduct } from "./CreateProduct";
@@ -15,6 +16,13 @@ export const PRODUCT_COLUMNS: ListingColumn<Product>[] = [
   { id: "updated", header: "Updated", sortKey: "updated", cell: (p) => tableTime(p.updated), width: 128 },
 ];
 
+const DEFAULT_SORT = "listingName";
+
+/** The products table's first page into the cache (start-up asks for it before rendering). */
+export function prefetchProducts(client: QueryClient) {
+  return prefetchFirstPage(client, "products", api.listProducts, DEFAULT_SORT);
+}
+
 export function ProductsScreen() {
   const [creating, setCreating] = useState(false);
   return (
@@ -27,7 +35,7 @@ export function ProductsScreen() {
         fetchPage={api.listProducts}
         rowId={(p) => p.id}
         onOpen={(p) => navigate("products", p.id)}
-        defaultSort="listingName"
+        defaultSort={DEFAULT_SORT}
         toolbar={
           <button type="button" className="primary" onClick={() => setCreating(true)}>
             New product

@@ -3,7 +3,7 @@
  * that follows new arrivals while the user is at the top and pauses when they scroll away.
  */
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { useDeferredValue, useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { memo, useDeferredValue, useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { api, type CaptureSummary, type ExportFormat, type ExportResult } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { shortTime, shortId } from "../../lib/format";
@@ -12,16 +12,20 @@ import { CaptureDetailPane } from "./CaptureDetailPane";
 import { useCaptures } from "./useCaptures";
 
 const ROW_HEIGHT = 28;
+/** Rows drawn beyond the visible ones: enough for keyboard moves, few enough that a jump
+ * (scrolling to the middle, a new filter) rebuilds little. */
+const OVERSCAN = 6;
 
 export function Inspector() {
-  const { captures, error, loading, reload } = useCaptures();
+  const { captures: list, error, loading, reload } = useCaptures();
+  const captures = list.rows;
   const [filter, setFilter] = useState<InspectorFilter>(NO_FILTER);
   const deferredFilter = useDeferredValue(filter);
   const [selectedId, setSelectedId] = useState<number | null>(null);
   const [following, setFollowing] = useState(true);
   const scrollRef = useRef<HTMLDivElement>(null);
 
-  const visible = useMemo(() => applyFilter(captures, deferredFilter), [captures, deferredFilter]);
+  const visible = useMemo(() => applyFilter(list, deferredFilter), [list, deferredFilter]);
   const counts = useMemo(() => countByVerdict(captures), [captures]);
   const eventTypes = useMemo(() => Array.from(new Set(captures.slice(0, 2000).map((c) => c.eventType))).sort(), [captures]);
 
@@ -29,13 +33,15 @@ export function Inspector() {
     count: visible.length,
     getScrollElement: () => scrollRef.current,
     estimateSize: () => ROW_HEIGHT,
-    overscan: 20,
+    overscan: OVERSCAN,
   });
 
   useEffect(() => {
     if (following && scrollRef.current) scrollRef.current.scrollTop = 0;
   }, [visible, following]);
 
+  const virtualItems = virtualizer.getVirtualItems();
+  const slots = Math.max(1, virtualItems.length);
   const selectedIndex = selectedId === null ? -1 : visible.findIndex((c) => c.id === selectedId);
 
   const onKey = (e: KeyboardEvent<HTMLDivElement>) => {
@@ -97,28 +103,11 @@ export function Inspector() {
             onScroll={(e) => setFollowing(shouldFollow(e.currentTarget.scrollTop))}
           >
             <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
-              {virtualizer.getVirtualItems().map((item) => {
+              {virtualItems.map((item) => {
                 const c = visible[item.index] as CaptureSummary;
-                return (
-                  <div
-                    key={c.id}
-                    role="option"
-                    aria-selected={c.id === selectedId}
-                    data-capture-id={c.id}
-                    data-verdict={c.verdict}
-                    className={`capture-row${c.id === selectedId ? " selected" : ""}`}
-                    style={{ position: "absolute", top: 0, left: 0, right: 0, height: ROW_HEIGHT, transform: `translateY(${item.start}px)` }}
-                    onClick={() => setSelectedId(c.id)}
-                  >
-                    <span className="mono">{shortTime(c.receivedAt)}</span>
-                    <span><span className={`pill ${c.verdict}`}>{c.verdict}</span></span>
-                    <span>{c.eventType}{c.replayed ? " ↻" : ""}</span>
-                    <span>{shortResource(c.resourceType)}</span>
-                    <span>{c.instanceId}</span>
-                    <span className="mono" title={c.resourceId}>{shortId(c.resourceId)}</span>
-                    <span>{c.attempts}</span>
-                  </div>
-                );
+                // Keyed by slot in the window, not by capture: a scroll or a new filter
+                // updates the text of the rows already in the page instead of replacing them.
+                return <CaptureRow key={item.index % slots} capture={c} top={item.start} selected={c.id === selectedId} onSelect={setSelectedId} />;
               })}
             </div>
             {!loading && visible.length === 0 && (
@@ -141,6 +130,28 @@ export function Inspector() {
     </div>
   );
 }
+
+const CaptureRow = memo(function CaptureRow({ capture: c, top, selected, onSelect }: { capture: CaptureSummary; top: number; selected: boolean; onSelect: (id: number) => void }) {
+  return (
+    <div
+      role="option"
+      aria-selected={selected}
+      data-capture-id={c.id}
+      data-verdict={c.verdict}
+      className={`capture-row${selected ? " selected" : ""}`}
+      style={{ height: ROW_HEIGHT, transform: `translateY(${top}px)` }}
+      onClick={() => onSelect(c.id)}
+    >
+      <span className="mono">{shortTime(c.receivedAt)}</span>
+      <span><span className={`pill ${c.verdict}`}>{c.verdict}</span></span>
+      <span>{c.eventType}{c.replayed ? " ↻" : ""}</span>
+      <span>{shortResource(c.resourceType)}</span>
+      <span>{c.instanceId}</span>
+      <span className="mono" title={c.resourceId}>{shortId(c.resourceId)}</span>
+      <span>{c.attempts}</span>
+    </div>
+  );
+});
 
 function ExportCaptures() {
   const [format, setFormat] = useState<ExportFormat>("json");

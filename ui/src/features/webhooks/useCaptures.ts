@@ -1,10 +1,10 @@
 import { useEffect, useRef, useState } from "react";
 import { api, events, type CaptureSummary } from "../../platform";
-import { mergeBatch } from "./inspectorModel";
+import { EMPTY_LIST, listOf, mergeBatch, type CaptureList } from "./inspectorModel";
 
 /** Loads every capture once, then adds the shell's batched `captures` events as they come. */
 export function useCaptures() {
-  const [captures, setCaptures] = useState<CaptureSummary[]>([]);
+  const [captures, setCaptures] = useState<CaptureList>(EMPTY_LIST);
   const [error, setError] = useState<unknown>(null);
   const [loading, setLoading] = useState(true);
   const pending = useRef<CaptureSummary[]>([]);
@@ -14,7 +14,7 @@ export function useCaptures() {
     api
       .captures()
       .then((all) => {
-        setCaptures(mergeBatch(all, pending.current));
+        setCaptures(mergeBatch(listOf(all), pending.current));
         pending.current = [];
         setError(null);
       })
@@ -30,5 +30,5 @@ export function useCaptures() {
     return stop;
   }, []);
 
-  return { captures, error, loading, reload, clear: () => setCaptures([]) };
+  return { captures, error, loading, reload, clear: () => setCaptures(EMPTY_LIST) };
 }

@@ -1,0 +1,72 @@
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { render, screen, waitFor } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import { App } from "./App";
+import type { AppStatus, ConnectionView, DemoSubscription } from "./platform";
+import { startLoading } from "./startup";
+import { mockCommands } from "./test/render";
+import { pageOf, product } from "./test/fixtures";
+
+const embedded: ConnectionView = { id: "embedded-sandbox", label: "Embedded sandbox", baseUrl: "http://127.0.0.1:1", clientId: "demo", environment: "sandbox", embedded: true };
+const starting: AppStatus = { phase: "starting", startupError: null, active: null, connections: [], embeddedSandbox: null, demoSubscription: null };
+function ready(demoSubscription: DemoSubscription | null): AppStatus {
+  return { phase: "ready", startupError: null, active: embedded, connections: [embedded], embeddedSandbox: embedded.baseUrl, demoSubscription };
+}
+const sortKeys = () => ({ products: ["listingName"], transactions: ["id"] });
+const client = () => new QueryClient({ defaultOptions: { queries: { retry: false, staleTime: 10_000 } } });
+
+describe("App start-up", () => {
+  it("waits for the shell with one call (no polling) and lists products the moment it is ready", async () => {
+    let finish: (s: AppStatus) => void = () => {};
+    const calls = mockCommands({
+      app_status: () => starting,
+      wait_for_start: () => new Promise<AppStatus>((resolve) => (finish = resolve)),
+      sort_keys: sortKeys,
+      list_products: (args) => pageOf([product(1), product(2)], args, 2),
+    });
+    render(<QueryClientProvider client={client()}><App /></QueryClientProvider>);
+    expect(await screen.findByText(/Starting the embedded sandbox, signing in/)).toBeInTheDocument();
+    await waitFor(() => expect(calls.some((c) => c.cmd === "wait_for_start")).toBe(true));
+    finish(ready({ phase: "running", productName: null, error: null }));
+    expect(await screen.findAllByText("Product 1")).not.toHaveLength(0);
+    expect(screen.getByTestId("demo-subscription")).toHaveTextContent("Subscribing the demo product to the listener");
+    expect(calls.filter((c) => c.cmd === "app_status")).toHaveLength(1);
+    expect(calls.filter((c) => c.cmd === "wait_for_start")).toHaveLength(1);
+  });
+
+  it("asks for the first products page before the first render, and the table uses it", async () => {
+    const calls = mockCommands({
+      app_status: () => ready({ phase: "done", productName: "Product 1", error: null }),
+      sort_keys: sortKeys,
+      list_products: (args) => pageOf([product(1)], args, 1),
+    });
+    const queries = client();
+    await startLoading(queries, "#/products");
+    expect(calls.map((c) => c.cmd)).toEqual(["app_status", "list_products"]);
+    expect(calls[1]?.args.query).toEqual({ start: 0, limit: 25, sort: "listingName" });
+    render(<QueryClientProvider client={queries}><App /></QueryClientProvider>);
+    expect(await screen.findAllByText("Product 1")).not.toHaveLength(0);
+    expect(screen.getByTestId("demo-subscription")).toHaveTextContent("Demo webhooks: Product 1 → listener");
+    expect(calls.filter((c) => c.cmd === "list_products")).toHaveLength(1);
+    expect(calls.filter((c) => c.cmd === "app_status")).toHaveLength(1);
+  });
+
+  it("does not ask for products at start-up when another screen is open", async () => {
+    const calls = mockCommands({ app_status: () => ready(null) });
+    await startLoading(client(), "#/token");
+    expect(calls.map((c) => c.cmd)).toEqual(["app_status"]);
+  });
+
+  it("shows a failed demo subscription in words while the tables stay usable", async () => {
+    mockCommands({
+      app_status: () =>
+        ready({ phase: "failed", productName: null, error: { kind: "keychain", message: "The keychain refused the key.", hint: "Unlock it.", status: null, errorCode: null } }),
+      sort_keys: sortKeys,
+      list_products: (args) => pageOf([product(1)], args, 1),
+    });
+    render(<QueryClientProvider client={client()}><App /></QueryClientProvider>);
+    expect(await screen.findByText("The keychain refused the key.")).toBeInTheDocument();
+    expect(screen.getByTestId("demo-subscription")).toHaveTextContent("Demo webhooks not set up");
+    expect(await screen.findAllByText("Product 1")).not.toHaveLength(0);
+  });
+});
