@@ -18,6 +18,11 @@ use partner_listener::{
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The allocator `partner listen` (partner-cli) uses, so the bench measures what production runs;
+/// the bare server and the load generator share it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "support/cpu.rs"]
 mod cpu;
 

@@ -19,7 +19,11 @@
 //! - checkpoints run on their own thread, and the writer only finishes each round with a short
 //!   `RESTART` so the WAL is written from its start again instead of growing for as long as a
 //!   burst lasts (see [`checkpoint_loop`]);
-//! - 16 KiB pages keep a 2 KiB notification's row off overflow pages.
+//! - 16 KiB pages keep a 2 KiB notification's row off overflow pages;
+//! - it answers a committed batch with one message to a task inside the async runtime, which
+//!   wakes the batch's requests there (see [`Store::insert`]): a wake from a runtime worker
+//!   lands on that worker's own run queue, while a wake from the writer's thread goes through
+//!   the runtime's shared queue and may unpark a worker for every request.
 //!
 //! Of the writer's time under load, most is the kernel's: the fsync of each commit (about 60%
 //! of a commit) and the WAL writes (about 30%); SQLite's own insert work is about a fifth.
