@@ -257,6 +257,9 @@ async fn listener_run(
     outcome
 }
 
+/// One sender count's outcomes: senders, bare, listener FULL, listener NORMAL.
+type SummaryRow = (usize, Option<Outcome>, Option<Outcome>, Option<Outcome>);
+
 fn cpu_per_request(outcome: &Outcome) -> f64 {
     outcome.cpu.values().sum::<f64>() / outcome.total.max(1) as f64 * 1e6
 }
@@ -282,9 +285,7 @@ fn main() {
             "{requests} signed {BODY_SIZE}-byte notifications per run ({warm_up} before it to warm up), \
              senders {counts:?}, loopback"
         );
-        // senders, bare, full, normal
-        let mut summary: Vec<(usize, Option<Outcome>, Option<Outcome>, Option<Outcome>)> =
-            Vec::new();
+        let mut summary: Vec<SummaryRow> = Vec::new();
         for &senders in &counts {
             println!("-- {senders} concurrent senders");
             let bare = if runs("bare") {
