@@ -1,5 +1,5 @@
-//! Webhooks screen: the listener on/off, tunnel URL and check, test mode, the inspector's
-//! captures, the signature debugger, replay and export.
+//! Webhooks screen: the listener on/off, tunnel URL (its check is `commands::tunnel`), test
+//! mode, the inspector's captures, the signature debugger, replay and export.
 use crate::bridge::{
     CaptureDetail, CaptureSummary, ExportFormat, ExportResult, ListenerView, ReplayForm,
     ReplayResult, SignatureCheck, SignatureReport, TestMode,
