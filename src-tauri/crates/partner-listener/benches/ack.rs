@@ -8,7 +8,7 @@
 //! commit can only batch the requests in flight), with many it is bounded by CPU.
 //!
 //! Run: `cargo bench -p partner-listener --bench ack` (env: ACK_REQUESTS per run, default
-//! 10,000; ACK_WARMUP, default 1,000; ACK_SENDERS=32,128,256; ACK_ONLY=bare,full,normal to run
+//! 30,000; ACK_WARMUP, default 2,000; ACK_SENDERS=32,128,256; ACK_ONLY=bare,full,normal to run
 //! only some servers, e.g. one under a profiler).
 
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
@@ -208,7 +208,7 @@ async fn listener_run(
     warm_up: usize,
     senders: usize,
     prefix: &str,
-) -> Outcome {
+) -> (Outcome, u64) {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open_with(
         dir.path().join("bench.sqlite3"),
@@ -248,13 +248,9 @@ async fn listener_run(
         .expect("count")
         .values()
         .sum();
-    println!(
-        "  {stored} captures stored, {} expected (every 2xx-acknowledged one must be there)",
-        warm_up + requests
-    );
     let _ = stop.send(());
     let _ = server.await;
-    outcome
+    (outcome, stored)
 }
 
 /// One sender count's outcomes: senders, bare, listener FULL, listener NORMAL.
@@ -265,8 +261,8 @@ fn cpu_per_request(outcome: &Outcome) -> f64 {
 }
 
 fn main() {
-    let requests = env_number("ACK_REQUESTS", 10_000);
-    let warm_up = env_number("ACK_WARMUP", 1_000);
+    let requests = env_number("ACK_REQUESTS", 30_000);
+    let warm_up = env_number("ACK_WARMUP", 2_000);
     let counts = sender_counts();
     let only = std::env::var("ACK_ONLY").unwrap_or_default();
     let runs = |name: &str| {
@@ -304,7 +300,7 @@ fn main() {
                 if !runs(&format!("{durability:?}")) {
                     continue;
                 }
-                let outcome = listener_run(
+                let (outcome, stored) = listener_run(
                     durability,
                     requests,
                     warm_up,
@@ -313,6 +309,10 @@ fn main() {
                 )
                 .await;
                 report(&format!("listener, {durability:?} durability"), &outcome);
+                println!(
+                    "  {stored} captures stored, {} expected (every 2xx-acknowledged one must be there)",
+                    warm_up + requests
+                );
                 listened[slot] = Some(outcome);
             }
             let [full, normal] = listened;
