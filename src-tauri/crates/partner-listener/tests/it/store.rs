@@ -278,8 +278,14 @@ async fn the_wal_stays_bounded_under_sustained_load() {
     }
     let late = std::fs::metadata(&wal_path).unwrap().len();
     assert!(stored > 100, "the load ran: {stored} captures");
+    // Levelled off since the first second, or at most the store's `journal_size_limit` (64 MiB,
+    // what a restart cuts the WAL back to): with both cores busy (other test binaries beside
+    // this one) a few restarts in a row can find the checkpointer still copying and give way, so
+    // the WAL may reach the limit before a restart succeeds. Without the restarts it grew to
+    // 128 MB in these 5 s, past either bound.
+    const WAL_LIMIT: u64 = 64 * 1024 * 1024;
     assert!(
-        late < early * 5 / 2,
+        late < early * 5 / 2 || late <= WAL_LIMIT,
         "the WAL kept growing with the load: {early} bytes after 1 s, {late} after 5 s \
          ({stored} captures)"
     );
