@@ -23,6 +23,10 @@
 //!
 //! Of the writer's time under load, most is the kernel's: the fsync of each commit (about 60%
 //! of a commit) and the WAL writes (about 30%); SQLite's own insert work is about a fifth.
+//!
+//! Tried and measured no cheaper (BENCHMARKS.md, listener, round 3), so not done: answering a
+//! committed batch through one task inside the runtime instead of waking each request from the
+//! writer's thread, and SQLite built with `fdatasync` instead of `fsync`.
 
 use crate::capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
 use crate::verdict::{MatchedKey, NotificationFields, Verdict};
