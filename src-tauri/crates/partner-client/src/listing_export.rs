@@ -3,10 +3,11 @@
 //!
 //! Why it is shaped so:
 //! - Rows are the API's own JSON objects, so a CSV holds what the JSON export holds: one column
-//!   per top-level field, in the order the fields are first met (every object of a listing has
-//!   the same shape, so that is the API's order); a value that is itself an object or an array
-//!   is one cell of compact JSON, a null or missing field an empty cell. A CSV read back is
-//!   never short of a field the JSON had.
+//!   per top-level field, in the order the fields are first met (the order of a
+//!   `serde_json::Value` object: by name, as `preserve_order` is not enabled in this workspace;
+//!   a field first met on a later row comes after the others); a value that is itself an object
+//!   or an array is one cell of compact JSON, a null or missing field an empty cell. A CSV read
+//!   back is never short of a field the JSON had.
 //! - The columns are known only once every row is seen (an optional field may first appear on
 //!   the last page), so a CSV is written from the whole listing, not streamed row by row.
 //! - Search is plain text, case-insensitive, anywhere in an item: in any string or number of

@@ -152,10 +152,13 @@ async fn lists_page_sort_and_export_in_three_formats() {
     let text = stdout(&csv);
     let mut lines = text.lines();
     let header = lines.next().unwrap_or_default();
-    assert!(
-        header.starts_with("id,status,clientId,environment,created,"),
-        "one column per field of the API object: {header}"
-    );
+    let columns: Vec<&str> = header.split(',').collect();
+    for field in ["id", "status", "product", "request", "created", "updatedBy"] {
+        assert!(
+            columns.contains(&field),
+            "one column per field of the API object: {header}"
+        );
+    }
     // The same flattening as the desktop app's export, from the same objects.
     let rows = all_json.as_array().unwrap();
     let expected = partner_client::listing_export::write_csv(Vec::new(), rows).unwrap();
