@@ -107,19 +107,23 @@ mod tests {
             json!({ "id": "b,\"q\"", "extra": { "k": 1 }, "n": 3 }),
             json!("not an object"),
         ];
-        assert_eq!(csv_columns(&rows), ["id", "tags", "n", "gone", "extra"]);
+        // A row's fields by name (a `Value` object's order), a field first met later after them.
+        assert_eq!(csv_columns(&rows), ["gone", "id", "n", "tags", "extra"]);
         let text = String::from_utf8(write_csv(Vec::new(), &rows).unwrap()).unwrap();
         assert_eq!(
             text,
-            "id,tags,n,gone,extra\n\
-             a,\"[\"\"x\"\",\"\"y\"\"]\",2,,\n\
-             \"b,\"\"q\"\"\",,3,,\"{\"\"k\"\":1}\"\n\
+            "gone,id,n,tags,extra\n\
+             ,a,2,\"[\"\"x\"\",\"\"y\"\"]\",\n\
+             ,\"b,\"\"q\"\"\",3,,\"{\"\"k\"\":1}\"\n\
              ,,,,\n"
         );
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let second = reader.records().nth(1).unwrap().unwrap();
+        assert_eq!(&second[1], "b,\"q\"", "quoting reads back");
     }
 
     #[test]
-    fn an_empty_listing_is_an_empty_header() {
-        assert_eq!(write_csv(Vec::new(), &[]).unwrap(), b"\n");
+    fn an_empty_listing_is_one_empty_header_cell() {
+        assert_eq!(write_csv(Vec::new(), &[]).unwrap(), b"\"\"\n");
     }
 }

@@ -252,7 +252,11 @@ impl PartnerClient {
             let (id, key) = (subscription_id.clone(), key.clone());
             in_keychain(store, move |store| {
                 store_signing_key(store, &id, &key, now)?;
-                store.delete(&pending)
+                // The key is where it belongs: a pending entry left over is only clutter.
+                if let Err(error) = store.delete(&pending) {
+                    tracing::warn!(%error, "could not remove the pending key of a new subscription");
+                }
+                Ok(())
             })
             .await?;
         }
