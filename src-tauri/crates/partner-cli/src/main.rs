@@ -47,6 +47,13 @@ fn init_logging() {
         .init();
 }
 
+/// mimalloc rather than the system allocator: `partner listen` is a server whose requests
+/// allocate and free on different runtime threads (a capture is built on one worker and dropped
+/// on another after the store and the live feed are done with it), where glibc's malloc spent
+/// about a tenth of the workers' time (see BENCHMARKS.md, listener).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -3,8 +3,13 @@
 //! beside a bare hyper server that reads the body and answers 200, driven by the same load
 //! generator in the same run.
 //!
-//! Run: `cargo bench -p partner-listener --bench ack` (env: ACK_REQUESTS, ACK_SENDERS; and
-//! ACK_ONLY=bare|full|normal to run one server alone, e.g. under a profiler).
+//! Every server runs at several sender counts (default 32, 128, 256) so one run shows both
+//! regimes: with few senders the durable rate is bounded by senders / fsync latency (group
+//! commit can only batch the requests in flight), with many it is bounded by CPU.
+//!
+//! Run: `cargo bench -p partner-listener --bench ack` (env: ACK_REQUESTS per run, default
+//! 10,000; ACK_WARMUP, default 1,000; ACK_SENDERS=32,128,256; ACK_ONLY=bare,full,normal to run
+//! only some servers, e.g. one under a profiler).
 
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_listener::{
@@ -12,6 +17,11 @@ use partner_listener::{
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// The allocator `partner listen` (partner-cli) uses, so the bench measures what production runs;
+/// the bare server and the load generator share it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[path = "support/cpu.rs"]
 mod cpu;
@@ -176,66 +186,169 @@ fn report(name: &str, outcome: &Outcome) {
     );
 }
 
+/// Sender counts from `ACK_SENDERS` (a comma-separated list).
+fn sender_counts() -> Vec<usize> {
+    let counts: Vec<usize> = std::env::var("ACK_SENDERS")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|v| v.trim().parse().ok())
+        .filter(|&n| n > 0)
+        .collect();
+    if counts.is_empty() {
+        vec![32, 128, 256]
+    } else {
+        counts
+    }
+}
+
+/// One listener run: a fresh store, the listener serving on port 0, warm-up, then the load.
+async fn listener_run(
+    durability: Durability,
+    requests: usize,
+    warm_up: usize,
+    senders: usize,
+    prefix: &str,
+) -> Outcome {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open_with(
+        dir.path().join("bench.sqlite3"),
+        StoreOptions {
+            retention: Retention::default(),
+            durability,
+        },
+    )
+    .expect("store");
+    let keys = Arc::new(MemoryKeys::new());
+    keys.insert(SUB, KEY);
+    let listener = Listener::new(ListenerConfig::default(), store, keys).expect("listener");
+    let _live = listener.subscribe();
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let listener_url = format!("http://{}/webhooks", tcp.local_addr().expect("addr"));
+    let serving = listener.clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        serving
+            .serve(tcp, async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    load(
+        &listener_url,
+        signed_bodies(&format!("warm-{prefix}"), warm_up),
+        senders,
+    )
+    .await;
+    let outcome = load(&listener_url, signed_bodies(prefix, requests), senders).await;
+    let stored: u64 = listener
+        .store()
+        .count_by_verdict(&partner_listener::CaptureFilter::default())
+        .expect("count")
+        .values()
+        .sum();
+    println!(
+        "  {stored} captures stored, {} expected (every 2xx-acknowledged one must be there)",
+        warm_up + requests
+    );
+    let _ = stop.send(());
+    let _ = server.await;
+    outcome
+}
+
+/// One sender count's outcomes: senders, bare, listener FULL, listener NORMAL.
+type SummaryRow = (usize, Option<Outcome>, Option<Outcome>, Option<Outcome>);
+
+fn cpu_per_request(outcome: &Outcome) -> f64 {
+    outcome.cpu.values().sum::<f64>() / outcome.total.max(1) as f64 * 1e6
+}
+
 fn main() {
-    let requests = env_number("ACK_REQUESTS", 20_000);
-    let senders = env_number("ACK_SENDERS", 32);
+    let requests = env_number("ACK_REQUESTS", 10_000);
+    let warm_up = env_number("ACK_WARMUP", 1_000);
+    let counts = sender_counts();
     let only = std::env::var("ACK_ONLY").unwrap_or_default();
-    let runs = |name: &str| only.is_empty() || only.eq_ignore_ascii_case(name);
+    let runs = |name: &str| {
+        only.is_empty()
+            || only
+                .split(',')
+                .any(|wanted| wanted.trim().eq_ignore_ascii_case(name))
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
     runtime.block_on(async {
         let bare_url = bare_server().await;
-        println!("{requests} signed {BODY_SIZE}-byte notifications, {senders} concurrent senders, loopback");
-        let mut bare_rate = None;
-        if runs("bare") {
-            load(&bare_url, signed_bodies("warm-bare", 2_000), senders).await;
-            let bare = load(&bare_url, signed_bodies("bare", requests), senders).await;
-            report("bare hyper (no verify/store)", &bare);
-            bare_rate = Some(bare.rate);
-        }
-        for durability in [Durability::Full, Durability::Normal] {
-            if !runs(&format!("{durability:?}")) {
-                continue;
+        println!(
+            "{requests} signed {BODY_SIZE}-byte notifications per run ({warm_up} before it to warm up), \
+             senders {counts:?}, loopback"
+        );
+        let mut summary: Vec<SummaryRow> = Vec::new();
+        for &senders in &counts {
+            println!("-- {senders} concurrent senders");
+            let bare = if runs("bare") {
+                load(&bare_url, signed_bodies("warm-bare", warm_up), senders).await;
+                let bare = load(&bare_url, signed_bodies("bare", requests), senders).await;
+                report("bare hyper (no verify/store)", &bare);
+                Some(bare)
+            } else {
+                None
+            };
+            let mut listened = [None, None];
+            for (slot, durability) in [Durability::Full, Durability::Normal]
+                .into_iter()
+                .enumerate()
+            {
+                if !runs(&format!("{durability:?}")) {
+                    continue;
+                }
+                let outcome = listener_run(
+                    durability,
+                    requests,
+                    warm_up,
+                    senders,
+                    &format!("ev-{senders}-{durability:?}"),
+                )
+                .await;
+                report(&format!("listener, {durability:?} durability"), &outcome);
+                listened[slot] = Some(outcome);
             }
-            let dir = tempfile::tempdir().expect("tempdir");
-            let store = Store::open_with(
-                dir.path().join("bench.sqlite3"),
-                StoreOptions { retention: Retention::default(), durability },
-            )
-            .expect("store");
-            let keys = Arc::new(MemoryKeys::new());
-            keys.insert(SUB, KEY);
-            let listener = Listener::new(ListenerConfig::default(), store, keys).expect("listener");
-            let _live = listener.subscribe();
-            let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-            let listener_url = format!("http://{}/webhooks", tcp.local_addr().expect("addr"));
-            let serving = listener.clone();
-            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-            let server = tokio::spawn(async move {
-                serving
-                    .serve(tcp, async {
-                        let _ = stopped.await;
-                    })
-                    .await
+            let [full, normal] = listened;
+            summary.push((senders, bare, full, normal));
+        }
+        println!();
+        println!(
+            "senders | bare req/s | FULL req/s | FULL p50/p99 ms | FULL/bare | NORMAL/bare | CPU us/req bare / FULL / NORMAL"
+        );
+        let rate = |o: &Option<Outcome>| o.as_ref().map_or("-".to_string(), |o| format!("{:.0}", o.rate));
+        let cpu = |o: &Option<Outcome>| {
+            o.as_ref()
+                .map_or("-".to_string(), |o| format!("{:.0}", cpu_per_request(o)))
+        };
+        for (senders, bare, full, normal) in &summary {
+            let ratio = |o: &Option<Outcome>| match (o, bare) {
+                (Some(o), Some(b)) => format!("{:.2}", o.rate / b.rate),
+                _ => "-".into(),
+            };
+            let latency = full.as_ref().map_or("-".to_string(), |o| {
+                format!(
+                    "{:.2} / {:.2}",
+                    o.p50.as_secs_f64() * 1000.0,
+                    o.p99.as_secs_f64() * 1000.0
+                )
             });
-            load(&listener_url, signed_bodies("warm", 2_000), senders).await;
-            let listened = load(&listener_url, signed_bodies("ev", requests), senders).await;
-            report(&format!("listener, {durability:?} durability"), &listened);
-            let stored: u64 = listener
-                .store()
-                .count_by_verdict(&partner_listener::CaptureFilter::default())
-                .expect("count")
-                .values()
-                .sum();
-            let ratio = bare_rate.map_or_else(|| "-".into(), |b| format!("{:.2}", listened.rate / b));
             println!(
-                "  listener/bare rate {ratio}; {stored} captures stored ({} expected)",
-                requests + 2_000
+                "{senders} | {} | {} | {latency} | {} | {} | {} / {} / {}",
+                rate(bare),
+                rate(full),
+                ratio(full),
+                ratio(normal),
+                cpu(bare),
+                cpu(full),
+                cpu(normal)
             );
-            let _ = stop.send(());
-            let _ = server.await;
         }
     });
 }

@@ -19,7 +19,11 @@
 //! - checkpoints run on their own thread, and the writer only finishes each round with a short
 //!   `RESTART` so the WAL is written from its start again instead of growing for as long as a
 //!   burst lasts (see [`checkpoint_loop`]);
-//! - 16 KiB pages keep a 2 KiB notification's row off overflow pages.
+//! - 16 KiB pages keep a 2 KiB notification's row off overflow pages;
+//! - it answers a committed batch with one message to a task inside the async runtime, which
+//!   wakes the batch's requests there (see [`Store::insert`]): a wake from a runtime worker
+//!   lands on that worker's own run queue, while a wake from the writer's thread goes through
+//!   the runtime's shared queue and may unpark a worker for every request.
 //!
 //! Of the writer's time under load, most is the kernel's: the fsync of each commit (about 60%
 //! of a commit) and the WAL writes (about 30%); SQLite's own insert work is about a fifth.
@@ -153,6 +157,14 @@ struct PendingInsert {
     reply: oneshot::Sender<Result<Capture>>,
 }
 
+/// The answers of one committed batch: each waiting insert's channel and its outcome.
+type Replies = Vec<(oneshot::Sender<Result<Capture>>, Result<Capture>)>;
+
+/// Where the writer hands each batch's replies: a task inside the async runtime the inserts
+/// wait in (see [`Store::insert`]), or nobody yet (then the writer answers each itself).
+type CompletionSlot = Arc<Mutex<Option<CompletionSender>>>;
+type CompletionSender = tokio::sync::mpsc::UnboundedSender<Replies>;
+
 /// The formatted columns of a capture row.
 struct RowText {
     received_at: String,
@@ -186,6 +198,7 @@ pub struct Store {
 struct StoreInner {
     path: PathBuf,
     writer: Mutex<Option<mpsc::Sender<WriteOp>>>,
+    completions: CompletionSlot,
     reader: Mutex<Connection>,
     writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Dropping it stops the checkpoint thread.
@@ -338,13 +351,18 @@ impl Store {
             })?;
         let (tx, rx) = mpsc::channel::<WriteOp>();
         let retention = options.retention;
+        let completions = CompletionSlot::default();
         let thread = std::thread::Builder::new()
             .name("capture-writer".into())
-            .spawn(move || writer_loop(&mut writer_conn, rx, retention, &restart_due))?;
+            .spawn({
+                let completions = completions.clone();
+                move || writer_loop(&mut writer_conn, rx, retention, &restart_due, &completions)
+            })?;
         Ok(Self {
             inner: Arc::new(StoreInner {
                 path,
                 writer: Mutex::new(Some(tx)),
+                completions,
                 reader: Mutex::new(reader),
                 writer_thread: Mutex::new(Some(thread)),
                 checkpoint_stop: Mutex::new(Some(checkpoint_stop)),
@@ -368,6 +386,7 @@ impl Store {
 
     /// Stores a capture and returns it with its id and attempt number, once it is committed.
     pub async fn insert(&self, capture: Capture) -> Result<Capture> {
+        self.ensure_completion_task();
         let (tx, rx) = oneshot::channel();
         let text = RowText::of(&capture)?;
         self.send(WriteOp::Insert(PendingInsert {
@@ -376,6 +395,33 @@ impl Store {
             reply: tx,
         }))?;
         rx.await.map_err(|_| Error::WriterStopped)?
+    }
+
+    /// Starts, in the runtime this insert runs in, the task that answers the inserts of each
+    /// committed batch, unless one is running. The writer then wakes one task per batch from its
+    /// thread, and that task wakes the batch's requests from inside the runtime, where a wake is
+    /// a push onto the worker's own run queue, instead of the writer waking every request
+    /// through the runtime's shared queue and unparking workers for each. If the runtime goes
+    /// away the channel closes, and the next insert starts a new task (or, outside any runtime,
+    /// the writer answers each insert itself).
+    fn ensure_completion_task(&self) {
+        let mut slot = lock(&self.inner.completions);
+        if slot.as_ref().is_some_and(|sender| !sender.is_closed()) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            *slot = None;
+            return;
+        };
+        let (sender, mut batches) = tokio::sync::mpsc::unbounded_channel::<Replies>();
+        runtime.spawn(async move {
+            while let Some(replies) = batches.recv().await {
+                for (reply, outcome) in replies {
+                    let _ = reply.send(outcome);
+                }
+            }
+        });
+        *slot = Some(sender);
     }
 
     /// Runs `job` on the writer connection and waits for its result.
@@ -460,10 +506,7 @@ impl Store {
     }
 
     fn reader(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.inner
-            .reader
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.inner.reader)
     }
 
     pub fn get(&self, id: i64) -> Result<Capture> {
@@ -604,11 +647,18 @@ impl Store {
     }
 }
 
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn writer_loop(
     conn: &mut Connection,
     rx: mpsc::Receiver<WriteOp>,
     retention: Retention,
     restart_due: &AtomicBool,
+    completions: &Mutex<Option<CompletionSender>>,
 ) {
     let mut since_prune = 0u64;
     let mut inserts = Vec::new();
@@ -623,7 +673,7 @@ fn writer_loop(
                     }
                 }
                 WriteOp::Run(job) => {
-                    since_prune += commit_batch(conn, &mut inserts);
+                    since_prune += commit_batch(conn, &mut inserts, completions);
                     job(conn);
                     if inserts.is_empty() {
                         pending = rx.try_recv().ok();
@@ -631,7 +681,7 @@ fn writer_loop(
                 }
             }
         }
-        since_prune += commit_batch(conn, &mut inserts);
+        since_prune += commit_batch(conn, &mut inserts, completions);
         if restart_due.swap(false, Ordering::Relaxed) {
             restart_wal(conn);
         }
@@ -646,7 +696,11 @@ fn writer_loop(
 }
 
 /// Writes the queued inserts in one transaction, then answers each; returns how many were stored.
-fn commit_batch(conn: &mut Connection, inserts: &mut Vec<PendingInsert>) -> u64 {
+fn commit_batch(
+    conn: &mut Connection,
+    inserts: &mut Vec<PendingInsert>,
+    completions: &Mutex<Option<CompletionSender>>,
+) -> u64 {
     if inserts.is_empty() {
         return 0;
     }
@@ -667,22 +721,42 @@ fn commit_batch(conn: &mut Connection, inserts: &mut Vec<PendingInsert>) -> u64 
         tx.commit()?;
         Ok(())
     })();
-    match written {
+    let (replies, stored): (Replies, u64) = match written {
         Ok(()) => {
             let count = batch.len() as u64;
-            for insert in batch {
-                let _ = insert.reply.send(Ok(*insert.capture));
-            }
-            count
+            let replies = batch
+                .into_iter()
+                .map(|insert| (insert.reply, Ok(*insert.capture)))
+                .collect();
+            (replies, count)
         }
         Err(error) => {
             tracing::error!(%error, "committing captures failed");
             let message = error.to_string();
-            for insert in batch {
-                let _ = insert.reply.send(Err(Error::Commit(message.clone())));
-            }
-            0
+            let replies = batch
+                .into_iter()
+                .map(|insert| (insert.reply, Err(Error::Commit(message.clone()))))
+                .collect();
+            (replies, 0)
         }
+    };
+    deliver(completions, replies);
+    stored
+}
+
+/// Hands a batch's replies to the completion task (one wake-up for the batch), or answers each
+/// insert here when there is no such task or it is gone.
+fn deliver(completions: &Mutex<Option<CompletionSender>>, replies: Replies) {
+    let sender = lock(completions).clone();
+    let replies = match sender {
+        Some(sender) => match sender.send(replies) {
+            Ok(()) => return,
+            Err(tokio::sync::mpsc::error::SendError(replies)) => replies,
+        },
+        None => replies,
+    };
+    for (reply, outcome) in replies {
+        let _ = reply.send(outcome);
     }
 }
 

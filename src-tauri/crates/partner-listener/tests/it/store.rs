@@ -284,3 +284,42 @@ async fn the_wal_stays_bounded_under_sustained_load() {
          ({stored} captures)"
     );
 }
+
+/// Inserts are answered by a task in the runtime they wait in. A store outlives runtimes (the
+/// app keeps one store while views come and go), so an insert in a second runtime, after the
+/// first one and its task are gone, and one outside any Tokio runtime, are still answered.
+#[test]
+fn inserts_are_answered_in_any_runtime_and_outside_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("s.db"), Retention::default()).unwrap();
+    for round in 0..2 {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let stored = runtime.block_on(async {
+            let inserts = (0..20).map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    store
+                        .insert(capture(&format!("rt{round}-{i}"), Verdict::Valid, 0))
+                        .await
+                })
+            });
+            futures::future::join_all(inserts).await
+        });
+        assert_eq!(stored.len(), 20);
+        for insert in stored {
+            assert!(insert.unwrap().unwrap().id > 0);
+        }
+        drop(runtime);
+    }
+    let outside =
+        futures::executor::block_on(store.insert(capture("outside", Verdict::Valid, 0))).unwrap();
+    assert_eq!(outside.id, 41);
+    assert_eq!(
+        store.count_by_verdict(&CaptureFilter::default()).unwrap()[&Verdict::Valid],
+        41
+    );
+}
