@@ -136,30 +136,21 @@ pub async fn subscribe_demo_product(
     let Some(product) = client.list_products(&first).await?.items.into_iter().next() else {
         return Ok(None);
     };
-    let product = client.get_product(&product.id).await?;
-    let product = {
-        crate::commands::products::add_subscription_to(
-            client,
-            state,
-            &product,
-            &listener_url,
+    for (events, resource) in [
+        (
             vec![EventType::Created, EventType::Updated],
             ResourceType::Transaction,
-            partner_api::signing_key::generate(),
-        )
-        .await?;
-        client.get_product(&product.id).await?
-    };
-    crate::commands::products::add_subscription_to(
-        client,
-        state,
-        &product,
-        &listener_url,
-        vec![EventType::Created],
-        ResourceType::TransactionEvent,
-        partner_api::signing_key::generate(),
-    )
-    .await?;
+        ),
+        (vec![EventType::Created], ResourceType::TransactionEvent),
+    ] {
+        let subscription = partner_client::NewSubscription {
+            url: listener_url.clone(),
+            events,
+            resource,
+        };
+        crate::commands::products::subscribe(client, state, &product.id, &subscription, None)
+            .await?;
+    }
     Ok(Some(product.listing_name.clone()))
 }
 

@@ -1,5 +1,6 @@
 //! Products and transactions listings: one page, search across all pages, export of all pages.
-//! Paging and sort rules are `partner-api`'s, applied by `partner-client` before it sends.
+//! Paging and sort rules are `partner-api`'s, applied by `partner-client` before it sends; the
+//! search rule and the CSV flattening are `partner-client`'s `listing_export`, shared with the CLI.
 use crate::bridge::{
     ExportFormat, ExportRequest, ExportResult, ListingKind, PageQuery, PageView, SearchProgress,
     SearchRequest, SearchResult, SortKeys,
@@ -8,6 +9,7 @@ use crate::error::{AppError, Result};
 use crate::state::AppState;
 use futures::StreamExt;
 use partner_api::{Product, SortSpec, Sortable, Transaction};
+use partner_client::listing_export::{self, TextSearch};
 use partner_client::{Listed, PageRequest, PagerOptions, PartnerClient};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -97,17 +99,6 @@ async fn total_of(client: &PartnerClient, kind: ListingKind) -> Result<u64> {
     })
 }
 
-/// Case-insensitive text anywhere in the item's fields.
-fn matches(value: &serde_json::Value, needle: &str) -> bool {
-    match value {
-        serde_json::Value::String(s) => s.to_lowercase().contains(needle),
-        serde_json::Value::Array(items) => items.iter().any(|v| matches(v, needle)),
-        serde_json::Value::Object(map) => map.values().any(|v| matches(v, needle)),
-        serde_json::Value::Number(n) => n.to_string().contains(needle),
-        serde_json::Value::Bool(_) | serde_json::Value::Null => false,
-    }
-}
-
 #[tauri::command]
 pub async fn search_listing(
     app: AppHandle,
@@ -120,7 +111,7 @@ pub async fn search_listing(
         .lock()
         .searches
         .insert(request.search_id.clone(), stop.clone());
-    let needle = request.text.to_lowercase();
+    let search = TextSearch::new(&request.text);
     let total = total_of(&client, request.kind).await;
     let mut items = Vec::new();
     let mut scanned = 0;
@@ -129,7 +120,7 @@ pub async fn search_listing(
         Ok(total) => {
             let mut on_item = |value: serde_json::Value, seen: u64| {
                 scanned = seen;
-                if matches(&value, &needle) {
+                if search.matches(&value) {
                     items.push(value);
                 }
                 if seen.is_multiple_of(50) || seen == total {
@@ -194,58 +185,24 @@ pub fn export_path(
     }
 }
 
-/// Writes JSON values as a JSON array, or as CSV with one column per top-level field
-/// (nested values as compact JSON).
+/// Writes JSON values as a JSON array, or as CSV flattened by `partner-client`'s
+/// [`listing_export`](partner_client::listing_export) (the same CSV the `partner` command prints).
 pub fn write_export(
     path: &PathBuf,
     format: ExportFormat,
     rows: &[serde_json::Value],
 ) -> Result<()> {
-    let bytes = match format {
-        ExportFormat::Json => serde_json::to_vec_pretty(rows).map_err(|e| {
-            AppError::new(
-                crate::error::ErrorKind::Internal,
-                format!("Could not encode: {e}."),
-                "Try again.",
-            )
-        })?,
-        ExportFormat::Csv => {
-            let mut columns: Vec<String> = Vec::new();
-            for row in rows {
-                if let serde_json::Value::Object(map) = row {
-                    for key in map.keys() {
-                        if !columns.contains(key) {
-                            columns.push(key.clone());
-                        }
-                    }
-                }
-            }
-            let mut writer = csv::Writer::from_writer(Vec::new());
-            let csv_error = |e: csv::Error| {
-                AppError::new(
-                    crate::error::ErrorKind::Internal,
-                    format!("Could not write CSV: {e}."),
-                    "Try again.",
-                )
-            };
-            writer.write_record(&columns).map_err(csv_error)?;
-            for row in rows {
-                let record = columns.iter().map(|c| match row.get(c) {
-                    None | Some(serde_json::Value::Null) => String::new(),
-                    Some(serde_json::Value::String(s)) => s.clone(),
-                    Some(other) => other.to_string(),
-                });
-                writer.write_record(record).map_err(csv_error)?;
-            }
-            writer.into_inner().map_err(|e| {
-                AppError::new(
-                    crate::error::ErrorKind::Internal,
-                    format!("Could not write CSV: {e}."),
-                    "Try again.",
-                )
-            })?
-        }
+    let encoded = match format {
+        ExportFormat::Json => serde_json::to_vec_pretty(rows).map_err(std::io::Error::other),
+        ExportFormat::Csv => listing_export::write_csv(Vec::new(), rows),
     };
+    let bytes = encoded.map_err(|e| {
+        AppError::new(
+            crate::error::ErrorKind::Internal,
+            format!("Could not encode the export: {e}."),
+            "Try again.",
+        )
+    })?;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|e| AppError::io("create the export folder", &e))?;

@@ -5,8 +5,8 @@ use crate::bridge::{
 };
 use crate::error::{AppError, Result};
 use crate::state::AppState;
-use partner_api::{NewProduct, Product, Secret, WebhookSubscriptionInput};
-use partner_client::SecretSlot;
+use partner_api::{NewProduct, Product, Secret};
+use partner_client::{NewSubscription, SecretSlot, Subscribed};
 use partner_listener::KeySource;
 use tauri::State;
 
@@ -39,8 +39,8 @@ fn chosen_key(pasted: Option<String>) -> Result<Secret> {
     }
 }
 
-/// Adds a subscription by PATCHing the product's `webhooks` with the existing ones kept and
-/// one new entry; the service assigns the new subscription's id.
+/// Adds a subscription (`partner-client` PATCHes the product and keeps the key in the keychain
+/// first); the listener verifies with the key from then on.
 #[tauri::command]
 pub async fn add_subscription(
     state: State<'_, AppState>,
@@ -48,92 +48,35 @@ pub async fn add_subscription(
 ) -> Result<ShownOnceKey> {
     let client = state.client()?;
     let key = chosen_key(form.signing_key)?;
-    let product = client.get_product(&form.product_id).await?;
-    let subscription = add_subscription_to(
-        &client,
-        &state,
-        &product,
-        &form.url,
-        form.events,
-        form.resource,
-        key.clone(),
-    )
-    .await?;
+    let subscription = NewSubscription {
+        url: form.url,
+        events: form.events,
+        resource: form.resource,
+    };
+    let subscribed = subscribe(&client, &state, &form.product_id, &subscription, Some(key)).await?;
     Ok(ShownOnceKey {
-        subscription_id: subscription,
-        key: key.expose().to_string(),
+        subscription_id: subscribed.subscription_id,
+        key: subscribed.key.expose().to_string(),
         previous_still_verifies: false,
     })
 }
 
-/// Shared with the first run, which subscribes the demo product to the listener.
-pub async fn add_subscription_to(
+/// Adds a subscription and hands its key to the listener. Shared with the first run, which
+/// subscribes the demo product to the listener.
+pub async fn subscribe(
     client: &partner_client::PartnerClient,
     state: &AppState,
-    product: &Product,
-    url: &str,
-    events: Vec<partner_api::EventType>,
-    resource: partner_api::ResourceType,
-    key: Secret,
-) -> Result<String> {
-    let mut webhooks: Vec<WebhookSubscriptionInput> = product
-        .webhooks
-        .iter()
-        .map(WebhookSubscriptionInput::keep)
-        .collect();
-    webhooks.push(WebhookSubscriptionInput {
-        subscription_id: None,
-        url: Some(url.trim().to_string()),
-        events: Some(events),
-        resource: Some(resource),
-        signing_key: Some(key.clone()),
-    });
-    let patch = serde_json::json!({ "webhooks": webhooks_json(&webhooks)? });
-    let patched = client.patch_product(&product.id, &patch).await?;
-    let subscription = patched
-        .webhooks
-        .iter()
-        .find(|w| {
-            !product
-                .webhooks
-                .iter()
-                .any(|old| old.subscription_id == w.subscription_id)
-        })
-        .map(|w| w.subscription_id.clone())
-        .ok_or_else(|| {
-            AppError::new(
-                crate::error::ErrorKind::Server,
-                "The service did not show the new subscription.",
-                "Reload the product.",
-            )
-        })?;
-    // The keychain is a blocking D-Bus round trip: off the async workers, so the commands the
-    // UI is waiting for (the first listing at start-up) are not held behind it.
-    let secrets = state.secrets.clone();
-    let (id, stored) = (subscription.clone(), key.clone());
-    tauri::async_runtime::spawn_blocking(move || {
-        partner_client::store_signing_key(secrets.as_ref(), &id, &stored, chrono::Utc::now())
-    })
-    .await
-    .map_err(|e| {
-        AppError::new(
-            crate::error::ErrorKind::Keychain,
-            format!("Storing the signing key failed: {e}."),
-            "Try again.",
-        )
-    })??;
-    state.keys.insert(subscription.clone(), key);
-    Ok(subscription)
-}
-
-fn webhooks_json(webhooks: &[WebhookSubscriptionInput]) -> Result<serde_json::Value> {
-    serde_json::to_value(webhooks).map_err(|e| {
-        AppError::new(
-            crate::error::ErrorKind::Internal,
-            format!("Could not encode the subscriptions: {e}."),
-            "Try again.",
-        )
-    })
+    product_id: &str,
+    subscription: &NewSubscription,
+    key: Option<Secret>,
+) -> Result<Subscribed> {
+    let subscribed = client
+        .add_subscription(&state.secrets, product_id, subscription, key)
+        .await?;
+    state
+        .keys
+        .insert(subscribed.subscription_id.clone(), subscribed.key.clone());
+    Ok(subscribed)
 }
 
 #[tauri::command]

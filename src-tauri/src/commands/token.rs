@@ -3,7 +3,6 @@ use crate::bridge::{TokenHistoryEntry, TokenPhase, TokenView};
 use crate::error::Result;
 use crate::state::AppState;
 use chrono::{DateTime, Utc};
-use partner_api::token::MAX_LIFETIME;
 use partner_client::TokenState;
 use tauri::State;
 
@@ -15,7 +14,7 @@ pub fn token_view(state: &AppState, token: &TokenState, now: DateTime<Utc>) -> T
             idle_deadline,
             max_deadline,
         } => {
-            let phase = if *idle_deadline <= now || *max_deadline <= now {
+            let phase = if token.has_lapsed(now) {
                 TokenPhase::Expired
             } else {
                 TokenPhase::Active
@@ -28,7 +27,7 @@ pub fn token_view(state: &AppState, token: &TokenState, now: DateTime<Utc>) -> T
     };
     TokenView {
         phase,
-        issued_at: max.map(|m| (m - MAX_LIFETIME).to_rfc3339()),
+        issued_at: token.issued_at().map(|at| at.to_rfc3339()),
         idle_expires_at: idle.map(|d| d.to_rfc3339()),
         max_expires_at: max.map(|d| d.to_rfc3339()),
         now: now.to_rfc3339(),

@@ -5,9 +5,10 @@
 //! - [`TokenManager`]: issues, keeps and replaces the token before either deadline, single
 //!   flight, one retry on a 401; publishes [`TokenState`] for live countdowns.
 //! - [`PageRequest`] / [`Page`] and [`PartnerClient::pager`], a stream over a whole listing.
-//! - [`PartnerClient::rotate_signing_key`], with the keys kept in a [`SecretStore`]
+//! - [`PartnerClient::add_subscription`] and [`PartnerClient::rotate_signing_key`], with the keys kept in a [`SecretStore`]
 //!   ([`KeyringStore`] for the OS keychain, [`MemoryStore`] for tests), and [`signing_keys`] for
 //!   the listener.
+//! - [`listing_export`]: a listing as CSV and the text search within it, for the app and the CLI.
 //! - [`ClientError`] with a machine-readable [`ErrorKind`] and messages that never hold a secret.
 //!
 //! No Tauri here: the desktop app and the CLI are thin layers over this crate.
@@ -17,6 +18,7 @@ pub mod clock;
 pub mod config;
 pub mod error;
 mod http;
+pub mod listing_export;
 pub mod page;
 pub mod pager;
 pub mod rotation;
@@ -29,7 +31,7 @@ pub use config::{parse_base_url, ConnectionConfig, RetryPolicy, DEFAULT_BASE_URL
 pub use error::{ClientError, ErrorKind, Result, RuleError};
 pub use page::{Listed, Page, PageRequest};
 pub use pager::PagerOptions;
-pub use rotation::Rotation;
+pub use rotation::{NewSubscription, Rotation, Subscribed};
 pub use secrets::{
     client_secret, forget_client_secret, forget_signing_keys, save_client_secret, signing_keys,
     store_signing_key, KeyringStore, MemoryStore, PreviousKey, SecretSlot, SecretStore,

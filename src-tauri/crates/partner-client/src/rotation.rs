@@ -1,4 +1,5 @@
-//! Signing-key rotation: a new key on the server and in the keychain, the old one kept for a while.
+//! Signing keys of subscriptions: a new subscription with its key, and rotation of a key (a new
+//! key on the server and in the keychain, the old one kept for a while).
 //!
 //! Order matters, because the service never returns a key: a key it holds that the console lost
 //! could only be replaced by another rotation. So the keychain is written first (the new key as
@@ -11,13 +12,27 @@
 //! and the rotated one carries its new `signingkey`. A subscription created by someone else
 //! between the read and the PATCH would be dropped; the service offers no precondition to
 //! prevent that, so the window is kept as short as one GET and one PATCH.
+//!
+//! A new subscription gets the same care, with one twist: the service assigns its id, which is
+//! the keychain's name for the key, so the id is unknown until the PATCH answers. The key is
+//! therefore written first to a pending slot of the product (so the service never holds a key
+//! the console has not kept), moved to the subscription's slot once the answer names it, and the
+//! pending slot removed; a failed PATCH removes it. Should the answer not show the new
+//! subscription, the key stays in the pending slot and the error says so. The keychain is a
+//! blocking D-Bus round trip, so those steps run on the blocking pool, never on an async worker
+//! (the desktop app subscribes its demo product while its first screen is loading).
 
 use crate::client::PartnerClient;
 use crate::error::{ClientError, Result, RuleError};
+use crate::secrets::SecretSlot;
 use crate::secrets::{store_signing_key, SecretStore};
 use chrono::{DateTime, Utc};
-use partner_api::{signing_key, NewProduct, Product, Secret, WebhookSubscriptionInput};
+use partner_api::{
+    signing_key, EventType, NewProduct, Product, ResourceType, Secret, WebhookSubscriptionInput,
+};
 use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// What a rotation did (the key itself stays in the keychain).
 #[derive(Debug, Clone, Serialize)]
@@ -28,6 +43,41 @@ pub struct Rotation {
     pub replaced_at: DateTime<Utc>,
     /// Whether the key was generated (rather than given by the caller).
     pub generated: bool,
+}
+
+/// A subscription to add to a product: where its notifications go and which ones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewSubscription {
+    pub url: String,
+    pub events: Vec<EventType>,
+    pub resource: ResourceType,
+}
+
+/// What adding a subscription did. The key is the one the service now signs with, kept in the
+/// keychain too; it is returned once so a caller can show it and hand it to a listener.
+#[derive(Debug, Clone)]
+pub struct Subscribed {
+    pub product: Product,
+    pub subscription_id: String,
+    pub key: Secret,
+    /// Whether the key was generated (rather than given by the caller).
+    pub generated: bool,
+}
+
+/// Tells apart the pending slots of subscriptions added at the same moment.
+static PENDING_ATTEMPTS: AtomicU64 = AtomicU64::new(0);
+
+/// Runs keychain calls on the blocking pool.
+async fn in_keychain<T: Send + 'static>(
+    store: &Arc<dyn SecretStore>,
+    work: impl FnOnce(&dyn SecretStore) -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || work(store.as_ref()))
+        .await
+        .map_err(|e| ClientError::Keychain {
+            message: format!("the keychain call did not finish ({e})"),
+        })?
 }
 
 #[derive(Serialize)]
@@ -102,6 +152,119 @@ impl PartnerClient {
             product: patched,
             subscription_id: subscription_id.to_string(),
             replaced_at,
+            generated,
+        })
+    }
+
+    /// Adds a subscription to a product: every existing subscription is kept by its id and one
+    /// new entry is added with its signing key, which is in the keychain before the service
+    /// holds it (under the new subscription's id once the service has assigned it). A given key
+    /// is checked against the spec's rule first; without one, a compliant key is generated.
+    pub async fn add_subscription(
+        &self,
+        store: &Arc<dyn SecretStore>,
+        product_id: &str,
+        subscription: &NewSubscription,
+        new_key: Option<Secret>,
+    ) -> Result<Subscribed> {
+        let (key, generated) = match new_key {
+            Some(key) => {
+                signing_key::check(key.expose()).map_err(RuleError::from)?;
+                (key, false)
+            }
+            None => (signing_key::generate(), true),
+        };
+        let url = subscription.url.trim();
+        if url.is_empty() {
+            return Err(ClientError::input("a subscription needs a URL"));
+        }
+        let product = self.get_product(product_id).await?;
+        let mut webhooks: Vec<WebhookSubscriptionInput> = product
+            .webhooks
+            .iter()
+            .map(WebhookSubscriptionInput::keep)
+            .collect();
+        webhooks.push(WebhookSubscriptionInput {
+            subscription_id: None,
+            url: Some(url.to_string()),
+            events: Some(subscription.events.clone()),
+            resource: Some(subscription.resource),
+            signing_key: Some(key.clone()),
+        });
+        let patch = serde_json::to_value(WebhooksPatch {
+            webhooks: &webhooks,
+        })
+        .map_err(|e| ClientError::input(format!("the patch cannot be encoded ({e})")))?;
+
+        let pending = SecretSlot::PendingSigningKey {
+            product_id: product.id.clone(),
+            attempt: format!(
+                "{}-{}",
+                self.clock().now().timestamp_millis(),
+                PENDING_ATTEMPTS.fetch_add(1, Ordering::Relaxed)
+            ),
+        };
+        {
+            let (slot, key) = (pending.clone(), key.clone());
+            in_keychain(store, move |store| store.set(&slot, &key)).await?;
+        }
+        let patched = match self.patch_product(&product.id, &patch).await {
+            Ok(patched) => patched,
+            Err(error) => {
+                let slot = pending.clone();
+                if let Err(forget) = in_keychain(store, move |store| store.delete(&slot)).await {
+                    tracing::warn!(error = %forget, "could not remove the pending key after a failed subscription");
+                }
+                return Err(error);
+            }
+        };
+        let added: Vec<_> = patched
+            .webhooks
+            .iter()
+            .filter(|w| {
+                !product
+                    .webhooks
+                    .iter()
+                    .any(|old| old.subscription_id == w.subscription_id)
+            })
+            .collect();
+        // Someone else's subscription added at the same moment is told apart by what was sent.
+        let ours = match added.as_slice() {
+            [only] => Some(*only),
+            _ => added
+                .iter()
+                .find(|w| w.url == url && w.resource == subscription.resource)
+                .copied(),
+        };
+        let Some(subscription_id) = ours.map(|w| w.subscription_id.clone()) else {
+            return Err(ClientError::Server {
+                status: 200,
+                message: format!(
+                    "the product {} was patched but its answer does not show the new subscription; its key is kept in the keychain as {}",
+                    patched.id,
+                    pending.account()
+                ),
+                raw_body: None,
+            });
+        };
+        let now = self.clock().now();
+        {
+            let (id, key) = (subscription_id.clone(), key.clone());
+            in_keychain(store, move |store| {
+                store_signing_key(store, &id, &key, now)?;
+                // The key is where it belongs: a pending entry left over is only clutter.
+                if let Err(error) = store.delete(&pending) {
+                    tracing::warn!(%error, "could not remove the pending key of a new subscription");
+                }
+                Ok(())
+            })
+            .await?;
+        }
+        tracing::info!(product = %patched.id, subscription = %subscription_id, generated, "subscription added");
+        Ok(Subscribed {
+            product: patched,
+            subscription_id,
+            key,
             generated,
         })
     }

@@ -26,9 +26,22 @@ pub const KEYCHAIN_SERVICE: &str = "partner-console";
 /// Names one secret in a store.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum SecretSlot {
-    ClientSecret { base_url: String, client_id: String },
-    SigningKey { subscription_id: String },
-    PreviousSigningKey { subscription_id: String },
+    ClientSecret {
+        base_url: String,
+        client_id: String,
+    },
+    SigningKey {
+        subscription_id: String,
+    },
+    PreviousSigningKey {
+        subscription_id: String,
+    },
+    /// The key of a subscription being created, kept while the service has not yet said the
+    /// subscription's id (see [`crate::PartnerClient::add_subscription`]).
+    PendingSigningKey {
+        product_id: String,
+        attempt: String,
+    },
 }
 
 impl SecretSlot {
@@ -52,6 +65,10 @@ impl SecretSlot {
             SecretSlot::PreviousSigningKey { subscription_id } => {
                 format!("signing-key:{subscription_id}:previous")
             }
+            SecretSlot::PendingSigningKey {
+                product_id,
+                attempt,
+            } => format!("signing-key:pending:{product_id}:{attempt}"),
         }
     }
 }

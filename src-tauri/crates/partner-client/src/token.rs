@@ -21,7 +21,7 @@ use crate::config::ConnectionConfig;
 use crate::error::{ClientError, ErrorKind, Result};
 use crate::http::{BodyPolicy, RawResponse, Repeat, Transport};
 use chrono::{DateTime, TimeDelta, Utc};
-use partner_api::token::{GRANT_TYPE, IDLE_LIFETIME, SCOPE};
+use partner_api::token::{GRANT_TYPE, IDLE_LIFETIME, MAX_LIFETIME, SCOPE};
 use partner_api::{Introspection, Secret, TokenLifetime, TokenResponse};
 use serde::Serialize;
 use std::fmt;
@@ -47,6 +47,35 @@ pub enum TokenState {
     Error {
         message: String,
     },
+}
+
+impl TokenState {
+    /// When the held token lapses: the earlier of its two deadlines, the same rule as
+    /// [`TokenLifetime::expires_at`] (the idle deadline here already carries a shorter
+    /// `expires_in`, so it is taken as published rather than rebuilt from the last use).
+    pub fn expires_at(&self) -> Option<DateTime<Utc>> {
+        match self {
+            TokenState::Active {
+                idle_deadline,
+                max_deadline,
+            } => Some((*idle_deadline).min(*max_deadline)),
+            _ => None,
+        }
+    }
+
+    /// Whether a held token has lapsed at `now` (at or past either deadline), as
+    /// [`TokenLifetime::is_active`] decides it. No token, or one being replaced, has not lapsed.
+    pub fn has_lapsed(&self, now: DateTime<Utc>) -> bool {
+        self.expires_at().is_some_and(|at| now >= at)
+    }
+
+    /// When the held token was issued: its maximum deadline less the maximum lifetime.
+    pub fn issued_at(&self) -> Option<DateTime<Utc>> {
+        match self {
+            TokenState::Active { max_deadline, .. } => Some(*max_deadline - MAX_LIFETIME),
+            _ => None,
+        }
+    }
 }
 
 /// The token handed to one call, with the generation that identifies it.
@@ -411,6 +440,44 @@ impl TokenManager {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_held_token_lapses_at_the_earlier_deadline() {
+        let issued = DateTime::<Utc>::from_timestamp(1_700_000_000, 0).unwrap();
+        let lifetime = TokenLifetime::issued(issued);
+        let state = TokenState::Active {
+            idle_deadline: lifetime.idle_deadline(),
+            max_deadline: lifetime.max_deadline(),
+        };
+        assert_eq!(state.issued_at(), Some(issued));
+        assert_eq!(state.expires_at(), Some(lifetime.expires_at()));
+        for minutes in [0, 14, 15, 16, 119, 120, 121] {
+            let now = issued + TimeDelta::minutes(minutes);
+            assert_eq!(
+                state.has_lapsed(now),
+                !lifetime.is_active(now),
+                "at {minutes} min"
+            );
+        }
+        // Used late in its life: the idle deadline is past the maximum, which decides.
+        let late = TokenState::Active {
+            idle_deadline: issued + TimeDelta::minutes(130),
+            max_deadline: lifetime.max_deadline(),
+        };
+        assert!(!late.has_lapsed(issued + TimeDelta::minutes(119)));
+        assert!(late.has_lapsed(issued + TimeDelta::minutes(120)));
+        for other in [
+            TokenState::NoToken,
+            TokenState::Refreshing,
+            TokenState::Revoked,
+            TokenState::Error {
+                message: "no".into(),
+            },
+        ] {
+            assert!(!other.has_lapsed(issued + TimeDelta::days(1)));
+            assert_eq!(other.issued_at(), None);
+        }
+    }
 
     fn held(expires_in_minutes: i64) -> Timing {
         let at = DateTime::<Utc>::from_timestamp(1_700_000_000, 0).unwrap();

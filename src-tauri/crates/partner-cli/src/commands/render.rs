@@ -1,14 +1,17 @@
 //! `--output table|json|csv` for every client subcommand.
 //!
-//! Lists are written as they arrive, so `--all` over 100,000 transactions streams JSON and CSV
-//! without holding them; only a table, whose columns must be measured, waits for the last row.
-//! JSON is always an array of the API's own objects, so a script reads the same shape whether
-//! it asked for one page or all of them; the "items N-M of TOTAL" summary goes to stderr.
+//! JSON lists are written as they arrive, so `--all` over 100,000 transactions streams without
+//! holding them. JSON is always an array of the API's own objects, so a script reads the same
+//! shape whether it asked for one page or all of them; the "items N-M of TOTAL" summary goes to
+//! stderr. CSV is those same objects flattened by `partner_client::listing_export`, the rule the
+//! desktop app's export follows too (one column per top-level field, known only once every row
+//! is in, so a CSV list waits for its last row, as a table does, whose columns must be
+//! measured). A table shows the few columns of [`Row`], a summary for a terminal.
 
 use crate::error::{CliError, Result};
 use clap::ValueEnum;
 use partner_api::{Introspection, Product, Transaction, TransactionEvent};
-use partner_client::Rotation;
+use partner_client::{listing_export, Rotation};
 use serde::Serialize;
 use std::io::Write;
 
@@ -20,7 +23,7 @@ pub enum OutputFormat {
     Csv,
 }
 
-/// A value shown as one row of a table or CSV.
+/// A value shown as one row of a table.
 pub trait Row {
     const HEADERS: &'static [&'static str];
     fn cells(&self) -> Vec<String>;
@@ -135,7 +138,7 @@ pub struct ListWriter<T> {
     format: OutputFormat,
     out: std::io::BufWriter<std::io::Stdout>,
     rows: Vec<Vec<String>>,
-    csv: Option<csv::Writer<std::io::Stdout>>,
+    objects: Vec<serde_json::Value>,
     count: usize,
     _items: std::marker::PhantomData<T>,
 }
@@ -146,18 +149,13 @@ impl<T: Row + Serialize> ListWriter<T> {
             format,
             out: std::io::BufWriter::new(std::io::stdout()),
             rows: Vec::new(),
-            csv: None,
+            objects: Vec::new(),
             count: 0,
             _items: std::marker::PhantomData,
         };
         match format {
             OutputFormat::Json => writer.out.write_all(b"[").map_err(CliError::Output)?,
-            OutputFormat::Csv => {
-                let mut csv = csv::Writer::from_writer(std::io::stdout());
-                csv.write_record(T::HEADERS).map_err(csv_error)?;
-                writer.csv = Some(csv);
-            }
-            OutputFormat::Table => {}
+            OutputFormat::Csv | OutputFormat::Table => {}
         }
         Ok(writer)
     }
@@ -172,11 +170,7 @@ impl<T: Row + Serialize> ListWriter<T> {
                 serde_json::to_writer(&mut self.out, item)
                     .map_err(|e| CliError::Output(e.into()))?;
             }
-            OutputFormat::Csv => {
-                if let Some(csv) = self.csv.as_mut() {
-                    csv.write_record(item.cells()).map_err(csv_error)?;
-                }
-            }
+            OutputFormat::Csv => self.objects.push(json_object(item)?),
             OutputFormat::Table => self.rows.push(item.cells()),
         }
         self.count += 1;
@@ -190,9 +184,8 @@ impl<T: Row + Serialize> ListWriter<T> {
                 self.out.write_all(end).map_err(CliError::Output)?;
             }
             OutputFormat::Csv => {
-                if let Some(csv) = self.csv.as_mut() {
-                    csv.flush().map_err(CliError::Output)?;
-                }
+                listing_export::write_csv(&mut self.out, &self.objects)
+                    .map_err(CliError::Output)?;
             }
             OutputFormat::Table => write_table(&mut self.out, T::HEADERS, &self.rows)?,
         }
@@ -201,7 +194,7 @@ impl<T: Row + Serialize> ListWriter<T> {
     }
 }
 
-/// One value: a JSON object, a `key  value` table, or a one-row CSV.
+/// One value: a JSON object, a `key  value` table, or a one-row CSV of its fields.
 pub fn print_one<T: Row + Serialize>(format: OutputFormat, item: &T) -> Result<()> {
     let mut out = std::io::BufWriter::new(std::io::stdout());
     match format {
@@ -210,10 +203,7 @@ pub fn print_one<T: Row + Serialize>(format: OutputFormat, item: &T) -> Result<(
             out.write_all(b"\n").map_err(CliError::Output)?;
         }
         OutputFormat::Csv => {
-            let mut csv = csv::Writer::from_writer(&mut out);
-            csv.write_record(T::HEADERS).map_err(csv_error)?;
-            csv.write_record(item.cells()).map_err(csv_error)?;
-            csv.flush().map_err(CliError::Output)?;
+            listing_export::write_csv(&mut out, &[json_object(item)?]).map_err(CliError::Output)?;
         }
         OutputFormat::Table => {
             let rows: Vec<Vec<String>> = T::HEADERS
@@ -271,6 +261,6 @@ fn write_aligned(out: &mut impl Write, rows: &[Vec<String>]) -> Result<()> {
     Ok(())
 }
 
-fn csv_error(error: csv::Error) -> CliError {
-    CliError::Output(std::io::Error::other(error.to_string()))
+fn json_object<T: Serialize>(item: &T) -> Result<serde_json::Value> {
+    serde_json::to_value(item).map_err(|e| CliError::Output(e.into()))
 }
