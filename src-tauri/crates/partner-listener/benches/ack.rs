@@ -25,29 +25,12 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[path = "support/cpu.rs"]
 mod cpu;
+#[path = "support/payload.rs"]
+mod payload;
+use payload::{body, env_number, BODY_SIZE};
 
 const SUB: &str = "sub-bench";
 const KEY: &str = "Abcdefghijklmnopqrstuvwxyz0123!@";
-const BODY_SIZE: usize = 2048;
-
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// A valid notification body of exactly 2 KiB (padded inside `resourceRef`).
-fn body(event_id: &str) -> Vec<u8> {
-    let head = format!(
-        r#"{{"eventId":"{event_id}","eventTime":"2024-05-01T10:00:00Z","eventType":"created","meta":{{"instanceId":"bench","resourceId":"{event_id}","resourceType":"urn:svc:partner:transaction","resourceRef":"https://svc.example/partner/v2/transactions/"#
-    );
-    let tail = r#""}}"#;
-    let padding = BODY_SIZE.saturating_sub(head.len() + tail.len());
-    let text = format!("{head}{}{tail}", "x".repeat(padding));
-    assert_eq!(text.len(), BODY_SIZE);
-    text.into_bytes()
-}
 
 struct Outcome {
     rate: f64,

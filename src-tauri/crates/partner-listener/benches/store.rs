@@ -18,26 +18,10 @@ use std::time::Instant;
 
 #[path = "support/cpu.rs"]
 mod cpu;
+#[path = "support/payload.rs"]
+mod payload;
 use cpu::thread_cpu;
-
-const BODY_SIZE: usize = 2048;
-
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// The same 2 KiB notification the `ack` bench sends.
-fn body(event_id: &str) -> Vec<u8> {
-    let head = format!(
-        r#"{{"eventId":"{event_id}","eventTime":"2024-05-01T10:00:00Z","eventType":"created","meta":{{"instanceId":"bench","resourceId":"{event_id}","resourceType":"urn:svc:partner:transaction","resourceRef":"https://svc.example/partner/v2/transactions/"#
-    );
-    let tail = r#""}}"#;
-    let padding = BODY_SIZE.saturating_sub(head.len() + tail.len());
-    format!("{head}{}{tail}", "x".repeat(padding)).into_bytes()
-}
+use payload::{body, env_number, BODY_SIZE};
 
 /// A capture as the server builds it for a valid notification.
 fn capture(event_id: &str) -> Capture {
