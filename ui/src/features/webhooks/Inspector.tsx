@@ -14,7 +14,7 @@ import { useCaptures } from "./useCaptures";
 const ROW_HEIGHT = 28;
 /** Rows drawn beyond the visible ones: enough for keyboard moves, few enough that a jump
  * (scrolling to the middle, a new filter) rebuilds little. */
-const OVERSCAN = 6;
+const OVERSCAN = 3;
 
 export function Inspector() {
   const { captures: list, error, loading, reload } = useCaptures();
