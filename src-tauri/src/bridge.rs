@@ -351,20 +351,8 @@ pub struct TunnelCheck {
     pub capture_id: Option<i64>,
 }
 
-/// The listener's verdict on a notification.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, TS)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    Valid,
-    InvalidSignature,
-    MissingSignature,
-    UnknownSubscription,
-    MalformedBody,
-    TooLarge,
-    Incomplete,
-    WrongPath,
-    WrongMethod,
-}
+/// The listener's verdict on a notification: the library's own type, one home for its words.
+pub use partner_listener::Verdict;
 
 /// One row of the inspector.
 #[derive(Debug, Clone, Serialize, TS)]

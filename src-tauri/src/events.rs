@@ -2,7 +2,7 @@
 //! `Coalescer` (one event per 100 ms window at most), token state changes as they happen.
 //! Every task here stops with the app's shutdown signal (or its own child of it).
 
-use crate::bridge::{CaptureBatch, CaptureSummary, Verdict};
+use crate::bridge::{CaptureBatch, CaptureSummary};
 use crate::commands::token::{history_entry, token_view};
 use crate::error::Result;
 use crate::state::{AppState, RunningListener};
@@ -23,26 +23,11 @@ pub const BATCH_WINDOW: Duration = Duration::from_millis(100);
 /// Most captures in one event.
 pub const BATCH_MAX: usize = 2000;
 
-pub fn verdict(v: partner_listener::Verdict) -> Verdict {
-    use partner_listener::Verdict as L;
-    match v {
-        L::Valid => Verdict::Valid,
-        L::InvalidSignature => Verdict::InvalidSignature,
-        L::MissingSignature => Verdict::MissingSignature,
-        L::UnknownSubscription => Verdict::UnknownSubscription,
-        L::MalformedBody => Verdict::MalformedBody,
-        L::TooLarge => Verdict::TooLarge,
-        L::Incomplete => Verdict::Incomplete,
-        L::WrongPath => Verdict::WrongPath,
-        L::WrongMethod => Verdict::WrongMethod,
-    }
-}
-
 pub fn summary(c: &Capture) -> CaptureSummary {
     CaptureSummary {
         id: c.id,
         received_at: c.received_at.to_rfc3339(),
-        verdict: verdict(c.verdict),
+        verdict: c.verdict,
         event_type: c.fields.event_type.clone().unwrap_or_default(),
         resource_type: c.fields.resource_type.clone().unwrap_or_default(),
         resource_id: c.fields.resource_id.clone().unwrap_or_default(),

@@ -6,7 +6,7 @@ use crate::bridge::{
 };
 use crate::commands::listings::{export_path, write_export};
 use crate::error::{AppError, ErrorKind, Result};
-use crate::events::{start_listener, summary, verdict};
+use crate::events::{start_listener, summary};
 use crate::state::AppState;
 use partner_api::signature::{self, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_api::Secret;
@@ -280,7 +280,7 @@ pub async fn replay_capture(state: State<'_, AppState>, form: ReplayForm) -> Res
         .next();
     Ok(ReplayResult {
         status,
-        verdict: newest.map(|c| verdict(c.verdict)),
+        verdict: newest.map(|c| c.verdict),
     })
 }
 

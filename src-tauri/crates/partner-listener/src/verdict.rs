@@ -13,6 +13,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 /// The listener's judgement of one request.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
