@@ -28,24 +28,38 @@ async function startTo(application, selector) {
   const t0 = performance.now();
   const session = await remote({ hostname: "127.0.0.1", port: 4444, logLevel: "error", capabilities: { "tauri:options": { application } } });
   await (await session.$(selector)).waitForExist({ timeout: 60000 });
-  return { session, ms: performance.now() - t0 };
+  const ms = performance.now() - t0;
+  // Where the page's part of it went: from navigation start, its DOMContentLoaded and first
+  // contentful paint (read after the clock stopped).
+  const page = await session.execute(() => ({
+    dcl: performance.getEntriesByType("navigation")[0]?.domContentLoadedEventEnd ?? null,
+    fcp: performance.getEntriesByType("paint").find((p) => p.name === "first-contentful-paint")?.startTime ?? null,
+  }));
+  return { session, ms, page };
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const blankRuns = [];
 const appRuns = [];
+const pageTimes = { blank: [], app: [] };
 // Start-up pairs, blank then app, alternating; the median of each (7 by default: three pairs
 // gave 1.40x and 1.54x in two quiet runs of the same build, too few to tell).
 const startRuns = Number(process.env.PARTNER_BENCH_STARTS ?? 7);
 for (let i = 0; i < startRuns; i += 1) {
   const b = await startTo(blank, "#blank");
   blankRuns.push(b.ms);
+  pageTimes.blank.push(b.page);
   await b.session.deleteSession();
   const a = await startTo(binary, "[data-row-id]");
   appRuns.push(a.ms);
+  pageTimes.app.push(a.page);
   await a.session.deleteSession();
 }
 console.log(JSON.stringify({ metric: "blank_window_start_ms", runs: blankRuns.map(Math.round), median: Math.round(median(blankRuns)) }));
 console.log(JSON.stringify({ metric: "start_to_interactive_products_table_ms", runs: appRuns.map(Math.round), median: Math.round(median(appRuns)), ratio_to_blank: +(median(appRuns) / median(blankRuns)).toFixed(2) }));
+for (const [which, times] of Object.entries(pageTimes)) {
+  const of = (key) => times.map((t) => t[key]).filter((v) => v !== null);
+  console.log(JSON.stringify({ metric: `${which}_page_ms_from_navigation`, dcl_median: Math.round(median(of("dcl"))), first_paint_median: Math.round(median(of("fcp"))) }));
+}
 const { session: browser } = await startTo(binary, "[data-row-id]");
 
 await browser.execute(() => { window.location.hash = "#/webhooks"; });
