@@ -51,6 +51,21 @@ describe("App start-up", () => {
     expect(calls.filter((c) => c.cmd === "app_status")).toHaveLength(1);
   });
 
+  it("leaves a start-up page that failed to the table, which asks again and says what failed", async () => {
+    const calls = mockCommands({
+      app_status: () => ready(null),
+      sort_keys: sortKeys,
+      list_products: () => {
+        throw { kind: "server", message: "The sandbox did not answer.", hint: "Restart it.", status: null, errorCode: null };
+      },
+    });
+    const queries = client();
+    await startLoading(queries, "#/products");
+    render(<QueryClientProvider client={queries}><App /></QueryClientProvider>);
+    expect(await screen.findByText("The sandbox did not answer.")).toBeInTheDocument();
+    expect(calls.filter((c) => c.cmd === "list_products")).toHaveLength(2);
+  });
+
   it("does not ask for products at start-up when another screen is open", async () => {
     const calls = mockCommands({ app_status: () => ready(null) });
     await startLoading(client(), "#/token");

@@ -1,22 +1,15 @@
-import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { StrictMode } from "react";
-import { createRoot } from "react-dom/client";
-import { App } from "./App";
-import { startLoading } from "./startup";
+// The entry: sends the start-up requests, then loads React and the app (see startup.ts).
+import { sendFirstRequests } from "./startup";
 import "./styles.css";
 
-const client = new QueryClient({
-  defaultOptions: { queries: { staleTime: 10_000, refetchOnWindowFocus: false, retry: false } },
-});
-void startLoading(client, window.location.hash);
-
+const first = sendFirstRequests(window.location.hash);
 const root = document.getElementById("root");
 if (root) {
-  createRoot(root).render(
-    <StrictMode>
-      <QueryClientProvider client={client}>
-        <App />
-      </QueryClientProvider>
-    </StrictMode>,
+  import("./root").then(
+    ({ mount }) => mount(root, first),
+    (error: unknown) => {
+      // Only a broken build gets here; say so instead of a blank window.
+      root.textContent = `The console's interface failed to load: ${String(error)}. Reinstall or rebuild the app.`;
+    },
   );
 }

@@ -1,26 +1,58 @@
 /**
- * What the UI asks the shell for before React's first render. Left to the components, each
- * call would wait for a render, a paint and an effect before it is even sent (status, then the
- * products page); asked here, the status call runs while React renders its first frame, and the
- * first products page is asked for the moment the status says a connection is active, so the
- * products table can show rows on its first render. The components use the same query keys,
- * so they pick up these answers instead of asking again.
+ * What the UI asks the shell for before React is even loaded.
+ *
+ * Why: the entry module (`main.tsx`) is small and runs as soon as it is parsed, while React,
+ * TanStack and the screens (most of the bundle) are still being fetched and compiled. Sent from
+ * here, the status call and, once the status says a connection is active, the first products
+ * page are answered in that time instead of after it, so the products table has its rows on its
+ * first render. The components use the same query keys and pick these answers up instead of
+ * asking again. Nothing here may import React or the screens: it would pull them into the entry.
  */
 import type { QueryClient } from "@tanstack/react-query";
-import { api, type AppStatus } from "./platform";
+import { api, type AppStatus, type PageView, type Product } from "./platform";
 import { parseRoute } from "./lib/router";
-import { prefetchProducts } from "./features/products/ProductsScreen";
+import { FIRST_PAGE, listingQueryKey } from "./lib/paging";
 
 export const STATUS_KEY = ["status"] as const;
+/** The products table's sort until the user picks another. */
+export const PRODUCTS_DEFAULT_SORT = "listingName";
 
-export async function startLoading(client: QueryClient, hash: string): Promise<void> {
-  await client.prefetchQuery({ queryKey: STATUS_KEY, queryFn: api.appStatus });
-  const status = client.getQueryData<AppStatus>(STATUS_KEY);
+/** The start-up requests in flight. */
+export interface FirstRequests {
+  status: Promise<AppStatus>;
+  /** The first products page, or null when it is not asked for (another screen, no connection yet). */
+  products: Promise<PageView<Product> | null>;
+}
+
+const FIRST_PRODUCTS_QUERY = { ...FIRST_PAGE, sort: PRODUCTS_DEFAULT_SORT };
+
+/** Sends the start-up requests now; a failure is left for the query that takes the answer. */
+export function sendFirstRequests(hash: string): FirstRequests {
+  const status = api.appStatus();
   const route = parseRoute(hash);
   const onProducts = route.screen === "products" && route.id === null;
   // While the shell is still starting, the App waits for it (`waitForStart`) and the table
   // asks for its page when it mounts.
-  if (status?.phase === "ready" && status.active !== null && onProducts) {
-    await prefetchProducts(client);
+  const products = status.then(
+    (s) => (s.phase === "ready" && s.active !== null && onProducts ? api.listProducts(FIRST_PRODUCTS_QUERY) : null),
+    () => null,
+  );
+  return { status, products };
+}
+
+/** Puts the start-up answers into the query cache under the keys the screens use. */
+export async function seedQueries(client: QueryClient, first: FirstRequests): Promise<void> {
+  await client.prefetchQuery({ queryKey: STATUS_KEY, queryFn: () => first.status });
+  // A page not asked for, or a failed one, leaves no data: the table asks when it mounts and
+  // shows what failed.
+  const page = await first.products.catch(() => null);
+  if (page !== null) {
+    const { start, limit, sort } = FIRST_PRODUCTS_QUERY;
+    client.setQueryData(listingQueryKey("products", start, limit, sort), page);
   }
+}
+
+/** Both steps at once (what the tests drive). */
+export function startLoading(client: QueryClient, hash: string): Promise<void> {
+  return seedQueries(client, sendFirstRequests(hash));
 }

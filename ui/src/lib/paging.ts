@@ -1,5 +1,15 @@
 /** Page arithmetic for the server-paged tables (`start`/`limit`, total from `X-Total-Count`). */
+import type { ListingKind } from "../platform";
+
 export const PAGE_SIZES = [10, 25, 50] as const;
+
+/** The first page a listing shows: what it asks for on mount (and what start-up asks for early). */
+export const FIRST_PAGE = { start: 0, limit: 25 } as const;
+
+/** The query-cache key of one page of a listing ("products" or "transactions"). */
+export function listingQueryKey(kind: ListingKind, start: number, limit: number, sort: string) {
+  return ["listing", kind, start, limit, sort] as const;
+}
 
 export function pageCount(total: number, limit: number): number {
   if (limit <= 0) return 1;

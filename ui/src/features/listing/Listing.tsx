@@ -4,7 +4,7 @@
  * only where `partner-api` says the key is sortable; the sort string is shown and editable;
  * search walks every page with progress and cancel; export writes every page.
  */
-import { keepPreviousData, useQuery, type QueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import {
   flexRender,
   getCoreRowModel,
@@ -16,7 +16,7 @@ import { api, type ListingKind, type PageView } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { RecordView } from "../../components/JsonView";
 import { sortIndicator, toggleSort } from "../../lib/sortModel";
-import { PAGE_SIZES, pageCount, pageOf, parsePageJump, rangeLabel, startOfPage } from "../../lib/paging";
+import { FIRST_PAGE, listingQueryKey, PAGE_SIZES, pageCount, pageOf, parsePageJump, rangeLabel, startOfPage } from "../../lib/paging";
 import { SearchBar } from "./SearchBar";
 import { ExportBar } from "./ExportBar";
 
@@ -40,24 +40,6 @@ export interface ListingProps<T> {
   toolbar?: ReactNode;
 }
 
-/** The first page a listing shows: what it asks for on mount (and what start-up prefetches). */
-export const FIRST_PAGE = { start: 0, limit: 25 } as const;
-
-type PageFetcher<T> = ListingProps<T>["fetchPage"];
-
-function pageQueryKey(kind: ListingKind, start: number, limit: number, sort: string) {
-  return ["listing", kind, start, limit, sort] as const;
-}
-
-/**
- * Starts fetching a listing's first page into the cache before the listing is rendered (the
- * app's start-up does this for products), so the table can show rows on its first render.
- */
-export function prefetchFirstPage<T>(client: QueryClient, kind: ListingKind, fetchPage: PageFetcher<T>, sort: string) {
-  const { start, limit } = FIRST_PAGE;
-  return client.prefetchQuery({ queryKey: pageQueryKey(kind, start, limit, sort), queryFn: () => fetchPage({ start, limit, sort }) });
-}
-
 export function Listing<T>({ kind, title, columns, fetchPage, rowId, onOpen, defaultSort, toolbar }: ListingProps<T>) {
   const [start, setStart] = useState<number>(FIRST_PAGE.start);
   const [limit, setLimit] = useState<number>(FIRST_PAGE.limit);
@@ -72,7 +54,7 @@ export function Listing<T>({ kind, title, columns, fetchPage, rowId, onOpen, def
   const allowed = useMemo(() => new Set(sortKeys.data?.[kind] ?? []), [sortKeys.data, kind]);
 
   const page = useQuery({
-    queryKey: pageQueryKey(kind, start, limit, sort),
+    queryKey: listingQueryKey(kind, start, limit, sort),
     queryFn: () => fetchPage({ start, limit, sort }),
     placeholderData: keepPreviousData,
     retry: false,

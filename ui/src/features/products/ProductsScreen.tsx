@@ -1,7 +1,7 @@
-import type { QueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, type Product } from "../../platform";
-import { Listing, prefetchFirstPage, type ListingColumn } from "../listing/Listing";
+import { Listing, type ListingColumn } from "../listing/Listing";
+import { PRODUCTS_DEFAULT_SORT } from "../../startup";
 import { tableTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
 import { CreateProduct } from "./CreateProduct";
@@ -16,13 +16,6 @@ export const PRODUCT_COLUMNS: ListingColumn<Product>[] = [
   { id: "updated", header: "Updated", sortKey: "updated", cell: (p) => tableTime(p.updated), width: 128 },
 ];
 
-const DEFAULT_SORT = "listingName";
-
-/** The products table's first page into the cache (start-up asks for it before rendering). */
-export function prefetchProducts(client: QueryClient) {
-  return prefetchFirstPage(client, "products", api.listProducts, DEFAULT_SORT);
-}
-
 export function ProductsScreen() {
   const [creating, setCreating] = useState(false);
   return (
@@ -35,7 +28,7 @@ export function ProductsScreen() {
         fetchPage={api.listProducts}
         rowId={(p) => p.id}
         onOpen={(p) => navigate("products", p.id)}
-        defaultSort={DEFAULT_SORT}
+        defaultSort={PRODUCTS_DEFAULT_SORT}
         toolbar={
           <button type="button" className="primary" onClick={() => setCreating(true)}>
             New product
