@@ -8,7 +8,8 @@
 //! commit can only batch the requests in flight), with many it is bounded by CPU.
 //!
 //! Run: `cargo bench -p partner-listener --bench ack` (env: ACK_REQUESTS per run, default
-//! 30,000; ACK_WARMUP, default 2,000; ACK_SENDERS=32,128,256; ACK_ONLY=bare,full,normal to run
+//! 30,000; ACK_WARMUP, default 2,000; ACK_SENDERS=32,128,256; ACK_ROUNDS, default 3, the summary
+//! giving each server's median round; ACK_ONLY=bare,full,normal to run
 //! only some servers, e.g. one under a profiler).
 
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
@@ -27,7 +28,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod cpu;
 #[path = "support/payload.rs"]
 mod payload;
-use payload::{body, env_number, BODY_SIZE};
+use payload::{body, env_number, random_event_id, BODY_SIZE};
 
 const SUB: &str = "sub-bench";
 const KEY: &str = "Abcdefghijklmnopqrstuvwxyz0123!@";
@@ -135,11 +136,11 @@ async fn bare_server() -> String {
     format!("http://{addr}/webhooks")
 }
 
-fn signed_bodies(prefix: &str, count: usize) -> Arc<Vec<(Vec<u8>, String)>> {
+fn signed_bodies(count: usize) -> Arc<Vec<(Vec<u8>, String)>> {
     Arc::new(
         (0..count)
-            .map(|i| {
-                let body = body(&format!("{prefix}-{i}"));
+            .map(|_| {
+                let body = body(&random_event_id());
                 let signature = sign(KEY.as_bytes(), &body);
                 (body, signature)
             })
@@ -190,7 +191,6 @@ async fn listener_run(
     requests: usize,
     warm_up: usize,
     senders: usize,
-    prefix: &str,
 ) -> (Outcome, u64) {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open_with(
@@ -218,13 +218,8 @@ async fn listener_run(
             })
             .await
     });
-    load(
-        &listener_url,
-        signed_bodies(&format!("warm-{prefix}"), warm_up),
-        senders,
-    )
-    .await;
-    let outcome = load(&listener_url, signed_bodies(prefix, requests), senders).await;
+    load(&listener_url, signed_bodies(warm_up), senders).await;
+    let outcome = load(&listener_url, signed_bodies(requests), senders).await;
     let stored: u64 = listener
         .store()
         .count_by_verdict(&partner_listener::CaptureFilter::default())
@@ -236,16 +231,22 @@ async fn listener_run(
     (outcome, stored)
 }
 
-/// One sender count's outcomes: senders, bare, listener FULL, listener NORMAL.
-type SummaryRow = (usize, Option<Outcome>, Option<Outcome>, Option<Outcome>);
+/// The run of each server with the median rate among its rounds.
+fn median_run(runs: &mut [Outcome]) -> Option<&Outcome> {
+    runs.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+    runs.get(runs.len() / 2)
+}
 
 fn cpu_per_request(outcome: &Outcome) -> f64 {
     outcome.cpu.values().sum::<f64>() / outcome.total.max(1) as f64 * 1e6
 }
 
+const SERVERS: [&str; 3] = ["bare", "full", "normal"];
+
 fn main() {
     let requests = env_number("ACK_REQUESTS", 30_000);
     let warm_up = env_number("ACK_WARMUP", 2_000);
+    let rounds = env_number("ACK_ROUNDS", 3).max(1);
     let counts = sender_counts();
     let only = std::env::var("ACK_ONLY").unwrap_or_default();
     let runs = |name: &str| {
@@ -261,61 +262,62 @@ fn main() {
     runtime.block_on(async {
         let bare_url = bare_server().await;
         println!(
-            "{requests} signed {BODY_SIZE}-byte notifications per run ({warm_up} before it to warm up), \
-             senders {counts:?}, loopback"
+            "{requests} signed {BODY_SIZE}-byte notifications (random UUID eventIds) per run \
+             ({warm_up} before it to warm up), senders {counts:?}, {rounds} rounds, loopback"
         );
-        let mut summary: Vec<SummaryRow> = Vec::new();
-        for &senders in &counts {
-            println!("-- {senders} concurrent senders");
-            let bare = if runs("bare") {
-                load(&bare_url, signed_bodies("warm-bare", warm_up), senders).await;
-                let bare = load(&bare_url, signed_bodies("bare", requests), senders).await;
-                report("bare hyper (no verify/store)", &bare);
-                Some(bare)
-            } else {
-                None
-            };
-            let mut listened = [None, None];
-            for (slot, durability) in [Durability::Full, Durability::Normal]
-                .into_iter()
-                .enumerate()
-            {
-                if !runs(&format!("{durability:?}")) {
-                    continue;
+        // outcomes[sender count][server] = one outcome per round
+        let mut outcomes: Vec<[Vec<Outcome>; 3]> = counts.iter().map(|_| Default::default()).collect();
+        // Rounds outermost, so a slow spell of the machine (a noisy neighbour, a flush) hits
+        // every server alike instead of one server's runs.
+        for round in 1..=rounds {
+            for (slot, &senders) in counts.iter().enumerate() {
+                println!("-- round {round}, {senders} concurrent senders");
+                for (server, name) in SERVERS.iter().enumerate() {
+                    if !runs(name) {
+                        continue;
+                    }
+                    let outcome = match *name {
+                        "bare" => {
+                            load(&bare_url, signed_bodies(warm_up), senders).await;
+                            let bare = load(&bare_url, signed_bodies(requests), senders).await;
+                            report("bare hyper (no verify/store)", &bare);
+                            bare
+                        }
+                        _ => {
+                            let durability = if *name == "full" {
+                                Durability::Full
+                            } else {
+                                Durability::Normal
+                            };
+                            let (outcome, stored) =
+                                listener_run(durability, requests, warm_up, senders).await;
+                            report(&format!("listener, {durability:?} durability"), &outcome);
+                            println!(
+                                "  {stored} captures stored, {} expected (every 2xx-acknowledged one must be there)",
+                                warm_up + requests
+                            );
+                            outcome
+                        }
+                    };
+                    outcomes[slot][server].push(outcome);
                 }
-                let (outcome, stored) = listener_run(
-                    durability,
-                    requests,
-                    warm_up,
-                    senders,
-                    &format!("ev-{senders}-{durability:?}"),
-                )
-                .await;
-                report(&format!("listener, {durability:?} durability"), &outcome);
-                println!(
-                    "  {stored} captures stored, {} expected (every 2xx-acknowledged one must be there)",
-                    warm_up + requests
-                );
-                listened[slot] = Some(outcome);
             }
-            let [full, normal] = listened;
-            summary.push((senders, bare, full, normal));
         }
         println!();
+        println!("median of {rounds} rounds (by rate) per server and sender count:");
         println!(
             "senders | bare req/s | FULL req/s | FULL p50/p99 ms | FULL/bare | NORMAL/bare | CPU us/req bare / FULL / NORMAL"
         );
-        let rate = |o: &Option<Outcome>| o.as_ref().map_or("-".to_string(), |o| format!("{:.0}", o.rate));
-        let cpu = |o: &Option<Outcome>| {
-            o.as_ref()
-                .map_or("-".to_string(), |o| format!("{:.0}", cpu_per_request(o)))
-        };
-        for (senders, bare, full, normal) in &summary {
-            let ratio = |o: &Option<Outcome>| match (o, bare) {
+        for (slot, senders) in counts.iter().enumerate() {
+            let [bare, full, normal] = &mut outcomes[slot];
+            let (bare, full, normal) = (median_run(bare), median_run(full), median_run(normal));
+            let rate = |o: Option<&Outcome>| o.map_or("-".to_string(), |o| format!("{:.0}", o.rate));
+            let cpu = |o: Option<&Outcome>| o.map_or("-".to_string(), |o| format!("{:.0}", cpu_per_request(o)));
+            let ratio = |o: Option<&Outcome>| match (o, bare) {
                 (Some(o), Some(b)) => format!("{:.2}", o.rate / b.rate),
                 _ => "-".into(),
             };
-            let latency = full.as_ref().map_or("-".to_string(), |o| {
+            let latency = full.map_or("-".to_string(), |o| {
                 format!(
                     "{:.2} / {:.2}",
                     o.p50.as_secs_f64() * 1000.0,

@@ -101,7 +101,7 @@ fn main() {
                             break;
                         }
                         let event_id = if random_ids {
-                            uuid::Uuid::new_v4().to_string()
+                            payload::random_event_id()
                         } else {
                             format!("ev-{i}")
                         };

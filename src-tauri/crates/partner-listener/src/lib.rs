@@ -12,6 +12,7 @@ pub mod export;
 pub mod keys;
 pub mod live;
 pub mod outbound;
+mod redelivery;
 pub mod server;
 pub mod store;
 pub mod test_mode;

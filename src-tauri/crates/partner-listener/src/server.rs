@@ -512,10 +512,9 @@ fn prior_attempts(
         fields.resource_type.as_deref(),
         fields.event_id.as_deref(),
     ) {
-        (Some(sub), Some(resource_type), Some(event_id)) => shared
-            .store
-            .prior_attempts(sub, resource_type, event_id)
-            .unwrap_or(0),
+        (Some(sub), Some(resource_type), Some(event_id)) => {
+            shared.store.prior_attempts(sub, resource_type, event_id)
+        }
         _ => 0,
     }
 }

@@ -9,8 +9,9 @@
 //! batch is one capture and nothing waits for a window to close. Readers use their own connection,
 //! which WAL lets run beside the writer.
 //!
-//! The writer also links redeliveries: within the same transaction it looks up earlier captures
-//! of the same (subscription, resource type, eventId), so attempt numbers never race.
+//! The writer also links redeliveries, so attempt numbers never race: it keeps the store's
+//! notifications by (subscription, resource type, eventId) in memory and in the append-only
+//! table `notifications`, instead of an index on those fields (why: [`crate::redelivery`]).
 //!
 //! The writer is the one thread every acknowledgement waits on, so it does nothing another
 //! thread can do (measured with `benches/store.rs` and `perf`, see BENCHMARKS.md):
@@ -29,6 +30,7 @@
 //! writer's thread, and SQLite built with `fdatasync` instead of `fsync`.
 
 use crate::capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
+use crate::redelivery::{NotificationKey, PendingChanges, Redeliveries, Seen};
 use crate::verdict::{MatchedKey, NotificationFields, Verdict};
 use crate::{Error, Result};
 use chrono::{DateTime, Duration, Utc};
@@ -77,9 +79,13 @@ CREATE TABLE IF NOT EXISTS captures (
     processing_micros INTEGER NOT NULL,
     replay INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS captures_notification
-    ON captures (subscription_id, resource_type, event_id);
 CREATE INDEX IF NOT EXISTS captures_received ON captures (received_at_us);
+CREATE INDEX IF NOT EXISTS captures_by_notification ON captures (notification_id);
+CREATE TABLE IF NOT EXISTS notifications (
+    id INTEGER PRIMARY KEY,
+    key BLOB NOT NULL,
+    attempts INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS outbound (
     id INTEGER PRIMARY KEY,
     capture_id INTEGER NOT NULL,
@@ -96,6 +102,12 @@ CREATE TABLE IF NOT EXISTS outbound (
 );
 CREATE INDEX IF NOT EXISTS outbound_capture ON outbound (capture_id);
 ";
+
+/// The schema version (`PRAGMA user_version`) this code writes. Version 1 linked redeliveries
+/// through an index on (subscription, resource type, eventId); version 2 through
+/// `notifications` (see [`crate::redelivery`]), filled from the captures when an older store
+/// opens.
+const SCHEMA_VERSION: i64 = 2;
 
 const CAPTURE_COLUMNS: &str = "id, received_at, method, path, headers, body, body_size, peer, \
     verdict, matched_key, subscription_id, event_id, event_time, event_type, instance_id, \
@@ -146,7 +158,9 @@ pub struct ImportReport {
     pub skipped: u64,
 }
 
-type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+/// A write that is not an insert, run alone in the writer thread, with the map of notifications
+/// it may have to change.
+type Job = Box<dyn FnOnce(&mut Connection, &Mutex<Redeliveries>) + Send>;
 
 /// A capture on its way to the writer, with every value the row needs that takes formatting
 /// (the header JSON, the timestamp text) already made by the request's own task, so the single
@@ -191,6 +205,8 @@ struct StoreInner {
     path: PathBuf,
     writer: Mutex<Option<mpsc::Sender<WriteOp>>>,
     reader: Mutex<Connection>,
+    /// Written by the writer thread only (after each commit); read for the test mode's count.
+    redeliveries: Arc<Mutex<Redeliveries>>,
     writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Dropping it stops the checkpoint thread.
     checkpoint_stop: Mutex<Option<mpsc::Sender<()>>>,
@@ -328,6 +344,7 @@ impl Store {
         let path = path.as_ref().to_path_buf();
         let mut writer_conn = open_connection(&path, options.durability)?;
         writer_conn.execute_batch(SCHEMA)?;
+        let redeliveries = Arc::new(Mutex::new(load_redeliveries(&mut writer_conn)?));
         writer_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         writer_conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
         let reader = open_connection(&path, options.durability)?;
@@ -344,12 +361,20 @@ impl Store {
         let retention = options.retention;
         let thread = std::thread::Builder::new()
             .name("capture-writer".into())
-            .spawn(move || writer_loop(&mut writer_conn, rx, retention, &restart_due))?;
+            .spawn({
+                let writer = Writer {
+                    retention,
+                    restart_due,
+                    redeliveries: redeliveries.clone(),
+                };
+                move || writer.run(&mut writer_conn, rx)
+            })?;
         Ok(Self {
             inner: Arc::new(StoreInner {
                 path,
                 writer: Mutex::new(Some(tx)),
                 reader: Mutex::new(reader),
+                redeliveries,
                 writer_thread: Mutex::new(Some(thread)),
                 checkpoint_stop: Mutex::new(Some(checkpoint_stop)),
                 checkpoint_thread: Mutex::new(Some(checkpoint_thread)),
@@ -385,18 +410,18 @@ impl Store {
     /// Runs `job` on the writer connection and waits for its result.
     async fn run<T: Send + 'static>(
         &self,
-        job: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+        job: impl FnOnce(&mut Connection, &Mutex<Redeliveries>) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let (tx, rx) = oneshot::channel();
-        self.send(WriteOp::Run(Box::new(move |conn| {
-            let _ = tx.send(job(conn));
+        self.send(WriteOp::Run(Box::new(move |conn, redeliveries| {
+            let _ = tx.send(job(conn, redeliveries));
         })))?;
         rx.await.map_err(|_| Error::WriterStopped)?
     }
 
     /// Records a forward or replay and returns it with its id.
     pub async fn insert_outbound(&self, record: OutboundRecord) -> Result<OutboundRecord> {
-        self.run(move |conn| {
+        self.run(move |conn, _| {
             let mut record = record;
             conn.execute(
                 "INSERT INTO outbound (capture_id, kind, url, sent_at, request_headers, \
@@ -424,8 +449,12 @@ impl Store {
 
     /// Deletes every capture and outbound record.
     pub async fn clear_all(&self) -> Result<()> {
-        self.run(|conn| {
-            conn.execute_batch("DELETE FROM captures; DELETE FROM outbound;")?;
+        self.run(|conn, redeliveries| {
+            conn.execute_batch(
+                "BEGIN IMMEDIATE; DELETE FROM captures; DELETE FROM outbound; \
+                 DELETE FROM notifications; COMMIT;",
+            )?;
+            lock(redeliveries).clear();
             Ok(())
         })
         .await
@@ -433,12 +462,15 @@ impl Store {
 
     /// Applies a retention policy now; returns how many captures were pruned.
     pub async fn prune(&self, retention: Retention) -> Result<u64> {
-        self.run(move |conn| prune(conn, retention)).await
+        self.run(move |conn, redeliveries| prune(conn, retention, redeliveries))
+            .await
     }
 
     /// Adds captures as they are (ids, attempts and all), skipping ids already present.
     pub async fn import(&self, captures: Vec<Capture>) -> Result<ImportReport> {
-        self.run(move |conn| {
+        self.run(move |conn, redeliveries| {
+            let mut redeliveries = lock(redeliveries);
+            let mut changes = PendingChanges::default();
             let tx = conn.transaction()?;
             let mut report = ImportReport {
                 imported: 0,
@@ -454,10 +486,12 @@ impl Store {
                     report.skipped += 1;
                 } else {
                     insert_row(&tx, capture, &RowText::of(capture)?, Some(capture.id))?;
+                    record_imported_attempt(&tx, &redeliveries, &mut changes, capture)?;
                     report.imported += 1;
                 }
             }
             tx.commit()?;
+            changes.apply(&mut redeliveries);
             Ok(report)
         })
         .await
@@ -488,32 +522,12 @@ impl Store {
             return Ok(vec![capture]);
         };
         let conn = self.reader();
-        // Attempts share (subscription, resource type, eventId), which `captures_notification`
-        // indexes; without it (an imported capture may lack them) the lookup scans the table.
-        let rows = match (
-            capture.subscription_id.as_deref(),
-            capture.fields.resource_type.as_deref(),
-            capture.fields.event_id.as_deref(),
-        ) {
-            (Some(sub), Some(resource_type), Some(event_id)) => conn
-                .prepare(&format!(
-                    "SELECT {CAPTURE_COLUMNS} FROM captures WHERE subscription_id = ?1 \
-                     AND resource_type = ?2 AND event_id = ?3 AND notification_id = ?4 \
-                     ORDER BY id"
-                ))?
-                .query_map(
-                    params![sub, resource_type, event_id, notification_id],
-                    capture_from_row,
-                )?
-                .collect::<rusqlite::Result<_>>()?,
-            _ => conn
-                .prepare(&format!(
-                    "SELECT {CAPTURE_COLUMNS} FROM captures WHERE notification_id = ?1 \
-                     ORDER BY id"
-                ))?
-                .query_map([notification_id], capture_from_row)?
-                .collect::<rusqlite::Result<_>>()?,
-        };
+        let rows = conn
+            .prepare_cached(&format!(
+                "SELECT {CAPTURE_COLUMNS} FROM captures WHERE notification_id = ?1 ORDER BY id"
+            ))?
+            .query_map([notification_id], capture_from_row)?
+            .collect::<rusqlite::Result<_>>()?;
         Ok(rows)
     }
 
@@ -523,15 +537,11 @@ impl Store {
         subscription_id: &str,
         resource_type: &str,
         event_id: &str,
-    ) -> Result<u32> {
-        let conn = self.reader();
-        let count: i64 = conn.query_row(
-            "SELECT COUNT(*) FROM captures WHERE subscription_id = ?1 AND resource_type = ?2 \
-             AND event_id = ?3",
-            params![subscription_id, resource_type, event_id],
-            |row| row.get(0),
-        )?;
-        Ok(u32::try_from(count).unwrap_or(u32::MAX))
+    ) -> u32 {
+        let key = NotificationKey::of(subscription_id, resource_type, event_id);
+        lock(&self.inner.redeliveries)
+            .get(&key)
+            .map_or(0, |seen| seen.attempts)
     }
 
     /// A page of captures matching `filter`, newest first.
@@ -608,116 +618,205 @@ impl Store {
     }
 }
 
-fn writer_loop(
-    conn: &mut Connection,
-    rx: mpsc::Receiver<WriteOp>,
+/// The writer thread's state: everything it needs besides its connection and its queue.
+struct Writer {
     retention: Retention,
-    restart_due: &AtomicBool,
-) {
-    let mut since_prune = 0u64;
-    let mut inserts = Vec::new();
-    while let Ok(first) = rx.recv() {
-        let mut pending = Some(first);
-        while let Some(op) = pending.take() {
-            match op {
-                WriteOp::Insert(insert) => {
-                    inserts.push(insert);
-                    if inserts.len() < MAX_BATCH {
-                        pending = rx.try_recv().ok();
+    restart_due: Arc<AtomicBool>,
+    redeliveries: Arc<Mutex<Redeliveries>>,
+}
+
+impl Writer {
+    fn run(&self, conn: &mut Connection, rx: mpsc::Receiver<WriteOp>) {
+        let mut since_prune = 0u64;
+        let mut inserts = Vec::new();
+        while let Ok(first) = rx.recv() {
+            let mut pending = Some(first);
+            while let Some(op) = pending.take() {
+                match op {
+                    WriteOp::Insert(insert) => {
+                        inserts.push(insert);
+                        if inserts.len() < MAX_BATCH {
+                            pending = rx.try_recv().ok();
+                        }
                     }
-                }
-                WriteOp::Run(job) => {
-                    since_prune += commit_batch(conn, &mut inserts);
-                    job(conn);
-                    if inserts.is_empty() {
-                        pending = rx.try_recv().ok();
+                    WriteOp::Run(job) => {
+                        since_prune += self.commit_batch(conn, &mut inserts);
+                        job(conn, &self.redeliveries);
+                        if inserts.is_empty() {
+                            pending = rx.try_recv().ok();
+                        }
                     }
                 }
             }
+            since_prune += self.commit_batch(conn, &mut inserts);
+            if self.restart_due.swap(false, Ordering::Relaxed) {
+                restart_wal(conn);
+            }
+            let pruning_due = self.retention != Retention::default() && since_prune >= PRUNE_EVERY;
+            if pruning_due {
+                since_prune = 0;
+                if let Err(error) = prune(conn, self.retention, &self.redeliveries) {
+                    tracing::warn!(%error, "pruning the capture store failed");
+                }
+            }
         }
-        since_prune += commit_batch(conn, &mut inserts);
-        if restart_due.swap(false, Ordering::Relaxed) {
-            restart_wal(conn);
+    }
+
+    /// Writes the queued inserts in one transaction, then answers each; returns how many were
+    /// stored.
+    fn commit_batch(&self, conn: &mut Connection, inserts: &mut Vec<PendingInsert>) -> u64 {
+        if inserts.is_empty() {
+            return 0;
         }
-        let pruning_due = retention != Retention::default() && since_prune >= PRUNE_EVERY;
-        if pruning_due {
-            since_prune = 0;
-            if let Err(error) = prune(conn, retention) {
-                tracing::warn!(%error, "pruning the capture store failed");
+        let mut batch = std::mem::take(inserts);
+        let mut redeliveries = lock(&self.redeliveries);
+        let mut changes = PendingChanges::default();
+        let written = (|| -> Result<()> {
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            // One writer, so the next ids are known: each row is written once, its own id
+            // included as the notification id of a first attempt.
+            let first_id: i64 = tx
+                .prepare_cached("SELECT COALESCE(MAX(id), 0) + 1 FROM captures")?
+                .query_row([], |row| row.get(0))?;
+            for (id, insert) in (first_id..).zip(batch.iter_mut()) {
+                let capture = &mut insert.capture;
+                capture.id = id;
+                link_attempt(&tx, &redeliveries, &mut changes, capture)?;
+                insert_row(&tx, capture, &insert.text, Some(id))?;
+            }
+            tx.commit()?;
+            Ok(())
+        })();
+        match written {
+            Ok(()) => {
+                changes.apply(&mut redeliveries);
+                drop(redeliveries);
+                let count = batch.len() as u64;
+                for insert in batch {
+                    let _ = insert.reply.send(Ok(*insert.capture));
+                }
+                count
+            }
+            Err(error) => {
+                drop(redeliveries);
+                tracing::error!(%error, "committing captures failed");
+                let message = error.to_string();
+                for insert in batch {
+                    let _ = insert.reply.send(Err(Error::Commit(message.clone())));
+                }
+                0
             }
         }
     }
 }
 
-/// Writes the queued inserts in one transaction, then answers each; returns how many were stored.
-fn commit_batch(conn: &mut Connection, inserts: &mut Vec<PendingInsert>) -> u64 {
-    if inserts.is_empty() {
-        return 0;
-    }
-    let mut batch = std::mem::take(inserts);
-    let written = (|| -> Result<()> {
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        // One writer, so the next ids are known: each row is written once, its own id included
-        // as the notification id of a first attempt.
-        let first_id: i64 = tx
-            .prepare_cached("SELECT COALESCE(MAX(id), 0) + 1 FROM captures")?
-            .query_row([], |row| row.get(0))?;
-        for (id, insert) in (first_id..).zip(batch.iter_mut()) {
-            let capture = &mut insert.capture;
-            capture.id = id;
-            link_attempt(&tx, capture)?;
-            insert_row(&tx, capture, &insert.text, Some(id))?;
-        }
-        tx.commit()?;
-        Ok(())
-    })();
-    match written {
-        Ok(()) => {
-            let count = batch.len() as u64;
-            for insert in batch {
-                let _ = insert.reply.send(Ok(*insert.capture));
-            }
-            count
-        }
-        Err(error) => {
-            tracing::error!(%error, "committing captures failed");
-            let message = error.to_string();
-            for insert in batch {
-                let _ = insert.reply.send(Err(Error::Commit(message.clone())));
-            }
-            0
-        }
-    }
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Sets `attempt` and `notification_id` from earlier captures of the same notification.
-fn link_attempt(conn: &Connection, capture: &mut Capture) -> Result<()> {
+/// The notification a capture is an attempt of, if it names one.
+fn notification_key(capture: &Capture) -> Option<NotificationKey> {
+    Some(NotificationKey::of(
+        capture.subscription_id.as_deref()?,
+        capture.fields.resource_type.as_deref()?,
+        capture.fields.event_id.as_deref()?,
+    ))
+}
+
+/// Sets `attempt` and `notification_id` from earlier captures of the same notification (see
+/// [`crate::redelivery`]) and records this attempt in `notifications`.
+fn link_attempt(
+    conn: &Connection,
+    committed: &Redeliveries,
+    changes: &mut PendingChanges,
+    capture: &mut Capture,
+) -> Result<()> {
     capture.attempt = 1;
     capture.notification_id = None;
-    let (Some(sub), Some(resource_type), Some(event_id)) = (
-        capture.subscription_id.as_deref(),
-        capture.fields.resource_type.as_deref(),
-        capture.fields.event_id.as_deref(),
-    ) else {
+    let Some(key) = notification_key(capture) else {
         return Ok(());
     };
-    let (first, count): (Option<i64>, i64) = conn
-        .prepare_cached(
-            "SELECT MIN(id), COUNT(*) FROM captures WHERE subscription_id = ?1 \
-             AND resource_type = ?2 AND event_id = ?3",
-        )?
-        .query_row(params![sub, resource_type, event_id], |row| {
-            Ok((row.get(0)?, row.get(1)?))
-        })?;
-    match first {
-        Some(first) => {
-            capture.attempt = u32::try_from(count + 1).unwrap_or(u32::MAX);
-            capture.notification_id = Some(first);
+    let seen = match changes.get(committed, &key) {
+        Some(earlier) => {
+            let seen = Seen {
+                first_id: earlier.first_id,
+                attempts: earlier.attempts.saturating_add(1),
+            };
+            conn.prepare_cached("UPDATE notifications SET attempts = ?2 WHERE id = ?1")?
+                .execute(params![seen.first_id, seen.attempts])?;
+            seen
         }
         // The first attempt is the notification: it links to itself.
-        None => capture.notification_id = (capture.id > 0).then_some(capture.id),
-    }
+        None => {
+            let seen = Seen {
+                first_id: capture.id,
+                attempts: 1,
+            };
+            conn.prepare_cached(
+                "INSERT OR REPLACE INTO notifications (id, key, attempts) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![seen.first_id, key.as_bytes(), seen.attempts])?;
+            seen
+        }
+    };
+    capture.attempt = seen.attempts;
+    capture.notification_id = Some(seen.first_id);
+    changes.set(key, seen);
     Ok(())
+}
+
+/// Brings a store to [`SCHEMA_VERSION`] and reads its notifications into memory.
+///
+/// A version-1 store has no `notifications` rows: they are made once from its captures (one
+/// pass over the table), and its index on the three fields is dropped.
+fn load_redeliveries(conn: &mut Connection) -> Result<Redeliveries> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if version < SCHEMA_VERSION {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        tx.execute("DELETE FROM notifications", [])?;
+        {
+            let mut insert = tx.prepare(
+                "INSERT INTO notifications (id, key, attempts) VALUES (?1, ?2, ?3)                  ON CONFLICT (id) DO UPDATE SET attempts = MAX(attempts, excluded.attempts)",
+            )?;
+            let mut select = tx.prepare(
+                "SELECT notification_id, subscription_id, resource_type, event_id,                  MAX(attempt) FROM captures WHERE notification_id IS NOT NULL                  AND subscription_id IS NOT NULL AND resource_type IS NOT NULL                  AND event_id IS NOT NULL GROUP BY notification_id",
+            )?;
+            let mut rows = select.query([])?;
+            while let Some(row) = rows.next()? {
+                let key = NotificationKey::of(
+                    &row.get::<_, String>(1)?,
+                    &row.get::<_, String>(2)?,
+                    &row.get::<_, String>(3)?,
+                );
+                insert.execute(params![
+                    row.get::<_, i64>(0)?,
+                    key.as_bytes(),
+                    row.get::<_, i64>(4)?
+                ])?;
+            }
+        }
+        tx.execute_batch("DROP INDEX IF EXISTS captures_notification")?;
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        tx.commit()?;
+    }
+    let mut redeliveries = Redeliveries::default();
+    let mut select = conn.prepare("SELECT id, key, attempts FROM notifications")?;
+    let mut rows = select.query([])?;
+    while let Some(row) = rows.next()? {
+        let bytes: Vec<u8> = row.get(1)?;
+        if let Some(key) = NotificationKey::from_bytes(&bytes) {
+            redeliveries.set(
+                key,
+                Seen {
+                    first_id: row.get(0)?,
+                    attempts: u32::try_from(row.get::<_, i64>(2)?).unwrap_or(u32::MAX),
+                },
+            );
+        }
+    }
+    Ok(redeliveries)
 }
 
 fn headers_json(headers: &[Header]) -> Result<String> {
@@ -892,27 +991,71 @@ fn filter_sql(filter: &CaptureFilter) -> (String, Vec<Box<dyn ToSql>>) {
     (clauses.join(" AND "), args)
 }
 
-fn prune(conn: &mut Connection, retention: Retention) -> Result<u64> {
+fn prune(
+    conn: &mut Connection,
+    retention: Retention,
+    redeliveries: &Mutex<Redeliveries>,
+) -> Result<u64> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let mut pruned = 0u64;
     if let Some(max_age) = retention.max_age {
         let cutoff = (Utc::now() - max_age).timestamp_micros();
-        pruned += conn.execute("DELETE FROM captures WHERE received_at_us < ?1", [cutoff])? as u64;
+        pruned += tx.execute("DELETE FROM captures WHERE received_at_us < ?1", [cutoff])? as u64;
     }
     if let Some(max_count) = retention.max_count {
         let max_count = i64::try_from(max_count).unwrap_or(i64::MAX);
-        pruned += conn.execute(
+        pruned += tx.execute(
             "DELETE FROM captures WHERE id <= (SELECT id FROM captures ORDER BY id DESC \
              LIMIT 1 OFFSET ?1)",
             [max_count],
         )? as u64;
     }
-    if pruned > 0 {
-        conn.execute(
-            "DELETE FROM outbound WHERE capture_id NOT IN (SELECT id FROM captures)",
-            [],
-        )?;
+    if pruned == 0 {
+        return Ok(0);
     }
+    tx.execute(
+        "DELETE FROM outbound WHERE capture_id NOT IN (SELECT id FROM captures)",
+        [],
+    )?;
+    // Oldest first, so the notifications no capture refers to any more are those older than
+    // the oldest one still referred to (a redelivery of one of them later starts afresh).
+    let oldest_kept: i64 = tx.query_row(
+        "SELECT COALESCE((SELECT MIN(notification_id) FROM captures), \
+         (SELECT MAX(id) + 1 FROM notifications), 0)",
+        [],
+        |row| row.get(0),
+    )?;
+    tx.execute("DELETE FROM notifications WHERE id < ?1", [oldest_kept])?;
+    tx.commit()?;
+    lock(redeliveries).forget_before(oldest_kept);
     Ok(pruned)
+}
+
+/// Adds an imported capture's notification to `notifications` (imports keep their own attempt
+/// numbers and links): later redeliveries of it then link to it.
+fn record_imported_attempt(
+    conn: &Connection,
+    committed: &Redeliveries,
+    changes: &mut PendingChanges,
+    capture: &Capture,
+) -> Result<()> {
+    let (Some(key), Some(first_id)) = (notification_key(capture), capture.notification_id) else {
+        return Ok(());
+    };
+    let attempts = match changes.get(committed, &key) {
+        // Already known under another first capture (the same notification received live):
+        // keep that link.
+        Some(known) if known.first_id != first_id => return Ok(()),
+        Some(known) => known.attempts.max(capture.attempt),
+        None => capture.attempt.max(1),
+    };
+    conn.prepare_cached(
+        "INSERT INTO notifications (id, key, attempts) VALUES (?1, ?2, ?3) \
+         ON CONFLICT (id) DO UPDATE SET attempts = MAX(attempts, excluded.attempts)",
+    )?
+    .execute(params![first_id, key.as_bytes(), attempts])?;
+    changes.set(key, Seen { first_id, attempts });
+    Ok(())
 }
 
 mod optional_seconds {

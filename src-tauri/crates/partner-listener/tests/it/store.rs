@@ -330,3 +330,133 @@ fn inserts_are_answered_in_any_runtime_and_outside_one() {
         41
     );
 }
+
+/// Inserts a capture of `event_id` and returns its (attempt, notification id, id).
+async fn attempt_of(store: &Store, event_id: &str) -> (u32, Option<i64>, i64) {
+    let stored = store
+        .insert(capture(event_id, Verdict::Valid, 0))
+        .await
+        .unwrap();
+    (stored.attempt, stored.notification_id, stored.id)
+}
+
+/// Redeliveries are linked through the writer's map of notifications; the map is rebuilt from
+/// the `notifications` table when the store opens again, so links survive a restart.
+#[tokio::test]
+async fn redeliveries_are_linked_across_a_reopen_and_counted_for_the_test_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let first_id = {
+        let store = Store::open(&path, Retention::default()).unwrap();
+        let (attempt, notification, id) = attempt_of(&store, "again").await;
+        assert_eq!((attempt, notification), (1, Some(id)));
+        attempt_of(&store, "other").await;
+        let (attempt, notification, _) = attempt_of(&store, "again").await;
+        assert_eq!((attempt, notification), (2, Some(id)));
+        id
+    };
+    let store = Store::open(&path, Retention::default()).unwrap();
+    let transaction = "urn:svc:partner:transaction";
+    assert_eq!(store.prior_attempts(SUB, transaction, "again"), 2);
+    assert_eq!(store.prior_attempts(SUB, transaction, "never"), 0);
+    let (attempt, notification, third) = attempt_of(&store, "again").await;
+    assert_eq!((attempt, notification), (3, Some(first_id)));
+    let attempts = store.attempts_of(third).unwrap();
+    assert_eq!(
+        attempts.iter().map(|c| c.attempt).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
+    assert_eq!(store.attempts_of(first_id).unwrap().len(), 3);
+}
+
+/// A store written before `notifications` existed (schema version 1: an index on the three
+/// fields, no table) gets its notifications from its captures when it opens, and loses the
+/// old index.
+#[tokio::test]
+async fn a_version_1_store_is_migrated_and_keeps_linking() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let first_id = {
+        let store = Store::open(&path, Retention::default()).unwrap();
+        let (_, _, id) = attempt_of(&store, "old").await;
+        attempt_of(&store, "old").await;
+        id
+    };
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "DELETE FROM notifications; PRAGMA user_version = 1; \
+             CREATE INDEX captures_notification \
+             ON captures (subscription_id, resource_type, event_id);",
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path, Retention::default()).unwrap();
+    let (attempt, notification, _) = attempt_of(&store, "old").await;
+    assert_eq!((attempt, notification), (3, Some(first_id)));
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap();
+    let old_index: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name = 'captures_notification'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!((version, old_index), (2, 0));
+}
+
+/// Pruning and clearing forget the notifications no capture refers to any more: a later
+/// delivery of the same eventId starts again at attempt 1.
+#[tokio::test]
+async fn pruned_and_cleared_notifications_start_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("s.db"), Retention::default()).unwrap();
+    attempt_of(&store, "pruned").await;
+    for i in 0..5 {
+        attempt_of(&store, &format!("newer-{i}")).await;
+    }
+    let (attempt, _, _) = attempt_of(&store, "newer-4").await;
+    assert_eq!(attempt, 2);
+    let keep_newest = Retention {
+        max_count: Some(3),
+        max_age: None,
+    };
+    assert_eq!(store.prune(keep_newest).await.unwrap(), 4);
+    let (attempt, notification, id) = attempt_of(&store, "pruned").await;
+    assert_eq!(
+        (attempt, notification),
+        (1, Some(id)),
+        "pruned, so new again"
+    );
+    let (attempt, _, _) = attempt_of(&store, "newer-4").await;
+    assert_eq!(attempt, 3, "still referred to, so still linked");
+
+    store.clear_all().await.unwrap();
+    let (attempt, notification, id) = attempt_of(&store, "newer-4").await;
+    assert_eq!((attempt, notification), (1, Some(id)));
+}
+
+/// Imported captures keep their own attempt numbers and links, and a later delivery of the
+/// same notification links to them.
+#[tokio::test]
+async fn a_redelivery_links_to_imported_attempts() {
+    let dir = tempfile::tempdir().unwrap();
+    let exported = {
+        let store = Store::open(dir.path().join("a.db"), Retention::default()).unwrap();
+        attempt_of(&store, "moved").await;
+        attempt_of(&store, "moved").await;
+        store.query(&CaptureFilter::default(), 0, 10).unwrap().items
+    };
+    let store = Store::open(dir.path().join("b.db"), Retention::default()).unwrap();
+    let report = store.import(exported).await.unwrap();
+    assert_eq!((report.imported, report.skipped), (2, 0));
+    let (attempt, notification, third) = attempt_of(&store, "moved").await;
+    assert_eq!((attempt, notification), (3, Some(1)));
+    assert_eq!(store.attempts_of(third).unwrap().len(), 3);
+    let (attempt, _, _) = attempt_of(&store, "local").await;
+    assert_eq!(attempt, 1);
+}
