@@ -20,7 +20,7 @@
 //! - checkpoints run on their own thread, and the writer only finishes each round with a short
 //!   `RESTART` so the WAL is written from its start again instead of growing for as long as a
 //!   burst lasts (see [`checkpoint_loop`]);
-//! - 16 KiB pages keep a 2 KiB notification's row off overflow pages.
+//! - 8 KiB pages keep a 2 KiB notification's row off overflow pages (see [`PAGE_SIZE`]).
 //!
 //! Of the writer's time under load, most is the kernel's: the fsync of each commit (about 60%
 //! of a commit) and the WAL writes (about 30%); SQLite's own insert work is about a fifth.
@@ -236,14 +236,13 @@ const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(5
 /// How long the writer's WAL restart may wait for a reader to step off the WAL before it gives
 /// up until the next round (it holds the write lock meanwhile, so acknowledgements wait too).
 const RESTART_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
-/// 16 KiB pages hold a 2 KiB notification and its row inline (4 KiB pages put most of each such
-/// row on an overflow page) and halve the pages a checkpoint copies. In `benches/store.rs`, with
-/// event ids that sort next to each other (as the `ack` bench sends them) the CPU per capture
-/// fell by about a fifth against 4 KiB; with random ids (as the service sends them) every insert
-/// into the redelivery index dirties its own page, and 4, 8 and 16 KiB measured the same within
-/// the noise. 32 and 64 KiB did no better, since every commit rewrites its last, partly filled
-/// page in the WAL.
-const PAGE_SIZE: i64 = 16 * 1024;
+/// 8 KiB pages hold two or three captures of a 2 KiB notification (a row is about 2.5 KB), so
+/// no row spills onto an overflow page. Every commit also writes
+/// the last, partly filled page of each B-tree it touched, so larger pages cost more per
+/// commit: with spec-shaped 2 KiB notifications and random eventIds (`benches/store.rs`,
+/// 30,000 captures, 32 concurrent inserts, three interleaved rounds), 8 KiB gave 22,341-22,424
+/// captures/s, 16 KiB 19,601-20,489 and 4 KiB (one row per page) 18,148-21,068.
+const PAGE_SIZE: i64 = 8 * 1024;
 /// A WAL file larger than this is cut back to it when the WAL restarts.
 const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 
