@@ -10,7 +10,7 @@ use crate::events::{start_listener, summary};
 use crate::state::AppState;
 use partner_api::signature::{self, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_api::Secret;
-use partner_listener::{CaptureFilter, KeySource};
+use partner_listener::{Capture, CaptureFilter, KeySource};
 use std::time::Duration;
 use tauri::{AppHandle, State};
 
@@ -98,15 +98,24 @@ fn store(state: &AppState) -> Result<partner_listener::Store> {
 /// Every capture's summary, newest first.
 #[tauri::command]
 pub async fn captures(state: State<'_, AppState>) -> Result<Vec<CaptureSummary>> {
-    let store = store(&state)?;
+    let mut all = read_all(store(&state)?, summary).await?;
+    all.reverse();
+    Ok(all)
+}
+
+/// Every stored capture through `row`, oldest first, read on the blocking pool: at 100,000
+/// captures the read takes long enough that it must not hold an async worker.
+async fn read_all<T: Send + 'static>(
+    store: partner_listener::Store,
+    row: impl Fn(&Capture) -> T + Send + 'static,
+) -> Result<Vec<T>> {
     tauri::async_runtime::spawn_blocking(move || {
-        let mut all = Vec::new();
+        let mut rows = Vec::new();
         store.for_each(&CaptureFilter::default(), |c| {
-            all.push(summary(&c));
+            rows.push(row(&c));
             Ok(())
         })?;
-        all.reverse();
-        Ok::<_, AppError>(all)
+        Ok::<_, AppError>(rows)
     })
     .await
     .map_err(|e| {
@@ -292,40 +301,30 @@ pub async fn export_captures(
 ) -> Result<ExportResult> {
     let store = store(&state)?;
     let path = export_path(&state, path.as_deref(), "captures", format)?;
-    let rows = tauri::async_runtime::spawn_blocking(move || {
-        let mut rows = Vec::new();
-        store.for_each(&CaptureFilter::default(), |c| {
-            let mut row = serde_json::to_value(summary(&c)).unwrap_or_default();
-            if let serde_json::Value::Object(map) = &mut row {
-                map.insert(
-                    "body".into(),
-                    serde_json::Value::String(c.body_text().unwrap_or_default()),
-                );
-                map.insert(
-                    "signature".into(),
-                    c.header(SIGNATURE_HEADER)
-                        .map(|s| serde_json::Value::String(s.into()))
-                        .unwrap_or_default(),
-                );
-            }
-            rows.push(row);
-            Ok(())
-        })?;
-        Ok::<_, AppError>(rows)
-    })
-    .await
-    .map_err(|e| {
-        AppError::new(
-            ErrorKind::Internal,
-            format!("Reading captures failed: {e}."),
-            "Try again.",
-        )
-    })??;
+    let rows = read_all(store, export_row).await?;
     write_export(&path, format, &rows)?;
     Ok(ExportResult {
         path: path.display().to_string(),
         count: rows.len() as u64,
     })
+}
+
+/// A capture as an export row: its summary, its body as text and its signature header.
+fn export_row(c: &Capture) -> serde_json::Value {
+    let mut row = serde_json::to_value(summary(c)).unwrap_or_default();
+    if let serde_json::Value::Object(map) = &mut row {
+        map.insert(
+            "body".into(),
+            serde_json::Value::String(c.body_text().unwrap_or_default()),
+        );
+        map.insert(
+            "signature".into(),
+            c.header(SIGNATURE_HEADER)
+                .map(|s| serde_json::Value::String(s.into()))
+                .unwrap_or_default(),
+        );
+    }
+    row
 }
 
 #[cfg(test)]

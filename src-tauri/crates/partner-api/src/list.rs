@@ -217,18 +217,29 @@ impl SortSpec {
 
     /// Orders two items by every key in turn.
     pub fn compare<T: Sortable>(&self, a: &T, b: &T) -> Ordering {
-        for key in &self.keys {
-            let ordering = a.sort_value(&key.field).cmp(&b.sort_value(&key.field));
-            let ordering = if key.descending {
-                ordering.reverse()
-            } else {
-                ordering
-            };
-            if ordering != Ordering::Equal {
-                return ordering;
-            }
-        }
-        Ordering::Equal
+        self.first_difference(
+            self.keys
+                .iter()
+                .map(|key| a.sort_value(&key.field).cmp(&b.sort_value(&key.field))),
+        )
+    }
+
+    /// The first of the per-key orderings (in key order) that is not equal, turned round for a
+    /// descending key: the one rule both [`SortSpec::compare`] and
+    /// [`SortSpec::compare_values`] order by. Lazy, so later keys are only looked at on a tie.
+    fn first_difference(&self, per_key: impl Iterator<Item = Ordering>) -> Ordering {
+        self.keys
+            .iter()
+            .zip(per_key)
+            .map(|(key, ordering)| {
+                if key.descending {
+                    ordering.reverse()
+                } else {
+                    ordering
+                }
+            })
+            .find(|ordering| *ordering != Ordering::Equal)
+            .unwrap_or(Ordering::Equal)
     }
 
     /// The value of each key of this sort for one item, in key order. A large sort computes
@@ -244,18 +255,7 @@ impl SortSpec {
     /// Orders two [`SortSpec::values_of`] results exactly as [`SortSpec::compare`] orders
     /// the items they came from.
     pub fn compare_values(&self, a: &[SortValue<'_>], b: &[SortValue<'_>]) -> Ordering {
-        for ((key, a), b) in self.keys.iter().zip(a).zip(b) {
-            let ordering = a.cmp(b);
-            let ordering = if key.descending {
-                ordering.reverse()
-            } else {
-                ordering
-            };
-            if ordering != Ordering::Equal {
-                return ordering;
-            }
-        }
-        Ordering::Equal
+        self.first_difference(a.iter().zip(b).map(|(a, b)| a.cmp(b)))
     }
 
     /// Sorts in place; ties keep their order.

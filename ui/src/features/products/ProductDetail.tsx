@@ -5,8 +5,7 @@ import { ErrorPanel } from "../../components/ErrorPanel";
 import { RecordView } from "../../components/JsonView";
 import { formatTime, shortId } from "../../lib/format";
 import { navigate } from "../../lib/router";
-import { KeyField } from "./KeyField";
-import { canSubmitKey, keyToSend, type KeyChoice } from "./keyModel";
+import { KeyField, useKeyChoice } from "./KeyField";
 import { ShownOnce } from "./ShownOnce";
 
 const RESOURCES: ResourceType[] = ["urn:svc:partner:transaction", "urn:svc:partner:transaction:event"];
@@ -110,18 +109,12 @@ function KeyStatus({ subscriptionId }: { subscriptionId: string }) {
 }
 
 function RotateKey({ productId, subscriptionId, onDone }: { productId: string; subscriptionId: string; onDone: (k: ShownOnceKey | null) => void }) {
-  const [choice, setChoice] = useState<KeyChoice>("generate");
-  const [pasted, setPasted] = useState("");
+  const key = useKeyChoice();
   const client = useQueryClient();
-  const problems = useQuery({
-    queryKey: ["keyProblems", pasted],
-    queryFn: () => api.signingKeyProblems(pasted),
-    enabled: choice === "paste" && pasted.length > 0,
-  });
   const rotate = useMutation({
-    mutationFn: () => api.rotateSigningKey({ productId, subscriptionId, signingKey: keyToSend(choice, pasted) }),
+    mutationFn: () => api.rotateSigningKey({ productId, subscriptionId, signingKey: key.keyToSend }),
     onSuccess: (k) => {
-      setPasted("");
+      key.clear();
       void client.invalidateQueries({ queryKey: ["keys", subscriptionId] });
       void client.invalidateQueries({ queryKey: ["product", productId] });
       onDone(k);
@@ -137,10 +130,10 @@ function RotateKey({ productId, subscriptionId, onDone }: { productId: string; s
       }}
     >
       <h3>Rotate the signing key of {subscriptionId}</h3>
-      <KeyField choice={choice} setChoice={setChoice} pasted={pasted} setPasted={setPasted} />
+      <KeyField keyChoice={key} />
       {rotate.isError && <ErrorPanel error={rotate.error} compact />}
       <div className="actions">
-        <button type="submit" className="primary" disabled={rotate.isPending || !canSubmitKey(choice, pasted, problems.data)}>Rotate</button>
+        <button type="submit" className="primary" disabled={rotate.isPending || !key.canSubmit}>Rotate</button>
         <button type="button" onClick={() => onDone(null)}>Cancel</button>
       </div>
     </form>
@@ -152,19 +145,13 @@ function AddSubscription({ productId, onDone }: { productId: string; onDone: (k:
   const [url, setUrl] = useState<string | null>(null);
   const [resource, setResource] = useState<ResourceType>("urn:svc:partner:transaction");
   const [events, setEvents] = useState<EventType[]>(["created", "updated"]);
-  const [choice, setChoice] = useState<KeyChoice>("generate");
-  const [pasted, setPasted] = useState("");
+  const key = useKeyChoice();
   const client = useQueryClient();
-  const problems = useQuery({
-    queryKey: ["keyProblems", pasted],
-    queryFn: () => api.signingKeyProblems(pasted),
-    enabled: choice === "paste" && pasted.length > 0,
-  });
   const effectiveUrl = url ?? listener.data?.callbackUrl ?? "";
   const add = useMutation({
-    mutationFn: () => api.addSubscription({ productId, url: effectiveUrl, events, resource, signingKey: keyToSend(choice, pasted) }),
+    mutationFn: () => api.addSubscription({ productId, url: effectiveUrl, events, resource, signingKey: key.keyToSend }),
     onSuccess: (k) => {
-      setPasted("");
+      key.clear();
       void client.invalidateQueries({ queryKey: ["product", productId] });
       onDone(k);
     },
@@ -196,10 +183,10 @@ function AddSubscription({ productId, onDone }: { productId: string; onDone: (k:
           ))}
         </fieldset>
       </div>
-      <KeyField choice={choice} setChoice={setChoice} pasted={pasted} setPasted={setPasted} />
+      <KeyField keyChoice={key} />
       {add.isError && <ErrorPanel error={add.error} compact />}
       <div className="actions">
-        <button type="submit" className="primary" disabled={add.isPending || events.length === 0 || !canSubmitKey(choice, pasted, problems.data)}>Add</button>
+        <button type="submit" className="primary" disabled={add.isPending || events.length === 0 || !key.canSubmit}>Add</button>
         <button type="button" onClick={() => onDone(null)}>Cancel</button>
       </div>
     </form>
