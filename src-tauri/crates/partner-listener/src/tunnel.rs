@@ -241,8 +241,11 @@ async fn find_probe(
 }
 
 fn classify(error: &reqwest::Error, elapsed_ms: u64) -> TunnelFailure {
-    let detail = crate::outbound::describe_reqwest_error(error);
-    let lower = detail.to_ascii_lowercase();
+    // The class is read from the whole chain of causes; the user is shown only its innermost
+    // one ("Connection refused (os error 111)"), not reqwest's wrapping of it, which repeats the
+    // URL they typed.
+    let lower = crate::outbound::describe_reqwest_error(error).to_ascii_lowercase();
+    let detail = innermost_cause(error);
     if error.is_timeout() {
         return TunnelFailure::Timeout {
             after_ms: elapsed_ms,
@@ -278,4 +281,13 @@ fn classify(error: &reqwest::Error, elapsed_ms: u64) -> TunnelFailure {
     } else {
         TunnelFailure::Connect { detail }
     }
+}
+
+/// The message of the last error in `error`'s chain of sources.
+fn innermost_cause(error: &reqwest::Error) -> String {
+    let mut innermost: &(dyn std::error::Error + 'static) = error;
+    while let Some(cause) = innermost.source() {
+        innermost = cause;
+    }
+    innermost.to_string()
 }

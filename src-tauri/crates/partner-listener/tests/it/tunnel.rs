@@ -313,11 +313,14 @@ async fn connection_failures_are_classified() {
         WAIT,
     )
     .await;
-    assert!(
-        matches!(report.failure, Some(TunnelFailure::Refused { .. })),
-        "{:?}",
-        report.failure
-    );
+    match &report.failure {
+        // What the user reads is the cause itself, not reqwest's wrapping that repeats the URL.
+        Some(TunnelFailure::Refused { detail }) => assert!(
+            detail.to_ascii_lowercase().contains("refused") && !detail.contains("https://"),
+            "{detail}"
+        ),
+        other => panic!("expected Refused, got {other:?}"),
+    }
 
     // Timeout: a server that accepts and never speaks.
     let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
