@@ -468,7 +468,6 @@ impl Store {
     /// Adds captures as they are (ids, attempts and all), skipping ids already present.
     pub async fn import(&self, captures: Vec<Capture>) -> Result<ImportReport> {
         self.run(move |conn, redeliveries| {
-            let mut redeliveries = lock(redeliveries);
             let mut changes = PendingChanges::default();
             let tx = conn.transaction()?;
             let mut report = ImportReport {
@@ -485,12 +484,12 @@ impl Store {
                     report.skipped += 1;
                 } else {
                     insert_row(&tx, capture, &RowText::of(capture)?, Some(capture.id))?;
-                    record_imported_attempt(&tx, &redeliveries, &mut changes, capture)?;
+                    record_imported_attempt(&tx, redeliveries, &mut changes, capture)?;
                     report.imported += 1;
                 }
             }
             tx.commit()?;
-            changes.apply(&mut redeliveries);
+            changes.apply(&mut lock(redeliveries));
             Ok(report)
         })
         .await
@@ -668,7 +667,6 @@ impl Writer {
             return 0;
         }
         let mut batch = std::mem::take(inserts);
-        let mut redeliveries = lock(&self.redeliveries);
         let mut changes = PendingChanges::default();
         let written = (|| -> Result<()> {
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -680,7 +678,7 @@ impl Writer {
             for (id, insert) in (first_id..).zip(batch.iter_mut()) {
                 let capture = &mut insert.capture;
                 capture.id = id;
-                link_attempt(&tx, &redeliveries, &mut changes, capture)?;
+                link_attempt(&tx, &self.redeliveries, &mut changes, capture)?;
                 insert_row(&tx, capture, &insert.text, Some(id))?;
             }
             tx.commit()?;
@@ -688,8 +686,7 @@ impl Writer {
         })();
         match written {
             Ok(()) => {
-                changes.apply(&mut redeliveries);
-                drop(redeliveries);
+                changes.apply(&mut lock(&self.redeliveries));
                 let count = batch.len() as u64;
                 for insert in batch {
                     let _ = insert.reply.send(Ok(*insert.capture));
@@ -697,7 +694,6 @@ impl Writer {
                 count
             }
             Err(error) => {
-                drop(redeliveries);
                 tracing::error!(%error, "committing captures failed");
                 let message = error.to_string();
                 for insert in batch {
@@ -728,7 +724,7 @@ fn notification_key(capture: &Capture) -> Option<NotificationKey> {
 /// [`crate::redelivery`]) and records this attempt in `notifications`.
 fn link_attempt(
     conn: &Connection,
-    committed: &Redeliveries,
+    committed: &Mutex<Redeliveries>,
     changes: &mut PendingChanges,
     capture: &mut Capture,
 ) -> Result<()> {
@@ -737,7 +733,10 @@ fn link_attempt(
     let Some(key) = notification_key(capture) else {
         return Ok(());
     };
-    let seen = match changes.get(committed, &key) {
+    // Only this thread changes the map, so it is locked just to read, never across a commit
+    // (the test mode reads it from the request tasks).
+    let known = changes.get(&lock(committed), &key);
+    let seen = match known {
         Some(earlier) => {
             let seen = Seen {
                 first_id: earlier.first_id,
@@ -1034,14 +1033,15 @@ fn prune(
 /// numbers and links): later redeliveries of it then link to it.
 fn record_imported_attempt(
     conn: &Connection,
-    committed: &Redeliveries,
+    committed: &Mutex<Redeliveries>,
     changes: &mut PendingChanges,
     capture: &Capture,
 ) -> Result<()> {
     let (Some(key), Some(first_id)) = (notification_key(capture), capture.notification_id) else {
         return Ok(());
     };
-    let attempts = match changes.get(committed, &key) {
+    let known = changes.get(&lock(committed), &key);
+    let attempts = match known {
         // Already known under another first capture (the same notification received live):
         // keep that link.
         Some(known) if known.first_id != first_id => return Ok(()),
