@@ -17,7 +17,9 @@ pub mod transaction;
 
 pub use error::{ApiError, ErrorCode};
 pub use list::{ListRuleError, PageParams, SortKey, SortSpec, SortValue, Sortable};
-pub use notification::{EventType, Notification, NotificationMeta, ResourceType};
+pub use notification::{
+    EventType, Notification, NotificationMeta, NotificationMetaText, NotificationText, ResourceType,
+};
 pub use product::{
     CredentialDefinition, NewProduct, Product, ProductTags, WebhookSubscription,
     WebhookSubscriptionInput,

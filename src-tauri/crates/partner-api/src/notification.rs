@@ -5,6 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::fmt;
 use utoipa::ToSchema;
 
@@ -84,6 +85,37 @@ pub struct Notification {
     pub meta: NotificationMeta,
 }
 
+/// A notification's fields as the text that arrived, borrowed from the body where no escape
+/// forces a copy: for a receiver that keeps what was sent (`eventTime` as written, not
+/// re-formatted). It holds the shape only (every field a string, no duplicate key); the values'
+/// rules are [`Notification`]'s.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotificationText<'a> {
+    #[serde(borrow)]
+    pub event_id: Cow<'a, str>,
+    #[serde(borrow)]
+    pub event_time: Cow<'a, str>,
+    #[serde(borrow)]
+    pub event_type: Cow<'a, str>,
+    #[serde(borrow)]
+    pub meta: NotificationMetaText<'a>,
+}
+
+/// `$.meta` of a [`NotificationText`].
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotificationMetaText<'a> {
+    #[serde(borrow)]
+    pub instance_id: Cow<'a, str>,
+    #[serde(borrow)]
+    pub resource_id: Cow<'a, str>,
+    #[serde(borrow)]
+    pub resource_type: Cow<'a, str>,
+    #[serde(borrow)]
+    pub resource_ref: Cow<'a, str>,
+}
+
 /// `{base_url}/partner/v2/transactions/<id>`
 pub fn transaction_ref(base_url: &str, transaction_id: &str) -> String {
     format!(
@@ -104,6 +136,29 @@ pub fn event_ref(base_url: &str, transaction_id: &str, event_id: &str) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_text_view_reads_the_fields_of_a_notification_as_sent() {
+        let body = br#"{"eventId":"e-1","eventTime":"2024-05-01T10:00:00+00:00","eventType":"updated","meta":{"instanceId":"acme","resourceId":"t-1","resourceType":"urn:svc:partner:transaction","resourceRef":"https://svc.example/partner/v2/transactions/t-1"}}"#;
+        let typed: Notification = serde_json::from_slice(body).unwrap();
+        let text: NotificationText<'_> = serde_json::from_slice(body).unwrap();
+        assert_eq!(text.event_id, typed.event_id);
+        assert_eq!(text.event_time, "2024-05-01T10:00:00+00:00", "as written");
+        assert_eq!(text.event_type, typed.event_type.as_str());
+        assert_eq!(text.meta.instance_id, typed.meta.instance_id);
+        assert_eq!(text.meta.resource_id, typed.meta.resource_id);
+        assert_eq!(text.meta.resource_type, typed.meta.resource_type.as_str());
+        assert_eq!(text.meta.resource_ref, typed.meta.resource_ref);
+        assert!(
+            matches!(text.event_id, Cow::Borrowed(_)),
+            "no copy without escapes"
+        );
+        // The shape only: a value no rule allows still reads, a missing field does not.
+        let odd = br#"{"eventId":"e","eventTime":"soon","eventType":"x","meta":{"instanceId":"i","resourceId":"r","resourceType":"t","resourceRef":"f"}}"#;
+        assert!(serde_json::from_slice::<NotificationText<'_>>(odd).is_ok());
+        assert!(serde_json::from_slice::<Notification>(odd).is_err());
+        assert!(serde_json::from_slice::<NotificationText<'_>>(br#"{"eventId":"e"}"#).is_err());
+    }
 
     #[test]
     fn body_has_the_spec_shape() {

@@ -95,13 +95,7 @@ impl PartnerClient {
         subscription_id: &str,
         new_key: Option<Secret>,
     ) -> Result<Rotation> {
-        let (key, generated) = match new_key {
-            Some(key) => {
-                signing_key::check(key.expose()).map_err(RuleError::from)?;
-                (key, false)
-            }
-            None => (signing_key::generate(), true),
-        };
+        let (key, generated) = key_to_use(new_key)?;
         let product = self.get_product(product_id).await?;
         if !product
             .webhooks
@@ -167,13 +161,7 @@ impl PartnerClient {
         subscription: &NewSubscription,
         new_key: Option<Secret>,
     ) -> Result<Subscribed> {
-        let (key, generated) = match new_key {
-            Some(key) => {
-                signing_key::check(key.expose()).map_err(RuleError::from)?;
-                (key, false)
-            }
-            None => (signing_key::generate(), true),
-        };
+        let (key, generated) = key_to_use(new_key)?;
         let url = subscription.url.trim();
         if url.is_empty() {
             return Err(ClientError::input("a subscription needs a URL"));
@@ -295,5 +283,17 @@ impl PartnerClient {
             }
         }
         Ok(created)
+    }
+}
+
+/// The signing key a rotation or a new subscription gets: the given one once it meets the spec's
+/// rule, else a generated one; and whether it was generated.
+fn key_to_use(new_key: Option<Secret>) -> Result<(Secret, bool)> {
+    match new_key {
+        Some(key) => {
+            signing_key::check(key.expose()).map_err(RuleError::from)?;
+            Ok((key, false))
+        }
+        None => Ok((signing_key::generate(), true)),
     }
 }

@@ -13,9 +13,7 @@
 //! only some servers, e.g. one under a profiler).
 
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
-use partner_listener::{
-    Durability, Listener, ListenerConfig, MemoryKeys, Retention, Store, StoreOptions,
-};
+use partner_listener::{Durability, Listener, ListenerConfig, MemoryKeys};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,7 +26,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod cpu;
 #[path = "support/payload.rs"]
 mod payload;
+#[path = "support/store.rs"]
+mod support_store;
 use payload::{body, env_number, random_event_id, BODY_SIZE};
+use support_store::fresh_store;
 
 const SUB: &str = "sub-bench";
 const KEY: &str = "Abcdefghijklmnopqrstuvwxyz0123!@";
@@ -192,15 +193,7 @@ async fn listener_run(
     warm_up: usize,
     senders: usize,
 ) -> (Outcome, u64) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open_with(
-        dir.path().join("bench.sqlite3"),
-        StoreOptions {
-            retention: Retention::default(),
-            durability,
-        },
-    )
-    .expect("store");
+    let (_dir, store) = fresh_store(durability);
     let keys = Arc::new(MemoryKeys::new());
     keys.insert(SUB, KEY);
     let listener = Listener::new(ListenerConfig::default(), store, keys).expect("listener");

@@ -8,10 +8,7 @@
 //! STORE_DURABILITY=full|normal). Linux only (it reads `/proc`).
 
 use chrono::Utc;
-use partner_listener::{
-    Capture, Durability, Header, NotificationFields, ResponseRecord, Retention, Store,
-    StoreOptions, Verdict,
-};
+use partner_listener::{Capture, Durability, Header, NotificationFields, ResponseRecord, Verdict};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,8 +17,11 @@ use std::time::Instant;
 mod cpu;
 #[path = "support/payload.rs"]
 mod payload;
+#[path = "support/store.rs"]
+mod support_store;
 use cpu::thread_cpu;
 use payload::{body, env_number, BODY_SIZE};
+use support_store::fresh_store;
 
 /// A capture as the server builds it for a valid notification.
 fn capture(event_id: &str) -> Capture {
@@ -70,22 +70,14 @@ fn main() {
         Ok("normal") => Durability::Normal,
         _ => Durability::Full,
     };
-    // Event ids as the service makes them (random UUIDs), or `ev-0`, `ev-1`... as the ack bench
-    // sends them, which land next to each other in the redelivery index.
+    // Event ids as the service makes them (random UUIDs, as the ack bench sends them too), or
+    // `ev-0`, `ev-1`... (STORE_IDS=sequential), which sort next to each other.
     let random_ids = std::env::var("STORE_IDS").map_or(true, |v| v != "sequential");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open_with(
-        dir.path().join("bench.sqlite3"),
-        StoreOptions {
-            retention: Retention::default(),
-            durability,
-        },
-    )
-    .expect("store");
+    let (_dir, store) = fresh_store(durability);
     let before = thread_cpu();
     let started = Instant::now();
     runtime.block_on(async {

@@ -7,9 +7,8 @@
 
 use crate::keys::{KeySource, SubscriptionKeys};
 use chrono::{DateTime, Utc};
-use partner_api::{signature, Notification, Secret};
+use partner_api::{signature, Notification, NotificationText, Secret};
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 use std::fmt;
 
 /// The listener's judgement of one request.
@@ -142,9 +141,9 @@ impl NotificationFields {
     pub fn read(body: &[u8]) -> (Self, bool) {
         // Only an object takes the fast path: serde's derived structs would also accept an array.
         if body.trim_ascii_start().first() == Some(&b'{') {
-            if let Ok(raw) = serde_json::from_slice::<RawNotification<'_>>(body) {
+            if let Ok(text) = serde_json::from_slice::<NotificationText<'_>>(body) {
                 let well_formed = serde_json::from_slice::<Notification>(body).is_ok();
-                return (raw.into_fields(), well_formed);
+                return (fields_of(text), well_formed);
             }
         }
         Self::read_any(body)
@@ -174,46 +173,16 @@ impl NotificationFields {
     }
 }
 
-/// A notification whose seven fields are all strings, borrowed from the body where no escape
-/// forces a copy. Deserialising fails on a missing or non-string field or a duplicate key, and
-/// [`NotificationFields::read`] then falls back to its general path.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RawNotification<'a> {
-    #[serde(borrow)]
-    event_id: Cow<'a, str>,
-    #[serde(borrow)]
-    event_time: Cow<'a, str>,
-    #[serde(borrow)]
-    event_type: Cow<'a, str>,
-    #[serde(borrow)]
-    meta: RawMeta<'a>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RawMeta<'a> {
-    #[serde(borrow)]
-    instance_id: Cow<'a, str>,
-    #[serde(borrow)]
-    resource_id: Cow<'a, str>,
-    #[serde(borrow)]
-    resource_type: Cow<'a, str>,
-    #[serde(borrow)]
-    resource_ref: Cow<'a, str>,
-}
-
-impl RawNotification<'_> {
-    fn into_fields(self) -> NotificationFields {
-        NotificationFields {
-            event_id: Some(self.event_id.into_owned()),
-            event_time: Some(self.event_time.into_owned()),
-            event_type: Some(self.event_type.into_owned()),
-            instance_id: Some(self.meta.instance_id.into_owned()),
-            resource_id: Some(self.meta.resource_id.into_owned()),
-            resource_type: Some(self.meta.resource_type.into_owned()),
-            resource_ref: Some(self.meta.resource_ref.into_owned()),
-        }
+/// The fields of a notification read as sent.
+fn fields_of(text: NotificationText<'_>) -> NotificationFields {
+    NotificationFields {
+        event_id: Some(text.event_id.into_owned()),
+        event_time: Some(text.event_time.into_owned()),
+        event_type: Some(text.event_type.into_owned()),
+        instance_id: Some(text.meta.instance_id.into_owned()),
+        resource_id: Some(text.meta.resource_id.into_owned()),
+        resource_type: Some(text.meta.resource_type.into_owned()),
+        resource_ref: Some(text.meta.resource_ref.into_owned()),
     }
 }
 

@@ -188,11 +188,7 @@ async fn a_client_that_stalls_mid_body_gets_an_error_and_the_sandbox_carries_on(
         ..SandboxConfig::default()
     })
     .await;
-    let addr = api
-        .url("/")
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_string();
+    let addr = api.sandbox.local_addr();
     let mut stalled = tokio::net::TcpStream::connect(&addr).await.unwrap();
     // Headers promise 100 bytes; 12 arrive, then nothing.
     stalled
@@ -240,11 +236,7 @@ async fn a_client_that_dribbles_its_headers_is_disconnected_and_the_sandbox_carr
         ..SandboxConfig::default()
     })
     .await;
-    let addr = api
-        .url("/")
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_string();
+    let addr = api.sandbox.local_addr();
 
     let dribbler = tokio::net::TcpStream::connect(&addr).await.unwrap();
     let mut silent = tokio::net::TcpStream::connect(&addr).await.unwrap();
