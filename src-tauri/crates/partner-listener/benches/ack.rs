@@ -3,14 +3,20 @@
 //! beside a bare hyper server that reads the body and answers 200, driven by the same load
 //! generator in the same run.
 //!
+//! A third server sits between the two: the bare server plus each body written to a file and
+//! `fdatasync`ed in group commits before the 200 (`append_server`). It is the least any durable
+//! server can do on this machine's disk, so it splits the listener's gap to the bare server in
+//! two: what durability itself costs here, and what the listener's own work (verifying,
+//! parsing, SQLite's pages, indexes and checkpoints) adds to it.
+//!
 //! Every server runs at several sender counts (default 32, 128, 256) so one run shows both
 //! regimes: with few senders the durable rate is bounded by senders / fsync latency (group
 //! commit can only batch the requests in flight), with many it is bounded by CPU.
 //!
 //! Run: `cargo bench -p partner-listener --bench ack` (env: ACK_REQUESTS per run, default
 //! 30,000; ACK_WARMUP, default 2,000; ACK_SENDERS=32,128,256; ACK_ROUNDS, default 3, the summary
-//! giving each server's median round; ACK_ONLY=bare,full,normal to run
-//! only some servers, e.g. one under a profiler).
+//! giving each server's median round; ACK_ONLY=bare,append,full,normal to run only some
+//! servers, e.g. one under a profiler).
 
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_listener::{Durability, Listener, ListenerConfig, MemoryKeys};
@@ -137,6 +143,94 @@ async fn bare_server() -> String {
     format!("http://{addr}/webhooks")
 }
 
+/// The cheapest durable server there can be on this disk: the bare server, plus each body
+/// written to a file and `fdatasync`ed in group commits by one writer thread (as the listener's
+/// store does) before the 200. No verification, no parsing, no SQLite. The file is a fixed
+/// 64 MiB ring, written over in place like a restarted WAL, so a sync never has to record a
+/// new file size. Its rate says what durability alone costs here; the gap between it and the
+/// listener is the listener's own work.
+async fn append_server(dir: &std::path::Path) -> String {
+    use http_body_util::{BodyExt, Full};
+    use std::os::unix::fs::FileExt;
+    const RING: u64 = 64 * 1024 * 1024;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .open(dir.join("append-ring"))
+        .expect("ring file");
+    let zeros = vec![0u8; 1024 * 1024];
+    for i in 0..RING / zeros.len() as u64 {
+        file.write_all_at(&zeros, i * zeros.len() as u64)
+            .expect("fill ring");
+    }
+    file.sync_all().expect("sync ring");
+    type Pending = (bytes::Bytes, tokio::sync::oneshot::Sender<()>);
+    let (tx, rx) = std::sync::mpsc::channel::<Pending>();
+    std::thread::Builder::new()
+        .name("append-writer".into())
+        .spawn(move || {
+            let mut offset = 0u64;
+            while let Ok(first) = rx.recv() {
+                let mut batch = vec![first];
+                while batch.len() < 1024 {
+                    match rx.try_recv() {
+                        Ok(next) => batch.push(next),
+                        Err(_) => break,
+                    }
+                }
+                for (body, _) in &batch {
+                    if offset + body.len() as u64 > RING {
+                        offset = 0;
+                    }
+                    file.write_all_at(body, offset).expect("write");
+                    offset += body.len() as u64;
+                }
+                file.sync_data().expect("fdatasync");
+                for (_, reply) in batch {
+                    let _ = reply.send(());
+                }
+            }
+        })
+        .expect("writer thread");
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = tcp.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = tcp.accept().await {
+            let _ = stream.set_nodelay(true);
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(
+                    move |request: hyper::Request<hyper::body::Incoming>| {
+                        let tx = tx.clone();
+                        async move {
+                            let body = request
+                                .into_body()
+                                .collect()
+                                .await
+                                .map(|b| b.to_bytes())
+                                .unwrap_or_default();
+                            let (done, written) = tokio::sync::oneshot::channel();
+                            let _ = tx.send((body, done));
+                            let _ = written.await;
+                            Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
+                                bytes::Bytes::from_static(b"ok\n"),
+                            )))
+                        }
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    format!("http://{addr}/webhooks")
+}
+
 fn signed_bodies(count: usize) -> Arc<Vec<(Vec<u8>, String)>> {
     Arc::new(
         (0..count)
@@ -234,7 +328,7 @@ fn cpu_per_request(outcome: &Outcome) -> f64 {
     outcome.cpu.values().sum::<f64>() / outcome.total.max(1) as f64 * 1e6
 }
 
-const SERVERS: [&str; 3] = ["bare", "full", "normal"];
+const SERVERS: [&str; 4] = ["bare", "append", "full", "normal"];
 
 fn main() {
     let requests = env_number("ACK_REQUESTS", 30_000);
@@ -254,12 +348,14 @@ fn main() {
         .expect("runtime");
     runtime.block_on(async {
         let bare_url = bare_server().await;
+        let ring_dir = tempfile::tempdir().expect("tempdir");
+        let append_url = append_server(ring_dir.path()).await;
         println!(
             "{requests} signed {BODY_SIZE}-byte notifications (random UUID eventIds) per run \
              ({warm_up} before it to warm up), senders {counts:?}, {rounds} rounds, loopback"
         );
         // outcomes[sender count][server] = one outcome per round
-        let mut outcomes: Vec<[Vec<Outcome>; 3]> = counts.iter().map(|_| Default::default()).collect();
+        let mut outcomes: Vec<[Vec<Outcome>; 4]> = counts.iter().map(|_| Default::default()).collect();
         // Rounds outermost, so a slow spell of the machine (a noisy neighbour, a flush) hits
         // every server alike instead of one server's runs.
         for round in 1..=rounds {
@@ -275,6 +371,12 @@ fn main() {
                             let bare = load(&bare_url, signed_bodies(requests), senders).await;
                             report("bare hyper (no verify/store)", &bare);
                             bare
+                        }
+                        "append" => {
+                            load(&append_url, signed_bodies(warm_up), senders).await;
+                            let append = load(&append_url, signed_bodies(requests), senders).await;
+                            report("bare + append, fdatasync", &append);
+                            append
                         }
                         _ => {
                             let durability = if *name == "full" {
@@ -299,11 +401,16 @@ fn main() {
         println!();
         println!("median of {rounds} rounds (by rate) per server and sender count:");
         println!(
-            "senders | bare req/s | FULL req/s | FULL p50/p99 ms | FULL/bare | NORMAL/bare | CPU us/req bare / FULL / NORMAL"
+            "senders | bare req/s | FULL req/s | FULL p50/p99 ms | FULL/bare | append/bare | NORMAL/bare | CPU us/req bare / append / FULL / NORMAL"
         );
         for (slot, senders) in counts.iter().enumerate() {
-            let [bare, full, normal] = &mut outcomes[slot];
-            let (bare, full, normal) = (median_run(bare), median_run(full), median_run(normal));
+            let [bare, append, full, normal] = &mut outcomes[slot];
+            let (bare, append, full, normal) = (
+                median_run(bare),
+                median_run(append),
+                median_run(full),
+                median_run(normal),
+            );
             let rate = |o: Option<&Outcome>| o.map_or("-".to_string(), |o| format!("{:.0}", o.rate));
             let cpu = |o: Option<&Outcome>| o.map_or("-".to_string(), |o| format!("{:.0}", cpu_per_request(o)));
             let ratio = |o: Option<&Outcome>| match (o, bare) {
@@ -318,12 +425,14 @@ fn main() {
                 )
             });
             println!(
-                "{senders} | {} | {} | {latency} | {} | {} | {} / {} / {}",
+                "{senders} | {} | {} | {latency} | {} | {} | {} | {} / {} / {} / {}",
                 rate(bare),
                 rate(full),
                 ratio(full),
+                ratio(append),
                 ratio(normal),
                 cpu(bare),
+                cpu(append),
                 cpu(full),
                 cpu(normal)
             );
