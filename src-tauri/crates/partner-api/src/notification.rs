@@ -116,6 +116,30 @@ pub struct NotificationMetaText<'a> {
     pub resource_ref: Cow<'a, str>,
 }
 
+impl NotificationText<'_> {
+    /// The [`Notification`] these fields make, each value read by its own type's `Deserialize`
+    /// (the same rules a parse of the whole body applies), without parsing the body again.
+    ///
+    /// For a body that reads as a `NotificationText`, this succeeds exactly when
+    /// `serde_json::from_slice::<Notification>` of the same body would.
+    pub fn to_notification(&self) -> Result<Notification, serde::de::value::Error> {
+        fn value<'de, T: Deserialize<'de>>(text: &'de str) -> Result<T, serde::de::value::Error> {
+            T::deserialize(serde::de::IntoDeserializer::into_deserializer(text))
+        }
+        Ok(Notification {
+            event_id: value(&self.event_id)?,
+            event_time: value(&self.event_time)?,
+            event_type: value(&self.event_type)?,
+            meta: NotificationMeta {
+                instance_id: value(&self.meta.instance_id)?,
+                resource_id: value(&self.meta.resource_id)?,
+                resource_type: value(&self.meta.resource_type)?,
+                resource_ref: value(&self.meta.resource_ref)?,
+            },
+        })
+    }
+}
+
 /// `{base_url}/partner/v2/transactions/<id>`
 pub fn transaction_ref(base_url: &str, transaction_id: &str) -> String {
     format!(
@@ -158,6 +182,34 @@ mod tests {
         assert!(serde_json::from_slice::<NotificationText<'_>>(odd).is_ok());
         assert!(serde_json::from_slice::<Notification>(odd).is_err());
         assert!(serde_json::from_slice::<NotificationText<'_>>(br#"{"eventId":"e"}"#).is_err());
+    }
+
+    #[test]
+    fn the_text_view_makes_a_notification_exactly_when_the_body_parses_as_one() {
+        let meta = r#""meta":{"instanceId":"acme","resourceId":"t-1","resourceType":"urn:svc:partner:transaction","resourceRef":"https://h/t-1"}"#;
+        let bodies = [
+            format!(r#"{{"eventId":"e","eventTime":"2024-05-01T10:00:00Z","eventType":"created",{meta}}}"#),
+            format!(r#"{{"eventId":"e","eventTime":"2024-05-01T12:00:00.123+02:00","eventType":"updated",{meta},"extra":1}}"#),
+            format!(r#"{{"eventId":"e\u00e9\n","eventTime":"2024-05-01T10:00:00Z","eventType":"created",{meta}}}"#),
+            format!(r#"{{"eventId":"e","eventTime":"2024-05-01 10:00:00Z","eventType":"created",{meta}}}"#),
+            format!(r#"{{"eventId":"e","eventTime":"2024-05-01T10:00:00","eventType":"created",{meta}}}"#),
+            format!(r#"{{"eventId":"e","eventTime":"yesterday","eventType":"created",{meta}}}"#),
+            format!(r#"{{"eventId":"e","eventTime":"2024-05-01T10:00:00Z","eventType":"Created",{meta}}}"#),
+            format!(r#"{{"eventId":"e","eventTime":"2024-05-01T10:00:00Z","eventType":"deleted",{meta}}}"#),
+            format!(r#"{{"eventId":"e","eventTime":"2024-05-01T10:00:00Z","eventType":"cre\u0061ted",{meta}}}"#),
+            r#"{"eventId":"e","eventTime":"2024-05-01T10:00:00Z","eventType":"created","meta":{"instanceId":"a","resourceId":"r","resourceType":"urn:svc:partner:transaction:event","resourceRef":"f"}}"#.to_string(),
+            r#"{"eventId":"e","eventTime":"2024-05-01T10:00:00Z","eventType":"created","meta":{"instanceId":"a","resourceId":"r","resourceType":"urn:svc:partner:other","resourceRef":"f"}}"#.to_string(),
+        ];
+        for body in &bodies {
+            let whole = serde_json::from_slice::<Notification>(body.as_bytes());
+            let text = serde_json::from_slice::<NotificationText<'_>>(body.as_bytes())
+                .expect("every body here has the shape");
+            let from_text = text.to_notification();
+            assert_eq!(from_text.is_ok(), whole.is_ok(), "{body}");
+            if let (Ok(a), Ok(b)) = (from_text, whole) {
+                assert_eq!(a, b, "{body}");
+            }
+        }
     }
 
     #[test]

@@ -134,15 +134,15 @@ impl NotificationFields {
     /// well-formed notification.
     ///
     /// Every valid notification passes here, so the common case takes one borrowing pass over
-    /// the bytes for the fields and one typed pass for the spec's rules (`partner_api`'s
-    /// `Notification`), with no `serde_json::Value` tree built. Anything unusual (a field
+    /// the bytes, and the spec's rules (`partner_api`'s `Notification`) are applied to the
+    /// fields it read, with no second parse and no `serde_json::Value` tree. Anything unusual (a field
     /// missing or not a string, a duplicate key, not JSON at all) takes the general path below,
     /// which reads whatever fields it can.
     pub fn read(body: &[u8]) -> (Self, bool) {
         // Only an object takes the fast path: serde's derived structs would also accept an array.
         if body.trim_ascii_start().first() == Some(&b'{') {
             if let Ok(text) = serde_json::from_slice::<NotificationText<'_>>(body) {
-                let well_formed = serde_json::from_slice::<Notification>(body).is_ok();
+                let well_formed = text.to_notification().is_ok();
                 return (fields_of(text), well_formed);
             }
         }
