@@ -115,8 +115,13 @@ async fn load(url: &str, bodies: Arc<Vec<(Vec<u8>, String)>>, senders: usize) ->
     }
 }
 
-/// The baseline: hyper's HTTP/1 server reading the body and answering 200, nothing else.
-async fn bare_server() -> String {
+/// A hyper HTTP/1 server on a loopback port that reads each request's body, hands it to `keep`
+/// and answers 200 once `keep` is done. Returns the URL to post to.
+async fn body_server<K, F>(keep: K) -> String
+where
+    K: Fn(http_body_util::Collected<bytes::Bytes>) -> F + Clone + Send + Sync + 'static,
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
     use http_body_util::{BodyExt, Full};
     let tcp = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -125,13 +130,19 @@ async fn bare_server() -> String {
     tokio::spawn(async move {
         while let Ok((stream, _)) = tcp.accept().await {
             let _ = stream.set_nodelay(true);
+            let keep = keep.clone();
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(
-                    |request: hyper::Request<hyper::body::Incoming>| async move {
-                        let _ = request.into_body().collect().await;
-                        Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
-                            bytes::Bytes::from_static(b"ok\n"),
-                        )))
+                    move |request: hyper::Request<hyper::body::Incoming>| {
+                        let keep = keep.clone();
+                        async move {
+                            if let Ok(body) = request.into_body().collect().await {
+                                keep(body).await;
+                            }
+                            Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
+                                bytes::Bytes::from_static(b"ok\n"),
+                            )))
+                        }
                     },
                 );
                 let _ = hyper::server::conn::http1::Builder::new()
@@ -143,6 +154,11 @@ async fn bare_server() -> String {
     format!("http://{addr}/webhooks")
 }
 
+/// The baseline: hyper's HTTP/1 server reading the body and answering 200, nothing else.
+async fn bare_server() -> String {
+    body_server(|_body| async {}).await
+}
+
 /// The cheapest durable server there can be on this disk: the bare server, plus each body
 /// written to a file and `fdatasync`ed in group commits by one writer thread (as the listener's
 /// store does) before the 200. No verification, no parsing, no SQLite. The file is a fixed
@@ -150,7 +166,6 @@ async fn bare_server() -> String {
 /// new file size. Its rate says what durability alone costs here; the gap between it and the
 /// listener is the listener's own work.
 async fn append_server(dir: &std::path::Path) -> String {
-    use http_body_util::{BodyExt, Full};
     use std::os::unix::fs::FileExt;
     const RING: u64 = 64 * 1024 * 1024;
     let file = std::fs::OpenOptions::new()
@@ -194,41 +209,14 @@ async fn append_server(dir: &std::path::Path) -> String {
             }
         })
         .expect("writer thread");
-    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = tcp.local_addr().expect("addr");
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = tcp.accept().await {
-            let _ = stream.set_nodelay(true);
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let service = hyper::service::service_fn(
-                    move |request: hyper::Request<hyper::body::Incoming>| {
-                        let tx = tx.clone();
-                        async move {
-                            let body = request
-                                .into_body()
-                                .collect()
-                                .await
-                                .map(|b| b.to_bytes())
-                                .unwrap_or_default();
-                            let (done, written) = tokio::sync::oneshot::channel();
-                            let _ = tx.send((body, done));
-                            let _ = written.await;
-                            Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
-                                bytes::Bytes::from_static(b"ok\n"),
-                            )))
-                        }
-                    },
-                );
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                    .await;
-            });
+    body_server(move |body| {
+        let (done, written) = tokio::sync::oneshot::channel();
+        let _ = tx.send((body.to_bytes(), done));
+        async move {
+            let _ = written.await;
         }
-    });
-    format!("http://{addr}/webhooks")
+    })
+    .await
 }
 
 fn signed_bodies(count: usize) -> Arc<Vec<(Vec<u8>, String)>> {
