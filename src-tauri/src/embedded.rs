@@ -4,7 +4,9 @@
 //! arrive verified with no set-up. The Demo screen plays the sandbox's lender over its own
 //! `/sandbox/v1/` HTTP endpoints, and moves its clock in-process.
 
-use crate::bridge::{ConnectionView, DemoOutcome, Environment};
+use crate::bridge::{
+    AppStatus, ConnectionView, DemoOutcome, DemoSubscription, Environment, StepPhase,
+};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::{AppState, RunningListener};
 use chrono::{DateTime, Utc};
@@ -143,6 +145,15 @@ pub async fn subscribe_demo_product(
         ),
         (vec![EventType::Created], ResourceType::TransactionEvent),
     ] {
+        // A run that failed half-way (the keychain locked, say) may have made the first one;
+        // running again, after the user dealt with the cause, only adds what is missing.
+        let already = product
+            .webhooks
+            .iter()
+            .any(|w| w.url == listener_url && w.resource == resource);
+        if already {
+            continue;
+        }
         let subscription = partner_client::NewSubscription {
             url: listener_url.clone(),
             events,
@@ -152,6 +163,43 @@ pub async fn subscribe_demo_product(
             .await?;
     }
     Ok(Some(product.listing_name.clone()))
+}
+
+/// Runs the demo subscription again after it failed (a locked keychain, say), once the user
+/// has dealt with the cause. Its progress reaches the UI as the first run's does.
+#[tauri::command]
+pub async fn retry_demo_subscription(
+    app: AppHandle,
+    state: State<'_, AppState>,
+) -> Result<AppStatus> {
+    active_sandbox(&state)?;
+    let client = state.client()?;
+    let listener = state.listener()?;
+    {
+        let mut inner = state.lock();
+        let failed = matches!(
+            inner.demo_subscription.as_ref().map(|d| d.phase),
+            Some(StepPhase::Failed)
+        );
+        if !failed {
+            return Err(AppError::invalid(
+                "The demo subscription has not failed, so there is nothing to try again.",
+            ));
+        }
+        // Marked here, not in the task, so a second click cannot start a second run.
+        inner.demo_subscription = Some(DemoSubscription {
+            phase: StepPhase::Running,
+            product_name: None,
+            error: None,
+        });
+    }
+    tauri::async_runtime::spawn(crate::startup::subscribe_demo_product(
+        app.clone(),
+        client,
+        listener,
+    ));
+    crate::events::status_changed(&app);
+    Ok(state.status())
 }
 
 /// The embedded sandbox, when it is the active connection (the Demo screen needs it).
@@ -328,4 +376,116 @@ pub async fn demo_advance_clock(state: State<'_, AppState>, minutes: u32) -> Res
 
 fn urlencode(segment: &str) -> String {
     url::form_urlencoded::byte_serialize(segment.as_bytes()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use partner_client::{ClientError, MemoryStore, SecretSlot, SecretStore};
+    use partner_listener::{Listener, ListenerConfig, MemoryKeys, Retention, Store};
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// A keychain that refuses to store anything once it has stored `writes_left` secrets, as
+    /// one locked part-way through a run would.
+    #[derive(Debug)]
+    struct LockingKeychain {
+        inner: MemoryStore,
+        writes_left: AtomicU32,
+    }
+
+    impl SecretStore for LockingKeychain {
+        fn get(&self, slot: &SecretSlot) -> partner_client::Result<Option<partner_api::Secret>> {
+            self.inner.get(slot)
+        }
+
+        fn set(
+            &self,
+            slot: &SecretSlot,
+            value: &partner_api::Secret,
+        ) -> partner_client::Result<()> {
+            let allowed = self
+                .writes_left
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok();
+            if !allowed {
+                return Err(ClientError::Keychain {
+                    message: "Cannot create an item in a locked collection".into(),
+                });
+            }
+            self.inner.set(slot, value)
+        }
+
+        fn delete(&self, slot: &SecretSlot) -> partner_client::Result<()> {
+            self.inner.delete(slot)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_demo_subscription_run_again_adds_only_what_a_failed_run_left_out() {
+        let sandbox = partner_testkit::TestSandbox::start_demo().await;
+        let config = ConnectionConfig::new(
+            sandbox.base_url(),
+            sandbox.client_id().to_string(),
+            sandbox.client_secret().clone(),
+        )
+        .expect("config");
+        let client = PartnerClient::new(config).expect("client");
+        // A new subscription's key is written twice (a pending slot, then its own), so the
+        // keychain takes the first subscription and refuses the second.
+        let keychain = Arc::new(LockingKeychain {
+            inner: MemoryStore::new(),
+            writes_left: AtomicU32::new(2),
+        });
+        let dir = std::env::temp_dir().join(format!("partner-demo-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).expect("data dir");
+        let keys = Arc::new(MemoryKeys::default());
+        let state = AppState::new(dir.clone(), keychain.clone(), keys.clone());
+        let store = Store::open(dir.join("captures.sqlite3"), Retention::default()).expect("store");
+        let listener = RunningListener {
+            listener: Listener::new(ListenerConfig::default(), store, keys).expect("listener"),
+            addr: "127.0.0.1:9".parse().expect("addr"),
+            stop: tokio_util::sync::CancellationToken::new(),
+        };
+        let to_listener = |product: &partner_api::Product| -> Vec<ResourceType> {
+            product
+                .webhooks
+                .iter()
+                .filter(|w| w.url == listener.url())
+                .map(|w| w.resource)
+                .collect()
+        };
+
+        let failed = subscribe_demo_product(&state, &client, &listener).await;
+        assert_eq!(
+            failed.expect_err("the keychain locked").kind,
+            ErrorKind::Keychain
+        );
+        let products = client
+            .list_products(&PageRequest::new(0, 50).expect("page"))
+            .await
+            .expect("products")
+            .items;
+        let demo = products
+            .iter()
+            .find(|p| !to_listener(p).is_empty())
+            .expect("the first run subscribed one resource");
+        assert_eq!(to_listener(demo), vec![ResourceType::Transaction]);
+
+        keychain.writes_left.store(u32::MAX, Ordering::SeqCst);
+        let name = subscribe_demo_product(&state, &client, &listener)
+            .await
+            .expect("the run after the unlock");
+        assert_eq!(name.as_deref(), Some(demo.listing_name.as_str()));
+        subscribe_demo_product(&state, &client, &listener)
+            .await
+            .expect("a third run");
+        let demo = client.get_product(&demo.id).await.expect("the product");
+        assert_eq!(
+            to_listener(&demo),
+            vec![ResourceType::Transaction, ResourceType::TransactionEvent],
+            "one subscription per resource, none twice"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

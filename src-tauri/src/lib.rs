@@ -125,6 +125,7 @@ pub fn run() {
             embedded::demo_update_transaction,
             embedded::demo_custom_event,
             embedded::demo_advance_clock,
+            embedded::retry_demo_subscription,
         ])
         .build(tauri::generate_context!());
     let app = match app {

@@ -111,8 +111,14 @@ async fn open_connection(app: &AppHandle) -> Result<Option<PartnerClient>, AppEr
     crate::embedded::start(app).await.map(Some)
 }
 
-/// The first run's demo subscription, after start-up; its outcome goes to the UI as a status.
-async fn subscribe_demo_product(app: AppHandle, client: PartnerClient, listener: RunningListener) {
+/// The first run's demo subscription, after start-up (and again from
+/// [`crate::embedded::retry_demo_subscription`] after a failure); its outcome goes to the UI as a
+/// status.
+pub(crate) async fn subscribe_demo_product(
+    app: AppHandle,
+    client: PartnerClient,
+    listener: RunningListener,
+) {
     let state = app.state::<AppState>();
     let set = |subscription: DemoSubscription| {
         state.lock().demo_subscription = Some(subscription);

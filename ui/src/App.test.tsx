@@ -1,5 +1,5 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { render, screen, waitFor } from "@testing-library/react";
+import { fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { App } from "./App";
 import type { AppStatus, ConnectionView, DemoSubscription } from "./platform";
@@ -83,5 +83,20 @@ describe("App start-up", () => {
     expect(await screen.findByText("The keychain refused the key.")).toBeInTheDocument();
     expect(screen.getByTestId("demo-subscription")).toHaveTextContent("Demo webhooks not set up");
     expect(await screen.findAllByText("Product 1")).not.toHaveLength(0);
+  });
+
+  it("runs a failed demo subscription again when asked, and shows it under way", async () => {
+    const calls = mockCommands({
+      app_status: () =>
+        ready({ phase: "failed", productName: null, error: { kind: "keychain", message: "The keychain refused the key.", hint: "Unlock it.", status: null, errorCode: null } }),
+      retry_demo_subscription: () => ready({ phase: "running", productName: null, error: null }),
+      sort_keys: sortKeys,
+      list_products: (args) => pageOf([product(1)], args, 1),
+    });
+    render(<QueryClientProvider client={client()}><App /></QueryClientProvider>);
+    fireEvent.click(await screen.findByRole("button", { name: "Try again" }));
+    expect(await screen.findByText("Subscribing the demo product to the listener…")).toBeInTheDocument();
+    expect(screen.queryByText("The keychain refused the key.")).not.toBeInTheDocument();
+    expect(calls.filter((c) => c.cmd === "retry_demo_subscription")).toHaveLength(1);
   });
 });

@@ -1,4 +1,4 @@
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { lazy, Suspense, useEffect } from "react";
 import { api, events, type DemoSubscription } from "./platform";
 import { ErrorPanel } from "./components/ErrorPanel";
@@ -23,6 +23,10 @@ export function App() {
   const status = useQuery({ queryKey: STATUS_KEY, queryFn: api.appStatus });
   const starting = status.data?.phase === "starting";
   const { refetch } = status;
+  const retryDemo = useMutation({
+    mutationFn: api.retryDemoSubscription,
+    onSuccess: (next) => client.setQueryData(STATUS_KEY, next),
+  });
 
   // While the shell starts, one call waits for the end of start-up and answers at once then:
   // no polling delay between "ready" and the first listing.
@@ -105,7 +109,14 @@ export function App() {
         ) : (
           <>
             {s.startupError && <ErrorPanel error={s.startupError} compact />}
-            {s.demoSubscription?.error && <ErrorPanel error={s.demoSubscription.error} compact />}
+            {s.demoSubscription?.error && (
+              <ErrorPanel
+                error={s.demoSubscription.error}
+                compact
+                onRetry={retryDemo.isPending ? undefined : () => retryDemo.mutate()}
+              />
+            )}
+            {retryDemo.isError && <ErrorPanel error={retryDemo.error} compact />}
             <ErrorBoundary key={`${route.screen}/${route.id ?? ""}`}>
               <Suspense fallback={<p className="muted pad">Loading…</p>}>
                 <ScreenView screen={route.screen} id={route.id} embedded={s.active?.embedded ?? false} connected={s.active !== null} />

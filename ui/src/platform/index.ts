@@ -100,6 +100,8 @@ export const api = {
   addConnection: (form: NewConnection) => call<AppStatus>("add_connection", { form }),
   selectConnection: (id: string) => call<AppStatus>("select_connection", { id }),
   removeConnection: (id: string) => call<AppStatus>("remove_connection", { id }),
+  /** Runs the demo product's subscription again after it failed (a locked keychain, say). */
+  retryDemoSubscription: () => call<AppStatus>("retry_demo_subscription"),
 
   tokenState: () => call<TokenView>("token_state"),
   tokenRefresh: () => call<TokenView>("token_refresh"),
