@@ -1,4 +1,4 @@
-//! `partner products list|get|create|rotate-key`.
+//! `partner products list|get|create|subscribe|rotate-key`.
 //!
 //! Signing keys of new subscriptions and rotated keys are generated (or read from standard
 //! input with `--key-stdin`) and go to the OS keychain, where the listener finds them; they are
@@ -12,7 +12,9 @@ use clap::{Args as ClapArgs, Subcommand};
 use partner_api::{
     signing_key, EventType, NewProduct, Product, ResourceType, WebhookSubscriptionInput,
 };
-use partner_client::{KeyringStore, SecretSlot, SecretStore};
+use partner_client::{KeyringStore, NewSubscription, SecretSlot, SecretStore};
+use serde::Serialize;
+use std::sync::Arc;
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -47,6 +49,23 @@ pub enum ProductsCommand {
         #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
         output: OutputFormat,
     },
+    /// Add a subscription to a product; its signing key (generated unless --key-stdin) goes to
+    /// the keychain first, where `partner listen --keychain` finds it.
+    Subscribe {
+        product: String,
+        /// Where notifications go and about what: RESOURCE=URL, RESOURCE being `transaction`
+        /// or `event`.
+        #[arg(long = "webhook", value_name = "RESOURCE=URL", value_parser = parse_webhook)]
+        webhook: (ResourceType, String),
+        /// An event to be notified of: `created` or `updated` (repeatable; default both).
+        #[arg(long = "event", value_name = "EVENT", value_parser = parse_event)]
+        events: Vec<EventType>,
+        /// Read the signing key from standard input instead of generating one.
+        #[arg(long)]
+        key_stdin: bool,
+        #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+        output: OutputFormat,
+    },
     /// Replace a subscription's signing key (generated unless --key-stdin); the old key stays
     /// in the keychain as the previous one.
     RotateKey {
@@ -74,6 +93,26 @@ fn parse_webhook(raw: &str) -> std::result::Result<(ResourceType, String), Strin
         }
     };
     Ok((resource, url.trim().to_string()))
+}
+
+fn parse_event(raw: &str) -> std::result::Result<EventType, String> {
+    match raw.trim() {
+        "created" => Ok(EventType::Created),
+        "updated" => Ok(EventType::Updated),
+        other => Err(format!("unknown event `{other}`; use created or updated")),
+    }
+}
+
+/// What `subscribe` added (the key itself stays in the keychain and is never printed).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AddedSubscription {
+    pub product: String,
+    pub subscription_id: String,
+    pub url: String,
+    pub resource: ResourceType,
+    pub events: Vec<EventType>,
+    pub generated: bool,
 }
 
 /// Fails early when the keychain cannot hold a key, before the service is changed.
@@ -124,6 +163,46 @@ pub async fn run(args: Args) -> Result<()> {
             };
             let created = client.create_product_storing_keys(&store, &product).await?;
             print_one(output, &created)
+        }
+        ProductsCommand::Subscribe {
+            product,
+            webhook: (resource, url),
+            events,
+            key_stdin,
+            output,
+        } => {
+            let keychain = KeyringStore::default();
+            keychain_ready(&keychain)?;
+            let store: Arc<dyn SecretStore> = Arc::new(keychain);
+            let key = if key_stdin {
+                Some(secret_from_stdin("signing key")?)
+            } else {
+                None
+            };
+            let events = if events.is_empty() {
+                vec![EventType::Created, EventType::Updated]
+            } else {
+                events
+            };
+            let subscription = NewSubscription {
+                url,
+                events,
+                resource,
+            };
+            let subscribed = client
+                .add_subscription(&store, &product, &subscription, key)
+                .await?;
+            print_one(
+                output,
+                &AddedSubscription {
+                    product: subscribed.product.id.clone(),
+                    subscription_id: subscribed.subscription_id.clone(),
+                    url: subscription.url,
+                    resource: subscription.resource,
+                    events: subscription.events,
+                    generated: subscribed.generated,
+                },
+            )
         }
         ProductsCommand::RotateKey {
             product,

@@ -120,6 +120,31 @@ impl Row for Introspection {
     }
 }
 
+impl Row for super::products::AddedSubscription {
+    const HEADERS: &'static [&'static str] = &[
+        "product",
+        "subscription",
+        "url",
+        "resource",
+        "events",
+        "generated",
+    ];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.product.clone(),
+            self.subscription_id.clone(),
+            self.url.clone(),
+            self.resource.to_string(),
+            self.events
+                .iter()
+                .map(|e| e.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+            self.generated.to_string(),
+        ]
+    }
+}
+
 impl Row for Rotation {
     const HEADERS: &'static [&'static str] =
         &["product", "subscription", "replacedAt", "generated"];

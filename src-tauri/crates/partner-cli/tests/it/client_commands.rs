@@ -322,11 +322,11 @@ async fn tokens_products_and_transactions_end_to_end_with_no_secret_left_behind(
 }
 
 #[tokio::test]
-async fn rotate_key_stores_the_key_in_the_keychain() {
+async fn rotate_key_and_subscribe_keep_keys_in_the_keychain() {
     if std::env::var("PARTNER_KEYCHAIN_TESTS").as_deref() != Ok("1") {
         // Straight to stderr, past the test harness's capture, so a skip is never silent.
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), "SKIPPED rotate_key_stores_the_key_in_the_keychain: set PARTNER_KEYCHAIN_TESTS=1 under dbus-run-session with an unlocked gnome-keyring");
+        let _ = writeln!(std::io::stderr(), "SKIPPED rotate_key_and_subscribe_keep_keys_in_the_keychain: set PARTNER_KEYCHAIN_TESTS=1 under dbus-run-session with an unlocked gnome-keyring");
         return;
     }
     let cli = Cli::start(1).await;
@@ -385,6 +385,48 @@ async fn rotate_key_stores_the_key_in_the_keychain() {
     for (out, err) in cli.seen.lock().unwrap().iter() {
         assert!(!out.contains(keys.current.expose()) && !err.contains(keys.current.expose()));
     }
+
+    // A subscription added to the existing product: its key is in the keychain, never shown.
+    let added = cli
+        .json(&[
+            "products",
+            "subscribe",
+            &product,
+            "--webhook",
+            "event=http://127.0.0.1:9/events",
+            "--event",
+            "created",
+            "--output",
+            "json",
+        ])
+        .await;
+    let added_subscription = added["subscriptionId"].as_str().unwrap().to_string();
+    assert_eq!(added["product"], product.as_str());
+    assert_eq!(added["resource"], "urn:svc:partner:transaction:event");
+    assert_eq!(added["events"], serde_json::json!(["created"]));
+    assert_eq!(added["generated"], true);
+    let added_key = partner_client::signing_keys(&store, &added_subscription)
+        .unwrap()
+        .expect("the new subscription's key is in the keychain")
+        .current;
+    let now = cli
+        .json(&["products", "get", &product, "--output", "json"])
+        .await;
+    let urls: Vec<&str> = now["webhooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        urls,
+        ["http://127.0.0.1:9/hook", "http://127.0.0.1:9/events"]
+    );
+    for (out, err) in cli.seen.lock().unwrap().iter() {
+        assert!(!out.contains(added_key.expose()) && !err.contains(added_key.expose()));
+    }
+    partner_client::forget_signing_keys(&store, &added_subscription).unwrap();
+
     partner_client::forget_signing_keys(&store, &subscription).unwrap();
     let base_url = url::Url::parse(cli.sandbox.base_url()).unwrap();
     partner_client::forget_client_secret(&store, &base_url, cli.sandbox.client_id()).unwrap();
@@ -408,6 +450,48 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
         }
     }
     found
+}
+
+#[tokio::test]
+async fn subscribe_refuses_a_bad_webhook_or_event_in_words_and_changes_nothing() {
+    let cli = Cli::start(0).await;
+    let products = cli.json(&["products", "list", "--output", "json"]).await;
+    let product = products[0]["id"].as_str().unwrap().to_string();
+    let hooks_before = products[0]["webhooks"].clone();
+    for (args, says) in [
+        (
+            vec!["--webhook", "http://127.0.0.1:9/hook"],
+            "expected RESOURCE=URL",
+        ),
+        (
+            vec!["--webhook", "payments=http://127.0.0.1:9/hook"],
+            "unknown resource `payments`",
+        ),
+        (
+            vec![
+                "--webhook",
+                "event=http://127.0.0.1:9/e",
+                "--event",
+                "deleted",
+            ],
+            "unknown event `deleted`",
+        ),
+    ] {
+        let mut all = vec!["products", "subscribe", product.as_str()];
+        all.extend(args);
+        let output = cli.run(&all, &[]).await;
+        assert!(!output.status.success(), "{all:?}");
+        assert!(
+            stderr(&output).contains(says),
+            "{all:?}: {}",
+            stderr(&output)
+        );
+    }
+    let after = cli
+        .json(&["products", "get", &product, "--output", "json"])
+        .await;
+    assert_eq!(after["webhooks"], hooks_before);
+    let _ = std::fs::remove_dir_all(&cli.home);
 }
 
 #[test]
