@@ -95,6 +95,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         retry_delay: Duration::from_millis(200),
         attempt_timeout: Duration::from_secs(5),
         max_attempts: 3,
+        ..DeliveryConfig::default()
     };
 
     // 1. Throughput and enqueue latency against a receiver that answers 200.

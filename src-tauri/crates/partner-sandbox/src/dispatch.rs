@@ -15,6 +15,9 @@
 //!   sleeping on it, so an advance can never slip between the two. The attempt timeout is real
 //!   time: a receiver gets its full 30 seconds whatever the sandbox clock says.
 //! - Redirects are never followed: the spec's rule is that a status of 200-399 delivers.
+//! - At most [`DeliveryConfig::max_pending`] notifications wait for delivery at once (default
+//!   [`DEFAULT_MAX_PENDING`]); past it a notification is recorded as discarded, unsent, with
+//!   the reason, so a flood of events to receivers that are down cannot exhaust memory.
 //! - What happened is kept as [`DeliveryRecord`]s for `GET /sandbox/v1/deliveries`: the newest
 //!   [`DEFAULT_RECORD_LIMIT`] only, so a long demo cannot grow memory without end. The records
 //!   and the log lines name the subscription, URL, status or error, never the signing key or
@@ -44,6 +47,13 @@ pub const DEFAULT_RECORD_LIMIT: usize = 10_000;
 /// How many delivery attempts may be in flight at once, over all receivers.
 pub const MAX_IN_FLIGHT: usize = 512;
 
+/// How many notifications may wait for delivery at once by default (in an attempt or before a
+/// retry). Each is a task holding its body, and a receiver that is down keeps each for about
+/// two minutes (three 30 s attempts, 20 s apart), so a flood of events to dead receivers would
+/// otherwise grow memory without end. Past it a notification is discarded at once, recorded
+/// with the reason.
+pub const DEFAULT_MAX_PENDING: usize = 100_000;
+
 /// The delivery rules of the spec, adjustable for demos and tests
 /// (`--retry-delay`, `--attempt-timeout`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +64,9 @@ pub struct DeliveryConfig {
     pub attempt_timeout: Duration,
     /// Attempts before the notification is discarded (spec: 3). Zero is taken as one.
     pub max_attempts: u32,
+    /// Notifications waiting for delivery at once; past it a new one is discarded unsent
+    /// (see [`DEFAULT_MAX_PENDING`]).
+    pub max_pending: usize,
 }
 
 impl Default for DeliveryConfig {
@@ -62,6 +75,7 @@ impl Default for DeliveryConfig {
             retry_delay: Duration::from_secs(20),
             attempt_timeout: Duration::from_secs(30),
             max_attempts: 3,
+            max_pending: DEFAULT_MAX_PENDING,
         }
     }
 }
@@ -106,6 +120,9 @@ pub struct DeliveryRecord {
     /// When the next attempt is due (sandbox clock), while a retry is waiting.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_attempt_at: Option<DateTime<Utc>>,
+    /// Why it was discarded without an attempt (too many notifications already waiting).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_sent_because: Option<String>,
 }
 
 /// One finished attempt: the receiver's status, or why there was none.
@@ -304,6 +321,14 @@ impl Dispatcher {
             return;
         }
         let enqueued_at = shared.clock.now();
+        let waiting = shared.tasks.len();
+        let limit = shared.config.max_pending.max(1);
+        let not_sent_because = (waiting >= limit).then(|| {
+            format!(
+                "{waiting} notifications were already waiting for delivery; the sandbox holds \
+                 at most {limit}"
+            )
+        });
         let sequence = shared.records().push(|sequence| DeliveryRecord {
             id: format!("dlv_{sequence}"),
             event_id: outgoing.notification.event_id.clone(),
@@ -312,12 +337,26 @@ impl Dispatcher {
             resource_type: outgoing.notification.meta.resource_type,
             resource_id: outgoing.notification.meta.resource_id.clone(),
             event_type: outgoing.notification.event_type,
-            state: DeliveryState::Pending,
+            state: if not_sent_because.is_some() {
+                DeliveryState::Discarded
+            } else {
+                DeliveryState::Pending
+            },
             enqueued_at,
             attempts: Vec::new(),
             next_attempt_at: None,
+            not_sent_because: not_sent_because.clone(),
         });
         shared.changed();
+        if let Some(reason) = not_sent_because {
+            tracing::warn!(
+                subscription_id = %outgoing.subscription_id,
+                event_id = %outgoing.notification.event_id,
+                %reason,
+                "notification discarded unsent"
+            );
+            return;
+        }
         let task = deliver(Arc::clone(shared), sequence, outgoing);
         shared.tasks.spawn_on(task, &shared.runtime);
     }

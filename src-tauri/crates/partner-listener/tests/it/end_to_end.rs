@@ -43,6 +43,7 @@ impl World {
                 retry_delay: Duration::from_millis(200),
                 attempt_timeout: Duration::from_secs(5),
                 max_attempts: 3,
+                ..DeliveryConfig::default()
             },
             ..SandboxConfig::default()
         })

@@ -36,6 +36,7 @@ fn config(retry_delay: Duration, attempt_timeout: Duration) -> DeliveryConfig {
         retry_delay,
         attempt_timeout,
         max_attempts: 3,
+        ..DeliveryConfig::default()
     }
 }
 
@@ -175,6 +176,48 @@ async fn a_200_delivers_on_the_first_attempt() {
     assert!(
         receiver.next(RETRY * 3).await.is_none(),
         "no retry after a 200"
+    );
+}
+
+#[tokio::test]
+async fn past_the_pending_limit_a_notification_is_discarded_unsent_with_the_reason() {
+    // A receiver that never answers keeps every notification waiting.
+    let mut receiver = TestReceiver::start([Reply::Hang, Reply::Hang, Reply::Hang])
+        .await
+        .unwrap();
+    let fixture = Fixture::start(DeliveryConfig {
+        max_pending: 2,
+        ..config(RETRY, ANSWERS)
+    });
+    for event_id in ["ev-wait-1", "ev-wait-2", "ev-over"] {
+        fixture
+            .dispatcher
+            .enqueue(outgoing(&receiver.url(), event_id));
+    }
+    let over = settled(&fixture.dispatcher, "ev-over").await;
+    assert_eq!(over.state, DeliveryState::Discarded);
+    assert!(over.attempts.is_empty(), "never sent");
+    assert_eq!(
+        over.not_sent_because.as_deref(),
+        Some("2 notifications were already waiting for delivery; the sandbox holds at most 2")
+    );
+    let records = fixture.dispatcher.deliveries(None);
+    for waiting in ["ev-wait-1", "ev-wait-2"] {
+        let record = records.iter().find(|r| r.event_id == waiting).unwrap();
+        assert_eq!(record.state, DeliveryState::Pending, "{waiting}");
+        assert_eq!(record.not_sent_because, None);
+    }
+    let arrived: HashSet<String> = receiver
+        .take(2, WAIT)
+        .await
+        .into_iter()
+        .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+        .collect();
+    assert_eq!(arrived.len(), 2);
+    assert!(arrived.iter().all(|body| !body.contains("ev-over")));
+    assert!(
+        receiver.next(RETRY).await.is_none(),
+        "the third was never sent"
     );
 }
 

@@ -511,6 +511,7 @@ async fn a_failing_receiver_gets_three_attempts_through_the_api() {
             retry_delay: Duration::from_millis(100),
             attempt_timeout: Duration::from_millis(500),
             max_attempts: 3,
+            ..DeliveryConfig::default()
         },
         ..SandboxConfig::default()
     })
