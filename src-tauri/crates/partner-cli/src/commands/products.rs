@@ -52,6 +52,7 @@ pub enum ProductsCommand {
     /// Add a subscription to a product; its signing key (generated unless --key-stdin) goes to
     /// the keychain first, where `partner listen --keychain` finds it.
     Subscribe {
+        /// The product's id.
         product: String,
         /// Where notifications go and about what: RESOURCE=URL, RESOURCE being `transaction`
         /// or `event`.
