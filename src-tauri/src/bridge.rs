@@ -82,6 +82,9 @@ pub struct AppStatus {
     pub embedded_sandbox: Option<String>,
     /// The embedded sandbox's demo subscription, when the first run makes one.
     pub demo_subscription: Option<DemoSubscription>,
+    /// Grows with every change; of two statuses, the one with the higher version is newer.
+    #[ts(type = "number")]
+    pub version: u64,
 }
 
 /// The token's state, without the token.

@@ -136,5 +136,5 @@ pub fn watch_token(app: AppHandle, client: PartnerClient, stop: CancellationToke
 /// Tells the UI the connection or start-up state changed.
 pub fn status_changed(app: &AppHandle) {
     let state = app.state::<AppState>();
-    let _ = app.emit(STATUS, state.status());
+    let _ = app.emit(STATUS, state.changed_status());
 }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio_util::sync::CancellationToken;
 
@@ -83,6 +84,10 @@ pub struct AppState {
     /// The start-up phase, watched so a command can answer the moment start-up ends (the UI
     /// awaits it instead of polling).
     phase: tokio::sync::watch::Sender<StartupPhase>,
+    /// Bumped on every announced change of the status ([`AppState::changed_status`]). A status
+    /// reaches the UI both as a command's answer and as an event, whose order the webview does
+    /// not guarantee, so the UI keeps whichever carries the higher version.
+    status_version: AtomicU64,
 }
 
 impl AppState {
@@ -114,6 +119,7 @@ impl AppState {
             secrets,
             keys,
             phase: tokio::sync::watch::Sender::new(StartupPhase::Starting),
+            status_version: AtomicU64::new(0),
         }
     }
 
@@ -162,6 +168,9 @@ impl AppState {
     }
 
     pub fn status(&self) -> AppStatus {
+        // The version is read before the fields: a change racing this read can only make the
+        // fields newer than the version says, never older.
+        let version = self.status_version.load(Ordering::SeqCst);
         let inner = self.lock();
         let mut connections = Vec::new();
         if let Some(embedded) = &inner.embedded {
@@ -175,7 +184,14 @@ impl AppState {
             connections,
             embedded_sandbox: inner.embedded.as_ref().map(|e| e.view.base_url.clone()),
             demo_subscription: inner.demo_subscription.clone(),
+            version,
         }
+    }
+
+    /// The status after a change, under a new version (what the status event carries).
+    pub fn changed_status(&self) -> AppStatus {
+        self.status_version.fetch_add(1, Ordering::SeqCst);
+        self.status()
     }
 
     /// Adds a token event; a run of `used` events is kept as one line (the latest), so the
@@ -250,6 +266,26 @@ mod tests {
             .expect("the task ran");
         assert_eq!(phase, StartupPhase::Ready);
         assert_eq!(state.status().phase, StartupPhase::Ready);
+    }
+
+    #[test]
+    fn every_announced_change_raises_the_status_version() {
+        let state = state();
+        let before = state.status().version;
+        state.lock().demo_subscription = Some(crate::bridge::DemoSubscription {
+            phase: crate::bridge::StepPhase::Running,
+            product_name: None,
+            error: None,
+        });
+        let announced = state.changed_status();
+        assert_eq!(announced.version, before + 1);
+        assert!(announced.demo_subscription.is_some());
+        assert_eq!(
+            state.status().version,
+            announced.version,
+            "reads do not bump it"
+        );
+        assert!(state.changed_status().version > announced.version);
     }
 
     #[tokio::test]

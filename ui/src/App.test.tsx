@@ -1,5 +1,6 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { emit } from "@tauri-apps/api/event";
 import { describe, expect, it } from "vitest";
 import { App } from "./App";
 import type { AppStatus, ConnectionView, DemoSubscription } from "./platform";
@@ -8,9 +9,9 @@ import { mockCommands } from "./test/render";
 import { pageOf, product } from "./test/fixtures";
 
 const embedded: ConnectionView = { id: "embedded-sandbox", label: "Embedded sandbox", baseUrl: "http://127.0.0.1:1", clientId: "demo", environment: "sandbox", embedded: true };
-const starting: AppStatus = { phase: "starting", startupError: null, active: null, connections: [], embeddedSandbox: null, demoSubscription: null };
-function ready(demoSubscription: DemoSubscription | null): AppStatus {
-  return { phase: "ready", startupError: null, active: embedded, connections: [embedded], embeddedSandbox: embedded.baseUrl, demoSubscription };
+const starting: AppStatus = { phase: "starting", startupError: null, active: null, connections: [], embeddedSandbox: null, demoSubscription: null, version: 0 };
+function ready(demoSubscription: DemoSubscription | null, version = 1): AppStatus {
+  return { phase: "ready", startupError: null, active: embedded, connections: [embedded], embeddedSandbox: embedded.baseUrl, demoSubscription, version };
 }
 const sortKeys = () => ({ products: ["listingName"], transactions: ["id"] });
 const client = () => new QueryClient({ defaultOptions: { queries: { retry: false, staleTime: 10_000 } } });
@@ -32,6 +33,23 @@ describe("App start-up", () => {
     expect(screen.getByTestId("demo-subscription")).toHaveTextContent("Subscribing the demo product to the listener");
     expect(calls.filter((c) => c.cmd === "app_status")).toHaveLength(1);
     expect(calls.filter((c) => c.cmd === "wait_for_start")).toHaveLength(1);
+  });
+
+  it("keeps the newer status when an older answer lands after the event announcing a change", async () => {
+    let answer: (s: AppStatus) => void = () => {};
+    const calls = mockCommands({
+      app_status: () => new Promise<AppStatus>((resolve) => (answer = resolve)),
+      sort_keys: sortKeys,
+      list_products: (args) => pageOf([product(1)], args, 1),
+    });
+    render(<QueryClientProvider client={client()}><App /></QueryClientProvider>);
+    await waitFor(() => expect(calls.some((c) => c.cmd === "app_status")).toBe(true));
+    await emit("status", ready({ phase: "done", productName: "Product 1", error: null }, 3));
+    expect(await screen.findByText("Demo webhooks: Product 1 → listener")).toBeInTheDocument();
+    // The status call was answered while the subscription ran, and its answer lands last.
+    answer(ready({ phase: "running", productName: null, error: null }, 2));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(screen.getByTestId("demo-subscription")).toHaveTextContent("Demo webhooks: Product 1 → listener");
   });
 
   it("asks for the first products page before the first render, and the table uses it", async () => {

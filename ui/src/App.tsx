@@ -1,11 +1,12 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { lazy, Suspense, useEffect } from "react";
 import { api, events, type DemoSubscription } from "./platform";
 import { ErrorPanel } from "./components/ErrorPanel";
 import { navigate, routeHref, SCREENS, useRoute, type Screen } from "./lib/router";
 import { ProductsScreen } from "./features/products/ProductsScreen";
 import { ErrorBoundary } from "./components/ErrorBoundary";
-import { STATUS_KEY } from "./startup";
+import { newerStatus, STATUS_KEY } from "./startup";
+import type { AppStatus } from "./platform";
 
 // The products table is the first screen; every other screen is its own chunk, loaded when
 // first opened, so the bundle parsed before the first table is small.
@@ -17,15 +18,24 @@ const TokenScreen = lazy(() => import("./features/token/TokenScreen").then((m) =
 const ConnectionsScreen = lazy(() => import("./features/connections/ConnectionsScreen").then((m) => ({ default: m.ConnectionsScreen })));
 const DemoScreen = lazy(() => import("./features/demo/DemoScreen").then((m) => ({ default: m.DemoScreen })));
 
+/** Shows a status that arrived, unless the one shown is newer. */
+function showStatus(client: QueryClient, arrived: AppStatus) {
+  client.setQueryData<AppStatus>(STATUS_KEY, (shown) => newerStatus(shown, arrived));
+}
+
 export function App() {
   const client = useQueryClient();
   const route = useRoute();
-  const status = useQuery({ queryKey: STATUS_KEY, queryFn: api.appStatus });
+  const status = useQuery({
+    queryKey: STATUS_KEY,
+    queryFn: api.appStatus,
+    structuralSharing: (shown, arrived) => newerStatus(shown as AppStatus | undefined, arrived as AppStatus),
+  });
   const starting = status.data?.phase === "starting";
   const { refetch } = status;
   const retryDemo = useMutation({
     mutationFn: api.retryDemoSubscription,
-    onSuccess: (next) => client.setQueryData(STATUS_KEY, next),
+    onSuccess: (next) => showStatus(client, next),
   });
 
   // While the shell starts, one call waits for the end of start-up and answers at once then:
@@ -35,7 +45,7 @@ export function App() {
     let live = true;
     api.waitForStart().then(
       (next) => {
-        if (live) client.setQueryData(STATUS_KEY, next);
+        if (live) showStatus(client, next);
       },
       () => {
         if (live) void refetch();
@@ -49,7 +59,7 @@ export function App() {
   useEffect(
     () =>
       events.onStatus((s) => {
-        client.setQueryData(STATUS_KEY, s);
+        showStatus(client, s);
         void client.invalidateQueries({ predicate: (q) => q.queryKey[0] !== STATUS_KEY[0] });
       }),
     [client],

@@ -14,6 +14,15 @@ import { parseRoute } from "./lib/router";
 import { FIRST_PAGE, listingQueryKey } from "./lib/paging";
 
 export const STATUS_KEY = ["status"] as const;
+
+/**
+ * Of the status shown and one that just arrived, the newer. A status comes both as a
+ * command's answer and as an event, and the webview does not keep their order: an answer
+ * computed before a change can land after the event announcing it.
+ */
+export function newerStatus(shown: AppStatus | undefined, arrived: AppStatus): AppStatus {
+  return shown !== undefined && shown.version > arrived.version ? shown : arrived;
+}
 /** The products table's sort until the user picks another. */
 export const PRODUCTS_DEFAULT_SORT = "listingName";
 

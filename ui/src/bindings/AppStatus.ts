@@ -15,4 +15,8 @@ embeddedSandbox: string | null,
 /**
  * The embedded sandbox's demo subscription, when the first run makes one.
  */
-demoSubscription: DemoSubscription | null, };
+demoSubscription: DemoSubscription | null, 
+/**
+ * Grows with every change; of two statuses, the one with the higher version is newer.
+ */
+version: number, };

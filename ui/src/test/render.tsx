@@ -7,13 +7,13 @@ export type Handler = (args: Record<string, unknown>) => unknown;
 
 /** Mocks the shell's commands by name: an unknown command rejects like a missing one would. */
 export function mockCommands(handlers: Record<string, Handler>, calls: Array<{ cmd: string; args: Record<string, unknown> }> = []) {
+  // Events are mocked too: a test can `emit` one to the listeners the UI registered.
   mockIPC((cmd, args) => {
-    if (cmd.startsWith("plugin:event|")) return 1;
     calls.push({ cmd, args: (args ?? {}) as Record<string, unknown> });
     const handler = handlers[cmd];
     if (!handler) throw { kind: "internal", message: `no mock for ${cmd}`, hint: "", status: null, errorCode: null };
     return handler((args ?? {}) as Record<string, unknown>);
-  });
+  }, { shouldMockEvents: true });
   return calls;
 }
 
