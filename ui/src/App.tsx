@@ -1,12 +1,11 @@
 import { useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { lazy, Suspense, useEffect } from "react";
-import { api, events, type DemoSubscription } from "./platform";
+import { api, events, type AppStatus, type DemoSubscription } from "./platform";
 import { ErrorPanel } from "./components/ErrorPanel";
 import { navigate, routeHref, SCREENS, useRoute, type Screen } from "./lib/router";
 import { ProductsScreen } from "./features/products/ProductsScreen";
 import { ErrorBoundary } from "./components/ErrorBoundary";
 import { newerStatus, STATUS_KEY } from "./startup";
-import type { AppStatus } from "./platform";
 
 // The products table is the first screen; every other screen is its own chunk, loaded when
 // first opened, so the bundle parsed before the first table is small.

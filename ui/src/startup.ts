@@ -23,6 +23,7 @@ export const STATUS_KEY = ["status"] as const;
 export function newerStatus(shown: AppStatus | undefined, arrived: AppStatus): AppStatus {
   return shown !== undefined && shown.version > arrived.version ? shown : arrived;
 }
+
 /** The products table's sort until the user picks another. */
 export const PRODUCTS_DEFAULT_SORT = "listingName";
 

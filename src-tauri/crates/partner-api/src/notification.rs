@@ -48,11 +48,17 @@ pub enum EventType {
 }
 
 impl EventType {
+    pub const ALL: [EventType; 2] = [EventType::Created, EventType::Updated];
+
     pub fn as_str(self) -> &'static str {
         match self {
             EventType::Created => "created",
             EventType::Updated => "updated",
         }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.as_str() == value)
     }
 }
 
@@ -210,6 +216,19 @@ mod tests {
                 assert_eq!(a, b, "{body}");
             }
         }
+    }
+
+    #[test]
+    fn the_names_of_event_and_resource_types_are_their_wire_names() {
+        for event in EventType::ALL {
+            assert_eq!(serde_json::to_value(event).unwrap(), event.as_str());
+            assert_eq!(EventType::parse(event.as_str()), Some(event));
+        }
+        for resource in ResourceType::ALL {
+            assert_eq!(serde_json::to_value(resource).unwrap(), resource.as_str());
+            assert_eq!(ResourceType::parse(resource.as_str()), Some(resource));
+        }
+        assert_eq!(EventType::parse("Created"), None);
     }
 
     #[test]

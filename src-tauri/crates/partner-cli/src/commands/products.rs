@@ -97,11 +97,10 @@ fn parse_webhook(raw: &str) -> std::result::Result<(ResourceType, String), Strin
 }
 
 fn parse_event(raw: &str) -> std::result::Result<EventType, String> {
-    match raw.trim() {
-        "created" => Ok(EventType::Created),
-        "updated" => Ok(EventType::Updated),
-        other => Err(format!("unknown event `{other}`; use created or updated")),
-    }
+    EventType::parse(raw.trim()).ok_or_else(|| {
+        let names: Vec<&str> = EventType::ALL.iter().map(|e| e.as_str()).collect();
+        format!("unknown event `{}`; use {}", raw.trim(), names.join(" or "))
+    })
 }
 
 /// What `subscribe` added (the key itself stays in the keychain and is never printed).
@@ -155,7 +154,7 @@ pub async fn run(args: Args) -> Result<()> {
                     .map(|(resource, url)| WebhookSubscriptionInput {
                         subscription_id: None,
                         url: Some(url),
-                        events: Some(vec![EventType::Created, EventType::Updated]),
+                        events: Some(EventType::ALL.to_vec()),
                         resource: Some(resource),
                         signing_key: Some(signing_key::generate()),
                     })
@@ -181,7 +180,7 @@ pub async fn run(args: Args) -> Result<()> {
                 None
             };
             let events = if events.is_empty() {
-                vec![EventType::Created, EventType::Updated]
+                EventType::ALL.to_vec()
             } else {
                 events
             };
