@@ -17,6 +17,11 @@
 //! 30,000; ACK_WARMUP, default 2,000; ACK_SENDERS=32,128,256; ACK_ROUNDS, default 3, the summary
 //! giving each server's median round; ACK_ONLY=bare,append,full,normal to run only some
 //! servers, e.g. one under a profiler).
+//!
+//! This machine's speed drifts by a factor of two within minutes (the bare server alone has
+//! ranged from 22,000 to 50,000 req/s), so the summary also gives each ratio as taken within
+//! each round, where the two servers ran seconds apart, with its spread across rounds. Every
+//! other round runs the servers in the opposite order.
 
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_listener::{Durability, Listener, ListenerConfig, MemoryKeys};
@@ -312,6 +317,27 @@ fn median_run(runs: &mut [Outcome]) -> Option<&Outcome> {
     runs.get(runs.len() / 2)
 }
 
+/// Each round's rate of `server` over the bare server's in the same round, as "min / median /
+/// max". The two ran seconds apart, so this ratio moves less with the machine's slow and fast
+/// spells than a ratio of two medians taken from different rounds.
+fn paired_ratios(server: &[Outcome], bare: &[Outcome]) -> String {
+    let mut ratios: Vec<f64> = server
+        .iter()
+        .zip(bare)
+        .map(|(s, b)| s.rate / b.rate)
+        .collect();
+    if ratios.is_empty() {
+        return "-".into();
+    }
+    ratios.sort_by(f64::total_cmp);
+    format!(
+        "{:.2} / {:.2} / {:.2}",
+        ratios[0],
+        ratios[ratios.len() / 2],
+        ratios[ratios.len() - 1]
+    )
+}
+
 fn cpu_per_request(outcome: &Outcome) -> f64 {
     outcome.cpu.values().sum::<f64>() / outcome.total.max(1) as f64 * 1e6
 }
@@ -345,11 +371,18 @@ fn main() {
         // outcomes[sender count][server] = one outcome per round
         let mut outcomes: Vec<[Vec<Outcome>; 4]> = counts.iter().map(|_| Default::default()).collect();
         // Rounds outermost, so a slow spell of the machine (a noisy neighbour, a flush) hits
-        // every server alike instead of one server's runs.
+        // every server alike instead of one server's runs; every other round runs the servers
+        // in the opposite order, so a machine that speeds up or slows down within a round does
+        // not favour whichever server comes first.
         for round in 1..=rounds {
             for (slot, &senders) in counts.iter().enumerate() {
                 println!("-- round {round}, {senders} concurrent senders");
-                for (server, name) in SERVERS.iter().enumerate() {
+                let mut order: Vec<usize> = (0..SERVERS.len()).collect();
+                if round % 2 == 0 {
+                    order.reverse();
+                }
+                for server in order {
+                    let name = &SERVERS[server];
                     if !runs(name) {
                         continue;
                     }
@@ -391,8 +424,14 @@ fn main() {
         println!(
             "senders | bare req/s | FULL req/s | FULL p50/p99 ms | FULL/bare | append/bare | NORMAL/bare | CPU us/req bare / append / FULL / NORMAL"
         );
+        let mut by_round = Vec::new();
         for (slot, senders) in counts.iter().enumerate() {
             let [bare, append, full, normal] = &mut outcomes[slot];
+            // Taken before the medians sort the runs: round i of one server beside round i of
+            // the bare server.
+            let full_by_round = paired_ratios(full, bare);
+            let append_by_round = paired_ratios(append, bare);
+            let full_over_append_by_round = paired_ratios(full, append);
             let (bare, append, full, normal) = (
                 median_run(bare),
                 median_run(append),
@@ -424,6 +463,15 @@ fn main() {
                 cpu(full),
                 cpu(normal)
             );
+            by_round.push(format!(
+                "{senders} | {full_by_round} | {append_by_round} | {full_over_append_by_round}"
+            ));
+        }
+        println!();
+        println!("each round's ratio, taken within the round (min / median / max of {rounds}):");
+        println!("senders | FULL/bare | append/bare | FULL/append");
+        for line in by_round {
+            println!("{line}");
         }
     });
 }
