@@ -6,6 +6,7 @@
 //! No Tauri here: the CLI (`partner listen`) and the desktop app drive the same [`Listener`].
 
 pub mod capture;
+mod connections;
 pub mod debugger;
 pub mod error;
 pub mod export;

@@ -7,6 +7,7 @@
 //! tests and the app start it on port 0.
 
 use crate::capture::{header_value, Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
+use crate::connections::Connections;
 use crate::keys::{KeySource, SubscriptionKeys};
 use crate::live::{LiveEvent, LIVE_CAPACITY};
 use crate::outbound::{self, REPLAY_HEADER};
@@ -49,7 +50,9 @@ pub struct ListenerConfig {
     pub header_read_timeout: Duration,
     /// ... and its whole body within this time after the head.
     pub body_read_timeout: Duration,
-    /// Connections open at once; further clients wait in the accept queue.
+    /// Connections served at once. A client arriving at the cap takes the place of the
+    /// connection idle the longest, which is closed; if every connection is handling a
+    /// request, it waits (and further clients wait in the accept queue).
     pub max_connections: usize,
     /// Valid notifications are also sent, unchanged, here.
     pub forward_to: Option<url::Url>,
@@ -204,27 +207,28 @@ impl Listener {
 
     /// Accepts connections on `listener` until `shutdown` completes, then lets requests in flight
     /// finish (up to 5 s).
+    ///
+    /// At most `max_connections` are served at once. When a client arrives with every slot
+    /// taken, the connection idle the longest is asked to close to make room (see
+    /// [`crate::connections`]); if every one is handling a request, the client waits for one
+    /// to finish.
     pub async fn serve(
         &self,
         listener: TcpListener,
         shutdown: impl Future<Output = ()>,
     ) -> Result<()> {
         let config = &self.shared.config;
-        let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
-        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        let max_connections = config
+            .max_connections
+            .clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
+        let slots = Arc::new(Semaphore::new(max_connections));
+        let connections = Arc::new(Connections::new());
         let mut http = hyper::server::conn::http1::Builder::new();
         http.timer(TokioTimer::new())
             .header_read_timeout(config.header_read_timeout)
             .keep_alive(true);
         tokio::pin!(shutdown);
         loop {
-            let permit = tokio::select! {
-                permit = connections.clone().acquire_owned() => match permit {
-                    Ok(permit) => permit,
-                    Err(_) => break,
-                },
-                () = &mut shutdown => break,
-            };
             let (stream, peer) = tokio::select! {
                 accepted = listener.accept() => match accepted {
                     Ok(accepted) => accepted,
@@ -237,20 +241,55 @@ impl Listener {
                 },
                 () = &mut shutdown => break,
             };
+            let slot = match slots.clone().try_acquire_owned() {
+                Ok(slot) => slot,
+                Err(_) => {
+                    connections.close_longest_idle();
+                    tokio::select! {
+                        slot = slots.clone().acquire_owned() => match slot {
+                            Ok(slot) => slot,
+                            Err(_) => break,
+                        },
+                        () = &mut shutdown => break,
+                    }
+                }
+            };
             let _ = stream.set_nodelay(true);
+            let (id, connection) = connections.open();
             let shared = self.shared.clone();
-            let service = hyper::service::service_fn(move |request| {
-                let shared = shared.clone();
-                async move { Ok::<_, Infallible>(handle(&shared, peer, request).await) }
+            let service = hyper::service::service_fn({
+                let connection = connection.clone();
+                let connections = connections.clone();
+                move |request| {
+                    let shared = shared.clone();
+                    let busy = connection.busy(&connections);
+                    async move {
+                        let response = handle(&shared, peer, request).await;
+                        drop(busy);
+                        Ok::<_, Infallible>(response)
+                    }
+                }
             });
-            let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+            let serving = http.serve_connection(TokioIo::new(stream), service);
+            let connections = connections.clone();
             tokio::spawn(async move {
-                let _ = connection.await;
-                drop(permit);
+                tokio::pin!(serving);
+                tokio::select! {
+                    _ = serving.as_mut() => {}
+                    () = connection.close_requested() => {
+                        // Finishes a request in hand (and its answer), then closes.
+                        serving.as_mut().graceful_shutdown();
+                        let _ = serving.await;
+                    }
+                }
+                connections.forget(id);
+                drop(slot);
             });
         }
         drop(listener);
-        let _ = tokio::time::timeout(Duration::from_secs(5), graceful.shutdown()).await;
+        connections.close_all();
+        let all_slots = u32::try_from(max_connections).unwrap_or(u32::MAX);
+        let _ = tokio::time::timeout(Duration::from_secs(5), slots.acquire_many(all_slots)).await;
         Ok(())
     }
 }

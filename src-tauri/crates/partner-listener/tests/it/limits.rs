@@ -135,3 +135,65 @@ async fn garbage_and_too_many_connections_leave_the_listener_serving() {
     assert_eq!(response.status(), 200);
     running.stop().await;
 }
+
+#[tokio::test]
+async fn at_the_connection_cap_an_idle_connection_makes_room_and_a_busy_one_is_left_alone() {
+    // With the header timeout long, a new client could only get in by an idle connection
+    // being closed for it: waiting for a timeout would fail the 2 s deadline below.
+    let running = start(ListenerConfig {
+        max_connections: 2,
+        header_read_timeout: Duration::from_secs(30),
+        body_read_timeout: Duration::from_secs(30),
+        ..quick_config()
+    })
+    .await;
+
+    // Slot 1: a request whose body is still arriving.
+    let busy_body = tx_body("busy");
+    let signature = partner_api::signature::sign(KEY.as_bytes(), &busy_body);
+    let mut busy = TcpStream::connect(running.addr).await.unwrap();
+    let head = format!(
+        "POST /webhooks HTTP/1.1\r\nHost: x\r\nSvc-SubscriptionId: {SUB}\r\n\
+         Svc-Signature: {signature}\r\nContent-Length: {}\r\n\r\n",
+        busy_body.len()
+    );
+    busy.write_all(head.as_bytes()).await.unwrap();
+    busy.write_all(&busy_body[..10]).await.unwrap();
+
+    // Slot 2: a kept-alive connection, idle after its request.
+    let first_client = reqwest::Client::new();
+    let response = post_signed(&first_client, &running.url, SUB, KEY, tx_body("first")).await;
+    assert_eq!(response.status(), 200);
+
+    // A third client gets in at once.
+    let second_client = reqwest::Client::new();
+    let response = tokio::time::timeout(
+        Duration::from_secs(2),
+        post_signed(&second_client, &running.url, SUB, KEY, tx_body("second")),
+    )
+    .await
+    .expect("the new client waited for a slot with an idle connection holding it");
+    assert_eq!(response.status(), 200);
+
+    // The request in hand was not cut off: its body completes and it is answered.
+    busy.write_all(&busy_body[10..]).await.unwrap();
+    let mut answer = vec![0u8; 64];
+    let read = tokio::time::timeout(Duration::from_secs(5), busy.read(&mut answer))
+        .await
+        .expect("the busy connection was answered")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]).into_owned();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    // The first client's idle connection was the one closed; it reconnects without error.
+    let response = post_signed(&first_client, &running.url, SUB, KEY, tx_body("again")).await;
+    assert_eq!(response.status(), 200);
+    let page = running
+        .listener
+        .store()
+        .query(&CaptureFilter::default(), 0, 10)
+        .unwrap();
+    assert_eq!(page.total, 4);
+    assert!(page.items.iter().all(|c| c.verdict == Verdict::Valid));
+    running.stop().await;
+}
