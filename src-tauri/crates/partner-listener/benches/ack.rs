@@ -9,12 +9,13 @@
 //! two: what durability itself costs here, and what the listener's own work (verifying,
 //! parsing, SQLite's pages, indexes and checkpoints) adds to it.
 //!
-//! Every server runs at several sender counts (default 32, 128, 256) so one run shows both
+//! Every server runs at several sender counts (default 32, 128, 256, 512) so one run shows both
 //! regimes: with few senders the durable rate is bounded by senders / fsync latency (group
-//! commit can only batch the requests in flight), with many it is bounded by CPU.
+//! commit can only batch the requests in flight), with many it is bounded by CPU. 512 is the
+//! listener's default connection cap, the most senders it serves at once.
 //!
 //! Run: `cargo bench -p partner-listener --bench ack` (env: ACK_REQUESTS per run, default
-//! 30,000; ACK_WARMUP, default 2,000; ACK_SENDERS=32,128,256; ACK_ROUNDS, default 3, the summary
+//! 30,000; ACK_WARMUP, default 2,000; ACK_SENDERS=32,128,256,512; ACK_ROUNDS, default 3, the summary
 //! giving each server's median round; ACK_ONLY=bare,append,full,normal to run only some
 //! servers, e.g. one under a profiler).
 //!
@@ -267,7 +268,7 @@ fn sender_counts() -> Vec<usize> {
         .filter(|&n| n > 0)
         .collect();
     if counts.is_empty() {
-        vec![32, 128, 256]
+        vec![32, 128, 256, 512]
     } else {
         counts
     }
