@@ -7,7 +7,7 @@
 //! tests and the app start it on port 0.
 
 use crate::capture::{header_value, Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
-use crate::connections::Connections;
+use crate::connections::{Connections, LOOK_FOR_IDLE_EVERY, MIN_IDLE_TO_CLOSE};
 use crate::keys::{KeySource, SubscriptionKeys};
 use crate::live::{LiveEvent, LIVE_CAPACITY};
 use crate::outbound::{self, REPLAY_HEADER};
@@ -27,10 +27,11 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
-use tokio::sync::{broadcast, Semaphore};
+use tokio::sync::{broadcast, OwnedSemaphorePermit, Semaphore};
 
 /// The default listening address: loopback, a fixed port.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:7070";
@@ -243,16 +244,10 @@ impl Listener {
             };
             let slot = match slots.clone().try_acquire_owned() {
                 Ok(slot) => slot,
-                Err(_) => {
-                    connections.close_longest_idle();
-                    tokio::select! {
-                        slot = slots.clone().acquire_owned() => match slot {
-                            Ok(slot) => slot,
-                            Err(_) => break,
-                        },
-                        () = &mut shutdown => break,
-                    }
-                }
+                Err(_) => match wait_for_slot(&slots, &connections, &mut shutdown).await {
+                    Some(slot) => slot,
+                    None => break,
+                },
             };
             let _ = stream.set_nodelay(true);
             let (id, connection) = connections.open();
@@ -291,6 +286,28 @@ impl Listener {
         let all_slots = u32::try_from(max_connections).unwrap_or(u32::MAX);
         let _ = tokio::time::timeout(Duration::from_secs(5), slots.acquire_many(all_slots)).await;
         Ok(())
+    }
+}
+
+/// Waits for a connection slot to free, meanwhile asking the connection idle the longest to
+/// close for it (see [`crate::connections`]), and looking again every [`LOOK_FOR_IDLE_EVERY`]
+/// while none has been idle long enough. `None` when `shutdown` completes first.
+async fn wait_for_slot(
+    slots: &Arc<Semaphore>,
+    connections: &Connections,
+    shutdown: &mut Pin<&mut impl Future<Output = ()>>,
+) -> Option<OwnedSemaphorePermit> {
+    let freed = slots.clone().acquire_owned();
+    tokio::pin!(freed);
+    connections.close_longest_idle(MIN_IDLE_TO_CLOSE);
+    loop {
+        tokio::select! {
+            slot = &mut freed => return slot.ok(),
+            () = tokio::time::sleep(LOOK_FOR_IDLE_EVERY) => {
+                connections.close_longest_idle(MIN_IDLE_TO_CLOSE);
+            }
+            () = shutdown.as_mut() => return None,
+        }
     }
 }
 
