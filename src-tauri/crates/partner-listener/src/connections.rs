@@ -16,7 +16,7 @@
 //! closing it then races that request, which the sender sees fail ("connection closed before
 //! message completed"; 1-2% of requests at 512 senders in the `ack` bench when any idle
 //! connection could be chosen). A connection idle for a quarter of a second is one its client's
-//! pool is not using: pools hand out the connection used last.
+//! pool is not using: hyper's pool (reqwest's) hands out the connection used last.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
