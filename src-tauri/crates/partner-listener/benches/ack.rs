@@ -27,6 +27,7 @@
 //! other round runs the servers in the opposite order.
 
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
+use partner_listener::outbound::describe_reqwest_error;
 use partner_listener::{Durability, Listener, ListenerConfig, MemoryKeys};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -102,7 +103,7 @@ async fn load(url: &str, bodies: Arc<Vec<(Vec<u8>, String)>>, senders: usize) ->
                             }
                             let _ = response.bytes().await;
                         }
-                        Err(error) => failures.push(failure_kind(&error)),
+                        Err(error) => failures.push(describe_reqwest_error(&error)),
                     }
                     latencies.push(sent.elapsed());
                 }
@@ -135,24 +136,6 @@ async fn load(url: &str, bodies: Arc<Vec<(Vec<u8>, String)>>, senders: usize) ->
         total: latencies.len(),
         failures,
     }
-}
-
-/// What a failed request ran into, in a few words (the error's chain, without addresses).
-fn failure_kind(error: &reqwest::Error) -> String {
-    let mut kind = if error.is_connect() {
-        "connect".to_string()
-    } else if error.is_timeout() {
-        "timeout".to_string()
-    } else {
-        "request".to_string()
-    };
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        kind.push_str(": ");
-        kind.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    kind
 }
 
 /// A hyper HTTP/1 server on a loopback port that reads each request's body, hands it to `keep`
