@@ -70,7 +70,7 @@ async fn burst(notifications: usize) {
     let (_dir, store) = fresh_store(Durability::Full);
     let keys = Arc::new(MemoryKeys::new());
     for n in 0..SUBSCRIPTIONS {
-        keys.insert(&format!("sub-{n}"), KEY);
+        keys.insert(format!("sub-{n}"), KEY);
     }
     let listener = Listener::new(ListenerConfig::default(), store, keys).expect("listener");
     let tcp = tokio::net::TcpListener::bind("127.0.0.1:0")
