@@ -175,7 +175,7 @@ pub async fn retry_demo_subscription(
     active_sandbox(&state)?;
     let client = state.client()?;
     let listener = state.listener()?;
-    {
+    let announced = {
         let mut inner = state.lock();
         let failed = matches!(
             inner.demo_subscription.as_ref().map(|d| d.phase),
@@ -192,14 +192,15 @@ pub async fn retry_demo_subscription(
             product_name: None,
             error: None,
         });
-    }
+        state.announce_locked(&inner)
+    };
     tauri::async_runtime::spawn(crate::startup::subscribe_demo_product(
         app.clone(),
         client,
         listener,
     ));
-    crate::events::status_changed(&app);
-    Ok(state.status())
+    crate::events::emit_status(&app, announced.clone());
+    Ok(announced)
 }
 
 /// The embedded sandbox, when it is the active connection (the Demo screen needs it).

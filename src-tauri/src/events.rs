@@ -133,8 +133,14 @@ pub fn watch_token(app: AppHandle, client: PartnerClient, stop: CancellationToke
     });
 }
 
-/// Tells the UI the connection or start-up state changed.
-pub fn status_changed(app: &AppHandle) {
+/// Makes a change of the status and tells the UI, under a new version (see
+/// [`AppState::announce`]).
+pub fn announce(app: &AppHandle, change: impl FnOnce(&mut crate::state::Inner)) {
     let state = app.state::<AppState>();
-    let _ = app.emit(STATUS, state.changed_status());
+    emit_status(app, state.announce(change));
+}
+
+/// Tells the UI of a status already announced (by [`AppState::announce_locked`]).
+pub fn emit_status(app: &AppHandle, status: crate::bridge::AppStatus) {
+    let _ = app.emit(STATUS, status);
 }

@@ -48,9 +48,8 @@ pub async fn first_run(app: AppHandle) {
     } else {
         StartupPhase::Failed
     };
-    state.set_phase(phase);
+    crate::events::announce(&app, |_| state.set_phase(phase));
     milestone("ready");
-    crate::events::status_changed(&app);
     if let (Ok(listener), Ok(Some(client))) = (listener, connection) {
         tauri::async_runtime::spawn(subscribe_demo_product(app.clone(), client, listener));
     }
@@ -121,8 +120,7 @@ pub(crate) async fn subscribe_demo_product(
 ) {
     let state = app.state::<AppState>();
     let set = |subscription: DemoSubscription| {
-        state.lock().demo_subscription = Some(subscription);
-        crate::events::status_changed(&app);
+        crate::events::announce(&app, |inner| inner.demo_subscription = Some(subscription));
     };
     set(DemoSubscription {
         phase: StepPhase::Running,

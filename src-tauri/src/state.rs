@@ -84,7 +84,7 @@ pub struct AppState {
     /// The start-up phase, watched so a command can answer the moment start-up ends (the UI
     /// awaits it instead of polling).
     phase: tokio::sync::watch::Sender<StartupPhase>,
-    /// Bumped on every announced change of the status ([`AppState::changed_status`]). A status
+    /// Bumped on every announced change of the status ([`AppState::announce`]). A status
     /// reaches the UI both as a command's answer and as an event, whose order the webview does
     /// not guarantee, so the UI keeps whichever carries the higher version.
     status_version: AtomicU64,
@@ -168,10 +168,19 @@ impl AppState {
     }
 
     pub fn status(&self) -> AppStatus {
-        // The version is read before the fields: a change racing this read can only make the
-        // fields newer than the version says, never older.
-        let version = self.status_version.load(Ordering::SeqCst);
         let inner = self.lock();
+        self.status_of(&inner)
+    }
+
+    /// The status as `inner` has it. Read under the lock that every announced change holds
+    /// while it writes and raises the version ([`AppState::announce`]), so a status is a
+    /// snapshot of one version: two statuses with the same version say the same. (When the
+    /// version was read before the lock, an answer could pair a change's fields with the
+    /// version before it, and the UI, keeping the later of two equal versions, showed the
+    /// announcement of the step before after it: "Subscribing…" back after "Demo webhooks: …",
+    /// caught in an e2e screenshot.)
+    fn status_of(&self, inner: &Inner) -> AppStatus {
+        let version = self.status_version.load(Ordering::SeqCst);
         let mut connections = Vec::new();
         if let Some(embedded) = &inner.embedded {
             connections.push(embedded.view.clone());
@@ -188,10 +197,19 @@ impl AppState {
         }
     }
 
-    /// The status after a change, under a new version (what the status event carries).
-    pub fn changed_status(&self) -> AppStatus {
+    /// Makes `change` and raises the status version under one lock; returns the status after
+    /// it (what the status event carries).
+    pub fn announce(&self, change: impl FnOnce(&mut Inner)) -> AppStatus {
+        let mut inner = self.lock();
+        change(&mut inner);
+        self.announce_locked(&inner)
+    }
+
+    /// Raises the status version for a change the caller made while holding `inner`'s lock,
+    /// which it still holds; returns the status after the change.
+    pub fn announce_locked(&self, inner: &Inner) -> AppStatus {
         self.status_version.fetch_add(1, Ordering::SeqCst);
-        self.status()
+        self.status_of(inner)
     }
 
     /// Adds a token event; a run of `used` events is kept as one line (the latest), so the
@@ -272,12 +290,13 @@ mod tests {
     fn every_announced_change_raises_the_status_version() {
         let state = state();
         let before = state.status().version;
-        state.lock().demo_subscription = Some(crate::bridge::DemoSubscription {
-            phase: crate::bridge::StepPhase::Running,
-            product_name: None,
-            error: None,
+        let announced = state.announce(|inner| {
+            inner.demo_subscription = Some(crate::bridge::DemoSubscription {
+                phase: crate::bridge::StepPhase::Running,
+                product_name: None,
+                error: None,
+            });
         });
-        let announced = state.changed_status();
         assert_eq!(announced.version, before + 1);
         assert!(announced.demo_subscription.is_some());
         assert_eq!(
@@ -285,7 +304,41 @@ mod tests {
             announced.version,
             "reads do not bump it"
         );
-        assert!(state.changed_status().version > announced.version);
+        assert!(state.announce(|_| {}).version > announced.version);
+    }
+
+    #[test]
+    fn a_status_read_during_an_announced_change_pairs_its_fields_with_their_version() {
+        // A reader racing the change sees either the old fields with the old version or the
+        // new fields with the new one, never the new fields with the old version.
+        let state = Arc::new(state());
+        let reader = {
+            let state = state.clone();
+            std::thread::spawn(move || {
+                let mut seen = Vec::new();
+                for _ in 0..20_000 {
+                    let status = state.status();
+                    seen.push((status.version, status.demo_subscription.is_some()));
+                }
+                seen
+            })
+        };
+        let base = state.status().version;
+        for round in 0..200 {
+            state.announce(|inner| {
+                inner.demo_subscription =
+                    (round % 2 == 0).then_some(crate::bridge::DemoSubscription {
+                        phase: crate::bridge::StepPhase::Running,
+                        product_name: None,
+                        error: None,
+                    });
+            });
+        }
+        for (version, has_subscription) in reader.join().expect("reader") {
+            let changes = version - base;
+            // After an odd number of changes (1st, 3rd, ...) the subscription is set.
+            assert_eq!(has_subscription, changes % 2 == 1, "version {version}");
+        }
     }
 
     #[tokio::test]

@@ -23,20 +23,21 @@ pub async fn wait_for_start(state: State<'_, AppState>) -> Result<AppStatus> {
 pub fn activate(app: &AppHandle, view: ConnectionView, client: PartnerClient) {
     let state = app.state::<AppState>();
     let stop = state.shutdown.child_token();
-    let previous = {
+    let (previous, announced) = {
         let mut inner = state.lock();
         inner.token_history.clear();
-        inner.active.replace(Active {
+        let previous = inner.active.replace(Active {
             view,
             client: client.clone(),
             stop: stop.clone(),
-        })
+        });
+        (previous, state.announce_locked(&inner))
     };
     if let Some(previous) = previous {
         previous.stop.cancel();
     }
     crate::events::watch_token(app.clone(), client, stop);
-    crate::events::status_changed(app);
+    crate::events::emit_status(app, announced);
 }
 
 fn client_for(view: &ConnectionView, secret: Secret) -> Result<PartnerClient> {
