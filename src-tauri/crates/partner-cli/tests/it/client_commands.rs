@@ -9,7 +9,8 @@ use std::process::Output;
 struct Cli {
     sandbox: TestSandbox,
     /// HOME, XDG_* and the working directory of every run: whatever the CLI writes lands here.
-    home: PathBuf,
+    /// Removed when the test ends, whatever its outcome.
+    home: tempfile::TempDir,
     /// Every stdout and stderr, to look for secrets afterwards.
     seen: std::sync::Mutex<Vec<(String, String)>>,
 }
@@ -23,13 +24,10 @@ impl Cli {
             ..SandboxConfig::default()
         })
         .await;
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let home =
-            std::env::temp_dir().join(format!("partner-cli-test-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&home).unwrap();
+        let home = tempfile::Builder::new()
+            .prefix("partner-cli-test-")
+            .tempdir()
+            .unwrap();
         Self {
             sandbox,
             home,
@@ -42,11 +40,11 @@ impl Cli {
         let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_partner"));
         command
             .args(args)
-            .current_dir(&self.home)
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.home.join("config"))
-            .env("XDG_DATA_HOME", self.home.join("data"))
-            .env("XDG_CACHE_HOME", self.home.join("cache"))
+            .current_dir(self.home.path())
+            .env("HOME", self.home.path())
+            .env("XDG_CONFIG_HOME", self.home.path().join("config"))
+            .env("XDG_DATA_HOME", self.home.path().join("data"))
+            .env("XDG_CACHE_HOME", self.home.path().join("cache"))
             .env("RUST_LOG", "trace")
             .env("PARTNER_BASE_URL", self.sandbox.base_url())
             .env("PARTNER_CLIENT_ID", self.sandbox.client_id())
@@ -310,7 +308,7 @@ async fn tokens_products_and_transactions_end_to_end_with_no_secret_left_behind(
         assert!(!out.contains(&secret) && !err.contains(&secret));
         assert!(!err.contains(&token), "the token reached a log line");
     }
-    for file in files_under(&cli.home) {
+    for file in files_under(cli.home.path()) {
         let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
         assert!(
             !text.contains(&secret) && !text.contains(&token),
@@ -318,7 +316,6 @@ async fn tokens_products_and_transactions_end_to_end_with_no_secret_left_behind(
             file.display()
         );
     }
-    let _ = std::fs::remove_dir_all(&cli.home);
 }
 
 #[tokio::test]
@@ -430,7 +427,6 @@ async fn rotate_key_and_subscribe_keep_keys_in_the_keychain() {
     partner_client::forget_signing_keys(&store, &subscription).unwrap();
     let base_url = url::Url::parse(cli.sandbox.base_url()).unwrap();
     partner_client::forget_client_secret(&store, &base_url, cli.sandbox.client_id()).unwrap();
-    let _ = std::fs::remove_dir_all(&cli.home);
 }
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {
@@ -491,7 +487,6 @@ async fn subscribe_refuses_a_bad_webhook_or_event_in_words_and_changes_nothing()
         .json(&["products", "get", &product, "--output", "json"])
         .await;
     assert_eq!(after["webhooks"], hooks_before);
-    let _ = std::fs::remove_dir_all(&cli.home);
 }
 
 #[test]
