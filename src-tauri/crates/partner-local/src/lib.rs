@@ -1,0 +1,21 @@
+//! What the console keeps on this machine between runs, free of Tauri, so the desktop app and
+//! the `partner` command read and write the same things the same way:
+//! - [`paths`]: the one data folder (settings, the capture store, the embedded sandbox's data);
+//! - [`settings`]: the versioned settings file, written atomically, a corrupt one kept aside;
+//! - [`listener_address`]: where the webhook listener listens (a stable default a tunnel can
+//!   point at, `PARTNER_LISTENER_ADDR`, a clear error for a port already taken);
+//! - [`keys`]: the signing keys the listener verifies with, read from the OS keychain entries
+//!   that `partner-client` writes (so a subscription made by the CLI verifies in the app);
+//! - [`environment`]: a connection named by the CLI's variables (`PARTNER_BASE_URL`, …).
+
+pub mod environment;
+pub mod error;
+pub mod keys;
+pub mod listener_address;
+pub mod paths;
+pub mod settings;
+
+pub use error::{Error, Result};
+pub use keys::{KeychainHealth, KeychainKeys};
+pub use listener_address::{ListenerAddress, PortTaken};
+pub use settings::{Environment, LoadedSettings, SavedConnection, Settings, SettingsFile};

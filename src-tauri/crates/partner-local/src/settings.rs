@@ -1,0 +1,503 @@
+//! The console's settings: one versioned JSON file in the data folder, written atomically.
+//!
+//! Why one file: everything a user sets (connections without their secrets, the listener's
+//! address and path, each connection's tunnel URL, capture retention, the last active
+//! connection) must survive a restart, and one file written whole cannot be half old and half
+//! new. A write goes to a temporary file beside it, is synced, then renamed over the old one
+//! (and the folder synced), so a crash leaves the old file or the new one, never a torn one.
+//!
+//! A file that cannot be read as settings (corrupt, or written by a newer version of the
+//! console) is never overwritten: it is renamed aside (`settings.json.corrupt-…` or
+//! `settings.json.newer-…`), the console starts from defaults, and the caller gets a notice
+//! naming where the old file went. Secrets are never here: client secrets are in the keychain.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+/// The version this build writes and reads.
+pub const SETTINGS_VERSION: u32 = 1;
+/// The listener's address unless set otherwise: the same as `partner listen`'s default, so a
+/// tunnel set up for one serves the other.
+pub const DEFAULT_LISTENER_ADDRESS: &str = "127.0.0.1:7070";
+/// The listener's path unless set otherwise.
+pub const DEFAULT_LISTENER_PATH: &str = "/webhooks";
+/// Captures kept unless set otherwise (the oldest go first).
+pub const DEFAULT_MAX_CAPTURES: u64 = 200_000;
+/// The id of the embedded sandbox's connection (it is always in the list).
+pub const EMBEDDED_CONNECTION_ID: &str = "embedded-sandbox";
+
+/// Sandbox or production: shown as a colour everywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub enum Environment {
+    Sandbox,
+    Production,
+}
+
+/// A saved connection to a service; its client secret is in the keychain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedConnection {
+    pub id: String,
+    pub label: String,
+    pub base_url: String,
+    pub client_id: String,
+    pub environment: Environment,
+}
+
+/// Where the webhook listener listens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListenerSettings {
+    pub address: SocketAddr,
+    pub path: String,
+}
+
+impl Default for ListenerSettings {
+    fn default() -> Self {
+        Self {
+            address: DEFAULT_LISTENER_ADDRESS
+                .parse()
+                .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 7070))),
+            path: DEFAULT_LISTENER_PATH.into(),
+        }
+    }
+}
+
+/// How many captures are kept, and for how long.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetentionSettings {
+    pub max_captures: Option<u64>,
+    pub max_age_days: Option<u32>,
+}
+
+impl Default for RetentionSettings {
+    fn default() -> Self {
+        Self {
+            max_captures: Some(DEFAULT_MAX_CAPTURES),
+            max_age_days: None,
+        }
+    }
+}
+
+/// Everything the console keeps between runs, secrets aside.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Settings {
+    pub version: u32,
+    #[serde(default)]
+    pub listener: ListenerSettings,
+    #[serde(default)]
+    pub retention: RetentionSettings,
+    #[serde(default)]
+    pub connections: Vec<SavedConnection>,
+    /// The connection opened at start: a saved one's id or [`EMBEDDED_CONNECTION_ID`].
+    #[serde(default)]
+    pub last_active: Option<String>,
+    /// Each connection's tunnel URL (the public https address that reaches the listener).
+    #[serde(default)]
+    pub tunnel_urls: BTreeMap<String, String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            version: SETTINGS_VERSION,
+            listener: ListenerSettings::default(),
+            retention: RetentionSettings::default(),
+            connections: Vec::new(),
+            last_active: None,
+            tunnel_urls: BTreeMap::new(),
+        }
+    }
+}
+
+impl Settings {
+    /// The saved connection with this id.
+    pub fn connection(&self, id: &str) -> Option<&SavedConnection> {
+        self.connections.iter().find(|c| c.id == id)
+    }
+
+    /// The saved connection to `base_url` with `client_id`, if any.
+    pub fn connection_to(&self, base_url: &str, client_id: &str) -> Option<&SavedConnection> {
+        let wanted = base_url.trim_end_matches('/');
+        self.connections
+            .iter()
+            .find(|c| c.base_url.trim_end_matches('/') == wanted && c.client_id == client_id)
+    }
+
+    /// Checks what a hand-edited file could get wrong that serde cannot see.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        check_listener_path(&self.listener.path)?;
+        let mut ids = std::collections::BTreeSet::new();
+        for connection in &self.connections {
+            if connection.id == EMBEDDED_CONNECTION_ID {
+                return Err(format!(
+                    "a saved connection may not use the embedded sandbox's id `{EMBEDDED_CONNECTION_ID}`"
+                ));
+            }
+            if !ids.insert(connection.id.as_str()) {
+                return Err(format!("two connections have the id `{}`", connection.id));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A listener path: starts with `/`, no query or fragment, no spaces.
+pub fn check_listener_path(path: &str) -> std::result::Result<(), String> {
+    if !path.starts_with('/') {
+        return Err("the listener's path must start with `/`".into());
+    }
+    if path.len() > 200 {
+        return Err("the listener's path is longer than 200 characters".into());
+    }
+    if path
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '?' | '#'))
+    {
+        return Err("the listener's path may not hold spaces, `?` or `#`".into());
+    }
+    Ok(())
+}
+
+/// The settings file at a path.
+#[derive(Debug, Clone)]
+pub struct SettingsFile {
+    path: PathBuf,
+}
+
+/// Settings as loaded, with what the user must be told about the file.
+#[derive(Debug, Clone)]
+pub struct LoadedSettings {
+    pub settings: Settings,
+    /// Set when the file could not be used: what happened, and where the file went.
+    pub notice: Option<String>,
+    /// Where an unusable file was moved.
+    pub kept_aside: Option<PathBuf>,
+}
+
+/// The shape of the app's connections file before the settings file (`connections.json`).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LegacyConnections {
+    #[serde(default)]
+    connections: Vec<SavedConnection>,
+    #[serde(default)]
+    last_active: Option<String>,
+}
+
+impl SettingsFile {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into() }
+    }
+
+    /// The settings file in the data folder.
+    pub fn in_data_dir() -> Result<Self> {
+        Ok(Self::new(
+            crate::paths::data_dir()?.join(crate::paths::SETTINGS),
+        ))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads the settings. A missing file is the defaults (taking the connections of an older
+    /// console's `legacy` connections file, if given and present). A file that is not valid
+    /// settings, or is of a newer version, is moved aside and the defaults come back with a
+    /// notice. Only a file that cannot even be read (permissions) is an error: then nothing is
+    /// moved and the caller must not write.
+    pub fn load(&self, legacy: Option<&Path>) -> Result<LoadedSettings> {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(LoadedSettings {
+                    settings: legacy.and_then(read_legacy).unwrap_or_default(),
+                    notice: None,
+                    kept_aside: None,
+                })
+            }
+            Err(e) => return Err(Error::io("read the settings", &self.path, e)),
+        };
+        match parse(&bytes) {
+            Ok(settings) => Ok(LoadedSettings {
+                settings,
+                notice: None,
+                kept_aside: None,
+            }),
+            Err(problem) => {
+                let aside = self.keep_aside(problem.suffix())?;
+                Ok(LoadedSettings {
+                    settings: Settings::default(),
+                    notice: Some(format!(
+                        "The settings file {} {}; it was kept as {} and the console started from its defaults.",
+                        self.path.display(),
+                        problem.describe(),
+                        aside.display()
+                    )),
+                    kept_aside: Some(aside),
+                })
+            }
+        }
+    }
+
+    fn keep_aside(&self, suffix: &str) -> Result<PathBuf> {
+        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
+        let name = format!(
+            "{}.{suffix}-{stamp}",
+            self.path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| crate::paths::SETTINGS.into())
+        );
+        let aside = self.path.with_file_name(name);
+        std::fs::rename(&self.path, &aside)
+            .map_err(|e| Error::io("move aside the unusable settings file", &self.path, e))?;
+        Ok(aside)
+    }
+
+    /// Writes the settings atomically: a temporary file beside the real one, synced, renamed
+    /// over it, and the folder synced. Owner-only permissions on Unix.
+    pub fn save(&self, settings: &Settings) -> Result<()> {
+        settings.check().map_err(Error::Invalid)?;
+        let dir = self
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        crate::paths::create_private_dir(&dir)?;
+        let mut bytes = serde_json::to_vec_pretty(settings)
+            .map_err(|e| Error::Invalid(format!("could not encode the settings: {e}")))?;
+        bytes.push(b'\n');
+        let temporary = dir.join(format!(
+            ".{}.tmp-{}-{}",
+            crate::paths::SETTINGS,
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        ));
+        let written = (|| {
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                options.mode(0o600);
+            }
+            let mut file = options.open(&temporary)?;
+            file.write_all(&bytes)?;
+            file.sync_all()?;
+            std::fs::rename(&temporary, &self.path)?;
+            // The rename is durable once the folder is.
+            std::fs::File::open(&dir)?.sync_all()
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(Error::io("write the settings", &self.path, e));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+enum Unusable {
+    Corrupt(String),
+    Newer(u32),
+    Invalid(String),
+}
+
+impl Unusable {
+    fn suffix(&self) -> &'static str {
+        match self {
+            Unusable::Newer(_) => "newer",
+            Unusable::Corrupt(_) | Unusable::Invalid(_) => "corrupt",
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Unusable::Corrupt(e) => format!("is not valid settings ({e})"),
+            Unusable::Newer(v) => format!(
+                "was written by a newer version of the console (settings version {v}; this one reads {SETTINGS_VERSION})"
+            ),
+            Unusable::Invalid(e) => format!("holds settings this console cannot use ({e})"),
+        }
+    }
+}
+
+fn parse(bytes: &[u8]) -> std::result::Result<Settings, Unusable> {
+    #[derive(Deserialize)]
+    struct VersionOnly {
+        version: u32,
+    }
+    let version = serde_json::from_slice::<VersionOnly>(bytes)
+        .map_err(|e| Unusable::Corrupt(e.to_string()))?
+        .version;
+    if version > SETTINGS_VERSION {
+        return Err(Unusable::Newer(version));
+    }
+    if version == 0 {
+        return Err(Unusable::Corrupt("version 0 does not exist".into()));
+    }
+    let settings: Settings =
+        serde_json::from_slice(bytes).map_err(|e| Unusable::Corrupt(e.to_string()))?;
+    settings.check().map_err(Unusable::Invalid)?;
+    Ok(settings)
+}
+
+fn read_legacy(path: &Path) -> Option<Settings> {
+    let bytes = std::fs::read(path).ok()?;
+    let legacy: LegacyConnections = serde_json::from_slice(&bytes)
+        .map_err(|e| tracing::warn!(path = %path.display(), %e, "an older connections file could not be read; ignored"))
+        .ok()?;
+    let settings = Settings {
+        connections: legacy
+            .connections
+            .into_iter()
+            .filter(|c| c.id != EMBEDDED_CONNECTION_ID)
+            .collect(),
+        last_active: legacy.last_active,
+        ..Settings::default()
+    };
+    settings.check().ok()?;
+    Some(settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Settings {
+        let mut settings = Settings::default();
+        settings.connections.push(SavedConnection {
+            id: "c1".into(),
+            label: "Staging".into(),
+            base_url: "https://staging.example.test".into(),
+            client_id: "partner-1".into(),
+            environment: Environment::Production,
+        });
+        settings.last_active = Some("c1".into());
+        settings
+            .tunnel_urls
+            .insert("c1".into(), "https://abc.tunnel.test".into());
+        settings.listener.address = "127.0.0.1:7171".parse().expect("addr");
+        settings
+    }
+
+    #[test]
+    fn settings_round_trip_through_the_file() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = SettingsFile::new(dir.path().join("settings.json"));
+        file.save(&sample()).expect("save");
+        let loaded = file.load(None).expect("load");
+        assert_eq!(loaded.settings, sample());
+        assert!(loaded.notice.is_none());
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(
+            leftovers.len(),
+            1,
+            "no temporary file is left: {leftovers:?}"
+        );
+    }
+
+    #[test]
+    fn a_missing_file_is_the_defaults() {
+        let dir = tempfile::tempdir().expect("dir");
+        let loaded = SettingsFile::new(dir.path().join("settings.json"))
+            .load(None)
+            .expect("load");
+        assert_eq!(loaded.settings, Settings::default());
+        assert_eq!(
+            loaded.settings.listener.address.to_string(),
+            "127.0.0.1:7070"
+        );
+    }
+
+    #[test]
+    fn a_corrupt_file_is_kept_aside_untouched_and_never_overwritten() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("settings.json");
+        let garbage = b"{\"version\": 1, \"connections\": [tru";
+        std::fs::write(&path, garbage).expect("write");
+        let file = SettingsFile::new(&path);
+        let loaded = file.load(None).expect("load");
+        assert_eq!(loaded.settings, Settings::default());
+        let notice = loaded.notice.expect("a notice");
+        let aside = loaded.kept_aside.expect("kept aside");
+        assert!(notice.contains("is not valid settings"), "{notice}");
+        assert!(notice.contains(&aside.display().to_string()), "{notice}");
+        assert_eq!(std::fs::read(&aside).expect("aside"), garbage);
+        file.save(&sample()).expect("save the defaults' successor");
+        assert_eq!(
+            std::fs::read(&aside).expect("aside"),
+            garbage,
+            "still untouched"
+        );
+    }
+
+    #[test]
+    fn a_newer_version_is_kept_aside_with_its_own_words() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("settings.json");
+        let newer = br#"{"version": 7, "somethingNew": true}"#;
+        std::fs::write(&path, newer).expect("write");
+        let loaded = SettingsFile::new(&path).load(None).expect("load");
+        assert!(loaded.notice.expect("notice").contains("newer version"));
+        let aside = loaded.kept_aside.expect("aside");
+        assert!(aside.to_string_lossy().contains(".newer-"));
+        assert_eq!(std::fs::read(aside).expect("aside"), newer);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn settings_a_hand_edit_broke_are_refused() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("settings.json");
+        std::fs::write(
+            &path,
+            br#"{"version": 1, "listener": {"address": "127.0.0.1:7070", "path": "no-slash"}}"#,
+        )
+        .expect("write");
+        let loaded = SettingsFile::new(&path).load(None).expect("load");
+        assert!(loaded
+            .notice
+            .expect("notice")
+            .contains("must start with `/`"));
+    }
+
+    #[test]
+    fn an_older_consoles_connections_are_taken_over() {
+        let dir = tempfile::tempdir().expect("dir");
+        let legacy = dir.path().join("connections.json");
+        std::fs::write(
+            &legacy,
+            br#"{"connections":[{"id":"c9","label":"Prod","baseUrl":"https://api.example.test","clientId":"p","environment":"production","embedded":false}],"lastActive":"c9"}"#,
+        )
+        .expect("write");
+        let loaded = SettingsFile::new(dir.path().join("settings.json"))
+            .load(Some(&legacy))
+            .expect("load");
+        assert_eq!(loaded.settings.connections.len(), 1);
+        assert_eq!(loaded.settings.last_active.as_deref(), Some("c9"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_file_is_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("settings.json");
+        SettingsFile::new(&path).save(&sample()).expect("save");
+        let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}
