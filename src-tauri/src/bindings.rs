@@ -49,6 +49,18 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     SignatureReport::export_all_to(dir)?;
     SignatureCheck::export_all_to(dir)?;
     ReplayForm::export_all_to(dir)?;
+    KeychainView::export_all_to(dir)?;
+    ListenerBrief::export_all_to(dir)?;
+    TunnelStatus::export_all_to(dir)?;
+    ListenerAddressForm::export_all_to(dir)?;
+    RetentionForm::export_all_to(dir)?;
+    ClearCapturesForm::export_all_to(dir)?;
+    ClearResult::export_all_to(dir)?;
+    TunnelSaved::export_all_to(dir)?;
+    RepointOffer::export_all_to(dir)?;
+    RepointedSubscription::export_all_to(dir)?;
+    RepointResult::export_all_to(dir)?;
+    SubscriptionChangeForm::export_all_to(dir)?;
     ReplayResult::export_all_to(dir)?;
     DemoOutcome::export_all_to(dir)?;
     Ok(())

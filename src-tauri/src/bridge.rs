@@ -9,13 +9,8 @@ use partner_api::{EventType, ResourceType};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-/// Sandbox or production: shown as a colour everywhere.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub enum Environment {
-    Sandbox,
-    Production,
-}
+/// Sandbox or production: shown as a colour everywhere (kept in the settings file).
+pub use partner_local::Environment;
 
 /// A saved connection as the UI sees it: the client secret stays in the keychain.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -82,9 +77,49 @@ pub struct AppStatus {
     pub embedded_sandbox: Option<String>,
     /// The embedded sandbox's demo subscription, when the first run makes one.
     pub demo_subscription: Option<DemoSubscription>,
+    /// Whether the OS keychain answers: the banner with "Try again" when it does not.
+    pub keychain: KeychainView,
+    /// Things the user must be told once (a corrupt settings file kept aside, a connection
+    /// from the environment that could not be opened).
+    pub notices: Vec<String>,
+    /// The webhook listener in brief, for the top bar.
+    pub listener: ListenerBrief,
+    /// The background tunnel check of the active connection's tunnel URL, for the top bar.
+    pub tunnel: Option<TunnelStatus>,
     /// Grows with every change; of two statuses, the one with the higher version is newer.
     #[ts(type = "number")]
     pub version: u64,
+}
+
+/// Whether the OS keychain answered when last asked.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct KeychainView {
+    pub available: bool,
+    /// What the keychain said, when it is not available.
+    pub message: Option<String>,
+}
+
+/// The listener for the top bar: where it listens, or why it does not.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ListenerBrief {
+    pub running: bool,
+    /// The loopback URL notifications are posted to.
+    pub url: Option<String>,
+    /// Why it is not running (a port already taken, say).
+    pub problem: Option<crate::error::AppError>,
+    /// A free address to offer when the configured one is taken.
+    pub suggested_address: Option<String>,
+}
+
+/// The tunnel check run in the background at start (and after the tunnel URL changes).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TunnelStatus {
+    pub url: String,
+    pub phase: StepPhase,
+    pub check: Option<TunnelCheck>,
 }
 
 /// The token's state, without the token.
@@ -295,12 +330,107 @@ pub struct TestMode {
 #[serde(rename_all = "camelCase")]
 pub struct ListenerView {
     pub running: bool,
+    /// The IP it listens on (while running).
     pub address: Option<String>,
     pub port: Option<u16>,
+    /// The path notifications are posted to.
+    pub path: String,
+    /// The address in the settings (`IP:PORT`): where it listens at every start.
+    pub configured_address: String,
+    /// Set when `PARTNER_LISTENER_ADDR` chose this run's address instead of the settings.
+    pub address_from_environment: bool,
     /// The URL subscriptions point at: the tunnel URL when set, else the loopback address.
     pub callback_url: Option<String>,
+    /// The active connection's tunnel URL.
     pub tunnel_url: Option<String>,
     pub test_mode: TestMode,
+    /// Why it is not running (a port already taken, say).
+    pub problem: Option<crate::error::AppError>,
+    /// A free address to offer when the configured one is taken.
+    pub suggested_address: Option<String>,
+    pub retention: RetentionForm,
+    /// The capture store's file, shared with `partner listen`.
+    pub store_path: String,
+}
+
+/// Where the listener listens (saved in the settings).
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ListenerAddressForm {
+    /// `IP:PORT`.
+    pub address: String,
+    pub path: String,
+}
+
+/// How many captures are kept, and for how long (none: no limit).
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RetentionForm {
+    #[ts(type = "number | null")]
+    pub max_captures: Option<u64>,
+    pub max_age_days: Option<u32>,
+}
+
+/// The captures to delete: these ids (what the inspector's filter shows), or all.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ClearCapturesForm {
+    #[ts(type = "Array<number> | null")]
+    pub ids: Option<Vec<i64>>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ClearResult {
+    #[ts(type = "number")]
+    pub cleared: u64,
+}
+
+/// The tunnel URL saved; when it replaced another, the subscriptions still pointing at the old
+/// one, offered for re-pointing.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TunnelSaved {
+    pub listener: ListenerView,
+    pub repoint: Option<RepointOffer>,
+}
+
+/// Subscriptions of the active connection under an old base URL, and where they would go.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RepointOffer {
+    pub from: String,
+    pub to: String,
+    pub subscriptions: Vec<RepointedSubscription>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RepointedSubscription {
+    pub product_id: String,
+    pub subscription_id: String,
+    pub url: String,
+    pub new_url: String,
+}
+
+/// What a re-pointing did.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RepointResult {
+    pub changed: Vec<RepointedSubscription>,
+    /// One sentence per product that could not be changed.
+    pub failures: Vec<String>,
+}
+
+/// A subscription's new URL, events or resource (each left as it is when none).
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionChangeForm {
+    pub product_id: String,
+    pub subscription_id: String,
+    pub url: Option<String>,
+    pub events: Option<Vec<EventType>>,
+    pub resource: Option<ResourceType>,
 }
 
 /// What a tunnel check found wrong: one per class of `partner_listener::TunnelFailure`.

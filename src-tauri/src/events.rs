@@ -1,14 +1,11 @@
-//! Live data to the UI as Tauri events, batched: captures coalesced by the listener's
-//! `Coalescer` (one event per 100 ms window at most), token state changes as they happen.
-//! Every task here stops with the app's shutdown signal (or its own child of it).
+//! Live data to the UI as Tauri events: captures batched by the listener's `Coalescer` (one
+//! event per 100 ms window at most), token state changes, status changes. This module only
+//! sends; the services decide what to send. Every task here stops with the app's shutdown
+//! signal (or its own child of it).
 
 use crate::bridge::{CaptureBatch, CaptureSummary};
-use crate::commands::token::{history_entry, token_view};
-use crate::error::Result;
-use crate::state::{AppState, RunningListener};
-use partner_client::PartnerClient;
-use partner_listener::{Capture, Coalescer, Listener, ListenerConfig, LiveEvent, Retention, Store};
-use std::sync::Arc;
+use crate::state::AppState;
+use partner_listener::{Capture, Coalescer, Listener, LiveEvent};
 use std::time::Duration;
 use tauri::{AppHandle, Emitter, Manager};
 use tokio_util::sync::CancellationToken;
@@ -39,49 +36,10 @@ pub fn summary(c: &Capture) -> CaptureSummary {
     }
 }
 
-/// Starts the listener on 127.0.0.1:`port` (0: any free port) with the app's capture store and
-/// keys, and the task that forwards its captures to the UI in batches.
-pub async fn start_listener(app: &AppHandle, port: u16) -> Result<RunningListener> {
-    let state = app.state::<AppState>();
-    std::fs::create_dir_all(&state.data_dir)
-        .map_err(|e| crate::error::AppError::io("create the app's data folder", &e))?;
-    let store = Store::open(
-        state.data_dir.join("captures.db"),
-        Retention {
-            max_count: Some(200_000),
-            max_age: None,
-        },
-    )?;
-    let test_mode = crate::commands::webhooks::listener_test_mode(&state.lock().test_mode);
-    let config = ListenerConfig {
-        test_mode,
-        ..ListenerConfig::default()
-    };
-    let keys: Arc<dyn partner_listener::KeySource> = state.keys.clone();
-    let listener = Listener::new(config, store, keys)?;
-    let socket = tokio::net::TcpListener::bind(("127.0.0.1", port))
-        .await
-        .map_err(partner_listener::Error::Io)?;
-    let addr = socket.local_addr().map_err(partner_listener::Error::Io)?;
-    let stop = state.shutdown.child_token();
-    let serving = listener.clone();
-    let stopped = stop.clone();
-    tauri::async_runtime::spawn(async move {
-        if let Err(error) = serving.serve(socket, stopped.cancelled_owned()).await {
-            tracing::error!(%error, "the listener stopped with an error");
-        }
-    });
-    let forward = Coalescer::new(listener.subscribe(), BATCH_WINDOW, BATCH_MAX);
-    tauri::async_runtime::spawn(forward_captures(app.clone(), forward, stop.clone()));
-    let running = RunningListener {
-        listener,
-        addr,
-        stop,
-    };
-    let mut inner = state.lock();
-    inner.listener = Some(running.clone());
-    inner.listener_port = Some(addr.port());
-    Ok(running)
+/// Sends the listener's captures to the UI in batches, until `stop`.
+pub fn spawn_capture_feed(app: AppHandle, listener: &Listener, stop: CancellationToken) {
+    let feed = Coalescer::new(listener.subscribe(), BATCH_WINDOW, BATCH_MAX);
+    tauri::async_runtime::spawn(forward_captures(app, feed, stop));
 }
 
 async fn forward_captures(app: AppHandle, mut coalescer: Coalescer, stop: CancellationToken) {
@@ -109,28 +67,6 @@ async fn forward_captures(app: AppHandle, mut coalescer: Coalescer, stop: Cancel
             );
         }
     }
-}
-
-/// Sends every token state change of `client` to the UI and into the history, until `stop`.
-pub fn watch_token(app: AppHandle, client: PartnerClient, stop: CancellationToken) {
-    tauri::async_runtime::spawn(async move {
-        let mut rx = client.tokens().subscribe();
-        let mut previous = rx.borrow().clone();
-        loop {
-            tokio::select! {
-                changed = rx.changed() => if changed.is_err() { return },
-                () = stop.cancelled() => return,
-            }
-            let next = rx.borrow_and_update().clone();
-            let state = app.state::<AppState>();
-            let now = crate::embedded::now(&state);
-            if let Some(entry) = history_entry(&previous, &next, now) {
-                state.record_token_event(entry);
-            }
-            let _ = app.emit(TOKEN, token_view(&state, &next, now));
-            previous = next;
-        }
-    });
 }
 
 /// Makes a change of the status and tells the UI, under a new version (see

@@ -1,44 +1,50 @@
 //! The Partner Console app shell: Tauri commands, events and state over the partner libraries.
 //!
-//! Nothing here knows a rule of the service: every command is a thin adapter over
-//! `partner-client`, `partner-listener` or `partner-sandbox`, and the types that cross the
-//! bridge live in [`bridge`] (generated into `ui/src/bindings/`). Long-running parts (embedded
-//! sandbox, listener, token watcher, live feeds) hang off one shutdown signal in [`AppState`],
-//! cancelled when the app exits.
+//! Nothing here knows a rule of the service. Calls go one way: [`commands`] (thin adapters from
+//! the bridge) → [`services`] (connections, embedded sandbox, listener, keys, settings,
+//! start-up) → the libraries (`partner-client`, `partner-listener`, `partner-sandbox`,
+//! `partner-local`); [`events`] only sends to the UI. The types that cross the bridge live in
+//! [`bridge`] (generated into `ui/src/bindings/`). Long-running parts (embedded sandbox,
+//! listener, token watcher, live feeds) hang off one shutdown signal in [`AppState`], cancelled
+//! when the app exits.
 
 pub mod bindings;
 pub mod bridge;
 pub mod commands;
-pub mod embedded;
 pub mod error;
 pub mod events;
-pub mod startup;
+pub mod services;
 pub mod state;
 
-use partner_client::{KeyringStore, MemoryStore, SecretSlot, SecretStore};
-use partner_listener::MemoryKeys;
+use partner_client::{KeyringStore, SecretSlot, SecretStore};
+use partner_local::{KeychainKeys, ListenerAddress, SettingsFile};
+use services::startup;
 use state::AppState;
 use std::sync::Arc;
 use tauri::Manager;
 
-/// The OS keychain when it answers, else memory for this session (the UI says so). The probe is
-/// a D-Bus round trip to the Secret Service (100+ ms on a cold session): `run` starts it on a
-/// thread of its own before Tauri starts, so it overlaps the window's creation instead of
-/// holding the main thread (and the page load) in `setup`.
-fn secret_store() -> (Arc<dyn SecretStore>, Option<error::AppError>) {
-    let keyring = KeyringStore::default();
+/// Asks the OS keychain once, on a thread of its own: a D-Bus round trip to the Secret Service
+/// (100+ ms on a cold session) that `run` starts before Tauri, so it overlaps the window's
+/// creation instead of holding the main thread (and the page load) in `setup`. Its answer only
+/// sets the keychain's health (the banner); the keychain is used either way, and "Try again"
+/// asks it again after an unlock.
+fn probe_keychain(keyring: &KeyringStore) -> Result<(), String> {
     let probe = SecretSlot::SigningKey {
         subscription_id: "keychain-probe".into(),
     };
-    match keyring.get(&probe) {
-        Ok(_) => (Arc::new(keyring), None),
+    keyring.get(&probe).map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// The settings as loaded, with what the user must be told; a file that cannot be read at all
+/// is never written over.
+fn load_settings(data_dir: &std::path::Path, legacy: Option<std::path::PathBuf>) -> (partner_local::Settings, Vec<String>, bool) {
+    let file = SettingsFile::new(data_dir.join(partner_local::paths::SETTINGS));
+    match file.load(legacy.as_deref()) {
+        Ok(loaded) => (loaded.settings, loaded.notice.into_iter().collect(), true),
         Err(error) => (
-            Arc::new(MemoryStore::new()),
-            Some(error::AppError::new(
-                error::ErrorKind::Keychain,
-                format!("The OS keychain is not available ({error}); secrets are kept in memory for this session only."),
-                "Start a Secret Service keyring (e.g. gnome-keyring) and unlock it, then restart the app.",
-            )),
+            partner_local::Settings::default(),
+            vec![format!("The settings could not be read ({error}); the app runs on its defaults and will not write over the file.")],
+            false,
         ),
     }
 }
@@ -53,30 +59,49 @@ pub fn run() {
         .with_writer(std::io::stderr)
         .try_init();
     startup::milestone("logging ready");
-    let keychain_probe = std::thread::spawn(secret_store);
+    let keychain_probe = std::thread::spawn(|| probe_keychain(&KeyringStore::default()));
     let app = tauri::Builder::default()
         .on_page_load(|_, payload| {
             startup::milestone(&format!("page load {:?}", payload.event()));
         })
         .setup(|app| {
-            let data_dir = match std::env::var_os("PARTNER_DATA_DIR") {
-                Some(dir) => dir.into(),
-                None => app.path().app_data_dir()?,
+            let data_dir = match partner_local::paths::data_dir() {
+                Ok(dir) => dir,
+                Err(_) => app.path().app_data_dir()?,
             };
-            let (secrets, keychain_warning) = keychain_probe.join().unwrap_or_else(|_| {
-                (
-                    Arc::new(MemoryStore::new()),
-                    Some(error::AppError::new(
-                        error::ErrorKind::Keychain,
-                        "The OS keychain probe failed; secrets are kept in memory for this session only.",
-                        "Restart the app.",
-                    )),
-                )
+            // Connections saved by consoles before the settings file, in Tauri's own folder.
+            let legacy = app
+                .path()
+                .app_data_dir()
+                .ok()
+                .map(|dir| dir.join("connections.json"));
+            let (settings, mut notices, writable) = load_settings(&data_dir, legacy);
+            let listener_address = ListenerAddress::from_env(&settings.listener).unwrap_or_else(|problem| {
+                notices.push(format!("{problem}; the listener uses the address in the settings."));
+                ListenerAddress::resolve(&settings.listener, None)
+                    .unwrap_or_else(|_| ListenerAddress { address: settings.listener.address, path: settings.listener.path.clone(), from_environment: false })
             });
+            let keyring = KeyringStore::default();
+            let secrets: Arc<dyn SecretStore> = Arc::new(keyring);
             // A replaced key keeps verifying until the user retires it (Product detail).
-            let keys = Arc::new(MemoryKeys::with_grace(startup::PREVIOUS_KEY_GRACE));
-            let state = AppState::new(data_dir, secrets, keys);
-            state.lock().startup_error = keychain_warning;
+            let keys = Arc::new(KeychainKeys::new(secrets.clone(), startup::PREVIOUS_KEY_GRACE));
+            let probe = keychain_probe.join().unwrap_or_else(|_| Err("the keychain probe failed".into()));
+            if let Err(why) = probe {
+                keys.mark_unavailable(why);
+            }
+            let state = AppState::new(
+                data_dir.clone(),
+                SettingsFile::new(data_dir.join(partner_local::paths::SETTINGS)),
+                settings,
+                listener_address,
+                secrets,
+                keys,
+            );
+            {
+                let mut inner = state.lock();
+                inner.notices = notices;
+                inner.settings_writable = writable;
+            }
             app.manage(state);
             startup::milestone("setup");
             let handle = app.handle().clone();
@@ -114,6 +139,12 @@ pub fn run() {
             commands::listener_start,
             commands::listener_stop,
             commands::set_tunnel_url,
+            commands::set_listener_address,
+            commands::set_retention,
+            commands::clear_captures,
+            commands::reset_sandbox,
+            commands::retry_keychain,
+            commands::dismiss_notice,
             commands::check_tunnel,
             commands::set_test_mode,
             commands::captures,
@@ -121,11 +152,11 @@ pub fn run() {
             commands::signature_report,
             commands::replay_capture,
             commands::export_captures,
-            embedded::demo_new_transaction,
-            embedded::demo_update_transaction,
-            embedded::demo_custom_event,
-            embedded::demo_advance_clock,
-            embedded::retry_demo_subscription,
+            commands::demo_new_transaction,
+            commands::demo_update_transaction,
+            commands::demo_custom_event,
+            commands::demo_advance_clock,
+            commands::retry_demo_subscription,
         ])
         .build(tauri::generate_context!());
     let app = match app {

@@ -1,17 +1,19 @@
-//! The app's state: the saved connections, the active client, the embedded sandbox, the running
-//! listener, and the one shutdown signal every long-running task watches.
+//! The app's state: the settings, the active client, the embedded sandbox, the running
+//! listener and its capture store, and the one shutdown signal every long-running task watches.
 //!
 //! Why shaped so: commands borrow what they need (a cloned `PartnerClient`, a cloned `Listener`)
 //! and release the lock before any await, so a slow request never blocks another command. Every
 //! background task is a child of `shutdown`, so closing the window stops them all in one place.
+//! The state holds data only: what changes it, and in what order, is in [`crate::services`].
 
 use crate::bridge::{
-    AppStatus, ConnectionView, DemoSubscription, StartupPhase, TestMode, TokenHistoryEntry,
+    AppStatus, ConnectionView, DemoSubscription, KeychainView, ListenerBrief, StartupPhase,
+    TestMode, TokenHistoryEntry, TunnelStatus,
 };
 use crate::error::{AppError, ErrorKind, Result};
 use partner_client::{PartnerClient, SecretStore};
-use partner_listener::{Listener, MemoryKeys};
-use serde::{Deserialize, Serialize};
+use partner_listener::{Listener, Store};
+use partner_local::{KeychainHealth, KeychainKeys, ListenerAddress, Settings, SettingsFile};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -42,29 +44,35 @@ impl RunningListener {
 pub struct Active {
     pub view: ConnectionView,
     pub client: PartnerClient,
-    /// Stops this connection's token watcher when another connection takes over.
+    /// Stops this connection's token watcher and key loading when another takes over.
     pub stop: CancellationToken,
 }
 
-/// Saved connections, without secrets (those are in the keychain).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SavedConnections {
-    pub connections: Vec<ConnectionView>,
-    pub last_active: Option<String>,
+/// Why the listener is not running, and a free address to offer.
+#[derive(Debug, Clone)]
+pub struct ListenerProblem {
+    pub error: AppError,
+    pub suggestion: Option<SocketAddr>,
 }
 
 #[derive(Debug)]
 pub struct Inner {
     pub startup_error: Option<AppError>,
     pub demo_subscription: Option<DemoSubscription>,
-    pub saved: SavedConnections,
-    pub embedded: Option<crate::embedded::Embedded>,
+    /// What the settings file holds (saved through `services::settings`).
+    pub settings: Settings,
+    /// False when the settings file could not be read: then it is never written over.
+    pub settings_writable: bool,
+    pub notices: Vec<String>,
+    pub embedded: Option<crate::services::embedded::Embedded>,
     pub active: Option<Active>,
+    /// The capture store, opened once and shared by every listener of this run.
+    pub captures: Option<Store>,
     pub listener: Option<RunningListener>,
-    /// The port the listener last ran on, to start it on the same one again.
-    pub listener_port: Option<u16>,
-    pub tunnel_url: Option<String>,
+    /// Where this run's listener listens (the settings' address unless the environment said).
+    pub listener_address: ListenerAddress,
+    pub listener_problem: Option<ListenerProblem>,
+    pub tunnel: Option<TunnelStatus>,
     pub test_mode: TestMode,
     pub token_history: Vec<TokenHistoryEntry>,
     pub searches: HashMap<String, CancellationToken>,
@@ -75,12 +83,17 @@ pub struct AppState {
     inner: Mutex<Inner>,
     /// Cancelled once, on exit: every background task stops.
     pub shutdown: CancellationToken,
-    /// Where connections, captures and exports live.
+    /// Where the settings, the captures, the embedded sandbox's data and exports live.
     pub data_dir: PathBuf,
+    pub settings_file: SettingsFile,
+    /// Held while the settings are written, so writes land in the order of the changes.
+    pub settings_write: Mutex<()>,
+    /// Held while the embedded sandbox starts or resets: one sandbox on its data file.
+    pub embedded_start: tokio::sync::Mutex<()>,
     /// The OS keychain, or memory when there is none (the UI says so).
     pub secrets: Arc<dyn SecretStore>,
-    /// The keys the listener verifies with, loaded from `secrets`.
-    pub keys: Arc<MemoryKeys>,
+    /// The keys the listener verifies with, read from `secrets`.
+    pub keys: Arc<KeychainKeys>,
     /// The start-up phase, watched so a command can answer the moment start-up ends (the UI
     /// awaits it instead of polling).
     phase: tokio::sync::watch::Sender<StartupPhase>,
@@ -91,21 +104,29 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(data_dir: PathBuf, secrets: Arc<dyn SecretStore>, keys: Arc<MemoryKeys>) -> Self {
-        let saved = std::fs::read(data_dir.join(CONNECTIONS_FILE))
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default();
+    /// The state over the settings as loaded; `listener_address` is this run's.
+    pub fn new(
+        data_dir: PathBuf,
+        settings_file: SettingsFile,
+        settings: Settings,
+        listener_address: ListenerAddress,
+        secrets: Arc<dyn SecretStore>,
+        keys: Arc<KeychainKeys>,
+    ) -> Self {
         Self {
             inner: Mutex::new(Inner {
                 startup_error: None,
                 demo_subscription: None,
-                saved,
+                settings,
+                settings_writable: true,
+                notices: Vec::new(),
                 embedded: None,
                 active: None,
+                captures: None,
                 listener: None,
-                listener_port: None,
-                tunnel_url: None,
+                listener_address,
+                listener_problem: None,
+                tunnel: None,
                 test_mode: TestMode {
                     enabled: false,
                     status: 200,
@@ -116,6 +137,9 @@ impl AppState {
             }),
             shutdown: CancellationToken::new(),
             data_dir,
+            settings_file,
+            settings_write: Mutex::new(()),
+            embedded_start: tokio::sync::Mutex::new(()),
             secrets,
             keys,
             phase: tokio::sync::watch::Sender::new(StartupPhase::Starting),
@@ -158,13 +182,39 @@ impl AppState {
     }
 
     pub fn listener(&self) -> Result<RunningListener> {
-        self.lock().listener.clone().ok_or_else(|| {
-            AppError::new(
+        let inner = self.lock();
+        if let Some(running) = &inner.listener {
+            return Ok(running.clone());
+        }
+        Err(match &inner.listener_problem {
+            Some(problem) => problem.error.clone(),
+            None => AppError::new(
                 ErrorKind::Listener,
                 "The webhook listener is not running.",
                 "Turn it on in Webhooks.",
-            )
+            ),
         })
+    }
+
+    /// The capture store, whether or not the listener runs.
+    pub fn captures(&self) -> Result<Store> {
+        let inner = self.lock();
+        if let Some(store) = &inner.captures {
+            return Ok(store.clone());
+        }
+        Err(match &inner.listener_problem {
+            Some(problem) => problem.error.clone(),
+            None => AppError::new(
+                ErrorKind::Listener,
+                "The capture store is not open yet.",
+                "Wait for start-up to finish.",
+            ),
+        })
+    }
+
+    /// The active connection's id.
+    pub fn active_id(&self) -> Option<String> {
+        self.lock().active.as_ref().map(|a| a.view.id.clone())
     }
 
     pub fn status(&self) -> AppStatus {
@@ -181,18 +231,47 @@ impl AppState {
     /// caught in an e2e screenshot.)
     fn status_of(&self, inner: &Inner) -> AppStatus {
         let version = self.status_version.load(Ordering::SeqCst);
-        let mut connections = Vec::new();
-        if let Some(embedded) = &inner.embedded {
-            connections.push(embedded.view.clone());
-        }
-        connections.extend(inner.saved.connections.iter().cloned());
+        let mut connections = vec![crate::services::embedded::view(inner)];
+        connections.extend(
+            inner
+                .settings
+                .connections
+                .iter()
+                .map(crate::services::connections::view_of),
+        );
+        let keychain = match self.keys.health() {
+            KeychainHealth::Available => KeychainView {
+                available: true,
+                message: None,
+            },
+            KeychainHealth::Unavailable(message) => KeychainView {
+                available: false,
+                message: Some(message),
+            },
+        };
         AppStatus {
             phase: self.phase(),
             startup_error: inner.startup_error.clone(),
             active: inner.active.as_ref().map(|a| a.view.clone()),
             connections,
-            embedded_sandbox: inner.embedded.as_ref().map(|e| e.view.base_url.clone()),
+            embedded_sandbox: inner
+                .embedded
+                .as_ref()
+                .map(|e| e.sandbox.base_url().to_string()),
             demo_subscription: inner.demo_subscription.clone(),
+            keychain,
+            notices: inner.notices.clone(),
+            listener: ListenerBrief {
+                running: inner.listener.is_some(),
+                url: inner.listener.as_ref().map(RunningListener::url),
+                problem: inner.listener_problem.as_ref().map(|p| p.error.clone()),
+                suggested_address: inner
+                    .listener_problem
+                    .as_ref()
+                    .and_then(|p| p.suggestion)
+                    .map(|a| a.to_string()),
+            },
+            tunnel: inner.tunnel.clone(),
             version,
         }
     }
@@ -229,42 +308,21 @@ impl AppState {
         inner.token_history.drain(..excess);
     }
 
-    /// Writes the saved connections (no secrets in them).
-    pub fn persist_connections(&self) -> Result<()> {
-        let saved = self.lock().saved.clone();
-        std::fs::create_dir_all(&self.data_dir)
-            .map_err(|e| AppError::io("create the app's data folder", &e))?;
-        let bytes = serde_json::to_vec_pretty(&saved).map_err(|e| {
-            AppError::new(
-                ErrorKind::Internal,
-                format!("Could not encode the connections: {e}."),
-                "Try again.",
-            )
-        })?;
-        std::fs::write(self.data_dir.join(CONNECTIONS_FILE), bytes)
-            .map_err(|e| AppError::io("save the connections", &e))
-    }
-
     pub fn exports_dir(&self) -> PathBuf {
         self.data_dir.join("exports")
     }
 }
 
-pub const CONNECTIONS_FILE: &str = "connections.json";
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use partner_client::MemoryStore;
     use std::time::Duration;
 
     fn state() -> Arc<AppState> {
-        let dir = std::env::temp_dir().join(format!("partner-state-{}", uuid::Uuid::new_v4()));
-        Arc::new(AppState::new(
-            dir,
-            Arc::new(MemoryStore::new()),
-            Arc::new(MemoryKeys::default()),
-        ))
+        Arc::new(test_state(std::env::temp_dir().join(format!(
+            "partner-state-{}",
+            uuid::Uuid::new_v4()
+        ))))
     }
 
     #[tokio::test]
@@ -350,4 +408,29 @@ mod tests {
             .expect("no wait once start-up has ended");
         assert_eq!(phase, StartupPhase::Failed);
     }
+}
+
+/// A state over `dir` with an in-memory keychain, for tests.
+#[cfg(test)]
+pub fn test_state(dir: PathBuf) -> AppState {
+    test_state_with(dir, Arc::new(partner_client::MemoryStore::new()))
+}
+
+/// A state over `dir` with the given keychain, for tests.
+#[cfg(test)]
+pub fn test_state_with(dir: PathBuf, secrets: Arc<dyn SecretStore>) -> AppState {
+    let settings = Settings::default();
+    let address = ListenerAddress::resolve(&settings.listener, Some("127.0.0.1:0"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    AppState::new(
+        dir.clone(),
+        SettingsFile::new(dir.join(partner_local::paths::SETTINGS)),
+        settings,
+        address,
+        secrets.clone(),
+        Arc::new(KeychainKeys::new(
+            secrets,
+            crate::services::startup::PREVIOUS_KEY_GRACE,
+        )),
+    )
 }

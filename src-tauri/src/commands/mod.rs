@@ -2,6 +2,7 @@
 //! Grouped by screen; `handler()` lists them all for the builder.
 
 pub mod connections;
+pub mod demo;
 pub mod listings;
 pub mod products;
 pub mod token;
@@ -10,6 +11,7 @@ pub mod tunnel;
 pub mod webhooks;
 
 pub use connections::*;
+pub use demo::*;
 pub use listings::*;
 pub use products::*;
 pub use token::*;

@@ -1,12 +1,13 @@
-//! Product detail: get, create, add a subscription, rotate and retire signing keys.
-//! Keys go to the keychain (`partner-client`) and to the listener's verifying keys together.
+//! Product detail: get, create, add, edit and delete subscriptions, rotate and retire signing
+//! keys. Thin adapters over `services::subscriptions`, which keeps the keychain and the
+//! listener's keys in step.
 use crate::bridge::{
     NewProductForm, NewSubscriptionForm, RotateKeyForm, ShownOnceKey, SubscriptionKeys,
 };
 use crate::error::{AppError, Result};
 use crate::state::AppState;
 use partner_api::{NewProduct, Product, Secret};
-use partner_client::{NewSubscription, SecretSlot, Subscribed};
+use partner_client::NewSubscription;
 use partner_listener::KeySource;
 use tauri::State;
 
@@ -53,7 +54,14 @@ pub async fn add_subscription(
         events: form.events,
         resource: form.resource,
     };
-    let subscribed = subscribe(&client, &state, &form.product_id, &subscription, Some(key)).await?;
+    let subscribed = crate::services::subscriptions::subscribe(
+        &client,
+        &state,
+        &form.product_id,
+        &subscription,
+        Some(key),
+    )
+    .await?;
     Ok(ShownOnceKey {
         subscription_id: subscribed.subscription_id,
         key: subscribed.key.expose().to_string(),
@@ -61,60 +69,26 @@ pub async fn add_subscription(
     })
 }
 
-/// Adds a subscription and hands its key to the listener. Shared with the first run, which
-/// subscribes the demo product to the listener.
-pub async fn subscribe(
-    client: &partner_client::PartnerClient,
-    state: &AppState,
-    product_id: &str,
-    subscription: &NewSubscription,
-    key: Option<Secret>,
-) -> Result<Subscribed> {
-    let subscribed = client
-        .add_subscription(&state.secrets, product_id, subscription, key)
-        .await?;
-    state
-        .keys
-        .insert(subscribed.subscription_id.clone(), subscribed.key.clone());
-    Ok(subscribed)
-}
-
 #[tauri::command]
 pub async fn rotate_signing_key(
     state: State<'_, AppState>,
     form: RotateKeyForm,
 ) -> Result<ShownOnceKey> {
-    let client = state.client()?;
     let pasted = match form.signing_key {
         Some(key) => Some(chosen_key(Some(key))?),
         None => None,
     };
-    let rotation = client
-        .rotate_signing_key(
-            state.secrets.as_ref(),
-            &form.product_id,
-            &form.subscription_id,
-            pasted,
-        )
-        .await?;
-    let stored = partner_client::signing_keys(state.secrets.as_ref(), &rotation.subscription_id)?
-        .ok_or_else(|| {
-        AppError::new(
-            crate::error::ErrorKind::Keychain,
-            "The new key is not in the keychain.",
-            "Unlock the keychain and rotate again.",
-        )
-    })?;
-    let had_previous = state.keys.keys(&rotation.subscription_id).is_some();
-    state.keys.rotate_at(
-        &rotation.subscription_id,
-        stored.current.clone(),
-        rotation.replaced_at,
-    );
+    let rotated = crate::services::subscriptions::rotate(
+        &state,
+        &form.product_id,
+        &form.subscription_id,
+        pasted,
+    )
+    .await?;
     Ok(ShownOnceKey {
-        subscription_id: rotation.subscription_id,
-        key: stored.current.expose().to_string(),
-        previous_still_verifies: had_previous,
+        subscription_id: rotated.subscription_id,
+        key: rotated.key.expose().to_string(),
+        previous_still_verifies: rotated.previous_still_verifies,
     })
 }
 
@@ -134,12 +108,7 @@ pub fn retire_previous_key(
     state: State<'_, AppState>,
     subscription_id: String,
 ) -> Result<SubscriptionKeys> {
-    state.secrets.delete(&SecretSlot::PreviousSigningKey {
-        subscription_id: subscription_id.clone(),
-    })?;
-    if let Some(keys) = state.keys.keys(&subscription_id) {
-        state.keys.insert(subscription_id.clone(), keys.current);
-    }
+    crate::services::subscriptions::retire_previous_key(&state, &subscription_id)?;
     Ok(subscription_keys(state, subscription_id))
 }
 

@@ -1,12 +1,16 @@
-//! Webhooks screen: the listener on/off, tunnel URL (its check is `commands::tunnel`), test
-//! mode, the inspector's captures, the signature debugger, replay and export.
+//! Webhooks screen: the listener on/off and its address, the tunnel URL (its check is
+//! `commands::tunnel`), test mode, retention, the inspector's captures, clear, the signature
+//! debugger, replay and export. Thin adapters over `services::listener` and the listener
+//! library.
 use crate::bridge::{
-    CaptureDetail, CaptureSummary, ExportFormat, ExportResult, ListenerView, ReplayForm,
-    ReplayResult, SignatureCheck, SignatureReport, TestMode,
+    CaptureDetail, CaptureSummary, ClearCapturesForm, ClearResult, ExportFormat, ExportResult,
+    ListenerAddressForm, ListenerView, ReplayForm, ReplayResult, RetentionForm, SignatureCheck,
+    SignatureReport, TestMode, TunnelSaved,
 };
 use crate::commands::listings::{export_path, write_export};
 use crate::error::{AppError, ErrorKind, Result};
-use crate::events::{start_listener, summary};
+use crate::events::summary;
+use crate::services::listener;
 use crate::state::AppState;
 use partner_api::signature::{self, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_api::Secret;
@@ -14,85 +18,78 @@ use partner_listener::{Capture, CaptureFilter, KeySource};
 use std::time::Duration;
 use tauri::{AppHandle, State};
 
-/// The listener's test mode from the screen's (on/off, status, delay).
-pub fn listener_test_mode(mode: &TestMode) -> partner_listener::TestMode {
-    if !mode.enabled {
-        return partner_listener::TestMode::default();
-    }
-    partner_listener::TestMode {
-        status: Some(mode.status),
-        delay: (mode.delay_ms > 0).then(|| Duration::from_millis(mode.delay_ms)),
-        ..partner_listener::TestMode::default()
-    }
-}
-
-fn view(state: &AppState) -> ListenerView {
-    let inner = state.lock();
-    let running = inner.listener.as_ref();
-    ListenerView {
-        running: running.is_some(),
-        address: running.map(|r| r.addr.ip().to_string()),
-        port: running.map(|r| r.addr.port()).or(inner.listener_port),
-        callback_url: inner
-            .tunnel_url
-            .clone()
-            .or_else(|| running.map(|r| r.url())),
-        tunnel_url: inner.tunnel_url.clone(),
-        test_mode: inner.test_mode.clone(),
-    }
-}
-
 #[tauri::command]
 pub fn listener_status(state: State<'_, AppState>) -> ListenerView {
-    view(&state)
+    listener::view(&state)
 }
 
 #[tauri::command]
-pub async fn listener_start(
+pub async fn listener_start(app: AppHandle, state: State<'_, AppState>) -> Result<ListenerView> {
+    listener::start(&app).await?;
+    Ok(listener::view(&state))
+}
+
+#[tauri::command]
+pub fn listener_stop(app: AppHandle, state: State<'_, AppState>) -> ListenerView {
+    listener::stop(&app);
+    listener::view(&state)
+}
+
+/// Moves the listener to another address and path (kept in the settings).
+#[tauri::command]
+pub async fn set_listener_address(
     app: AppHandle,
     state: State<'_, AppState>,
-    port: Option<u16>,
+    form: ListenerAddressForm,
 ) -> Result<ListenerView> {
-    if state.lock().listener.is_none() {
-        start_listener(&app, port.unwrap_or(0)).await?;
-    }
-    Ok(view(&state))
+    listener::move_to(&app, form).await?;
+    Ok(listener::view(&state))
 }
 
 #[tauri::command]
-pub fn listener_stop(state: State<'_, AppState>) -> ListenerView {
-    if let Some(running) = state.lock().listener.take() {
-        running.stop.cancel();
-    }
-    view(&state)
+pub async fn set_retention(
+    state: State<'_, AppState>,
+    form: RetentionForm,
+) -> Result<ListenerView> {
+    listener::set_retention(&state, form).await?;
+    Ok(listener::view(&state))
 }
 
+/// Deletes the given captures (what the inspector's filter shows), or all of them.
 #[tauri::command]
-pub fn set_tunnel_url(state: State<'_, AppState>, url: Option<String>) -> Result<ListenerView> {
-    let url = url
-        .map(|u| u.trim().trim_end_matches('/').to_string())
-        .filter(|u| !u.is_empty());
-    if let Some(url) = &url {
-        partner_api::product::check_callback_url(url, true)
-            .map_err(|e| AppError::invalid(format!("The tunnel {e}.")))?;
-    }
-    state.lock().tunnel_url = url;
-    Ok(view(&state))
+pub async fn clear_captures(
+    state: State<'_, AppState>,
+    form: ClearCapturesForm,
+) -> Result<ClearResult> {
+    let cleared = listener::clear(&state, form.ids).await?;
+    Ok(ClearResult { cleared })
+}
+
+/// Saves the active connection's tunnel URL, checks it in the background, and offers to
+/// re-point the subscriptions that still use the URL it replaced.
+#[tauri::command]
+pub async fn set_tunnel_url(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    url: Option<String>,
+) -> Result<TunnelSaved> {
+    let replaced = listener::set_tunnel_url(&state, url)?;
+    crate::services::tunnel::check_in_background(app.clone());
+    let repoint = crate::services::subscriptions::repoint_offer(&state, replaced).await?;
+    Ok(TunnelSaved {
+        listener: listener::view(&state),
+        repoint,
+    })
 }
 
 #[tauri::command]
 pub fn set_test_mode(state: State<'_, AppState>, mode: TestMode) -> Result<ListenerView> {
-    let listener_mode = listener_test_mode(&mode);
-    listener_mode.validate()?;
-    if let Some(running) = state.lock().listener.as_ref() {
-        running.listener.set_test_mode(listener_mode)?;
-    }
-    state.lock().test_mode = mode;
-    Ok(view(&state))
+    listener::set_test_mode(&state, mode)?;
+    Ok(listener::view(&state))
 }
 
 fn store(state: &AppState) -> Result<partner_listener::Store> {
-    Ok(state.listener()?.listener.store().clone())
+    state.captures()
 }
 
 /// Every capture's summary, newest first.
@@ -176,12 +173,14 @@ pub fn signature_report(
 ) -> Result<SignatureReport> {
     let capture = store(&state)?.get(id)?;
     let pasted = pasted_key.filter(|k| !k.is_empty()).map(Secret::new);
-    Ok(signature_view(
-        &capture,
-        state.keys.as_ref(),
-        pasted,
-        chrono::Utc::now(),
-    ))
+    let mut report = signature_view(&capture, state.keys.as_ref(), pasted, chrono::Utc::now());
+    if let partner_local::KeychainHealth::Unavailable(why) = state.keys.health() {
+        report.explanation = format!(
+            "The keychain was not available when last asked ({why}), so this subscription's keys may not be loaded: unlock it and use Try again on the banner. {}",
+            report.explanation
+        );
+    }
+    Ok(report)
 }
 
 /// The pasted key's label in the checks.
@@ -330,7 +329,7 @@ fn export_row(c: &Capture) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::tunnel::tests::running_listener_with;
+    use crate::services::tunnel::tests::running_listener_with;
     use partner_listener::MemoryKeys;
     use std::sync::Arc;
 

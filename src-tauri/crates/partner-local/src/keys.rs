@@ -106,6 +106,11 @@ impl KeychainKeys {
             .clone()
     }
 
+    /// Notes that the keychain did not answer (a probe at start, say).
+    pub fn mark_unavailable(&self, why: impl Into<String>) {
+        self.set_health(KeychainHealth::Unavailable(why.into()));
+    }
+
     fn set_health(&self, health: KeychainHealth) {
         *self.health.write().unwrap_or_else(|p| p.into_inner()) = health;
     }

@@ -1,32 +1,39 @@
-//! The embedded sandbox of the first run: `partner-sandbox` started in-process on loopback with
-//! demo data, signed into with its demo client, its first demo product subscribed to the
-//! listener for both resource types (keys generated, kept in the keychain), so notifications
-//! arrive verified with no set-up. The Demo screen plays the sandbox's lender over its own
-//! `/sandbox/v1/` HTTP endpoints, and moves its clock in-process.
+//! The embedded sandbox: `partner-sandbox` started in-process on loopback, always in the
+//! connections list, keeping its data in the data folder (`embedded-sandbox.sqlite3`) so a demo
+//! prepared yesterday is still there; "Reset sandbox" starts it again from the demo data.
+//!
+//! It signs in with a client of its own (`console-embedded`), whose secret is kept in the
+//! keychain and handed to the sandbox at each start (the sandbox keeps only a digest of it).
+//! At first run its first demo product is subscribed to the listener for both resource types
+//! (keys generated, kept in the keychain), so notifications arrive verified with no set-up.
+//! The Demo screen plays the sandbox's lender over its own `/sandbox/v1/` HTTP endpoints, and
+//! moves its clock in-process.
 
-use crate::bridge::{
-    AppStatus, ConnectionView, DemoOutcome, DemoSubscription, Environment, StepPhase,
-};
+use crate::bridge::{ConnectionView, DemoOutcome, Environment};
 use crate::error::{AppError, ErrorKind, Result};
-use crate::state::{AppState, RunningListener};
+use crate::state::{AppState, Inner};
 use chrono::{DateTime, Utc};
 use partner_api::{
-    EventType, NewEvent, NewTransaction, ResourceType, Transaction, TransactionEvent,
+    EventType, NewEvent, NewTransaction, ResourceType, Secret, Transaction, TransactionEvent,
     TransactionUpdate,
 };
-use partner_client::{ConnectionConfig, PageRequest, PartnerClient};
-use partner_sandbox::{DemoData, Sandbox, SandboxConfig, SandboxHandle};
+use partner_client::{ConnectionConfig, PageRequest, PartnerClient, SecretSlot};
+use partner_local::settings::EMBEDDED_CONNECTION_ID;
+use partner_sandbox::{ClientCredentials, DemoData, Sandbox, SandboxConfig, SandboxHandle};
 use std::sync::Arc;
 use std::time::Duration;
-use tauri::{AppHandle, Manager, State};
+use tauri::{AppHandle, Manager};
 
 /// Transactions seeded into the embedded sandbox (enough to make paging and sorting real).
 pub const DEMO_TRANSACTIONS: usize = 240;
+/// The embedded sandbox's own client.
+pub const CLIENT_ID: &str = "console-embedded";
+/// The embedded sandbox's label in the connections list.
+pub const LABEL: &str = "Embedded sandbox";
 
-/// The embedded sandbox and its connection.
+/// The running embedded sandbox and its client.
 #[derive(Debug)]
 pub struct Embedded {
-    pub view: ConnectionView,
     pub client: PartnerClient,
     pub sandbox: Arc<SandboxHandle>,
 }
@@ -38,6 +45,22 @@ impl Embedded {
             Ok(handle) => handle.shutdown().await,
             Err(_) => tracing::warn!("the embedded sandbox is still in use at exit"),
         }
+    }
+}
+
+/// The embedded sandbox's row in the connections list, running or not.
+pub fn view(inner: &Inner) -> ConnectionView {
+    ConnectionView {
+        id: EMBEDDED_CONNECTION_ID.into(),
+        label: LABEL.into(),
+        base_url: inner
+            .embedded
+            .as_ref()
+            .map(|e| e.sandbox.base_url().to_string())
+            .unwrap_or_default(),
+        client_id: CLIENT_ID.into(),
+        environment: Environment::Sandbox,
+        embedded: true,
     }
 }
 
@@ -56,22 +79,65 @@ impl partner_client::Clock for SandboxTime {
 pub fn now(state: &AppState) -> DateTime<Utc> {
     let inner = state.lock();
     match (&inner.embedded, &inner.active) {
-        (Some(embedded), Some(active)) if active.view.id == embedded.view.id => {
+        (Some(embedded), Some(active)) if active.view.id == EMBEDDED_CONNECTION_ID => {
             embedded.sandbox.clock().now()
         }
         _ => Utc::now(),
     }
 }
 
-/// Starts the embedded sandbox, signs in with its demo client and makes it the active
-/// connection; the demo subscription is [`subscribe_demo_product`], run after start-up.
-pub async fn start(app: &AppHandle) -> Result<PartnerClient> {
+/// The keychain slot of the embedded client's secret (its base URL changes from run to run,
+/// so the slot is named for the sandbox, not its address).
+fn secret_slot() -> SecretSlot {
+    SecretSlot::ClientSecret {
+        base_url: EMBEDDED_CONNECTION_ID.into(),
+        client_id: CLIENT_ID.into(),
+    }
+}
+
+/// The embedded client's secret: the keychain's, or a new one kept there. When the keychain
+/// does not answer, a new secret for this run (the sandbox takes whatever secret it is
+/// started with for this client, so its data stays reachable).
+fn client_secret(state: &AppState) -> Secret {
+    let slot = secret_slot();
+    if let Ok(Some(secret)) = state.secrets.get(&slot) {
+        return secret;
+    }
+    let fresh = ClientCredentials::generate().client_secret;
+    if let Err(error) = state.secrets.set(&slot, &fresh) {
+        tracing::warn!(%error, "the embedded sandbox's client secret is kept for this run only");
+    }
+    fresh
+}
+
+/// The data file of the embedded sandbox.
+pub fn data_file(state: &AppState) -> std::path::PathBuf {
+    state.data_dir.join(partner_local::paths::EMBEDDED_SANDBOX)
+}
+
+/// Starts the embedded sandbox unless it runs, and returns its client (signed in). Starts are
+/// one at a time, so two quick switches cannot start two sandboxes on one data file.
+pub async fn ensure_started(app: &AppHandle) -> Result<PartnerClient> {
     let state = app.state::<AppState>();
+    let _one_at_a_time = state.embedded_start.lock().await;
+    if let Some(embedded) = &state.lock().embedded {
+        return Ok(embedded.client.clone());
+    }
+    let secret = tauri::async_runtime::spawn_blocking({
+        let app = app.clone();
+        move || client_secret(&app.state::<AppState>())
+    })
+    .await
+    .map_err(|e| AppError::new(ErrorKind::Internal, format!("A start-up task failed: {e}."), "Restart the app."))?;
+    std::fs::create_dir_all(&state.data_dir)
+        .map_err(|e| AppError::io("create the app's data folder", &e))?;
     let config = SandboxConfig {
+        clients: vec![ClientCredentials::new(CLIENT_ID, secret)],
         demo: Some(DemoData {
             transactions: DEMO_TRANSACTIONS,
         }),
         allow_http_callbacks: true,
+        data_file: Some(data_file(&state)),
         ..SandboxConfig::default()
     };
     let socket = tokio::net::TcpListener::bind(("127.0.0.1", 0))
@@ -87,10 +153,10 @@ pub async fn start(app: &AppHandle) -> Result<PartnerClient> {
         AppError::new(
             ErrorKind::Internal,
             format!("The embedded sandbox did not start: {e}."),
-            "Restart the app; add a real connection in Connections meanwhile.",
+            "Use Reset sandbox in Connections to start it again from the demo data, or add a real connection meanwhile.",
         )
     })?;
-    crate::startup::milestone("sandbox started");
+    crate::services::startup::milestone("sandbox started");
     let demo = sandbox.demo_client();
     let connection = ConnectionConfig::new(
         sandbox.base_url(),
@@ -99,23 +165,45 @@ pub async fn start(app: &AppHandle) -> Result<PartnerClient> {
     )?;
     let client =
         PartnerClient::with_clock(connection, Arc::new(SandboxTime(sandbox.clock().clone())))?;
-    let view = ConnectionView {
-        id: "embedded-sandbox".into(),
-        label: "Embedded sandbox".into(),
-        base_url: sandbox.base_url().to_string(),
-        client_id: demo.client_id.clone(),
-        environment: Environment::Sandbox,
-        embedded: true,
-    };
     state.lock().embedded = Some(Embedded {
-        view: view.clone(),
         client: client.clone(),
         sandbox: Arc::new(sandbox),
     });
     client.tokens().ensure_fresh().await?;
-    crate::startup::milestone("token issued");
-    crate::commands::connections::activate(app, view, client.clone());
+    crate::services::startup::milestone("token issued");
     Ok(client)
+}
+
+/// Starts the embedded sandbox again from its demo data: stopped, its data file set aside by
+/// the sandbox library, started, and made active again if it was. Its demo product is
+/// subscribed to the listener again afterwards.
+pub async fn reset(app: &AppHandle) -> Result<()> {
+    let state = app.state::<AppState>();
+    let was_active = state.active_id().as_deref() == Some(EMBEDDED_CONNECTION_ID);
+    {
+        let _one_at_a_time = state.embedded_start.lock().await;
+        let running = state.lock().embedded.take();
+        if let Some(running) = running {
+            running.stop().await;
+        }
+        partner_sandbox::reset_data_file(&data_file(&state)).map_err(|e| {
+            AppError::new(
+                ErrorKind::Io,
+                format!("The embedded sandbox's data could not be reset: {e}."),
+                "Check the data folder's permissions, then try again.",
+            )
+        })?;
+    }
+    let client = ensure_started(app).await?;
+    if was_active {
+        crate::services::connections::activate(
+            app,
+            view(&state.lock()),
+            client.clone(),
+        );
+        crate::services::startup::spawn_demo_subscription(app.clone(), client);
+    }
+    Ok(())
 }
 
 /// Points the first demo product at the listener, for transactions and for their events.
@@ -123,9 +211,9 @@ pub async fn start(app: &AppHandle) -> Result<PartnerClient> {
 pub async fn subscribe_demo_product(
     state: &AppState,
     client: &PartnerClient,
-    listener: &RunningListener,
+    listener_url: &str,
 ) -> Result<Option<String>> {
-    let listener_url = listener.url();
+    let listener_url = listener_url.to_string();
     // The first product in the Products screen's default order (by listing name).
     let by_listing_name = partner_api::SortSpec::parse(
         "listingName",
@@ -159,55 +247,17 @@ pub async fn subscribe_demo_product(
             events,
             resource,
         };
-        crate::commands::products::subscribe(client, state, &product.id, &subscription, None)
+        crate::services::subscriptions::subscribe(client, state, &product.id, &subscription, None)
             .await?;
     }
     Ok(Some(product.listing_name.clone()))
 }
 
-/// Runs the demo subscription again after it failed (a locked keychain, say), once the user
-/// has dealt with the cause. Its progress reaches the UI as the first run's does.
-#[tauri::command]
-pub async fn retry_demo_subscription(
-    app: AppHandle,
-    state: State<'_, AppState>,
-) -> Result<AppStatus> {
-    active_sandbox(&state)?;
-    let client = state.client()?;
-    let listener = state.listener()?;
-    let announced = {
-        let mut inner = state.lock();
-        let failed = matches!(
-            inner.demo_subscription.as_ref().map(|d| d.phase),
-            Some(StepPhase::Failed)
-        );
-        if !failed {
-            return Err(AppError::invalid(
-                "The demo subscription has not failed, so there is nothing to try again.",
-            ));
-        }
-        // Marked here, not in the task, so a second click cannot start a second run.
-        inner.demo_subscription = Some(DemoSubscription {
-            phase: StepPhase::Running,
-            product_name: None,
-            error: None,
-        });
-        state.announce_locked(&inner)
-    };
-    tauri::async_runtime::spawn(crate::startup::subscribe_demo_product(
-        app.clone(),
-        client,
-        listener,
-    ));
-    crate::events::emit_status(&app, announced.clone());
-    Ok(announced)
-}
-
 /// The embedded sandbox, when it is the active connection (the Demo screen needs it).
-fn active_sandbox(state: &AppState) -> Result<Arc<SandboxHandle>> {
+pub fn active_sandbox(state: &AppState) -> Result<Arc<SandboxHandle>> {
     let inner = state.lock();
     match (&inner.embedded, &inner.active) {
-        (Some(embedded), Some(active)) if active.view.id == embedded.view.id => {
+        (Some(embedded), Some(active)) if active.view.id == EMBEDDED_CONNECTION_ID => {
             Ok(embedded.sandbox.clone())
         }
         _ => Err(AppError::new(
@@ -280,12 +330,11 @@ fn outcome(
     }
 }
 
-#[tauri::command]
-pub async fn demo_new_transaction(
-    state: State<'_, AppState>,
+pub async fn new_transaction(
+    state: &AppState,
     product_id: String,
 ) -> Result<DemoOutcome> {
-    let sandbox = active_sandbox(&state)?;
+    let sandbox = active_sandbox(state)?;
     let body = NewTransaction {
         product_id,
         request_type: "NEW_REQUEST".into(),
@@ -311,12 +360,11 @@ pub async fn demo_new_transaction(
     ))
 }
 
-#[tauri::command]
-pub async fn demo_update_transaction(
-    state: State<'_, AppState>,
+pub async fn update_transaction(
+    state: &AppState,
     transaction_id: String,
 ) -> Result<DemoOutcome> {
-    let sandbox = active_sandbox(&state)?;
+    let sandbox = active_sandbox(state)?;
     let body = TransactionUpdate {
         loan: Some(serde_json::json!({ "amount": 340_000, "note": "amount revised" })),
         options: None,
@@ -330,13 +378,12 @@ pub async fn demo_update_transaction(
     ))
 }
 
-#[tauri::command]
-pub async fn demo_custom_event(
-    state: State<'_, AppState>,
+pub async fn custom_event(
+    state: &AppState,
     transaction_id: String,
     text: String,
 ) -> Result<DemoOutcome> {
-    let sandbox = active_sandbox(&state)?;
+    let sandbox = active_sandbox(state)?;
     let body = NewEvent {
         event_type: "urn:demo:lender:note".into(),
         text,
@@ -357,9 +404,8 @@ pub async fn demo_custom_event(
     ))
 }
 
-#[tauri::command]
-pub async fn demo_advance_clock(state: State<'_, AppState>, minutes: u32) -> Result<DemoOutcome> {
-    let sandbox = active_sandbox(&state)?;
+pub fn advance_clock(state: &AppState, minutes: u32) -> Result<DemoOutcome> {
+    let sandbox = active_sandbox(state)?;
     if minutes == 0 || minutes > 24 * 60 {
         return Err(AppError::invalid(
             "Advance the clock by 1 minute to 24 hours.",
@@ -384,7 +430,6 @@ mod tests {
     use super::*;
     use crate::error::ErrorKind;
     use partner_client::{ClientError, MemoryStore, SecretSlot, SecretStore};
-    use partner_listener::{Listener, ListenerConfig, MemoryKeys, Retention, Store};
     use std::sync::atomic::{AtomicU32, Ordering};
 
     /// A keychain that refuses to store anything once it has stored `writes_left` secrets, as
@@ -440,24 +485,18 @@ mod tests {
         });
         let dir = std::env::temp_dir().join(format!("partner-demo-{}", uuid::Uuid::new_v4()));
         std::fs::create_dir_all(&dir).expect("data dir");
-        let keys = Arc::new(MemoryKeys::default());
-        let state = AppState::new(dir.clone(), keychain.clone(), keys.clone());
-        let store = Store::open(dir.join("captures.sqlite3"), Retention::default()).expect("store");
-        let listener = RunningListener {
-            listener: Listener::new(ListenerConfig::default(), store, keys).expect("listener"),
-            addr: "127.0.0.1:9".parse().expect("addr"),
-            stop: tokio_util::sync::CancellationToken::new(),
-        };
+        let state = crate::state::test_state_with(dir.clone(), keychain.clone());
+        let listener_url = "http://127.0.0.1:9/webhooks".to_string();
         let to_listener = |product: &partner_api::Product| -> Vec<ResourceType> {
             product
                 .webhooks
                 .iter()
-                .filter(|w| w.url == listener.url())
+                .filter(|w| w.url == listener_url)
                 .map(|w| w.resource)
                 .collect()
         };
 
-        let failed = subscribe_demo_product(&state, &client, &listener).await;
+        let failed = subscribe_demo_product(&state, &client, &listener_url).await;
         assert_eq!(
             failed.expect_err("the keychain locked").kind,
             ErrorKind::Keychain
@@ -474,11 +513,11 @@ mod tests {
         assert_eq!(to_listener(demo), vec![ResourceType::Transaction]);
 
         keychain.writes_left.store(u32::MAX, Ordering::SeqCst);
-        let name = subscribe_demo_product(&state, &client, &listener)
+        let name = subscribe_demo_product(&state, &client, &listener_url)
             .await
             .expect("the run after the unlock");
         assert_eq!(name.as_deref(), Some(demo.listing_name.as_str()));
-        subscribe_demo_product(&state, &client, &listener)
+        subscribe_demo_product(&state, &client, &listener_url)
             .await
             .expect("a third run");
         let demo = client.get_product(&demo.id).await.expect("the product");

@@ -1,0 +1,205 @@
+//! Connections: the embedded sandbox (always in the list) and the saved ones (secret in the
+//! keychain, the rest in the settings file), which one is active, and the connection the CLI's
+//! environment variables name.
+//!
+//! Activating a connection starts what belongs to it: its token watcher, the loading of its
+//! subscriptions' signing keys into the listener, and the check of its tunnel URL; all three
+//! stop when another connection takes over.
+use crate::bridge::{ConnectionView, NewConnection};
+use crate::error::{AppError, ErrorKind, Result};
+use crate::state::{Active, AppState};
+use partner_api::Secret;
+use partner_client::{ConnectionConfig, PartnerClient};
+use partner_local::settings::EMBEDDED_CONNECTION_ID;
+use partner_local::SavedConnection;
+use tauri::{AppHandle, Manager};
+
+/// A saved connection as the UI sees it.
+pub fn view_of(saved: &SavedConnection) -> ConnectionView {
+    ConnectionView {
+        id: saved.id.clone(),
+        label: saved.label.clone(),
+        base_url: saved.base_url.clone(),
+        client_id: saved.client_id.clone(),
+        environment: saved.environment,
+        embedded: false,
+    }
+}
+
+/// Makes `client` the active connection; starts its token watcher, its keys' loading and its
+/// tunnel check.
+pub fn activate(app: &AppHandle, view: ConnectionView, client: PartnerClient) {
+    let state = app.state::<AppState>();
+    let stop = state.shutdown.child_token();
+    let previous = {
+        let mut inner = state.lock();
+        inner.token_history.clear();
+        inner.active.replace(Active {
+            view,
+            client: client.clone(),
+            stop: stop.clone(),
+        })
+    };
+    if let Some(previous) = previous {
+        previous.stop.cancel();
+    }
+    crate::events::announce(app, |_| {});
+    crate::services::token::watch(app.clone(), client.clone(), stop.clone());
+    crate::services::keys::load_in_background(app.clone(), client, stop);
+    crate::services::tunnel::check_in_background(app.clone());
+}
+
+fn client_for(view: &ConnectionView, secret: Secret) -> Result<PartnerClient> {
+    let config = ConnectionConfig::new(&view.base_url, view.client_id.clone(), secret)?;
+    Ok(PartnerClient::new(config)?)
+}
+
+/// Opens a connection by id: the embedded sandbox (started if it is not running) or a saved
+/// one (its secret from the keychain), and remembers it as the one to open at the next start.
+/// Returns the client when it was the embedded sandbox.
+pub async fn open(app: &AppHandle, id: &str) -> Result<Option<PartnerClient>> {
+    let state = app.state::<AppState>();
+    if id == EMBEDDED_CONNECTION_ID {
+        let client = crate::services::embedded::ensure_started(app).await?;
+        let view = crate::services::embedded::view(&state.lock());
+        remember_last_active(&state, id);
+        activate(app, view, client.clone());
+        return Ok(Some(client));
+    }
+    let saved = state
+        .lock()
+        .settings
+        .connection(id)
+        .cloned()
+        .ok_or_else(|| AppError::invalid("There is no such connection any more."))?;
+    let view = view_of(&saved);
+    let base_url = partner_client::parse_base_url(&view.base_url)?;
+    let secrets = state.secrets.clone();
+    let client_id = view.client_id.clone();
+    let secret = tauri::async_runtime::spawn_blocking(move || {
+        partner_client::client_secret(secrets.as_ref(), &base_url, &client_id)
+    })
+    .await
+    .map_err(|e| AppError::new(ErrorKind::Internal, format!("Reading the keychain failed: {e}."), "Try again."))??
+    .ok_or_else(|| {
+        AppError::new(
+            ErrorKind::Keychain,
+            "The client secret of this connection is not in the keychain.",
+            "Remove the connection and add it again with its secret.",
+        )
+    })?;
+    let client = client_for(&view, secret)?;
+    remember_last_active(&state, id);
+    activate(app, view, client);
+    Ok(None)
+}
+
+/// Remembers the connection to open at the next start. A settings file that cannot be
+/// written is already reported; the connection opens all the same.
+fn remember_last_active(state: &AppState, id: &str) {
+    if let Err(error) = crate::services::settings::update(state, |s| {
+        s.last_active = Some(id.to_string());
+    }) {
+        tracing::warn!(%error, "the active connection is not remembered");
+    }
+}
+
+/// Adds a connection: signs in first (so a wrong secret is caught now), then keeps the secret
+/// in the keychain and the rest in the settings, and opens it.
+pub async fn add(app: &AppHandle, form: NewConnection) -> Result<()> {
+    let state = app.state::<AppState>();
+    if form.label.trim().is_empty() {
+        return Err(AppError::invalid("Give the connection a name."));
+    }
+    let base_url = partner_client::parse_base_url(&form.base_url)?;
+    let saved = SavedConnection {
+        id: uuid::Uuid::new_v4().to_string(),
+        label: form.label.trim().to_string(),
+        base_url: base_url.as_str().trim_end_matches('/').to_string(),
+        client_id: form.client_id.trim().to_string(),
+        environment: form.environment,
+    };
+    let secret = Secret::new(form.client_secret);
+    let view = view_of(&saved);
+    let client = client_for(&view, secret.clone())?;
+    client.tokens().ensure_fresh().await?;
+    partner_client::save_client_secret(
+        state.secrets.as_ref(),
+        &base_url,
+        &saved.client_id,
+        &secret,
+    )?;
+    let id = saved.id.clone();
+    crate::services::settings::update(&state, |s| {
+        s.connections.push(saved);
+        s.last_active = Some(id);
+    })?;
+    activate(app, view, client);
+    Ok(())
+}
+
+/// Removes a saved connection and its secret. The active one, and the embedded sandbox, stay.
+pub fn remove(state: &AppState, id: &str) -> Result<()> {
+    if id == EMBEDDED_CONNECTION_ID {
+        return Err(AppError::invalid(
+            "The embedded sandbox is always there; use Reset sandbox to start it again from its demo data.",
+        ));
+    }
+    if state.active_id().as_deref() == Some(id) {
+        return Err(AppError::invalid(
+            "The active connection cannot be removed: switch to another first.",
+        ));
+    }
+    let removed = crate::services::settings::update(state, |s| {
+        let index = s.connections.iter().position(|c| c.id == id);
+        let removed = index.map(|i| s.connections.remove(i));
+        if removed.is_some() {
+            s.tunnel_urls.remove(id);
+        }
+        removed
+    })?;
+    if let Some(saved) = removed {
+        if let Ok(base_url) = partner_client::parse_base_url(&saved.base_url) {
+            partner_client::forget_client_secret(
+                state.secrets.as_ref(),
+                &base_url,
+                &saved.client_id,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The connection `PARTNER_BASE_URL`, `PARTNER_CLIENT_ID` and `PARTNER_CLIENT_SECRET` name,
+/// added (or the saved one to the same service and client reused), its secret kept in the
+/// keychain. Returns its id, or `None` when the variables are not set.
+pub async fn adopt_environment(app: &AppHandle) -> Result<Option<String>> {
+    let Some(named) = partner_local::environment::read().map_err(|e| {
+        AppError::new(
+            ErrorKind::InvalidInput,
+            format!("{e}."),
+            "Set all three variables, or none.",
+        )
+    })?
+    else {
+        return Ok(None);
+    };
+    let state = app.state::<AppState>();
+    let (saved, new) = named.adopt(&state.lock().settings);
+    let secrets = state.secrets.clone();
+    let (base_url, client_id, secret) = (
+        named.base_url.clone(),
+        named.client_id.clone(),
+        named.client_secret.clone(),
+    );
+    tauri::async_runtime::spawn_blocking(move || {
+        partner_client::save_client_secret(secrets.as_ref(), &base_url, &client_id, &secret)
+    })
+    .await
+    .map_err(|e| AppError::new(ErrorKind::Internal, format!("Writing the keychain failed: {e}."), "Try again."))??;
+    let id = saved.id.clone();
+    if new {
+        crate::services::settings::update(&state, |s| s.connections.push(saved))?;
+    }
+    Ok(Some(id))
+}

@@ -1,0 +1,82 @@
+//! Loading the listener's signing keys for the active connection, in the background.
+//!
+//! Why in the background: it lists every product of the connection (to learn its subscription
+//! ids) and reads the keychain for each, a D-Bus round trip apiece; start-up must not wait for
+//! it (the products table comes first). Until it has run, a notification for a subscription not
+//! yet loaded is still verified: the key source reads the keychain on a miss.
+use crate::error::{AppError, ErrorKind, Result};
+use crate::state::AppState;
+use partner_client::{PageRequest, PartnerClient};
+use tauri::{AppHandle, Manager};
+use tokio_util::sync::CancellationToken;
+
+/// Products per page while collecting subscription ids (the spec's maximum).
+const PAGE: u64 = 50;
+
+/// The subscription ids of every product of `client`'s connection.
+pub async fn subscription_ids(client: &PartnerClient) -> Result<Vec<String>> {
+    let mut ids = Vec::new();
+    let mut start = 0u64;
+    loop {
+        let page = PageRequest::new(start, PAGE).map_err(|e| AppError::invalid(format!("{e}.")))?;
+        let listed = client.list_products(&page).await?;
+        let count = listed.items.len() as u64;
+        ids.extend(
+            listed
+                .items
+                .into_iter()
+                .flat_map(|p| p.webhooks.into_iter().map(|w| w.subscription_id)),
+        );
+        start += count;
+        if count == 0 || !listed.has_more() {
+            return Ok(ids);
+        }
+    }
+}
+
+/// Reads the keys of the connection's subscriptions into the listener's key source, then
+/// tells the UI whether the keychain answered. Stops with `stop` (another connection).
+pub fn load_in_background(app: AppHandle, client: PartnerClient, stop: CancellationToken) {
+    tauri::async_runtime::spawn(async move {
+        let loaded = tokio::select! {
+            loaded = load(&app, &client) => loaded,
+            () = stop.cancelled() => return,
+        };
+        match loaded {
+            Ok(count) => {
+                crate::services::startup::milestone(&format!("signing keys loaded ({count})"));
+            }
+            Err(error) => tracing::warn!(%error, "loading the signing keys failed"),
+        }
+        crate::events::announce(&app, |_| {});
+    });
+}
+
+/// Lists the subscriptions and reads their keys (off the async workers).
+pub async fn load(app: &AppHandle, client: &PartnerClient) -> Result<usize> {
+    let ids = subscription_ids(client).await?;
+    let app = app.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        let state = app.state::<AppState>();
+        state.keys.forget_misses();
+        state.keys.load(&ids).map_err(AppError::from)
+    })
+    .await
+    .map_err(|e| {
+        AppError::new(
+            ErrorKind::Internal,
+            format!("Loading the signing keys failed: {e}."),
+            "Try again.",
+        )
+    })?
+}
+
+/// "Try again" on the keychain banner: reads the active connection's keys again now (which
+/// also makes the Secret Service ask to unlock, where it does), and says how that went.
+pub async fn retry(app: &AppHandle) -> Result<()> {
+    let state = app.state::<AppState>();
+    let client = state.client()?;
+    let outcome = load(app, &client).await;
+    crate::events::announce(app, |_| {});
+    outcome.map(|_| ())
+}

@@ -1,0 +1,352 @@
+//! The app's webhook listener: one capture store shared with `partner listen`, one fixed
+//! address a tunnel can point at, the tunnel URL kept per connection.
+//!
+//! Why a fixed address: a tunnel forwards to one local port and every subscription behind it
+//! points at the tunnel, so the listener binds the address in the settings (or
+//! `PARTNER_LISTENER_ADDR` for one run) and never a random one. A taken port leaves the
+//! listener off with a problem that names the port and offers a free one; moving the listener
+//! binds the new address before the old one is let go, so a failed move changes nothing.
+use crate::bridge::{ListenerAddressForm, ListenerView, RetentionForm, TestMode};
+use crate::error::{AppError, ErrorKind, Result};
+use crate::state::{AppState, ListenerProblem, RunningListener};
+use partner_listener::{Listener, ListenerConfig, Retention, Store};
+use partner_local::listener_address::{self, BindError};
+use partner_local::ListenerAddress;
+use std::sync::Arc;
+use std::time::Duration;
+use tauri::{AppHandle, Manager};
+
+/// The store's retention from the settings.
+pub fn retention_of(form: &partner_local::settings::RetentionSettings) -> Retention {
+    Retention {
+        max_count: form.max_captures,
+        max_age: form
+            .max_age_days
+            .map(|days| Duration::from_secs(u64::from(days) * 24 * 60 * 60)),
+    }
+}
+
+/// Opens the capture store once (on the blocking pool: opening rebuilds the store's map of
+/// notifications); every listener of this run uses it.
+pub async fn open_store(app: &AppHandle) -> Result<Store> {
+    let state = app.state::<AppState>();
+    if let Some(store) = state.lock().captures.clone() {
+        return Ok(store);
+    }
+    let path = state.data_dir.join(partner_local::paths::CAPTURE_STORE);
+    let retention = retention_of(&state.lock().settings.retention);
+    let data_dir = state.data_dir.clone();
+    let opened = tauri::async_runtime::spawn_blocking(move || {
+        partner_local::paths::create_private_dir(&data_dir)
+            .map_err(|e| AppError::new(ErrorKind::Io, format!("{e}."), "Check the data folder's permissions."))?;
+        Store::open(&path, retention).map_err(AppError::from)
+    })
+    .await
+    .map_err(|e| AppError::new(ErrorKind::Internal, format!("Opening the capture store failed: {e}."), "Restart the app."))?;
+    match opened {
+        Ok(store) => {
+            state.lock().captures = Some(store.clone());
+            Ok(store)
+        }
+        Err(error) => {
+            let error = AppError::new(
+                ErrorKind::Listener,
+                format!("The capture store could not be opened: {}", error.message),
+                "Stop the other listener using it (`partner listen`, or another Partner Console), then turn the listener on in Webhooks.",
+            );
+            crate::events::announce(app, |inner| {
+                inner.listener_problem = Some(ListenerProblem {
+                    error: error.clone(),
+                    suggestion: None,
+                });
+            });
+            Err(error)
+        }
+    }
+}
+
+/// Starts the listener on this run's address, unless it runs.
+pub async fn start(app: &AppHandle) -> Result<RunningListener> {
+    let state = app.state::<AppState>();
+    if let Some(running) = state.lock().listener.clone() {
+        return Ok(running);
+    }
+    let address = state.lock().listener_address.clone();
+    let socket = match bind(&address) {
+        Ok(socket) => socket,
+        Err(problem) => {
+            let error = problem.error.clone();
+            crate::events::announce(app, |inner| inner.listener_problem = Some(problem));
+            return Err(error);
+        }
+    };
+    serve(app, socket, address).await
+}
+
+/// Binds exactly the address, or says why not (with a free address to offer).
+fn bind(address: &ListenerAddress) -> std::result::Result<std::net::TcpListener, ListenerProblem> {
+    listener_address::bind(address.address).map_err(|error| match error {
+        BindError::Taken(taken) => ListenerProblem {
+            error: AppError::new(
+                ErrorKind::Listener,
+                format!(
+                    "The listener's address {} is already in use by another program (`partner listen`, another console, or something else).",
+                    taken.address
+                ),
+                match taken.suggestion {
+                    Some(free) => format!("Use {free}, which is free (and point your tunnel at it), or stop the other program and turn the listener on again."),
+                    None => "Stop the other program, or choose another port in Webhooks.".into(),
+                },
+            ),
+            suggestion: taken.suggestion,
+        },
+        BindError::Other { address, source } => ListenerProblem {
+            error: AppError::new(
+                ErrorKind::Listener,
+                format!("The listener could not listen on {address}: {source}."),
+                "Choose another address in Webhooks.",
+            ),
+            suggestion: None,
+        },
+    })
+}
+
+/// Serves the listener on a bound socket, with the capture store and the keychain's keys, and
+/// the feed of its captures to the UI.
+async fn serve(
+    app: &AppHandle,
+    socket: std::net::TcpListener,
+    address: ListenerAddress,
+) -> Result<RunningListener> {
+    let state = app.state::<AppState>();
+    let store = open_store(app).await?;
+    let test_mode = listener_test_mode(&state.lock().test_mode);
+    let config = ListenerConfig {
+        path: address.path.clone(),
+        test_mode,
+        ..ListenerConfig::default()
+    };
+    let keys: Arc<dyn partner_listener::KeySource> = state.keys.clone();
+    let listener = Listener::new(config, store, keys)?;
+    let socket = tokio::net::TcpListener::from_std(socket).map_err(partner_listener::Error::Io)?;
+    let addr = socket.local_addr().map_err(partner_listener::Error::Io)?;
+    let stop = state.shutdown.child_token();
+    let serving = listener.clone();
+    let stopped = stop.clone();
+    tauri::async_runtime::spawn(async move {
+        if let Err(error) = serving.serve(socket, stopped.cancelled_owned()).await {
+            tracing::error!(%error, "the listener stopped with an error");
+        }
+    });
+    crate::events::spawn_capture_feed(app.clone(), &listener, stop.clone());
+    let running = RunningListener {
+        listener,
+        addr,
+        stop,
+    };
+    crate::events::announce(app, |inner| {
+        inner.listener = Some(running.clone());
+        inner.listener_problem = None;
+        inner.listener_address = address;
+    });
+    Ok(running)
+}
+
+/// Stops the listener (its captures stay in the store).
+pub fn stop(app: &AppHandle) {
+    crate::events::announce(app, |inner| {
+        if let Some(running) = inner.listener.take() {
+            running.stop.cancel();
+        }
+    });
+}
+
+/// Moves the listener to a new address and path, kept in the settings. The new address is
+/// bound before the old listener stops, so a taken port leaves everything as it was.
+pub async fn move_to(app: &AppHandle, form: ListenerAddressForm) -> Result<()> {
+    let state = app.state::<AppState>();
+    let address = listener_address::parse_address(&form.address)
+        .map_err(|e| AppError::invalid(format!("The listener's address: {e}.")))?;
+    partner_local::settings::check_listener_path(form.path.trim())
+        .map_err(|e| AppError::invalid(format!("{}.", capitalise(&e))))?;
+    let path = partner_listener::server::normalise_path(form.path.trim())
+        .map_err(|e| AppError::invalid(format!("The listener's path: {e}.")))?;
+    let target = ListenerAddress {
+        address,
+        path: path.clone(),
+        from_environment: false,
+    };
+    let current = state.lock().listener.clone();
+    let unchanged = current
+        .as_ref()
+        .is_some_and(|r| r.addr == address && r.listener.config().path == path);
+    if !unchanged {
+        let socket = match current.as_ref().filter(|r| r.addr == address) {
+            // Same port, new path: the old listener lets the port go first.
+            Some(running) => {
+                running.stop.cancel();
+                rebind_released(&target).await.map_err(|p| p.error)?
+            }
+            None => bind(&target).map_err(|problem| {
+                let error = problem.error.clone();
+                if current.is_none() {
+                    crate::events::announce(app, |inner| inner.listener_problem = Some(problem));
+                }
+                error
+            })?,
+        };
+        if let Some(running) = &current {
+            running.stop.cancel();
+        }
+        state.lock().listener = None;
+        serve(app, socket, target).await?;
+    }
+    crate::services::settings::update(&state, |settings| {
+        settings.listener.address = address;
+        settings.listener.path = path;
+    })?;
+    Ok(())
+}
+
+/// Binds an address a stopping listener is letting go (its accept loop ends within moments).
+async fn rebind_released(
+    target: &ListenerAddress,
+) -> std::result::Result<std::net::TcpListener, ListenerProblem> {
+    let mut attempt = 0;
+    loop {
+        match bind(target) {
+            Ok(socket) => return Ok(socket),
+            Err(_) if attempt < 40 => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(problem) => return Err(problem),
+        }
+    }
+}
+
+fn capitalise(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// The listener's test mode from the screen's (on/off, status, delay).
+pub fn listener_test_mode(mode: &TestMode) -> partner_listener::TestMode {
+    if !mode.enabled {
+        return partner_listener::TestMode::default();
+    }
+    partner_listener::TestMode {
+        status: Some(mode.status),
+        delay: (mode.delay_ms > 0).then(|| Duration::from_millis(mode.delay_ms)),
+        ..partner_listener::TestMode::default()
+    }
+}
+
+pub fn set_test_mode(state: &AppState, mode: TestMode) -> Result<()> {
+    let listener_mode = listener_test_mode(&mode);
+    listener_mode.validate()?;
+    if let Some(running) = state.lock().listener.as_ref() {
+        running.listener.set_test_mode(listener_mode)?;
+    }
+    state.lock().test_mode = mode;
+    Ok(())
+}
+
+/// How many captures are kept and for how long: saved, and applied to the store now.
+pub async fn set_retention(state: &AppState, form: RetentionForm) -> Result<()> {
+    if form.max_captures == Some(0) {
+        return Err(AppError::invalid(
+            "Keep at least one capture, or set no limit.",
+        ));
+    }
+    if form.max_age_days == Some(0) {
+        return Err(AppError::invalid(
+            "Keep captures for at least one day, or set no limit.",
+        ));
+    }
+    let settings = partner_local::settings::RetentionSettings {
+        max_captures: form.max_captures,
+        max_age_days: form.max_age_days,
+    };
+    let retention = retention_of(&settings);
+    crate::services::settings::update(state, |s| s.retention = settings)?;
+    if let Ok(store) = state.captures() {
+        store.set_retention(retention).await?;
+    }
+    Ok(())
+}
+
+/// Deletes these captures (what the inspector's filter shows), or every capture.
+pub async fn clear(state: &AppState, ids: Option<Vec<i64>>) -> Result<u64> {
+    let store = state.captures()?;
+    let filter = partner_listener::CaptureFilter {
+        ids: ids.unwrap_or_default(),
+        ..partner_listener::CaptureFilter::default()
+    };
+    Ok(store.clear(&filter).await?)
+}
+
+/// The active connection's tunnel URL.
+pub fn tunnel_url(state: &AppState) -> Option<String> {
+    let inner = state.lock();
+    let id = inner.active.as_ref()?.view.id.clone();
+    inner.settings.tunnel_urls.get(&id).cloned()
+}
+
+/// Saves the active connection's tunnel URL (none clears it). Returns the URL it replaced.
+pub fn set_tunnel_url(state: &AppState, url: Option<String>) -> Result<Option<String>> {
+    let url = url
+        .map(|u| u.trim().trim_end_matches('/').to_string())
+        .filter(|u| !u.is_empty());
+    if let Some(url) = &url {
+        partner_api::product::check_callback_url(url, true)
+            .map_err(|e| AppError::invalid(format!("The tunnel {e}.")))?;
+    }
+    let id = state
+        .active_id()
+        .ok_or_else(AppError::not_connected)?;
+    crate::services::settings::update(state, |settings| match url {
+        Some(url) => settings.tunnel_urls.insert(id, url),
+        None => settings.tunnel_urls.remove(&id),
+    })
+}
+
+/// The Webhooks screen's view of the listener.
+pub fn view(state: &AppState) -> ListenerView {
+    let tunnel = tunnel_url(state);
+    let inner = state.lock();
+    let running = inner.listener.as_ref();
+    ListenerView {
+        running: running.is_some(),
+        address: running.map(|r| r.addr.ip().to_string()),
+        port: running
+            .map(|r| r.addr.port())
+            .or(Some(inner.listener_address.address.port())),
+        path: running
+            .map(|r| r.listener.config().path.clone())
+            .unwrap_or_else(|| inner.listener_address.path.clone()),
+        configured_address: inner.settings.listener.address.to_string(),
+        address_from_environment: inner.listener_address.from_environment,
+        callback_url: tunnel.clone().or_else(|| running.map(RunningListener::url)),
+        tunnel_url: tunnel,
+        test_mode: inner.test_mode.clone(),
+        problem: inner.listener_problem.as_ref().map(|p| p.error.clone()),
+        suggested_address: inner
+            .listener_problem
+            .as_ref()
+            .and_then(|p| p.suggestion)
+            .map(|a| a.to_string()),
+        retention: RetentionForm {
+            max_captures: inner.settings.retention.max_captures,
+            max_age_days: inner.settings.retention.max_age_days,
+        },
+        store_path: state
+            .data_dir
+            .join(partner_local::paths::CAPTURE_STORE)
+            .display()
+            .to_string(),
+    }
+}

@@ -1,0 +1,15 @@
+//! The app's services: what the commands call, and what never calls a command. Each owns one
+//! part of the app (connections, the embedded sandbox, the listener, the signing keys, the
+//! settings, start-up, the token, subscriptions, the tunnel check) and does its work through
+//! the libraries (`partner-client`, `partner-listener`, `partner-sandbox`, `partner-local`).
+//! Calls go one way: commands → services → libraries; `events` only sends to the UI.
+
+pub mod connections;
+pub mod embedded;
+pub mod keys;
+pub mod listener;
+pub mod settings;
+pub mod startup;
+pub mod subscriptions;
+pub mod token;
+pub mod tunnel;

@@ -1,0 +1,204 @@
+//! Start-up and shut-down. At start: the listener on its fixed address, and at the same time
+//! the connection: the one the environment names (`PARTNER_BASE_URL`, …), else the last
+//! active one, else the embedded sandbox, whose demo product is then subscribed to the
+//! listener.
+//!
+//! Why in this order: the first thing a user sees is the products table, so start-up ends
+//! (phase `ready`, the UI lists) as soon as a connection is active. The listener and the
+//! connection (embedded sandbox start + token) start at the same time on tasks of their own;
+//! the keys of the connection's subscriptions, the tunnel check and the demo product's
+//! subscription (a list, two PATCHes, keys into the keychain) run after start-up in the
+//! background, their outcomes in the status. The UI does not poll: `wait_for_start` answers the
+//! moment the phase leaves `starting`.
+use crate::bridge::{AppStatus, DemoSubscription, StartupPhase, StepPhase};
+use crate::error::{AppError, ErrorKind, Result};
+use crate::state::AppState;
+use partner_client::PartnerClient;
+use partner_local::settings::EMBEDDED_CONNECTION_ID;
+use std::sync::OnceLock;
+use std::time::Instant;
+use tauri::{AppHandle, Manager};
+
+/// How long a replaced signing key keeps verifying unless the user retires it: effectively
+/// until retired.
+pub const PREVIOUS_KEY_GRACE: chrono::Duration = chrono::Duration::days(3650);
+
+static PROCESS_START: OnceLock<Instant> = OnceLock::new();
+
+/// Marks the process start (first thing in `run`), for the start-up milestones in the log.
+pub fn mark_process_start() {
+    PROCESS_START.get_or_init(Instant::now);
+}
+
+/// A start-up milestone in the log (`PARTNER_LOG=info`), with the milliseconds since the
+/// process started: where start-up time goes, without a profiler.
+pub fn milestone(what: &str) {
+    let ms = PROCESS_START.get().map_or(0, |t| t.elapsed().as_millis());
+    tracing::info!(since_start_ms = ms, "start-up: {what}");
+}
+
+pub async fn first_run(app: AppHandle) {
+    milestone("first run begins");
+    let listener = {
+        let app = app.clone();
+        tauri::async_runtime::spawn(async move {
+            let started = crate::services::listener::start(&app).await;
+            milestone("listener started");
+            started
+        })
+    };
+    let connection = {
+        let app = app.clone();
+        tauri::async_runtime::spawn(async move { open_at_start(&app).await })
+    };
+    let (listener, connection) = futures::join!(listener, connection);
+    let listener = listener.unwrap_or_else(|e| Err(task_failed(&e)));
+    let connection = connection.unwrap_or_else(|e| Err(task_failed(&e)));
+    let state = app.state::<AppState>();
+    if let Err(error) = &listener {
+        tracing::error!(%error, "the listener did not start");
+    }
+    if let Err(error) = &connection {
+        tracing::error!(%error, "start-up failed");
+        state.lock().startup_error = Some(error.clone());
+    }
+    let phase = if connection.is_ok() {
+        StartupPhase::Ready
+    } else {
+        StartupPhase::Failed
+    };
+    crate::events::announce(&app, |_| state.set_phase(phase));
+    milestone("ready");
+    if let Ok(Some(client)) = connection {
+        if listener.is_ok() {
+            spawn_demo_subscription(app.clone(), client);
+        }
+    }
+    // The tunnel check waits for the listener: run it now that both are up.
+    crate::services::tunnel::check_in_background(app.clone());
+}
+
+fn task_failed(error: &tauri::Error) -> AppError {
+    AppError::new(
+        ErrorKind::Internal,
+        format!("A start-up task failed: {error}."),
+        "Restart the app.",
+    )
+}
+
+/// The connection to open at start: the environment's, else the last active one, else the
+/// embedded sandbox. What could not be opened is told as a notice, and the next one is tried.
+/// Returns the embedded sandbox's client when that was opened (it gets its demo subscription).
+async fn open_at_start(app: &AppHandle) -> Result<Option<PartnerClient>> {
+    let state = app.state::<AppState>();
+    let notice = |text: String| {
+        crate::events::announce(app, |inner| inner.notices.push(text));
+    };
+    match crate::services::connections::adopt_environment(app).await {
+        Ok(Some(id)) => match crate::services::connections::open(app, &id).await {
+            Ok(client) => return Ok(client),
+            Err(error) => notice(format!(
+                "The connection named by PARTNER_BASE_URL could not be opened: {} {}",
+                error.message, error.hint
+            )),
+        },
+        Ok(None) => {}
+        Err(error) => notice(format!(
+            "The connection from the environment was not used: {}",
+            error.message
+        )),
+    }
+    let last = state.lock().settings.last_active.clone();
+    if let Some(id) = last.filter(|id| id != EMBEDDED_CONNECTION_ID) {
+        match crate::services::connections::open(app, &id).await {
+            Ok(client) => return Ok(client),
+            Err(error) => notice(format!(
+                "The last connection could not be opened ({}); the embedded sandbox opened instead.",
+                error.message.trim_end_matches('.')
+            )),
+        }
+    }
+    crate::services::connections::open(app, EMBEDDED_CONNECTION_ID).await
+}
+
+/// Subscribes the embedded sandbox's first demo product to the listener, in the background.
+pub fn spawn_demo_subscription(app: AppHandle, client: PartnerClient) {
+    tauri::async_runtime::spawn(subscribe_demo_product(app, client));
+}
+
+/// The embedded sandbox's demo subscription, after start-up (and again from
+/// [`retry_demo_subscription`] after a failure); its outcome goes to the UI as a status.
+async fn subscribe_demo_product(app: AppHandle, client: PartnerClient) {
+    let state = app.state::<AppState>();
+    let set = |subscription: DemoSubscription| {
+        crate::events::announce(&app, |inner| inner.demo_subscription = Some(subscription));
+    };
+    set(DemoSubscription {
+        phase: StepPhase::Running,
+        product_name: None,
+        error: None,
+    });
+    let outcome = match state.listener() {
+        Ok(listener) => {
+            crate::services::embedded::subscribe_demo_product(&state, &client, &listener.url())
+                .await
+        }
+        Err(error) => Err(error),
+    };
+    milestone("demo product subscribed");
+    set(match outcome {
+        Ok(product_name) => DemoSubscription {
+            phase: StepPhase::Done,
+            product_name,
+            error: None,
+        },
+        Err(error) => {
+            tracing::error!(%error, "subscribing the demo product failed");
+            DemoSubscription {
+                phase: StepPhase::Failed,
+                product_name: None,
+                error: Some(error),
+            }
+        }
+    });
+}
+
+/// Runs the demo subscription again after it failed (a locked keychain, say), once the user
+/// has dealt with the cause. Its progress reaches the UI as the first run's does.
+pub fn retry_demo_subscription(app: &AppHandle) -> Result<AppStatus> {
+    let state = app.state::<AppState>();
+    crate::services::embedded::active_sandbox(&state)?;
+    let client = state.client()?;
+    state.listener()?;
+    let announced = {
+        let mut inner = state.lock();
+        let failed = matches!(
+            inner.demo_subscription.as_ref().map(|d| d.phase),
+            Some(StepPhase::Failed)
+        );
+        if !failed {
+            return Err(AppError::invalid(
+                "The demo subscription has not failed, so there is nothing to try again.",
+            ));
+        }
+        // Marked here, not in the task, so a second click cannot start a second run.
+        inner.demo_subscription = Some(DemoSubscription {
+            phase: StepPhase::Running,
+            product_name: None,
+            error: None,
+        });
+        state.announce_locked(&inner)
+    };
+    spawn_demo_subscription(app.clone(), client);
+    crate::events::emit_status(app, announced.clone());
+    Ok(announced)
+}
+
+/// Stops what runs in the background, after the shutdown signal: the embedded sandbox last.
+pub async fn stop(app: AppHandle) {
+    let state = app.state::<AppState>();
+    let embedded = state.lock().embedded.take();
+    if let Some(embedded) = embedded {
+        embedded.stop().await;
+    }
+}
