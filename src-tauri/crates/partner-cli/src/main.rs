@@ -27,7 +27,7 @@ enum Command {
     Sandbox(commands::sandbox::Args),
     /// Issue, introspect or revoke access tokens; store the client secret in the keychain.
     Token(commands::token::Args),
-    /// List, show and create products; rotate a subscription's signing key.
+    /// List, show and create products; add, change, delete subscriptions and rotate their keys.
     Products(commands::products::Args),
     /// List and show transactions and their events.
     Transactions(commands::transactions::Args),

@@ -84,6 +84,14 @@ pub enum ClientError {
     Rule(#[from] RuleError),
     #[error("keychain: {message}")]
     Keychain { message: String },
+    /// A subscription the service has deleted, whose signing keys could not then be removed from
+    /// the keychain. The delete is done and must not be repeated; the keys are only clutter.
+    #[error("subscription {subscription_id} of product {product_id} is deleted, but its signing keys could not be removed from the keychain (entries signing-key:{subscription_id}:current and :previous): {message}")]
+    KeysLeftBehind {
+        product_id: String,
+        subscription_id: String,
+        message: String,
+    },
 }
 
 impl ClientError {
@@ -98,7 +106,9 @@ impl ClientError {
             ClientError::Timeout { .. } => ErrorKind::Timeout,
             ClientError::Server { .. } => ErrorKind::Server,
             ClientError::Rule(_) => ErrorKind::Rule,
-            ClientError::Keychain { .. } => ErrorKind::Keychain,
+            ClientError::Keychain { .. } | ClientError::KeysLeftBehind { .. } => {
+                ErrorKind::Keychain
+            }
         }
     }
 

@@ -8,6 +8,9 @@
 //! - [`PartnerClient::add_subscription`] and [`PartnerClient::rotate_signing_key`], with the keys kept in a [`SecretStore`]
 //!   ([`KeyringStore`] for the OS keychain, [`MemoryStore`] for tests), and [`signing_keys`] for
 //!   the listener.
+//! - [`PartnerClient::update_subscription`], [`PartnerClient::delete_subscription`] (its keys
+//!   leave the keychain after the service let it go), and [`PartnerClient::repoint_subscriptions`]
+//!   with its dry run [`PartnerClient::subscriptions_under`], for a tunnel's new address.
 //! - [`listing_export`]: a listing as CSV and the text search within it, for the app and the CLI.
 //! - [`ClientError`] with a machine-readable [`ErrorKind`] and messages that never hold a secret.
 //!
@@ -23,6 +26,7 @@ pub mod page;
 pub mod pager;
 pub mod rotation;
 pub mod secrets;
+pub mod subscriptions;
 pub mod token;
 
 pub use client::{PartnerClient, MERGE_PATCH};
@@ -36,5 +40,8 @@ pub use secrets::{
     client_secret, forget_client_secret, forget_signing_keys, save_client_secret, signing_keys,
     store_signing_key, KeyringStore, MemoryStore, PreviousKey, SecretSlot, SecretStore,
     SigningKeys, KEYCHAIN_SERVICE,
+};
+pub use subscriptions::{
+    CallbackBase, RepointFailure, Repointed, Repointing, SubscriptionAt, SubscriptionChange,
 };
 pub use token::{TokenManager, TokenState};

@@ -9,9 +9,9 @@
 //!
 //! The PATCH is a JSON merge patch, where an array replaces the whole array: every other
 //! subscription of the product is listed by its `subscriptionId` alone, which keeps it as it is,
-//! and the rotated one carries its new `signingkey`. A subscription created by someone else
-//! between the read and the PATCH would be dropped; the service offers no precondition to
-//! prevent that, so the window is kept as short as one GET and one PATCH.
+//! and the rotated one carries its new `signingkey`. That list is built by
+//! [`crate::subscriptions`], the one home of the webhooks patch, which also says why a
+//! subscription created by someone else between the read and the PATCH would be dropped.
 //!
 //! A new subscription gets the same care, with one twist: the service assigns its id, which is
 //! the keychain's name for the key, so the id is unknown until the PATCH answers. The key is
@@ -26,6 +26,9 @@ use crate::client::PartnerClient;
 use crate::error::{ClientError, Result, RuleError};
 use crate::secrets::SecretSlot;
 use crate::secrets::{store_signing_key, SecretStore};
+use crate::subscriptions::{
+    check_events, checked_callback_url, find_subscription, in_keychain, webhooks_patch,
+};
 use chrono::{DateTime, Utc};
 use partner_api::{
     signing_key, EventType, NewProduct, Product, ResourceType, Secret, WebhookSubscriptionInput,
@@ -67,24 +70,6 @@ pub struct Subscribed {
 /// Tells apart the pending slots of subscriptions added at the same moment.
 static PENDING_ATTEMPTS: AtomicU64 = AtomicU64::new(0);
 
-/// Runs keychain calls on the blocking pool.
-async fn in_keychain<T: Send + 'static>(
-    store: &Arc<dyn SecretStore>,
-    work: impl FnOnce(&dyn SecretStore) -> Result<T> + Send + 'static,
-) -> Result<T> {
-    let store = store.clone();
-    tokio::task::spawn_blocking(move || work(store.as_ref()))
-        .await
-        .map_err(|e| ClientError::Keychain {
-            message: format!("the keychain call did not finish ({e})"),
-        })?
-}
-
-#[derive(Serialize)]
-struct WebhooksPatch<'a> {
-    webhooks: &'a [WebhookSubscriptionInput],
-}
-
 impl PartnerClient {
     /// Replaces the signing key of one subscription of a product. A given key is checked against
     /// the spec's rule first; without one, a compliant key is generated.
@@ -97,24 +82,11 @@ impl PartnerClient {
     ) -> Result<Rotation> {
         let (key, generated) = key_to_use(new_key)?;
         let product = self.get_product(product_id).await?;
-        if !product
-            .webhooks
-            .iter()
-            .any(|w| w.subscription_id == subscription_id)
-        {
-            return Err(ClientError::NotFound {
-                message: format!(
-                    "product {} has no subscription {}",
-                    product.id,
-                    subscription_id.chars().take(64).collect::<String>()
-                ),
-            });
-        }
-        let webhooks: Vec<WebhookSubscriptionInput> = product
-            .webhooks
-            .iter()
-            .map(|w| {
-                if w.subscription_id == subscription_id {
+        find_subscription(&product, subscription_id)?;
+        let patch = webhooks_patch(
+            &product.webhooks,
+            |w| {
+                Some(if w.subscription_id == subscription_id {
                     WebhookSubscriptionInput {
                         subscription_id: Some(w.subscription_id.clone()),
                         signing_key: Some(key.clone()),
@@ -122,13 +94,10 @@ impl PartnerClient {
                     }
                 } else {
                     WebhookSubscriptionInput::keep(w)
-                }
-            })
-            .collect();
-        let patch = serde_json::to_value(WebhooksPatch {
-            webhooks: &webhooks,
-        })
-        .map_err(|e| ClientError::input(format!("the patch cannot be encoded ({e})")))?;
+                })
+            },
+            None,
+        )?;
 
         let replaced_at = self.clock().now();
         let before = store_signing_key(store, subscription_id, &key, replaced_at)?;
@@ -162,27 +131,20 @@ impl PartnerClient {
         new_key: Option<Secret>,
     ) -> Result<Subscribed> {
         let (key, generated) = key_to_use(new_key)?;
-        let url = subscription.url.trim();
-        if url.is_empty() {
-            return Err(ClientError::input("a subscription needs a URL"));
-        }
+        let url = checked_callback_url(&subscription.url)?;
+        check_events(&subscription.events)?;
         let product = self.get_product(product_id).await?;
-        let mut webhooks: Vec<WebhookSubscriptionInput> = product
-            .webhooks
-            .iter()
-            .map(WebhookSubscriptionInput::keep)
-            .collect();
-        webhooks.push(WebhookSubscriptionInput {
-            subscription_id: None,
-            url: Some(url.to_string()),
-            events: Some(subscription.events.clone()),
-            resource: Some(subscription.resource),
-            signing_key: Some(key.clone()),
-        });
-        let patch = serde_json::to_value(WebhooksPatch {
-            webhooks: &webhooks,
-        })
-        .map_err(|e| ClientError::input(format!("the patch cannot be encoded ({e})")))?;
+        let patch = webhooks_patch(
+            &product.webhooks,
+            |w| Some(WebhookSubscriptionInput::keep(w)),
+            Some(WebhookSubscriptionInput {
+                subscription_id: None,
+                url: Some(url.clone()),
+                events: Some(subscription.events.clone()),
+                resource: Some(subscription.resource),
+                signing_key: Some(key.clone()),
+            }),
+        )?;
 
         let pending = SecretSlot::PendingSigningKey {
             product_id: product.id.clone(),

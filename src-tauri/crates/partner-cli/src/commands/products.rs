@@ -1,18 +1,24 @@
-//! `partner products list|get|create|subscribe|rotate-key`.
+//! `partner products list|get|create|subscribe|rotate-key` and
+//! `partner products subscriptions list|update|delete`.
 //!
 //! Signing keys of new subscriptions and rotated keys are generated (or read from standard
 //! input with `--key-stdin`) and go to the OS keychain, where the listener finds them; they are
-//! never printed.
+//! never printed. `subscriptions update` keeps the key; `subscriptions delete` removes it from
+//! the keychain once the service has deleted the subscription.
+//!
+//! Names on the command line: events are `partner-api`'s own (`EventType::parse`); resources
+//! take the short names of [`RESOURCE_NAMES`] (or the full URN), in one table for every flag.
 
 use super::connect::{secret_from_stdin, ConnectionArgs};
 use super::listing::{run_list, ListArgs};
-use super::render::{print_one, OutputFormat};
+use super::render::{print_one, ListWriter, OutputFormat, Row};
 use crate::error::{CliError, Result};
 use clap::{Args as ClapArgs, Subcommand};
+use partner_api::WebhookSubscription;
 use partner_api::{
     signing_key, EventType, NewProduct, Product, ResourceType, WebhookSubscriptionInput,
 };
-use partner_client::{KeyringStore, NewSubscription, SecretSlot, SecretStore};
+use partner_client::{KeyringStore, NewSubscription, SecretSlot, SecretStore, SubscriptionChange};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -78,22 +84,71 @@ pub enum ProductsCommand {
         #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
         output: OutputFormat,
     },
+    /// List, change or delete a product's subscriptions.
+    Subscriptions {
+        #[command(subcommand)]
+        command: SubscriptionsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SubscriptionsCommand {
+    /// List a product's subscriptions (id, url, resource, events).
+    List {
+        product: String,
+        #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+        output: OutputFormat,
+    },
+    /// Change a subscription's URL, events or resource; its signing key stays as it is.
+    Update {
+        product: String,
+        subscription: String,
+        /// The new callback URL.
+        #[arg(long)]
+        url: Option<String>,
+        /// The events to be notified of: `created` or `updated` (repeatable; replaces the list).
+        #[arg(long = "event", value_name = "EVENT", value_parser = parse_event)]
+        events: Vec<EventType>,
+        /// The new resource: `transaction` or `event`.
+        #[arg(long, value_name = "RESOURCE", value_parser = parse_resource)]
+        resource: Option<ResourceType>,
+        #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+        output: OutputFormat,
+    },
+    /// Delete a subscription; its signing keys are then removed from the keychain.
+    Delete {
+        product: String,
+        subscription: String,
+        #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+        output: OutputFormat,
+    },
+}
+
+/// The command line's short names of the resources, for every flag that takes one.
+pub const RESOURCE_NAMES: [(&str, ResourceType); 2] = [
+    ("transaction", ResourceType::Transaction),
+    ("event", ResourceType::TransactionEvent),
+];
+
+/// A resource by its short name or its URN.
+fn parse_resource(raw: &str) -> std::result::Result<ResourceType, String> {
+    let raw = raw.trim();
+    RESOURCE_NAMES
+        .iter()
+        .find(|(name, _)| *name == raw)
+        .map(|(_, resource)| *resource)
+        .or_else(|| ResourceType::parse(raw))
+        .ok_or_else(|| {
+            let names: Vec<&str> = RESOURCE_NAMES.iter().map(|(name, _)| *name).collect();
+            format!("unknown resource `{raw}`; use {}", names.join(" or "))
+        })
 }
 
 fn parse_webhook(raw: &str) -> std::result::Result<(ResourceType, String), String> {
     let (resource, url) = raw
         .split_once('=')
         .ok_or("expected RESOURCE=URL, e.g. transaction=https://example.test/hook")?;
-    let resource = match resource.trim() {
-        "transaction" => ResourceType::Transaction,
-        "event" => ResourceType::TransactionEvent,
-        other => {
-            return Err(format!(
-                "unknown resource `{other}`; use transaction or event"
-            ))
-        }
-    };
-    Ok((resource, url.trim().to_string()))
+    Ok((parse_resource(resource)?, url.trim().to_string()))
 }
 
 fn parse_event(raw: &str) -> std::result::Result<EventType, String> {
@@ -113,6 +168,47 @@ pub struct AddedSubscription {
     pub resource: ResourceType,
     pub events: Vec<EventType>,
     pub generated: bool,
+}
+
+/// What `subscriptions delete` did.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeletedSubscription {
+    pub product: String,
+    pub subscription_id: String,
+    /// The product's subscriptions left.
+    pub remaining: usize,
+    /// Its signing keys are out of the keychain (a failure to remove them is an error instead).
+    pub keys_removed: bool,
+}
+
+impl Row for DeletedSubscription {
+    const HEADERS: &'static [&'static str] =
+        &["product", "deletedSubscription", "remaining", "keysRemoved"];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.product.clone(),
+            self.subscription_id.clone(),
+            self.remaining.to_string(),
+            self.keys_removed.to_string(),
+        ]
+    }
+}
+
+impl Row for WebhookSubscription {
+    const HEADERS: &'static [&'static str] = &["subscription", "url", "resource", "events"];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.subscription_id.clone(),
+            self.url.clone(),
+            self.resource.to_string(),
+            self.events
+                .iter()
+                .map(|e| e.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+        ]
+    }
 }
 
 /// Fails early when the keychain cannot hold a key, before the service is changed.
@@ -221,6 +317,62 @@ pub async fn run(args: Args) -> Result<()> {
                 .rotate_signing_key(&store, &product, &subscription, key)
                 .await?;
             print_one(output, &rotation)
+        }
+        ProductsCommand::Subscriptions { command } => run_subscriptions(&client, command).await,
+    }
+}
+
+async fn run_subscriptions(
+    client: &partner_client::PartnerClient,
+    command: SubscriptionsCommand,
+) -> Result<()> {
+    match command {
+        SubscriptionsCommand::List { product, output } => {
+            let product = client.get_product(&product).await?;
+            let mut writer = ListWriter::<WebhookSubscription>::new(output)?;
+            for subscription in &product.webhooks {
+                writer.item(subscription)?;
+            }
+            writer.finish().map(|_| ())
+        }
+        SubscriptionsCommand::Update {
+            product,
+            subscription,
+            url,
+            events,
+            resource,
+            output,
+        } => {
+            let change = SubscriptionChange {
+                url,
+                events: (!events.is_empty()).then_some(events),
+                resource,
+            };
+            let updated = client
+                .update_subscription(&product, &subscription, &change)
+                .await?;
+            print_one(output, &updated)
+        }
+        SubscriptionsCommand::Delete {
+            product,
+            subscription,
+            output,
+        } => {
+            let keychain = KeyringStore::default();
+            keychain_ready(&keychain)?;
+            let store: Arc<dyn SecretStore> = Arc::new(keychain);
+            let patched = client
+                .delete_subscription(&store, &product, &subscription)
+                .await?;
+            print_one(
+                output,
+                &DeletedSubscription {
+                    product: patched.id.clone(),
+                    subscription_id: subscription,
+                    remaining: patched.webhooks.len(),
+                    keys_removed: true,
+                },
+            )
         }
     }
 }

@@ -489,6 +489,290 @@ async fn subscribe_refuses_a_bad_webhook_or_event_in_words_and_changes_nothing()
     assert_eq!(after["webhooks"], hooks_before);
 }
 
+/// The demo product with two subscriptions: its id and its `webhooks` as JSON.
+async fn demo_product_with_two_subscriptions(cli: &Cli) -> (String, serde_json::Value) {
+    let products = cli.json(&["products", "list", "--output", "json"]).await;
+    let product = products
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["webhooks"].as_array().is_some_and(|w| w.len() == 2))
+        .expect("a demo product with two subscriptions");
+    (
+        product["id"].as_str().unwrap().to_string(),
+        product["webhooks"].clone(),
+    )
+}
+
+#[tokio::test]
+async fn subscriptions_list_and_update_keep_the_others_and_refuse_bad_input_in_words() {
+    let cli = Cli::start(0).await;
+    let (product, hooks) = demo_product_with_two_subscriptions(&cli).await;
+    let first = hooks[0]["subscriptionId"].as_str().unwrap().to_string();
+
+    // list: the API's own objects as JSON, a row each in a table.
+    let listed = cli
+        .json(&[
+            "products",
+            "subscriptions",
+            "list",
+            &product,
+            "--output",
+            "json",
+        ])
+        .await;
+    assert_eq!(listed, hooks);
+    let table = cli
+        .run(&["products", "subscriptions", "list", &product], &[])
+        .await;
+    assert!(table.status.success(), "{}", stderr(&table));
+    let lines: Vec<String> = stdout(&table).lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].starts_with("SUBSCRIPTION") && lines[0].contains("URL"));
+    for (line, hook) in lines[1..].iter().zip(hooks.as_array().unwrap()) {
+        assert!(line.starts_with(hook["subscriptionId"].as_str().unwrap()));
+        assert!(line.contains(hook["url"].as_str().unwrap()));
+    }
+
+    // update: only what is named changes; the other subscription stays as it was.
+    let updated = cli
+        .json(&[
+            "products",
+            "subscriptions",
+            "update",
+            &product,
+            &first,
+            "--url",
+            "https://example.test/moved",
+            "--event",
+            "updated",
+            "--resource",
+            "event",
+            "--output",
+            "json",
+        ])
+        .await;
+    assert_eq!(
+        updated,
+        serde_json::json!({
+            "subscriptionId": first,
+            "url": "https://example.test/moved",
+            "events": ["updated"],
+            "resource": "urn:svc:partner:transaction:event",
+        })
+    );
+    let now = cli
+        .json(&[
+            "products",
+            "subscriptions",
+            "list",
+            &product,
+            "--output",
+            "json",
+        ])
+        .await;
+    assert_eq!(now[0], updated);
+    assert_eq!(now[1], hooks[1]);
+    // A URN names a resource too; the URL alone keeps the events.
+    let urn = cli
+        .json(&[
+            "products",
+            "subscriptions",
+            "update",
+            &product,
+            &first,
+            "--resource",
+            "urn:svc:partner:transaction",
+            "--output",
+            "json",
+        ])
+        .await;
+    assert_eq!(urn["resource"], "urn:svc:partner:transaction");
+    assert_eq!(urn["events"], serde_json::json!(["updated"]));
+
+    for (args, says) in [
+        (vec![first.as_str()], "nothing to change"),
+        (
+            vec![first.as_str(), "--event", "deleted"],
+            "unknown event `deleted`",
+        ),
+        (
+            vec![first.as_str(), "--resource", "payments"],
+            "unknown resource `payments`; use transaction or event",
+        ),
+        (
+            vec![first.as_str(), "--url", "ftp://example.test/x"],
+            "https://",
+        ),
+        (
+            vec!["no-such-subscription", "--url", "https://example.test/x"],
+            "has no subscription no-such-subscription",
+        ),
+    ] {
+        let mut all = vec!["products", "subscriptions", "update", product.as_str()];
+        all.extend(args);
+        let output = cli.run(&all, &[]).await;
+        assert!(!output.status.success(), "{all:?}");
+        assert!(
+            stderr(&output).contains(says),
+            "{all:?}: {}",
+            stderr(&output)
+        );
+    }
+    let after = cli
+        .json(&[
+            "products",
+            "subscriptions",
+            "list",
+            &product,
+            "--output",
+            "json",
+        ])
+        .await;
+    assert_eq!(after[0], urn, "the refused updates changed nothing");
+    assert_eq!(after[1], hooks[1]);
+}
+
+#[tokio::test]
+async fn subscriptions_delete_needs_the_keychain_before_it_changes_anything() {
+    let cli = Cli::start(0).await;
+    let (product, hooks) = demo_product_with_two_subscriptions(&cli).await;
+    let first = hooks[0]["subscriptionId"].as_str().unwrap().to_string();
+    // A session bus that is not there: the keychain cannot be reached.
+    let output = cli
+        .run(
+            &["products", "subscriptions", "delete", &product, &first],
+            &[(
+                "DBUS_SESSION_BUS_ADDRESS",
+                "unix:path=/nonexistent/partner-cli-test-bus",
+            )],
+        )
+        .await;
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("the keychain, which is not available"),
+        "{}",
+        stderr(&output)
+    );
+    let after = cli
+        .json(&[
+            "products",
+            "subscriptions",
+            "list",
+            &product,
+            "--output",
+            "json",
+        ])
+        .await;
+    assert_eq!(after, hooks, "nothing deleted");
+}
+
+#[tokio::test]
+async fn subscriptions_delete_removes_the_subscription_and_its_keys() {
+    if std::env::var("PARTNER_KEYCHAIN_TESTS").as_deref() != Ok("1") {
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "SKIPPED subscriptions_delete_removes_the_subscription_and_its_keys: set PARTNER_KEYCHAIN_TESTS=1 under dbus-run-session with an unlocked gnome-keyring");
+        return;
+    }
+    let cli = Cli::start(0).await;
+    let created = cli
+        .json(&[
+            "products",
+            "create",
+            "--name",
+            "cli-deleting",
+            "--listing-name",
+            "Deleting",
+            "--webhook",
+            "transaction=http://127.0.0.1:9/a",
+            "--webhook",
+            "event=http://127.0.0.1:9/b",
+            "--output",
+            "json",
+        ])
+        .await;
+    let product = created["id"].as_str().unwrap().to_string();
+    let (gone, kept) = (
+        created["webhooks"][0]["subscriptionId"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+        created["webhooks"][1]["subscriptionId"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+    );
+    // A rotation leaves a previous key, which must go too.
+    let rotated = cli
+        .run(&["products", "rotate-key", &product, &gone], &[])
+        .await;
+    assert!(rotated.status.success(), "{}", stderr(&rotated));
+    let store = partner_client::KeyringStore::default();
+    let previous = partner_client::SecretSlot::PreviousSigningKey {
+        subscription_id: gone.clone(),
+    };
+    assert!(partner_client::SecretStore::get(&store, &previous)
+        .unwrap()
+        .is_some());
+
+    let deleted = cli
+        .json(&[
+            "products",
+            "subscriptions",
+            "delete",
+            &product,
+            &gone,
+            "--output",
+            "json",
+        ])
+        .await;
+    assert_eq!(
+        deleted,
+        serde_json::json!({
+            "product": product,
+            "subscriptionId": gone,
+            "remaining": 1,
+            "keysRemoved": true,
+        })
+    );
+    assert!(partner_client::signing_keys(&store, &gone)
+        .unwrap()
+        .is_none());
+    assert!(partner_client::SecretStore::get(&store, &previous)
+        .unwrap()
+        .is_none());
+    assert!(partner_client::signing_keys(&store, &kept)
+        .unwrap()
+        .is_some());
+    let now = cli
+        .json(&[
+            "products",
+            "subscriptions",
+            "list",
+            &product,
+            "--output",
+            "json",
+        ])
+        .await;
+    assert_eq!(now, serde_json::json!([created["webhooks"][1]]));
+
+    // Deleting it again: the service no longer has it, said in words.
+    let again = cli
+        .run(
+            &["products", "subscriptions", "delete", &product, &gone],
+            &[],
+        )
+        .await;
+    assert!(!again.status.success());
+    assert!(
+        stderr(&again).contains(&format!("product {product} has no subscription {gone}")),
+        "{}",
+        stderr(&again)
+    );
+
+    partner_client::forget_signing_keys(&store, &kept).unwrap();
+}
+
 #[test]
 fn sort_keys_named_in_the_help_are_the_rules_keys() {
     // The help text of `transactions list` names the keys partner-api allows.

@@ -9,5 +9,6 @@ mod errors;
 mod keychain;
 mod rotation;
 mod secrets;
+mod subscriptions;
 mod support;
 mod tokens;

@@ -10,6 +10,7 @@ use partner_api::{
 use partner_client::{
     signing_keys, ErrorKind, MemoryStore, NewSubscription, SecretSlot, SecretStore,
 };
+use partner_sandbox::{ClientCredentials, SandboxConfig};
 use partner_testkit::TestReceiver;
 use std::sync::Arc;
 use std::time::Duration;
@@ -47,7 +48,7 @@ pub async fn lender_creates_transaction(setup: &Setup, product_id: &str) -> Stri
     body["id"].as_str().unwrap().to_string()
 }
 
-fn verifies(key: &Secret, request: &partner_testkit::ReceivedRequest) -> bool {
+pub fn verifies(key: &Secret, request: &partner_testkit::ReceivedRequest) -> bool {
     let signature = request.header(SIGNATURE_HEADER).unwrap_or_default();
     verify(key.expose().as_bytes(), &request.body, signature)
 }
@@ -200,13 +201,13 @@ async fn a_failed_rotation_changes_nothing() {
 
 /// The keychain as a [`MemoryStore`] that also records each write and removal, in order.
 #[derive(Debug, Default)]
-struct RecordingStore {
+pub struct RecordingStore {
     inner: MemoryStore,
     log: std::sync::Mutex<Vec<String>>,
 }
 
 impl RecordingStore {
-    fn log(&self) -> Vec<String> {
+    pub fn log(&self) -> Vec<String> {
         self.log.lock().unwrap().clone()
     }
 }
@@ -318,7 +319,14 @@ async fn an_added_subscription_keeps_the_others_and_its_key_is_kept_first() {
 
 #[tokio::test]
 async fn a_refused_subscription_leaves_no_key_behind() {
-    let setup = Setup::empty().await;
+    // A sandbox that refuses http:// callbacks, which only the service can know: the client lets
+    // http:// to loopback through for the service to decide.
+    let setup = Setup::with_config(SandboxConfig {
+        allow_http_callbacks: false,
+        clients: vec![ClientCredentials::generate()],
+        ..SandboxConfig::default()
+    })
+    .await;
     let recording = Arc::new(RecordingStore::default());
     let store: Arc<dyn SecretStore> = recording.clone();
     let product = setup
@@ -335,7 +343,7 @@ async fn a_refused_subscription_leaves_no_key_behind() {
     // The service refuses the URL: the key had been kept first, and is removed again.
     let refused = setup
         .client
-        .add_subscription(&store, &product.id, &hook("ftp://127.0.0.1/hook"), None)
+        .add_subscription(&store, &product.id, &hook("http://127.0.0.1/hook"), None)
         .await
         .unwrap_err();
     assert_eq!(refused.kind(), ErrorKind::InvalidRequest, "{refused}");
@@ -364,6 +372,27 @@ async fn a_refused_subscription_leaves_no_key_behind() {
         .await
         .unwrap_err();
     assert_eq!(blank.kind(), ErrorKind::Rule);
+    // A URL that breaks partner-api's callback rule whatever the service allows, and no events.
+    let ftp = setup
+        .client
+        .add_subscription(&store, &product.id, &hook("ftp://127.0.0.1/hook"), None)
+        .await
+        .unwrap_err();
+    assert_eq!(ftp.kind(), ErrorKind::Rule, "{ftp}");
+    let no_events = setup
+        .client
+        .add_subscription(
+            &store,
+            &product.id,
+            &NewSubscription {
+                events: vec![],
+                ..hook("https://example.test/hook")
+            },
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(no_events.kind(), ErrorKind::Rule, "{no_events}");
     let missing = setup
         .client
         .add_subscription(&store, "no-such-product", &hook("http://127.0.0.1/h"), None)

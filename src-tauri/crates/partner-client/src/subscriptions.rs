@@ -1,0 +1,598 @@
+//! Editing, deleting and re-pointing a product's webhook subscriptions, and the one builder of
+//! the webhooks merge patch that every subscription change sends (here and in
+//! [`crate::rotation`]).
+//!
+//! The service has a single way to change subscriptions: `PATCH /partner/v2/products/{id}`
+//! with a JSON merge patch, in which the `webhooks` array replaces the product's whole list. An
+//! entry with a `subscriptionId` alone keeps that subscription as it is; with more fields it
+//! changes those (an omitted `signingkey` keeps the key); an entry without an id creates one; a
+//! subscription left out is deleted. So every change reads the product, lists every
+//! subscription it does not touch by its id alone, and patches. [`webhooks_patch`] is that list,
+//! built in one place so that no change can forget a subscription it did not mean to delete.
+//!
+//! Lost updates: the spec gives products no `ETag`, and the sandbox neither sends one nor
+//! honours `If-Match`, so there is no precondition to send. A subscription someone else adds
+//! between our GET and our PATCH is deleted by our PATCH; one they delete in that window makes
+//! ours fail (an unknown `subscriptionId` is a 400), the harmless side. The window is one GET
+//! and one PATCH, kept as short as that; closing it needs the service to offer a precondition.
+//!
+//! Writes are never retried (`Repeat::Once`): a timeout does not say whether the service acted,
+//! so the caller sees the error and reads the product again.
+//!
+//! Deleting: a subscription's keychain entries are removed only after the PATCH succeeded. Were
+//! they removed first and the PATCH failed, the service would go on signing with a key the
+//! console no longer has, and the spec offers no way to read it back. If the removal fails after
+//! the PATCH, the error is [`ClientError::KeysLeftBehind`], which says the subscription is gone,
+//! so nobody repeats a delete that already happened.
+//!
+//! Re-pointing: a tunnel (ngrok, cloudflared) gets a new public address when it restarts, and
+//! every subscription that pointed through it must follow. [`CallbackBase`] says which callback
+//! URLs lie under a base (same scheme, host, port and credentials, and the base's path as whole
+//! segments, so `/hooks` holds `/hooks/a` but not `/hooksmith`; a trailing slash on either side
+//! means nothing) and rebases them, keeping the rest of the path, the query and the fragment.
+//! [`PartnerClient::subscriptions_under`] is the dry run the app shows before asking;
+//! [`PartnerClient::repoint_subscriptions`] then sends one PATCH per product, each product read
+//! afresh just before, and reports every product's failure without stopping at the first.
+
+use crate::client::PartnerClient;
+use crate::error::{ClientError, Result};
+use crate::pager::PagerOptions;
+use crate::secrets::{forget_signing_keys, SecretStore};
+use futures::StreamExt;
+use partner_api::product::check_callback_url;
+use partner_api::{
+    EventType, Product, ResourceType, SortSpec, WebhookSubscription, WebhookSubscriptionInput,
+};
+use serde::Serialize;
+use std::collections::HashSet;
+use std::sync::Arc;
+use url::Url;
+
+/// What to change in an existing subscription; `None` keeps a field as it is. The signing key
+/// is never touched here (see [`PartnerClient::rotate_signing_key`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SubscriptionChange {
+    pub url: Option<String>,
+    pub events: Option<Vec<EventType>>,
+    pub resource: Option<ResourceType>,
+}
+
+impl SubscriptionChange {
+    fn is_empty(&self) -> bool {
+        self.url.is_none() && self.events.is_none() && self.resource.is_none()
+    }
+}
+
+/// A subscription found under a base URL, with the product it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionAt {
+    pub product_id: String,
+    pub product_name: String,
+    pub subscription: WebhookSubscription,
+}
+
+/// One subscription moved to a new URL.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Repointed {
+    pub product_id: String,
+    pub subscription_id: String,
+    pub old_url: String,
+    /// The URL the service now holds (as its answer to the PATCH shows it).
+    pub new_url: String,
+}
+
+/// A product whose subscriptions could not be re-pointed; its subscriptions are as they were
+/// unless the error is a timeout or a network failure after sending, which cannot say.
+#[derive(Debug)]
+pub struct RepointFailure {
+    pub product_id: String,
+    pub error: ClientError,
+}
+
+/// What [`PartnerClient::repoint_subscriptions`] did: every change made, and every product that
+/// failed (the others were still done).
+#[derive(Debug, Default)]
+pub struct Repointing {
+    pub changed: Vec<Repointed>,
+    pub failed: Vec<RepointFailure>,
+}
+
+/// A base URL that callback URLs are compared under, as URLs rather than as text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallbackBase {
+    url: Url,
+    /// The base's path without its trailing slashes (empty for the root).
+    path: String,
+}
+
+impl CallbackBase {
+    /// An absolute URL with a host and no query or fragment (`https://abc.ngrok.app`,
+    /// `https://host/hooks/`).
+    pub fn parse(raw: &str) -> Result<Self> {
+        let raw = raw.trim();
+        if raw.is_empty() {
+            return Err(ClientError::input("the base URL is empty"));
+        }
+        // The URL is not quoted back: it could carry a password (`https://user:pass@host/`).
+        let url = Url::parse(raw)
+            .map_err(|e| ClientError::input(format!("the base URL is not a valid URL ({e})")))?;
+        if url.host().is_none() {
+            return Err(ClientError::input("the base URL has no host"));
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err(ClientError::input(
+                "the base URL must not have a query or a fragment",
+            ));
+        }
+        let path = url.path().trim_end_matches('/').to_string();
+        Ok(Self { url, path })
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.url.as_str()
+    }
+
+    /// What follows the base in `url` (path remainder, query, fragment), or `None` when `url`
+    /// is not under this base.
+    fn remainder(&self, url: &Url) -> Option<(String, Option<String>, Option<String>)> {
+        let same_origin = url.scheme() == self.url.scheme()
+            && url.host() == self.url.host()
+            && url.port_or_known_default() == self.url.port_or_known_default()
+            && url.username() == self.url.username()
+            && url.password() == self.url.password();
+        if !same_origin {
+            return None;
+        }
+        let rest = url.path().strip_prefix(self.path.as_str())?;
+        if !(rest.is_empty() || rest.starts_with('/')) {
+            return None;
+        }
+        Some((
+            rest.to_string(),
+            url.query().map(str::to_string),
+            url.fragment().map(str::to_string),
+        ))
+    }
+
+    /// Whether the callback URL `url` lies under this base.
+    pub fn holds(&self, url: &str) -> bool {
+        Url::parse(url.trim())
+            .ok()
+            .is_some_and(|url| self.remainder(&url).is_some())
+    }
+
+    /// `url` moved from under this base to under `to`, or `None` when it is not under this base.
+    pub fn rebase(&self, url: &str, to: &CallbackBase) -> Option<String> {
+        let parsed = Url::parse(url.trim()).ok()?;
+        let (rest, query, fragment) = self.remainder(&parsed)?;
+        let mut moved = to.url.clone();
+        moved.set_path(&format!("{}{rest}", to.path));
+        moved.set_query(query.as_deref());
+        moved.set_fragment(fragment.as_deref());
+        Some(moved.into())
+    }
+}
+
+impl PartnerClient {
+    /// Changes the URL, events or resource of one subscription of a product and returns it as
+    /// the service now holds it. The signing key is kept (no `signingkey` is sent). The change is
+    /// checked first: a URL by `partner-api`'s callback rule (where only the service knows
+    /// whether it admits `http://` to loopback, it is let through for the service to decide),
+    /// events at least one and none twice.
+    pub async fn update_subscription(
+        &self,
+        product_id: &str,
+        subscription_id: &str,
+        change: &SubscriptionChange,
+    ) -> Result<WebhookSubscription> {
+        if change.is_empty() {
+            return Err(ClientError::input(
+                "nothing to change: give a new url, events or resource",
+            ));
+        }
+        let url = change
+            .url
+            .as_deref()
+            .map(checked_callback_url)
+            .transpose()?;
+        if let Some(events) = &change.events {
+            check_events(events)?;
+        }
+        let product = self.get_product(product_id).await?;
+        find_subscription(&product, subscription_id)?;
+        let patch = webhooks_patch(
+            &product.webhooks,
+            |w| {
+                Some(if w.subscription_id == subscription_id {
+                    WebhookSubscriptionInput {
+                        subscription_id: Some(w.subscription_id.clone()),
+                        url: url.clone(),
+                        events: change.events.clone(),
+                        resource: change.resource,
+                        signing_key: None,
+                    }
+                } else {
+                    WebhookSubscriptionInput::keep(w)
+                })
+            },
+            None,
+        )?;
+        let patched = self.patch_product(&product.id, &patch).await?;
+        let updated = patched
+            .webhooks
+            .into_iter()
+            .find(|w| w.subscription_id == subscription_id)
+            .ok_or_else(|| ClientError::Server {
+                status: 200,
+                message: format!(
+                    "the product {} was patched but its answer does not show subscription {}",
+                    patched.id,
+                    printable(subscription_id)
+                ),
+                raw_body: None,
+            })?;
+        tracing::info!(product = %patched.id, subscription = subscription_id, "subscription updated");
+        Ok(updated)
+    }
+
+    /// Deletes one subscription of a product (the PATCH leaves it out), then removes its signing
+    /// keys, current and previous, from `store`. Returns the product as the service now holds it.
+    /// If the keys cannot be removed after the service deleted the subscription, the error is
+    /// [`ClientError::KeysLeftBehind`]: the delete itself is done.
+    pub async fn delete_subscription(
+        &self,
+        store: &Arc<dyn SecretStore>,
+        product_id: &str,
+        subscription_id: &str,
+    ) -> Result<Product> {
+        let product = self.get_product(product_id).await?;
+        find_subscription(&product, subscription_id)?;
+        let patch = webhooks_patch(
+            &product.webhooks,
+            |w| (w.subscription_id != subscription_id).then(|| WebhookSubscriptionInput::keep(w)),
+            None,
+        )?;
+        let patched = self.patch_product(&product.id, &patch).await?;
+        if patched
+            .webhooks
+            .iter()
+            .any(|w| w.subscription_id == subscription_id)
+        {
+            return Err(ClientError::Server {
+                status: 200,
+                message: format!(
+                    "the product {} was patched but its answer still shows subscription {}; its signing keys are kept",
+                    patched.id,
+                    printable(subscription_id)
+                ),
+                raw_body: None,
+            });
+        }
+        let id = subscription_id.to_string();
+        in_keychain(store, move |store| forget_signing_keys(store, &id))
+            .await
+            .map_err(|error| ClientError::KeysLeftBehind {
+                product_id: patched.id.clone(),
+                subscription_id: subscription_id.to_string(),
+                message: error.to_string(),
+            })?;
+        tracing::info!(product = %patched.id, subscription = subscription_id, "subscription deleted, its keys removed");
+        Ok(patched)
+    }
+
+    /// Every subscription, across all of this connection's products, whose URL lies under
+    /// `base_url` (see [`CallbackBase`]). Changes nothing: the dry run of
+    /// [`Self::repoint_subscriptions`].
+    pub async fn subscriptions_under(&self, base_url: &str) -> Result<Vec<SubscriptionAt>> {
+        let base = CallbackBase::parse(base_url)?;
+        self.subscriptions_under_base(&base).await
+    }
+
+    /// Moves every subscription under `from_base_url` to the same path under `to_base_url`:
+    /// one PATCH per product, each product read just before its PATCH. A product that fails is
+    /// reported in [`Repointing::failed`] and the others go on. The walk over the products
+    /// happens before any change, so an error there (returned as `Err`) changed nothing.
+    pub async fn repoint_subscriptions(
+        &self,
+        from_base_url: &str,
+        to_base_url: &str,
+    ) -> Result<Repointing> {
+        let from = CallbackBase::parse(from_base_url)?;
+        let to = CallbackBase::parse(to_base_url)?;
+        checked_callback_url(to.as_str())?;
+        let found = self.subscriptions_under_base(&from).await?;
+        let mut product_ids: Vec<String> = Vec::new();
+        for at in found {
+            if !product_ids.contains(&at.product_id) {
+                product_ids.push(at.product_id);
+            }
+        }
+        let mut outcome = Repointing::default();
+        for product_id in product_ids {
+            match self.repoint_product(&product_id, &from, &to).await {
+                Ok(mut changed) => outcome.changed.append(&mut changed),
+                Err(error) => {
+                    tracing::warn!(product = %product_id, %error, "could not re-point the product's subscriptions");
+                    outcome.failed.push(RepointFailure { product_id, error });
+                }
+            }
+        }
+        tracing::info!(
+            changed = outcome.changed.len(),
+            failed = outcome.failed.len(),
+            "subscriptions re-pointed"
+        );
+        Ok(outcome)
+    }
+
+    async fn subscriptions_under_base(&self, base: &CallbackBase) -> Result<Vec<SubscriptionAt>> {
+        let mut products = self.pager::<Product>(SortSpec::default(), PagerOptions::default())?;
+        let mut found = Vec::new();
+        while let Some(product) = products.next().await {
+            let product = product?;
+            for subscription in &product.webhooks {
+                if base.holds(&subscription.url) {
+                    found.push(SubscriptionAt {
+                        product_id: product.id.clone(),
+                        product_name: product.name.clone(),
+                        subscription: subscription.clone(),
+                    });
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    async fn repoint_product(
+        &self,
+        product_id: &str,
+        from: &CallbackBase,
+        to: &CallbackBase,
+    ) -> Result<Vec<Repointed>> {
+        let product = self.get_product(product_id).await?;
+        let mut moves: Vec<(String, String, String)> = Vec::new();
+        for w in &product.webhooks {
+            if let Some(new_url) = from.rebase(&w.url, to).filter(|new| *new != w.url) {
+                checked_callback_url(&new_url)?;
+                moves.push((w.subscription_id.clone(), w.url.clone(), new_url));
+            }
+        }
+        if moves.is_empty() {
+            // Changed or removed by someone else since the walk: nothing left to move here.
+            return Ok(Vec::new());
+        }
+        let patch = webhooks_patch(
+            &product.webhooks,
+            |w| {
+                Some(
+                    match moves.iter().find(|(id, _, _)| *id == w.subscription_id) {
+                        Some((id, _, new_url)) => WebhookSubscriptionInput {
+                            subscription_id: Some(id.clone()),
+                            url: Some(new_url.clone()),
+                            ..WebhookSubscriptionInput::default()
+                        },
+                        None => WebhookSubscriptionInput::keep(w),
+                    },
+                )
+            },
+            None,
+        )?;
+        let patched = self.patch_product(&product.id, &patch).await?;
+        Ok(moves
+            .into_iter()
+            .map(|(subscription_id, old_url, sent_url)| {
+                let new_url = patched
+                    .webhooks
+                    .iter()
+                    .find(|w| w.subscription_id == subscription_id)
+                    .map_or(sent_url, |w| w.url.clone());
+                Repointed {
+                    product_id: patched.id.clone(),
+                    subscription_id,
+                    old_url,
+                    new_url,
+                }
+            })
+            .collect())
+    }
+}
+
+#[derive(Serialize)]
+struct WebhooksPatch<'a> {
+    webhooks: &'a [WebhookSubscriptionInput],
+}
+
+/// The merge patch `{"webhooks": [...]}` for a product whose subscriptions are now `current`:
+/// `entry` says what each becomes (`None` deletes it, [`WebhookSubscriptionInput::keep`] keeps it
+/// as it is) and `added`, if any, is appended as a new subscription.
+pub(crate) fn webhooks_patch(
+    current: &[WebhookSubscription],
+    entry: impl FnMut(&WebhookSubscription) -> Option<WebhookSubscriptionInput>,
+    added: Option<WebhookSubscriptionInput>,
+) -> Result<serde_json::Value> {
+    let webhooks: Vec<WebhookSubscriptionInput> =
+        current.iter().filter_map(entry).chain(added).collect();
+    serde_json::to_value(WebhooksPatch {
+        webhooks: &webhooks,
+    })
+    .map_err(|e| ClientError::input(format!("the patch cannot be encoded ({e})")))
+}
+
+/// The subscription `subscription_id` of `product`, or a not-found error naming both.
+pub(crate) fn find_subscription<'a>(
+    product: &'a Product,
+    subscription_id: &str,
+) -> Result<&'a WebhookSubscription> {
+    product
+        .webhooks
+        .iter()
+        .find(|w| w.subscription_id == subscription_id)
+        .ok_or_else(|| ClientError::NotFound {
+            message: format!(
+                "product {} has no subscription {}",
+                product.id,
+                printable(subscription_id)
+            ),
+        })
+}
+
+/// A callback URL as it will be sent: trimmed, and meeting `partner-api`'s callback rule.
+/// `http://` to a loopback address passes, because only the service knows whether it admits
+/// one (a sandbox started with `--allow-http-callbacks` does); the service has the last word.
+pub(crate) fn checked_callback_url(raw: &str) -> Result<String> {
+    let url = raw.trim();
+    if url.is_empty() {
+        return Err(ClientError::input("a subscription needs a URL"));
+    }
+    check_callback_url(url, true).map_err(ClientError::input)?;
+    Ok(url.to_string())
+}
+
+/// A subscription's events: at least one, none twice (the service's rule, said before sending).
+pub(crate) fn check_events(events: &[EventType]) -> Result<()> {
+    if events.is_empty() {
+        let names: Vec<&str> = EventType::ALL.iter().map(|e| e.as_str()).collect();
+        return Err(ClientError::input(format!(
+            "events needs at least one of {}",
+            names.join(", ")
+        )));
+    }
+    let distinct: HashSet<_> = events.iter().collect();
+    if distinct.len() != events.len() {
+        return Err(ClientError::input("events names an event type twice"));
+    }
+    Ok(())
+}
+
+/// Runs keychain calls on the blocking pool: each is a blocking D-Bus round trip.
+pub(crate) async fn in_keychain<T: Send + 'static>(
+    store: &Arc<dyn SecretStore>,
+    work: impl FnOnce(&dyn SecretStore) -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || work(store.as_ref()))
+        .await
+        .map_err(|e| ClientError::Keychain {
+            message: format!("the keychain call did not finish ({e})"),
+        })?
+}
+
+/// An id or URL from the caller, cut short and without control characters, for a message.
+fn printable(value: &str) -> String {
+    value
+        .chars()
+        .take(64)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base(raw: &str) -> CallbackBase {
+        CallbackBase::parse(raw).unwrap()
+    }
+
+    #[test]
+    fn a_base_holds_whole_path_segments_whatever_the_trailing_slash() {
+        for raw in ["https://old.example/hooks", "https://old.example/hooks/"] {
+            let b = base(raw);
+            assert!(b.holds("https://old.example/hooks"));
+            assert!(b.holds("https://old.example/hooks/"));
+            assert!(b.holds("https://old.example/hooks/a?x=1"));
+            assert!(
+                b.holds("https://OLD.example:443/hooks/a"),
+                "host case, default port"
+            );
+            assert!(!b.holds("https://old.example/hooksmith"));
+            assert!(!b.holds("https://old.example/other/hooks"));
+            assert!(!b.holds("http://old.example/hooks"), "another scheme");
+            assert!(!b.holds("https://old.example:8443/hooks"), "another port");
+            assert!(!b.holds("https://old.example.evil/hooks"));
+            assert!(!b.holds("not a url"));
+        }
+        let root = base("https://old.example");
+        assert!(root.holds("https://old.example/"));
+        assert!(root.holds("https://old.example/anything/at/all"));
+        assert!(!root.holds("https://new.example/"));
+    }
+
+    #[test]
+    fn rebasing_keeps_the_rest_of_the_path_the_query_and_the_fragment() {
+        let from = base("https://old.example/");
+        let to = base("https://new.example/tunnel/");
+        assert_eq!(
+            from.rebase("https://old.example/hooks/a?x=1#f", &to)
+                .as_deref(),
+            Some("https://new.example/tunnel/hooks/a?x=1#f")
+        );
+        assert_eq!(
+            base("https://old.example/hooks")
+                .rebase("https://old.example/hooks", &base("http://127.0.0.1:7070"))
+                .as_deref(),
+            Some("http://127.0.0.1:7070/")
+        );
+        assert_eq!(
+            base("https://old.example/hooks/")
+                .rebase(
+                    "https://old.example/hooks/x",
+                    &base("https://new.example/v2")
+                )
+                .as_deref(),
+            Some("https://new.example/v2/x")
+        );
+        assert_eq!(from.rebase("https://elsewhere.example/a", &to), None);
+    }
+
+    #[test]
+    fn a_base_with_a_query_or_no_host_is_refused_in_words() {
+        for raw in [
+            "",
+            "  ",
+            "no scheme",
+            "https://h/x?q=1",
+            "https://h/#f",
+            "mailto:a@b",
+        ] {
+            let error = CallbackBase::parse(raw).unwrap_err();
+            assert_eq!(error.kind(), crate::ErrorKind::Rule, "{raw}: {error}");
+        }
+    }
+
+    #[test]
+    fn the_patch_lists_kept_subscriptions_by_id_and_leaves_deleted_ones_out() {
+        let sub = |id: &str| WebhookSubscription {
+            subscription_id: id.into(),
+            url: format!("https://h/{id}"),
+            events: vec![EventType::Created],
+            resource: ResourceType::Transaction,
+        };
+        let current = [sub("a"), sub("b"), sub("c")];
+        let patch = webhooks_patch(
+            &current,
+            |w| (w.subscription_id != "b").then(|| WebhookSubscriptionInput::keep(w)),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            patch,
+            serde_json::json!({"webhooks": [{"subscriptionId": "a"}, {"subscriptionId": "c"}]})
+        );
+        let none = webhooks_patch(&current, |_| None, None).unwrap();
+        assert_eq!(
+            none,
+            serde_json::json!({"webhooks": []}),
+            "an empty array deletes all"
+        );
+    }
+
+    #[test]
+    fn events_need_one_and_none_twice() {
+        assert!(check_events(&[EventType::Created]).is_ok());
+        assert!(check_events(&[]).is_err());
+        assert!(check_events(&[EventType::Updated, EventType::Updated]).is_err());
+    }
+}
