@@ -2,11 +2,12 @@
 //! keys. Thin adapters over `services::subscriptions`, which keeps the keychain and the
 //! listener's keys in step.
 use crate::bridge::{
-    NewProductForm, NewSubscriptionForm, RotateKeyForm, ShownOnceKey, SubscriptionKeys,
+    NewProductForm, NewSubscriptionForm, RepointResult, RotateKeyForm, ShownOnceKey,
+    SubscriptionChangeForm, SubscriptionKeys,
 };
 use crate::error::{AppError, Result};
 use crate::state::AppState;
-use partner_api::{NewProduct, Product, Secret};
+use partner_api::{NewProduct, Product, Secret, WebhookSubscription};
 use partner_client::NewSubscription;
 use partner_listener::KeySource;
 use tauri::State;
@@ -123,4 +124,33 @@ pub fn signing_key_problems(key: String) -> Vec<String> {
 #[tauri::command]
 pub fn generate_signing_key() -> String {
     partner_api::signing_key::generate().expose().to_string()
+}
+
+/// Changes a subscription's URL, events or resource; its key stays.
+#[tauri::command]
+pub async fn update_subscription(
+    state: State<'_, AppState>,
+    form: SubscriptionChangeForm,
+) -> Result<WebhookSubscription> {
+    crate::services::subscriptions::update(&state, form).await
+}
+
+/// Deletes a subscription, and its keys from the keychain and the listener.
+#[tauri::command]
+pub async fn delete_subscription(
+    state: State<'_, AppState>,
+    product_id: String,
+    subscription_id: String,
+) -> Result<Product> {
+    crate::services::subscriptions::delete(&state, &product_id, &subscription_id).await
+}
+
+/// Re-points the subscriptions under an old tunnel (or listener) URL to a new one.
+#[tauri::command]
+pub async fn repoint_subscriptions(
+    state: State<'_, AppState>,
+    from: String,
+    to: String,
+) -> Result<RepointResult> {
+    crate::services::subscriptions::repoint(&state, &from, &to).await
 }

@@ -15,7 +15,6 @@ use crate::state::AppState;
 use partner_api::signature::{self, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_api::Secret;
 use partner_listener::{Capture, CaptureFilter, KeySource};
-use std::time::Duration;
 use tauri::{AppHandle, State};
 
 #[tauri::command]

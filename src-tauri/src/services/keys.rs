@@ -21,6 +21,7 @@ pub async fn subscription_ids(client: &PartnerClient) -> Result<Vec<String>> {
         let page = PageRequest::new(start, PAGE).map_err(|e| AppError::invalid(format!("{e}.")))?;
         let listed = client.list_products(&page).await?;
         let count = listed.items.len() as u64;
+        let more = listed.has_more();
         ids.extend(
             listed
                 .items
@@ -28,7 +29,7 @@ pub async fn subscription_ids(client: &PartnerClient) -> Result<Vec<String>> {
                 .flat_map(|p| p.webhooks.into_iter().map(|w| w.subscription_id)),
         );
         start += count;
-        if count == 0 || !listed.has_more() {
+        if count == 0 || !more {
             return Ok(ids);
         }
     }

@@ -22,7 +22,7 @@ pub fn retention_of(form: &partner_local::settings::RetentionSettings) -> Retent
         max_count: form.max_captures,
         max_age: form
             .max_age_days
-            .map(|days| Duration::from_secs(u64::from(days) * 24 * 60 * 60)),
+            .map(|days| chrono::Duration::days(i64::from(days))),
     }
 }
 

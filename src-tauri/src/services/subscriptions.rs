@@ -2,6 +2,7 @@
 //! re-point. `partner-client` does the service's side and the keychain's; this module keeps the
 //! listener's key cache ([`partner_local::KeychainKeys`]) in step, so a change verifies at once
 //! without waiting for the next load from the keychain.
+use crate::bridge::{RepointOffer, RepointResult, RepointedSubscription};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::AppState;
 use partner_api::Secret;
@@ -87,12 +88,105 @@ pub fn retire_previous_key(state: &AppState, subscription_id: &str) -> Result<()
     Ok(())
 }
 
+/// Changes a subscription's URL, events or resource (its key stays as it is).
+pub async fn update(
+    state: &AppState,
+    form: crate::bridge::SubscriptionChangeForm,
+) -> Result<partner_api::WebhookSubscription> {
+    let change = partner_client::SubscriptionChange {
+        url: form.url.map(|u| u.trim().to_string()).filter(|u| !u.is_empty()),
+        events: form.events,
+        resource: form.resource,
+    };
+    Ok(state
+        .client()?
+        .update_subscription(&form.product_id, &form.subscription_id, &change)
+        .await?)
+}
+
+/// Deletes a subscription at the service, then its keys from the keychain and the listener.
+pub async fn delete(
+    state: &AppState,
+    product_id: &str,
+    subscription_id: &str,
+) -> Result<partner_api::Product> {
+    let client = state.client()?;
+    let outcome = client
+        .delete_subscription(&state.secrets, product_id, subscription_id)
+        .await;
+    match outcome {
+        Ok(product) => {
+            state.keys.forget(subscription_id);
+            Ok(product)
+        }
+        Err(error @ partner_client::ClientError::KeysLeftBehind { .. }) => {
+            // The subscription is gone at the service: the listener stops using its keys now;
+            // only the keychain still holds them, and the words say so.
+            state.keys.forget(subscription_id);
+            let mut app_error = AppError::from(error);
+            app_error.hint = "The subscription is deleted: do not delete it again. Remove the keychain entries named above with your keychain tool (seahorse), or leave them: nothing uses them.".into();
+            Err(app_error)
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
 /// The subscriptions still pointing under a tunnel URL that was just replaced, with where they
-/// would go (the user is asked before anything changes).
+/// would go (the user is asked before anything changes). None when nothing was replaced, no
+/// new URL is set, or nothing points under the old one.
 pub async fn repoint_offer(
     state: &AppState,
     replaced: Option<String>,
-) -> Result<Option<crate::bridge::RepointOffer>> {
-    let _ = (state, replaced);
-    Ok(None) // MERGE: helper 2's subscriptions_under
+) -> Result<Option<RepointOffer>> {
+    let (Some(from), Some(to)) = (replaced, crate::services::listener::tunnel_url(state)) else {
+        return Ok(None);
+    };
+    if from == to {
+        return Ok(None);
+    }
+    let to_base = partner_client::CallbackBase::parse(&to)?;
+    let under = state.client()?.subscriptions_under(&from).await?;
+    if under.is_empty() {
+        return Ok(None);
+    }
+    let from_base = partner_client::CallbackBase::parse(&from)?;
+    let subscriptions = under
+        .into_iter()
+        .filter_map(|at| {
+            let new_url = from_base.rebase(&at.subscription.url, &to_base)?;
+            Some(RepointedSubscription {
+                product_id: at.product_id,
+                subscription_id: at.subscription.subscription_id,
+                url: at.subscription.url,
+                new_url,
+            })
+        })
+        .collect();
+    Ok(Some(RepointOffer {
+        from,
+        to,
+        subscriptions,
+    }))
+}
+
+/// Re-points every subscription under `from` to the same path under `to`.
+pub async fn repoint(state: &AppState, from: &str, to: &str) -> Result<RepointResult> {
+    let done = state.client()?.repoint_subscriptions(from, to).await?;
+    Ok(RepointResult {
+        changed: done
+            .changed
+            .into_iter()
+            .map(|r| RepointedSubscription {
+                product_id: r.product_id,
+                subscription_id: r.subscription_id,
+                url: r.old_url,
+                new_url: r.new_url,
+            })
+            .collect(),
+        failures: done
+            .failed
+            .into_iter()
+            .map(|f| format!("Product {}: {}", f.product_id, f.error))
+            .collect(),
+    })
 }

@@ -2,7 +2,10 @@
 import type { AppError } from "./AppError";
 import type { ConnectionView } from "./ConnectionView";
 import type { DemoSubscription } from "./DemoSubscription";
+import type { KeychainView } from "./KeychainView";
+import type { ListenerBrief } from "./ListenerBrief";
 import type { StartupPhase } from "./StartupPhase";
+import type { TunnelStatus } from "./TunnelStatus";
 
 /**
  * Everything the shell needs to draw its frame.
@@ -16,6 +19,23 @@ embeddedSandbox: string | null,
  * The embedded sandbox's demo subscription, when the first run makes one.
  */
 demoSubscription: DemoSubscription | null, 
+/**
+ * Whether the OS keychain answers: the banner with "Try again" when it does not.
+ */
+keychain: KeychainView, 
+/**
+ * Things the user must be told once (a corrupt settings file kept aside, a connection
+ * from the environment that could not be opened).
+ */
+notices: Array<string>, 
+/**
+ * The webhook listener in brief, for the top bar.
+ */
+listener: ListenerBrief, 
+/**
+ * The background tunnel check of the active connection's tunnel URL, for the top bar.
+ */
+tunnel: TunnelStatus | null, 
 /**
  * Grows with every change; of two statuses, the one with the higher version is newer.
  */
