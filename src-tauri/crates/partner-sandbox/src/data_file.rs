@@ -1009,3 +1009,68 @@ pub fn reset_data_file(path: &Path) -> Result<Option<PathBuf>, Error> {
     tracing::info!(path = %path.display(), aside = %aside.display(), "sandbox data file moved aside");
     Ok(Some(aside))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event_row() -> Row {
+        Row::Event {
+            position: 0,
+            event: "{}".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_committed_write_is_there_when_the_file_is_opened_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.sqlite3");
+        let journal = open(&path).unwrap().into_journal().unwrap();
+        let ticket = journal.submit(|| Ok(vec![Row::ClockOffset(42_000)]));
+        ticket.durable().await.unwrap();
+        journal.close().await;
+        let loaded = open(&path).unwrap().loaded;
+        assert_eq!(loaded.clock_offset_ms, 42_000);
+    }
+
+    #[tokio::test]
+    async fn a_failed_commit_fails_the_journal_for_good() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.sqlite3");
+        let opened = open(&path).unwrap();
+        // A table gone under the writer: its next commit fails.
+        opened.conn.execute_batch("DROP TABLE events").unwrap();
+        let journal = opened.into_journal().unwrap();
+        assert!(journal.check_writable().is_ok());
+        let failed = journal.submit(|| Ok(vec![event_row()])).durable().await;
+        let error = failed.unwrap_err();
+        assert_eq!(error.error_code, ErrorCode::Internal);
+        assert!(journal.check_writable().is_err());
+        // Later writes are refused at once, even ones that would have worked.
+        let later = journal.submit(|| Ok(vec![Row::ClockOffset(1)]));
+        assert!(matches!(later, Ticket::Failed));
+        assert!(later.durable().await.is_err());
+        journal.close().await;
+    }
+
+    #[tokio::test]
+    async fn rows_that_cannot_be_built_fail_the_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = open(&dir.path().join("data.sqlite3"))
+            .unwrap()
+            .into_journal()
+            .unwrap();
+        let ticket = journal.submit(|| Err("could not serialise".into()));
+        assert!(ticket.durable().await.is_err());
+        assert!(journal.check_writable().is_err());
+        journal.close().await;
+    }
+
+    #[tokio::test]
+    async fn in_memory_builds_no_rows_and_never_waits() {
+        let journal = Journal::none();
+        let ticket = journal.submit(|| panic!("rows are not built in memory"));
+        assert!(ticket.durable().await.is_ok());
+        assert!(journal.sync_point().durable().await.is_ok());
+    }
+}
