@@ -5,6 +5,7 @@
 //! compares them from the outside (paths, methods, statuses).
 
 use crate::clock::Clock;
+use crate::data_file::Journal;
 use crate::dispatch::Dispatcher;
 use crate::error::{normalise_errors, panic_response, HttpError};
 use crate::routes;
@@ -40,6 +41,9 @@ pub struct AppState {
     /// Required on `/sandbox/v1/` when set.
     pub admin_token: Option<Secret>,
     pub dispatcher: Dispatcher,
+    /// The data file's write-through (a no-op in memory): every write is answered only once
+    /// its ticket is durable.
+    pub journal: Journal,
     /// The simulated network latency of the partner API (`POST /sandbox/v1/latency`).
     pub latency: Latency,
 }
@@ -94,8 +98,15 @@ impl AppState {
             allow_http_callbacks,
             admin_token,
             dispatcher,
+            journal: Journal::none(),
             latency: Latency::default(),
         }
+    }
+
+    /// Writes every change through `journal` (the persistent mode).
+    pub fn with_journal(mut self, journal: Journal) -> Self {
+        self.journal = journal;
+        self
     }
 
     // Every write to the store is checked before it changes anything, so a panic (which the

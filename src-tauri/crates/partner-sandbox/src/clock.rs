@@ -31,6 +31,18 @@ impl Clock {
         }
     }
 
+    /// A clock running `offset_ms` ahead of real time (the offset a data file kept).
+    pub(crate) fn with_offset_ms(offset_ms: i64) -> Self {
+        Self {
+            offset_ms: Arc::new(watch::Sender::new(offset_ms.max(0))),
+        }
+    }
+
+    /// How far ahead of real time the clock runs, in milliseconds (what a data file keeps).
+    pub(crate) fn offset_ms(&self) -> i64 {
+        *self.offset_ms.borrow()
+    }
+
     /// The sandbox's now, to the millisecond (the precision of every timestamp it writes).
     pub fn now(&self) -> DateTime<Utc> {
         let now = Utc::now() + TimeDelta::milliseconds(*self.offset_ms.borrow());

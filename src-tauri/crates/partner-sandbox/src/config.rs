@@ -121,6 +121,11 @@ pub struct SandboxConfig {
     pub header_read_timeout: std::time::Duration,
     /// Webhook delivery rules (retry delay, attempt timeout, attempts).
     pub delivery: crate::dispatch::DeliveryConfig,
+    /// Keep the data in this SQLite file across restarts (`None`: in memory, gone at the
+    /// stop). Created when missing; a file the sandbox cannot use is refused at start and
+    /// left as it is. See the `data_file` module for what it holds (never a client secret:
+    /// salted digests only) and [`crate::reset_data_file`] to start over.
+    pub data_file: Option<std::path::PathBuf>,
 }
 
 impl Default for SandboxConfig {
@@ -135,6 +140,7 @@ impl Default for SandboxConfig {
             body_timeout: DEFAULT_BODY_TIMEOUT,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             delivery: crate::dispatch::DeliveryConfig::default(),
+            data_file: None,
         }
     }
 }
@@ -154,6 +160,7 @@ impl fmt::Debug for SandboxConfig {
             .field("body_timeout", &self.body_timeout)
             .field("header_read_timeout", &self.header_read_timeout)
             .field("delivery", &self.delivery)
+            .field("data_file", &self.data_file)
             .finish()
     }
 }

@@ -22,15 +22,23 @@
 //!   [`DEFAULT_RECORD_LIMIT`] only, so a long demo cannot grow memory without end. The records
 //!   and the log lines name the subscription, URL, status or error, never the signing key or
 //!   the signature.
+//! - In the persistent mode (`data_file`) every record is written through to the data file,
+//!   with the signed body of a notification still pending. A task sends nothing before the
+//!   change that fired it is durable (a receiver never hears of an event a crash then
+//!   un-happens), and a notification pending at shutdown (or a kill) is resumed at the next
+//!   start ([`Dispatcher::restore`]): waiting out the retry it was waiting for, else attempting
+//!   at once with the next attempt number. An attempt in flight at a kill was not recorded, so
+//!   its receiver may hear the notification twice (at least once, as the spec promises).
 
 use crate::clock::Clock;
+use crate::data_file::{Journal, Row, StoredDelivery, Ticket};
 use bytes::Bytes;
 use chrono::{DateTime, TimeDelta, Utc};
 use partner_api::signature::{
     self, ENVIRONMENT, ENVIRONMENT_HEADER, SIGNATURE_HEADER, SUBSCRIPTION_HEADER,
 };
 use partner_api::{EventType, Notification, ResourceType, Secret};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::error::Error as _;
 use std::fmt;
@@ -89,7 +97,7 @@ pub struct Outgoing {
     pub notification: Notification,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DeliveryState {
     /// Not delivered yet: an attempt is running or a retry is due at `nextAttemptAt`.
@@ -101,7 +109,7 @@ pub enum DeliveryState {
 }
 
 /// One notification to one subscription, and what became of it.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryRecord {
     /// The sandbox's id of this delivery (not part of the partner API).
@@ -126,7 +134,7 @@ pub struct DeliveryRecord {
 }
 
 /// One finished attempt: the receiver's status, or why there was none.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryAttempt {
     /// 1 for the first attempt.
@@ -226,6 +234,8 @@ struct Shared {
     in_flight: Semaphore,
     tasks: TaskTracker,
     runtime: tokio::runtime::Handle,
+    /// The data file's write-through (none in memory).
+    journal: Journal,
 }
 
 /// The newest records, addressed by a sequence number so a task finds its own in O(1) and
@@ -238,14 +248,17 @@ struct Records {
 }
 
 impl Records {
-    fn push(&mut self, make: impl FnOnce(u64) -> DeliveryRecord) -> u64 {
+    /// Adds a record; returns its sequence number and whether older ones were evicted.
+    fn push(&mut self, make: impl FnOnce(u64) -> DeliveryRecord) -> (u64, bool) {
         let sequence = self.first + self.items.len() as u64;
         self.items.push_back(make(sequence));
+        let mut evicted = false;
         while self.items.len() > self.limit {
             self.items.pop_front();
             self.first += 1;
+            evicted = true;
         }
-        sequence
+        (sequence, evicted)
     }
 
     fn get_mut(&mut self, sequence: u64) -> Option<&mut DeliveryRecord> {
@@ -270,6 +283,26 @@ impl Dispatcher {
         clock: Clock,
         shutdown: CancellationToken,
         record_limit: usize,
+    ) -> Self {
+        Self::start_inner(config, clock, shutdown, record_limit, Journal::none())
+    }
+
+    /// As [`Dispatcher::start`], writing every record through `journal`.
+    pub(crate) fn start_persistent(
+        config: DeliveryConfig,
+        clock: Clock,
+        shutdown: CancellationToken,
+        journal: Journal,
+    ) -> Self {
+        Self::start_inner(config, clock, shutdown, DEFAULT_RECORD_LIMIT, journal)
+    }
+
+    fn start_inner(
+        config: DeliveryConfig,
+        clock: Clock,
+        shutdown: CancellationToken,
+        record_limit: usize,
+        journal: Journal,
     ) -> Self {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -299,6 +332,7 @@ impl Dispatcher {
                 in_flight: Semaphore::new(MAX_IN_FLIGHT),
                 tasks: TaskTracker::new(),
                 runtime: tokio::runtime::Handle::current(),
+                journal,
             }),
         }
     }
@@ -309,10 +343,18 @@ impl Dispatcher {
     }
 
     /// Never blocks and never fails: queues one notification for one subscription. After
-    /// shutdown the notification is dropped (and logged).
+    /// shutdown the notification is dropped (and logged); in the persistent mode it is kept as
+    /// pending instead, and sent after the next start.
     pub fn enqueue(&self, outgoing: Outgoing) {
+        self.enqueue_after(outgoing, Ticket::Ready);
+    }
+
+    /// As [`Dispatcher::enqueue`], for a notification of a change that is durable once
+    /// `change` is: nothing is sent before.
+    pub(crate) fn enqueue_after(&self, outgoing: Outgoing, change: Ticket) {
         let shared = &self.shared;
-        if shared.shutdown.is_cancelled() {
+        let shutting_down = shared.shutdown.is_cancelled();
+        if shutting_down && !shared.journal.is_persistent() {
             tracing::debug!(
                 subscription_id = %outgoing.subscription_id,
                 event_id = %outgoing.notification.event_id,
@@ -320,23 +362,40 @@ impl Dispatcher {
             );
             return;
         }
+        let Outgoing {
+            subscription_id,
+            url,
+            signing_key,
+            notification,
+        } = outgoing;
+        // Serialised and signed once: every attempt, after a restart too, sends these bytes.
+        let signed = serde_json::to_vec(&notification)
+            .map(|body| {
+                let signature = signature::sign(signing_key.expose().as_bytes(), &body);
+                (Bytes::from(body), signature)
+            })
+            .map_err(|error| AttemptError::Body(error.to_string()).to_string());
+        drop(signing_key);
         let enqueued_at = shared.clock.now();
         let waiting = shared.tasks.len();
         let limit = shared.config.max_pending.max(1);
-        let not_sent_because = (waiting >= limit).then(|| {
-            format!(
+        let not_sent_because = match &signed {
+            Err(error) => Some(error.clone()),
+            Ok(_) if waiting >= limit => Some(format!(
                 "{waiting} notifications were already waiting for delivery; the sandbox holds \
                  at most {limit}"
-            )
-        });
-        let sequence = shared.records().push(|sequence| DeliveryRecord {
+            )),
+            Ok(_) => None,
+        };
+        let mut records = shared.records();
+        let (sequence, evicted) = records.push(|sequence| DeliveryRecord {
             id: format!("dlv_{sequence}"),
-            event_id: outgoing.notification.event_id.clone(),
-            subscription_id: outgoing.subscription_id.clone(),
-            url: outgoing.url.clone(),
-            resource_type: outgoing.notification.meta.resource_type,
-            resource_id: outgoing.notification.meta.resource_id.clone(),
-            event_type: outgoing.notification.event_type,
+            event_id: notification.event_id.clone(),
+            subscription_id: subscription_id.clone(),
+            url: url.clone(),
+            resource_type: notification.meta.resource_type,
+            resource_id: notification.meta.resource_id.clone(),
+            event_type: notification.event_type,
             state: if not_sent_because.is_some() {
                 DeliveryState::Discarded
             } else {
@@ -347,17 +406,66 @@ impl Dispatcher {
             next_attempt_at: None,
             not_sent_because: not_sent_because.clone(),
         });
+        let mut durable = change;
+        if shared.journal.is_persistent() {
+            let first_kept = records.first;
+            let rows = || {
+                records.get_mut(sequence).map_or_else(
+                    || Ok(Vec::new()),
+                    |record| {
+                        let mut rows = vec![Row::NewDelivery {
+                            sequence,
+                            record: record_json(record)?,
+                            // A discarded one has nothing to resume: no body kept.
+                            pending: match &signed {
+                                Ok(pending) if not_sent_because.is_none() => Some(pending.clone()),
+                                _ => None,
+                            },
+                        }];
+                        if evicted {
+                            rows.push(Row::DeliveriesBefore(first_kept));
+                        }
+                        Ok(rows)
+                    },
+                )
+            };
+            durable = shared.journal.submit(rows);
+        }
+        drop(records);
         shared.changed();
         if let Some(reason) = not_sent_because {
             tracing::warn!(
-                subscription_id = %outgoing.subscription_id,
-                event_id = %outgoing.notification.event_id,
+                %subscription_id,
+                event_id = %notification.event_id,
                 %reason,
                 "notification discarded unsent"
             );
             return;
         }
-        let task = deliver(Arc::clone(shared), sequence, outgoing);
+        let Ok((body, signature)) = signed else {
+            return;
+        };
+        if shutting_down {
+            tracing::info!(
+                %subscription_id,
+                event_id = %notification.event_id,
+                "the sandbox is shutting down; notification kept to be sent after the next start"
+            );
+            return;
+        }
+        let task = deliver(
+            Arc::clone(shared),
+            sequence,
+            Prepared {
+                subscription_id,
+                url,
+                event_id: notification.event_id,
+                body,
+                signature,
+            },
+            Resume::default(),
+            durable,
+        );
         shared.tasks.spawn_on(task, &shared.runtime);
     }
 
@@ -399,9 +507,25 @@ impl Shared {
     }
 
     fn update(&self, sequence: u64, change: impl FnOnce(&mut DeliveryRecord)) {
-        if let Some(record) = self.records().get_mut(sequence) {
+        let mut records = self.records();
+        if let Some(record) = records.get_mut(sequence) {
             change(record);
+            if self.journal.is_persistent() {
+                let row = || {
+                    record_json(record).map(|text| {
+                        vec![Row::DeliveryChanged {
+                            sequence,
+                            record: text,
+                            finished: record.state != DeliveryState::Pending,
+                        }]
+                    })
+                };
+                // Not waited for: a record's progress is kept as soon as the disk allows,
+                // and nobody is answered on it.
+                drop(self.journal.submit(row));
+            }
         }
+        drop(records);
         self.changed();
     }
 
@@ -438,30 +562,168 @@ fn delivers(status: u16) -> bool {
     (200..=399).contains(&status)
 }
 
-/// The life of one notification: attempts, waits, and the final state.
-async fn deliver(shared: Arc<Shared>, sequence: u64, outgoing: Outgoing) {
-    let Outgoing {
+fn record_json(record: &DeliveryRecord) -> Result<String, String> {
+    serde_json::to_string(record)
+        .map_err(|e| format!("a delivery record could not be serialised ({e})"))
+}
+
+/// A notification ready to send: serialised and signed.
+struct Prepared {
+    subscription_id: String,
+    url: String,
+    event_id: String,
+    body: Bytes,
+    signature: String,
+}
+
+/// Where a delivery resumed after a restart starts again.
+#[derive(Debug, Clone, Copy)]
+struct Resume {
+    /// The number of the next attempt (1 for a new notification).
+    next_attempt: u32,
+    /// A retry that was waiting: its due time (sandbox clock).
+    due: Option<DateTime<Utc>>,
+}
+
+impl Default for Resume {
+    fn default() -> Self {
+        Self {
+            next_attempt: 1,
+            due: None,
+        }
+    }
+}
+
+impl Dispatcher {
+    /// Takes back the records a data file kept (oldest first, their sequence numbers
+    /// contiguous) and resumes each pending one: it waits out the retry it was waiting for,
+    /// else attempts at once with the next attempt number. Call it once, before anything is
+    /// enqueued.
+    pub(crate) fn restore(&self, stored: Vec<StoredDelivery>) {
+        let shared = &self.shared;
+        let max_attempts = shared.config.max_attempts.max(1);
+        let mut resumed = Vec::new();
+        {
+            let mut records = shared.records();
+            if let Some(first) = stored.first() {
+                records.first = first.sequence;
+            }
+            for delivery in stored {
+                let StoredDelivery {
+                    sequence,
+                    mut record,
+                    pending,
+                } = delivery;
+                if record.state == DeliveryState::Pending {
+                    let done = u32::try_from(record.attempts.len()).unwrap_or(u32::MAX);
+                    match pending {
+                        Some((body, signature)) if done < max_attempts => {
+                            let resume = Resume {
+                                next_attempt: done + 1,
+                                due: record.next_attempt_at,
+                            };
+                            resumed.push((
+                                sequence,
+                                Prepared {
+                                    subscription_id: record.subscription_id.clone(),
+                                    url: record.url.clone(),
+                                    event_id: record.event_id.clone(),
+                                    body,
+                                    signature,
+                                },
+                                resume,
+                            ));
+                        }
+                        _ => {
+                            record.state = DeliveryState::Discarded;
+                            record.next_attempt_at = None;
+                            if record.not_sent_because.is_none() && record.attempts.is_empty() {
+                                record.not_sent_because = Some(
+                                    "the sandbox restarted and had not kept the notification's body"
+                                        .into(),
+                                );
+                            }
+                            let row = || {
+                                record_json(&record).map(|text| {
+                                    vec![Row::DeliveryChanged {
+                                        sequence,
+                                        record: text,
+                                        finished: true,
+                                    }]
+                                })
+                            };
+                            drop(shared.journal.submit(row));
+                        }
+                    }
+                }
+                records.items.push_back(record);
+            }
+            while records.items.len() > records.limit {
+                records.items.pop_front();
+                records.first += 1;
+            }
+        }
+        if !resumed.is_empty() {
+            tracing::info!(
+                count = resumed.len(),
+                "resuming the webhook deliveries pending at the last stop"
+            );
+        }
+        for (sequence, prepared, resume) in resumed {
+            let task = deliver(
+                Arc::clone(shared),
+                sequence,
+                prepared,
+                resume,
+                Ticket::Ready,
+            );
+            shared.tasks.spawn_on(task, &shared.runtime);
+        }
+        shared.changed();
+    }
+}
+
+/// The life of one notification: attempts, waits, and the final state. Nothing is sent
+/// before `durable` (the change that fired it is kept).
+async fn deliver(
+    shared: Arc<Shared>,
+    sequence: u64,
+    prepared: Prepared,
+    resume: Resume,
+    durable: Ticket,
+) {
+    let Prepared {
         subscription_id,
         url,
-        signing_key,
-        notification,
-    } = outgoing;
-    let serialised = serde_json::to_vec(&notification);
-    let event_id = notification.event_id;
-    let body = match serialised {
-        Ok(body) => Bytes::from(body),
-        Err(error) => {
-            let error = AttemptError::Body(error.to_string());
-            tracing::error!(%subscription_id, %event_id, %error, "notification discarded");
-            shared.update(sequence, |record| record.state = DeliveryState::Discarded);
-            return;
-        }
+        event_id,
+        body,
+        signature,
+    } = prepared;
+    let kept = tokio::select! {
+        biased;
+        () = shared.shutdown.cancelled() => return,
+        kept = durable.durable() => kept,
     };
-    let signature = signature::sign(signing_key.expose().as_bytes(), &body);
-    drop(signing_key);
+    if kept.is_err() {
+        tracing::error!(%subscription_id, %event_id, "the change was not saved; notification not sent");
+        shared.update(sequence, |record| {
+            record.state = DeliveryState::Discarded;
+            record.not_sent_because =
+                Some("the change that fired it could not be saved to the data file".into());
+        });
+        return;
+    }
+    if let Some(due) = resume.due {
+        tokio::select! {
+            biased;
+            () = shared.shutdown.cancelled() => return,
+            () = shared.clock.sleep_until(due) => {}
+        }
+        shared.update(sequence, |record| record.next_attempt_at = None);
+    }
 
     let max_attempts = shared.config.max_attempts.max(1);
-    for number in 1..=max_attempts {
+    for number in resume.next_attempt..=max_attempts {
         let permit = tokio::select! {
             biased;
             () = shared.shutdown.cancelled() => return,

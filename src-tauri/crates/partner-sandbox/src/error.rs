@@ -22,6 +22,12 @@ pub enum Error {
     AdminTokenRequired(std::net::SocketAddr),
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// The data file of the persistent mode cannot be used; it is left as it was.
+    #[error("the sandbox data file {} cannot be used: {problem}", path.display())]
+    DataFile {
+        path: std::path::PathBuf,
+        problem: String,
+    },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -12,6 +12,8 @@
 //!   `partner_api::TokenLifetime` read against the sandbox [`Clock`].
 //! - `error`: every failure, axum's own rejections included, leaves as a
 //!   `partner_api::ApiError` body with its status.
+//! - `data_file`: the persistent mode (`SandboxConfig::data_file`): everything loaded from a
+//!   SQLite file at start, every change written through and durable before its answer.
 //!
 //! # Which change fires what
 //! Every change creates one or more transaction events; each event is delivered as a
@@ -40,6 +42,7 @@ pub mod dispatch;
 pub mod error;
 
 mod app;
+mod data_file;
 mod demo;
 mod extract;
 mod notify;
@@ -50,6 +53,7 @@ mod tokens;
 
 pub use clock::Clock;
 pub use config::{ClientCredentials, DemoData, SandboxConfig, DEFAULT_BODY_LIMIT};
+pub use data_file::{reset_data_file, SCHEMA_VERSION as DATA_FILE_SCHEMA_VERSION};
 pub use error::{Error, Result};
 pub use routes::control::{ClockAdvance, ClockState};
 pub use server::{serve, Sandbox, SandboxHandle};

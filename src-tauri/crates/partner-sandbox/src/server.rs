@@ -7,11 +7,12 @@
 use crate::app::{self, AppState};
 use crate::clock::Clock;
 use crate::config::{ClientCredentials, SandboxConfig};
+use crate::data_file::{self, Journal, Loaded, Opened};
 use crate::demo;
 use crate::dispatch::Dispatcher;
 use crate::error::{Error, Result};
 use crate::store::Store;
-use crate::tokens::Tokens;
+use crate::tokens::{Client, Tokens};
 use hyper::body::Incoming;
 use hyper::Request;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -54,6 +55,7 @@ pub struct SandboxHandle {
     shutdown: CancellationToken,
     task: JoinHandle<()>,
     dispatcher: Dispatcher,
+    journal: Journal,
 }
 
 impl Sandbox {
@@ -78,9 +80,6 @@ impl Sandbox {
                 )));
             }
         }
-        if config.clients.is_empty() {
-            config.clients.push(ClientCredentials::generate());
-        }
         let base_url = match &config.public_url {
             Some(url) => {
                 let parsed = url::Url::parse(url)
@@ -94,31 +93,83 @@ impl Sandbox {
             }
             None => format!("http://{}", reachable(local_addr)),
         };
-        let clock = Clock::new();
-        let tokens = Tokens::new(&config.clients, clock.clone());
-        let mut store = Store::new();
+        let mut opened = match config.data_file.clone() {
+            Some(path) => Some(
+                tokio::task::spawn_blocking(move || data_file::open(&path))
+                    .await
+                    .map_err(|e| Error::Config(format!("opening the data file failed ({e})")))??,
+            ),
+            None => None,
+        };
+        let mut loaded = opened
+            .as_mut()
+            .map(|o| std::mem::take(&mut o.loaded))
+            .unwrap_or_default();
+        let clients = resolve_clients(&mut config.clients, &loaded.clients);
+        let mut initial_rows: Vec<data_file::Row> = clients
+            .iter()
+            .filter(|c| config.clients.iter().any(|k| k.client_id == c.client_id))
+            .map(data_file::client_row)
+            .collect();
+        let clock = Clock::with_offset_ms(loaded.clock_offset_ms);
+        let tokens = Tokens::new(clients, clock.clone());
+        let deliveries = std::mem::take(&mut loaded.deliveries);
+        let had_data = !loaded.holds_no_data();
+        let Loaded {
+            products,
+            transactions,
+            ..
+        } = loaded;
+        let mut store =
+            Store::restore(products, transactions).map_err(|problem| match &config.data_file {
+                Some(path) => Error::DataFile {
+                    path: path.clone(),
+                    problem,
+                },
+                None => Error::Config(problem),
+            })?;
         if let Some(demo) = config.demo {
-            let partner = tokens
-                .client(&config.clients[0].client_id)
-                .map(|c| crate::tokens::Caller {
-                    client_id: c.client_id.clone(),
-                    partner_id: c.partner_id.clone(),
-                })
-                .ok_or_else(|| Error::Config("no client to seed demo data for".into()))?;
-            demo::seed(&mut store, &partner, demo.transactions).map_err(Error::Config)?;
-            tracing::info!(transactions = demo.transactions, "demo data seeded");
+            if had_data {
+                tracing::info!("the data file holds data already: demo data not seeded again");
+            } else {
+                let partner = tokens
+                    .client(&config.clients[0].client_id)
+                    .map(|c| crate::tokens::Caller {
+                        client_id: c.client_id.clone(),
+                        partner_id: c.partner_id.clone(),
+                    })
+                    .ok_or_else(|| Error::Config("no client to seed demo data for".into()))?;
+                demo::seed(&mut store, &partner, demo.transactions).map_err(Error::Config)?;
+                tracing::info!(transactions = demo.transactions, "demo data seeded");
+                if opened.is_some() {
+                    initial_rows.extend(data_file::store_rows(&store).map_err(Error::Config)?);
+                }
+            }
         }
+        let journal = match opened {
+            Some(opened) => write_initial(opened, initial_rows).await?,
+            None => Journal::none(),
+        };
         let shutdown = CancellationToken::new();
-        let dispatcher = Dispatcher::start(config.delivery, clock.clone(), shutdown.clone());
-        let state = Arc::new(AppState::new(
+        let dispatcher = Dispatcher::start_persistent(
+            config.delivery,
             clock.clone(),
-            tokens,
-            store,
-            base_url.clone(),
-            config.allow_http_callbacks,
-            config.admin_token.clone(),
-            dispatcher.clone(),
-        ));
+            shutdown.clone(),
+            journal.clone(),
+        );
+        dispatcher.restore(deliveries);
+        let state = Arc::new(
+            AppState::new(
+                clock.clone(),
+                tokens,
+                store,
+                base_url.clone(),
+                config.allow_http_callbacks,
+                config.admin_token.clone(),
+                dispatcher.clone(),
+            )
+            .with_journal(journal.clone()),
+        );
         let router = app::router(state, config.body_limit, config.body_timeout);
         let stop = shutdown.clone();
         let task = tokio::spawn(serve_connections(
@@ -136,8 +187,50 @@ impl Sandbox {
             shutdown,
             task,
             dispatcher,
+            journal,
         })
     }
+}
+
+/// The clients of this run, in order: the config's (a client the file knows keeps its partner
+/// and takes the config's secret), then the file's others (they sign in with the secret they
+/// had). Without clients in the config, the file's first client is taken again with a new
+/// secret (the old one was never kept, so it cannot be shown), or a new one is generated; it
+/// is pushed into `configured`.
+fn resolve_clients(configured: &mut Vec<ClientCredentials>, stored: &[Client]) -> Vec<Client> {
+    if configured.is_empty() {
+        let mut generated = ClientCredentials::generate();
+        if let Some(first) = stored.first() {
+            generated.client_id = first.client_id.clone();
+        }
+        configured.push(generated);
+    }
+    let mut clients: Vec<Client> = configured
+        .iter()
+        .map(|credentials| {
+            let mut client = Client::from_credentials(credentials);
+            if let Some(known) = stored.iter().find(|s| s.client_id == client.client_id) {
+                client.partner_id = known.partner_id.clone();
+            }
+            client
+        })
+        .collect();
+    for known in stored {
+        if !clients.iter().any(|c| c.client_id == known.client_id) {
+            clients.push(known.clone());
+        }
+    }
+    clients
+}
+
+/// Writes this run's clients (and a seeded demo) to the file, then starts its journal.
+async fn write_initial(mut opened: Opened, rows: Vec<data_file::Row>) -> Result<Journal> {
+    tokio::task::spawn_blocking(move || {
+        opened.write(&rows)?;
+        opened.into_journal()
+    })
+    .await
+    .map_err(|e| Error::Config(format!("writing the data file failed ({e})")))?
 }
 
 /// Accepts connections until `stop`, serving each over HTTP/1 with a deadline for its request
@@ -258,6 +351,7 @@ impl SandboxHandle {
         {
             tracing::warn!("webhook deliveries still running after the grace period");
         }
+        self.journal.close().await;
         tracing::info!("sandbox stopped");
     }
 }

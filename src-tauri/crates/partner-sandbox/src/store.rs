@@ -48,6 +48,19 @@ pub struct ProductRecord {
 }
 
 impl ProductRecord {
+    /// A product read back from a data file, with the signing key of each subscription.
+    pub fn restored(product: Product, signing_keys: HashMap<String, Secret>) -> Self {
+        Self {
+            product,
+            signing_keys,
+        }
+    }
+
+    /// Subscription id → signing key (for the data file).
+    pub fn signing_keys(&self) -> impl Iterator<Item = (&String, &Secret)> {
+        self.signing_keys.iter()
+    }
+
     /// Each subscription with its signing key, for the notifier.
     pub fn subscriptions(&self) -> impl Iterator<Item = (&WebhookSubscription, &Secret)> {
         self.product.webhooks.iter().filter_map(|s| {
@@ -192,6 +205,74 @@ impl Store {
             partner_transactions: HashMap::new(),
             ids: StdRng::from_os_rng(),
         }
+    }
+
+    /// A store holding what a data file held: products in creation order, transactions in
+    /// creation order, each with its events. Rebuilds the indexes a store keeps; an error names
+    /// a transaction whose product is missing or an id given twice.
+    pub fn restore(
+        products: Vec<ProductRecord>,
+        transactions: Vec<TransactionRecord>,
+    ) -> Result<Self, String> {
+        let mut store = Self::new();
+        for record in products {
+            let id = record.product.id.clone();
+            let partner_id = record.product.partner_id.clone();
+            if store.products.insert(id.clone(), record).is_some() {
+                return Err(format!("product `{id}` is there twice"));
+            }
+            store
+                .partner_products
+                .entry(partner_id)
+                .or_default()
+                .push(id);
+        }
+        for record in transactions {
+            let transaction = &record.transaction;
+            let product = store.products.get(&transaction.product.id).ok_or_else(|| {
+                format!(
+                    "transaction `{}` is on product `{}`, which is not there",
+                    transaction.id, transaction.product.id
+                )
+            })?;
+            if product.product.partner_id != transaction.product.partner_id {
+                return Err(format!(
+                    "transaction `{}` names another partner than its product's",
+                    transaction.id
+                ));
+            }
+            let index = u32::try_from(store.transactions.len())
+                .map_err(|_| "too many transactions".to_string())?;
+            if store
+                .transaction_index
+                .insert(transaction.id.clone(), index)
+                .is_some()
+            {
+                return Err(format!("transaction `{}` is there twice", transaction.id));
+            }
+            let listing = store
+                .partner_transactions
+                .entry(transaction.product.partner_id.clone())
+                .or_default();
+            listing.order.push(index);
+            listing.version = 1;
+            store.transactions.push(record);
+        }
+        Ok(store)
+    }
+
+    /// Every product, each partner's in creation order.
+    pub fn product_records(&self) -> impl Iterator<Item = &ProductRecord> {
+        self.partner_products
+            .values()
+            .flatten()
+            .filter_map(|id| self.products.get(id))
+    }
+
+    /// A transaction's position (its index, in creation order) and record.
+    pub fn position_of(&self, id: &str) -> Option<(u32, &TransactionRecord)> {
+        let index = *self.transaction_index.get(id)?;
+        Some((index, self.transactions.get(index as usize)?))
     }
 
     /// Ids from a fixed seed from now on (demo data is the same on every run).

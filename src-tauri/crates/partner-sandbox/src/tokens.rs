@@ -4,6 +4,10 @@
 //! memory dump of the token table holds nothing a caller could present. Each token carries a
 //! [`TokenLifetime`] (partner-api's one home of the 15/120-minute rule) read against the
 //! sandbox [`Clock`], so advancing the clock expires tokens exactly as time would.
+//!
+//! Client secrets are kept the same way, as salted SHA-256 digests ([`SecretDigest`]): the
+//! persistent mode writes them to its data file, and a digest is all it needs to check a
+//! secret, so the file (and memory) never hold a secret a caller could present.
 
 use crate::clock::Clock;
 use crate::config::ClientCredentials;
@@ -13,7 +17,9 @@ use partner_api::{Secret, TokenLifetime};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::Mutex;
+use subtle::ConstantTimeEq;
 use uuid::Uuid;
 
 /// Namespace of partner ids derived from client ids (so a client keeps its partner id from
@@ -24,12 +30,89 @@ const SWEEP_EVERY: u64 = 1024;
 
 type TokenDigest = [u8; 32];
 
+/// Bytes of salt in a [`SecretDigest`].
+pub const SALT_LEN: usize = 16;
+
+/// A client secret as the sandbox keeps it: SHA-256 over a random salt and the secret.
+#[derive(Clone)]
+pub struct SecretDigest {
+    salt: [u8; SALT_LEN],
+    digest: [u8; 32],
+}
+
+impl fmt::Debug for SecretDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SecretDigest([redacted])")
+    }
+}
+
+impl SecretDigest {
+    /// The digest of `secret` under a fresh random salt.
+    pub fn of(secret: &Secret) -> Self {
+        let mut salt = [0u8; SALT_LEN];
+        rand::rng().fill_bytes(&mut salt);
+        let digest = Self::hash(&salt, secret.expose());
+        Self { salt, digest }
+    }
+
+    /// A digest read back from a data file; `None` when a part has the wrong length.
+    pub fn from_parts(salt: &[u8], digest: &[u8]) -> Option<Self> {
+        Some(Self {
+            salt: salt.try_into().ok()?,
+            digest: digest.try_into().ok()?,
+        })
+    }
+
+    pub fn salt(&self) -> &[u8] {
+        &self.salt
+    }
+
+    pub fn digest(&self) -> &[u8] {
+        &self.digest
+    }
+
+    fn hash(salt: &[u8], secret: &str) -> [u8; 32] {
+        let mut hasher = Sha256::new();
+        hasher.update(salt);
+        hasher.update(secret.as_bytes());
+        hasher.finalize().into()
+    }
+
+    /// Whether `presented` is the secret (digests compared in constant time).
+    pub fn matches(&self, presented: &str) -> bool {
+        Self::hash(&self.salt, presented).ct_eq(&self.digest).into()
+    }
+}
+
 /// A registered API client and the partner it acts for.
 #[derive(Debug, Clone)]
 pub struct Client {
     pub client_id: String,
     pub partner_id: String,
-    secret: Secret,
+    secret: SecretDigest,
+}
+
+impl Client {
+    pub fn new(client_id: String, partner_id: String, secret: SecretDigest) -> Self {
+        Self {
+            client_id,
+            partner_id,
+            secret,
+        }
+    }
+
+    /// A client of the config: its partner id derived from its id, its secret digested.
+    pub fn from_credentials(credentials: &ClientCredentials) -> Self {
+        Self::new(
+            credentials.client_id.clone(),
+            partner_id_of(&credentials.client_id),
+            SecretDigest::of(&credentials.client_secret),
+        )
+    }
+
+    pub fn secret_digest(&self) -> &SecretDigest {
+        &self.secret
+    }
 }
 
 /// Who made an API call: resolved from a bearer token.
@@ -78,19 +161,10 @@ fn digest(token: &str) -> TokenDigest {
 }
 
 impl Tokens {
-    pub fn new(clients: &[ClientCredentials], clock: Clock) -> Self {
+    pub fn new(clients: Vec<Client>, clock: Clock) -> Self {
         let clients = clients
-            .iter()
-            .map(|c| {
-                (
-                    c.client_id.clone(),
-                    Client {
-                        client_id: c.client_id.clone(),
-                        partner_id: partner_id_of(&c.client_id),
-                        secret: c.client_secret.clone(),
-                    },
-                )
-            })
+            .into_iter()
+            .map(|c| (c.client_id.clone(), c))
             .collect();
         Self {
             clients,
@@ -109,7 +183,7 @@ impl Tokens {
     /// (the caller cannot tell which).
     pub fn authenticate(&self, client_id: &str, secret: &str) -> Option<&Client> {
         let client = self.clients.get(client_id)?;
-        client.secret.ct_eq(secret).then_some(client)
+        client.secret.matches(secret).then_some(client)
     }
 
     /// Issues a token for an authenticated client; returns it and its `expires_in`.

@@ -3,12 +3,17 @@
 //! The first line on stdout is `listening on http://HOST:PORT` with the real port (so a
 //! script that passed port 0 can read it); a generated demo client's id and secret follow,
 //! because the user asked for them by not naming a client. Nothing else goes to stdout.
+//!
+//! With `--data FILE` the sandbox keeps its data in that file across restarts (the sandbox
+//! crate's persistent mode); without `--client`, the file's first client comes back with a
+//! new secret (printed), since the file keeps only a digest of the old one.
 
 use crate::error::{CliError, Result};
 use clap::Args as ClapArgs;
 use partner_sandbox::dispatch::DeliveryConfig;
 use partner_sandbox::{ClientCredentials, DemoData, Sandbox, SandboxConfig};
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
@@ -43,6 +48,10 @@ pub struct Args {
     /// (default: http://<listening address>).
     #[arg(long, value_name = "URL")]
     pub public_url: Option<String>,
+    /// Keep the data in this SQLite file across restarts (created when missing). Without it
+    /// everything is in memory and gone at the stop.
+    #[arg(long = "data", value_name = "FILE")]
+    pub data_file: Option<PathBuf>,
 }
 
 fn parse_client(raw: &str) -> std::result::Result<ClientCredentials, String> {
@@ -62,6 +71,7 @@ impl Args {
             allow_http_callbacks: self.allow_http_callbacks,
             admin_token: self.admin_token.clone().map(partner_api::Secret::new),
             public_url: self.public_url.clone(),
+            data_file: self.data_file.clone(),
             delivery: DeliveryConfig {
                 retry_delay: self.retry_delay,
                 attempt_timeout: self.attempt_timeout,

@@ -96,7 +96,15 @@ async fn advance_clock(
             "seconds must be between 1 and {MAX_ADVANCE_SECONDS}"
         )));
     }
+    state.journal.check_writable()?;
     state.clock.advance(Duration::from_secs(advance.seconds));
+    let offset_ms = state.clock.offset_ms();
+    // The stored offset only grows (MAX in SQL), so concurrent advances cannot go back.
+    state
+        .journal
+        .submit(|| Ok(vec![crate::data_file::Row::ClockOffset(offset_ms)]))
+        .durable()
+        .await?;
     tracing::info!(seconds = advance.seconds, "sandbox clock advanced");
     let now = state.clock.now();
     let offset = TimeDelta::from_std(state.clock.offset()).unwrap_or(TimeDelta::MAX);

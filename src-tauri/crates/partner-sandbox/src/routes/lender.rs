@@ -16,28 +16,42 @@ use partner_api::{
     ApiError, NewEvent, NewTransaction, Transaction, TransactionEvent, TransactionUpdate,
 };
 
-/// Sends what a committed change fires.
-pub fn fire(state: &SharedState, outgoing: Vec<crate::dispatch::Outgoing>) {
+/// Sends what a change fires, once `change` (its durability) allows.
+pub fn fire(
+    state: &SharedState,
+    outgoing: Vec<crate::dispatch::Outgoing>,
+    change: &crate::data_file::Ticket,
+) {
     for one in outgoing {
-        state.dispatcher.enqueue(one);
+        state.dispatcher.enqueue_after(one, change.clone());
     }
 }
 
-/// Runs a write against the store and collects the notifications it fires, under one lock.
-pub fn write<T>(
+/// Runs a write against the store and collects the notifications it fires, under one lock;
+/// answers once the change (and the delivery records it made) is durable in the data file.
+pub async fn write<T>(
     state: &SharedState,
     change: impl FnOnce(&mut crate::store::Store) -> Result<(T, Change), ApiError>,
 ) -> Result<T, HttpError> {
-    let (value, outgoing) = {
+    state.journal.check_writable()?;
+    let (value, outgoing, ticket) = {
         let mut store = state.write();
         let (value, change) = change(&mut store)?;
         if change.transaction_notice.is_some() {
             state.sort_cache().apply_change(&store, &change);
         }
+        let ticket = state
+            .journal
+            .submit(|| crate::data_file::change_rows(&store, &change));
         let outgoing = notify::outgoing(&store, &change, &state.public_url);
-        (value, outgoing)
+        (value, outgoing, ticket)
     };
-    fire(state, outgoing);
+    if outgoing.is_empty() {
+        ticket.durable().await?;
+    } else {
+        fire(state, outgoing, &ticket);
+        state.journal.sync_point().durable().await?;
+    }
     Ok(value)
 }
 
@@ -65,7 +79,7 @@ pub async fn create_transaction(
 ) -> Result<Response, HttpError> {
     let new: NewTransaction = json_body(&headers, &body, &[JSON])?;
     let now = state.clock.now();
-    let transaction = write(&state, |store| store.create_transaction(new, now))?;
+    let transaction = write(&state, |store| store.create_transaction(new, now)).await?;
     tracing::info!(transaction_id = %transaction.id, "lender created a transaction");
     Ok(super::json(StatusCode::CREATED, &transaction))
 }
@@ -97,7 +111,7 @@ pub async fn update_transaction(
 ) -> Result<Response, HttpError> {
     let update: TransactionUpdate = json_body(&headers, &body, &[JSON, MERGE_PATCH_JSON])?;
     let now = state.clock.now();
-    let transaction = write(&state, |store| store.update_transaction(&id, update, now))?;
+    let transaction = write(&state, |store| store.update_transaction(&id, update, now)).await?;
     tracing::info!(transaction_id = %transaction.id, "lender updated a transaction");
     Ok(super::json(StatusCode::OK, &transaction))
 }
@@ -128,7 +142,7 @@ pub async fn add_event(
 ) -> Result<Response, HttpError> {
     let new: NewEvent = json_body(&headers, &body, &[JSON])?;
     let now = state.clock.now();
-    let event = write(&state, |store| store.add_event(&id, new, now))?;
+    let event = write(&state, |store| store.add_event(&id, new, now)).await?;
     tracing::info!(transaction_id = %id, event_id = %event.id, "lender added an event");
     Ok(super::json(StatusCode::CREATED, &event))
 }

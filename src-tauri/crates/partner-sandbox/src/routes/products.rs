@@ -16,6 +16,17 @@ use partner_api::{ApiError, NewProduct, Product, Sortable};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+/// The data file's rows of a product just written (nothing in memory mode).
+fn product_rows(
+    store: &crate::store::Store,
+    id: &str,
+) -> Result<Vec<crate::data_file::Row>, String> {
+    let record = store
+        .product(id)
+        .ok_or_else(|| format!("product `{id}` vanished"))?;
+    crate::data_file::product_rows(record)
+}
+
 pub fn router() -> OpenApiRouter<SharedState> {
     OpenApiRouter::new()
         .routes(routes!(list_products, create_product))
@@ -86,9 +97,14 @@ async fn create_product(
 ) -> Result<Response, HttpError> {
     let value = json_value(&headers, &body, &[JSON])?;
     let now = state.clock.now();
-    let product = state
-        .write()
-        .create_product(&caller, value, now, state.allow_http_callbacks)?;
+    state.journal.check_writable()?;
+    let (product, ticket) = {
+        let mut store = state.write();
+        let product = store.create_product(&caller, value, now, state.allow_http_callbacks)?;
+        let ticket = state.journal.submit(|| product_rows(&store, &product.id));
+        (product, ticket)
+    };
+    ticket.durable().await?;
     tracing::info!(product_id = %product.id, partner_id = %caller.partner_id, "product created");
     Ok(super::json(StatusCode::CREATED, &product))
 }
@@ -148,10 +164,14 @@ async fn patch_product(
     state.read().own_product(&caller.partner_id, &id)?;
     let patch = json_value(&headers, &body, &[MERGE_PATCH_JSON])?;
     let now = state.clock.now();
-    let product =
-        state
-            .write()
-            .patch_product(&caller, &id, patch, now, state.allow_http_callbacks)?;
+    state.journal.check_writable()?;
+    let (product, ticket) = {
+        let mut store = state.write();
+        let product = store.patch_product(&caller, &id, patch, now, state.allow_http_callbacks)?;
+        let ticket = state.journal.submit(|| product_rows(&store, &product.id));
+        (product, ticket)
+    };
+    ticket.durable().await?;
     tracing::info!(product_id = %product.id, "product changed");
     Ok(super::json(StatusCode::OK, &product))
 }

@@ -201,7 +201,7 @@ async fn respond(
     let response: TransactionResponse = json_body(&headers, &body, &[JSON, MERGE_PATCH_JSON])?;
     let now = state.clock.now();
     let transaction =
-        super::lender::write(&state, |store| store.respond(&caller, &id, response, now))?;
+        super::lender::write(&state, |store| store.respond(&caller, &id, response, now)).await?;
     tracing::info!(transaction_id = %transaction.id, status = %transaction.status, "partner responded");
     Ok(super::json(StatusCode::OK, &transaction))
 }

@@ -10,6 +10,7 @@ mod deliveries;
 mod errors;
 mod lender;
 mod openapi;
+mod persistence;
 mod products;
 mod secrets;
 mod support;
