@@ -682,6 +682,36 @@ async fn clear_all_forgets_every_notification_and_ids_go_on() {
     assert_eq!(store.clear_all().await.unwrap(), 0);
 }
 
+/// An emptied store gives its disk back (once the checkpointer has copied the WAL in).
+#[tokio::test]
+async fn an_emptied_store_shrinks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let store = Store::open(&path, Retention::default()).unwrap();
+    let size = || std::fs::metadata(&path).unwrap().len();
+    for i in 0..400 {
+        attempt_of(&store, &format!("s-{i}")).await;
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while size() < 100 * 1024 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let full = size();
+    assert!(
+        full >= 100 * 1024,
+        "the captures never reached the file: {full}"
+    );
+    store.clear_all().await.unwrap();
+    // What is left is the schema: a page per table and index (8 KiB each).
+    while size() >= full / 2 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(size() < full / 2, "{full} bytes before, {} after", size());
+    // And it goes on working.
+    let (attempt, _, id) = attempt_of(&store, "s-0").await;
+    assert_eq!((attempt, id), (1, 401));
+}
+
 /// A clear goes through the writer, in order with the inserts around it: every acknowledged
 /// capture is either deleted by it (counted) or kept, none is lost, and every capture inserted
 /// after the clear answered is kept.
