@@ -14,6 +14,22 @@ pub enum Error {
         path: PathBuf,
         source: rusqlite::Error,
     },
+    /// Another writer holds the store's lock (see `writer_lock`).
+    #[error(
+        "the capture store {} is in use by another listener, {holder}: stop that one first, \
+         or give this one a store of its own (partner listen --db FILE)",
+        path.display()
+    )]
+    StoreInUse { path: PathBuf, holder: String },
+    #[error("could not take the capture store's writer lock {}: {source}", path.display())]
+    LockStore {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no capture store at {} (nothing has been captured there yet)", .0.display())]
+    NoStore(PathBuf),
+    #[error("{} is not a capture store (it has no captures table)", .0.display())]
+    NotAStore(PathBuf),
     #[error("committing captures failed: {0}")]
     Commit(String),
     #[error("the capture store's writer has stopped")]

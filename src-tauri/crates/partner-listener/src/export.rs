@@ -6,7 +6,7 @@
 //! bodies whose exact bytes matter (all of them: signatures) survive the round trip.
 
 use crate::capture::Capture;
-use crate::store::{CaptureFilter, ImportReport, Store};
+use crate::store::{CaptureFilter, ImportReport, Store, StoreReader};
 use crate::{Error, Result};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -34,7 +34,7 @@ impl ExportFormat {
 
 /// Writes the captures matching `filter` in `format`; returns how many were written.
 pub fn export(
-    store: &Store,
+    store: &StoreReader,
     filter: &CaptureFilter,
     format: ExportFormat,
     out: &mut dyn Write,
@@ -55,7 +55,11 @@ pub fn export(
 }
 
 /// One capture per line, oldest first.
-pub fn write_jsonl(store: &Store, filter: &CaptureFilter, out: &mut dyn Write) -> Result<u64> {
+pub fn write_jsonl(
+    store: &StoreReader,
+    filter: &CaptureFilter,
+    out: &mut dyn Write,
+) -> Result<u64> {
     let mut count = 0;
     store.for_each(filter, |capture| {
         serde_json::to_writer(&mut *out, &capture)?;

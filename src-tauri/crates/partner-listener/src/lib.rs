@@ -19,6 +19,7 @@ pub mod store;
 pub mod test_mode;
 pub mod tunnel;
 pub mod verdict;
+pub mod writer_lock;
 
 pub use capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
 pub use debugger::{diagnose, diagnose_capture, Diagnosis, SignatureReport};
@@ -29,6 +30,7 @@ pub use live::{Coalescer, LiveBatch, LiveEvent};
 pub use server::{Listener, ListenerConfig, DEFAULT_ADDR, DEFAULT_BODY_LIMIT, DEFAULT_PATH};
 pub use store::{
     CaptureFilter, CapturePage, Durability, ImportReport, Retention, Store, StoreOptions,
+    StoreReader,
 };
 pub use test_mode::TestMode;
 pub use tunnel::{check_tunnel, TunnelFailure, TunnelReport};

@@ -74,6 +74,12 @@ impl Redeliveries {
         self.by_key.retain(|_, seen| seen.first_id >= oldest_kept);
     }
 
+    /// Forgets the notifications whose first capture id is in `first_ids`.
+    pub(crate) fn forget(&mut self, first_ids: &std::collections::HashSet<i64>) {
+        self.by_key
+            .retain(|_, seen| !first_ids.contains(&seen.first_id));
+    }
+
     pub(crate) fn clear(&mut self) {
         self.by_key.clear();
     }

@@ -32,6 +32,7 @@
 use crate::capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
 use crate::redelivery::{NotificationKey, PendingChanges, Redeliveries, Seen};
 use crate::verdict::{MatchedKey, NotificationFields, Verdict};
+use crate::writer_lock::WriterLock;
 use crate::{Error, Result};
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, ToSql};
@@ -101,6 +102,10 @@ CREATE TABLE IF NOT EXISTS outbound (
     error TEXT
 );
 CREATE INDEX IF NOT EXISTS outbound_capture ON outbound (capture_id);
+CREATE TABLE IF NOT EXISTS highest_deleted (
+    one INTEGER PRIMARY KEY CHECK (one = 1),
+    id INTEGER NOT NULL
+);
 ";
 
 /// The schema version (`PRAGMA user_version`) this code writes. Version 1 linked redeliveries
@@ -158,9 +163,9 @@ pub struct ImportReport {
     pub skipped: u64,
 }
 
-/// A write that is not an insert, run alone in the writer thread, with the map of notifications
-/// it may have to change.
-type Job = Box<dyn FnOnce(&mut Connection, &Mutex<Redeliveries>) + Send>;
+/// A write that is not an insert, run alone in the writer thread, with the writer's state (the
+/// map of notifications, the retention, the highest id ever deleted) it may have to change.
+type Job = Box<dyn FnOnce(&mut Connection, &mut Writer) + Send>;
 
 /// A capture on its way to the writer, with every value the row needs that takes formatting
 /// (the header JSON, the timestamp text) already made by the request's own task, so the single
@@ -194,23 +199,45 @@ enum WriteOp {
     Run(Job),
 }
 
-/// A handle to the store; clones share the writer thread and the reader connection.
+/// A handle to the store that writes: it holds the store's writer lock (one writer per store,
+/// see [`crate::writer_lock`]); clones share the writer thread and the reader connection. Every
+/// read of [`StoreReader`] is available on it too (`Deref`).
 #[derive(Debug, Clone)]
 pub struct Store {
     inner: Arc<StoreInner>,
 }
 
+/// Reads a store: queries, counts, export. Opened on its own ([`StoreReader::open`]) it takes
+/// no lock and never writes, so it works while a listener (the app's or `partner listen`'s)
+/// writes the same store: WAL lets readers in other processes read beside the writer, each
+/// read seeing the captures committed when it began.
+#[derive(Debug)]
+pub struct StoreReader {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
 #[derive(Debug)]
 struct StoreInner {
-    path: PathBuf,
     writer: Mutex<Option<mpsc::Sender<WriteOp>>>,
-    reader: Mutex<Connection>,
+    reader: StoreReader,
     /// Written by the writer thread only (after each commit); read for the test mode's count.
     redeliveries: Arc<Mutex<Redeliveries>>,
     writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Dropping it stops the checkpoint thread.
     checkpoint_stop: Mutex<Option<mpsc::Sender<()>>>,
     checkpoint_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Released when the store is dropped, after the threads above have stopped (fields drop
+    /// after `Drop::drop`), so no write can follow its release.
+    _lock: WriterLock,
+}
+
+impl std::ops::Deref for Store {
+    type Target = StoreReader;
+
+    fn deref(&self) -> &StoreReader {
+        &self.inner.reader
+    }
 }
 
 impl Drop for StoreInner {
@@ -305,6 +332,9 @@ pub enum Durability {
 pub struct StoreOptions {
     pub retention: Retention,
     pub durability: Durability,
+    /// What this program calls itself in the store's lock file, so a second writer's refusal
+    /// can name it ("partner listen", "Partner Console app"). Empty: the executable's name.
+    pub holder: &'static str,
 }
 
 fn open_connection(path: &Path, durability: Durability) -> Result<Connection> {
@@ -333,17 +363,26 @@ impl Store {
             path,
             StoreOptions {
                 retention,
-                durability: Durability::Full,
+                ..StoreOptions::default()
             },
         )
     }
 
     /// Opens (creating if needed) the store at `path` and starts its writer thread.
+    ///
+    /// Takes the store's writer lock first: while another `Store` (in this process or another)
+    /// has the store open, this fails with [`Error::StoreInUse`] and touches nothing.
     pub fn open_with(path: impl AsRef<Path>, options: StoreOptions) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
+        let holder = match options.holder {
+            "" => crate::writer_lock::default_holder(),
+            named => named.to_string(),
+        };
+        let lock = WriterLock::acquire(&path, &holder)?;
         let mut writer_conn = open_connection(&path, options.durability)?;
         writer_conn.execute_batch(SCHEMA)?;
         let redeliveries = Arc::new(Mutex::new(load_redeliveries(&mut writer_conn)?));
+        let highest_deleted = highest_deleted(&writer_conn)?;
         writer_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         writer_conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
         let reader = open_connection(&path, options.durability)?;
@@ -361,28 +400,33 @@ impl Store {
         let thread = std::thread::Builder::new()
             .name("capture-writer".into())
             .spawn({
-                let writer = Writer {
+                let mut writer = Writer {
                     retention,
                     restart_due,
                     redeliveries: redeliveries.clone(),
+                    highest_deleted,
                 };
                 move || writer.run(&mut writer_conn, rx)
             })?;
         Ok(Self {
             inner: Arc::new(StoreInner {
-                path,
                 writer: Mutex::new(Some(tx)),
-                reader: Mutex::new(reader),
+                reader: StoreReader {
+                    path,
+                    conn: Mutex::new(reader),
+                },
                 redeliveries,
                 writer_thread: Mutex::new(Some(thread)),
                 checkpoint_stop: Mutex::new(Some(checkpoint_stop)),
                 checkpoint_thread: Mutex::new(Some(checkpoint_thread)),
+                _lock: lock,
             }),
         })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.inner.path
+    /// Everything this store can read, as a [`StoreReader`] (what `Deref` gives too).
+    pub fn reader(&self) -> &StoreReader {
+        &self.inner.reader
     }
 
     fn send(&self, op: WriteOp) -> Result<()> {
@@ -406,14 +450,15 @@ impl Store {
         rx.await.map_err(|_| Error::WriterStopped)?
     }
 
-    /// Runs `job` on the writer connection and waits for its result.
+    /// Runs `job` on the writer connection, in order with the captures written before and
+    /// after it, and waits for its result.
     async fn run<T: Send + 'static>(
         &self,
-        job: impl FnOnce(&mut Connection, &Mutex<Redeliveries>) -> Result<T> + Send + 'static,
+        job: impl FnOnce(&mut Connection, &mut Writer) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let (tx, rx) = oneshot::channel();
-        self.send(WriteOp::Run(Box::new(move |conn, redeliveries| {
-            let _ = tx.send(job(conn, redeliveries));
+        self.send(WriteOp::Run(Box::new(move |conn, writer| {
+            let _ = tx.send(job(conn, writer));
         })))?;
         rx.await.map_err(|_| Error::WriterStopped)?
     }
@@ -446,28 +491,51 @@ impl Store {
         .await
     }
 
-    /// Deletes every capture and outbound record.
-    pub async fn clear_all(&self) -> Result<()> {
-        self.run(|conn, redeliveries| {
-            conn.execute_batch(
-                "BEGIN IMMEDIATE; DELETE FROM captures; DELETE FROM outbound; \
-                 DELETE FROM notifications; COMMIT;",
-            )?;
-            lock(redeliveries).clear();
-            Ok(())
+    /// Deletes the captures `filter` selects, with their forwards and replays; returns how
+    /// many captures were deleted. An empty filter deletes everything ([`Store::clear_all`]).
+    ///
+    /// Runs in the writer thread, in order with the captures being written: it deletes what
+    /// was stored when it ran, and a capture acknowledged after it is kept. A notification
+    /// none of whose captures are left is forgotten, so its next redelivery is recorded as a
+    /// new first attempt (attempt 1), as after retention pruning; one with captures left keeps
+    /// counting (see `clear` in this module). Ids are never handed out again.
+    pub async fn clear(&self, filter: &CaptureFilter) -> Result<u64> {
+        let filter = filter.clone();
+        self.run(move |conn, writer| writer.clear(conn, &filter))
+            .await
+    }
+
+    /// Deletes every capture and outbound record; returns how many captures were deleted.
+    pub async fn clear_all(&self) -> Result<u64> {
+        self.clear(&CaptureFilter::default()).await
+    }
+
+    /// Applies a retention policy now, once; returns how many captures were pruned. The
+    /// store's own policy stays as it is (see [`Store::set_retention`]).
+    pub async fn prune(&self, retention: Retention) -> Result<u64> {
+        self.run(move |conn, writer| writer.prune(conn, retention))
+            .await
+    }
+
+    /// Makes `retention` the store's policy from now on (the app's settings change it without
+    /// reopening the store) and applies it at once; returns how many captures that pruned.
+    pub async fn set_retention(&self, retention: Retention) -> Result<u64> {
+        self.run(move |conn, writer| {
+            writer.retention = retention;
+            writer.prune(conn, retention)
         })
         .await
     }
 
-    /// Applies a retention policy now; returns how many captures were pruned.
-    pub async fn prune(&self, retention: Retention) -> Result<u64> {
-        self.run(move |conn, redeliveries| prune(conn, retention, redeliveries))
-            .await
+    /// The retention policy the writer applies now.
+    pub async fn retention(&self) -> Result<Retention> {
+        self.run(|_, writer| Ok(writer.retention)).await
     }
 
     /// Adds captures as they are (ids, attempts and all), skipping ids already present.
     pub async fn import(&self, captures: Vec<Capture>) -> Result<ImportReport> {
-        self.run(move |conn, redeliveries| {
+        self.run(move |conn, writer| {
+            let redeliveries = &*writer.redeliveries;
             let mut changes = PendingChanges::default();
             let tx = conn.transaction()?;
             let mut report = ImportReport {
@@ -495,11 +563,62 @@ impl Store {
         .await
     }
 
+    /// How many captures of (subscription, resource type, eventId) are stored already.
+    pub fn prior_attempts(
+        &self,
+        subscription_id: &str,
+        resource_type: &str,
+        event_id: &str,
+    ) -> u32 {
+        let key = NotificationKey::of(subscription_id, resource_type, event_id);
+        lock(&self.inner.redeliveries)
+            .get(&key)
+            .map_or(0, |seen| seen.attempts)
+    }
+}
+
+impl StoreReader {
+    /// Opens the store at `path` to read only: no writer lock, no schema change, nothing
+    /// created. Fails with [`Error::NoStore`] when there is no file, [`Error::NotAStore`] when
+    /// the file is not a capture store.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        if !path.exists() {
+            return Err(Error::NoStore(path));
+        }
+        let open_error = |source| Error::OpenStore {
+            path: path.clone(),
+            source,
+        };
+        let conn = Connection::open_with_flags(
+            &path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(open_error)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
+        let has_captures: bool = conn
+            .query_row(
+                "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' \
+                 AND name = 'captures')",
+                [],
+                |row| row.get(0),
+            )
+            .map_err(open_error)?;
+        if !has_captures {
+            return Err(Error::NotAStore(path));
+        }
+        Ok(Self {
+            path,
+            conn: Mutex::new(conn),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     fn reader(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.inner
-            .reader
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.conn)
     }
 
     pub fn get(&self, id: i64) -> Result<Capture> {
@@ -529,17 +648,15 @@ impl Store {
         Ok(rows)
     }
 
-    /// How many captures of (subscription, resource type, eventId) are stored already.
-    pub fn prior_attempts(
-        &self,
-        subscription_id: &str,
-        resource_type: &str,
-        event_id: &str,
-    ) -> u32 {
-        let key = NotificationKey::of(subscription_id, resource_type, event_id);
-        lock(&self.inner.redeliveries)
-            .get(&key)
-            .map_or(0, |seen| seen.attempts)
+    /// How many captures `filter` selects.
+    pub fn count(&self, filter: &CaptureFilter) -> Result<u64> {
+        let (condition, args) = filter_sql(filter);
+        let total: i64 = self.reader().query_row(
+            &format!("SELECT COUNT(*) FROM captures WHERE {condition}"),
+            params_from_iter(args.iter()),
+            |row| row.get(0),
+        )?;
+        Ok(total.max(0) as u64)
     }
 
     /// A page of captures matching `filter`, newest first.
@@ -618,13 +735,18 @@ impl Store {
 
 /// The writer thread's state: everything it needs besides its connection and its queue.
 struct Writer {
+    /// The store's policy; [`Store::set_retention`] changes it.
     retention: Retention,
     restart_due: Arc<AtomicBool>,
     redeliveries: Arc<Mutex<Redeliveries>>,
+    /// The highest capture id ever deleted (kept in `highest_deleted`): new ids start above
+    /// it, so a capture id names one capture for the life of the store, even after the newest
+    /// captures were cleared (an export, a forward record, the app's list may still name it).
+    highest_deleted: i64,
 }
 
 impl Writer {
-    fn run(&self, conn: &mut Connection, rx: mpsc::Receiver<WriteOp>) {
+    fn run(&mut self, conn: &mut Connection, rx: mpsc::Receiver<WriteOp>) {
         let mut since_prune = 0u64;
         let mut inserts = Vec::new();
         while let Ok(first) = rx.recv() {
@@ -639,7 +761,7 @@ impl Writer {
                     }
                     WriteOp::Run(job) => {
                         since_prune += self.commit_batch(conn, &mut inserts);
-                        job(conn, &self.redeliveries);
+                        job(conn, self);
                         if inserts.is_empty() {
                             pending = rx.try_recv().ok();
                         }
@@ -653,7 +775,7 @@ impl Writer {
             let pruning_due = self.retention != Retention::default() && since_prune >= PRUNE_EVERY;
             if pruning_due {
                 since_prune = 0;
-                if let Err(error) = prune(conn, self.retention, &self.redeliveries) {
+                if let Err(error) = self.prune(conn, self.retention) {
                     tracing::warn!(%error, "pruning the capture store failed");
                 }
             }
@@ -672,9 +794,10 @@ impl Writer {
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             // One writer, so the next ids are known: each row is written once, its own id
             // included as the notification id of a first attempt.
-            let first_id: i64 = tx
+            let after_newest: i64 = tx
                 .prepare_cached("SELECT COALESCE(MAX(id), 0) + 1 FROM captures")?
                 .query_row([], |row| row.get(0))?;
+            let first_id = after_newest.max(self.highest_deleted.saturating_add(1));
             for (id, insert) in (first_id..).zip(batch.iter_mut()) {
                 let capture = &mut insert.capture;
                 capture.id = id;
@@ -703,6 +826,157 @@ impl Writer {
             }
         }
     }
+
+    /// Applies `retention` once; returns how many captures it deleted.
+    fn prune(&mut self, conn: &mut Connection, retention: Retention) -> Result<u64> {
+        if retention == Retention::default() {
+            return Ok(0);
+        }
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let newest_before = newest_id(&tx)?;
+        let mut pruned = 0u64;
+        if let Some(max_age) = retention.max_age {
+            let cutoff = (Utc::now() - max_age).timestamp_micros();
+            pruned +=
+                tx.execute("DELETE FROM captures WHERE received_at_us < ?1", [cutoff])? as u64;
+        }
+        if let Some(max_count) = retention.max_count {
+            let max_count = i64::try_from(max_count).unwrap_or(i64::MAX);
+            pruned += tx.execute(
+                "DELETE FROM captures WHERE id <= (SELECT id FROM captures ORDER BY id DESC \
+                 LIMIT 1 OFFSET ?1)",
+                [max_count],
+            )? as u64;
+        }
+        if pruned == 0 {
+            return Ok(0);
+        }
+        tx.execute(
+            "DELETE FROM outbound WHERE capture_id NOT IN (SELECT id FROM captures)",
+            [],
+        )?;
+        // Oldest first, so the notifications no capture refers to any more are those older than
+        // the oldest one still referred to (a redelivery of one of them later starts afresh).
+        let oldest_kept: i64 = tx.query_row(
+            "SELECT COALESCE((SELECT MIN(notification_id) FROM captures), \
+             (SELECT MAX(id) + 1 FROM notifications), 0)",
+            [],
+            |row| row.get(0),
+        )?;
+        tx.execute("DELETE FROM notifications WHERE id < ?1", [oldest_kept])?;
+        let highest_deleted = self.note_deleted_newest(&tx, newest_before)?;
+        tx.commit()?;
+        self.highest_deleted = highest_deleted;
+        lock(&self.redeliveries).forget_before(oldest_kept);
+        Ok(pruned)
+    }
+
+    /// Deletes the captures `filter` selects (see [`Store::clear`]), in one transaction.
+    ///
+    /// A notification is forgotten (its row in `notifications` and its entry in the map) once
+    /// no capture of it is left, so a redelivery of it is a first attempt again: the user
+    /// cleared it, and an "attempt 4" whose attempts 1-3 cannot be shown would point at
+    /// nothing. When some of its captures are left (a clear by verdict may take only some),
+    /// it keeps its link and count, and the next redelivery continues the numbering, beside
+    /// the attempts that are still there.
+    fn clear(&mut self, conn: &mut Connection, filter: &CaptureFilter) -> Result<u64> {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let newest_before = newest_id(&tx)?;
+        let everything = *filter == CaptureFilter::default();
+        let (deleted, forgotten) = if everything {
+            // No WHERE: SQLite drops the tables' pages wholesale instead of row by row.
+            tx.execute("DELETE FROM outbound", [])?;
+            tx.execute("DELETE FROM notifications", [])?;
+            (tx.execute("DELETE FROM captures", [])? as u64, None)
+        } else {
+            let (condition, args) = filter_sql(filter);
+            let touched: Vec<i64> = tx
+                .prepare(&format!(
+                    "SELECT DISTINCT notification_id FROM captures WHERE ({condition}) \
+                     AND notification_id IS NOT NULL"
+                ))?
+                .query_map(params_from_iter(args.iter()), |row| row.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            tx.execute(
+                &format!(
+                    "DELETE FROM outbound WHERE capture_id IN \
+                     (SELECT id FROM captures WHERE {condition})"
+                ),
+                params_from_iter(args.iter()),
+            )?;
+            let deleted = tx.execute(
+                &format!("DELETE FROM captures WHERE {condition}"),
+                params_from_iter(args.iter()),
+            )? as u64;
+            let mut forget = tx.prepare(
+                "DELETE FROM notifications WHERE id = ?1 \
+                 AND NOT EXISTS (SELECT 1 FROM captures WHERE notification_id = ?1)",
+            )?;
+            let mut forgotten = std::collections::HashSet::new();
+            for id in touched {
+                if forget.execute([id])? > 0 {
+                    forgotten.insert(id);
+                }
+            }
+            drop(forget);
+            (deleted, Some(forgotten))
+        };
+        if deleted == 0 {
+            return Ok(0);
+        }
+        let highest_deleted = self.note_deleted_newest(&tx, newest_before)?;
+        tx.commit()?;
+        self.highest_deleted = highest_deleted;
+        let mut redeliveries = lock(&self.redeliveries);
+        match forgotten {
+            None => redeliveries.clear(),
+            Some(forgotten) => redeliveries.forget(&forgotten),
+        }
+        drop(redeliveries);
+        // Emptied: give the disk back. VACUUM copies only what is left, here nothing, so it
+        // holds the writer briefly (measured in `benches/clear.rs`); the file shrinks at the
+        // next checkpoint. A partial clear leaves its pages on the free list for the next
+        // captures instead: a VACUUM then would copy the whole store while every
+        // acknowledgement waits.
+        if newest_id(conn)? == 0 {
+            if let Err(error) = conn.execute_batch("VACUUM") {
+                tracing::warn!(%error, "compacting the emptied capture store failed");
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// After a delete inside `tx`: when it took the newest capture(s), records the newest id
+    /// there was in `highest_deleted`, so ids are not handed out again. Returns the value to
+    /// keep in memory once `tx` commits.
+    fn note_deleted_newest(&self, tx: &Connection, newest_before: i64) -> Result<i64> {
+        if newest_id(tx)? >= newest_before || newest_before <= self.highest_deleted {
+            return Ok(self.highest_deleted);
+        }
+        tx.execute(
+            "INSERT INTO highest_deleted (one, id) VALUES (1, ?1) \
+             ON CONFLICT (one) DO UPDATE SET id = MAX(id, excluded.id)",
+            [newest_before],
+        )?;
+        Ok(newest_before)
+    }
+}
+
+/// The newest capture's id, 0 when there is none.
+fn newest_id(conn: &Connection) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT COALESCE(MAX(id), 0) FROM captures")?
+        .query_row([], |row| row.get(0))?)
+}
+
+/// The highest capture id ever deleted (see [`Writer::highest_deleted`]).
+fn highest_deleted(conn: &Connection) -> Result<i64> {
+    Ok(conn
+        .query_row("SELECT id FROM highest_deleted WHERE one = 1", [], |row| {
+            row.get(0)
+        })
+        .optional()?
+        .unwrap_or(0))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -987,46 +1261,6 @@ fn filter_sql(filter: &CaptureFilter) -> (String, Vec<Box<dyn ToSql>>) {
         ));
     }
     (clauses.join(" AND "), args)
-}
-
-fn prune(
-    conn: &mut Connection,
-    retention: Retention,
-    redeliveries: &Mutex<Redeliveries>,
-) -> Result<u64> {
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let mut pruned = 0u64;
-    if let Some(max_age) = retention.max_age {
-        let cutoff = (Utc::now() - max_age).timestamp_micros();
-        pruned += tx.execute("DELETE FROM captures WHERE received_at_us < ?1", [cutoff])? as u64;
-    }
-    if let Some(max_count) = retention.max_count {
-        let max_count = i64::try_from(max_count).unwrap_or(i64::MAX);
-        pruned += tx.execute(
-            "DELETE FROM captures WHERE id <= (SELECT id FROM captures ORDER BY id DESC \
-             LIMIT 1 OFFSET ?1)",
-            [max_count],
-        )? as u64;
-    }
-    if pruned == 0 {
-        return Ok(0);
-    }
-    tx.execute(
-        "DELETE FROM outbound WHERE capture_id NOT IN (SELECT id FROM captures)",
-        [],
-    )?;
-    // Oldest first, so the notifications no capture refers to any more are those older than
-    // the oldest one still referred to (a redelivery of one of them later starts afresh).
-    let oldest_kept: i64 = tx.query_row(
-        "SELECT COALESCE((SELECT MIN(notification_id) FROM captures), \
-         (SELECT MAX(id) + 1 FROM notifications), 0)",
-        [],
-        |row| row.get(0),
-    )?;
-    tx.execute("DELETE FROM notifications WHERE id < ?1", [oldest_kept])?;
-    tx.commit()?;
-    lock(redeliveries).forget_before(oldest_kept);
-    Ok(pruned)
 }
 
 /// Adds an imported capture's notification to `notifications` (imports keep their own attempt

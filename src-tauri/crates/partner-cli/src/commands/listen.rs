@@ -1,5 +1,12 @@
 //! `partner listen`: runs the webhook listener in the foreground and prints each capture;
-//! `partner listen export` / `import` move a capture store to and from files.
+//! `partner listen export` / `import` move a capture store to and from files; `partner listen
+//! clear` deletes captures.
+//!
+//! Every subcommand uses the same store as the desktop app by default
+//! (`$XDG_DATA_HOME/partner-console/captures.sqlite3`). A store has one writer at a time
+//! (`partner_listener::writer_lock`): `partner listen`, `import` and `clear --yes` take its
+//! lock and are refused, naming the holder, while the app or another `partner listen` has it;
+//! `export` and `clear` without `--yes` only read, so they work beside a running listener.
 //!
 //! The first line on stdout is `listening on http://HOST:PORT/PATH` with the real port, so a
 //! script that passed port 0 can read it. Then one line per capture (or one JSON object per line
@@ -13,7 +20,7 @@ use partner_listener::export::{export, import_jsonl, ExportFormat};
 use partner_listener::keys::{KeySource, MemoryKeys, PreviousKey, SubscriptionKeys};
 use partner_listener::{
     Capture, CaptureFilter, Listener, ListenerConfig, LiveEvent, OutboundRecord, Retention, Store,
-    TestMode, Verdict,
+    StoreOptions, StoreReader, TestMode, Verdict,
 };
 use std::collections::HashMap;
 use std::io::Write;
@@ -37,6 +44,9 @@ pub enum Action {
     Export(ExportArgs),
     /// Add the captures of a JSON Lines export to a store.
     Import(ImportArgs),
+    /// Delete captures (all, or those with the given verdicts). Without --yes, only says how
+    /// many it would delete.
+    Clear(ClearArgs),
 }
 
 #[derive(Debug, ClapArgs)]
@@ -87,9 +97,10 @@ pub struct ServeArgs {
 
 #[derive(Debug, ClapArgs)]
 pub struct ExportArgs {
-    /// The capture store to read.
+    /// The capture store to read (read only: works while a listener runs). Default: the
+    /// console's data folder.
     #[arg(long, value_name = "FILE")]
-    pub db: PathBuf,
+    pub db: Option<PathBuf>,
     /// jsonl (lossless, importable) or har (HAR 1.2).
     #[arg(long, default_value = "jsonl")]
     pub format: String,
@@ -103,18 +114,37 @@ pub struct ExportArgs {
 
 #[derive(Debug, ClapArgs)]
 pub struct ImportArgs {
-    /// The capture store to add to (created if missing).
+    /// The capture store to add to (created if missing). Default: the console's data folder.
     #[arg(long, value_name = "FILE")]
-    pub db: PathBuf,
+    pub db: Option<PathBuf>,
     /// A JSON Lines export.
     #[arg(long, value_name = "FILE")]
     pub from: PathBuf,
 }
 
+#[derive(Debug, ClapArgs)]
+pub struct ClearArgs {
+    /// The capture store to clear. Default: the console's data folder.
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    /// Only captures with this verdict (repeatable), e.g. invalid-signature. None: all.
+    #[arg(long)]
+    pub verdict: Vec<String>,
+    /// Delete them. Without it, only say how many would be deleted.
+    #[arg(long)]
+    pub yes: bool,
+}
+
+/// What `partner listen` calls itself in a store's lock file (a refused second writer names it).
+const HOLDER_LISTEN: &str = "partner listen";
+const HOLDER_IMPORT: &str = "partner listen import";
+const HOLDER_CLEAR: &str = "partner listen clear";
+
 pub async fn run(args: Args) -> Result<()> {
     match args.action {
         Some(Action::Export(export_args)) => run_export(export_args),
         Some(Action::Import(import_args)) => run_import(import_args).await,
+        Some(Action::Clear(clear_args)) => run_clear(clear_args).await,
         None => run_listener(args.serve).await,
     }
 }
@@ -180,7 +210,14 @@ async fn run_listener(args: ServeArgs) -> Result<()> {
             .max_age
             .map(|d| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)),
     };
-    let store = Store::open(&db, retention)?;
+    let store = Store::open_with(
+        &db,
+        StoreOptions {
+            retention,
+            holder: HOLDER_LISTEN,
+            ..StoreOptions::default()
+        },
+    )?;
     let config = ListenerConfig {
         path: args.path.clone(),
         body_limit: args.body_limit,
@@ -309,24 +346,37 @@ fn outbound_line(record: &OutboundRecord, json: bool) -> String {
     }
 }
 
-fn run_export(args: ExportArgs) -> Result<()> {
-    if !args.db.exists() {
-        return Err(invalid(format!(
-            "no capture store at {}",
-            args.db.display()
-        )));
+/// `--db`, else the default store.
+fn store_path(db: Option<PathBuf>) -> Result<PathBuf> {
+    match db {
+        Some(db) => Ok(db),
+        None => default_db(),
     }
-    let format = ExportFormat::parse(&args.format)?;
-    let verdicts = args
-        .verdict
+}
+
+/// The filter of `--verdict` values (none: every capture).
+fn verdict_filter(verdicts: &[String]) -> Result<CaptureFilter> {
+    let verdicts = verdicts
         .iter()
-        .map(|v| Verdict::parse(v).ok_or_else(|| invalid(format!("unknown verdict {v:?}"))))
+        .map(|v| {
+            Verdict::parse(v).ok_or_else(|| {
+                invalid(format!(
+                    "unknown verdict {v:?}: use one of {}",
+                    Verdict::ALL.map(Verdict::as_str).join(", ")
+                ))
+            })
+        })
         .collect::<Result<Vec<_>>>()?;
-    let store = Store::open(&args.db, Retention::default())?;
-    let filter = CaptureFilter {
+    Ok(CaptureFilter {
         verdicts,
         ..CaptureFilter::default()
-    };
+    })
+}
+
+fn run_export(args: ExportArgs) -> Result<()> {
+    let format = ExportFormat::parse(&args.format)?;
+    let filter = verdict_filter(&args.verdict)?;
+    let store = StoreReader::open(store_path(args.db)?)?;
     let written = match &args.out {
         Some(path) => {
             let file = std::fs::File::create(path).map_err(CliError::Output)?;
@@ -349,12 +399,51 @@ fn run_export(args: ExportArgs) -> Result<()> {
 async fn run_import(args: ImportArgs) -> Result<()> {
     let file = std::fs::File::open(&args.from)
         .map_err(|e| invalid(format!("could not open {}: {e}", args.from.display())))?;
-    let store = Store::open(&args.db, Retention::default())?;
+    let store = open_writer(&store_path(args.db)?, HOLDER_IMPORT)?;
     let report = import_jsonl(&store, std::io::BufReader::new(file)).await?;
     eprintln!(
         "partner: imported {} captures, skipped {} already present",
         report.imported, report.skipped
     );
+    Ok(())
+}
+
+fn open_writer(db: &std::path::Path, holder: &'static str) -> Result<Store> {
+    Ok(Store::open_with(
+        db,
+        StoreOptions {
+            retention: Retention::default(),
+            holder,
+            ..StoreOptions::default()
+        },
+    )?)
+}
+
+/// Counts first, read only (so a dry run works beside a running listener); deletes only with
+/// `--yes`, through the store's writer (so it needs the writer lock).
+async fn run_clear(args: ClearArgs) -> Result<()> {
+    let filter = verdict_filter(&args.verdict)?;
+    let db = store_path(args.db)?;
+    let which = if filter.verdicts.is_empty() {
+        String::from("captures")
+    } else {
+        let names: Vec<&str> = filter.verdicts.iter().map(|v| v.as_str()).collect();
+        format!("captures with verdict {}", names.join(" or "))
+    };
+    if !args.yes {
+        let count = StoreReader::open(&db)?.count(&filter)?;
+        println!(
+            "would delete {count} {which} from {}; run again with --yes to delete them",
+            db.display()
+        );
+        return Ok(());
+    }
+    if !db.exists() {
+        return Err(partner_listener::Error::NoStore(db).into());
+    }
+    let store = open_writer(&db, HOLDER_CLEAR)?;
+    let deleted = store.clear(&filter).await?;
+    println!("deleted {deleted} {which} from {}", db.display());
     Ok(())
 }
 

@@ -1,8 +1,9 @@
 //! `partner listen` as a real process on 127.0.0.1:0: its first line, one JSON line per capture,
-//! no key in any output, export/import, and no acknowledged capture lost to `kill -9` under load.
+//! no key in any output, export/import/clear, one writer per store (a second listener refused,
+//! the lock released by `kill -9`), and no acknowledged capture lost to `kill -9` under load.
 
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
-use partner_listener::{CaptureFilter, Retention, Store};
+use partner_listener::{CaptureFilter, Retention, Store, StoreReader};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read};
@@ -295,9 +296,10 @@ async fn kill_9_under_load_loses_no_acknowledged_capture() {
         acknowledged.len()
     );
 
-    // Restart on the same store: every acknowledged capture is there.
+    // Restart on the same store: the killed holder's lock went with it, so the new listener
+    // opens, and every acknowledged capture is there (read beside it, as export reads).
     let restarted = listen(&db, &[]);
-    let store = Store::open(&db, Retention::default()).unwrap();
+    let store = StoreReader::open(&db).unwrap();
     let mut stored = BTreeSet::new();
     store
         .for_each(&CaptureFilter::default(), |capture| {
@@ -388,4 +390,207 @@ async fn keys_come_from_the_keychain_entries_the_client_stores() {
     child.kill().unwrap();
     let _ = child.wait();
     partner_client::forget_signing_keys(&store, &subscription).unwrap();
+}
+
+/// `partner` with `args`, its data folder (the default store's) under `data`.
+fn partner(data: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(args)
+        .env("XDG_DATA_HOME", data)
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Two `partner listen` on one store: the second exits non-zero naming the store and the first
+/// (its pid), the first keeps acknowledging and keeping captures; export and a dry-run clear
+/// read beside it, a clear that would write is refused like a second listener.
+#[tokio::test]
+async fn a_second_listener_on_the_same_store_is_refused_and_the_first_keeps_capturing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shared.db");
+    let mut first = listen(&db, &[]);
+    let client = reqwest::Client::new();
+    let sent = send(&client, &first.url, KEY, body("one")).await.unwrap();
+    assert_eq!(sent.status(), 200);
+
+    let db_arg = db.to_str().unwrap();
+    let second = partner(
+        dir.path(),
+        &["listen", "--addr", "127.0.0.1:0", "--db", db_arg],
+    );
+    assert!(!second.status.success(), "a second listener started");
+    let stderr = text(&second.stderr);
+    assert!(
+        stderr.contains(db_arg)
+            && stderr.contains("in use by another listener")
+            && stderr.contains(&format!("partner listen (pid {})", first.child.id()))
+            && stderr.contains("--db"),
+        "{stderr}"
+    );
+    assert!(
+        text(&second.stdout).is_empty(),
+        "the second one said it was listening"
+    );
+
+    // The first still acknowledges and keeps, numbering attempts as before.
+    let again = send(&client, &first.url, KEY, body("one")).await.unwrap();
+    assert_eq!(again.status(), 200);
+    let mut line = String::new();
+    for _ in 0..2 {
+        line.clear();
+        first.stdout.read_line(&mut line).unwrap();
+    }
+    assert!(line.contains("(attempt 2)"), "{line}");
+
+    // Readers beside it.
+    let exported = partner(dir.path(), &["listen", "export", "--db", db_arg]);
+    assert!(exported.status.success(), "{}", text(&exported.stderr));
+    let lines: Vec<Value> = text(&exported.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1]["attempt"], 2);
+    let dry_run = partner(dir.path(), &["listen", "clear", "--db", db_arg]);
+    assert!(dry_run.status.success(), "{}", text(&dry_run.stderr));
+    assert!(
+        text(&dry_run.stdout).contains("would delete 2 captures"),
+        "{}",
+        text(&dry_run.stdout)
+    );
+    let clear = partner(dir.path(), &["listen", "clear", "--db", db_arg, "--yes"]);
+    assert!(!clear.status.success());
+    assert!(
+        text(&clear.stderr).contains("in use by another listener"),
+        "{}",
+        text(&clear.stderr)
+    );
+
+    terminate(first);
+    assert_eq!(
+        StoreReader::open(&db)
+            .unwrap()
+            .count(&CaptureFilter::default())
+            .unwrap(),
+        2
+    );
+}
+
+/// The lock is the OS's, so it dies with its holder: after `kill -9` of a listener, another
+/// opens the store at once.
+#[tokio::test]
+async fn the_store_opens_again_after_its_listener_is_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let mut killed = listen(&db, &[]);
+    let client = reqwest::Client::new();
+    assert_eq!(
+        send(&client, &killed.url, KEY, body("k"))
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    killed.child.kill().unwrap(); // SIGKILL
+    killed.child.wait().unwrap();
+    let restarted = listen(&db, &[]);
+    let redelivered = send(&client, &restarted.url, KEY, body("k")).await.unwrap();
+    assert_eq!(redelivered.status(), 200);
+    let rest = terminate(restarted);
+    assert!(rest.contains("(attempt 2)"), "{rest}");
+}
+
+/// `partner listen clear`: without --yes it only counts; with it, it deletes what --verdict
+/// selects (or all). Export, import and clear default to the same store as `partner listen`.
+#[tokio::test]
+async fn clear_counts_without_yes_and_deletes_with_it_on_the_default_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let default_db = dir.path().join("partner-console/captures.sqlite3");
+    // Captures made elsewhere, brought into the default store by an import without --db.
+    let source = dir.path().join("source.db");
+    let listening = listen(&source, &[]);
+    let client = reqwest::Client::new();
+    for i in 0..3 {
+        send(&client, &listening.url, KEY, body(&format!("c-{i}")))
+            .await
+            .unwrap();
+    }
+    let wrong = "Zyxwvutsrqponmlkjihgfedcba9876#$";
+    let rejected = send(&client, &listening.url, wrong, body("bad"))
+        .await
+        .unwrap();
+    assert_eq!(rejected.status(), 401);
+    terminate(listening);
+    let jsonl = dir.path().join("c.jsonl");
+    let exported = partner(
+        dir.path(),
+        &[
+            "listen",
+            "export",
+            "--db",
+            source.to_str().unwrap(),
+            "--out",
+            jsonl.to_str().unwrap(),
+        ],
+    );
+    assert!(exported.status.success(), "{}", text(&exported.stderr));
+    let imported = partner(
+        dir.path(),
+        &["listen", "import", "--from", jsonl.to_str().unwrap()],
+    );
+    assert!(imported.status.success(), "{}", text(&imported.stderr));
+    assert!(default_db.exists(), "import did not use the default store");
+
+    let count = || {
+        StoreReader::open(&default_db)
+            .unwrap()
+            .count(&CaptureFilter::default())
+            .unwrap()
+    };
+    assert_eq!(count(), 4);
+    let dry_run = partner(
+        dir.path(),
+        &["listen", "clear", "--verdict", "invalid-signature"],
+    );
+    assert!(dry_run.status.success(), "{}", text(&dry_run.stderr));
+    let said = text(&dry_run.stdout);
+    assert!(
+        said.contains("would delete 1 captures with verdict invalid-signature")
+            && said.contains("--yes"),
+        "{said}"
+    );
+    assert_eq!(count(), 4, "a dry run deleted something");
+
+    let cleared = partner(
+        dir.path(),
+        &["listen", "clear", "--verdict", "invalid-signature", "--yes"],
+    );
+    assert!(cleared.status.success(), "{}", text(&cleared.stderr));
+    assert!(
+        text(&cleared.stdout).contains("deleted 1 captures"),
+        "{}",
+        text(&cleared.stdout)
+    );
+    assert_eq!(count(), 3);
+
+    let exported = partner(dir.path(), &["listen", "export"]);
+    assert!(exported.status.success(), "{}", text(&exported.stderr));
+    assert_eq!(text(&exported.stdout).lines().count(), 3);
+
+    let everything = partner(dir.path(), &["listen", "clear", "--yes"]);
+    assert!(everything.status.success(), "{}", text(&everything.stderr));
+    assert!(text(&everything.stdout).contains("deleted 3 captures"));
+    assert_eq!(count(), 0);
+
+    let bad = partner(dir.path(), &["listen", "clear", "--verdict", "nope"]);
+    assert!(!bad.status.success());
+    assert!(
+        text(&bad.stderr).contains("unknown verdict"),
+        "{}",
+        text(&bad.stderr)
+    );
 }

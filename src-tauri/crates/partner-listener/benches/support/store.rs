@@ -10,6 +10,7 @@ pub fn fresh_store(durability: Durability) -> (tempfile::TempDir, Store) {
         StoreOptions {
             retention: Retention::default(),
             durability,
+            holder: "the store bench",
         },
     )
     .expect("store");

@@ -1,10 +1,11 @@
-//! Queries, counts, retention and clearing of the capture store.
+//! Queries, counts, retention and clearing of the capture store; one writer per store, readers
+//! beside it.
 
 use crate::support::*;
 use chrono::{Duration, Utc};
 use partner_listener::{
-    Capture, CaptureFilter, Header, ListenerConfig, NotificationFields, ResponseRecord, Retention,
-    Store, Verdict,
+    Capture, CaptureFilter, Error, Header, ListenerConfig, NotificationFields, OutboundKind,
+    OutboundRecord, ResponseRecord, Retention, Store, StoreOptions, StoreReader, Verdict,
 };
 
 fn capture(event_id: &str, verdict: Verdict, minutes_ago: i64) -> Capture {
@@ -459,4 +460,349 @@ async fn a_redelivery_links_to_imported_attempts() {
     assert_eq!(store.attempts_of(third).unwrap().len(), 3);
     let (attempt, _, _) = attempt_of(&store, "local").await;
     assert_eq!(attempt, 1);
+}
+
+/// Inserts a capture of `event_id` with `verdict`; returns (attempt, notification id, id).
+async fn attempt_with(store: &Store, event_id: &str, verdict: Verdict) -> (u32, Option<i64>, i64) {
+    let stored = store.insert(capture(event_id, verdict, 0)).await.unwrap();
+    (stored.attempt, stored.notification_id, stored.id)
+}
+
+fn all() -> CaptureFilter {
+    CaptureFilter::default()
+}
+
+/// A second writer on one store, in the same process, is refused with `StoreInUse` naming the
+/// store and the holder; the first keeps writing; once it is dropped, a new writer opens.
+#[tokio::test]
+async fn a_second_writer_is_refused_and_the_first_keeps_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let first = Store::open_with(
+        &path,
+        StoreOptions {
+            holder: "the first test writer",
+            ..StoreOptions::default()
+        },
+    )
+    .unwrap();
+    attempt_of(&first, "before").await;
+
+    let refused = Store::open(&path, Retention::default()).unwrap_err();
+    let Error::StoreInUse {
+        path: named,
+        holder,
+    } = &refused
+    else {
+        panic!("expected StoreInUse, got {refused:?}");
+    };
+    assert_eq!(named, &path);
+    assert_eq!(
+        holder,
+        &format!("the first test writer (pid {})", std::process::id())
+    );
+    let message = refused.to_string();
+    assert!(
+        message.contains(&path.display().to_string())
+            && message.contains("in use by another listener")
+            && message.contains("--db"),
+        "{message}"
+    );
+
+    // The refusal changed nothing: the first writer numbers attempts on, and its captures are
+    // all there.
+    let (attempt, _, _) = attempt_of(&first, "before").await;
+    assert_eq!(attempt, 2);
+    attempt_of(&first, "after").await;
+    assert_eq!(first.count(&all()).unwrap(), 3);
+
+    drop(first);
+    let second = Store::open(&path, Retention::default()).unwrap();
+    let (attempt, _, _) = attempt_of(&second, "before").await;
+    assert_eq!(attempt, 3, "the new writer continues the numbering");
+}
+
+/// A reader takes no lock and writes nothing: it opens beside a writer and sees each commit;
+/// it creates no store where there is none, and says so when a file is not a store.
+#[tokio::test]
+async fn a_reader_reads_beside_the_writer_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let missing = StoreReader::open(&path).unwrap_err();
+    assert!(
+        matches!(missing, Error::NoStore(ref p) if p == &path),
+        "{missing:?}"
+    );
+    assert!(!path.exists(), "a reader created the store");
+
+    let writer = Store::open(&path, Retention::default()).unwrap();
+    let reader = StoreReader::open(&path).unwrap();
+    assert_eq!(reader.count(&all()).unwrap(), 0);
+    let (_, _, id) = attempt_of(&writer, "seen").await;
+    assert_eq!(
+        reader.get(id).unwrap().fields.event_id.as_deref(),
+        Some("seen")
+    );
+    assert_eq!(reader.count(&all()).unwrap(), 1);
+    // A second reader, while the first is open and the writer runs.
+    assert_eq!(StoreReader::open(&path).unwrap().count(&all()).unwrap(), 1);
+    drop(writer);
+    drop(reader);
+
+    // No writer left (SQLite removed the WAL at its close): reading still works.
+    assert_eq!(StoreReader::open(&path).unwrap().count(&all()).unwrap(), 1);
+
+    let other = dir.path().join("other.db");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x INTEGER)")
+        .unwrap();
+    let not_a_store = StoreReader::open(&other).unwrap_err();
+    assert!(
+        matches!(not_a_store, Error::NotAStore(_)),
+        "{not_a_store:?}"
+    );
+}
+
+/// Clear by filter deletes exactly what the filter selects, with its forwards; a notification
+/// none of whose captures are left starts again at attempt 1, one with captures left keeps
+/// counting; this holds after a reopen too (the map is rebuilt from `notifications`).
+#[tokio::test]
+async fn clear_by_filter_keeps_redeliveries_consistent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let store = Store::open(&path, Retention::default()).unwrap();
+    // "kept": two valid attempts. "mixed": first attempt failed verification, second valid.
+    // "gone": one attempt, failed verification.
+    let (_, kept_id, _) = attempt_with(&store, "kept", Verdict::Valid).await;
+    attempt_with(&store, "kept", Verdict::Valid).await;
+    let (_, mixed_id, mixed_first) = attempt_with(&store, "mixed", Verdict::InvalidSignature).await;
+    attempt_with(&store, "mixed", Verdict::Valid).await;
+    let (_, _, gone) = attempt_with(&store, "gone", Verdict::InvalidSignature).await;
+    let forward = store
+        .insert_outbound(OutboundRecord {
+            id: 0,
+            capture_id: gone,
+            kind: OutboundKind::Forward,
+            url: "http://127.0.0.1:9/app".into(),
+            sent_at: Utc::now(),
+            request_headers: vec![],
+            request_body: None,
+            status: Some(200),
+            response_headers: vec![],
+            response_body: None,
+            elapsed_ms: 1,
+            error: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(store.outbound_of(gone).unwrap(), vec![forward]);
+
+    let invalid = CaptureFilter {
+        verdicts: vec![Verdict::InvalidSignature],
+        ..CaptureFilter::default()
+    };
+    assert_eq!(store.count(&invalid).unwrap(), 2);
+    assert_eq!(store.clear(&invalid).await.unwrap(), 2);
+    assert_eq!(store.count(&invalid).unwrap(), 0);
+    assert_eq!(store.count(&all()).unwrap(), 3);
+    assert!(matches!(
+        store.get(mixed_first),
+        Err(Error::NoSuchCapture(_))
+    ));
+    assert!(store.outbound_of(gone).unwrap().is_empty());
+    assert_eq!(
+        store.clear(&invalid).await.unwrap(),
+        0,
+        "nothing left to clear"
+    );
+
+    let transaction = "urn:svc:partner:transaction";
+    assert_eq!(store.prior_attempts(SUB, transaction, "gone"), 0);
+    assert_eq!(store.prior_attempts(SUB, transaction, "mixed"), 2);
+    let (attempt, notification, id) = attempt_of(&store, "gone").await;
+    assert_eq!(
+        (attempt, notification),
+        (1, Some(id)),
+        "all cleared: new again"
+    );
+    assert!(id > gone, "ids are not handed out again");
+    let (attempt, notification, third) = attempt_of(&store, "mixed").await;
+    assert_eq!(
+        (attempt, notification),
+        (3, mixed_id),
+        "some left: keeps counting"
+    );
+    assert_eq!(
+        store
+            .attempts_of(third)
+            .unwrap()
+            .iter()
+            .map(|c| c.attempt)
+            .collect::<Vec<_>>(),
+        vec![2, 3]
+    );
+
+    // After a reopen, the same answers.
+    let gone_again = CaptureFilter {
+        ids: vec![id],
+        ..CaptureFilter::default()
+    };
+    assert_eq!(store.clear(&gone_again).await.unwrap(), 1);
+    drop(store);
+    let store = Store::open(&path, Retention::default()).unwrap();
+    let (attempt, notification, newest) = attempt_of(&store, "gone").await;
+    assert_eq!((attempt, notification), (1, Some(newest)));
+    assert!(
+        newest > id,
+        "the cleared newest id is not reused after a reopen"
+    );
+    let (attempt, notification, _) = attempt_of(&store, "mixed").await;
+    assert_eq!((attempt, notification), (4, mixed_id));
+    let (attempt, notification, _) = attempt_of(&store, "kept").await;
+    assert_eq!((attempt, notification), (3, kept_id));
+}
+
+/// Clear-all empties the store and forgets every notification; ids go on from where they were.
+#[tokio::test]
+async fn clear_all_forgets_every_notification_and_ids_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("s.db"), Retention::default()).unwrap();
+    let mut newest = 0;
+    for i in 0..5 {
+        attempt_of(&store, &format!("c-{i}")).await;
+        newest = attempt_of(&store, &format!("c-{i}")).await.2;
+    }
+    assert_eq!(store.clear_all().await.unwrap(), 10);
+    assert_eq!(store.count(&all()).unwrap(), 0);
+    let (attempt, notification, id) = attempt_of(&store, "c-4").await;
+    assert_eq!((attempt, notification), (1, Some(id)));
+    assert_eq!(id, newest + 1);
+    assert_eq!(store.clear_all().await.unwrap(), 1);
+    assert_eq!(store.clear_all().await.unwrap(), 0);
+}
+
+/// An emptied store gives its disk back (once the checkpointer has copied the WAL in).
+#[tokio::test]
+async fn an_emptied_store_shrinks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let store = Store::open(&path, Retention::default()).unwrap();
+    let size = || std::fs::metadata(&path).unwrap().len();
+    for i in 0..400 {
+        attempt_of(&store, &format!("s-{i}")).await;
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while size() < 100 * 1024 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let full = size();
+    assert!(
+        full >= 100 * 1024,
+        "the captures never reached the file: {full}"
+    );
+    store.clear_all().await.unwrap();
+    // What is left is the schema: a page per table and index (8 KiB each).
+    while size() >= full / 2 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(size() < full / 2, "{full} bytes before, {} after", size());
+    // And it goes on working.
+    let (attempt, _, id) = attempt_of(&store, "s-0").await;
+    assert_eq!((attempt, id), (1, 401));
+}
+
+/// A clear goes through the writer, in order with the inserts around it: every acknowledged
+/// capture is either deleted by it (counted) or kept, none is lost, and every capture inserted
+/// after the clear answered is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clear_is_ordered_with_captures_being_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("s.db"), Retention::default()).unwrap();
+    let inserting: Vec<_> = (0..8)
+        .map(|task| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let mut acknowledged = 0u64;
+                for i in 0..300 {
+                    store
+                        .insert(capture(&format!("o-{task}-{i}"), Verdict::Valid, 0))
+                        .await
+                        .unwrap();
+                    acknowledged += 1;
+                }
+                acknowledged
+            })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let deleted = store.clear_all().await.unwrap();
+    let (_, _, after) = attempt_of(&store, "after-the-clear").await;
+    let mut acknowledged = 1;
+    for task in inserting {
+        acknowledged += task.await.unwrap();
+    }
+    let kept = store.count(&all()).unwrap();
+    assert_eq!(
+        deleted + kept,
+        acknowledged,
+        "deleted {deleted}, kept {kept}"
+    );
+    assert!(deleted > 0, "the clear ran after some inserts");
+    assert_eq!(
+        store.get(after).unwrap().fields.event_id.as_deref(),
+        Some("after-the-clear")
+    );
+}
+
+/// `set_retention` changes the writer's policy while it runs: applied at once, then while
+/// receiving, and lifted again.
+#[tokio::test]
+async fn retention_is_changed_at_run_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("s.db"), Retention::default()).unwrap();
+    for i in 0..20 {
+        store
+            .insert(capture(&format!("t-{i}"), Verdict::Valid, 100 - i))
+            .await
+            .unwrap();
+    }
+    let five = Retention {
+        max_count: Some(5),
+        max_age: None,
+    };
+    assert_eq!(store.set_retention(five).await.unwrap(), 15);
+    assert_eq!(store.retention().await.unwrap(), five);
+    assert_eq!(store.count(&all()).unwrap(), 5);
+
+    // While receiving: the writer prunes as it goes (every few hundred inserts).
+    for i in 0..600 {
+        attempt_of(&store, &format!("n-{i}")).await;
+    }
+    let count = store.count(&all()).unwrap();
+    assert!(
+        count < 600,
+        "the new policy was not applied while receiving: {count}"
+    );
+    let newest = store.query(&all(), 0, 1).unwrap().items;
+    assert_eq!(newest[0].fields.event_id.as_deref(), Some("n-599"));
+
+    // By age: every capture left was received just now; a 10-minute-old one goes.
+    store
+        .insert(capture("old", Verdict::Valid, 10))
+        .await
+        .unwrap();
+    let five_minutes = Retention {
+        max_count: None,
+        max_age: Some(Duration::minutes(5)),
+    };
+    assert_eq!(store.set_retention(five_minutes).await.unwrap(), 1);
+    assert_eq!(store.count(&all()).unwrap(), count);
+
+    // Lifted: nothing is pruned any more.
+    store.set_retention(Retention::default()).await.unwrap();
+    for i in 0..300 {
+        attempt_of(&store, &format!("m-{i}")).await;
+    }
+    assert_eq!(store.count(&all()).unwrap(), count + 300);
 }

@@ -1,0 +1,140 @@
+//! How long clearing a large store holds the writer, so how long an acknowledgement can wait
+//! behind a clear: fills a store with `CLEAR_CAPTURES` (default 100,000) spec-shaped 2 KiB
+//! captures, then clears them while one more capture is inserted right behind the clear, and
+//! reports the clear's time, that insert's wait, and the database and WAL sizes. Twice: through
+//! a filter that selects every capture (the row-by-row path of `Store::clear`) and as clear-all
+//! (the path without WHERE).
+//!
+//! Run: `cargo bench -p partner-listener --bench clear` (env: CLEAR_CAPTURES).
+
+use chrono::Utc;
+use partner_listener::{
+    Capture, CaptureFilter, Durability, Header, NotificationFields, ResponseRecord, Store, Verdict,
+};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[path = "support/payload.rs"]
+mod payload;
+#[path = "support/store.rs"]
+mod support_store;
+use payload::{body, env_number, random_event_id};
+use support_store::fresh_store;
+
+fn capture() -> Capture {
+    let body = body(&random_event_id());
+    let (fields, _) = NotificationFields::read(&body);
+    Capture {
+        id: 0,
+        received_at: Utc::now(),
+        method: "POST".into(),
+        path: "/webhooks".into(),
+        headers: vec![
+            Header::new("svc-subscriptionid", "sub-bench"),
+            Header::new("content-type", "application/json"),
+        ],
+        body_size: body.len() as u64,
+        body: Some(body),
+        peer: Some("127.0.0.1:50000".into()),
+        verdict: Verdict::Valid,
+        matched_key: Some(partner_listener::MatchedKey::Current),
+        subscription_id: Some("sub-bench".into()),
+        fields,
+        attempt: 0,
+        notification_id: None,
+        response: ResponseRecord {
+            status: 200,
+            body: "ok\n".into(),
+            from_test_mode: false,
+            delay_ms: 0,
+        },
+        processing_micros: 40,
+        replay: false,
+    }
+}
+
+async fn fill(store: &Store, captures: usize) {
+    let next = Arc::new(AtomicUsize::new(0));
+    let tasks: Vec<_> = (0..32)
+        .map(|_| {
+            let store = store.clone();
+            let next = next.clone();
+            tokio::spawn(async move {
+                while next.fetch_add(1, Ordering::Relaxed) < captures {
+                    store.insert(capture()).await.expect("insert");
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("filler");
+    }
+}
+
+fn mib(path: &Path) -> f64 {
+    std::fs::metadata(path).map_or(0.0, |m| m.len() as f64 / (1024.0 * 1024.0))
+}
+
+fn sizes(db: &Path) -> String {
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    format!(
+        "database {:.1} MiB, WAL {:.1} MiB",
+        mib(db),
+        mib(Path::new(&wal))
+    )
+}
+
+/// Clears with `filter` while one capture is inserted right behind the clear.
+async fn measure(store: &Store, captures: usize, filter: CaptureFilter, name: &str) {
+    fill(store, captures).await;
+    // Let the checkpointer catch up, so the clear does not pay for the fill's WAL.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    println!("{name}: before, {}", sizes(store.path()));
+    let clearing = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let deleted = store.clear(&filter).await.expect("clear");
+            (deleted, started.elapsed())
+        })
+    };
+    // The clear is queued first (the writer takes jobs in order); this insert waits behind it.
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    let started = Instant::now();
+    store
+        .insert(capture())
+        .await
+        .expect("insert behind the clear");
+    let insert_wait = started.elapsed();
+    let (deleted, clear_time) = clearing.await.expect("clear task");
+    println!(
+        "{name}: {deleted} captures deleted in {:.0} ms; an insert sent 1 ms after the clear \
+         was answered after {:.0} ms",
+        clear_time.as_secs_f64() * 1e3,
+        insert_wait.as_secs_f64() * 1e3
+    );
+    println!("{name}: just after, {}", sizes(store.path()));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    println!("{name}: 2 s later, {}", sizes(store.path()));
+    store.clear_all().await.expect("empty again");
+}
+
+fn main() {
+    let captures = env_number("CLEAR_CAPTURES", 100_000);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let (_dir, store) = fresh_store(Durability::Full);
+    runtime.block_on(async {
+        let every_valid = CaptureFilter {
+            verdicts: vec![Verdict::Valid],
+            ..CaptureFilter::default()
+        };
+        measure(&store, captures, every_valid, "clear by filter").await;
+        measure(&store, captures, CaptureFilter::default(), "clear-all").await;
+    });
+}
