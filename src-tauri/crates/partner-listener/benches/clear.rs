@@ -93,26 +93,33 @@ async fn measure(store: &Store, captures: usize, filter: CaptureFilter, name: &s
     // Let the checkpointer catch up, so the clear does not pay for the fill's WAL.
     tokio::time::sleep(Duration::from_secs(2)).await;
     println!("{name}: before, {}", sizes(store.path()));
-    let clearing = {
-        let store = store.clone();
-        tokio::spawn(async move {
-            let started = Instant::now();
-            let deleted = store.clear(&filter).await.expect("clear");
-            (deleted, started.elapsed())
-        })
-    };
-    // The clear is queued first (the writer takes jobs in order); this insert waits behind it.
-    tokio::time::sleep(Duration::from_millis(1)).await;
+    // The clear's first poll hands it to the writer, so the insert after it is queued behind
+    // it (the writer takes its queue in order) and waits for as long as the clear holds it.
     let started = Instant::now();
-    store
-        .insert(capture())
-        .await
-        .expect("insert behind the clear");
-    let insert_wait = started.elapsed();
-    let (deleted, clear_time) = clearing.await.expect("clear task");
+    let mut clearing = Box::pin(store.clear(&filter));
+    assert!(
+        futures::poll!(&mut clearing).is_pending(),
+        "cleared at once"
+    );
+    let inserting = async {
+        let started = Instant::now();
+        store
+            .insert(capture())
+            .await
+            .expect("insert behind the clear");
+        started.elapsed()
+    };
+    let (deleted, insert_wait) = tokio::join!(
+        async {
+            let deleted = (&mut clearing).await.expect("clear");
+            (deleted, started.elapsed())
+        },
+        inserting
+    );
+    let (deleted, clear_time) = deleted;
     println!(
-        "{name}: {deleted} captures deleted in {:.0} ms; an insert sent 1 ms after the clear \
-         was answered after {:.0} ms",
+        "{name}: {deleted} captures deleted in {:.0} ms; an insert queued behind it was \
+         answered after {:.0} ms",
         clear_time.as_secs_f64() * 1e3,
         insert_wait.as_secs_f64() * 1e3
     );
