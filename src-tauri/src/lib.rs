@@ -37,7 +37,10 @@ fn probe_keychain(keyring: &KeyringStore) -> Result<(), String> {
 
 /// The settings as loaded, with what the user must be told; a file that cannot be read at all
 /// is never written over.
-fn load_settings(data_dir: &std::path::Path, legacy: Option<std::path::PathBuf>) -> (partner_local::Settings, Vec<String>, bool) {
+fn load_settings(
+    data_dir: &std::path::Path,
+    legacy: Option<std::path::PathBuf>,
+) -> (partner_local::Settings, Vec<String>, bool) {
     let file = SettingsFile::new(data_dir.join(partner_local::paths::SETTINGS));
     match file.load(legacy.as_deref()) {
         Ok(loaded) => (loaded.settings, loaded.notice.into_iter().collect(), true),
@@ -76,16 +79,29 @@ pub fn run() {
                 .ok()
                 .map(|dir| dir.join("connections.json"));
             let (settings, mut notices, writable) = load_settings(&data_dir, legacy);
-            let listener_address = ListenerAddress::from_env(&settings.listener).unwrap_or_else(|problem| {
-                notices.push(format!("{problem}; the listener uses the address in the settings."));
-                ListenerAddress::resolve(&settings.listener, None)
-                    .unwrap_or_else(|_| ListenerAddress { address: settings.listener.address, path: settings.listener.path.clone(), from_environment: false })
-            });
+            let listener_address =
+                ListenerAddress::from_env(&settings.listener).unwrap_or_else(|problem| {
+                    notices.push(format!(
+                        "{problem}; the listener uses the address in the settings."
+                    ));
+                    ListenerAddress::resolve(&settings.listener, None).unwrap_or_else(|_| {
+                        ListenerAddress {
+                            address: settings.listener.address,
+                            path: settings.listener.path.clone(),
+                            from_environment: false,
+                        }
+                    })
+                });
             let keyring = KeyringStore::default();
             let secrets: Arc<dyn SecretStore> = Arc::new(keyring);
             // A replaced key keeps verifying until the user retires it (Product detail).
-            let keys = Arc::new(KeychainKeys::new(secrets.clone(), startup::PREVIOUS_KEY_GRACE));
-            let probe = keychain_probe.join().unwrap_or_else(|_| Err("the keychain probe failed".into()));
+            let keys = Arc::new(KeychainKeys::new(
+                secrets.clone(),
+                startup::PREVIOUS_KEY_GRACE,
+            ));
+            let probe = keychain_probe
+                .join()
+                .unwrap_or_else(|_| Err("the keychain probe failed".into()));
             if let Err(why) = probe {
                 keys.mark_unavailable(why);
             }

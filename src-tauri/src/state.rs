@@ -313,16 +313,40 @@ impl AppState {
     }
 }
 
+/// A state over `dir` with an in-memory keychain, for tests.
+#[cfg(test)]
+pub fn test_state(dir: PathBuf) -> AppState {
+    test_state_with(dir, Arc::new(partner_client::MemoryStore::new()))
+}
+
+/// A state over `dir` with the given keychain, for tests.
+#[cfg(test)]
+pub fn test_state_with(dir: PathBuf, secrets: Arc<dyn SecretStore>) -> AppState {
+    let settings = Settings::default();
+    let address = ListenerAddress::resolve(&settings.listener, Some("127.0.0.1:0"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    AppState::new(
+        dir.clone(),
+        SettingsFile::new(dir.join(partner_local::paths::SETTINGS)),
+        settings,
+        address,
+        secrets.clone(),
+        Arc::new(KeychainKeys::new(
+            secrets,
+            crate::services::startup::PREVIOUS_KEY_GRACE,
+        )),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::Duration;
 
     fn state() -> Arc<AppState> {
-        Arc::new(test_state(std::env::temp_dir().join(format!(
-            "partner-state-{}",
-            uuid::Uuid::new_v4()
-        ))))
+        Arc::new(test_state(
+            std::env::temp_dir().join(format!("partner-state-{}", uuid::Uuid::new_v4())),
+        ))
     }
 
     #[tokio::test]
@@ -408,29 +432,4 @@ mod tests {
             .expect("no wait once start-up has ended");
         assert_eq!(phase, StartupPhase::Failed);
     }
-}
-
-/// A state over `dir` with an in-memory keychain, for tests.
-#[cfg(test)]
-pub fn test_state(dir: PathBuf) -> AppState {
-    test_state_with(dir, Arc::new(partner_client::MemoryStore::new()))
-}
-
-/// A state over `dir` with the given keychain, for tests.
-#[cfg(test)]
-pub fn test_state_with(dir: PathBuf, secrets: Arc<dyn SecretStore>) -> AppState {
-    let settings = Settings::default();
-    let address = ListenerAddress::resolve(&settings.listener, Some("127.0.0.1:0"))
-        .unwrap_or_else(|e| panic!("{e}"));
-    AppState::new(
-        dir.clone(),
-        SettingsFile::new(dir.join(partner_local::paths::SETTINGS)),
-        settings,
-        address,
-        secrets.clone(),
-        Arc::new(KeychainKeys::new(
-            secrets,
-            crate::services::startup::PREVIOUS_KEY_GRACE,
-        )),
-    )
 }

@@ -10,9 +10,12 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 echo "e2e: building the UI and the app"
 (cd ui && npm run --silent build >/dev/null)
-cargo build -p partner-console --locked --quiet
+cargo build -p partner-console -p partner-cli --locked --quiet
 target_dir=${CARGO_TARGET_DIR:-$root/target}
 export PARTNER_APP_BINARY="$target_dir/debug/partner-console"
+# The restart specs run `partner` beside the app: a sandbox with --data, products subscribe,
+# listen export, all on the app's data folder and keyring.
+export PARTNER_CLI_BINARY="$target_dir/debug/partner"
 [ -x "$PARTNER_APP_BINARY" ] || { echo "e2e: no app binary at $PARTNER_APP_BINARY" >&2; exit 1; }
 command -v tauri-driver >/dev/null || { echo "e2e: tauri-driver is missing (scripts/setup.sh installs it)" >&2; exit 1; }
 
@@ -23,6 +26,7 @@ export XDG_RUNTIME_DIR=$scratch/run
 mkdir -p "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$XDG_RUNTIME_DIR"
 chmod 700 "$XDG_RUNTIME_DIR"
 export PARTNER_DATA_DIR=$scratch/app-data
+export PARTNER_E2E_SCRATCH=$scratch
 export PARTNER_E2E_EXPORTS=$scratch/exports
 export PARTNER_SCREENSHOTS="$root/docs/screenshots"
 mkdir -p "$PARTNER_SCREENSHOTS" "$PARTNER_E2E_EXPORTS"

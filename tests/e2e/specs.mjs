@@ -3,7 +3,8 @@
 // photographed into docs/screenshots/. Run by tests/e2e/run.sh (which sets the environment).
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
-import { createServer } from "node:net";
+import { createServer, connect } from "node:net";
+import { spawn, execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -13,12 +14,17 @@ const shots = process.env.PARTNER_SCREENSHOTS;
 const exportsDir = process.env.PARTNER_E2E_EXPORTS;
 const binary = process.env.PARTNER_APP_BINARY;
 
-const browser = await remote({
-  hostname: "127.0.0.1",
-  port: 4444,
-  logLevel: "error",
-  capabilities: { "tauri:options": { application: binary } },
-});
+/** A WebDriver session on the tauri-driver at `port`: it starts the app. */
+async function openApp(port = 4444) {
+  return remote({
+    hostname: "127.0.0.1",
+    port,
+    logLevel: "error",
+    capabilities: { "tauri:options": { application: binary } },
+  });
+}
+// Reassigned when the app is quit and started again (the restart specs at the end).
+let browser = await openApp();
 
 const results = [];
 async function step(name, body) {
@@ -338,7 +344,285 @@ await step("connections screen", async () => {
   await shot("connections");
 });
 
-await browser.deleteSession();
+
+// ---- A console you come back to: the real app quit and started again on the same data folder
+// and keyring. What was set up before the restart must all be there after it.
+const cliBinary = process.env.PARTNER_CLI_BINARY;
+const scratch = process.env.PARTNER_E2E_SCRATCH;
+const SECOND_CLIENT = "e2e-partner";
+const SECOND_SECRET = "E2eSecondSandboxSecret-0123456789";
+const ROTATED_KEY = "E2eRotatedKey#0123456789abcdefghijKLMN"; // current since "rotate a signing key"
+const SECOND_KEY = "E2eSecondKey#0123456789abcdefghijKLMNOP";
+const TUNNEL = "https://e2e-tunnel.example.invalid/webhooks";
+
+/** Runs the `partner` command; resolves with its stdout, rejects with its stderr. */
+function partner(args, env = {}) {
+  return new Promise((resolve, reject) => {
+    execFile(cliBinary, args, { env: { ...process.env, ...env }, timeout: 60000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`partner ${args.join(" ")}: ${stderr || error.message}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+/** `partner sandbox --data FILE` on a free port, as a partner developer runs one; resolves once
+ * it listens. */
+async function startCliSandbox(port, dataFile) {
+  const child = spawn(cliBinary, ["sandbox", "--addr", `127.0.0.1:${port}`, "--data", dataFile, "--client", `${SECOND_CLIENT}:${SECOND_SECRET}`, "--demo", "--allow-http-callbacks", "--retry-delay", "1s"], { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stderr.on("data", (d) => (output += d));
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`partner sandbox did not start: ${output}`)), 30000);
+    child.stdout.on("data", (d) => {
+      output += d;
+      if (/listening on/.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`partner sandbox exited (${code}): ${output}`)));
+  });
+  return child;
+}
+
+async function stopProcess(child) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+/** Whether something accepts connections on 127.0.0.1:`port`. */
+function listening(port) {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+/** Quits the app (the window closes, the app exits) and waits until its listener's port is
+ * free, so the next start finds its address as a user's next launch would. */
+async function quitApp(listenerPort) {
+  await browser.deleteSession();
+  const deadline = Date.now() + 20000;
+  while (await listening(listenerPort)) {
+    if (Date.now() > deadline) throw new Error(`the app's listener on ${listenerPort} did not stop`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function notify(address, subscription, key, eventId) {
+  const body = JSON.stringify({
+    eventId,
+    eventTime: new Date().toISOString(),
+    eventType: "created",
+    meta: { instanceId: "e2e", resourceId: eventId, resourceType: "urn:svc:partner:transaction", resourceRef: "http://127.0.0.1/partner/v2/transactions/e2e" },
+  });
+  const signature = createHmac("sha256", key).update(body).digest("base64");
+  return fetch(`http://${address}/webhooks`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "Svc-Signature": signature, "Svc-SubscriptionId": subscription, "Svc-Environment": "prod" },
+    body,
+  });
+}
+
+async function useConnection(label) {
+  await go("#/connections");
+  const row = await $(`//table[@aria-label='Connections']//tr[contains(., '${label}')]`);
+  await row.waitForExist({ timeout: 15000 });
+  const use = await row.$("button=Use");
+  if (await use.isExisting()) await use.click();
+  await waitText(".topbar .conn-label", new RegExp(label.replace(/[()]/g, "."), "i"), 20000);
+}
+
+async function fillLabelled(form, label, value) {
+  const input = await $(`//form[@aria-label='${form}']//label[contains(., '${label}')]/input`);
+  await input.clearValue();
+  await input.setValue(value);
+}
+
+const before = {};
+let cliSandbox = null;
+const cliSandboxPort = await closedPort();
+const cliSandboxFile = join(scratch, "cli-sandbox.sqlite3");
+
+await step("restart: set up what must survive", async () => {
+  // A second connection, to a sandbox a developer runs with `partner sandbox --data`.
+  cliSandbox = await startCliSandbox(cliSandboxPort, cliSandboxFile);
+  await go("#/connections");
+  await (await $("form[aria-label='Add a connection']")).waitForExist({ timeout: 15000 });
+  await fillLabelled("Add a connection", "Name", "Second sandbox");
+  await fillLabelled("Add a connection", "Base URL", `http://127.0.0.1:${cliSandboxPort}`);
+  await fillLabelled("Add a connection", "Client id", SECOND_CLIENT);
+  await fillLabelled("Add a connection", "Client secret", SECOND_SECRET);
+  await clickButton("Add and sign in");
+  await waitText(".topbar .conn-label", /Second sandbox/, 20000);
+  await useConnection("Embedded sandbox");
+
+  // The listener's address, as the top bar shows it.
+  await waitText("[data-testid=listener-url]", /^http:\/\/127\.0\.0\.1:\d+\/webhooks/);
+  before.listenerUrl = (await text("[data-testid=listener-url]")).trim();
+  before.listenerAddress = new URL(before.listenerUrl).host;
+
+  // A second rotation with a known key: the key of "rotate a signing key" becomes the previous.
+  await go(`#/products`);
+  await (await $("tbody tr[data-row-id]")).waitForExist({ timeout: 15000 });
+  await openSelected();
+  const row = await $(`table[aria-label=Subscriptions] tbody tr[data-subscription-id='${subscriptionId}']`);
+  await row.waitForExist({ timeout: 15000 });
+  before.productId = (await browser.execute(() => window.location.hash)).split("/").pop();
+  await (await row.$("button=Rotate key")).click();
+  await (await $("label=Paste my own")).click();
+  await (await $("input[aria-label='Signing key']")).setValue(SECOND_KEY);
+  await waitText("[data-testid=key-problems]", /meets the rule/);
+  await clickButton("Rotate");
+  await waitText("[data-testid=shown-key]", /E2eSecondKey/);
+  await clickButton("Done");
+
+  // A product and a transaction made in the embedded sandbox.
+  await go("#/products");
+  await clickButton("New product");
+  await fillLabelled("New product", "Name", "e2e-restart");
+  await fillLabelled("New product", "Listing name", "E2E made before the restart");
+  await clickButton("Create");
+  await browser.waitUntil(async () => /#\/products\/[\w-]{8,}/.test(await browser.execute(() => window.location.hash)), { timeout: 15000, timeoutMsg: "the new product did not open" });
+  before.newProductId = (await browser.execute(() => window.location.hash)).split("/").pop();
+  const base = (await text(".topbar .mono")).trim();
+  const created = await fetch(`${base}/sandbox/v1/transactions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ productId: before.newProductId, requestType: "NEW_REQUEST", loan: { loanNumber: "E2E-RESTART" } }),
+  });
+  assert.equal(created.status, 201, "the lender created a transaction");
+  before.transactionId = (await created.json()).id;
+
+  // The tunnel URL of this connection.
+  await go("#/webhooks");
+  await saveTunnel(TUNNEL);
+  await waitText("[data-testid=tunnel-status]", /Tunnel/);
+  before.captures = (await browser.$$("[data-capture-id]")).length;
+  assert.ok(before.captures > 0, "captures before the restart");
+});
+
+await step("restart: quit the app and start it again", async () => {
+  await quitApp(Number(before.listenerAddress.split(":")[1]));
+  browser = await openApp();
+  await (await $("[data-row-id]")).waitForExist({ timeout: 60000 });
+  await waitText(".topbar .conn-label", /Embedded sandbox/);
+});
+
+await step("after the restart: the listener's address, the tunnel URL and the captures are kept", async () => {
+  await waitText("[data-testid=listener-url]", /^http/);
+  assert.equal((await text("[data-testid=listener-url]")).trim(), before.listenerUrl, "the listener is on the same address");
+  await waitText("[data-testid=tunnel-status]", /Tunnel/);
+  await go("#/webhooks");
+  await (await $("[data-capture-id]")).waitForExist({ timeout: 15000 });
+  assert.equal(await (await $("input[aria-label='Tunnel URL']")).getValue(), TUNNEL, "the tunnel URL is shown");
+  await browser.waitUntil(async () => (await browser.$$("[data-capture-id]")).length >= before.captures, { timeout: 15000, timeoutMsg: "the captures from before are listed" });
+  assert.ok(await (await $("[data-verdict=invalid-signature][data-capture-id]")).isExisting(), "the wrong-key capture from before is there");
+  await shot("restart-webhooks");
+});
+
+await step("after the restart: a notification signed with the previous key verifies, in its grace period", async () => {
+  const response = await notify(before.listenerAddress, subscriptionId, ROTATED_KEY, "e2e-after-restart-previous-key");
+  assert.equal(response.status, 200, `the listener acknowledged it (${response.status})`);
+  const row = await $("//*[@data-capture-id][@data-verdict='valid'][contains(., 'e2e-after-restart-previous-key')]");
+  await row.waitForExist({ timeout: 15000 });
+  await row.click();
+  await waitText("[data-testid=detail-verdict]", /valid/);
+  await (await $("button=signature")).click();
+  await waitText("[data-testid=signature-explanation]", /previous key/);
+});
+
+await step("after the restart: the service's notification for a subscription made before it is valid", async () => {
+  const seen = (await browser.$$("[data-verdict=valid][data-capture-id]")).length;
+  await go("#/demo");
+  await (await $("select[aria-label='Demo product']")).waitForExist({ timeout: 15000 });
+  await clickButton("New transaction");
+  await waitText("ol[aria-label='Demo log']", /created transaction/);
+  await go("#/webhooks");
+  await browser.waitUntil(async () => (await browser.$$("[data-verdict=valid][data-capture-id]")).length > seen, { timeout: 30000, timeoutMsg: "no new valid capture" });
+  assert.equal((await browser.$$("[data-verdict=unknown-subscription][data-capture-id]")).length, 0, "nothing judged unknown-subscription");
+});
+
+await step("after the restart: the embedded sandbox kept its product and transaction", async () => {
+  await go(`#/transactions/${before.transactionId}`);
+  await browser.waitUntil(async () => (await $$text(".page .toolbar")).some((t) => t.includes(before.transactionId)), { timeout: 15000, timeoutMsg: "the transaction made before the restart did not open" });
+  await go(`#/products/${before.newProductId}`);
+  await browser.waitUntil(async () => (await browser.getPageSource()).includes("E2E made before the restart"), { timeout: 15000, timeoutMsg: "the product made before the restart did not open" });
+  await shot("restart-product");
+});
+
+await step("after the restart: switch to the second connection and back", async () => {
+  await useConnection("Second sandbox");
+  await go("#/products");
+  await (await $("[data-row-id]")).waitForExist({ timeout: 15000 });
+  await shot("restart-connections-second");
+  await useConnection("Embedded sandbox");
+  await go("#/connections");
+  await shot("connections");
+});
+
+await step("after the restart: clear the captures", async () => {
+  await go("#/webhooks");
+  await (await $("[data-capture-id]")).waitForExist({ timeout: 15000 });
+  await (await $("[data-testid=clear-all]")).click();
+  const confirm = await $("button*=Delete");
+  await confirm.waitForClickable({ timeout: 5000 });
+  assert.match(await confirm.getText(), /Delete \d+ captures?/);
+  await confirm.click();
+  await browser.waitUntil(async () => (await browser.$$("[data-capture-id]")).length === 0, { timeout: 15000, timeoutMsg: "captures still listed after clear" });
+  await shot("restart-cleared");
+});
+
+await step("headless: a sandbox with --data restarted keeps its data, and a CLI subscription verifies in the app started from the environment", async () => {
+  const env = { PARTNER_BASE_URL: `http://127.0.0.1:${cliSandboxPort}`, PARTNER_CLIENT_ID: SECOND_CLIENT, PARTNER_CLIENT_SECRET: SECOND_SECRET };
+  const created = JSON.parse(await partner(["products", "create", "--name", "e2e-cli", "--listing-name", "E2E from the CLI", "--output", "json"], env));
+  await stopProcess(cliSandbox);
+  cliSandbox = await startCliSandbox(cliSandboxPort, cliSandboxFile);
+  const kept = JSON.parse(await partner(["products", "get", created.id, "--output", "json"], env));
+  assert.equal(kept.listingName, "E2E from the CLI", "the product survived the sandbox's restart");
+  const subscribed = JSON.parse(await partner(["products", "subscribe", created.id, "--webhook", `transaction=${before.listenerUrl}`, "--output", "json"], env));
+  const cliSubscription = subscribed.subscriptionId ?? subscribed.subscription_id;
+  assert.ok(cliSubscription, `the CLI says the subscription's id: ${JSON.stringify(subscribed)}`);
+
+  // The app, quit and started with the CLI's variables: that connection becomes active.
+  await quitApp(Number(before.listenerAddress.split(":")[1]));
+  const driver = spawn("tauri-driver", ["--port", "4446", "--native-port", "4447"], { env: { ...process.env, ...env }, stdio: "ignore" });
+  try {
+    const deadline = Date.now() + 10000;
+    while (!(await listening(4446)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    browser = await openApp(4446);
+    await (await $("[data-row-id]")).waitForExist({ timeout: 60000 });
+    await waitText(".topbar .conn-label", new RegExp(SECOND_CLIENT));
+    const lender = await fetch(`http://127.0.0.1:${cliSandboxPort}/sandbox/v1/transactions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ productId: created.id, requestType: "NEW_REQUEST" }),
+    });
+    assert.equal(lender.status, 201);
+    await go("#/webhooks");
+    const row = await $(`//*[@data-capture-id][@data-verdict='valid'][contains(., '${cliSubscription}') or @data-subscription-id='${cliSubscription}']`);
+    await browser.waitUntil(async () => (await browser.$$("[data-verdict=valid][data-capture-id]")).length > 0, { timeout: 30000, timeoutMsg: "the CLI subscription's notification did not arrive valid" });
+    await shot("restart-environment");
+    // `partner listen export` reads the app's store (one store at one path) while the app runs.
+    const exported = await partner(["listen", "export", "--format", "jsonl"]);
+    assert.ok(exported.includes(cliSubscription), "the export holds the app's capture of the CLI subscription");
+    void row;
+    await browser.deleteSession();
+    browser = null;
+  } finally {
+    driver.kill();
+    await stopProcess(cliSandbox);
+  }
+});
+
+if (browser) await browser.deleteSession().catch(() => {});
+if (cliSandbox) await stopProcess(cliSandbox).catch(() => {});
 const failed = results.filter((r) => !r.ok);
 console.log(`e2e: ${results.length - failed.length} passed, ${failed.length} failed`);
 process.exit(failed.length ? 1 : 0);

@@ -80,7 +80,13 @@ pub async fn open(app: &AppHandle, id: &str) -> Result<Option<PartnerClient>> {
         partner_client::client_secret(secrets.as_ref(), &base_url, &client_id)
     })
     .await
-    .map_err(|e| AppError::new(ErrorKind::Internal, format!("Reading the keychain failed: {e}."), "Try again."))??
+    .map_err(|e| {
+        AppError::new(
+            ErrorKind::Internal,
+            format!("Reading the keychain failed: {e}."),
+            "Try again.",
+        )
+    })??
     .ok_or_else(|| {
         AppError::new(
             ErrorKind::Keychain,
@@ -196,7 +202,13 @@ pub async fn adopt_environment(app: &AppHandle) -> Result<Option<String>> {
         partner_client::save_client_secret(secrets.as_ref(), &base_url, &client_id, &secret)
     })
     .await
-    .map_err(|e| AppError::new(ErrorKind::Internal, format!("Writing the keychain failed: {e}."), "Try again."))??;
+    .map_err(|e| {
+        AppError::new(
+            ErrorKind::Internal,
+            format!("Writing the keychain failed: {e}."),
+            "Try again.",
+        )
+    })??;
     let id = saved.id.clone();
     if new {
         crate::services::settings::update(&state, |s| s.connections.push(saved))?;

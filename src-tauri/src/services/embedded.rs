@@ -128,7 +128,13 @@ pub async fn ensure_started(app: &AppHandle) -> Result<PartnerClient> {
         move || client_secret(&app.state::<AppState>())
     })
     .await
-    .map_err(|e| AppError::new(ErrorKind::Internal, format!("A start-up task failed: {e}."), "Restart the app."))?;
+    .map_err(|e| {
+        AppError::new(
+            ErrorKind::Internal,
+            format!("A start-up task failed: {e}."),
+            "Restart the app.",
+        )
+    })?;
     std::fs::create_dir_all(&state.data_dir)
         .map_err(|e| AppError::io("create the app's data folder", &e))?;
     let config = SandboxConfig {
@@ -196,11 +202,7 @@ pub async fn reset(app: &AppHandle) -> Result<()> {
     }
     let client = ensure_started(app).await?;
     if was_active {
-        crate::services::connections::activate(
-            app,
-            view(&state.lock()),
-            client.clone(),
-        );
+        crate::services::connections::activate(app, view(&state.lock()), client.clone());
         crate::services::startup::spawn_demo_subscription(app.clone(), client);
     }
     Ok(())
@@ -330,10 +332,7 @@ fn outcome(
     }
 }
 
-pub async fn new_transaction(
-    state: &AppState,
-    product_id: String,
-) -> Result<DemoOutcome> {
+pub async fn new_transaction(state: &AppState, product_id: String) -> Result<DemoOutcome> {
     let sandbox = active_sandbox(state)?;
     let body = NewTransaction {
         product_id,
@@ -360,10 +359,7 @@ pub async fn new_transaction(
     ))
 }
 
-pub async fn update_transaction(
-    state: &AppState,
-    transaction_id: String,
-) -> Result<DemoOutcome> {
+pub async fn update_transaction(state: &AppState, transaction_id: String) -> Result<DemoOutcome> {
     let sandbox = active_sandbox(state)?;
     let body = TransactionUpdate {
         loan: Some(serde_json::json!({ "amount": 340_000, "note": "amount revised" })),

@@ -37,12 +37,31 @@ pub async fn open_store(app: &AppHandle) -> Result<Store> {
     let retention = retention_of(&state.lock().settings.retention);
     let data_dir = state.data_dir.clone();
     let opened = tauri::async_runtime::spawn_blocking(move || {
-        partner_local::paths::create_private_dir(&data_dir)
-            .map_err(|e| AppError::new(ErrorKind::Io, format!("{e}."), "Check the data folder's permissions."))?;
-        Store::open(&path, retention).map_err(AppError::from)
+        partner_local::paths::create_private_dir(&data_dir).map_err(|e| {
+            AppError::new(
+                ErrorKind::Io,
+                format!("{e}."),
+                "Check the data folder's permissions.",
+            )
+        })?;
+        Store::open_with(
+            &path,
+            partner_listener::StoreOptions {
+                retention,
+                holder: "Partner Console app",
+                ..partner_listener::StoreOptions::default()
+            },
+        )
+        .map_err(AppError::from)
     })
     .await
-    .map_err(|e| AppError::new(ErrorKind::Internal, format!("Opening the capture store failed: {e}."), "Restart the app."))?;
+    .map_err(|e| {
+        AppError::new(
+            ErrorKind::Internal,
+            format!("Opening the capture store failed: {e}."),
+            "Restart the app.",
+        )
+    })?;
     match opened {
         Ok(store) => {
             state.lock().captures = Some(store.clone());
@@ -305,9 +324,7 @@ pub fn set_tunnel_url(state: &AppState, url: Option<String>) -> Result<Option<St
         partner_api::product::check_callback_url(url, true)
             .map_err(|e| AppError::invalid(format!("The tunnel {e}.")))?;
     }
-    let id = state
-        .active_id()
-        .ok_or_else(AppError::not_connected)?;
+    let id = state.active_id().ok_or_else(AppError::not_connected)?;
     crate::services::settings::update(state, |settings| match url {
         Some(url) => settings.tunnel_urls.insert(id, url),
         None => settings.tunnel_urls.remove(&id),

@@ -50,12 +50,12 @@ pub async fn rotate(
         .await?;
     let stored = partner_client::signing_keys(state.secrets.as_ref(), &rotation.subscription_id)?
         .ok_or_else(|| {
-            AppError::new(
-                ErrorKind::Keychain,
-                "The new key is not in the keychain.",
-                "Unlock the keychain and rotate again.",
-            )
-        })?;
+        AppError::new(
+            ErrorKind::Keychain,
+            "The new key is not in the keychain.",
+            "Unlock the keychain and rotate again.",
+        )
+    })?;
     let previous = stored.previous.map(|p| PreviousKey {
         key: p.key,
         replaced_at: p.replaced_at,
@@ -94,7 +94,10 @@ pub async fn update(
     form: crate::bridge::SubscriptionChangeForm,
 ) -> Result<partner_api::WebhookSubscription> {
     let change = partner_client::SubscriptionChange {
-        url: form.url.map(|u| u.trim().to_string()).filter(|u| !u.is_empty()),
+        url: form
+            .url
+            .map(|u| u.trim().to_string())
+            .filter(|u| !u.is_empty()),
         events: form.events,
         resource: form.resource,
     };

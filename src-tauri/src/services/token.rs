@@ -88,7 +88,6 @@ pub fn history_entry(
     })
 }
 
-
 /// Sends every token state change of `client` to the UI and into the history, until `stop`.
 pub fn watch(app: AppHandle, client: PartnerClient, stop: CancellationToken) {
     tauri::async_runtime::spawn(async move {

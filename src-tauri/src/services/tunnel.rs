@@ -7,8 +7,8 @@
 //! and the running listener from the app state and puts the report into words: the library's
 //! sentence for what happened, plus what the user can do about that class of failure.
 
-use crate::bridge::{TunnelCheck, TunnelFailureKind};
 use crate::bridge::{StepPhase, TunnelStatus};
+use crate::bridge::{TunnelCheck, TunnelFailureKind};
 use crate::state::{AppState, RunningListener};
 use partner_listener::tunnel::{self, TunnelFailure, TunnelReport};
 use std::net::SocketAddr;
@@ -60,7 +60,11 @@ pub fn check_in_background(app: AppHandle) {
         crate::events::announce(&app, |inner| {
             inner.tunnel = Some(TunnelStatus {
                 url: url.clone(),
-                phase: if check.ok { StepPhase::Done } else { StepPhase::Failed },
+                phase: if check.ok {
+                    StepPhase::Done
+                } else {
+                    StepPhase::Failed
+                },
                 check: Some(check),
             });
         });

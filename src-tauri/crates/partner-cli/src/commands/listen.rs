@@ -17,16 +17,16 @@
 use crate::error::{CliError, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use partner_listener::export::{export, import_jsonl, ExportFormat};
-use partner_listener::keys::{KeySource, MemoryKeys, PreviousKey, SubscriptionKeys};
+use partner_listener::keys::{KeySource, MemoryKeys, SubscriptionKeys};
 use partner_listener::{
     Capture, CaptureFilter, Listener, ListenerConfig, LiveEvent, OutboundRecord, Retention, Store,
     StoreOptions, StoreReader, TestMode, Verdict,
 };
-use std::collections::HashMap;
+use partner_local::KeychainKeys;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::net::TcpListener;
 
 #[derive(Debug, ClapArgs)]
@@ -149,20 +149,15 @@ pub async fn run(args: Args) -> Result<()> {
     }
 }
 
-/// `$XDG_DATA_HOME/partner-console/captures.sqlite3`, else under `~/.local/share`.
+/// The capture store the desktop app uses too: `partner_local::paths::capture_store()`
+/// (`$PARTNER_DATA_DIR`, else `$XDG_DATA_HOME/partner-console`, else under `~/.local/share`).
 fn default_db() -> Result<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")))
-        .ok_or_else(|| invalid("no data folder is known (set --db, XDG_DATA_HOME or HOME)"))?;
-    let folder = base.join("partner-console");
-    std::fs::create_dir_all(&folder).map_err(|e| {
-        invalid(format!(
-            "could not create the data folder {}: {e}",
-            folder.display()
-        ))
-    })?;
-    Ok(folder.join("captures.sqlite3"))
+    let path = partner_local::paths::capture_store()
+        .map_err(|e| invalid(format!("{e} (or give --db)")))?;
+    if let Some(folder) = path.parent() {
+        partner_local::paths::create_private_dir(folder).map_err(|e| invalid(e.to_string()))?;
+    }
+    Ok(path)
 }
 
 fn invalid(message: impl Into<String>) -> CliError {
@@ -178,16 +173,13 @@ async fn run_listener(args: ServeArgs) -> Result<()> {
         }
         given.insert(subscription, key);
     }
-    let keychain: Option<Arc<dyn partner_client::SecretStore>> = args.keychain.then(|| {
-        Arc::new(partner_client::KeyringStore::new(
-            partner_client::KEYCHAIN_SERVICE,
-        )) as Arc<dyn partner_client::SecretStore>
+    let keychain = args.keychain.then(|| {
+        let store: Arc<dyn partner_client::SecretStore> = Arc::new(
+            partner_client::KeyringStore::new(partner_client::KEYCHAIN_SERVICE),
+        );
+        KeychainKeys::new(store, partner_listener::keys::DEFAULT_PREVIOUS_KEY_GRACE)
     });
-    let keys = Arc::new(CliKeys {
-        given,
-        keychain,
-        cache: Mutex::default(),
-    });
+    let keys = Arc::new(ListenKeys { given, keychain });
     let forward_to = args
         .forward_to
         .as_deref()
@@ -447,64 +439,26 @@ async fn run_clear(args: ClearArgs) -> Result<()> {
     Ok(())
 }
 
-/// How long a keychain answer is trusted before it is asked again.
-const KEYCHAIN_CACHE: Duration = Duration::from_secs(30);
-/// At most this many subscriptions are remembered (ids come from requests, so from anyone).
-const KEYCHAIN_CACHE_ENTRIES: usize = 1024;
-
-/// `--key` values first, then the client's keychain entries.
+/// `--key` values first, then the keychain entries `partner products subscribe`, `rotate-key`
+/// and the desktop app write (`partner_local::KeychainKeys`, the app's own key source).
 #[derive(Debug)]
-struct CliKeys {
+struct ListenKeys {
     given: MemoryKeys,
-    keychain: Option<Arc<dyn partner_client::SecretStore>>,
-    cache: Mutex<HashMap<String, (Instant, Option<SubscriptionKeys>)>>,
+    keychain: Option<KeychainKeys>,
 }
 
-impl CliKeys {
-    fn lookup_keychain(&self, subscription_id: &str) -> Option<SubscriptionKeys> {
-        let store = self.keychain.as_ref()?;
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((at, keys)) = cache.get(subscription_id) {
-            if at.elapsed() < KEYCHAIN_CACHE {
-                return keys.clone();
-            }
-        }
-        let found = match partner_client::signing_keys(store.as_ref(), subscription_id) {
-            Ok(found) => found.map(|k| SubscriptionKeys {
-                current: k.current,
-                previous: k.previous.map(|p| PreviousKey {
-                    key: p.key,
-                    replaced_at: p.replaced_at,
-                }),
-            }),
-            Err(error) => {
-                tracing::warn!(%error, "reading a signing key from the keychain failed");
-                None
-            }
-        };
-        if cache.len() >= KEYCHAIN_CACHE_ENTRIES {
-            cache.clear();
-        }
-        cache.insert(subscription_id.to_string(), (Instant::now(), found.clone()));
-        found
-    }
-}
-
-impl KeySource for CliKeys {
+impl KeySource for ListenKeys {
     fn keys(&self, subscription_id: &str) -> Option<SubscriptionKeys> {
         self.given
             .keys(subscription_id)
-            .or_else(|| self.lookup_keychain(subscription_id))
+            .or_else(|| self.keychain.as_ref()?.keys(subscription_id))
     }
 
     fn all(&self) -> Vec<(String, SubscriptionKeys)> {
         let mut all = self.given.all();
-        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        for (id, (_, keys)) in cache.iter() {
-            if let Some(keys) = keys {
-                if !all.iter().any(|(known, _)| known == id) {
-                    all.push((id.clone(), keys.clone()));
-                }
+        for (id, keys) in self.keychain.iter().flat_map(KeySource::all) {
+            if !all.iter().any(|(known, _)| *known == id) {
+                all.push((id, keys));
             }
         }
         all
