@@ -21,6 +21,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio_util::sync::CancellationToken;
 
+/// How long a replaced signing key keeps verifying unless the user retires it: effectively
+/// until retired.
+pub const PREVIOUS_KEY_GRACE: chrono::Duration = chrono::Duration::days(3650);
+
 /// How many token events the history keeps.
 pub const TOKEN_HISTORY: usize = 50;
 
@@ -48,6 +52,23 @@ pub struct Active {
     pub stop: CancellationToken,
 }
 
+/// The running embedded sandbox and its client.
+#[derive(Debug)]
+pub struct Embedded {
+    pub client: PartnerClient,
+    pub sandbox: Arc<partner_sandbox::SandboxHandle>,
+}
+
+impl Embedded {
+    /// Stops the sandbox (requests in flight get a few seconds).
+    pub async fn stop(self) {
+        match Arc::try_unwrap(self.sandbox) {
+            Ok(handle) => handle.shutdown().await,
+            Err(_) => tracing::warn!("the embedded sandbox is still in use at exit"),
+        }
+    }
+}
+
 /// Why the listener is not running, and a free address to offer.
 #[derive(Debug, Clone)]
 pub struct ListenerProblem {
@@ -64,7 +85,7 @@ pub struct Inner {
     /// False when the settings file could not be read: then it is never written over.
     pub settings_writable: bool,
     pub notices: Vec<String>,
-    pub embedded: Option<crate::services::embedded::Embedded>,
+    pub embedded: Option<Embedded>,
     pub active: Option<Active>,
     /// The capture store, opened once and shared by every listener of this run.
     pub captures: Option<Store>,
@@ -231,14 +252,10 @@ impl AppState {
     /// caught in an e2e screenshot.)
     fn status_of(&self, inner: &Inner) -> AppStatus {
         let version = self.status_version.load(Ordering::SeqCst);
-        let mut connections = vec![crate::services::embedded::view(inner)];
-        connections.extend(
-            inner
-                .settings
-                .connections
-                .iter()
-                .map(crate::services::connections::view_of),
-        );
+        let mut connections = vec![ConnectionView::embedded(
+            inner.embedded.as_ref().map(|e| e.sandbox.base_url()),
+        )];
+        connections.extend(inner.settings.connections.iter().map(ConnectionView::from));
         let keychain = match self.keys.health() {
             KeychainHealth::Available => KeychainView {
                 available: true,
@@ -331,10 +348,7 @@ pub fn test_state_with(dir: PathBuf, secrets: Arc<dyn SecretStore>) -> AppState 
         settings,
         address,
         secrets.clone(),
-        Arc::new(KeychainKeys::new(
-            secrets,
-            crate::services::startup::PREVIOUS_KEY_GRACE,
-        )),
+        Arc::new(KeychainKeys::new(secrets, PREVIOUS_KEY_GRACE)),
     )
 }
 

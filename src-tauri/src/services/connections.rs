@@ -16,14 +16,7 @@ use tauri::{AppHandle, Manager};
 
 /// A saved connection as the UI sees it.
 pub fn view_of(saved: &SavedConnection) -> ConnectionView {
-    ConnectionView {
-        id: saved.id.clone(),
-        label: saved.label.clone(),
-        base_url: saved.base_url.clone(),
-        client_id: saved.client_id.clone(),
-        environment: saved.environment,
-        embedded: false,
-    }
+    ConnectionView::from(saved)
 }
 
 /// Makes `client` the active connection; starts its token watcher, its keys' loading and its

@@ -9,7 +9,7 @@
 //! The Demo screen plays the sandbox's lender over its own `/sandbox/v1/` HTTP endpoints, and
 //! moves its clock in-process.
 
-use crate::bridge::{ConnectionView, DemoOutcome, Environment};
+use crate::bridge::{ConnectionView, DemoOutcome};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::{AppState, Inner};
 use chrono::{DateTime, Utc};
@@ -26,42 +26,12 @@ use tauri::{AppHandle, Manager};
 
 /// Transactions seeded into the embedded sandbox (enough to make paging and sorting real).
 pub const DEMO_TRANSACTIONS: usize = 240;
-/// The embedded sandbox's own client.
-pub const CLIENT_ID: &str = "console-embedded";
-/// The embedded sandbox's label in the connections list.
-pub const LABEL: &str = "Embedded sandbox";
-
-/// The running embedded sandbox and its client.
-#[derive(Debug)]
-pub struct Embedded {
-    pub client: PartnerClient,
-    pub sandbox: Arc<SandboxHandle>,
-}
-
-impl Embedded {
-    /// Stops the sandbox (requests in flight get a few seconds).
-    pub async fn stop(self) {
-        match Arc::try_unwrap(self.sandbox) {
-            Ok(handle) => handle.shutdown().await,
-            Err(_) => tracing::warn!("the embedded sandbox is still in use at exit"),
-        }
-    }
-}
+pub use crate::bridge::EMBEDDED_CLIENT_ID as CLIENT_ID;
+pub use crate::state::Embedded;
 
 /// The embedded sandbox's row in the connections list, running or not.
 pub fn view(inner: &Inner) -> ConnectionView {
-    ConnectionView {
-        id: EMBEDDED_CONNECTION_ID.into(),
-        label: LABEL.into(),
-        base_url: inner
-            .embedded
-            .as_ref()
-            .map(|e| e.sandbox.base_url().to_string())
-            .unwrap_or_default(),
-        client_id: CLIENT_ID.into(),
-        environment: Environment::Sandbox,
-        embedded: true,
-    }
+    ConnectionView::embedded(inner.embedded.as_ref().map(|e| e.sandbox.base_url()))
 }
 
 /// The sandbox clock as the client's clock, so token deadlines follow "advance clock".

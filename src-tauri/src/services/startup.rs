@@ -19,9 +19,7 @@ use std::sync::OnceLock;
 use std::time::Instant;
 use tauri::{AppHandle, Manager};
 
-/// How long a replaced signing key keeps verifying unless the user retires it: effectively
-/// until retired.
-pub const PREVIOUS_KEY_GRACE: chrono::Duration = chrono::Duration::days(3650);
+pub use crate::state::PREVIOUS_KEY_GRACE;
 
 static PROCESS_START: OnceLock<Instant> = OnceLock::new();
 
