@@ -56,6 +56,12 @@ pub trait KeySource: Send + Sync + std::fmt::Debug {
     fn previous_key_grace(&self) -> Duration {
         DEFAULT_PREVIOUS_KEY_GRACE
     }
+    /// Whether the keys cannot be read just now (a locked keychain): then a subscription this
+    /// source does not know may well have keys, and the listener asks the sender to try again
+    /// later instead of refusing the notification for good.
+    fn unavailable(&self) -> bool {
+        false
+    }
 }
 
 /// Keys held in memory: from `--key SUB=KEY`, from tests, or loaded by the app.

@@ -460,6 +460,16 @@ async fn handle(
     let body_size = body_bytes.as_ref().map_or(body_size, |b| b.len() as u64);
 
     let (mut status, mut response_body) = judgement.verdict.response();
+    // Keys that cannot be read now (a locked keychain) are not keys that do not exist: the
+    // sender is asked to try again later, so the service retries instead of discarding the
+    // notification while the user unlocks. The capture is kept either way.
+    if judgement.verdict == Verdict::UnknownSubscription
+        && subscription_id.is_some()
+        && shared.keys.unavailable()
+    {
+        status = 503;
+        response_body = "signing keys unavailable, try again later\n";
+    }
     let mut from_test_mode = false;
     let mut delay = None;
     let test_mode = read_lock(&shared.test_mode).clone();

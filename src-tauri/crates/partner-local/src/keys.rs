@@ -206,4 +206,8 @@ impl KeySource for KeychainKeys {
     fn previous_key_grace(&self) -> Duration {
         self.grace
     }
+
+    fn unavailable(&self) -> bool {
+        matches!(self.health(), KeychainHealth::Unavailable(_))
+    }
 }

@@ -454,6 +454,10 @@ impl KeySource for ListenKeys {
             .or_else(|| self.keychain.as_ref()?.keys(subscription_id))
     }
 
+    fn unavailable(&self) -> bool {
+        self.keychain.as_ref().is_some_and(KeySource::unavailable)
+    }
+
     fn all(&self) -> Vec<(String, SubscriptionKeys)> {
         let mut all = self.given.all();
         for (id, keys) in self.keychain.iter().flat_map(KeySource::all) {

@@ -271,3 +271,64 @@ async fn no_signing_key_appears_in_any_answer_or_record_of_an_answer() {
     }
     running.stop().await;
 }
+
+/// Keys that cannot be read just now (a locked keychain).
+#[derive(Debug)]
+struct LockedKeys;
+
+impl partner_listener::KeySource for LockedKeys {
+    fn keys(&self, _: &str) -> Option<partner_listener::SubscriptionKeys> {
+        None
+    }
+    fn all(&self) -> Vec<(String, partner_listener::SubscriptionKeys)> {
+        Vec::new()
+    }
+    fn unavailable(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn with_its_keys_unreadable_the_listener_keeps_the_capture_and_asks_for_a_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let store =
+        partner_listener::Store::open(dir.path().join("c.sqlite3"), Default::default()).unwrap();
+    let listener = partner_listener::Listener::new(
+        ListenerConfig::default(),
+        store,
+        std::sync::Arc::new(LockedKeys),
+    )
+    .unwrap();
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/webhooks", tcp.local_addr().unwrap());
+    let serving = listener.clone();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let stopped = stop.clone();
+    tokio::spawn(async move { serving.serve(tcp, stopped.cancelled_owned()).await });
+
+    let client = reqwest::Client::new();
+    let response = post_signed(&client, &url, SUB, KEY, tx_body("e-locked")).await;
+    assert_eq!(
+        response.status(),
+        503,
+        "the service is asked to try again later"
+    );
+    let page = listener
+        .store()
+        .query(&CaptureFilter::default(), 0, 10)
+        .unwrap();
+    assert_eq!(page.total, 1, "the capture is kept");
+    assert_eq!(page.items[0].verdict, Verdict::UnknownSubscription);
+    assert_eq!(page.items[0].response.status, 503);
+
+    // No subscription header at all is still refused for good: no key could ever match.
+    let bare = client
+        .post(&url)
+        .header(SIGNATURE_HEADER, "x")
+        .body(tx_body("e-bare"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bare.status(), 401);
+    stop.cancel();
+}
