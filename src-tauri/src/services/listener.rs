@@ -301,6 +301,10 @@ pub async fn set_retention(state: &AppState, form: RetentionForm) -> Result<()> 
 /// Deletes these captures (what the inspector's filter shows), or every capture.
 pub async fn clear(state: &AppState, ids: Option<Vec<i64>>) -> Result<u64> {
     let store = state.captures()?;
+    // An empty selection deletes nothing (the store reads an empty id list as "any id").
+    if ids.as_ref().is_some_and(Vec::is_empty) {
+        return Ok(0);
+    }
     let filter = partner_listener::CaptureFilter {
         ids: ids.unwrap_or_default(),
         ..partner_listener::CaptureFilter::default()
