@@ -2,7 +2,7 @@ import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { mockCommands, renderWithClient } from "../test/render";
-import { pageOf, product, transaction } from "../test/fixtures";
+import { pageOf, product, readyStatus, transaction } from "../test/fixtures";
 import { ProductsScreen } from "./products/ProductsScreen";
 import { ProductDetail } from "./products/ProductDetail";
 import { TransactionDetail } from "./transactions/TransactionDetail";
@@ -161,7 +161,7 @@ describe("Token", () => {
 describe("Connections", () => {
   it("explains missing fields and sends nothing until they are filled", async () => {
     const calls = mockCommands({
-      app_status: () => ({ phase: "ready", startupError: null, active: null, connections: [], embeddedSandbox: null }),
+      app_status: () => readyStatus({ active: null }),
     });
     renderWithClient(<ConnectionsScreen />);
     fireEvent.click(await screen.findByRole("button", { name: "Add and sign in" }));
@@ -171,7 +171,7 @@ describe("Connections", () => {
 
   it("clears the secret from the form after it was sent", async () => {
     mockCommands({
-      app_status: () => ({ phase: "ready", startupError: null, active: null, connections: [], embeddedSandbox: null }),
+      app_status: () => readyStatus({ active: null }),
       add_connection: () => {
         throw { kind: "server", message: "not authorised: bad client credentials", hint: "Check them.", status: 401, errorCode: null };
       },

@@ -23,9 +23,9 @@ export function WebhooksScreen() {
 export function ListenerControls({ view }: { view: ListenerView }) {
   const client = useQueryClient();
   const set = (v: ListenerView) => client.setQueryData(["listener"], v);
-  const toggle = useMutation({ mutationFn: () => (view.running ? api.listenerStop() : api.listenerStart(view.port)), onSuccess: set });
+  const toggle = useMutation({ mutationFn: () => (view.running ? api.listenerStop() : api.listenerStart()), onSuccess: set });
   const [tunnel, setTunnel] = useState(view.tunnelUrl ?? "");
-  const saveTunnel = useMutation({ mutationFn: () => api.setTunnelUrl(tunnel.trim() || null), onSuccess: set });
+  const saveTunnel = useMutation({ mutationFn: () => api.setTunnelUrl(tunnel.trim() || null), onSuccess: (saved) => set(saved.listener) });
   const check = useMutation({ mutationFn: api.checkTunnel });
   const [status, setStatus] = useState(String(view.testMode.status));
   const [delay, setDelay] = useState(String(view.testMode.delayMs));
