@@ -3,7 +3,7 @@ import type { CaptureSummary, TokenView, Transaction } from "../platform";
 import { applyFilter, captureCount, countByVerdict, listOf, mergeBatch, shouldFollow, shownIds, withoutCaptures } from "./webhooks/inspectorModel";
 import { describeRepoint, describeRetention, parseListenerAddress, parseRetention, parseTestMode } from "./webhooks/listenerModel";
 import { firstExpiry, secondsLeft } from "./token/tokenModel";
-import { draftProblems, EMPTY_DRAFT, toNewConnection } from "./connections/connectionModel";
+import { baseUrlLabel, connectionActions, draftProblems, EMPTY_DRAFT, toNewConnection } from "./connections/connectionModel";
 import { canSubmitKey, keyToSend } from "./products/keyModel";
 import { isLocked, respondForm } from "./transactions/respondModel";
 import { progressPercent } from "./listing/searchModel";
@@ -181,5 +181,21 @@ describe("search and demo", () => {
     let log = appendOutcome([], { message: "a", transactionId: null, sandboxNow: "" });
     log = appendOutcome(log, { message: "b", transactionId: null, sandboxNow: "" });
     expect(log.map((o) => o.message)).toEqual(["b", "a"]);
+  });
+});
+
+describe("connection rows", () => {
+  const embedded = { id: "embedded-sandbox", label: "Embedded sandbox", baseUrl: "", clientId: "demo", environment: "sandbox" as const, embedded: true };
+  const saved = { ...embedded, id: "c-1", label: "Staging", baseUrl: "https://staging.example.com", embedded: false };
+  it("never removes the embedded sandbox or the active connection, and resets only the sandbox", () => {
+    expect(connectionActions(embedded, "c-1")).toEqual({ use: true, remove: false, reset: true });
+    expect(connectionActions(embedded, "embedded-sandbox")).toEqual({ use: false, remove: false, reset: true });
+    expect(connectionActions(saved, "embedded-sandbox")).toEqual({ use: true, remove: true, reset: false });
+    expect(connectionActions(saved, "c-1")).toEqual({ use: false, remove: false, reset: false });
+  });
+  it("says the embedded sandbox has no address until it starts", () => {
+    expect(baseUrlLabel(embedded)).toBe("not started: starts when used");
+    expect(baseUrlLabel({ ...embedded, baseUrl: "http://127.0.0.1:4100" })).toBe("http://127.0.0.1:4100");
+    expect(baseUrlLabel(saved)).toBe("https://staging.example.com");
   });
 });

@@ -2,7 +2,7 @@ import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { mockCommands, renderWithClient } from "../test/render";
-import { pageOf, product, readyStatus, transaction } from "../test/fixtures";
+import { embeddedConnection, pageOf, product, readyStatus, transaction } from "../test/fixtures";
 import { ProductsScreen } from "./products/ProductsScreen";
 import { ProductDetail } from "./products/ProductDetail";
 import { TransactionDetail } from "./transactions/TransactionDetail";
@@ -185,6 +185,63 @@ describe("Connections", () => {
     await user.click(screen.getByRole("button", { name: "Add and sign in" }));
     expect(await screen.findByText(/bad client credentials/)).toBeInTheDocument();
     expect(screen.getByLabelText(/Client secret/)).toHaveValue("");
+  });
+});
+
+describe("Connections: the embedded sandbox", () => {
+  const staging = { id: "c-1", label: "Staging", baseUrl: "https://staging.example.com", clientId: "client-1", environment: "sandbox" as const, embedded: false };
+  const notStarted = { ...embeddedConnection, baseUrl: "" };
+
+  it("lists the embedded sandbox first even before it started, selectable and never removable", async () => {
+    const calls = mockCommands({
+      app_status: () => readyStatus({ active: staging, connections: [notStarted, staging] }),
+      select_connection: () => readyStatus({ connections: [embeddedConnection, staging], version: 2 }),
+    });
+    renderWithClient(<ConnectionsScreen />);
+    const row = await screen.findByText("Embedded sandbox").then((cell) => cell.closest("tr") as HTMLElement);
+    expect(row).toHaveTextContent("not started: starts when used");
+    expect(within(row).queryByRole("button", { name: "Remove" })).toBeNull();
+    const stagingRow = screen.getByText("Staging").closest("tr") as HTMLElement;
+    expect(within(stagingRow).getByText("active")).toBeInTheDocument();
+    expect(within(stagingRow).queryByRole("button", { name: "Remove" })).toBeNull();
+    fireEvent.click(within(row).getByRole("button", { name: "Use" }));
+    await waitFor(() => expect(within(row).getByText("active")).toBeInTheDocument());
+    expect(row).toHaveTextContent(embeddedConnection.baseUrl);
+    expect(calls.find((c) => c.cmd === "select_connection")?.args).toEqual({ id: "embedded-sandbox" });
+    // Now the other one can go.
+    expect(within(screen.getByText("Staging").closest("tr") as HTMLElement).getByRole("button", { name: "Remove" })).toBeInTheDocument();
+  });
+
+  it("resets the sandbox only after a confirmation that says what is lost", async () => {
+    const calls = mockCommands({
+      app_status: () => readyStatus(),
+      reset_sandbox: () => readyStatus({ version: 2 }),
+    });
+    renderWithClient(<ConnectionsScreen />);
+    fireEvent.click(await screen.findByTestId("reset-sandbox"));
+    const confirm = screen.getByTestId("reset-sandbox-confirm");
+    expect(confirm).toHaveTextContent("Every product, subscription, transaction and delivery made in the embedded sandbox is lost; it starts again from the demo data.");
+    fireEvent.click(within(confirm).getByRole("button", { name: "Cancel" }));
+    expect(calls.some((c) => c.cmd === "reset_sandbox")).toBe(false);
+    fireEvent.click(screen.getByTestId("reset-sandbox"));
+    fireEvent.click(screen.getByRole("button", { name: "Yes, reset the sandbox" }));
+    expect(await screen.findByText("The embedded sandbox started again from its demo data.")).toBeInTheDocument();
+    expect(calls.filter((c) => c.cmd === "reset_sandbox")).toHaveLength(1);
+    expect(screen.queryByTestId("reset-sandbox-confirm")).toBeNull();
+  });
+
+  it("says why a reset failed and keeps the confirmation open", async () => {
+    mockCommands({
+      app_status: () => readyStatus(),
+      reset_sandbox: () => {
+        throw { kind: "io", message: "The sandbox's data file could not be replaced.", hint: "Check the disk.", status: null, errorCode: null };
+      },
+    });
+    renderWithClient(<ConnectionsScreen />);
+    fireEvent.click(await screen.findByTestId("reset-sandbox"));
+    fireEvent.click(screen.getByRole("button", { name: "Yes, reset the sandbox" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent("The sandbox's data file could not be replaced.");
+    expect(screen.getByTestId("reset-sandbox-confirm")).toBeInTheDocument();
   });
 });
 
