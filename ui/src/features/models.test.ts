@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { CaptureSummary, TokenView, Transaction } from "../platform";
+import type { CaptureSummary, EventType, TokenView, Transaction } from "../platform";
+import { draftOf, subscriptionChange, subscriptionDraftProblems, toggleEvent } from "./products/subscriptionModel";
 import { applyFilter, captureCount, countByVerdict, listOf, mergeBatch, shouldFollow, shownIds, withoutCaptures } from "./webhooks/inspectorModel";
 import { describeRepoint, describeRetention, parseListenerAddress, parseRetention, parseTestMode } from "./webhooks/listenerModel";
 import { firstExpiry, secondsLeft } from "./token/tokenModel";
@@ -197,5 +198,38 @@ describe("connection rows", () => {
     expect(baseUrlLabel(embedded)).toBe("not started: starts when used");
     expect(baseUrlLabel({ ...embedded, baseUrl: "http://127.0.0.1:4100" })).toBe("http://127.0.0.1:4100");
     expect(baseUrlLabel(saved)).toBe("https://staging.example.com");
+  });
+});
+
+describe("subscription edit", () => {
+  const original = { subscriptionId: "sub-1", url: "https://old.example.app/webhooks", events: ["updated", "created"] as EventType[], resource: "urn:svc:partner:transaction" as const };
+  it("sends only what changed, and nothing when nothing did", () => {
+    const draft = draftOf(original);
+    expect(draft.events).toEqual(["created", "updated"]);
+    expect(subscriptionChange("p-1", original, draft)).toBeNull();
+    expect(subscriptionChange("p-1", original, { ...draft, url: " https://new.example.app/webhooks " })).toEqual({
+      productId: "p-1",
+      subscriptionId: "sub-1",
+      url: "https://new.example.app/webhooks",
+      events: null,
+      resource: null,
+    });
+    expect(subscriptionChange("p-1", original, { ...draft, events: toggleEvent(draft.events, "created"), resource: "urn:svc:partner:transaction:event" })).toEqual({
+      productId: "p-1",
+      subscriptionId: "sub-1",
+      url: null,
+      events: ["updated"],
+      resource: "urn:svc:partner:transaction:event",
+    });
+    // The same events in another order are no change.
+    expect(subscriptionChange("p-1", original, { ...draft, events: toggleEvent(toggleEvent(draft.events, "created"), "created") })).toBeNull();
+  });
+  it("names a bad URL and a subscription with no events", () => {
+    expect(subscriptionDraftProblems({ url: "not a url", events: [], resource: "urn:svc:partner:transaction" })).toEqual({
+      url: "Type the callback URL, e.g. https://abc.example.app/webhooks.",
+      events: "Pick at least one event.",
+    });
+    expect(subscriptionDraftProblems({ url: "ftp://x.example", events: ["created"], resource: "urn:svc:partner:transaction" })).toEqual({ url: "Use an http(s):// address." });
+    expect(subscriptionDraftProblems(draftOf(original))).toEqual({});
   });
 });

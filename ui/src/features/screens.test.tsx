@@ -11,7 +11,7 @@ import { ConnectionsScreen } from "./connections/ConnectionsScreen";
 import { Inspector } from "./webhooks/Inspector";
 import { DemoScreen } from "./demo/DemoScreen";
 import { ErrorPanel } from "../components/ErrorPanel";
-import type { CaptureSummary } from "../platform";
+import type { CaptureSummary, Product } from "../platform";
 
 const sortKeys = () => ({ products: ["listingName", "name", "status", "created", "updated"], transactions: ["id", "status", "created", "updated", "requestType"] });
 
@@ -101,6 +101,85 @@ describe("Product detail", () => {
     expect(screen.getByText(/previous key still verifies/)).toBeInTheDocument();
     fireEvent.click(screen.getByRole("button", { name: "Done" }));
     await waitFor(() => expect(document.body.textContent).not.toContain(good));
+  });
+});
+
+describe("Product detail: editing and deleting subscriptions", () => {
+  const keys = (a: Record<string, unknown>) => ({ subscriptionId: a.subscriptionId, hasCurrent: true, hasPrevious: false });
+
+  it("saves only the changed fields through update_subscription and shows the product again", async () => {
+    let current = product(1);
+    const calls = mockCommands({
+      get_product: () => current,
+      subscription_keys: keys,
+      update_subscription: (a) => {
+        const form = a.form as { url: string | null; events: Array<"created" | "updated"> | null };
+        const w = current.webhooks[0] as Product["webhooks"][number];
+        const changed = { ...w, url: form.url ?? w.url, events: form.events ?? w.events };
+        current = { ...current, webhooks: [changed] };
+        return changed;
+      },
+    });
+    renderWithClient(<ProductDetail id="p-1" />);
+    fireEvent.click(await screen.findByTestId("subscription-edit-sub-1"));
+    const form = screen.getByRole("form", { name: "Edit subscription" });
+    expect(within(form).getByRole("button", { name: "Save subscription" })).toBeDisabled();
+    fireEvent.change(within(form).getByLabelText("Callback URL"), { target: { value: "https://new.example.app/webhooks" } });
+    fireEvent.click(within(form).getByLabelText("updated"));
+    fireEvent.click(within(form).getByRole("button", { name: "Save subscription" }));
+    expect(await screen.findByTestId("subscription-done")).toHaveTextContent("Subscription sub-1 saved.");
+    expect(calls.find((c) => c.cmd === "update_subscription")?.args).toEqual({
+      form: { productId: "p-1", subscriptionId: "sub-1", url: "https://new.example.app/webhooks", events: ["created", "updated"], resource: null },
+    });
+    await waitFor(() => expect(document.querySelector('[data-subscription-id="sub-1"]')).toHaveAttribute("data-url", "https://new.example.app/webhooks"));
+    expect(calls.filter((c) => c.cmd === "get_product")).toHaveLength(2);
+  });
+
+  it("refuses an edit with no events before sending it", async () => {
+    const calls = mockCommands({ get_product: () => product(1), subscription_keys: keys });
+    renderWithClient(<ProductDetail id="p-1" />);
+    fireEvent.click(await screen.findByTestId("subscription-edit-sub-1"));
+    fireEvent.click(screen.getByLabelText("created"));
+    expect(screen.getByText("Pick at least one event.")).toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "Save subscription" })).toBeDisabled();
+    expect(calls.some((c) => c.cmd === "update_subscription")).toBe(false);
+  });
+
+  it("deletes a subscription after a confirmation that says its keys leave the keychain", async () => {
+    const calls = mockCommands({
+      get_product: () => product(1),
+      subscription_keys: keys,
+      delete_subscription: () => ({ ...product(1), webhooks: [] }),
+    });
+    renderWithClient(<ProductDetail id="p-1" />);
+    fireEvent.click(await screen.findByTestId("subscription-delete-sub-1"));
+    const confirm = screen.getByTestId("subscription-delete-confirm");
+    expect(confirm).toHaveTextContent("its signing keys are removed from the keychain");
+    expect(calls.some((c) => c.cmd === "delete_subscription")).toBe(false);
+    fireEvent.click(within(confirm).getByRole("button", { name: "Delete subscription" }));
+    expect(await screen.findByText("No subscriptions yet: add one pointing at the listener.")).toBeInTheDocument();
+    expect(screen.getByTestId("subscription-done")).toHaveTextContent("Subscription sub-1 deleted; its signing keys were removed from the keychain.");
+    expect(calls.find((c) => c.cmd === "delete_subscription")?.args).toEqual({ productId: "p-1", subscriptionId: "sub-1" });
+  });
+
+  it("says what failed when the keys could not be removed, and reads the product again", async () => {
+    let reads = 0;
+    const calls = mockCommands({
+      get_product: () => {
+        reads += 1;
+        return reads === 1 ? product(1) : { ...product(1), webhooks: [] };
+      },
+      subscription_keys: keys,
+      delete_subscription: () => {
+        throw { kind: "keychain", message: "The subscription was deleted, but its keys are still in the keychain.", hint: "Unlock the keychain and remove them.", status: null, errorCode: null };
+      },
+    });
+    renderWithClient(<ProductDetail id="p-1" />);
+    fireEvent.click(await screen.findByTestId("subscription-delete-sub-1"));
+    fireEvent.click(screen.getByRole("button", { name: "Delete subscription" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent("its keys are still in the keychain");
+    await waitFor(() => expect(calls.filter((c) => c.cmd === "get_product")).toHaveLength(2));
+    expect(await screen.findByText("No subscriptions yet: add one pointing at the listener.")).toBeInTheDocument();
   });
 });
 
