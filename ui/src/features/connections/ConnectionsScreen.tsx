@@ -52,7 +52,7 @@ export function ConnectionsScreen() {
   return (
     <div className="page">
       <div className="toolbar"><h1>Connections</h1></div>
-      <section className="card">
+      <section className="card table-card">
         <table className="grid compact" aria-label="Connections">
           <thead><tr><th>Name</th><th>Environment</th><th>Base URL</th><th>Client id</th><th></th></tr></thead>
           <tbody>
@@ -63,21 +63,23 @@ export function ConnectionsScreen() {
                 <tr key={c.id} className={active ? "selected" : undefined} data-connection-id={c.id}>
                   <td>{c.label}{c.embedded ? <span className="muted small"> (embedded)</span> : null}</td>
                   <td><span className={`env-badge ${c.environment}`}>{c.environment}</span></td>
-                  <td className={c.baseUrl ? "mono" : "muted small"}>{baseUrlLabel(c)}</td>
-                  <td className="mono">{c.clientId}</td>
-                  <td className="row-actions">
-                    {active && <span className="pill valid">active</span>}
-                    {can.use && (
-                      <button type="button" onClick={() => select.mutate(c.id)} disabled={select.isPending}>
-                        {select.isPending && select.variables === c.id ? (c.embedded ? "Starting…" : "Signing in…") : "Use"}
-                      </button>
-                    )}
-                    {can.remove && <button type="button" className="link danger" onClick={() => remove.mutate(c.id)}>Remove</button>}
-                    {can.reset && (
-                      <button type="button" className="danger" data-testid="reset-sandbox" onClick={() => setConfirmReset(true)} disabled={confirmReset || reset.isPending}>
-                        Reset sandbox
-                      </button>
-                    )}
+                  <td className={c.baseUrl ? "mono" : "muted small"}><span className="cell-clip wide" title={baseUrlLabel(c)}>{baseUrlLabel(c)}</span></td>
+                  <td className="mono"><span className="cell-clip" title={c.clientId}>{c.clientId}</span></td>
+                  <td>
+                    <span className="row-actions">
+                      {active && <span className="pill valid">active</span>}
+                      {can.use && (
+                        <button type="button" onClick={() => select.mutate(c.id)} disabled={select.isPending}>
+                          {select.isPending && select.variables === c.id ? (c.embedded ? "Starting…" : "Signing in…") : "Use"}
+                        </button>
+                      )}
+                      {can.remove && <button type="button" className="link danger" onClick={() => remove.mutate(c.id)}>Remove</button>}
+                      {can.reset && (
+                        <button type="button" className="danger" data-testid="reset-sandbox" onClick={() => setConfirmReset(true)} disabled={confirmReset || reset.isPending}>
+                          Reset sandbox
+                        </button>
+                      )}
+                    </span>
                   </td>
                 </tr>
               );

@@ -43,7 +43,7 @@ export function ProductDetail({ id }: { id: string }) {
         <span className="muted small">{p.name} · {p.id}</span>
       </div>
       {shown && <ShownOnce shown={shown} onDone={() => setShown(null)} />}
-      <div className="columns">
+      <div className="columns stack-narrow">
         <section className="card grow">
           <div className="card-head">
             <h2>Webhook subscriptions</h2>
@@ -65,10 +65,12 @@ export function ProductDetail({ id }: { id: string }) {
                   <td>{w.resource.replace("urn:svc:partner:", "")}</td>
                   <td>{w.events.join(", ")}</td>
                   <td><KeyStatus subscriptionId={w.subscriptionId} /></td>
-                  <td className="row-actions">
-                    <button type="button" onClick={() => act("rotate", w.subscriptionId)}>Rotate key</button>
-                    <button type="button" data-testid={`subscription-edit-${w.subscriptionId}`} onClick={() => act("edit", w.subscriptionId)}>Edit</button>
-                    <button type="button" className="danger" data-testid={`subscription-delete-${w.subscriptionId}`} onClick={() => act("delete", w.subscriptionId)}>Delete</button>
+                  <td>
+                    <span className="row-actions">
+                      <button type="button" onClick={() => act("rotate", w.subscriptionId)}>Rotate key</button>
+                      <button type="button" data-testid={`subscription-edit-${w.subscriptionId}`} onClick={() => act("edit", w.subscriptionId)}>Edit</button>
+                      <button type="button" className="danger" data-testid={`subscription-delete-${w.subscriptionId}`} onClick={() => act("delete", w.subscriptionId)}>Delete</button>
+                    </span>
                   </td>
                 </tr>
               ))}

@@ -85,8 +85,8 @@ function AddressForm({ view }: { view: ListenerView }) {
       </div>
       {view.addressFromEnvironment && (
         <p className="small notice-line" data-testid="listener-address-from-env">
-          This run listens on {view.address}:{view.port}, set by <code>PARTNER_LISTENER_ADDR</code>; the address above is the one in the
-          settings, used when that variable is not set.
+          {view.running ? `This run listens on ${view.address}:${view.port}, set by ` : "This run's address is set by "}
+          <code>PARTNER_LISTENER_ADDR</code>; the address above is the one in the settings, used when that variable is not set.
         </p>
       )}
       {view.problem && !save.isSuccess && <ErrorPanel error={view.problem} compact />}

@@ -62,8 +62,16 @@ describe("listener settings", () => {
     mockCommands({});
     renderWithClient(<ListenerSettings view={listenerView({ running: false, problem: taken, addressFromEnvironment: true, address: "127.0.0.1", port: 7300 })} />);
     expect(screen.getByTestId("listener-settings").closest("details")).toHaveAttribute("open");
-    expect(screen.getByTestId("listener-address-from-env")).toHaveTextContent("This run listens on 127.0.0.1:7300, set by PARTNER_LISTENER_ADDR");
+    expect(screen.getByTestId("listener-address-from-env")).toHaveTextContent("This run's address is set by PARTNER_LISTENER_ADDR");
     expect(screen.getByRole("alert")).toHaveTextContent("already in use");
+  });
+
+  it("names the address the environment chose while the listener runs there", () => {
+    mockCommands({});
+    renderWithClient(<ListenerSettings view={listenerView({ addressFromEnvironment: true, port: 7300 })} />);
+    expect(screen.getByTestId("listener-settings").closest("details")).not.toHaveAttribute("open");
+    expect(screen.getByTestId("listener-address-from-env")).toHaveTextContent("This run listens on 127.0.0.1:7300, set by PARTNER_LISTENER_ADDR; the address above is the one in the settings");
+    expect(screen.getByTestId("listener-address-input")).toHaveValue("127.0.0.1:7070");
   });
 
   it("saves retention limits, an empty field as no limit", async () => {
