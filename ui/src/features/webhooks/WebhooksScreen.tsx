@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, type ListenerView, type RepointOffer, type TestMode } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
+import { STATUS_KEY } from "../../startup";
 import { Inspector } from "./Inspector";
 import { parseTestMode } from "./listenerModel";
 import { TunnelCheckResult } from "./TunnelCheckResult";
@@ -25,7 +26,11 @@ export function WebhooksScreen() {
 
 export function ListenerControls({ view }: { view: ListenerView }) {
   const client = useQueryClient();
-  const set = (v: ListenerView) => client.setQueryData(["listener"], v);
+  const set = (v: ListenerView) => {
+    client.setQueryData(["listener"], v);
+    // The top bar's listener URL (or problem) comes with the status.
+    void client.invalidateQueries({ queryKey: STATUS_KEY });
+  };
   const toggle = useMutation({ mutationFn: () => (view.running ? api.listenerStop() : api.listenerStart()), onSuccess: set });
   const [tunnel, setTunnel] = useState(view.tunnelUrl ?? "");
   const [offer, setOffer] = useState<RepointOffer | null>(null);
