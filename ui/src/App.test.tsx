@@ -3,15 +3,14 @@ import { fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { emit } from "@tauri-apps/api/event";
 import { describe, expect, it } from "vitest";
 import { App } from "./App";
-import type { AppStatus, ConnectionView, DemoSubscription } from "./platform";
+import type { AppStatus, DemoSubscription } from "./platform";
 import { startLoading } from "./startup";
 import { mockCommands } from "./test/render";
-import { pageOf, product } from "./test/fixtures";
+import { embeddedConnection, pageOf, product, readyStatus } from "./test/fixtures";
 
-const embedded: ConnectionView = { id: "embedded-sandbox", label: "Embedded sandbox", baseUrl: "http://127.0.0.1:1", clientId: "demo", environment: "sandbox", embedded: true };
-const starting: AppStatus = { phase: "starting", startupError: null, active: null, connections: [], embeddedSandbox: null, demoSubscription: null, version: 0 };
+const starting: AppStatus = readyStatus({ phase: "starting", active: null, connections: [{ ...embeddedConnection, baseUrl: "" }], embeddedSandbox: null, version: 0 });
 function ready(demoSubscription: DemoSubscription | null, version = 1): AppStatus {
-  return { phase: "ready", startupError: null, active: embedded, connections: [embedded], embeddedSandbox: embedded.baseUrl, demoSubscription, version };
+  return readyStatus({ demoSubscription, version });
 }
 const sortKeys = () => ({ products: ["listingName"], transactions: ["id"] });
 const client = () => new QueryClient({ defaultOptions: { queries: { retry: false, staleTime: 10_000 } } });

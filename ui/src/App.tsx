@@ -1,11 +1,13 @@
-import { useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { lazy, Suspense, useEffect } from "react";
 import { api, events, type AppStatus, type DemoSubscription } from "./platform";
 import { ErrorPanel } from "./components/ErrorPanel";
 import { navigate, routeHref, SCREENS, useRoute, type Screen } from "./lib/router";
 import { ProductsScreen } from "./features/products/ProductsScreen";
 import { ErrorBoundary } from "./components/ErrorBoundary";
-import { newerStatus, STATUS_KEY } from "./startup";
+import { newerStatus, showStatus, STATUS_KEY } from "./startup";
+import { ShellBanners } from "./shell/Banners";
+import { ListenerBadge, TunnelBadge } from "./shell/TopBarStatus";
 
 // The products table is the first screen; every other screen is its own chunk, loaded when
 // first opened, so the bundle parsed before the first table is small.
@@ -16,11 +18,6 @@ const WebhooksScreen = lazy(() => import("./features/webhooks/WebhooksScreen").t
 const TokenScreen = lazy(() => import("./features/token/TokenScreen").then((m) => ({ default: m.TokenScreen })));
 const ConnectionsScreen = lazy(() => import("./features/connections/ConnectionsScreen").then((m) => ({ default: m.ConnectionsScreen })));
 const DemoScreen = lazy(() => import("./features/demo/DemoScreen").then((m) => ({ default: m.DemoScreen })));
-
-/** Shows a status that arrived, unless the one shown is newer. */
-function showStatus(client: QueryClient, arrived: AppStatus) {
-  client.setQueryData<AppStatus>(STATUS_KEY, (shown) => newerStatus(shown, arrived));
-}
 
 export function App() {
   const client = useQueryClient();
@@ -88,14 +85,16 @@ export function App() {
           <>
             <span className={`env-badge ${env}`} data-testid="env-badge">{env}</span>
             <span className="conn-label">{s.active.label}</span>
-            <span className="muted mono small">{s.active.baseUrl}</span>
+            <span className="muted mono small shrink" title={s.active.baseUrl}>{s.active.baseUrl}</span>
             {s.demoSubscription && <DemoSubscriptionBadge subscription={s.demoSubscription} />}
           </>
         ) : (
           <span className="muted">{s?.phase === "starting" ? "Starting the embedded sandbox…" : "No connection"}</span>
         )}
         <span className="spacer" />
-        <span className="muted small">Alt+1…6 switch screens · arrows move in tables</span>
+        {s && s.phase !== "starting" && <ListenerBadge listener={s.listener} />}
+        {s?.tunnel && <TunnelBadge tunnel={s.tunnel} />}
+        <span className="muted small shortcuts">Alt+1…6 switch screens · arrows move in tables</span>
       </header>
       <nav className="sidebar" aria-label="Screens">
         {SCREENS.map((item) => (
@@ -110,27 +109,32 @@ export function App() {
           <ErrorPanel error={status.error} onRetry={() => void status.refetch()} />
         ) : !s ? (
           <p className="muted pad">Loading…</p>
-        ) : s.phase === "starting" ? (
-          <div className="startup" role="status">
-            <div className="spinner" aria-hidden />
-            <p>Starting the embedded sandbox, signing in with its demo client and starting the webhook listener…</p>
-          </div>
         ) : (
           <>
-            {s.startupError && <ErrorPanel error={s.startupError} compact />}
-            {s.demoSubscription?.error && (
-              <ErrorPanel
-                error={s.demoSubscription.error}
-                compact
-                onRetry={retryDemo.isPending ? undefined : () => retryDemo.mutate()}
-              />
+            <ShellBanners status={s} />
+            {s.phase === "starting" ? (
+              <div className="startup" role="status">
+                <div className="spinner" aria-hidden />
+                <p>Starting the embedded sandbox, signing in with its demo client and starting the webhook listener…</p>
+              </div>
+            ) : (
+              <>
+                {s.startupError && <ErrorPanel error={s.startupError} compact />}
+                {s.demoSubscription?.error && (
+                  <ErrorPanel
+                    error={s.demoSubscription.error}
+                    compact
+                    onRetry={retryDemo.isPending ? undefined : () => retryDemo.mutate()}
+                  />
+                )}
+                {retryDemo.isError && <ErrorPanel error={retryDemo.error} compact />}
+                <ErrorBoundary key={`${route.screen}/${route.id ?? ""}`}>
+                  <Suspense fallback={<p className="muted pad">Loading…</p>}>
+                    <ScreenView screen={route.screen} id={route.id} embedded={s.active?.embedded ?? false} connected={s.active !== null} />
+                  </Suspense>
+                </ErrorBoundary>
+              </>
             )}
-            {retryDemo.isError && <ErrorPanel error={retryDemo.error} compact />}
-            <ErrorBoundary key={`${route.screen}/${route.id ?? ""}`}>
-              <Suspense fallback={<p className="muted pad">Loading…</p>}>
-                <ScreenView screen={route.screen} id={route.id} embedded={s.active?.embedded ?? false} connected={s.active !== null} />
-              </Suspense>
-            </ErrorBoundary>
           </>
         )}
       </main>
@@ -148,7 +152,7 @@ function DemoSubscriptionBadge({ subscription }: { subscription: DemoSubscriptio
         ? `Demo webhooks: ${product} → listener`
         : "Demo webhooks not set up";
   return (
-    <span className={`small demo-subscription ${subscription.phase}`} data-testid="demo-subscription" aria-live="polite">
+    <span className={`small demo-subscription shrink ${subscription.phase}`} data-testid="demo-subscription" aria-live="polite" title={text}>
       {text}
     </span>
   );

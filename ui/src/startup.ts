@@ -24,6 +24,20 @@ export function newerStatus(shown: AppStatus | undefined, arrived: AppStatus): A
   return shown !== undefined && shown.version > arrived.version ? shown : arrived;
 }
 
+/** Shows a status that arrived (a command's answer or an event), unless the one shown is newer. */
+export function showStatus(client: QueryClient, arrived: AppStatus): void {
+  client.setQueryData<AppStatus>(STATUS_KEY, (shown) => newerStatus(shown, arrived));
+}
+
+/**
+ * Shows a status after a change that may touch everything on screen (another connection, a
+ * reset sandbox, keys read again): every other query is asked again.
+ */
+export function showChangedStatus(client: QueryClient, arrived: AppStatus): void {
+  showStatus(client, arrived);
+  void client.invalidateQueries({ predicate: (q) => q.queryKey[0] !== STATUS_KEY[0] });
+}
+
 /** The products table's sort until the user picks another. */
 export const PRODUCTS_DEFAULT_SORT = "listingName";
 

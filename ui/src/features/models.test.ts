@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { CaptureSummary, TokenView, Transaction } from "../platform";
-import { applyFilter, countByVerdict, listOf, mergeBatch, shouldFollow } from "./webhooks/inspectorModel";
-import { parseTestMode } from "./webhooks/listenerModel";
+import type { CaptureSummary, EventType, TokenView, Transaction } from "../platform";
+import { draftOf, subscriptionChange, subscriptionDraftProblems, toggleEvent } from "./products/subscriptionModel";
+import { applyFilter, captureCount, countByVerdict, listOf, mergeBatch, shouldFollow, shownIds, withoutCaptures } from "./webhooks/inspectorModel";
+import { describeRepoint, describeRetention, parseListenerAddress, parseRetention, parseTestMode } from "./webhooks/listenerModel";
 import { firstExpiry, secondsLeft } from "./token/tokenModel";
-import { draftProblems, EMPTY_DRAFT, toNewConnection } from "./connections/connectionModel";
+import { baseUrlLabel, connectionActions, draftProblems, EMPTY_DRAFT, toNewConnection } from "./connections/connectionModel";
 import { canSubmitKey, keyToSend } from "./products/keyModel";
 import { isLocked, respondForm } from "./transactions/respondModel";
 import { progressPercent } from "./listing/searchModel";
@@ -56,6 +57,58 @@ describe("inspector", () => {
     expect(parseTestMode(true, "500", "250")).toEqual({ enabled: true, status: 500, delayMs: 250 });
     expect(parseTestMode(true, "50", "0")).toBe("Status must be three digits, e.g. 500.");
     expect(parseTestMode(true, "500", "-1")).toBe("Delay is a whole number of milliseconds.");
+  });
+});
+
+describe("clearing captures", () => {
+  it("offers the shown ids only when the filter hides some, and never an empty list", () => {
+    const rows = [capture(3), capture(2, { verdict: "invalid-signature" }), capture(1)];
+    const all = listOf(rows);
+    const invalid = applyFilter(all, { verdict: "invalid-signature", eventType: "all", text: "" });
+    expect(shownIds(invalid, rows.length)).toEqual([2]);
+    expect(shownIds(applyFilter(all, { verdict: "all", eventType: "all", text: "tx" }), rows.length)).toBeNull();
+    expect(shownIds([], rows.length)).toBeNull();
+  });
+  it("drops the cleared rows with their searchable text, or every row", () => {
+    const all = listOf([capture(3), capture(2), capture(1)]);
+    const left = withoutCaptures(all, [3, 1]);
+    expect(left.rows.map((c) => c.id)).toEqual([2]);
+    expect(applyFilter(left, { verdict: "all", eventType: "all", text: "tx-2" }).map((c) => c.id)).toEqual([2]);
+    expect(applyFilter(left, { verdict: "all", eventType: "all", text: "tx-3" })).toEqual([]);
+    expect(withoutCaptures(all, null)).toEqual({ rows: [], text: [] });
+    expect(withoutCaptures(all, [99])).toBe(all);
+    expect(captureCount(1)).toBe("1 capture");
+    expect(captureCount(12)).toBe("12 captures");
+  });
+});
+
+describe("listener settings", () => {
+  it("reads an address and a path, trimmed, and names each slip", () => {
+    expect(parseListenerAddress(" 127.0.0.1:7070 ", "/webhooks ")).toEqual({ form: { address: "127.0.0.1:7070", path: "/webhooks" }, problems: null });
+    expect(parseListenerAddress("localhost:9000", "/").form).toEqual({ address: "localhost:9000", path: "/" });
+    expect(parseListenerAddress("[::1]:7070", "/in").form).toEqual({ address: "[::1]:7070", path: "/in" });
+    expect(parseListenerAddress("127.0.0.1", "webhooks").problems).toEqual({
+      address: "Give the address as IP:PORT, for example 127.0.0.1:7070.",
+      path: "The path starts with /, for example /webhooks.",
+    });
+    expect(parseListenerAddress("127.0.0.1:70000", "/a b").problems).toEqual({ address: "The port is at most 65535.", path: "The path may not hold spaces, ? or #." });
+  });
+  it("reads retention limits, empty as no limit", () => {
+    expect(parseRetention("", "")).toEqual({ form: { maxCaptures: null, maxAgeDays: null }, problems: null });
+    expect(parseRetention(" 5000 ", "30").form).toEqual({ maxCaptures: 5000, maxAgeDays: 30 });
+    expect(parseRetention("0", "x").problems).toEqual({
+      maxCaptures: "Max captures is at least 1, or empty for no limit.",
+      maxAgeDays: "Max age is a whole number, or empty for no limit.",
+    });
+    expect(parseRetention("1.5", "").problems).toEqual({ maxCaptures: "Max captures is a whole number, or empty for no limit." });
+    expect(describeRetention({ maxCaptures: null, maxAgeDays: null })).toBe("every capture, with no limit");
+    expect(describeRetention({ maxCaptures: 1, maxAgeDays: 30 })).toBe("at most 1 capture, for 30 days");
+    expect(describeRetention({ maxCaptures: null, maxAgeDays: 1 })).toBe("for 1 day");
+  });
+  it("sums up a re-pointing", () => {
+    const moved = { productId: "p", subscriptionId: "s", url: "https://old.example/webhooks", newUrl: "https://new.example/webhooks" };
+    expect(describeRepoint({ changed: [moved, { ...moved, subscriptionId: "s2" }], failures: [] })).toBe("Re-pointed 2 subscriptions.");
+    expect(describeRepoint({ changed: [moved], failures: ["Product p2: the server refused the change."] })).toBe("Re-pointed 1 subscription. 1 product could not be changed:");
   });
 });
 
@@ -129,5 +182,54 @@ describe("search and demo", () => {
     let log = appendOutcome([], { message: "a", transactionId: null, sandboxNow: "" });
     log = appendOutcome(log, { message: "b", transactionId: null, sandboxNow: "" });
     expect(log.map((o) => o.message)).toEqual(["b", "a"]);
+  });
+});
+
+describe("connection rows", () => {
+  const embedded = { id: "embedded-sandbox", label: "Embedded sandbox", baseUrl: "", clientId: "demo", environment: "sandbox" as const, embedded: true };
+  const saved = { ...embedded, id: "c-1", label: "Staging", baseUrl: "https://staging.example.com", embedded: false };
+  it("never removes the embedded sandbox or the active connection, and resets only the sandbox", () => {
+    expect(connectionActions(embedded, "c-1")).toEqual({ use: true, remove: false, reset: true });
+    expect(connectionActions(embedded, "embedded-sandbox")).toEqual({ use: false, remove: false, reset: true });
+    expect(connectionActions(saved, "embedded-sandbox")).toEqual({ use: true, remove: true, reset: false });
+    expect(connectionActions(saved, "c-1")).toEqual({ use: false, remove: false, reset: false });
+  });
+  it("says the embedded sandbox has no address until it starts", () => {
+    expect(baseUrlLabel(embedded)).toBe("not started: starts when used");
+    expect(baseUrlLabel({ ...embedded, baseUrl: "http://127.0.0.1:4100" })).toBe("http://127.0.0.1:4100");
+    expect(baseUrlLabel(saved)).toBe("https://staging.example.com");
+  });
+});
+
+describe("subscription edit", () => {
+  const original = { subscriptionId: "sub-1", url: "https://old.example.app/webhooks", events: ["updated", "created"] as EventType[], resource: "urn:svc:partner:transaction" as const };
+  it("sends only what changed, and nothing when nothing did", () => {
+    const draft = draftOf(original);
+    expect(draft.events).toEqual(["created", "updated"]);
+    expect(subscriptionChange("p-1", original, draft)).toBeNull();
+    expect(subscriptionChange("p-1", original, { ...draft, url: " https://new.example.app/webhooks " })).toEqual({
+      productId: "p-1",
+      subscriptionId: "sub-1",
+      url: "https://new.example.app/webhooks",
+      events: null,
+      resource: null,
+    });
+    expect(subscriptionChange("p-1", original, { ...draft, events: toggleEvent(draft.events, "created"), resource: "urn:svc:partner:transaction:event" })).toEqual({
+      productId: "p-1",
+      subscriptionId: "sub-1",
+      url: null,
+      events: ["updated"],
+      resource: "urn:svc:partner:transaction:event",
+    });
+    // The same events in another order are no change.
+    expect(subscriptionChange("p-1", original, { ...draft, events: toggleEvent(toggleEvent(draft.events, "created"), "created") })).toBeNull();
+  });
+  it("names a bad URL and a subscription with no events", () => {
+    expect(subscriptionDraftProblems({ url: "not a url", events: [], resource: "urn:svc:partner:transaction" })).toEqual({
+      url: "Type the callback URL, e.g. https://abc.example.app/webhooks.",
+      events: "Pick at least one event.",
+    });
+    expect(subscriptionDraftProblems({ url: "ftp://x.example", events: ["created"], resource: "urn:svc:partner:transaction" })).toEqual({ url: "Use an http(s):// address." });
+    expect(subscriptionDraftProblems(draftOf(original))).toEqual({});
   });
 });

@@ -2,7 +2,7 @@ import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { mockCommands, renderWithClient } from "../test/render";
-import { pageOf, product, transaction } from "../test/fixtures";
+import { embeddedConnection, pageOf, product, readyStatus, transaction } from "../test/fixtures";
 import { ProductsScreen } from "./products/ProductsScreen";
 import { ProductDetail } from "./products/ProductDetail";
 import { TransactionDetail } from "./transactions/TransactionDetail";
@@ -11,7 +11,7 @@ import { ConnectionsScreen } from "./connections/ConnectionsScreen";
 import { Inspector } from "./webhooks/Inspector";
 import { DemoScreen } from "./demo/DemoScreen";
 import { ErrorPanel } from "../components/ErrorPanel";
-import type { CaptureSummary } from "../platform";
+import type { CaptureSummary, Product } from "../platform";
 
 const sortKeys = () => ({ products: ["listingName", "name", "status", "created", "updated"], transactions: ["id", "status", "created", "updated", "requestType"] });
 
@@ -104,6 +104,85 @@ describe("Product detail", () => {
   });
 });
 
+describe("Product detail: editing and deleting subscriptions", () => {
+  const keys = (a: Record<string, unknown>) => ({ subscriptionId: a.subscriptionId, hasCurrent: true, hasPrevious: false });
+
+  it("saves only the changed fields through update_subscription and shows the product again", async () => {
+    let current = product(1);
+    const calls = mockCommands({
+      get_product: () => current,
+      subscription_keys: keys,
+      update_subscription: (a) => {
+        const form = a.form as { url: string | null; events: Array<"created" | "updated"> | null };
+        const w = current.webhooks[0] as Product["webhooks"][number];
+        const changed = { ...w, url: form.url ?? w.url, events: form.events ?? w.events };
+        current = { ...current, webhooks: [changed] };
+        return changed;
+      },
+    });
+    renderWithClient(<ProductDetail id="p-1" />);
+    fireEvent.click(await screen.findByTestId("subscription-edit-sub-1"));
+    const form = screen.getByRole("form", { name: "Edit subscription" });
+    expect(within(form).getByRole("button", { name: "Save subscription" })).toBeDisabled();
+    fireEvent.change(within(form).getByLabelText("Callback URL"), { target: { value: "https://new.example.app/webhooks" } });
+    fireEvent.click(within(form).getByLabelText("updated"));
+    fireEvent.click(within(form).getByRole("button", { name: "Save subscription" }));
+    expect(await screen.findByTestId("subscription-done")).toHaveTextContent("Subscription sub-1 saved.");
+    expect(calls.find((c) => c.cmd === "update_subscription")?.args).toEqual({
+      form: { productId: "p-1", subscriptionId: "sub-1", url: "https://new.example.app/webhooks", events: ["created", "updated"], resource: null },
+    });
+    await waitFor(() => expect(document.querySelector('[data-subscription-id="sub-1"]')).toHaveAttribute("data-url", "https://new.example.app/webhooks"));
+    expect(calls.filter((c) => c.cmd === "get_product")).toHaveLength(2);
+  });
+
+  it("refuses an edit with no events before sending it", async () => {
+    const calls = mockCommands({ get_product: () => product(1), subscription_keys: keys });
+    renderWithClient(<ProductDetail id="p-1" />);
+    fireEvent.click(await screen.findByTestId("subscription-edit-sub-1"));
+    fireEvent.click(screen.getByLabelText("created"));
+    expect(screen.getByText("Pick at least one event.")).toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "Save subscription" })).toBeDisabled();
+    expect(calls.some((c) => c.cmd === "update_subscription")).toBe(false);
+  });
+
+  it("deletes a subscription after a confirmation that says its keys leave the keychain", async () => {
+    const calls = mockCommands({
+      get_product: () => product(1),
+      subscription_keys: keys,
+      delete_subscription: () => ({ ...product(1), webhooks: [] }),
+    });
+    renderWithClient(<ProductDetail id="p-1" />);
+    fireEvent.click(await screen.findByTestId("subscription-delete-sub-1"));
+    const confirm = screen.getByTestId("subscription-delete-confirm");
+    expect(confirm).toHaveTextContent("its signing keys are removed from the keychain");
+    expect(calls.some((c) => c.cmd === "delete_subscription")).toBe(false);
+    fireEvent.click(within(confirm).getByRole("button", { name: "Delete subscription" }));
+    expect(await screen.findByText("No subscriptions yet: add one pointing at the listener.")).toBeInTheDocument();
+    expect(screen.getByTestId("subscription-done")).toHaveTextContent("Subscription sub-1 deleted; its signing keys were removed from the keychain.");
+    expect(calls.find((c) => c.cmd === "delete_subscription")?.args).toEqual({ productId: "p-1", subscriptionId: "sub-1" });
+  });
+
+  it("says what failed when the keys could not be removed, and reads the product again", async () => {
+    let reads = 0;
+    const calls = mockCommands({
+      get_product: () => {
+        reads += 1;
+        return reads === 1 ? product(1) : { ...product(1), webhooks: [] };
+      },
+      subscription_keys: keys,
+      delete_subscription: () => {
+        throw { kind: "keychain", message: "The subscription was deleted, but its keys are still in the keychain.", hint: "Unlock the keychain and remove them.", status: null, errorCode: null };
+      },
+    });
+    renderWithClient(<ProductDetail id="p-1" />);
+    fireEvent.click(await screen.findByTestId("subscription-delete-sub-1"));
+    fireEvent.click(screen.getByRole("button", { name: "Delete subscription" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent("its keys are still in the keychain");
+    await waitFor(() => expect(calls.filter((c) => c.cmd === "get_product")).toHaveLength(2));
+    expect(await screen.findByText("No subscriptions yet: add one pointing at the listener.")).toBeInTheDocument();
+  });
+});
+
 describe("Transaction detail", () => {
   it("shows the timeline and sends the response form", async () => {
     const calls = mockCommands({
@@ -161,7 +240,7 @@ describe("Token", () => {
 describe("Connections", () => {
   it("explains missing fields and sends nothing until they are filled", async () => {
     const calls = mockCommands({
-      app_status: () => ({ phase: "ready", startupError: null, active: null, connections: [], embeddedSandbox: null }),
+      app_status: () => readyStatus({ active: null }),
     });
     renderWithClient(<ConnectionsScreen />);
     fireEvent.click(await screen.findByRole("button", { name: "Add and sign in" }));
@@ -171,7 +250,7 @@ describe("Connections", () => {
 
   it("clears the secret from the form after it was sent", async () => {
     mockCommands({
-      app_status: () => ({ phase: "ready", startupError: null, active: null, connections: [], embeddedSandbox: null }),
+      app_status: () => readyStatus({ active: null }),
       add_connection: () => {
         throw { kind: "server", message: "not authorised: bad client credentials", hint: "Check them.", status: 401, errorCode: null };
       },
@@ -185,6 +264,63 @@ describe("Connections", () => {
     await user.click(screen.getByRole("button", { name: "Add and sign in" }));
     expect(await screen.findByText(/bad client credentials/)).toBeInTheDocument();
     expect(screen.getByLabelText(/Client secret/)).toHaveValue("");
+  });
+});
+
+describe("Connections: the embedded sandbox", () => {
+  const staging = { id: "c-1", label: "Staging", baseUrl: "https://staging.example.com", clientId: "client-1", environment: "sandbox" as const, embedded: false };
+  const notStarted = { ...embeddedConnection, baseUrl: "" };
+
+  it("lists the embedded sandbox first even before it started, selectable and never removable", async () => {
+    const calls = mockCommands({
+      app_status: () => readyStatus({ active: staging, connections: [notStarted, staging] }),
+      select_connection: () => readyStatus({ connections: [embeddedConnection, staging], version: 2 }),
+    });
+    renderWithClient(<ConnectionsScreen />);
+    const row = await screen.findByText("Embedded sandbox").then((cell) => cell.closest("tr") as HTMLElement);
+    expect(row).toHaveTextContent("not started: starts when used");
+    expect(within(row).queryByRole("button", { name: "Remove" })).toBeNull();
+    const stagingRow = screen.getByText("Staging").closest("tr") as HTMLElement;
+    expect(within(stagingRow).getByText("active")).toBeInTheDocument();
+    expect(within(stagingRow).queryByRole("button", { name: "Remove" })).toBeNull();
+    fireEvent.click(within(row).getByRole("button", { name: "Use" }));
+    await waitFor(() => expect(within(row).getByText("active")).toBeInTheDocument());
+    expect(row).toHaveTextContent(embeddedConnection.baseUrl);
+    expect(calls.find((c) => c.cmd === "select_connection")?.args).toEqual({ id: "embedded-sandbox" });
+    // Now the other one can go.
+    expect(within(screen.getByText("Staging").closest("tr") as HTMLElement).getByRole("button", { name: "Remove" })).toBeInTheDocument();
+  });
+
+  it("resets the sandbox only after a confirmation that says what is lost", async () => {
+    const calls = mockCommands({
+      app_status: () => readyStatus(),
+      reset_sandbox: () => readyStatus({ version: 2 }),
+    });
+    renderWithClient(<ConnectionsScreen />);
+    fireEvent.click(await screen.findByTestId("reset-sandbox"));
+    const confirm = screen.getByTestId("reset-sandbox-confirm");
+    expect(confirm).toHaveTextContent("Every product, subscription, transaction and delivery made in the embedded sandbox is lost; it starts again from the demo data.");
+    fireEvent.click(within(confirm).getByRole("button", { name: "Cancel" }));
+    expect(calls.some((c) => c.cmd === "reset_sandbox")).toBe(false);
+    fireEvent.click(screen.getByTestId("reset-sandbox"));
+    fireEvent.click(screen.getByRole("button", { name: "Yes, reset the sandbox" }));
+    expect(await screen.findByText("The embedded sandbox started again from its demo data.")).toBeInTheDocument();
+    expect(calls.filter((c) => c.cmd === "reset_sandbox")).toHaveLength(1);
+    expect(screen.queryByTestId("reset-sandbox-confirm")).toBeNull();
+  });
+
+  it("says why a reset failed and keeps the confirmation open", async () => {
+    mockCommands({
+      app_status: () => readyStatus(),
+      reset_sandbox: () => {
+        throw { kind: "io", message: "The sandbox's data file could not be replaced.", hint: "Check the disk.", status: null, errorCode: null };
+      },
+    });
+    renderWithClient(<ConnectionsScreen />);
+    fireEvent.click(await screen.findByTestId("reset-sandbox"));
+    fireEvent.click(screen.getByRole("button", { name: "Yes, reset the sandbox" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent("The sandbox's data file could not be replaced.");
+    expect(screen.getByTestId("reset-sandbox-confirm")).toBeInTheDocument();
   });
 });
 

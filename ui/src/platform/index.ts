@@ -11,12 +11,15 @@ import type {
   CaptureBatch,
   CaptureDetail,
   CaptureSummary,
+  ClearCapturesForm,
+  ClearResult,
   ConnectionView,
   DemoOutcome,
   ExportFormat,
   ExportRequest,
   ExportResult,
   Introspection,
+  ListenerAddressForm,
   ListenerView,
   NewConnection,
   NewProductForm,
@@ -26,7 +29,9 @@ import type {
   Product,
   ReplayForm,
   ReplayResult,
+  RepointResult,
   RespondForm,
+  RetentionForm,
   RotateKeyForm,
   SearchProgress,
   SearchRequest,
@@ -34,12 +39,15 @@ import type {
   ShownOnceKey,
   SignatureReport,
   SortKeys,
+  SubscriptionChangeForm,
   SubscriptionKeys,
   TestMode,
   TokenView,
   Transaction,
   TransactionEvent,
   TunnelCheck,
+  TunnelSaved,
+  WebhookSubscription,
 } from "./types";
 
 export * from "./types";
@@ -102,6 +110,12 @@ export const api = {
   removeConnection: (id: string) => call<AppStatus>("remove_connection", { id }),
   /** Runs the demo product's subscription again after it failed (a locked keychain, say). */
   retryDemoSubscription: () => call<AppStatus>("retry_demo_subscription"),
+  /** Starts the embedded sandbox again from its demo data: what the user made in it is lost. */
+  resetSandbox: () => call<AppStatus>("reset_sandbox"),
+  /** Reads the keychain again, after the user unlocked it. */
+  retryKeychain: () => call<AppStatus>("retry_keychain"),
+  /** Forgets the notice at this index of `AppStatus.notices`. */
+  dismissNotice: (index: number) => call<AppStatus>("dismiss_notice", { index }),
 
   tokenState: () => call<TokenView>("token_state"),
   tokenRefresh: () => call<TokenView>("token_refresh"),
@@ -124,6 +138,15 @@ export const api = {
     call<SubscriptionKeys>("subscription_keys", { subscriptionId }),
   retirePreviousKey: (subscriptionId: string) =>
     call<SubscriptionKeys>("retire_previous_key", { subscriptionId }),
+  /** Changes a subscription's URL, events or resource (each left as it is when null). */
+  updateSubscription: (form: SubscriptionChangeForm) =>
+    call<WebhookSubscription>("update_subscription", { form }),
+  /** Deletes a subscription and its keys (keychain and listener); answers the updated product. */
+  deleteSubscription: (productId: string, subscriptionId: string) =>
+    call<Product>("delete_subscription", { productId, subscriptionId }),
+  /** Moves the subscriptions whose URL starts with `from` to start with `to` instead. */
+  repointSubscriptions: (from: string, to: string) =>
+    call<RepointResult>("repoint_subscriptions", { from, to }),
   signingKeyProblems: (key: string) => call<string[]>("signing_key_problems", { key }),
   generateSigningKey: () => call<string>("generate_signing_key"),
 
@@ -132,9 +155,17 @@ export const api = {
   respond: (form: RespondForm) => call<Transaction>("respond_transaction", { form }),
 
   listenerStatus: () => call<ListenerView>("listener_status"),
-  listenerStart: (port: number | null) => call<ListenerView>("listener_start", { port }),
+  /** Starts the listener on the address kept in the settings. */
+  listenerStart: () => call<ListenerView>("listener_start"),
   listenerStop: () => call<ListenerView>("listener_stop"),
-  setTunnelUrl: (url: string | null) => call<ListenerView>("set_tunnel_url", { url }),
+  /** Moves the listener (kept in the settings); refused with a free address offered when taken. */
+  setListenerAddress: (form: ListenerAddressForm) =>
+    call<ListenerView>("set_listener_address", { form }),
+  setRetention: (form: RetentionForm) => call<ListenerView>("set_retention", { form }),
+  /** Deletes these captures, or every one with `ids: null`. */
+  clearCaptures: (form: ClearCapturesForm) => call<ClearResult>("clear_captures", { form }),
+  /** Saves the tunnel URL; `repoint` lists the subscriptions still on the URL it replaced. */
+  setTunnelUrl: (url: string | null) => call<TunnelSaved>("set_tunnel_url", { url }),
   checkTunnel: () => call<TunnelCheck>("check_tunnel"),
   setTestMode: (mode: TestMode) => call<ListenerView>("set_test_mode", { mode }),
   captures: () => call<CaptureSummary[]>("captures"),

@@ -1,4 +1,4 @@
-import type { PageView, Product, Transaction } from "../platform";
+import type { AppStatus, ConnectionView, ListenerView, PageView, Product, Transaction } from "../platform";
 
 export function product(i: number): Product {
   return {
@@ -43,4 +43,52 @@ export function transaction(i: number, responseStatus: Transaction["response"] e
 export function pageOf<T>(items: T[], args: Record<string, unknown>, total: number): PageView<T> {
   const query = args.query as { start: number; limit: number; sort: string };
   return { items, total, start: query.start, limit: query.limit, sort: query.sort };
+}
+
+/** The embedded sandbox as the shell lists it: always first, even before it has started. */
+export const embeddedConnection: ConnectionView = {
+  id: "embedded-sandbox",
+  label: "Embedded sandbox",
+  baseUrl: "http://127.0.0.1:1",
+  clientId: "demo",
+  environment: "sandbox",
+  embedded: true,
+};
+
+/** A ready status on the embedded sandbox, with a running listener and nothing to report. */
+export function readyStatus(patch: Partial<AppStatus> = {}): AppStatus {
+  return {
+    phase: "ready",
+    startupError: null,
+    active: embeddedConnection,
+    connections: [embeddedConnection],
+    embeddedSandbox: embeddedConnection.baseUrl,
+    demoSubscription: null,
+    keychain: { available: true, message: null },
+    notices: [],
+    listener: { running: true, url: "http://127.0.0.1:7070/webhooks", problem: null, suggestedAddress: null },
+    tunnel: null,
+    version: 1,
+    ...patch,
+  };
+}
+
+/** A running listener on 127.0.0.1:7070/webhooks with no tunnel and no limits. */
+export function listenerView(patch: Partial<ListenerView> = {}): ListenerView {
+  return {
+    running: true,
+    address: "127.0.0.1",
+    port: 7070,
+    path: "/webhooks",
+    configuredAddress: "127.0.0.1:7070",
+    addressFromEnvironment: false,
+    callbackUrl: "http://127.0.0.1:7070/webhooks",
+    tunnelUrl: null,
+    testMode: { enabled: false, status: 200, delayMs: 0 },
+    problem: null,
+    suggestedAddress: null,
+    retention: { maxCaptures: null, maxAgeDays: null },
+    storePath: "/home/me/.local/share/partner-console/captures.sqlite",
+    ...patch,
+  };
 }

@@ -2,17 +2,24 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, type AppStatus } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
-import { draftProblems, EMPTY_DRAFT, toNewConnection, type ConnectionDraft } from "./connectionModel";
+import { showChangedStatus, STATUS_KEY } from "../../startup";
+import { baseUrlLabel, connectionActions, draftProblems, EMPTY_DRAFT, RESET_SANDBOX_LOSS, toNewConnection, type ConnectionDraft } from "./connectionModel";
 
 export function ConnectionsScreen() {
   const client = useQueryClient();
-  const status = useQuery({ queryKey: ["status"], queryFn: api.appStatus });
-  const set = (s: AppStatus) => {
-    client.setQueryData(["status"], s);
-    void client.invalidateQueries({ predicate: (q) => q.queryKey[0] !== "status" });
-  };
+  const status = useQuery({ queryKey: STATUS_KEY, queryFn: api.appStatus });
+  // Another connection (or a sandbox started afresh) changes every listing: all are asked again.
+  const set = (s: AppStatus) => showChangedStatus(client, s);
   const select = useMutation({ mutationFn: api.selectConnection, onSuccess: set });
   const remove = useMutation({ mutationFn: api.removeConnection, onSuccess: set });
+  const [confirmReset, setConfirmReset] = useState(false);
+  const reset = useMutation({
+    mutationFn: api.resetSandbox,
+    onSuccess: (s) => {
+      setConfirmReset(false);
+      set(s);
+    },
+  });
   const [draft, setDraft] = useState<ConnectionDraft>(EMPTY_DRAFT);
   const [touched, setTouched] = useState(false);
   const problems = draftProblems(draft);
@@ -45,28 +52,53 @@ export function ConnectionsScreen() {
   return (
     <div className="page">
       <div className="toolbar"><h1>Connections</h1></div>
-      <section className="card">
+      <section className="card table-card">
         <table className="grid compact" aria-label="Connections">
           <thead><tr><th>Name</th><th>Environment</th><th>Base URL</th><th>Client id</th><th></th></tr></thead>
           <tbody>
             {s?.connections.map((c) => {
               const active = s.active?.id === c.id;
+              const can = connectionActions(c, s.active?.id ?? null);
               return (
-                <tr key={c.id} className={active ? "selected" : undefined}>
+                <tr key={c.id} className={active ? "selected" : undefined} data-connection-id={c.id}>
                   <td>{c.label}{c.embedded ? <span className="muted small"> (embedded)</span> : null}</td>
                   <td><span className={`env-badge ${c.environment}`}>{c.environment}</span></td>
-                  <td className="mono">{c.baseUrl}</td>
-                  <td className="mono">{c.clientId}</td>
+                  <td className={c.baseUrl ? "mono" : "muted small"}><span className="cell-clip wide" title={baseUrlLabel(c)}>{baseUrlLabel(c)}</span></td>
+                  <td className="mono"><span className="cell-clip" title={c.clientId}>{c.clientId}</span></td>
                   <td>
-                    {active ? <span className="pill valid">active</span> : <button type="button" onClick={() => select.mutate(c.id)}>Use</button>}
-                    {!c.embedded && !active && <button type="button" className="link danger" onClick={() => remove.mutate(c.id)}>Remove</button>}
+                    <span className="row-actions">
+                      {active && <span className="pill valid">active</span>}
+                      {can.use && (
+                        <button type="button" onClick={() => select.mutate(c.id)} disabled={select.isPending}>
+                          {select.isPending && select.variables === c.id ? (c.embedded ? "Starting…" : "Signing in…") : "Use"}
+                        </button>
+                      )}
+                      {can.remove && <button type="button" className="link danger" onClick={() => remove.mutate(c.id)}>Remove</button>}
+                      {can.reset && (
+                        <button type="button" className="danger" data-testid="reset-sandbox" onClick={() => setConfirmReset(true)} disabled={confirmReset || reset.isPending}>
+                          Reset sandbox
+                        </button>
+                      )}
+                    </span>
                   </td>
                 </tr>
               );
             })}
           </tbody>
         </table>
-        {[select, remove].map((m, i) => (m.isError ? <ErrorPanel key={i} error={m.error} compact /> : null))}
+        {confirmReset && (
+          <div className="confirm-bar" role="alertdialog" aria-label="Reset the embedded sandbox" data-testid="reset-sandbox-confirm">
+            <span>
+              <strong>Reset the embedded sandbox?</strong> {RESET_SANDBOX_LOSS}
+            </span>
+            <button type="button" className="primary danger-fill" onClick={() => reset.mutate()} disabled={reset.isPending}>
+              {reset.isPending ? "Resetting…" : "Yes, reset the sandbox"}
+            </button>
+            <button type="button" onClick={() => setConfirmReset(false)} disabled={reset.isPending}>Cancel</button>
+          </div>
+        )}
+        {reset.isSuccess && !confirmReset && <p className="ok small" role="status">The embedded sandbox started again from its demo data.</p>}
+        {[select, remove, reset].map((m, i) => (m.isError ? <ErrorPanel key={i} error={m.error} compact /> : null))}
       </section>
       <form
         className="card form-card"

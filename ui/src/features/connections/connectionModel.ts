@@ -1,4 +1,4 @@
-import type { Environment, NewConnection } from "../../platform";
+import type { ConnectionView, Environment, NewConnection } from "../../platform";
 
 export interface ConnectionDraft {
   label: string;
@@ -34,4 +34,29 @@ export function toNewConnection(d: ConnectionDraft): NewConnection {
     clientSecret: d.clientSecret,
     environment: d.environment,
   };
+}
+
+/** What a reset of the embedded sandbox destroys, said before the user confirms it. */
+export const RESET_SANDBOX_LOSS =
+  "Every product, subscription, transaction and delivery made in the embedded sandbox is lost; it starts again from the demo data.";
+
+/** What a row of the connections table offers. */
+export interface ConnectionActions {
+  /** Make it the active connection (the embedded sandbox starts if it is not running). */
+  use: boolean;
+  /** The embedded sandbox and the active connection cannot be removed. */
+  remove: boolean;
+  /** Only the embedded sandbox can be reset. */
+  reset: boolean;
+}
+
+export function connectionActions(connection: ConnectionView, activeId: string | null): ConnectionActions {
+  const active = connection.id === activeId;
+  return { use: !active, remove: !active && !connection.embedded, reset: connection.embedded };
+}
+
+/** The base URL cell: the embedded sandbox has none until it first starts. */
+export function baseUrlLabel(connection: ConnectionView): string {
+  if (connection.baseUrl) return connection.baseUrl;
+  return connection.embedded ? "not started: starts when used" : "—";
 }

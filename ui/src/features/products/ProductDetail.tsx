@@ -1,20 +1,27 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, type EventType, type ResourceType, type ShownOnceKey } from "../../platform";
+import { api, type EventType, type Product, type ResourceType, type ShownOnceKey, type WebhookSubscription } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { RecordView } from "../../components/JsonView";
 import { formatTime, shortId } from "../../lib/format";
 import { navigate } from "../../lib/router";
 import { KeyField, useKeyChoice } from "./KeyField";
 import { ShownOnce } from "./ShownOnce";
+import { draftOf, EVENTS, RESOURCES, subscriptionChange, subscriptionDraftProblems, toggleEvent, type SubscriptionDraft } from "./subscriptionModel";
 
-const RESOURCES: ResourceType[] = ["urn:svc:partner:transaction", "urn:svc:partner:transaction:event"];
+/** What the user is doing to one subscription: one at a time, under the table. */
+type SubscriptionAction = { kind: "rotate" | "edit" | "delete"; subscriptionId: string };
 
 export function ProductDetail({ id }: { id: string }) {
   const product = useQuery({ queryKey: ["product", id], queryFn: () => api.getProduct(id), retry: false });
   const [shown, setShown] = useState<ShownOnceKey | null>(null);
-  const [rotating, setRotating] = useState<string | null>(null);
+  const [action, setAction] = useState<SubscriptionAction | null>(null);
   const [adding, setAdding] = useState(false);
+  const [done, setDone] = useState<string | null>(null);
+  const act = (kind: SubscriptionAction["kind"], subscriptionId: string) => {
+    setDone(null);
+    setAction({ kind, subscriptionId });
+  };
 
   if (product.isError) {
     return (
@@ -36,7 +43,7 @@ export function ProductDetail({ id }: { id: string }) {
         <span className="muted small">{p.name} · {p.id}</span>
       </div>
       {shown && <ShownOnce shown={shown} onDone={() => setShown(null)} />}
-      <div className="columns">
+      <div className="columns stack-narrow">
         <section className="card grow">
           <div className="card-head">
             <h2>Webhook subscriptions</h2>
@@ -59,19 +66,46 @@ export function ProductDetail({ id }: { id: string }) {
                   <td>{w.events.join(", ")}</td>
                   <td><KeyStatus subscriptionId={w.subscriptionId} /></td>
                   <td>
-                    <button type="button" onClick={() => setRotating(w.subscriptionId)}>Rotate key</button>
+                    <span className="row-actions">
+                      <button type="button" onClick={() => act("rotate", w.subscriptionId)}>Rotate key</button>
+                      <button type="button" data-testid={`subscription-edit-${w.subscriptionId}`} onClick={() => act("edit", w.subscriptionId)}>Edit</button>
+                      <button type="button" className="danger" data-testid={`subscription-delete-${w.subscriptionId}`} onClick={() => act("delete", w.subscriptionId)}>Delete</button>
+                    </span>
                   </td>
                 </tr>
               ))}
             </tbody>
           </table>
-          {rotating && (
+          {done && <p className="ok small" role="status" data-testid="subscription-done">{done}</p>}
+          {action?.kind === "rotate" && (
             <RotateKey
               productId={p.id}
-              subscriptionId={rotating}
+              subscriptionId={action.subscriptionId}
               onDone={(k) => {
-                setRotating(null);
+                setAction(null);
                 if (k) setShown(k);
+              }}
+            />
+          )}
+          {action?.kind === "edit" && (
+            <EditSubscription
+              key={action.subscriptionId}
+              product={p}
+              subscription={p.webhooks.find((w) => w.subscriptionId === action.subscriptionId)}
+              onDone={(message) => {
+                setAction(null);
+                setDone(message);
+              }}
+            />
+          )}
+          {action?.kind === "delete" && (
+            <DeleteSubscription
+              key={action.subscriptionId}
+              productId={p.id}
+              subscriptionId={action.subscriptionId}
+              onDone={(message) => {
+                setAction(null);
+                setDone(message);
               }}
             />
           )}
@@ -137,6 +171,90 @@ function RotateKey({ productId, subscriptionId, onDone }: { productId: string; s
         <button type="button" onClick={() => onDone(null)}>Cancel</button>
       </div>
     </form>
+  );
+}
+
+/** Changes a subscription's URL, events or resource; its signing key stays as it is. */
+function EditSubscription({ product, subscription, onDone }: { product: Product; subscription: WebhookSubscription | undefined; onDone: (message: string | null) => void }) {
+  const client = useQueryClient();
+  const [draft, setDraft] = useState<SubscriptionDraft | null>(subscription ? draftOf(subscription) : null);
+  const save = useMutation({
+    mutationFn: api.updateSubscription,
+    onSuccess: (saved) => {
+      void client.invalidateQueries({ queryKey: ["product", product.id] });
+      onDone(`Subscription ${shortId(saved.subscriptionId)} saved.`);
+    },
+  });
+  if (!subscription || !draft) {
+    return <p className="muted small">That subscription is no longer on this product.</p>;
+  }
+  const problems = subscriptionDraftProblems(draft);
+  const change = subscriptionChange(product.id, subscription, draft);
+  return (
+    <form
+      className="card form-card"
+      aria-label="Edit subscription"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (change && Object.keys(problems).length === 0) save.mutate(change);
+      }}
+    >
+      <h3>Edit subscription <span className="mono">{subscription.subscriptionId}</span></h3>
+      <div className="form-row">
+        <label className="grow">Callback URL
+          <input value={draft.url} onChange={(e) => setDraft({ ...draft, url: e.target.value })} aria-invalid={problems.url !== undefined} data-testid="subscription-url-input" />
+          {problems.url && <span className="field-error small">{problems.url}</span>}
+        </label>
+        <label>Resource
+          <select value={draft.resource} onChange={(e) => setDraft({ ...draft, resource: e.target.value as ResourceType })} data-testid="subscription-resource-select">
+            {RESOURCES.map((r) => <option key={r} value={r}>{r.replace("urn:svc:partner:", "")}</option>)}
+          </select>
+        </label>
+        <fieldset className="inline-set">
+          <legend>Events</legend>
+          {EVENTS.map((e) => (
+            <label key={e} className="inline"><input type="checkbox" checked={draft.events.includes(e)} onChange={() => setDraft({ ...draft, events: toggleEvent(draft.events, e) })} />{e}</label>
+          ))}
+          {problems.events && <span className="field-error small">{problems.events}</span>}
+        </fieldset>
+      </div>
+      <p className="muted small">The signing key stays as it is{change === null ? "; nothing is changed yet." : "."}</p>
+      {save.isError && <ErrorPanel error={save.error} compact />}
+      <div className="actions">
+        <button type="submit" className="primary" disabled={save.isPending || change === null || Object.keys(problems).length > 0}>
+          {save.isPending ? "Saving…" : "Save subscription"}
+        </button>
+        <button type="button" onClick={() => onDone(null)}>Cancel</button>
+      </div>
+    </form>
+  );
+}
+
+/** Deletes a subscription after the user confirms; the shell removes its keys from the keychain. */
+function DeleteSubscription({ productId, subscriptionId, onDone }: { productId: string; subscriptionId: string; onDone: (message: string | null) => void }) {
+  const client = useQueryClient();
+  const remove = useMutation({
+    mutationFn: () => api.deleteSubscription(productId, subscriptionId),
+    onSuccess: (product) => {
+      client.setQueryData(["product", productId], product);
+      client.removeQueries({ queryKey: ["keys", subscriptionId] });
+      onDone(`Subscription ${shortId(subscriptionId)} deleted; its signing keys were removed from the keychain.`);
+    },
+    // Deleted on the server but its keys left behind, say: the product is read again either way.
+    onError: () => void client.invalidateQueries({ queryKey: ["product", productId] }),
+  });
+  return (
+    <div className="confirm-bar" role="alertdialog" aria-label="Delete subscription" data-testid="subscription-delete-confirm">
+      <span>
+        <strong>Delete subscription <span className="mono">{subscriptionId}</span>?</strong> The server stops sending its notifications, and its
+        signing keys are removed from the keychain.
+      </span>
+      <button type="button" className="primary danger-fill" onClick={() => remove.mutate()} disabled={remove.isPending}>
+        {remove.isPending ? "Deleting…" : "Delete subscription"}
+      </button>
+      <button type="button" onClick={() => onDone(null)} disabled={remove.isPending}>Cancel</button>
+      {remove.isError && <ErrorPanel error={remove.error} compact />}
+    </div>
   );
 }
 

@@ -7,7 +7,7 @@ import { memo, useEffect, useMemo, useRef, useState, type KeyboardEvent, type Re
 import { api, type CaptureSummary, type ExportFormat, type ExportResult } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { shortTime, shortId } from "../../lib/format";
-import { applyFilter, countByVerdict, NO_FILTER, shortResource, shouldFollow, VERDICTS, type InspectorFilter } from "./inspectorModel";
+import { applyFilter, captureCount, countByVerdict, NO_FILTER, shortResource, shouldFollow, shownIds, VERDICTS, type InspectorFilter } from "./inspectorModel";
 import { CaptureDetailPane } from "./CaptureDetailPane";
 import { useCaptures } from "./useCaptures";
 
@@ -17,7 +17,7 @@ const ROW_HEIGHT = 28;
 const OVERSCAN = 3;
 
 export function Inspector() {
-  const { captures: list, error, loading, reload } = useCaptures();
+  const { captures: list, error, loading, reload, removed } = useCaptures();
   const captures = list.rows;
   const [filter, setFilter] = useState<InspectorFilter>(NO_FILTER);
   const [selectedId, setSelectedId] = useState<number | null>(null);
@@ -65,6 +65,14 @@ export function Inspector() {
           </button>
         )}
         <ExportCaptures />
+        <ClearCaptures
+          shown={shownIds(visible, captures.length)}
+          total={captures.length}
+          onCleared={(ids) => {
+            if (selectedId !== null && (ids === null || ids.includes(selectedId))) setSelectedId(null);
+            removed(ids);
+          }}
+        />
       </div>
       {error !== null && <ErrorPanel error={error} onRetry={reload} />}
       <div className="split">
@@ -189,6 +197,66 @@ const CaptureRow = memo(function CaptureRow({ capture: c, top, selected, onSelec
     </div>
   );
 });
+
+/**
+ * "Clear all" and "Clear shown", each through a confirmation that names how many go. The ids
+ * are taken when the button is pressed: captures arriving while the user reads the
+ * confirmation are not deleted with them.
+ */
+function ClearCaptures({ shown, total, onCleared }: { shown: number[] | null; total: number; onCleared: (ids: number[] | null) => void }) {
+  const [asked, setAsked] = useState<{ ids: number[] | null; count: number } | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const ask = (ids: number[] | null, count: number) => {
+    setDone(null);
+    setError(null);
+    setAsked({ ids, count });
+  };
+  const confirm = () => {
+    if (!asked) return;
+    setBusy(true);
+    api
+      .clearCaptures({ ids: asked.ids })
+      .then(
+        (result) => {
+          setDone(`Deleted ${captureCount(result.cleared)}.`);
+          setAsked(null);
+          onCleared(asked.ids);
+        },
+        setError,
+      )
+      .finally(() => setBusy(false));
+  };
+  return (
+    <>
+      <span className="clear-bar">
+        <button type="button" className="danger" data-testid="clear-shown" disabled={shown === null} onClick={() => shown && ask(shown, shown.length)} title={shown === null ? "The filter shows every capture: use Clear all." : undefined}>
+          Clear shown
+        </button>
+        <button type="button" className="danger" data-testid="clear-all" disabled={total === 0} onClick={() => ask(null, total)}>
+          Clear all
+        </button>
+        {done && <span className="ok small" role="status" data-testid="clear-result">{done}</span>}
+      </span>
+      {asked && (
+        <div className="confirm-bar" role="alertdialog" aria-label="Delete captures" data-testid="clear-confirm">
+          <span>
+            {asked.ids === null
+              ? `Delete every capture (${captureCount(asked.count)}) from the capture store?`
+              : `Delete the ${captureCount(asked.count)} the filter shows?`}{" "}
+            <span className="muted">They are gone for good, for <code>partner listen</code> too.</span>
+          </span>
+          <button type="button" className="primary danger-fill" onClick={confirm} disabled={busy}>
+            Delete {captureCount(asked.count)}
+          </button>
+          <button type="button" onClick={() => setAsked(null)} disabled={busy}>Cancel</button>
+          {error !== null && <ErrorPanel error={error} compact />}
+        </div>
+      )}
+    </>
+  );
+}
 
 function ExportCaptures() {
   const [format, setFormat] = useState<ExportFormat>("json");

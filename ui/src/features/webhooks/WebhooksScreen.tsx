@@ -1,10 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, type ListenerView, type TestMode } from "../../platform";
+import { api, type ListenerView, type RepointOffer, type TestMode } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
+import { STATUS_KEY } from "../../startup";
 import { Inspector } from "./Inspector";
 import { parseTestMode } from "./listenerModel";
 import { TunnelCheckResult } from "./TunnelCheckResult";
+import { ListenerSettings } from "./ListenerSettings";
+import { RepointOfferPanel } from "./RepointOfferPanel";
 
 export function WebhooksScreen() {
   const listener = useQuery({ queryKey: ["listener"], queryFn: api.listenerStatus, retry: false });
@@ -15,6 +18,7 @@ export function WebhooksScreen() {
         {listener.data && <ListenerControls view={listener.data} />}
       </div>
       {listener.isError && <ErrorPanel error={listener.error} onRetry={() => void listener.refetch()} />}
+      {listener.data && <ListenerSettings view={listener.data} />}
       <Inspector />
     </div>
   );
@@ -22,10 +26,22 @@ export function WebhooksScreen() {
 
 export function ListenerControls({ view }: { view: ListenerView }) {
   const client = useQueryClient();
-  const set = (v: ListenerView) => client.setQueryData(["listener"], v);
-  const toggle = useMutation({ mutationFn: () => (view.running ? api.listenerStop() : api.listenerStart(view.port)), onSuccess: set });
+  const set = (v: ListenerView) => {
+    client.setQueryData(["listener"], v);
+    // The top bar's listener URL (or problem) comes with the status.
+    void client.invalidateQueries({ queryKey: STATUS_KEY });
+  };
+  const toggle = useMutation({ mutationFn: () => (view.running ? api.listenerStop() : api.listenerStart()), onSuccess: set });
   const [tunnel, setTunnel] = useState(view.tunnelUrl ?? "");
-  const saveTunnel = useMutation({ mutationFn: () => api.setTunnelUrl(tunnel.trim() || null), onSuccess: set });
+  const [offer, setOffer] = useState<RepointOffer | null>(null);
+  const saveTunnel = useMutation({
+    mutationFn: () => api.setTunnelUrl(tunnel.trim() || null),
+    onMutate: () => setOffer(null),
+    onSuccess: (saved) => {
+      set(saved.listener);
+      setOffer(saved.repoint);
+    },
+  });
   const check = useMutation({ mutationFn: api.checkTunnel });
   const [status, setStatus] = useState(String(view.testMode.status));
   const [delay, setDelay] = useState(String(view.testMode.delayMs));
@@ -46,6 +62,7 @@ export function ListenerControls({ view }: { view: ListenerView }) {
         <button type="button" onClick={() => check.mutate()} disabled={check.isPending}>{check.isPending ? "Checking…" : "Check tunnel"}</button>
       </form>
       {check.data && <TunnelCheckResult check={check.data} />}
+      {offer && <RepointOfferPanel key={`${offer.from} ${offer.to}`} offer={offer} onClose={() => setOffer(null)} />}
       <form className="inline-form" onSubmit={(e) => { e.preventDefault(); if (typeof parsed !== "string") testMode.mutate(parsed); }}>
         <label className="inline"><input type="checkbox" checked={testOn} onChange={(e) => setTestOn(e.target.checked)} />Test mode</label>
         <input aria-label="Test status" value={status} onChange={(e) => setStatus(e.target.value)} size={3} disabled={!testOn} />

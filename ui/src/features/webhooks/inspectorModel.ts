@@ -86,3 +86,35 @@ export function shouldFollow(scrollTop: number): boolean {
 export function shortResource(resourceType: string): string {
   return resourceType.replace("urn:svc:partner:", "");
 }
+
+/**
+ * The ids "Clear shown" deletes: the captures the filter shows. None when it shows every
+ * capture (then it is "Clear all") or none at all: an empty list is never sent, since the
+ * store reads no ids as no restriction.
+ */
+export function shownIds(visible: CaptureSummary[], total: number): number[] | null {
+  if (visible.length === 0 || visible.length >= total) return null;
+  return visible.map((c) => c.id);
+}
+
+/** The list without the cleared captures (every one when `ids` is null). */
+export function withoutCaptures(list: CaptureList, ids: number[] | null): CaptureList {
+  if (ids === null) return EMPTY_LIST;
+  if (ids.length === 0) return list;
+  const gone = new Set(ids);
+  const rows: CaptureSummary[] = [];
+  const text: string[] = [];
+  for (let i = 0; i < list.rows.length; i += 1) {
+    const c = list.rows[i] as CaptureSummary;
+    if (!gone.has(c.id)) {
+      rows.push(c);
+      text.push(list.text[i] as string);
+    }
+  }
+  return rows.length === list.rows.length ? list : { rows, text };
+}
+
+/** `3 captures`, `1 capture`. */
+export function captureCount(n: number): string {
+  return `${n} capture${n === 1 ? "" : "s"}`;
+}

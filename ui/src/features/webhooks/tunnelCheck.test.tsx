@@ -1,18 +1,17 @@
 import { fireEvent, screen, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { mockCommands, renderWithClient } from "../../test/render";
+import { listenerView } from "../../test/fixtures";
 import type { ListenerView, TunnelCheck } from "../../platform";
 import { describeTunnelCheck, TUNNEL_FAILURE_LABEL } from "./listenerModel";
 import { ListenerControls } from "./WebhooksScreen";
 
-const view: ListenerView = {
-  running: true,
-  address: "127.0.0.1",
+const view: ListenerView = listenerView({
   port: 41234,
+  configuredAddress: "127.0.0.1:41234",
   callbackUrl: "https://abc.example.app/webhooks",
   tunnelUrl: "https://abc.example.app/webhooks",
-  testMode: { enabled: false, status: 200, delayMs: 0 },
-};
+});
 
 const passed: TunnelCheck = {
   ok: true,

@@ -1,0 +1,276 @@
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { emit } from "@tauri-apps/api/event";
+import { describe, expect, it } from "vitest";
+import type { CaptureSummary, RepointOffer, TunnelSaved } from "../../platform";
+import { listenerView } from "../../test/fixtures";
+import { mockCommands, renderWithClient } from "../../test/render";
+import { Inspector } from "./Inspector";
+import { ListenerSettings } from "./ListenerSettings";
+import { ListenerControls, WebhooksScreen } from "./WebhooksScreen";
+
+function capture(id: number, verdict: CaptureSummary["verdict"] = "valid"): CaptureSummary {
+  return { id, receivedAt: new Date(1_700_000_000_000 + id * 1000).toISOString(), verdict, eventType: "created", resourceType: "urn:svc:partner:transaction", resourceId: `tx-${id}`, instanceId: "demo", eventId: `e-${id}`, subscriptionId: "s", attempts: 1, replayed: false };
+}
+
+const taken = { kind: "listener" as const, message: "127.0.0.1:7070 is already in use by another program; 127.0.0.1:7071 is free.", hint: "Use 127.0.0.1:7071, or stop what holds 7070.", status: null, errorCode: null };
+
+describe("listener settings", () => {
+  it("saves the address and path the user typed, and says where it listens now", async () => {
+    const calls = mockCommands({
+      set_listener_address: (a) => {
+        const form = a.form as { address: string; path: string };
+        return listenerView({ port: 9000, configuredAddress: form.address, path: form.path });
+      },
+      app_status: () => ({}),
+    });
+    renderWithClient(<ListenerSettings view={listenerView()} />);
+    fireEvent.click(screen.getByTestId("listener-settings"));
+    expect(screen.getByTestId("listener-store-path")).toHaveTextContent("captures.sqlite");
+    expect(screen.getByText(/shared with/)).toHaveTextContent("partner listen");
+    fireEvent.change(screen.getByTestId("listener-address-input"), { target: { value: "127.0.0.1:9000" } });
+    fireEvent.change(screen.getByTestId("listener-path-input"), { target: { value: "/hooks" } });
+    fireEvent.click(screen.getByTestId("listener-save"));
+    expect(await screen.findByText("Saved: listening on 127.0.0.1:9000/hooks.")).toBeInTheDocument();
+    expect(calls.find((c) => c.cmd === "set_listener_address")?.args).toEqual({ form: { address: "127.0.0.1:9000", path: "/hooks" } });
+  });
+
+  it("sends nothing while the address is not IP:PORT, and says why", async () => {
+    const calls = mockCommands({});
+    renderWithClient(<ListenerSettings view={listenerView()} />);
+    fireEvent.click(screen.getByTestId("listener-settings"));
+    fireEvent.change(screen.getByTestId("listener-address-input"), { target: { value: "7070" } });
+    fireEvent.click(screen.getByTestId("listener-save"));
+    expect(await screen.findByText("Give the address as IP:PORT, for example 127.0.0.1:7070.")).toBeInTheDocument();
+    expect(calls).toHaveLength(0);
+  });
+
+  it("shows the shell's refusal of a taken port with the free one it offers", async () => {
+    mockCommands({
+      set_listener_address: () => {
+        throw taken;
+      },
+    });
+    renderWithClient(<ListenerSettings view={listenerView()} />);
+    fireEvent.click(screen.getByTestId("listener-settings"));
+    fireEvent.click(screen.getByTestId("listener-save"));
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("127.0.0.1:7070 is already in use by another program; 127.0.0.1:7071 is free.");
+    expect(alert).toHaveTextContent("Use 127.0.0.1:7071");
+  });
+
+  it("opens by itself when the listener is down, and says when the environment chose the address", () => {
+    mockCommands({});
+    renderWithClient(<ListenerSettings view={listenerView({ running: false, problem: taken, addressFromEnvironment: true, address: "127.0.0.1", port: 7300 })} />);
+    expect(screen.getByTestId("listener-settings").closest("details")).toHaveAttribute("open");
+    expect(screen.getByTestId("listener-address-from-env")).toHaveTextContent("This run's address is set by PARTNER_LISTENER_ADDR");
+    expect(screen.getByRole("alert")).toHaveTextContent("already in use");
+  });
+
+  it("names the address the environment chose while the listener runs there", () => {
+    mockCommands({});
+    renderWithClient(<ListenerSettings view={listenerView({ addressFromEnvironment: true, port: 7300 })} />);
+    expect(screen.getByTestId("listener-settings").closest("details")).not.toHaveAttribute("open");
+    expect(screen.getByTestId("listener-address-from-env")).toHaveTextContent("This run listens on 127.0.0.1:7300, set by PARTNER_LISTENER_ADDR; the address above is the one in the settings");
+    expect(screen.getByTestId("listener-address-input")).toHaveValue("127.0.0.1:7070");
+  });
+
+  it("saves retention limits, an empty field as no limit", async () => {
+    const calls = mockCommands({
+      set_retention: (a) => listenerView({ retention: a.form as { maxCaptures: number | null; maxAgeDays: number | null } }),
+      app_status: () => ({}),
+    });
+    renderWithClient(<ListenerSettings view={listenerView({ retention: { maxCaptures: 10000, maxAgeDays: 7 } })} />);
+    fireEvent.click(screen.getByTestId("listener-settings"));
+    expect(screen.getByTestId("retention-max-captures")).toHaveValue("10000");
+    fireEvent.change(screen.getByTestId("retention-max-captures"), { target: { value: "500" } });
+    fireEvent.change(screen.getByTestId("retention-max-age"), { target: { value: "" } });
+    fireEvent.click(screen.getByTestId("retention-save"));
+    expect(await screen.findByText("Saved: keeps at most 500 captures.")).toBeInTheDocument();
+    expect(calls.find((c) => c.cmd === "set_retention")?.args).toEqual({ form: { maxCaptures: 500, maxAgeDays: null } });
+  });
+
+  it("does not offer to save a retention that is not a number", () => {
+    mockCommands({});
+    renderWithClient(<ListenerSettings view={listenerView()} />);
+    fireEvent.click(screen.getByTestId("listener-settings"));
+    fireEvent.change(screen.getByTestId("retention-max-age"), { target: { value: "a week" } });
+    expect(screen.getByText("Max age is a whole number, or empty for no limit.")).toBeInTheDocument();
+    expect(screen.getByTestId("retention-save")).toBeDisabled();
+  });
+});
+
+const offer: RepointOffer = {
+  from: "https://old.example.app",
+  to: "https://new.example.app",
+  subscriptions: [
+    { productId: "p-1", subscriptionId: "sub-1", url: "https://old.example.app/webhooks", newUrl: "https://new.example.app/webhooks" },
+    { productId: "p-2", subscriptionId: "sub-2", url: "https://old.example.app/webhooks", newUrl: "https://new.example.app/webhooks" },
+  ],
+};
+
+describe("tunnel URL and re-pointing", () => {
+  const saved = (repoint: RepointOffer | null): TunnelSaved => ({ listener: listenerView({ tunnelUrl: "https://new.example.app/webhooks", callbackUrl: "https://new.example.app/webhooks" }), repoint });
+
+  it("offers to re-point the subscriptions on the replaced URL, and moves them on yes", async () => {
+    const calls = mockCommands({
+      set_tunnel_url: () => saved(offer),
+      repoint_subscriptions: () => ({ changed: offer.subscriptions, failures: [] }),
+    });
+    renderWithClient(<ListenerControls view={listenerView({ tunnelUrl: "https://old.example.app/webhooks" })} />);
+    fireEvent.change(screen.getByLabelText("Tunnel URL"), { target: { value: "https://new.example.app/webhooks" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    const panel = await screen.findByTestId("repoint-offer");
+    expect(panel).toHaveTextContent("Re-point 2 subscriptions?");
+    expect(panel).toHaveTextContent("https://old.example.app → https://new.example.app");
+    expect(within(panel).getAllByRole("row")).toHaveLength(3);
+    expect(calls.find((c) => c.cmd === "set_tunnel_url")?.args).toEqual({ url: "https://new.example.app/webhooks" });
+    fireEvent.click(within(panel).getByRole("button", { name: "Re-point them" }));
+    expect(await screen.findByTestId("repoint-result")).toHaveTextContent("Re-pointed 2 subscriptions.");
+    expect(calls.find((c) => c.cmd === "repoint_subscriptions")?.args).toEqual({ from: "https://old.example.app", to: "https://new.example.app" });
+  });
+
+  it("lists the products that could not be changed", async () => {
+    mockCommands({
+      set_tunnel_url: () => saved(offer),
+      repoint_subscriptions: () => ({ changed: [offer.subscriptions[0]], failures: ["Product p-2: the server refused the change (HTTP 409)."] }),
+    });
+    renderWithClient(<ListenerControls view={listenerView()} />);
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    fireEvent.click(within(await screen.findByTestId("repoint-offer")).getByRole("button", { name: "Re-point them" }));
+    const result = await screen.findByTestId("repoint-result");
+    expect(result).toHaveTextContent("Re-pointed 1 subscription. 1 product could not be changed:");
+    expect(result).toHaveTextContent("Product p-2: the server refused the change (HTTP 409).");
+  });
+
+  it("leaves the subscriptions alone on no, and offers nothing when none used the old URL", async () => {
+    const calls = mockCommands({ set_tunnel_url: () => saved(offer) });
+    renderWithClient(<ListenerControls view={listenerView()} />);
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    fireEvent.click(within(await screen.findByTestId("repoint-offer")).getByRole("button", { name: "Leave them" }));
+    expect(screen.queryByTestId("repoint-offer")).toBeNull();
+    expect(calls.some((c) => c.cmd === "repoint_subscriptions")).toBe(false);
+
+    mockCommands({ set_tunnel_url: () => saved(null) }, calls);
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(calls.filter((c) => c.cmd === "set_tunnel_url")).toHaveLength(2));
+    expect(screen.queryByTestId("repoint-offer")).toBeNull();
+  });
+
+  it("starts the listener with no port (the settings hold the address)", async () => {
+    const calls = mockCommands({ listener_start: () => listenerView() });
+    renderWithClient(<ListenerControls view={listenerView({ running: false, address: null, port: null })} />);
+    fireEvent.click(screen.getByRole("switch", { name: "Listener on" }));
+    await waitFor(() => expect(calls.some((c) => c.cmd === "listener_start")).toBe(true));
+    expect(calls.find((c) => c.cmd === "listener_start")?.args).toEqual({});
+  });
+});
+
+describe("clearing captures", () => {
+  function store(initial: CaptureSummary[]) {
+    let rows = initial;
+    return {
+      captures: () => rows,
+      clear_captures: (a: Record<string, unknown>) => {
+        const ids = (a.form as { ids: number[] | null }).ids;
+        const before = rows.length;
+        rows = ids === null ? [] : rows.filter((c) => !ids.includes(c.id));
+        return { cleared: before - rows.length };
+      },
+    };
+  }
+
+  it("deletes what the filter shows after a confirmation naming the count, and drops those rows", async () => {
+    const calls = mockCommands(store([capture(4, "invalid-signature"), capture(3), capture(2, "invalid-signature"), capture(1)]));
+    renderWithClient(<Inspector />);
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("4 of 4"));
+    // Every capture shown: "Clear shown" would be "Clear all".
+    expect(screen.getByTestId("clear-shown")).toBeDisabled();
+    fireEvent.change(screen.getByLabelText("Verdict filter"), { target: { value: "invalid-signature" } });
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("2 of 4"));
+    fireEvent.click(screen.getByTestId("clear-shown"));
+    expect(calls.some((c) => c.cmd === "clear_captures")).toBe(false);
+    const confirm = screen.getByTestId("clear-confirm");
+    expect(confirm).toHaveTextContent("Delete the 2 captures the filter shows?");
+    fireEvent.click(within(confirm).getByRole("button", { name: "Delete 2 captures" }));
+    expect(await screen.findByTestId("clear-result")).toHaveTextContent("Deleted 2 captures.");
+    expect(calls.find((c) => c.cmd === "clear_captures")?.args).toEqual({ form: { ids: [4, 2] } });
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("0 of 2"));
+    fireEvent.change(screen.getByLabelText("Verdict filter"), { target: { value: "all" } });
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("2 of 2"));
+    // (jsdom lays nothing out, so the virtual list draws no rows: the counts are what it shows.)
+    expect(within(screen.getByLabelText("Counts by verdict")).getByText("invalid-signature").parentElement).toHaveTextContent("0");
+  });
+
+  it("clears every capture with ids null, and cancelling sends nothing", async () => {
+    const calls = mockCommands(store([capture(2), capture(1)]));
+    renderWithClient(<Inspector />);
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("2 of 2"));
+    fireEvent.click(screen.getByTestId("clear-all"));
+    fireEvent.click(screen.getByRole("button", { name: "Cancel" }));
+    expect(screen.queryByTestId("clear-confirm")).toBeNull();
+    fireEvent.click(screen.getByTestId("clear-all"));
+    expect(screen.getByTestId("clear-confirm")).toHaveTextContent("Delete every capture (2 captures) from the capture store?");
+    fireEvent.click(screen.getByRole("button", { name: "Delete 2 captures" }));
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("0 of 0"));
+    expect(calls.filter((c) => c.cmd === "clear_captures").map((c) => c.args)).toEqual([{ form: { ids: null } }]);
+    expect(screen.getByTestId("clear-all")).toBeDisabled();
+  });
+
+  it("keeps a capture that arrives while the list is read again after a clear", async () => {
+    let answer: (rows: CaptureSummary[]) => void = () => {};
+    let reads = 0;
+    mockCommands({
+      captures: () => {
+        reads += 1;
+        return reads === 1 ? [capture(2), capture(1)] : new Promise<CaptureSummary[]>((resolve) => (answer = resolve));
+      },
+      clear_captures: () => ({ cleared: 2 }),
+    });
+    renderWithClient(<Inspector />);
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("2 of 2"));
+    fireEvent.click(screen.getByTestId("clear-all"));
+    fireEvent.click(screen.getByRole("button", { name: "Delete 2 captures" }));
+    await waitFor(() => expect(reads).toBe(2));
+    // A new capture lands while the store is read again, and the read (made before it) lacks it.
+    await emit("captures", { captures: [capture(3, "invalid-signature")], missed: 0 });
+    answer([]);
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("1 of 1"));
+    expect(within(screen.getByLabelText("Counts by verdict")).getByText("invalid-signature").parentElement).toHaveTextContent("1");
+  });
+
+  it("reads the store again when the live feed says it dropped captures", async () => {
+    let stored = [capture(1)];
+    const calls = mockCommands({ captures: () => stored });
+    renderWithClient(<Inspector />);
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("1 of 1"));
+    stored = [capture(4), capture(3), capture(2), capture(1)];
+    await emit("captures", { captures: [capture(4)], missed: 2 });
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("4 of 4"));
+    expect(calls.filter((c) => c.cmd === "captures")).toHaveLength(2);
+  });
+
+  it("says what failed when the store refuses, and keeps the rows", async () => {
+    mockCommands({
+      captures: () => [capture(2), capture(1)],
+      clear_captures: () => {
+        throw { kind: "io", message: "The capture store is read-only.", hint: "Check the file's permissions.", status: null, errorCode: null };
+      },
+    });
+    renderWithClient(<Inspector />);
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("2 of 2"));
+    fireEvent.click(screen.getByTestId("clear-all"));
+    fireEvent.click(screen.getByRole("button", { name: "Delete 2 captures" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent("The capture store is read-only.");
+    expect(screen.getByTestId("capture-count")).toHaveTextContent("2 of 2");
+  });
+});
+
+describe("Webhooks screen", () => {
+  it("shows the listener controls, the settings and the inspector together", async () => {
+    mockCommands({ listener_status: () => listenerView(), captures: () => [capture(1)] });
+    renderWithClient(<WebhooksScreen />);
+    expect(await screen.findByTestId("listener-settings")).toHaveTextContent("127.0.0.1:7070/webhooks");
+    expect(screen.getByTestId("listener-address")).toHaveTextContent("127.0.0.1:7070");
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("1 of 1"));
+  });
+});

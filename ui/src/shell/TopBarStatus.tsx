@@ -1,0 +1,28 @@
+/** The listener and the tunnel check in the top bar, each a link to the Webhooks screen. */
+import type { AppStatus, TunnelStatus } from "../platform";
+import { routeHref } from "../lib/router";
+import { tunnelBadge } from "./shellModel";
+
+export function ListenerBadge({ listener }: { listener: AppStatus["listener"] }) {
+  if (listener.running && listener.url) {
+    return (
+      <a href={routeHref("webhooks")} className="topbar-link mono small shrink" data-testid="listener-url" title={`Webhook listener: ${listener.url}`}>
+        {listener.url}
+      </a>
+    );
+  }
+  return (
+    <a href={routeHref("webhooks")} className="topbar-link small listener-off" data-testid="listener-off" title={listener.problem?.message ?? "The webhook listener is stopped."}>
+      Listener off
+    </a>
+  );
+}
+
+export function TunnelBadge({ tunnel }: { tunnel: TunnelStatus }) {
+  const badge = tunnelBadge(tunnel);
+  return (
+    <a href={routeHref("webhooks")} className={`topbar-link small tunnel-status ${badge.tone}`} data-testid="tunnel-status" data-tone={badge.tone} title={badge.title} aria-live="polite">
+      {badge.text}
+    </a>
+  );
+}
