@@ -4,7 +4,7 @@
 //!
 //! `cargo bench -p partner-sandbox --bench list` (env: `BENCH_TRANSACTIONS`, default 100000;
 //! `BENCH_REQUESTS` per client, default 2000; `BENCH_CLIENTS`, default 1,4,16;
-//! `BENCH_WRITES` per client, default 300; `BENCH_MODES`, default `memory,file`;
+//! `BENCH_WRITES` per client, default 1000; `BENCH_MODES`, default `memory,file`;
 //! `BENCH_DIR`, where the data file goes, default a temp dir).
 //! For each mode and number of concurrent clients it prints requests/s and p50/p99/max latency
 //! of `GET /partner/v2/transactions?sort=status,-created&start=N&limit=50` at random N, of
@@ -193,14 +193,15 @@ async fn bench_mode(
         "[{mode}] seeded {transactions} transactions in {:.2} s{}",
         seeding.elapsed().as_secs_f64(),
         match &data_file {
-            Some(path) => format!(
-                " (data file {:.1} MB)",
-                std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) as f64 / 1e6
-                    + std::fs::metadata(format!("{}-wal", path.display()))
-                        .map(|m| m.len())
-                        .unwrap_or(0) as f64
-                        / 1e6
-            ),
+            Some(path) => {
+                let size =
+                    |p: String| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0) as f64 / 1e6;
+                format!(
+                    " (data file {:.1} MB, WAL {:.1} MB)",
+                    size(path.display().to_string()),
+                    size(format!("{}-wal", path.display()))
+                )
+            }
             None => String::new(),
         }
     );
@@ -326,7 +327,9 @@ fn main() {
     let per_client: usize = env_or("BENCH_REQUESTS", "2000")
         .parse()
         .expect("BENCH_REQUESTS");
-    let writes_per_client: usize = env_or("BENCH_WRITES", "300").parse().expect("BENCH_WRITES");
+    let writes_per_client: usize = env_or("BENCH_WRITES", "1000")
+        .parse()
+        .expect("BENCH_WRITES");
     let client_counts: Vec<usize> = env_or("BENCH_CLIENTS", "1,4,16")
         .split(',')
         .map(|c| c.trim().parse().expect("BENCH_CLIENTS"))

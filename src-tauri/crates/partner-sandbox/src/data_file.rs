@@ -55,6 +55,10 @@ pub const SCHEMA_VERSION: i64 = 1;
 /// How long opening waits for a lock another process holds before calling the file in use.
 const BUSY_TIMEOUT: Duration = Duration::from_millis(500);
 
+/// The WAL is cut back to this size after a checkpoint (seeding 100,000 demo transactions
+/// writes a WAL as big as the data, ~240 MB, which would otherwise stay on disk).
+const WAL_SIZE_LIMIT: i64 = 16 * 1024 * 1024;
+
 /// Most rows the writer puts in one transaction (a batch is never split).
 const MAX_BATCH_ROWS: usize = 8192;
 
@@ -232,6 +236,8 @@ pub(crate) fn open(path: &Path) -> Result<Opened, Error> {
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(sqlite)?;
         conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(sqlite)?;
+        conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)
             .map_err(sqlite)?;
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)
