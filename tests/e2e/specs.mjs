@@ -51,7 +51,10 @@ async function go(hash) {
   }, hash);
 }
 async function text(selector) {
-  return (await $(selector)).getText();
+  const element = await $(selector);
+  // WebKitWebDriver answers "" for the rendered text of an element that ellipsises its
+  // overflow (the top bar's), though it shows the text: then its text content is what shows.
+  return (await element.getText()) || (await element.getProperty("textContent")) || "";
 }
 async function waitText(selector, pattern, timeout = 15000) {
   await browser.waitUntil(async () => pattern.test(await text(selector).catch(() => "")), { timeout, timeoutMsg: `${selector} never matched ${pattern}` });
@@ -528,12 +531,16 @@ await step("after the restart: the listener's address, the tunnel URL and the ca
 });
 
 await step("after the restart: a notification signed with the previous key verifies, in its grace period", async () => {
+  const newestBefore = await (await $("[data-capture-id]")).getAttribute("data-capture-id");
   const response = await notify(before.listenerAddress, subscriptionId, ROTATED_KEY, "e2e-after-restart-previous-key");
   assert.equal(response.status, 200, `the listener acknowledged it (${response.status})`);
-  const row = await $("//*[@data-capture-id][@data-verdict='valid'][contains(., 'e2e-after-restart-previous-key')]");
-  await row.waitForExist({ timeout: 15000 });
+  // Newest first: the notification just sent becomes the first row.
+  await browser.waitUntil(async () => (await (await $("[data-capture-id]")).getAttribute("data-capture-id")) !== newestBefore, { timeout: 15000, timeoutMsg: "the notification did not show" });
+  const row = await $("[data-capture-id]");
+  assert.equal(await row.getAttribute("data-verdict"), "valid");
   await row.click();
   await waitText("[data-testid=detail-verdict]", /valid/);
+  assert.ok((await browser.getPageSource()).includes("e2e-after-restart-previous-key"), "the detail is the notification sent");
   await (await $("button=signature")).click();
   await waitText("[data-testid=signature-explanation]", /previous key/);
 });
@@ -598,7 +605,11 @@ await step("headless: a sandbox with --data restarted keeps its data, and a CLI 
     while (!(await listening(4446)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     browser = await openApp(4446);
     await (await $("[data-row-id]")).waitForExist({ timeout: 60000 });
-    await waitText(".topbar .conn-label", new RegExp(SECOND_CLIENT));
+    // The variables name the service and client of "Second sandbox": that saved connection is
+    // reused (not added twice) and opened.
+    await waitText(".topbar .conn-label", /Second sandbox/);
+    await go("#/connections");
+    assert.equal((await browser.$$("//table[@aria-label='Connections']//tr[contains(., 'Second sandbox')]")).length, 1, "one connection, not two");
     const lender = await fetch(`http://127.0.0.1:${cliSandboxPort}/sandbox/v1/transactions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -609,6 +620,8 @@ await step("headless: a sandbox with --data restarted keeps its data, and a CLI 
     const row = await $(`//*[@data-capture-id][@data-verdict='valid'][contains(., '${cliSubscription}') or @data-subscription-id='${cliSubscription}']`);
     await browser.waitUntil(async () => (await browser.$$("[data-verdict=valid][data-capture-id]")).length > 0, { timeout: 30000, timeoutMsg: "the CLI subscription's notification did not arrive valid" });
     await shot("restart-environment");
+    await go("#/connections");
+    await shot("connections-from-environment");
     // `partner listen export` reads the app's store (one store at one path) while the app runs.
     const exported = await partner(["listen", "export", "--format", "jsonl"]);
     assert.ok(exported.includes(cliSubscription), "the export holds the app's capture of the CLI subscription");
