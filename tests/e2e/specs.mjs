@@ -503,8 +503,18 @@ await step("restart: set up what must survive", async () => {
   assert.equal(created.status, 201, "the lender created a transaction");
   before.transactionId = (await created.json()).id;
 
-  // The tunnel URL of this connection.
+  // Capture retention, kept in the settings.
   await go("#/webhooks");
+  await (await $("[data-testid=listener-settings]")).click();
+  const keep = await $("[data-testid=retention-max-captures]");
+  await keep.waitForDisplayed({ timeout: 5000 });
+  await keep.clearValue();
+  await keep.setValue("5000");
+  await (await $("[data-testid=retention-save]")).click();
+  await waitText("[data-testid=listener-settings]", /at most 5000 captures/);
+  await shot("webhooks-listener-settings");
+
+  // The tunnel URL of this connection.
   await saveTunnel(TUNNEL);
   await waitText("[data-testid=tunnel-status]", /Tunnel/);
   before.captures = (await browser.$$("[data-capture-id]")).length;
@@ -525,6 +535,7 @@ await step("after the restart: the listener's address, the tunnel URL and the ca
   await go("#/webhooks");
   await (await $("[data-capture-id]")).waitForExist({ timeout: 15000 });
   assert.equal(await (await $("input[aria-label='Tunnel URL']")).getValue(), TUNNEL, "the tunnel URL is shown");
+  await waitText("[data-testid=listener-settings]", /at most 5000 captures/);
   await browser.waitUntil(async () => (await browser.$$("[data-capture-id]")).length >= before.captures, { timeout: 15000, timeoutMsg: "the captures from before are listed" });
   assert.ok(await (await $("[data-verdict=invalid-signature][data-capture-id]")).isExisting(), "the wrong-key capture from before is there");
   await shot("restart-webhooks");
@@ -584,6 +595,35 @@ await step("after the restart: clear the captures", async () => {
   await confirm.click();
   await browser.waitUntil(async () => (await browser.$$("[data-capture-id]")).length === 0, { timeout: 15000, timeoutMsg: "captures still listed after clear" });
   await shot("restart-cleared");
+});
+
+await step("delete a subscription: gone from the service, its keys from the keychain", async () => {
+  await go(`#/products/${before.productId}`);
+  const rows = "table[aria-label=Subscriptions] tbody tr[data-subscription-id]";
+  await (await $(rows)).waitForExist({ timeout: 15000 });
+  const count = (await browser.$$(rows)).length;
+  const last = (await browser.$$(rows))[count - 1];
+  const id = await last.getAttribute("data-subscription-id");
+  assert.notEqual(id, subscriptionId, "the transaction subscription stays for the specs after this one");
+  await (await $(`[data-testid=subscription-delete-${id}]`)).click();
+  await (await $("[data-testid=subscription-delete-confirm]")).waitForExist({ timeout: 5000 });
+  await shot("product-detail-delete-subscription");
+  await clickButton("Delete subscription");
+  await browser.waitUntil(async () => (await browser.$$(rows)).length === count - 1, { timeout: 15000, timeoutMsg: "the subscription is still listed" });
+  await (await $("[data-testid=subscription-done]")).waitForExist({ timeout: 5000 });
+});
+
+await step("reset the embedded sandbox: back to its demo data", async () => {
+  await go("#/connections");
+  await (await $("[data-testid=reset-sandbox]")).click();
+  await (await $("[data-testid=reset-sandbox-confirm]")).waitForExist({ timeout: 5000 });
+  await shot("connections-reset-sandbox");
+  await clickButton("Yes, reset the sandbox");
+  await waitText("[data-testid=demo-subscription]", /Demo webhooks: .+ → listener/, 30000);
+  await go(`#/products/${before.newProductId}`);
+  await browser.waitUntil(async () => /not found|no such|404/i.test(await browser.getPageSource()), { timeout: 15000, timeoutMsg: "the product made before the reset is still there" });
+  await go("#/products");
+  await (await $("[data-row-id]")).waitForExist({ timeout: 15000 });
 });
 
 await step("headless: a sandbox with --data restarted keeps its data, and a CLI subscription verifies in the app started from the environment", async () => {

@@ -116,4 +116,25 @@ describe("App start-up", () => {
     expect(screen.queryByText("The keychain refused the key.")).not.toBeInTheDocument();
     expect(calls.filter((c) => c.cmd === "retry_demo_subscription")).toHaveLength(1);
   });
+
+  it("drops what was read from a connection once another serves the screen (a reset sandbox's products are not shown from the cache)", async () => {
+    let reachable = true;
+    mockCommands({
+      app_status: () => ready({ phase: "done", productName: "Product 1", error: null }, 1),
+      sort_keys: sortKeys,
+      list_products: (args) => {
+        if (!reachable) throw { kind: "network", message: "The service did not answer.", hint: "Try again.", status: null, errorCode: null };
+        return pageOf([product(1), product(2)], args, 2);
+      },
+    });
+    render(<QueryClientProvider client={client()}><App /></QueryClientProvider>);
+    expect(await screen.findAllByText("Product 2")).not.toHaveLength(0);
+    // The embedded sandbox was reset: the same connection, served from a new address, which
+    // fails to answer at first. The old rows must not stay on screen as if they were its.
+    reachable = false;
+    const reset = readyStatus({ demoSubscription: null, version: 5 });
+    await emit("status", { ...reset, active: { ...reset.active!, baseUrl: "http://127.0.0.1:49999" } });
+    expect(await screen.findByText("The service did not answer.")).toBeInTheDocument();
+    expect(screen.queryAllByText("Product 2")).toHaveLength(0);
+  });
 });

@@ -1,11 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { lazy, Suspense, useEffect } from "react";
+import { lazy, Suspense, useEffect, useRef } from "react";
 import { api, events, type AppStatus, type DemoSubscription } from "./platform";
 import { ErrorPanel } from "./components/ErrorPanel";
 import { navigate, routeHref, SCREENS, useRoute, type Screen } from "./lib/router";
 import { ProductsScreen } from "./features/products/ProductsScreen";
 import { ErrorBoundary } from "./components/ErrorBoundary";
-import { newerStatus, showStatus, STATUS_KEY } from "./startup";
+import { connectionIdentity, newerStatus, showStatus, STATUS_KEY } from "./startup";
 import { ShellBanners } from "./shell/Banners";
 import { ListenerBadge, TunnelBadge } from "./shell/TopBarStatus";
 
@@ -60,6 +60,18 @@ export function App() {
       }),
     [client],
   );
+
+  // Another connection, or the same one served anew (the embedded sandbox reset or restarted):
+  // what was read from the old one is dropped, not shown while a refetch fails (a product the
+  // reset removed would otherwise stay on screen from the cache).
+  const connection = connectionIdentity(status.data);
+  const shownConnection = useRef(connection);
+  useEffect(() => {
+    if (shownConnection.current !== null && connection !== null && shownConnection.current !== connection) {
+      void client.resetQueries({ predicate: (q) => q.queryKey[0] !== STATUS_KEY[0] });
+    }
+    if (connection !== null) shownConnection.current = connection;
+  }, [connection, client]);
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {

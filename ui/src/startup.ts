@@ -80,3 +80,9 @@ export async function seedQueries(client: QueryClient, first: FirstRequests): Pr
 export function startLoading(client: QueryClient, hash: string): Promise<void> {
   return seedQueries(client, sendFirstRequests(hash));
 }
+
+/** What the data on screen was read from: the active connection and the address serving it
+ * (the embedded sandbox gets a new one when it is reset). `null` while none is active. */
+export function connectionIdentity(status: AppStatus | undefined): string | null {
+  return status?.active ? `${status.active.id}|${status.active.baseUrl}` : null;
+}
