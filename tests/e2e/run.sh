@@ -41,5 +41,10 @@ dbus-run-session -- xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
     (echo >/dev/tcp/127.0.0.1/4444) 2>/dev/null && break
     sleep 0.2
   done
-  node tests/e2e/specs.mjs
+  # The app writes its log to the driver'"'"'s output: shown when a spec fails.
+  node tests/e2e/specs.mjs || {
+    echo "e2e: the last lines the app and the driver logged:"
+    tail -n 120 "$XDG_RUNTIME_DIR/tauri-driver.log" | sed "s/\x1b\[[0-9;]*m//g"
+    exit 1
+  }
 '

@@ -618,12 +618,46 @@ await step("reset the embedded sandbox: back to its demo data", async () => {
   await (await $("[data-testid=reset-sandbox]")).click();
   await (await $("[data-testid=reset-sandbox-confirm]")).waitForExist({ timeout: 5000 });
   await shot("connections-reset-sandbox");
+  const oldBase = (await text(".topbar .mono")).trim();
   await clickButton("Yes, reset the sandbox");
+  // Done when the sandbox serves from its new address (or the screen says what failed).
+  await browser.waitUntil(
+    async () => (await text(".topbar .mono")).trim() !== oldBase || (await $(".error-panel, [role=alert]").isExisting()),
+    { timeout: 30000, timeoutMsg: "the reset neither finished nor failed" },
+  );
+  const failure = await $(".error-panel, [role=alert]");
+  if (await failure.isExisting()) throw new Error(`the reset failed: ${await failure.getText()}`);
   await waitText("[data-testid=demo-subscription]", /Demo webhooks: .+ → listener/, 30000);
   await go(`#/products/${before.newProductId}`);
   await browser.waitUntil(async () => /not found|no such|404/i.test(await browser.getPageSource()), { timeout: 15000, timeoutMsg: "the product made before the reset is still there" });
   await go("#/products");
   await (await $("[data-row-id]")).waitForExist({ timeout: 15000 });
+});
+
+await step("the smallest window (960×600): the changed screens still fit", async () => {
+  await browser.setWindowSize(960, 600);
+  try {
+    await go("#/webhooks");
+    await (await $("[data-testid=listener-settings]")).waitForExist({ timeout: 15000 });
+    await (await $("[data-testid=listener-settings]")).click();
+    await (await $("[data-testid=listener-address-input]")).waitForDisplayed({ timeout: 5000 });
+    const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling (${overflow} px)`);
+    await shot("small-webhooks-settings");
+    await go("#/connections");
+    await (await $("[data-testid=reset-sandbox]")).waitForExist({ timeout: 15000 });
+    await shot("small-connections");
+    await go(`#/products/${before.productId}`);
+    // The reset gave the demo product new subscriptions: the first one's Edit.
+    const edit = await $("[data-testid^=subscription-edit-]");
+    await edit.waitForExist({ timeout: 15000 });
+    await edit.click();
+    await (await $("[data-testid=subscription-url-input]")).waitForDisplayed({ timeout: 5000 });
+    await shot("small-product-detail-edit");
+    await clickButton("Cancel");
+  } finally {
+    await browser.setWindowSize(1280, 800);
+  }
 });
 
 await step("headless: a sandbox with --data restarted keeps its data, and a CLI subscription verifies in the app started from the environment", async () => {
@@ -649,7 +683,11 @@ await step("headless: a sandbox with --data restarted keeps its data, and a CLI 
     // reused (not added twice) and opened.
     await waitText(".topbar .conn-label", /Second sandbox/);
     await go("#/connections");
-    assert.equal((await browser.$$("//table[@aria-label='Connections']//tr[contains(., 'Second sandbox')]")).length, 1, "one connection, not two");
+    const rows = "table[aria-label=Connections] tbody tr";
+    await browser.waitUntil(async () => (await browser.$$(rows)).length >= 2, { timeout: 15000, timeoutMsg: "the connections did not show" });
+    const shown = await $$text(rows);
+    assert.equal(shown.filter((t) => t.includes("Second sandbox")).length, 1, `one connection, not two: ${shown.join(" | ")}`);
+    assert.equal(shown.length, 2, `the embedded sandbox and Second sandbox: ${shown.join(" | ")}`);
     const lender = await fetch(`http://127.0.0.1:${cliSandboxPort}/sandbox/v1/transactions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -668,6 +706,10 @@ await step("headless: a sandbox with --data restarted keeps its data, and a CLI 
     void row;
     await browser.deleteSession();
     browser = null;
+  } catch (error) {
+    // Photographed here: the step's own failure shot comes after this session's driver is gone.
+    await shot("failure-headless-environment").catch(() => {});
+    throw error;
   } finally {
     driver.kill();
     await stopProcess(cliSandbox);

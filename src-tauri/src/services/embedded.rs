@@ -172,7 +172,10 @@ pub async fn reset(app: &AppHandle) -> Result<()> {
     }
     let client = ensure_started(app).await?;
     if was_active {
-        crate::services::connections::activate(app, view(&state.lock()), client.clone());
+        // The view is taken first: `activate` takes the state's lock itself (holding it across
+        // the call deadlocked the app).
+        let view = view(&state.lock());
+        crate::services::connections::activate(app, view, client.clone());
         crate::services::startup::spawn_demo_subscription(app.clone(), client);
     }
     Ok(())
