@@ -18,8 +18,9 @@ pub struct ListArgs {
     /// Items per page (at most 50).
     #[arg(long, default_value_t = 25)]
     pub limit: u64,
-    /// Sort keys, `-` for descending, e.g. `status,-created`.
-    #[arg(long, default_value = "")]
+    /// Sort keys, `-` for descending, e.g. `status,-created`. A value that starts with `-`
+    /// (`--sort -created`, as the spec writes a descending key) is taken as the value.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
     pub sort: String,
     /// Every item, all pages (several requests at once, in order).
     #[arg(long)]

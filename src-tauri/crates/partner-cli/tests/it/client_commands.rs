@@ -84,6 +84,30 @@ fn stderr(output: &Output) -> String {
 }
 
 #[tokio::test]
+async fn a_descending_first_key_is_a_value_with_or_without_the_equals_sign() {
+    let cli = Cli::start(30).await;
+    let list = |sort: &'static [&'static str]| {
+        let mut args = vec!["products", "list"];
+        args.extend_from_slice(sort);
+        args.extend_from_slice(&["--output", "json"]);
+        args
+    };
+    let spaced = cli.json(&list(&["--sort", "-listingName"])).await;
+    let joined = cli.json(&list(&["--sort=-listingName"])).await;
+    assert_eq!(spaced, joined);
+    let names: Vec<String> = spaced
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["listingName"].as_str().unwrap().to_string())
+        .collect();
+    let mut descending = names.clone();
+    descending.sort_by(|a, b| b.to_lowercase().cmp(&a.to_lowercase()));
+    assert_eq!(names, descending, "sorted by listing name, descending");
+    assert!(names.len() > 1);
+}
+
+#[tokio::test]
 async fn lists_page_sort_and_export_in_three_formats() {
     let cli = Cli::start(120).await;
     let page = cli
