@@ -76,6 +76,13 @@ pub struct ListenerProblem {
     pub suggestion: Option<SocketAddr>,
 }
 
+impl ListenerProblem {
+    /// The free address to offer, as the UI shows it.
+    pub fn suggested_address(&self) -> Option<String> {
+        self.suggestion.map(|address| address.to_string())
+    }
+}
+
 #[derive(Debug)]
 pub struct Inner {
     pub startup_error: Option<AppError>,
@@ -285,8 +292,7 @@ impl AppState {
                 suggested_address: inner
                     .listener_problem
                     .as_ref()
-                    .and_then(|p| p.suggestion)
-                    .map(|a| a.to_string()),
+                    .and_then(ListenerProblem::suggested_address),
             },
             tunnel: inner.tunnel.clone(),
             version,

@@ -358,8 +358,7 @@ pub fn view(state: &AppState) -> ListenerView {
         suggested_address: inner
             .listener_problem
             .as_ref()
-            .and_then(|p| p.suggestion)
-            .map(|a| a.to_string()),
+            .and_then(ListenerProblem::suggested_address),
         retention: RetentionForm {
             max_captures: inner.settings.retention.max_captures,
             max_age_days: inner.settings.retention.max_age_days,

@@ -102,7 +102,7 @@ async fn a_descending_first_key_is_a_value_with_or_without_the_equals_sign() {
         .map(|p| p["listingName"].as_str().unwrap().to_string())
         .collect();
     let mut descending = names.clone();
-    descending.sort_by(|a, b| b.to_lowercase().cmp(&a.to_lowercase()));
+    descending.sort_by_key(|name| std::cmp::Reverse(name.to_lowercase()));
     assert_eq!(names, descending, "sorted by listing name, descending");
     assert!(names.len() > 1);
 }
