@@ -24,3 +24,34 @@ pub enum CliError {
 }
 
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
+
+/// The exit statuses of `partner`, one table (shown in `--help`).
+pub const EXIT_STATUSES: &str = "\
+Exit status:
+  0  done
+  1  the service refused or failed the request (4xx, 5xx)
+  2  bad usage: a missing or wrong argument, or a rule of the spec broken (nothing was sent)
+  3  the service could not be reached, or did not answer in time
+  4  a local failure: the keychain, a file, a port, a store in use";
+
+impl CliError {
+    /// This error's exit status (see [`EXIT_STATUSES`]).
+    pub fn exit_status(&self) -> u8 {
+        use partner_client::ErrorKind;
+        match self {
+            CliError::Usage(_) => 2,
+            CliError::Client(error) => match error.kind() {
+                ErrorKind::Rule => 2,
+                ErrorKind::Network | ErrorKind::Timeout => 3,
+                ErrorKind::Keychain => 4,
+                _ => 1,
+            },
+            CliError::Listener(partner_listener::Error::InvalidInput(_)) => 2,
+            CliError::Bind { .. }
+            | CliError::Sandbox(_)
+            | CliError::Listener(_)
+            | CliError::Output(_)
+            | CliError::Signal(_) => 4,
+        }
+    }
+}

@@ -10,13 +10,26 @@ mod error;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// The version and the commit it was built from (`build.rs`).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (build ",
+    env!("PARTNER_BUILD_COMMIT"),
+    ")"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "partner",
-    version,
-    about = "Partner Console: the partner API from the command line"
+    version = VERSION,
+    about = "Partner Console: the partner API from the command line",
+    after_help = error::EXIT_STATUSES
 )]
 struct Cli {
+    /// A connection saved in the desktop app, by name (`partner connections list`): its base
+    /// URL and client id, its secret from the keychain, in place of --base-url and --client-id.
+    #[arg(long, env = "PARTNER_CONNECTION", global = true, value_name = "NAME")]
+    connection: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -33,6 +46,12 @@ enum Command {
     Transactions(commands::transactions::Args),
     /// Receive, verify and keep webhook notifications (and export the store).
     Listen(commands::listen::Args),
+    /// The connections saved in the desktop app (use one with --connection NAME).
+    Connections(commands::connections::Args),
+    /// Print a shell completion script (bash, zsh, fish, powershell).
+    Completions(commands::docs::CompletionsArgs),
+    /// Write the man pages into a folder.
+    Man(commands::docs::ManArgs),
 }
 
 fn init_logging() {
@@ -58,18 +77,24 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
+    if let Some(name) = cli.connection.clone() {
+        commands::connect::use_named_connection(name);
+    }
     let result = match cli.command {
         Command::Sandbox(args) => commands::sandbox::run(args).await,
         Command::Token(args) => commands::token::run(args).await,
         Command::Products(args) => commands::products::run(args).await,
         Command::Transactions(args) => commands::transactions::run(args).await,
         Command::Listen(args) => commands::listen::run(args).await,
+        Command::Connections(args) => commands::connections::run(args).await,
+        Command::Completions(args) => commands::docs::completions::<Cli>(args),
+        Command::Man(args) => commands::docs::man::<Cli>(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("partner: {error}");
-            ExitCode::FAILURE
+            ExitCode::from(error.exit_status())
         }
     }
 }

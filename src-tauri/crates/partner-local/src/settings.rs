@@ -226,7 +226,7 @@ impl SettingsFile {
             }
             Err(e) => return Err(Error::io("read the settings", &self.path, e)),
         };
-        match parse(&bytes) {
+        match parse_settings(&bytes) {
             Ok(settings) => Ok(LoadedSettings {
                 settings,
                 notice: None,
@@ -305,6 +305,22 @@ impl SettingsFile {
     }
 }
 
+/// Why bytes are not usable settings, in words ("is not valid settings (…)").
+#[derive(Debug)]
+pub struct UnusableSettings(Unusable);
+
+impl std::fmt::Display for UnusableSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.describe())
+    }
+}
+
+/// Reads settings from bytes without touching any file (readers such as the CLI use this;
+/// only the app, at its start, moves an unusable file aside).
+pub fn parse(bytes: &[u8]) -> std::result::Result<Settings, UnusableSettings> {
+    parse_settings(bytes).map_err(UnusableSettings)
+}
+
 #[derive(Debug)]
 enum Unusable {
     Corrupt(String),
@@ -331,7 +347,7 @@ impl Unusable {
     }
 }
 
-fn parse(bytes: &[u8]) -> std::result::Result<Settings, Unusable> {
+fn parse_settings(bytes: &[u8]) -> std::result::Result<Settings, Unusable> {
     #[derive(Deserialize)]
     struct VersionOnly {
         version: u32,

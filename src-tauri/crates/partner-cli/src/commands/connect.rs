@@ -25,7 +25,30 @@ pub struct ConnectionArgs {
     pub client_id: Option<String>,
 }
 
+/// The connection `partner --connection NAME` (or `PARTNER_CONNECTION`) names, set once by
+/// `main` from the top-level option, which clap keeps on the top-level command.
+static NAMED_CONNECTION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Uses the saved connection `name` for every client call of this run.
+pub fn use_named_connection(name: String) {
+    let _ = NAMED_CONNECTION.set(name);
+}
+
 impl ConnectionArgs {
+    /// These arguments with a saved connection's base URL and client id filled in, when one
+    /// is named.
+    /// A named connection takes the place of --base-url and --client-id (and their variables).
+    pub fn resolved(&self) -> Result<Self> {
+        let Some(name) = NAMED_CONNECTION.get().filter(|n| !n.trim().is_empty()) else {
+            return Ok(self.clone());
+        };
+        let saved = super::connections::named(name)?;
+        Ok(Self {
+            base_url: saved.base_url,
+            client_id: Some(saved.client_id),
+        })
+    }
+
     pub fn client_id(&self) -> Result<&str> {
         self.client_id
             .as_deref()
@@ -61,10 +84,11 @@ impl ConnectionArgs {
     }
 
     pub fn config(&self) -> Result<ConnectionConfig> {
-        let secret = self.secret()?;
+        let this = self.resolved()?;
+        let secret = this.secret()?;
         Ok(ConnectionConfig::new(
-            &self.base_url,
-            self.client_id()?,
+            &this.base_url,
+            this.client_id()?,
             secret,
         )?)
     }

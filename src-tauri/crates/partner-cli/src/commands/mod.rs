@@ -1,6 +1,8 @@
 //! One module per subcommand.
 
 pub mod connect;
+pub mod connections;
+pub mod docs;
 pub mod listen;
 pub mod listing;
 pub mod products;

@@ -138,16 +138,17 @@ pub async fn run(args: Args) -> Result<()> {
                 Ok(secret) if !secret.is_empty() => Secret::new(secret),
                 _ => secret_from_stdin("client secret")?,
             };
-            let client_id = args.connection.client_id()?.to_string();
+            let connection = args.connection.resolved()?;
+            let client_id = connection.client_id()?.to_string();
             let config = partner_client::ConnectionConfig::new(
-                &args.connection.base_url,
+                &connection.base_url,
                 &client_id,
                 secret.clone(),
             )?;
             let client = partner_client::PartnerClient::new(config)?;
             client.tokens().ensure_fresh().await?;
             client.sign_out().await?;
-            let base_url = parse_base_url(&args.connection.base_url)?;
+            let base_url = parse_base_url(&connection.base_url)?;
             save_client_secret(&KeyringStore::default(), &base_url, &client_id, &secret)?;
             eprintln!("the client secret for {client_id} at {base_url} is in the keychain");
             Ok(())

@@ -809,3 +809,170 @@ fn sort_keys_named_in_the_help_are_the_rules_keys() {
         assert!(text.contains(key), "{key} in {text}");
     }
 }
+
+#[tokio::test]
+async fn version_completions_and_man_pages_come_from_the_same_definitions_as_help() {
+    let cli = Cli::start(1).await;
+    let version = cli.run(&["--version"], &[]).await;
+    assert!(version.status.success());
+    let shown = stdout(&version);
+    assert!(
+        shown.starts_with(&format!("partner {} (build ", env!("CARGO_PKG_VERSION"))),
+        "{shown}"
+    );
+
+    let bash = cli.run(&["completions", "bash"], &[]).await;
+    assert!(bash.status.success());
+    let script = cli.home.path().join("partner.bash");
+    std::fs::write(&script, &bash.stdout).unwrap();
+    let checked = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        checked.status.success(),
+        "bash -n: {}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    assert!(
+        stdout(&bash).contains("connections"),
+        "every subcommand completes"
+    );
+    for shell in ["zsh", "fish", "powershell"] {
+        let out = cli.run(&["completions", shell], &[]).await;
+        assert!(out.status.success(), "{shell}");
+        assert!(stdout(&out).contains("partner"), "{shell}");
+    }
+
+    let pages = cli.home.path().join("man");
+    let man = cli
+        .run(&["man", "--out", pages.to_str().unwrap()], &[])
+        .await;
+    assert!(
+        man.status.success(),
+        "{}",
+        String::from_utf8_lossy(&man.stderr)
+    );
+    assert!(stdout(&man).is_empty(), "the count goes to stderr");
+    let list = std::fs::read_to_string(pages.join("partner-transactions-list.1")).unwrap();
+    assert!(list.contains("sort"), "the page documents --sort");
+    let top = std::fs::read_to_string(pages.join("partner.1")).unwrap();
+    assert!(
+        top.contains("Exit status"),
+        "the exit statuses are in the top page"
+    );
+}
+
+#[tokio::test]
+async fn exit_statuses_tell_refused_from_unreachable_from_bad_usage_and_errors_stay_off_stdout() {
+    let cli = Cli::start(5).await;
+    let refused = cli
+        .run(
+            &["products", "get", "00000000-0000-0000-0000-000000000000"],
+            &[],
+        )
+        .await;
+    assert_eq!(
+        refused.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(stdout(&refused).is_empty());
+
+    let rule = cli
+        .run(&["transactions", "list", "--limit", "51"], &[])
+        .await;
+    assert_eq!(rule.status.code(), Some(2));
+    assert!(stdout(&rule).is_empty());
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let nowhere = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let unreachable = cli
+        .run(
+            &["products", "list"],
+            &[("PARTNER_BASE_URL", nowhere.as_str())],
+        )
+        .await;
+    assert_eq!(
+        unreachable.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&unreachable.stderr)
+    );
+    assert!(stdout(&unreachable).is_empty());
+}
+
+#[tokio::test]
+async fn a_connection_saved_in_the_app_is_used_by_name() {
+    let cli = Cli::start(5).await;
+    let data = cli.home.path().join("app-data");
+    let mut settings = partner_local::Settings::default();
+    settings.connections.push(partner_local::SavedConnection {
+        id: "c-1".into(),
+        label: "Staging".into(),
+        base_url: cli.sandbox.base_url().to_string(),
+        client_id: cli.sandbox.client_id().to_string(),
+        environment: partner_local::Environment::Sandbox,
+    });
+    settings.last_active = Some("c-1".into());
+    partner_local::SettingsFile::new(data.join("settings.json"))
+        .save(&settings)
+        .unwrap();
+    let data = data.to_str().unwrap();
+    // The base URL and client id of the environment point nowhere: only the saved connection's
+    // can answer. (The secret still comes from PARTNER_CLIENT_SECRET, as the keychain would.)
+    let env = [
+        ("PARTNER_DATA_DIR", data),
+        ("PARTNER_BASE_URL", "http://127.0.0.1:9"),
+        ("PARTNER_CLIENT_ID", "someone-else"),
+    ];
+    let listed = cli
+        .run(
+            &[
+                "--connection",
+                "staging",
+                "products",
+                "list",
+                "--output",
+                "json",
+            ],
+            &env,
+        )
+        .await;
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let products: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert!(!products.as_array().unwrap().is_empty());
+    let by_variable = cli
+        .run(
+            &["transactions", "list", "--limit", "2", "--output", "json"],
+            &[env[0], env[1], env[2], ("PARTNER_CONNECTION", "Staging")],
+        )
+        .await;
+    assert!(
+        by_variable.status.success(),
+        "{}",
+        String::from_utf8_lossy(&by_variable.stderr)
+    );
+
+    let saved = cli
+        .run(&["connections", "list", "--output", "json"], &env)
+        .await;
+    assert!(saved.status.success());
+    let saved: serde_json::Value = serde_json::from_slice(&saved.stdout).unwrap();
+    assert_eq!(saved[0]["name"], "Staging");
+    assert_eq!(saved[0]["environment"], "sandbox");
+    assert_eq!(saved[0]["lastActive"], true);
+
+    let unknown = cli
+        .run(&["--connection", "Production", "products", "list"], &env)
+        .await;
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("the saved ones: Staging"));
+}
