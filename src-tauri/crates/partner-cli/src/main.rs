@@ -46,6 +46,9 @@ enum Command {
     Transactions(commands::transactions::Args),
     /// Receive, verify and keep webhook notifications (and export the store).
     Listen(commands::listen::Args),
+    /// Play the lender against a sandbox: start or update a transaction, add an event; prints
+    /// what was created and the notifications it queued.
+    Trigger(commands::trigger::Args),
     /// The connections saved in the desktop app (use one with --connection NAME).
     Connections(commands::connections::Args),
     /// Print a shell completion script (bash, zsh, fish, powershell).
@@ -86,6 +89,7 @@ async fn main() -> ExitCode {
         Command::Products(args) => commands::products::run(args).await,
         Command::Transactions(args) => commands::transactions::run(args).await,
         Command::Listen(args) => commands::listen::run(args).await,
+        Command::Trigger(args) => commands::trigger::run(args).await,
         Command::Connections(args) => commands::connections::run(args).await,
         Command::Completions(args) => commands::docs::completions::<Cli>(args),
         Command::Man(args) => commands::docs::man::<Cli>(args),

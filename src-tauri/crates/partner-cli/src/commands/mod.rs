@@ -11,3 +11,4 @@ pub mod sandbox;
 pub mod signal;
 pub mod token;
 pub mod transactions;
+pub mod trigger;

@@ -976,3 +976,145 @@ async fn a_connection_saved_in_the_app_is_used_by_name() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("the saved ones: Staging"));
 }
+
+#[tokio::test]
+async fn trigger_plays_the_lender_and_lists_the_notifications_it_queued() {
+    let cli = Cli::start(3).await;
+    let mut receiver = partner_testkit::TestReceiver::always(200).await.unwrap();
+    // A product with a subscription to the receiver (its key kept in a memory keychain here).
+    let created = cli
+        .json(&[
+            "products",
+            "create",
+            "--name",
+            "trig",
+            "--listing-name",
+            "Trigger",
+            "--output",
+            "json",
+        ])
+        .await;
+    let product = created["id"].as_str().unwrap().to_string();
+    let client = partner_client::PartnerClient::new(
+        partner_client::ConnectionConfig::new(
+            cli.sandbox.base_url(),
+            cli.sandbox.client_id().to_string(),
+            cli.sandbox.client_secret().clone(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let keychain: std::sync::Arc<dyn partner_client::SecretStore> =
+        std::sync::Arc::new(partner_client::MemoryStore::new());
+    let subscribed = client
+        .add_subscription(
+            &keychain,
+            &product,
+            &partner_client::NewSubscription {
+                url: receiver.url(),
+                events: partner_api::EventType::ALL.to_vec(),
+                resource: partner_api::ResourceType::Transaction,
+            },
+            None,
+        )
+        .await
+        .unwrap();
+
+    let triggered = cli
+        .json(&[
+            "trigger",
+            "transaction-created",
+            "--product",
+            &product,
+            "--loan",
+            r#"{"loanNumber":"L-9","amount":325000}"#,
+            "--output",
+            "json",
+        ])
+        .await;
+    let transaction = triggered["created"]["id"].as_str().unwrap().to_string();
+    assert_eq!(triggered["created"]["request"]["loan"]["loanNumber"], "L-9");
+    let queued = triggered["notifications"].as_array().unwrap();
+    assert_eq!(
+        queued.len(),
+        1,
+        "one subscription, one notification: {queued:?}"
+    );
+    assert_eq!(queued[0]["resourceId"], transaction.as_str());
+    assert_eq!(
+        queued[0]["subscriptionId"],
+        subscribed.subscription_id.as_str()
+    );
+    assert_eq!(queued[0]["url"], receiver.url().as_str());
+    let arrived = receiver
+        .next(std::time::Duration::from_secs(10))
+        .await
+        .expect("the notification arrived");
+    assert_eq!(
+        arrived.header("svc-subscriptionid"),
+        Some(subscribed.subscription_id.as_str())
+    );
+
+    let updated = cli
+        .run(
+            &[
+                "trigger",
+                "transaction-updated",
+                "--transaction",
+                &transaction,
+            ],
+            &[],
+        )
+        .await;
+    assert!(
+        updated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&updated.stderr)
+    );
+    assert!(stdout(&updated).contains(&format!("transaction {transaction}")));
+    assert!(stdout(&updated).contains("queued"), "{}", stdout(&updated));
+    let event = cli
+        .json(&[
+            "trigger",
+            "event",
+            "--transaction",
+            &transaction,
+            "--type",
+            "urn:acme:note",
+            "--text",
+            "called the borrower",
+            "--output",
+            "json",
+        ])
+        .await;
+    assert_eq!(event["created"]["text"], "called the borrower");
+
+    let unknown = cli
+        .run(
+            &[
+                "trigger",
+                "transaction-created",
+                "--product",
+                "no-such-product",
+            ],
+            &[],
+        )
+        .await;
+    assert_eq!(unknown.status.code(), Some(1), "the sandbox refused it");
+    assert!(stdout(&unknown).is_empty());
+    let bad_loan = cli
+        .run(
+            &[
+                "trigger",
+                "transaction-created",
+                "--product",
+                &product,
+                "--loan",
+                "[1]",
+            ],
+            &[],
+        )
+        .await;
+    assert_eq!(bad_loan.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad_loan.stderr).contains("JSON object"));
+}
