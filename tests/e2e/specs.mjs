@@ -213,9 +213,15 @@ async function closedPort() {
 
 async function saveTunnel(url) {
   const input = await $("input[aria-label='Tunnel URL']");
-  await input.clearValue();
+  // Emptied by keystrokes: WebDriver's clear does not reach React's state.
+  await input.click();
+  await browser.keys(["Control", "a"]);
+  await browser.keys("Backspace");
   if (url) await input.setValue(url);
   await clickButton("Save");
+  if (!url) {
+    await browser.waitUntil(async () => !(await $("[data-testid=tunnel-status]").isExisting()), { timeout: 10000, timeoutMsg: "the tunnel URL was not cleared" });
+  }
 }
 
 await step("tunnel check names what failed and what to do", async () => {
