@@ -84,20 +84,14 @@ pub fn run() {
                     notices.push(format!(
                         "{problem}; the listener uses the address in the settings."
                     ));
-                    ListenerAddress::resolve(&settings.listener, None).unwrap_or_else(|_| {
-                        ListenerAddress {
-                            address: settings.listener.address,
-                            path: settings.listener.path.clone(),
-                            from_environment: false,
-                        }
-                    })
+                    ListenerAddress::from_settings(&settings.listener)
                 });
             let keyring = KeyringStore::default();
             let secrets: Arc<dyn SecretStore> = Arc::new(keyring);
             // A replaced key keeps verifying until the user retires it (Product detail).
             let keys = Arc::new(KeychainKeys::new(
                 secrets.clone(),
-                startup::PREVIOUS_KEY_GRACE,
+                state::PREVIOUS_KEY_GRACE,
             ));
             let probe = keychain_probe
                 .join()

@@ -703,7 +703,6 @@ await step("headless: a sandbox with --data restarted keeps its data, and a CLI 
     });
     assert.equal(lender.status, 201);
     await go("#/webhooks");
-    const row = await $(`//*[@data-capture-id][@data-verdict='valid'][contains(., '${cliSubscription}') or @data-subscription-id='${cliSubscription}']`);
     await browser.waitUntil(async () => (await browser.$$("[data-verdict=valid][data-capture-id]")).length > 0, { timeout: 30000, timeoutMsg: "the CLI subscription's notification did not arrive valid" });
     await shot("restart-environment");
     await go("#/connections");
@@ -711,7 +710,6 @@ await step("headless: a sandbox with --data restarted keeps its data, and a CLI 
     // `partner listen export` reads the app's store (one store at one path) while the app runs.
     const exported = await partner(["listen", "export", "--format", "jsonl"]);
     assert.ok(exported.includes(cliSubscription), "the export holds the app's capture of the CLI subscription");
-    void row;
     await browser.deleteSession();
     browser = null;
   } catch (error) {

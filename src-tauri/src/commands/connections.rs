@@ -62,12 +62,5 @@ pub async fn retry_keychain(app: AppHandle, state: State<'_, AppState>) -> Resul
 /// Forgets a notice the user has read.
 #[tauri::command]
 pub fn dismiss_notice(app: AppHandle, index: usize) -> AppStatus {
-    let state = tauri::Manager::state::<AppState>(&app);
-    let status = state.announce(|inner| {
-        if index < inner.notices.len() {
-            inner.notices.remove(index);
-        }
-    });
-    crate::events::emit_status(&app, status.clone());
-    status
+    crate::services::startup::dismiss_notice(&app, index)
 }

@@ -93,12 +93,30 @@ pub async fn rotate_signing_key(
     })
 }
 
+/// Whether the listener holds a subscription's keys. May read the keychain (a D-Bus round trip
+/// for a subscription not loaded yet), so it runs on the blocking pool, not the main thread.
 #[tauri::command]
-pub fn subscription_keys(state: State<'_, AppState>, subscription_id: String) -> SubscriptionKeys {
-    let keys = state.keys.keys(&subscription_id);
+pub async fn subscription_keys(
+    state: State<'_, AppState>,
+    subscription_id: String,
+) -> Result<SubscriptionKeys> {
+    let keys = state.keys.clone();
+    tauri::async_runtime::spawn_blocking(move || held_keys(keys.as_ref(), subscription_id))
+        .await
+        .map_err(|e| {
+            AppError::new(
+                crate::error::ErrorKind::Internal,
+                format!("Reading the keys failed: {e}."),
+                "Try again.",
+            )
+        })
+}
+
+fn held_keys(keys: &dyn KeySource, subscription_id: String) -> SubscriptionKeys {
+    let held = keys.keys(&subscription_id);
     SubscriptionKeys {
-        has_current: keys.is_some(),
-        has_previous: keys.as_ref().is_some_and(|k| k.previous.is_some()),
+        has_current: held.is_some(),
+        has_previous: held.as_ref().is_some_and(|k| k.previous.is_some()),
         subscription_id,
     }
 }
@@ -110,7 +128,7 @@ pub fn retire_previous_key(
     subscription_id: String,
 ) -> Result<SubscriptionKeys> {
     crate::services::subscriptions::retire_previous_key(&state, &subscription_id)?;
-    Ok(subscription_keys(state, subscription_id))
+    Ok(held_keys(state.keys.as_ref(), subscription_id))
 }
 
 #[tauri::command]

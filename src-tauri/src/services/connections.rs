@@ -14,11 +14,6 @@ use partner_local::settings::EMBEDDED_CONNECTION_ID;
 use partner_local::SavedConnection;
 use tauri::{AppHandle, Manager};
 
-/// A saved connection as the UI sees it.
-pub fn view_of(saved: &SavedConnection) -> ConnectionView {
-    ConnectionView::from(saved)
-}
-
 /// Makes `client` the active connection; starts its token watcher, its keys' loading and its
 /// tunnel check.
 pub fn activate(app: &AppHandle, view: ConnectionView, client: PartnerClient) {
@@ -65,7 +60,7 @@ pub async fn open(app: &AppHandle, id: &str) -> Result<Option<PartnerClient>> {
         .connection(id)
         .cloned()
         .ok_or_else(|| AppError::invalid("There is no such connection any more."))?;
-    let view = view_of(&saved);
+    let view = ConnectionView::from(&saved);
     let base_url = partner_client::parse_base_url(&view.base_url)?;
     let secrets = state.secrets.clone();
     let client_id = view.client_id.clone();
@@ -119,7 +114,7 @@ pub async fn add(app: &AppHandle, form: NewConnection) -> Result<()> {
         environment: form.environment,
     };
     let secret = Secret::new(form.client_secret);
-    let view = view_of(&saved);
+    let view = ConnectionView::from(&saved);
     let client = client_for(&view, secret.clone())?;
     client.tokens().ensure_fresh().await?;
     partner_client::save_client_secret(

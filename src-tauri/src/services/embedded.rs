@@ -105,8 +105,13 @@ pub async fn ensure_started(app: &AppHandle) -> Result<PartnerClient> {
             "Restart the app.",
         )
     })?;
-    std::fs::create_dir_all(&state.data_dir)
-        .map_err(|e| AppError::io("create the app's data folder", &e))?;
+    partner_local::paths::create_private_dir(&state.data_dir).map_err(|e| {
+        AppError::new(
+            ErrorKind::Io,
+            format!("{e}."),
+            "Check the data folder's permissions.",
+        )
+    })?;
     let config = SandboxConfig {
         clients: vec![ClientCredentials::new(CLIENT_ID, secret)],
         demo: Some(DemoData {

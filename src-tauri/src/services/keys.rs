@@ -1,38 +1,23 @@
 //! Loading the listener's signing keys for the active connection, in the background.
 //!
-//! Why in the background: it lists every product of the connection (to learn its subscription
-//! ids) and reads the keychain for each, a D-Bus round trip apiece; start-up must not wait for
+//! Why in the background: it walks every product of the connection with the client's pager (to
+//! learn its subscription ids) and reads the keychain for each, a D-Bus round trip apiece; start-up must not wait for
 //! it (the products table comes first). Until it has run, a notification for a subscription not
 //! yet loaded is still verified: the key source reads the keychain on a miss.
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::AppState;
-use partner_client::{PageRequest, PartnerClient};
+use partner_client::PartnerClient;
 use tauri::{AppHandle, Manager};
 use tokio_util::sync::CancellationToken;
 
-/// Products per page while collecting subscription ids (the spec's maximum).
-const PAGE: u64 = 50;
-
 /// The subscription ids of every product of `client`'s connection.
 pub async fn subscription_ids(client: &PartnerClient) -> Result<Vec<String>> {
-    let mut ids = Vec::new();
-    let mut start = 0u64;
-    loop {
-        let page = PageRequest::new(start, PAGE).map_err(|e| AppError::invalid(format!("{e}.")))?;
-        let listed = client.list_products(&page).await?;
-        let count = listed.items.len() as u64;
-        let more = listed.has_more();
-        ids.extend(
-            listed
-                .items
-                .into_iter()
-                .flat_map(|p| p.webhooks.into_iter().map(|w| w.subscription_id)),
-        );
-        start += count;
-        if count == 0 || !more {
-            return Ok(ids);
-        }
-    }
+    Ok(client
+        .all_subscriptions()
+        .await?
+        .into_iter()
+        .map(|at| at.subscription.subscription_id)
+        .collect())
 }
 
 /// Reads the keys of the connection's subscriptions into the listener's key source, then

@@ -4,7 +4,7 @@ use crate::error::{AppError, ErrorKind, Result};
 use crate::state::AppState;
 use partner_local::Settings;
 
-/// Makes `change` to the settings and writes them. A file that could not be read at start is
+/// Makes `change` to the settings and writes them when it changed something. A file that could not be read at start is
 /// never written over: the change then holds for this run only, and the error says so.
 pub fn update<T>(state: &AppState, change: impl FnOnce(&mut Settings) -> T) -> Result<T> {
     let _in_order = state
@@ -13,7 +13,13 @@ pub fn update<T>(state: &AppState, change: impl FnOnce(&mut Settings) -> T) -> R
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     let (result, snapshot, writable) = {
         let mut inner = state.lock();
+        let before = inner.settings.clone();
         let result = change(&mut inner.settings);
+        if inner.settings == before {
+            // Nothing changed (opening the connection that is already the last active one, at
+            // every start): no write, no fsync.
+            return Ok(result);
+        }
         (result, inner.settings.clone(), inner.settings_writable)
     };
     if !writable {

@@ -19,8 +19,6 @@ use std::sync::OnceLock;
 use std::time::Instant;
 use tauri::{AppHandle, Manager};
 
-pub use crate::state::PREVIOUS_KEY_GRACE;
-
 static PROCESS_START: OnceLock<Instant> = OnceLock::new();
 
 /// Marks the process start (first thing in `run`), for the start-up milestones in the log.
@@ -190,6 +188,19 @@ pub fn retry_demo_subscription(app: &AppHandle) -> Result<AppStatus> {
     spawn_demo_subscription(app.clone(), client);
     crate::events::emit_status(app, announced.clone());
     Ok(announced)
+}
+
+/// Forgets a notice the user has read (a start-up notice: a settings file kept aside, a
+/// connection that could not be opened); tells the UI.
+pub fn dismiss_notice(app: &AppHandle, index: usize) -> AppStatus {
+    let state = app.state::<AppState>();
+    let status = state.announce(|inner| {
+        if index < inner.notices.len() {
+            inner.notices.remove(index);
+        }
+    });
+    crate::events::emit_status(app, status.clone());
+    status
 }
 
 /// Stops what runs in the background, after the shutdown signal: the embedded sandbox last.

@@ -38,13 +38,25 @@ pub fn check_in_background(app: AppHandle) {
         crate::events::announce(&app, |inner| inner.tunnel = None);
         return;
     };
-    crate::events::announce(&app, |inner| {
-        inner.tunnel = Some(TunnelStatus {
-            url: url.clone(),
-            phase: StepPhase::Running,
-            check: None,
-        });
-    });
+    // One check of a URL at a time: at start, opening the connection and the end of start-up
+    // both ask for one.
+    let started = {
+        let mut inner = state.lock();
+        let running =
+            matches!(&inner.tunnel, Some(t) if t.url == url && t.phase == StepPhase::Running);
+        if !running {
+            inner.tunnel = Some(TunnelStatus {
+                url: url.clone(),
+                phase: StepPhase::Running,
+                check: None,
+            });
+        }
+        (!running).then(|| state.announce_locked(&inner))
+    };
+    let Some(status) = started else {
+        return;
+    };
+    crate::events::emit_status(&app, status);
     let stop = state.shutdown.child_token();
     tauri::async_runtime::spawn(async move {
         let check = tokio::select! {

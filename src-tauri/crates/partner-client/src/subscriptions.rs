@@ -327,21 +327,27 @@ impl PartnerClient {
         Ok(outcome)
     }
 
-    async fn subscriptions_under_base(&self, base: &CallbackBase) -> Result<Vec<SubscriptionAt>> {
+    /// Every subscription of this connection's products, walked with the pager (the listener
+    /// loads their signing keys from it; [`Self::subscriptions_under`] filters it).
+    pub async fn all_subscriptions(&self) -> Result<Vec<SubscriptionAt>> {
         let mut products = self.pager::<Product>(SortSpec::default(), PagerOptions::default())?;
         let mut found = Vec::new();
         while let Some(product) = products.next().await {
             let product = product?;
             for subscription in &product.webhooks {
-                if base.holds(&subscription.url) {
-                    found.push(SubscriptionAt {
-                        product_id: product.id.clone(),
-                        product_name: product.name.clone(),
-                        subscription: subscription.clone(),
-                    });
-                }
+                found.push(SubscriptionAt {
+                    product_id: product.id.clone(),
+                    product_name: product.name.clone(),
+                    subscription: subscription.clone(),
+                });
             }
         }
+        Ok(found)
+    }
+
+    async fn subscriptions_under_base(&self, base: &CallbackBase) -> Result<Vec<SubscriptionAt>> {
+        let mut found = self.all_subscriptions().await?;
+        found.retain(|at| base.holds(&at.subscription.url));
         Ok(found)
     }
 

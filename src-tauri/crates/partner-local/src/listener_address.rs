@@ -24,6 +24,15 @@ pub struct ListenerAddress {
 }
 
 impl ListenerAddress {
+    /// The address and path in the settings.
+    pub fn from_settings(settings: &ListenerSettings) -> Self {
+        Self {
+            address: settings.address,
+            path: settings.path.clone(),
+            from_environment: false,
+        }
+    }
+
     /// The settings' address, unless `override_address` (the variable's value) names another.
     pub fn resolve(
         settings: &ListenerSettings,
@@ -36,11 +45,7 @@ impl ListenerAddress {
                 path: settings.path.clone(),
                 from_environment: true,
             }),
-            None => Ok(Self {
-                address: settings.address,
-                path: settings.path.clone(),
-                from_environment: false,
-            }),
+            None => Ok(Self::from_settings(settings)),
         }
     }
 

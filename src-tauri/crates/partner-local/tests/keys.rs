@@ -142,10 +142,10 @@ fn unknown_ids_are_remembered_until_forgotten() {
 }
 
 #[test]
-fn real_keychain_entries_written_by_one_process_verify_in_another_source() {
+fn real_keychain_entries_written_through_one_handle_verify_through_another() {
     if std::env::var("PARTNER_KEYCHAIN_TESTS").as_deref() != Ok("1") {
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), "SKIPPED real_keychain_entries_written_by_one_process_verify_in_another_source: set PARTNER_KEYCHAIN_TESTS=1 under dbus-run-session with an unlocked gnome-keyring to run it");
+        let _ = writeln!(std::io::stderr(), "SKIPPED real_keychain_entries_written_through_one_handle_verify_through_another: set PARTNER_KEYCHAIN_TESTS=1 under dbus-run-session with an unlocked gnome-keyring to run it");
         return;
     }
     let service = format!(

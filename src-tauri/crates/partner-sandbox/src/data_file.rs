@@ -196,6 +196,30 @@ fn describe(error: &rusqlite::Error) -> String {
     }
 }
 
+/// Creates a new data file readable by its owner alone: it holds the service's copy of the
+/// subscriptions' signing keys (the sandbox must sign with them after a restart) and partners'
+/// data. SQLite gives the `-wal` and `-shm` files the database file's permissions.
+fn create_owner_only(path: &Path) -> Result<(), Error> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(0o600);
+        let file = options
+            .open(path)
+            .map_err(|e| unusable(path, format!("it cannot be created ({e})")))?;
+        // An empty file left by an earlier attempt keeps the mode it was made with.
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| unusable(path, format!("its permissions cannot be set ({e})")))?;
+    }
+    #[cfg(not(unix))]
+    options
+        .open(path)
+        .map_err(|e| unusable(path, format!("it cannot be created ({e})")))?;
+    Ok(())
+}
+
 /// Opens `path` for the sandbox: an existing file is checked and loaded read-only first, then
 /// reopened for writing (created with the schema when new or empty). Blocking.
 pub(crate) fn open(path: &Path) -> Result<Opened, Error> {
@@ -225,6 +249,7 @@ pub(crate) fn open(path: &Path) -> Result<Opened, Error> {
             std::fs::create_dir_all(parent)
                 .map_err(|e| unusable(path, format!("its folder cannot be created ({e})")))?;
         }
+        create_owner_only(path)?;
         (0, Loaded::default())
     };
     let mut conn = Connection::open(path).map_err(|e| unusable(path, describe(&e)))?;

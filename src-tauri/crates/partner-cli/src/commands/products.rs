@@ -195,22 +195,6 @@ impl Row for DeletedSubscription {
     }
 }
 
-impl Row for WebhookSubscription {
-    const HEADERS: &'static [&'static str] = &["subscription", "url", "resource", "events"];
-    fn cells(&self) -> Vec<String> {
-        vec![
-            self.subscription_id.clone(),
-            self.url.clone(),
-            self.resource.to_string(),
-            self.events
-                .iter()
-                .map(|e| e.as_str())
-                .collect::<Vec<_>>()
-                .join(","),
-        ]
-    }
-}
-
 /// Fails early when the keychain cannot hold a key, before the service is changed.
 fn keychain_ready(store: &KeyringStore) -> Result<()> {
     store

@@ -135,11 +135,7 @@ impl Row for super::products::AddedSubscription {
             self.subscription_id.clone(),
             self.url.clone(),
             self.resource.to_string(),
-            self.events
-                .iter()
-                .map(|e| e.as_str())
-                .collect::<Vec<_>>()
-                .join(","),
+            events_cell(&self.events),
             self.generated.to_string(),
         ]
     }
@@ -154,6 +150,27 @@ impl Row for Rotation {
             self.subscription_id.clone(),
             self.replaced_at.to_rfc3339(),
             self.generated.to_string(),
+        ]
+    }
+}
+
+/// A subscription's events in a table cell: `created,updated`.
+pub fn events_cell(events: &[partner_api::EventType]) -> String {
+    events
+        .iter()
+        .map(|e| e.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+impl Row for partner_api::WebhookSubscription {
+    const HEADERS: &'static [&'static str] = &["subscription", "url", "resource", "events"];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.subscription_id.clone(),
+            self.url.clone(),
+            self.resource.to_string(),
+            events_cell(&self.events),
         ]
     }
 }

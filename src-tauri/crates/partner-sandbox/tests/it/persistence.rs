@@ -496,3 +496,19 @@ async fn reset_moves_the_data_aside_and_the_demo_is_seeded_again() {
 
     assert_eq!(reset_data_file(&dir.path().join("missing")).unwrap(), None);
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn the_data_file_and_its_journal_are_readable_by_their_owner_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sandbox.sqlite3");
+    let api = start(config(&file, "owner-only", "owner-only-secret")).await;
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file), 0o600, "it holds the service's signing keys");
+    let wal = PathBuf::from(format!("{}-wal", file.display()));
+    if wal.exists() {
+        assert_eq!(mode(&wal), 0o600, "the journal holds the same");
+    }
+    drop(api);
+}
