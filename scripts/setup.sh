@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what building, running and testing Partner Console needs on a fresh Debian or Ubuntu
+# Installs what building, running, packaging and testing Partner Console needs on a fresh Debian or Ubuntu
 # machine: Tauri's system libraries, a virtual display, a Secret Service keychain, the WebKit
 # WebDriver, the UI's npm packages and tauri-driver. Safe to run again: it skips what is present.
 set -euo pipefail
@@ -12,7 +12,7 @@ apt_packages=(
   libwebkit2gtk-4.1-dev build-essential pkg-config file libxdo-dev libssl-dev
   libayatana-appindicator3-dev librsvg2-dev
   xvfb xauth x11-utils imagemagick webkit2gtk-driver
-  dbus-x11 gnome-keyring libsecret-tools
+  dbus-x11 gnome-keyring libsecret-tools desktop-file-utils rpm man-db
   nodejs npm curl
 )
 missing=()

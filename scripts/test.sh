@@ -2,7 +2,8 @@
 # Every check and test of the project, from a fresh machine: installs what it needs, then runs
 # formatting, lints, the Rust tests (against the real sandbox and listener over HTTP, the
 # keychain tests against a real Secret Service on a private session bus), the UI's checks and
-# tests, and the end-to-end tests of the real app under Xvfb.
+# tests, the end-to-end tests of the real app under Xvfb, and the release packages (built,
+# checked, installed with apt on a fresh Debian 12 and started there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -41,3 +42,10 @@ if [ -x tests/e2e/run.sh ]; then
   echo "== end-to-end"
   tests/e2e/run.sh
 fi
+
+# The packages a user installs: built with Tauri's bundler, checked as files and as a running
+# app, then installed with apt on a freshly debootstrapped Debian 12 and started there.
+echo "== packages"
+scripts/package.sh
+tests/package/check.sh
+if [ "$(id -u)" -eq 0 ]; then tests/package/fresh-debian.sh; else sudo tests/package/fresh-debian.sh; fi

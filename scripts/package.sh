@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Builds the release packages with Tauri's bundler: a .deb and an .rpm (no AppImage: its bundler
+# downloads linuxdeploy, and this project's machines reach only the package registries).
+#
+# One package carries both halves of the product:
+#   /usr/bin/partner-console             the desktop app, with its desktop entry and icons
+#   /usr/bin/partner                     the command-line tool
+#   /usr/share/man/man1/partner*.1.gz    its man pages (from the same definitions as --help)
+#   bash, zsh and fish completions       in each shell's vendor folder
+# The icons are made here from the one source image, icons/icon.png, at every size the desktop
+# looks for. The version is the workspace's (Cargo.toml); nothing else states it.
+#
+# Usage: scripts/package.sh [--out DIR]     (default DIR: target/package)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+out=$root/target/package
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out=$(realpath -m "$2"); shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "package: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+scripts/setup.sh
+[ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
+
+# Packages carry no debug information: smaller, and nothing of the build machine's paths.
+export CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=symbols
+target_dir=${CARGO_TARGET_DIR:-$root/target}
+
+echo "package: building the partner command (release)"
+cargo build --release --locked --quiet -p partner-cli
+
+stage=$out/stage
+rm -rf "$stage"
+mkdir -p "$stage/man" "$stage/completions" "$stage/icons"
+
+"$target_dir/release/partner" man --out "$stage/man" 2>/dev/null
+gzip -9n "$stage"/man/*.1
+"$target_dir/release/partner" completions bash >"$stage/completions/partner.bash"
+"$target_dir/release/partner" completions zsh >"$stage/completions/_partner"
+"$target_dir/release/partner" completions fish >"$stage/completions/partner.fish"
+
+echo "package: icons from icons/icon.png"
+sizes=16,24,32,48,64,128,256,512
+(cd ui && npx --no-install tauri icon "$root/icons/icon.png" --output "$stage/icons" --png "$sizes" >/dev/null 2>&1)
+
+# The bundler's configuration for this build: the generated files, by absolute path, merged over
+# tauri.conf.json (which holds everything that does not change from build to build).
+python3 - "$stage" "$target_dir/release/partner" "$sizes" >"$out/tauri.package.json" <<'PY'
+import json, os, sys
+stage, partner, sizes = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+files = {"/usr/bin/partner": partner}
+for page in sorted(os.listdir(f"{stage}/man")):
+    files[f"/usr/share/man/man1/{page}"] = f"{stage}/man/{page}"
+files["/usr/share/bash-completion/completions/partner"] = f"{stage}/completions/partner.bash"
+files["/usr/share/zsh/vendor-completions/_partner"] = f"{stage}/completions/_partner"
+files["/usr/share/fish/vendor_completions.d/partner.fish"] = f"{stage}/completions/partner.fish"
+icons = [f"{stage}/icons/{s}x{s}.png" for s in sizes]
+print(json.dumps({"bundle": {"icon": icons,
+                             "linux": {"deb": {"files": files}, "rpm": {"files": files}}}}, indent=2))
+PY
+
+rm -rf "$target_dir/release/bundle"
+echo "package: building the app and bundling (release; the first build takes several minutes)"
+(cd src-tauri && "$root/ui/node_modules/.bin/tauri" build --ci --bundles deb,rpm --config "$out/tauri.package.json")
+
+# The bundler names the files after the product's display name; give them the package's name,
+# as apt and dnf users expect to find them.
+version=$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml","rb"))["workspace"]["package"]["version"])')
+rm -f "$out"/*.deb "$out"/*.rpm
+cp "$target_dir"/release/bundle/deb/*_"$version"_amd64.deb "$out/partner-console_${version}_amd64.deb"
+cp "$target_dir"/release/bundle/rpm/*-"$version"-1.x86_64.rpm "$out/partner-console-${version}-1.x86_64.rpm"
+echo "package: done"
+ls -1 "$out"/*.deb "$out"/*.rpm
