@@ -139,7 +139,11 @@ async fn run(config: &CheckConfig) -> Result<Report, CheckError> {
         return Ok(report);
     }
 
-    let mut client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+    // As the service: no redirects followed (200-399 is the answer), and straight to the
+    // receiver like the TLS probes, never through a proxy from the environment.
+    let mut client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy();
     if let Some(tls_config) = tls_config {
         client = client.use_preconfigured_tls(tls_config);
     }

@@ -40,6 +40,8 @@ pub enum Misbehaviour {
     AnswersSlowly(Duration),
     /// Puts the signing key in the body of its 401.
     LeaksKeyInErrors,
+    /// Answers a notification that does not verify with 500 and a Python stack trace.
+    StackTraceInErrors,
     /// Answers 409 to an eventId it has seen before.
     RefusesRedelivery,
 }
@@ -307,6 +309,10 @@ async fn receive(
         } else {
             "{\"error\":\"invalid signature\"}".to_owned()
         };
+        if state.misbehaviour == Misbehaviour::StackTraceInErrors {
+            let trace = "Traceback (most recent call last):\n  File \"/srv/hooks/app.py\", line 41, in receive\n    verify(request)\nValueError: signature mismatch\n";
+            return (StatusCode::INTERNAL_SERVER_ERROR, trace).into_response();
+        }
         return (StatusCode::UNAUTHORIZED, error).into_response();
     }
     let Ok(notification) = serde_json::from_slice::<NotificationText<'_>>(&body) else {

@@ -207,6 +207,22 @@ async fn a_key_in_an_error_body_fails_the_sensitive_data_rule_and_is_masked() {
 }
 
 #[tokio::test]
+async fn a_stack_trace_in_an_error_body_is_a_warning() {
+    let setup = https_receiver(Misbehaviour::StackTraceInErrors).await;
+    let report = run(&setup.config).await;
+    assert_only(&report, Some(RuleId::NoSensitiveData), Outcome::Warn);
+    let rule = report.rule(RuleId::NoSensitiveData).unwrap();
+    assert!(
+        rule.summary.contains("Python stack trace"),
+        "{}",
+        rule.summary
+    );
+    assert!(report.passed(), "a warning is not a failure");
+    // A 500 refuses the bad notifications as well as a 401 does.
+    assert_eq!(outcome(&report, RuleId::SignatureVerified), Outcome::Pass);
+}
+
+#[tokio::test]
 async fn refusing_a_redelivery_fails_the_redelivery_rule_only() {
     let setup = https_receiver(Misbehaviour::RefusesRedelivery).await;
     let report = run(&setup.config).await;
@@ -280,6 +296,11 @@ async fn a_tls_1_1_only_receiver_fails_the_tls_rule_and_nothing_else() {
     assert!(
         tls.summary.contains("neither TLS 1.2 nor TLS 1.3"),
         "{}",
+        tls.summary
+    );
+    assert!(
+        tls.summary.contains("ProtocolVersion"),
+        "a version refusal: {}",
         tls.summary
     );
     assert_eq!(tls.tls_versions.as_deref(), Some(&[][..]));
