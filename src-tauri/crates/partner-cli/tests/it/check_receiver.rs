@@ -192,3 +192,68 @@ async fn the_consoles_own_listener_passes() {
         .collect();
     assert_eq!(outcomes, expected);
 }
+
+/// `--keychain` for a subscription the keychain has no key for: the check cannot run (and
+/// says so), whether or not a keychain is there at all.
+#[tokio::test]
+async fn keychain_without_the_subscriptions_key_exits_2() {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args([
+            "check-receiver",
+            "https://127.0.0.1:9/hook",
+            "--subscription-id",
+            "sub-no-key-in-any-keychain",
+            "--keychain",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("keychain"), "{stderr}");
+}
+
+/// `--keychain` with the key the console stored for the subscription (real Secret Service).
+#[tokio::test]
+async fn keychain_key_is_used_for_the_check() {
+    if std::env::var("PARTNER_KEYCHAIN_TESTS").as_deref() != Ok("1") {
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "SKIPPED keychain_key_is_used_for_the_check: set PARTNER_KEYCHAIN_TESTS=1 under dbus-run-session with an unlocked gnome-keyring");
+        return;
+    }
+    let subscription = format!("sub-check-{}", std::process::id());
+    let store = partner_client::KeyringStore::default();
+    partner_client::store_signing_key(&store, &subscription, &Secret::new(KEY), chrono::Utc::now())
+        .unwrap();
+    let (receiver, folder) = https_receiver(Misbehaviour::None).await;
+    let ca = folder.path().join("ca.pem");
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args([
+            "check-receiver",
+            receiver.url(),
+            "--subscription-id",
+            &subscription,
+        ])
+        .args([
+            "--keychain",
+            "--ca-cert",
+            ca.to_str().unwrap(),
+            "--timeout",
+            "5s",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    partner_client::forget_signing_keys(&store, &subscription).unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!stdout.contains(KEY));
+    assert_eq!(receiver.requests().len(), 6);
+}
