@@ -270,6 +270,13 @@ impl Sender {
             }
         };
         sent.exchange.status = Some(response.status().as_u16());
+        tracing::debug!(
+            probe = ?prepared.probe,
+            event_id = %prepared.event_id,
+            status = response.status().as_u16(),
+            duration_ms = sent.exchange.duration_ms,
+            "conformance probe answered"
+        );
         let headers: String = response
             .headers()
             .iter()

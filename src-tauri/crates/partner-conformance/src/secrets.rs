@@ -17,6 +17,9 @@ use std::fmt;
 /// What takes the place of the key in an excerpt.
 pub const MASK: &str = "[signing key]";
 
+/// Forms shorter than this are not looked for (see [`KeyForms::new`]).
+pub const MIN_FORM_LEN: usize = 8;
+
 /// The encodings of one key that are looked for and masked. Its `Debug` shows none of them.
 pub struct KeyForms {
     forms: Vec<(&'static str, String)>,
@@ -65,7 +68,9 @@ impl KeyForms {
         // Longest first, so masking a form never leaves the tail of a longer one behind.
         forms.sort_by_key(|(_, text)| std::cmp::Reverse(text.len()));
         forms.dedup_by(|a, b| a.1 == b.1);
-        forms.retain(|(_, text)| !text.is_empty());
+        // A form this short would turn up in ordinary text by chance (keys the spec allows are
+        // 32 characters or more, so their forms never are).
+        forms.retain(|(_, text)| text.len() >= MIN_FORM_LEN);
         Self { forms }
     }
 
@@ -145,6 +150,13 @@ mod tests {
         }
         assert_eq!(forms.found_in("{\"error\":\"invalid signature\"}"), None);
         assert!(!format!("{forms:?}").contains("Abcdef"));
+    }
+
+    #[test]
+    fn a_key_too_short_to_recognise_is_not_looked_for() {
+        let forms = KeyForms::new(&Secret::new("a"));
+        assert_eq!(forms.found_in("a plain answer"), None);
+        assert_eq!(forms.mask("a plain answer"), "a plain answer");
     }
 
     #[test]
