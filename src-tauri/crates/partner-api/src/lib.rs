@@ -5,6 +5,7 @@
 //! complexity rule and the notification signature. The crate does no I/O, so the server that
 //! enforces a rule and the client that checks it before sending can never disagree.
 
+pub mod delivery;
 pub mod error;
 pub mod list;
 pub mod notification;
@@ -15,6 +16,7 @@ pub mod signing_key;
 pub mod token;
 pub mod transaction;
 
+pub use delivery::SignedNotification;
 pub use error::{ApiError, ErrorCode};
 pub use list::{ListRuleError, PageParams, SortKey, SortSpec, SortValue, Sortable};
 pub use notification::{

@@ -91,6 +91,53 @@ pub struct Notification {
     pub meta: NotificationMeta,
 }
 
+impl Notification {
+    /// The notification of a change to a transaction: `eventId` is the id of the event that
+    /// stands for the change, `resourceId` the transaction's (field notes, "Webhooks").
+    pub fn transaction(
+        event_id: &str,
+        event_time: DateTime<Utc>,
+        event_type: EventType,
+        instance_id: &str,
+        transaction_id: &str,
+        base_url: &str,
+    ) -> Self {
+        Self {
+            event_id: event_id.to_owned(),
+            event_time,
+            event_type,
+            meta: NotificationMeta {
+                instance_id: instance_id.to_owned(),
+                resource_id: transaction_id.to_owned(),
+                resource_type: ResourceType::Transaction,
+                resource_ref: transaction_ref(base_url, transaction_id),
+            },
+        }
+    }
+
+    /// The notification of a new transaction event: its id is both `eventId` and
+    /// `resourceId`, and the event type is always `created`.
+    pub fn transaction_event(
+        event_id: &str,
+        event_time: DateTime<Utc>,
+        instance_id: &str,
+        transaction_id: &str,
+        base_url: &str,
+    ) -> Self {
+        Self {
+            event_id: event_id.to_owned(),
+            event_time,
+            event_type: EventType::Created,
+            meta: NotificationMeta {
+                instance_id: instance_id.to_owned(),
+                resource_id: event_id.to_owned(),
+                resource_type: ResourceType::TransactionEvent,
+                resource_ref: event_ref(base_url, transaction_id, event_id),
+            },
+        }
+    }
+}
+
 /// A notification's fields as the text that arrived, borrowed from the body where no escape
 /// forces a copy: for a receiver that keeps what was sent (`eventTime` as written, not
 /// re-formatted). It holds the shape only (every field a string, no duplicate key); the values'

@@ -21,6 +21,12 @@ pub enum CliError {
     Usage(String),
     #[error("could not wait for a stop signal: {0}")]
     Signal(#[source] std::io::Error),
+    /// `check-receiver`: the receiver breaks these rules (the report is on stdout).
+    #[error("the receiver fails: {0}")]
+    CheckFailed(String),
+    /// `check-receiver`: the check could not run, and why.
+    #[error("the check could not run: {0}")]
+    CheckNotRun(String),
 }
 
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
@@ -32,14 +38,16 @@ Exit status:
   1  the service refused or failed the request (4xx, 5xx)
   2  bad usage: a missing or wrong argument, or a rule of the spec broken (nothing was sent)
   3  the service could not be reached, or did not answer in time
-  4  a local failure: the keychain, a file, a port, a store in use";
+  4  a local failure: the keychain, a file, a port, a store in use
+`partner check-receiver` has its own: 0 every rule passes, 1 a rule fails, 2 it could not run.";
 
 impl CliError {
     /// This error's exit status (see [`EXIT_STATUSES`]).
     pub fn exit_status(&self) -> u8 {
         use partner_client::ErrorKind;
         match self {
-            CliError::Usage(_) => 2,
+            CliError::Usage(_) | CliError::CheckNotRun(_) => 2,
+            CliError::CheckFailed(_) => 1,
             CliError::Client(error) => match error.kind() {
                 ErrorKind::Rule => 2,
                 ErrorKind::Network | ErrorKind::Timeout => 3,

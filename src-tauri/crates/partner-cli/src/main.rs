@@ -49,6 +49,9 @@ enum Command {
     /// Play the lender against a sandbox: start or update a transaction, add an event; prints
     /// what was created and the notifications it queued.
     Trigger(commands::trigger::Args),
+    /// Check a webhook receiver against the spec's signing and endpoint rules: sends a few
+    /// marked notifications and reports each rule as pass, fail or warn with its evidence.
+    CheckReceiver(commands::check_receiver::Args),
     /// The connections saved in the desktop app (use one with --connection NAME).
     Connections(commands::connections::Args),
     /// Print a shell completion script (bash, zsh, fish, powershell).
@@ -90,6 +93,7 @@ async fn main() -> ExitCode {
         Command::Transactions(args) => commands::transactions::run(args).await,
         Command::Listen(args) => commands::listen::run(args).await,
         Command::Trigger(args) => commands::trigger::run(args).await,
+        Command::CheckReceiver(args) => commands::check_receiver::run(args).await,
         Command::Connections(args) => commands::connections::run(args).await,
         Command::Completions(args) => commands::docs::completions::<Cli>(args),
         Command::Man(args) => commands::docs::man::<Cli>(args),

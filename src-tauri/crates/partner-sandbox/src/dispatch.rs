@@ -8,7 +8,7 @@
 //!   [`MAX_IN_FLIGHT`] so a burst cannot exhaust file descriptors; it is held only during an
 //!   attempt, never during the wait before a retry.
 //! - The body is serialised to bytes once and signed once with
-//!   [`partner_api::signature::sign`]; every attempt sends those very bytes, so a receiver that
+//!   [`partner_api::SignedNotification`]; every attempt sends those very bytes, so a receiver that
 //!   deduplicates or verifies sees exactly the same message each time.
 //! - The wait before a retry sleeps on the sandbox [`Clock`], so `POST /sandbox/v1/clock/advance`
 //!   fires a due retry at once (demos, tests). The deadline is computed and recorded *before*
@@ -34,10 +34,8 @@ use crate::clock::Clock;
 use crate::data_file::{Journal, Row, StoredDelivery, Ticket};
 use bytes::Bytes;
 use chrono::{DateTime, TimeDelta, Utc};
-use partner_api::signature::{
-    self, ENVIRONMENT, ENVIRONMENT_HEADER, SIGNATURE_HEADER, SUBSCRIPTION_HEADER,
-};
-use partner_api::{EventType, Notification, ResourceType, Secret};
+use partner_api::delivery;
+use partner_api::{EventType, Notification, ResourceType, Secret, SignedNotification};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::error::Error as _;
@@ -80,9 +78,9 @@ pub struct DeliveryConfig {
 impl Default for DeliveryConfig {
     fn default() -> Self {
         Self {
-            retry_delay: Duration::from_secs(20),
-            attempt_timeout: Duration::from_secs(30),
-            max_attempts: 3,
+            retry_delay: delivery::RETRY_DELAY,
+            attempt_timeout: delivery::ATTEMPT_TIMEOUT,
+            max_attempts: delivery::MAX_ATTEMPTS,
             max_pending: DEFAULT_MAX_PENDING,
         }
     }
@@ -369,11 +367,8 @@ impl Dispatcher {
             notification,
         } = outgoing;
         // Serialised and signed once: every attempt, after a restart too, sends these bytes.
-        let signed = serde_json::to_vec(&notification)
-            .map(|body| {
-                let signature = signature::sign(signing_key.expose().as_bytes(), &body);
-                (Bytes::from(body), signature)
-            })
+        let signed = SignedNotification::new(&notification, &signing_key)
+            .map(|signed| (Bytes::from(signed.body), signed.signature))
             .map_err(|error| AttemptError::Body(error.to_string()).to_string());
         drop(signing_key);
         let enqueued_at = shared.clock.now();
@@ -541,13 +536,10 @@ impl Shared {
             .client
             .as_ref()
             .map_err(|error| AttemptError::NoClient(error.clone()))?;
-        let request = client
-            .post(url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header(SIGNATURE_HEADER, signature)
-            .header(SUBSCRIPTION_HEADER, subscription_id)
-            .header(ENVIRONMENT_HEADER, ENVIRONMENT)
-            .body(body);
+        let mut request = client.post(url).body(body);
+        for (name, value) in delivery::headers(subscription_id, signature) {
+            request = request.header(name, value);
+        }
         let timeout = self.config.attempt_timeout;
         match tokio::time::timeout(timeout, request.send()).await {
             Err(_elapsed) => Err(AttemptError::TimedOut(timeout)),
@@ -559,7 +551,7 @@ impl Shared {
 
 /// Whether a status acknowledges the notification (the spec: 200-399).
 fn delivers(status: u16) -> bool {
-    (200..=399).contains(&status)
+    delivery::acknowledges(status)
 }
 
 fn record_json(record: &DeliveryRecord) -> Result<String, String> {

@@ -8,8 +8,7 @@
 
 use crate::dispatch::Outgoing;
 use crate::store::{Change, Store};
-use partner_api::notification::{event_ref, transaction_ref};
-use partner_api::{EventType, Notification, NotificationMeta, ResourceType};
+use partner_api::Notification;
 
 /// The notifications `change` fires, in order: the transaction's first, then each event's.
 pub fn outgoing(store: &Store, change: &Change, base_url: &str) -> Vec<Outgoing> {
@@ -24,31 +23,24 @@ pub fn outgoing(store: &Store, change: &Change, base_url: &str) -> Vec<Outgoing>
             .find(|e| &e.id == event_id)
             .map(|e| e.sent);
         if let Some(sent) = sent {
-            bodies.push(Notification {
-                event_id: event_id.clone(),
-                event_time: sent,
-                event_type: *event_type,
-                meta: NotificationMeta {
-                    instance_id: product.product.name.clone(),
-                    resource_id: change.transaction_id.clone(),
-                    resource_type: ResourceType::Transaction,
-                    resource_ref: transaction_ref(base_url, &change.transaction_id),
-                },
-            });
+            bodies.push(Notification::transaction(
+                event_id,
+                sent,
+                *event_type,
+                &product.product.name,
+                &change.transaction_id,
+                base_url,
+            ));
         }
     }
     for event in &change.new_events {
-        bodies.push(Notification {
-            event_id: event.id.clone(),
-            event_time: event.sent,
-            event_type: EventType::Created,
-            meta: NotificationMeta {
-                instance_id: product.product.name.clone(),
-                resource_id: event.id.clone(),
-                resource_type: ResourceType::TransactionEvent,
-                resource_ref: event_ref(base_url, &change.transaction_id, &event.id),
-            },
-        });
+        bodies.push(Notification::transaction_event(
+            &event.id,
+            event.sent,
+            &product.product.name,
+            &change.transaction_id,
+            base_url,
+        ));
     }
     let mut out = Vec::new();
     for notification in bodies {

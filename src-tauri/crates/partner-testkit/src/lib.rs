@@ -3,6 +3,10 @@
 
 pub mod receiver;
 pub mod sandbox;
+pub mod webhook_receiver;
 
 pub use receiver::{refused_url, ReceivedRequest, Reply, TestReceiver};
 pub use sandbox::TestSandbox;
+pub use webhook_receiver::{
+    Arrived, Misbehaviour, ServerCert, TestCa, Tls11Receiver, Transport, WebhookReceiver,
+};

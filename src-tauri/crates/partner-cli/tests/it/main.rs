@@ -4,6 +4,7 @@
 // #[test] functions only).
 #![allow(clippy::unwrap_used)]
 
+mod check_receiver;
 mod client_commands;
 mod listen;
 mod sandbox;

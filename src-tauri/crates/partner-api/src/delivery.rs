@@ -1,0 +1,105 @@
+//! How a notification goes out and what counts as delivered: the spec's "Delivery and retry"
+//! and "Headers of a notification", in one place for the sandbox's dispatcher (the sender)
+//! and the conformance check (which plays the sender against a partner's receiver).
+//!
+//! A [`SignedNotification`] is serialised once and signed over those very bytes; whoever sends
+//! it sends [`SignedNotification::body`] unchanged, so the signature always covers what went
+//! on the wire.
+
+use crate::notification::Notification;
+use crate::secret::Secret;
+use crate::signature::{
+    self, ENVIRONMENT, ENVIRONMENT_HEADER, SIGNATURE_HEADER, SUBSCRIPTION_HEADER,
+};
+use std::time::Duration;
+
+/// How long the service waits for a receiver's answer to one attempt (spec: 30 seconds).
+pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The wait after a failed attempt before the next one (spec: 20 seconds).
+pub const RETRY_DELAY: Duration = Duration::from_secs(20);
+/// Attempts before a notification is discarded (spec: 3).
+pub const MAX_ATTEMPTS: u32 = 3;
+/// The `Content-Type` of a notification.
+pub const CONTENT_TYPE: &str = "application/json";
+
+/// Whether a receiver's status acknowledges a notification (spec: 200-399; anything else, a
+/// timeout or a connection error makes the service retry).
+pub fn acknowledges(status: u16) -> bool {
+    (200..=399).contains(&status)
+}
+
+/// A notification serialised once, and the `Svc-Signature` of exactly those bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedNotification {
+    /// The bytes to send, unchanged.
+    pub body: Vec<u8>,
+    /// Base64 HMAC-SHA256 of `body` under the subscription's key.
+    pub signature: String,
+}
+
+impl SignedNotification {
+    /// Serialises `notification` (compact, fields in the spec's order) and signs the bytes.
+    pub fn new(notification: &Notification, key: &Secret) -> Result<Self, serde_json::Error> {
+        let body = serde_json::to_vec(notification)?;
+        let signature = signature::sign(key.expose().as_bytes(), &body);
+        Ok(Self { body, signature })
+    }
+
+    /// The headers the service sends with it (besides `Content-Length`), as name and value.
+    pub fn headers(&self, subscription_id: &str) -> [(&'static str, String); 4] {
+        headers(subscription_id, &self.signature)
+    }
+}
+
+/// The headers of a notification to `subscription_id` carrying `signature` (besides
+/// `Content-Length`), as name and value.
+pub fn headers(subscription_id: &str, signature: &str) -> [(&'static str, String); 4] {
+    [
+        ("Content-Type", CONTENT_TYPE.to_owned()),
+        (SIGNATURE_HEADER, signature.to_owned()),
+        (SUBSCRIPTION_HEADER, subscription_id.to_owned()),
+        (ENVIRONMENT_HEADER, ENVIRONMENT.to_owned()),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notification::{EventType, ResourceType};
+
+    #[test]
+    fn acknowledgement_is_200_to_399() {
+        assert!(!acknowledges(199));
+        assert!(acknowledges(200));
+        assert!(acknowledges(302));
+        assert!(acknowledges(399));
+        assert!(!acknowledges(400));
+        assert!(!acknowledges(500));
+    }
+
+    #[test]
+    fn the_signature_covers_the_bytes_sent() {
+        let key = Secret::new("Abcdefghijklmnopqrstuvwxyz0123!@");
+        let notification = Notification::transaction(
+            "e1",
+            "2024-05-01T10:00:00Z".parse().unwrap(),
+            EventType::Created,
+            "acme",
+            "t1",
+            "https://svc.example",
+        );
+        let signed = SignedNotification::new(&notification, &key).unwrap();
+        assert!(signature::verify(
+            key.expose().as_bytes(),
+            &signed.body,
+            &signed.signature
+        ));
+        let back: Notification = serde_json::from_slice(&signed.body).unwrap();
+        assert_eq!(back, notification);
+        assert_eq!(back.meta.resource_type, ResourceType::Transaction);
+        let headers = signed.headers("sub-1");
+        assert!(headers.contains(&(SIGNATURE_HEADER, signed.signature.clone())));
+        assert!(headers.contains(&(SUBSCRIPTION_HEADER, "sub-1".to_owned())));
+        assert!(headers.contains(&(ENVIRONMENT_HEADER, "prod".to_owned())));
+    }
+}
