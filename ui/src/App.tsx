@@ -52,13 +52,18 @@ export function App() {
     };
   }, [starting, client, refetch]);
 
+  // A status sent while the listener was still being registered (the demo subscription can
+  // finish within a second of start) would be lost: read it again once listening.
   useEffect(
     () =>
-      events.onStatus((s) => {
-        showStatus(client, s);
-        void client.invalidateQueries({ predicate: (q) => q.queryKey[0] !== STATUS_KEY[0] });
-      }),
-    [client],
+      events.onStatus(
+        (s) => {
+          showStatus(client, s);
+          void client.invalidateQueries({ predicate: (q) => q.queryKey[0] !== STATUS_KEY[0] });
+        },
+        () => void refetch(),
+      ),
+    [client, refetch],
   );
 
   // Another connection, or the same one served anew (the embedded sandbox reset or restarted):

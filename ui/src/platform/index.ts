@@ -195,13 +195,21 @@ export const EVENTS = {
   status: "status",
 } as const;
 
-function subscribe<T>(event: string, handler: (payload: T) => void): () => void {
+/**
+ * Listens for an event. Registering takes a round trip, and what the shell sends before it is
+ * done is not delivered: `onListening` runs once it is, so a caller can read the state again
+ * and miss nothing sent in between.
+ */
+function subscribe<T>(event: string, handler: (payload: T) => void, onListening?: () => void): () => void {
   let unlisten: UnlistenFn | null = null;
   let stopped = false;
   listen<T>(event, (e) => handler(e.payload))
     .then((fn) => {
       if (stopped) fn();
-      else unlisten = fn;
+      else {
+        unlisten = fn;
+        onListening?.();
+      }
     })
     .catch(() => {
       // No event bridge (e.g. a plain browser): the screen still works from commands.
@@ -217,7 +225,8 @@ export const events = {
   onToken: (handler: (view: TokenView) => void) => subscribe(EVENTS.token, handler),
   onSearchProgress: (handler: (progress: SearchProgress) => void) =>
     subscribe(EVENTS.searchProgress, handler),
-  onStatus: (handler: (status: AppStatus) => void) => subscribe(EVENTS.status, handler),
+  onStatus: (handler: (status: AppStatus) => void, onListening?: () => void) =>
+    subscribe(EVENTS.status, handler, onListening),
 };
 
 /** Copies text for the user; the webview's clipboard, with the old fallback. */
