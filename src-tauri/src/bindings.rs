@@ -55,6 +55,9 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     ListenerAddressForm::export_all_to(dir)?;
     RetentionForm::export_all_to(dir)?;
     ClearCapturesForm::export_all_to(dir)?;
+    ReceiverCheckForm::export_all_to(dir)?;
+    ListenerSubscription::export_all_to(dir)?;
+    partner_conformance::Report::export_all_to(dir)?;
     ClearResult::export_all_to(dir)?;
     TunnelSaved::export_all_to(dir)?;
     RepointOffer::export_all_to(dir)?;

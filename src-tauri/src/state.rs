@@ -104,6 +104,8 @@ pub struct Inner {
     pub test_mode: TestMode,
     pub token_history: Vec<TokenHistoryEntry>,
     pub searches: HashMap<String, CancellationToken>,
+    /// Running receiver checks, by subscription id.
+    pub receiver_checks: HashMap<String, CancellationToken>,
 }
 
 #[derive(Debug)]
@@ -162,6 +164,7 @@ impl AppState {
                 },
                 token_history: Vec::new(),
                 searches: HashMap::new(),
+                receiver_checks: HashMap::new(),
             }),
             shutdown: CancellationToken::new(),
             data_dir,

@@ -619,6 +619,70 @@ await step("delete a subscription: gone from the service, its keys from the keyc
   await (await $("[data-testid=subscription-done]")).waitForExist({ timeout: 5000 });
 });
 
+await step("check a receiver: the console's own listener against the spec's webhook rules", async () => {
+  await go(`#/products/${before.productId}`);
+  const run = `[data-testid=receiver-check-${subscriptionId}] [data-testid=receiver-check-run]`;
+  await (await $(`[data-testid=subscription-check-${subscriptionId}]`)).waitForExist({ timeout: 15000 });
+  await (await $(`[data-testid=subscription-check-${subscriptionId}]`)).click();
+  await (await $(run)).waitForDisplayed({ timeout: 5000 });
+  // The listener is plain http on loopback: allowed (a warning) without asking.
+  assert.equal(await (await $(`[data-testid=receiver-check-${subscriptionId}] input[type=checkbox]`)).isSelected(), true);
+  await (await $(run)).click();
+  const report = await $("[data-testid=receiver-report]");
+  await report.waitForExist({ timeout: 60000 });
+  const outcomes = {};
+  for (const rule of await browser.$$("[data-testid=receiver-report] [data-rule]")) {
+    outcomes[await rule.getAttribute("data-rule")] = await rule.getAttribute("data-outcome");
+  }
+  assert.deepEqual(outcomes, {
+    "https-trusted-certificate": "warn",
+    "tls-1.2-or-above": "skipped",
+    "acknowledged-in-time": "pass",
+    "signature-verified": "pass",
+    "redelivery-acknowledged": "pass",
+    "no-sensitive-data": "pass",
+  });
+  assert.equal(await report.getAttribute("data-failed"), "0");
+  // The evidence of the signature rule: four forgeries, each refused.
+  const signature = await $("[data-testid=receiver-report] [data-rule=signature-verified]");
+  await (await signature.$("summary")).click();
+  await browser.waitUntil(async () => /\b4\d\d\b/.test(await signature.getText()), { timeout: 5000, timeoutMsg: "the forgeries' answers are not shown" });
+  assert.doesNotMatch(await browser.getPageSource(), /E2eRotatedKey/, "the key is nowhere on the page");
+  await shot("product-detail-receiver-check");
+  await browser.setWindowSize(960, 600);
+  try {
+    const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling (${overflow} px)`);
+    await (await $("[data-testid=receiver-report]")).scrollIntoView();
+    await shot("small-product-detail-receiver-check");
+  } finally {
+    await browser.setWindowSize(1280, 800);
+  }
+  await clickButton("Close");
+
+  // The same check from the Webhooks screen, over the subscriptions that reach the listener.
+  await go("#/webhooks");
+  await (await $("[data-testid=listener-checks]")).waitForExist({ timeout: 15000 });
+  await (await $("[data-testid=listener-checks]")).click();
+  const fromWebhooks = `[data-testid=listener-check-${subscriptionId}]`;
+  await (await $(fromWebhooks)).waitForExist({ timeout: 15000 });
+  await (await $(fromWebhooks)).click();
+  await (await $(run)).click();
+  await (await $("[data-testid=receiver-report]")).waitForExist({ timeout: 60000 });
+  assert.equal(await (await $("[data-testid=receiver-report]")).getAttribute("data-failed"), "0");
+  await shot("webhooks-listener-check");
+  await browser.setWindowSize(960, 600);
+  try {
+    const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling (${overflow} px)`);
+    await shot("small-webhooks-listener-check");
+  } finally {
+    await browser.setWindowSize(1280, 800);
+  }
+  await clickButton("Close");
+  await (await $("[data-testid=listener-checks]")).click();
+});
+
 await step("reset the embedded sandbox: back to its demo data", async () => {
   await go("#/connections");
   await (await $("[data-testid=reset-sandbox]")).click();

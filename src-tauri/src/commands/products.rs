@@ -1,9 +1,9 @@
 //! Product detail: get, create, add, edit and delete subscriptions, rotate and retire signing
-//! keys. Thin adapters over `services::subscriptions`, which keeps the keychain and the
+//! keys, check a subscription's receiver. Thin adapters over `services::subscriptions`, which keeps the keychain and the
 //! listener's keys in step.
 use crate::bridge::{
-    NewProductForm, NewSubscriptionForm, RepointResult, RotateKeyForm, ShownOnceKey,
-    SubscriptionChangeForm, SubscriptionKeys,
+    ListenerSubscription, NewProductForm, NewSubscriptionForm, ReceiverCheckForm, RepointResult,
+    RotateKeyForm, ShownOnceKey, SubscriptionChangeForm, SubscriptionKeys,
 };
 use crate::error::{AppError, Result};
 use crate::state::AppState;
@@ -161,6 +161,28 @@ pub async fn delete_subscription(
     subscription_id: String,
 ) -> Result<Product> {
     crate::services::subscriptions::delete(&state, &product_id, &subscription_id).await
+}
+
+/// Checks the subscription's receiver as the service would meet it (`partner-conformance`).
+#[tauri::command]
+pub async fn check_receiver(
+    state: State<'_, AppState>,
+    form: ReceiverCheckForm,
+) -> Result<partner_conformance::Report> {
+    crate::services::receiver_check::check(&state, form).await
+}
+
+/// The subscriptions that reach the console's own listener (tunnel or direct), to check.
+#[tauri::command]
+pub async fn listener_subscriptions(
+    state: State<'_, AppState>,
+) -> Result<Vec<ListenerSubscription>> {
+    crate::services::receiver_check::listener_subscriptions(&state).await
+}
+
+#[tauri::command]
+pub fn cancel_receiver_check(state: State<'_, AppState>, subscription_id: String) {
+    crate::services::receiver_check::cancel(&state, &subscription_id);
 }
 
 /// Re-points the subscriptions under an old tunnel (or listener) URL to a new one.

@@ -11,7 +11,7 @@ import { ConnectionsScreen } from "./connections/ConnectionsScreen";
 import { Inspector } from "./webhooks/Inspector";
 import { DemoScreen } from "./demo/DemoScreen";
 import { ErrorPanel } from "../components/ErrorPanel";
-import type { CaptureSummary, Product } from "../platform";
+import type { CaptureSummary, Product, ReceiverReport } from "../platform";
 
 const sortKeys = () => ({ products: ["listingName", "name", "status", "created", "updated"], transactions: ["id", "status", "created", "updated", "requestType"] });
 
@@ -180,6 +180,70 @@ describe("Product detail: editing and deleting subscriptions", () => {
     expect(await screen.findByRole("alert")).toHaveTextContent("its keys are still in the keychain");
     await waitFor(() => expect(calls.filter((c) => c.cmd === "get_product")).toHaveLength(2));
     expect(await screen.findByText("No subscriptions yet: add one pointing at the listener.")).toBeInTheDocument();
+  });
+});
+
+describe("Product detail: checking a subscription's receiver", () => {
+  const keys = (a: Record<string, unknown>) => ({ subscriptionId: a.subscriptionId, hasCurrent: true, hasPrevious: false });
+  const report: ReceiverReport = {
+    url: "https://hooks.example.app/webhooks",
+    subscriptionId: "sub-1",
+    resource: "urn:svc:partner:transaction",
+    timeoutMs: 30000,
+    requestsSent: 6,
+    rules: [
+      { id: "https-trusted-certificate", title: "HTTPS endpoint with a certificate signed by a certificate authority", outcome: "pass", summary: "Certificate for hooks.example.app, signed by a trusted authority." },
+      { id: "tls-1.2-or-above", title: "TLS 1.2 or above", outcome: "pass", summary: "Accepts TLS 1.3 and TLS 1.2.", tlsVersions: ["TLS 1.3", "TLS 1.2"] },
+      { id: "acknowledged-in-time", title: "A correctly signed notification is acknowledged (200-399) within the timeout", outcome: "pass", summary: "200 in 12 ms.", evidence: [{ sent: "a correctly signed notification", eventId: "e-1", status: 200, durationMs: 12 }] },
+      {
+        id: "signature-verified",
+        title: "Only notifications whose signature matches the raw body are acknowledged",
+        outcome: "fail",
+        summary: "It does not verify signatures: a notification signed with another key was acknowledged.",
+        evidence: [
+          { sent: "signed with another key", eventId: "e-2", status: 200, durationMs: 9 },
+          { sent: "no signature", eventId: "e-3", status: 200, durationMs: 8, bodyExcerpt: "ok" },
+        ],
+      },
+      { id: "redelivery-acknowledged", title: "A redelivery (same eventId and body) is acknowledged again", outcome: "pass", summary: "200 in 7 ms." },
+      { id: "no-sensitive-data", title: "No response carries the signing key or a stack trace", outcome: "pass", summary: "No response carried the key or a stack trace." },
+    ],
+  };
+
+  it("runs the check for the subscription and shows each rule with its outcome and evidence", async () => {
+    const remote = { ...product(1), webhooks: [{ subscriptionId: "sub-1", url: "https://hooks.example.app/webhooks", events: ["created" as const], resource: "urn:svc:partner:transaction" as const }] };
+    const calls = mockCommands({ get_product: () => remote, subscription_keys: keys, check_receiver: () => report });
+    renderWithClient(<ProductDetail id="p-1" />);
+    fireEvent.click(await screen.findByTestId("subscription-check-sub-1"));
+    const panel = screen.getByTestId("receiver-check-sub-1");
+    // An https URL: plain http is not allowed unless the user says so.
+    expect(within(panel).getByRole("checkbox")).not.toBeChecked();
+    fireEvent.click(within(panel).getByTestId("receiver-check-run"));
+    const shown = await within(panel).findByTestId("receiver-report");
+    expect(shown).toHaveTextContent("1 of 6 rules failed");
+    expect(shown.querySelector('[data-rule="signature-verified"]')).toHaveAttribute("data-outcome", "fail");
+    expect(shown.querySelector('[data-rule="signature-verified"]')).toHaveTextContent("It does not verify signatures");
+    expect(shown.querySelector('[data-rule="tls-1.2-or-above"]')).toHaveTextContent("Accepted: TLS 1.3, TLS 1.2");
+    expect(within(shown).getByText("2 requests")).toBeInTheDocument();
+    expect(calls.find((c) => c.cmd === "check_receiver")?.args).toEqual({ form: { productId: "p-1", subscriptionId: "sub-1", allowHttp: false } });
+  });
+
+  it("allows plain http for a receiver on this machine, and says why a check could not run", async () => {
+    const local = { ...product(1), webhooks: [{ subscriptionId: "sub-1", url: "http://127.0.0.1:7070/webhooks", events: ["created" as const], resource: "urn:svc:partner:transaction" as const }] };
+    const calls = mockCommands({
+      get_product: () => local,
+      subscription_keys: keys,
+      check_receiver: () => {
+        throw { kind: "network", message: "The receiver could not be reached: connection refused.", hint: "Start the receiver (or its tunnel) and check again.", status: null, errorCode: null };
+      },
+    });
+    renderWithClient(<ProductDetail id="p-1" />);
+    fireEvent.click(await screen.findByTestId("subscription-check-sub-1"));
+    const panel = screen.getByTestId("receiver-check-sub-1");
+    expect(within(panel).getByRole("checkbox")).toBeChecked();
+    fireEvent.click(within(panel).getByTestId("receiver-check-run"));
+    expect(await within(panel).findByRole("alert")).toHaveTextContent("could not be reached");
+    expect(calls.find((c) => c.cmd === "check_receiver")?.args).toEqual({ form: { productId: "p-1", subscriptionId: "sub-1", allowHttp: true } });
   });
 });
 

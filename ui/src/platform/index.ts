@@ -20,6 +20,7 @@ import type {
   ExportResult,
   Introspection,
   ListenerAddressForm,
+  ListenerSubscription,
   ListenerView,
   NewConnection,
   NewProductForm,
@@ -27,6 +28,8 @@ import type {
   PageQuery,
   PageView,
   Product,
+  ReceiverCheckForm,
+  ReceiverReport,
   ReplayForm,
   ReplayResult,
   RepointResult,
@@ -147,6 +150,11 @@ export const api = {
   /** Moves the subscriptions whose URL starts with `from` to start with `to` instead. */
   repointSubscriptions: (from: string, to: string) =>
     call<RepointResult>("repoint_subscriptions", { from, to }),
+  /** Checks a subscription's receiver against the spec's webhook rules, as the service meets it. */
+  checkReceiver: (form: ReceiverCheckForm) => call<ReceiverReport>("check_receiver", { form }),
+  /** The subscriptions that reach the console's own listener, through the tunnel or directly. */
+  listenerSubscriptions: () => call<ListenerSubscription[]>("listener_subscriptions"),
+  cancelReceiverCheck: (subscriptionId: string) => call<void>("cancel_receiver_check", { subscriptionId }),
   signingKeyProblems: (key: string) => call<string[]>("signing_key_problems", { key }),
   generateSigningKey: () => call<string>("generate_signing_key"),
 

@@ -209,7 +209,7 @@ fn plain_http_rules(allow_http: bool) -> Vec<RuleResult> {
         RuleResult::new(
             RuleId::HttpsTrustedCertificate,
             Outcome::Warn,
-            "plain http://, allowed by --allow-http for development; the service only calls \
+            "plain http://, allowed for development on this machine; the service only calls \
              https:// endpoints with a certificate from a certificate authority",
         )
     } else {

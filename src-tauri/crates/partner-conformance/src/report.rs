@@ -9,6 +9,7 @@ use std::fmt;
 
 /// The rules a check reports on, in the order they are reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum RuleId {
     /// Endpoint requirements: an `https://` endpoint whose certificate a certificate authority
     /// signed (self-signed ones are not supported).
@@ -81,6 +82,7 @@ impl fmt::Display for RuleId {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     Pass,
@@ -93,6 +95,7 @@ pub enum Outcome {
 
 /// One request the check sent, what came back, and how long it took.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Exchange {
     /// What was sent, in words ("a correctly signed notification").
@@ -101,14 +104,18 @@ pub struct Exchange {
     pub event_id: String,
     /// The receiver's status, when it answered.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub status: Option<u16>,
     /// Why there was no status (timed out, connection reset, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub error: Option<String>,
     /// From sending to the response's status line (or to the error).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub duration_ms: u64,
     /// The start of the response body, any form of the signing key masked.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub body_excerpt: Option<String>,
 }
 
@@ -140,6 +147,7 @@ pub fn format_ms(ms: u64) -> String {
 
 /// One rule, its outcome and the evidence for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RuleResult {
     pub id: RuleId,
@@ -149,9 +157,11 @@ pub struct RuleResult {
     pub summary: String,
     /// The requests behind the outcome (none for the TLS rules, which only shake hands).
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(optional, as = "Option<Vec<Exchange>>"))]
     pub evidence: Vec<Exchange>,
     /// The TLS versions the receiver accepted (for the TLS rule), e.g. `["TLS 1.3", "TLS 1.2"]`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub tls_versions: Option<Vec<String>>,
 }
 
@@ -175,6 +185,7 @@ impl RuleResult {
 
 /// The whole check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     /// The receiver's URL as given.
@@ -183,6 +194,7 @@ pub struct Report {
     /// The resource type of the notifications sent.
     pub resource: partner_api::ResourceType,
     /// How long a receiver had to answer (the service's 30 s unless changed).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub timeout_ms: u64,
     /// How many HTTP requests the check sent (never more than [`crate::MAX_REQUESTS`]).
     pub requests_sent: usize,

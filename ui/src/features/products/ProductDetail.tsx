@@ -6,11 +6,12 @@ import { RecordView } from "../../components/JsonView";
 import { formatTime, shortId } from "../../lib/format";
 import { navigate } from "../../lib/router";
 import { KeyField, useKeyChoice } from "./KeyField";
+import { ReceiverCheck } from "../../components/ReceiverCheck";
 import { ShownOnce } from "./ShownOnce";
 import { draftOf, EVENTS, RESOURCES, subscriptionChange, subscriptionDraftProblems, toggleEvent, type SubscriptionDraft } from "./subscriptionModel";
 
 /** What the user is doing to one subscription: one at a time, under the table. */
-type SubscriptionAction = { kind: "rotate" | "edit" | "delete"; subscriptionId: string };
+type SubscriptionAction = { kind: "rotate" | "edit" | "delete" | "check"; subscriptionId: string };
 
 export function ProductDetail({ id }: { id: string }) {
   const product = useQuery({ queryKey: ["product", id], queryFn: () => api.getProduct(id), retry: false });
@@ -67,6 +68,7 @@ export function ProductDetail({ id }: { id: string }) {
                   <td><KeyStatus subscriptionId={w.subscriptionId} /></td>
                   <td>
                     <span className="row-actions">
+                      <button type="button" data-testid={`subscription-check-${w.subscriptionId}`} onClick={() => act("check", w.subscriptionId)}>Check receiver</button>
                       <button type="button" onClick={() => act("rotate", w.subscriptionId)}>Rotate key</button>
                       <button type="button" data-testid={`subscription-edit-${w.subscriptionId}`} onClick={() => act("edit", w.subscriptionId)}>Edit</button>
                       <button type="button" className="danger" data-testid={`subscription-delete-${w.subscriptionId}`} onClick={() => act("delete", w.subscriptionId)}>Delete</button>
@@ -98,6 +100,12 @@ export function ProductDetail({ id }: { id: string }) {
               }}
             />
           )}
+          {action?.kind === "check" && (() => {
+            const subscription = p.webhooks.find((w) => w.subscriptionId === action.subscriptionId);
+            return subscription ? (
+              <ReceiverCheck key={action.subscriptionId} productId={p.id} subscription={subscription} onClose={() => setAction(null)} />
+            ) : null;
+          })()}
           {action?.kind === "delete" && (
             <DeleteSubscription
               key={action.subscriptionId}

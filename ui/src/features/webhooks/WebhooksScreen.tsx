@@ -7,6 +7,7 @@ import { Inspector } from "./Inspector";
 import { parseTestMode } from "./listenerModel";
 import { TunnelCheckResult } from "./TunnelCheckResult";
 import { ListenerSettings } from "./ListenerSettings";
+import { ListenerChecks } from "./ListenerChecks";
 import { RepointOfferPanel } from "./RepointOfferPanel";
 
 export function WebhooksScreen() {
@@ -19,6 +20,7 @@ export function WebhooksScreen() {
       </div>
       {listener.isError && <ErrorPanel error={listener.error} onRetry={() => void listener.refetch()} />}
       {listener.data && <ListenerSettings view={listener.data} />}
+      {listener.data && <ListenerChecks />}
       <Inspector />
     </div>
   );

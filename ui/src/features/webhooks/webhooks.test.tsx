@@ -5,6 +5,7 @@ import type { CaptureSummary, RepointOffer, TunnelSaved } from "../../platform";
 import { listenerView } from "../../test/fixtures";
 import { mockCommands, renderWithClient } from "../../test/render";
 import { Inspector } from "./Inspector";
+import { ListenerChecks } from "./ListenerChecks";
 import { ListenerSettings } from "./ListenerSettings";
 import { ListenerControls, WebhooksScreen } from "./WebhooksScreen";
 
@@ -272,5 +273,46 @@ describe("Webhooks screen", () => {
     expect(await screen.findByTestId("listener-settings")).toHaveTextContent("127.0.0.1:7070/webhooks");
     expect(screen.getByTestId("listener-address")).toHaveTextContent("127.0.0.1:7070");
     await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("1 of 1"));
+  });
+});
+
+describe("checking the listener as a receiver", () => {
+  it("lists the subscriptions reaching the listener, the tunnel's first, and checks the one picked", async () => {
+    const transaction = "urn:svc:partner:transaction" as const;
+    const calls = mockCommands({
+      listener_subscriptions: () => [
+        { productId: "p-1", productName: "acme-flood", via: "tunnel", subscription: { subscriptionId: "sub-t", url: "https://tunnel.example.dev/webhooks", events: ["created"], resource: transaction } },
+        { productId: "p-2", productName: "acme-title", via: "direct", subscription: { subscriptionId: "sub-d", url: "http://127.0.0.1:7070/webhooks", events: ["created"], resource: transaction } },
+      ],
+      check_receiver: (a) => ({
+        url: "http://127.0.0.1:7070/webhooks",
+        subscriptionId: (a.form as { subscriptionId: string }).subscriptionId,
+        resource: transaction,
+        timeoutMs: 30000,
+        requestsSent: 6,
+        rules: [{ id: "acknowledged-in-time", title: "A correctly signed notification is acknowledged (200-399) within the timeout", outcome: "pass", summary: "acknowledged with 200 in 4 ms" }],
+      }),
+    });
+    renderWithClient(<ListenerChecks />);
+    // Nothing is walked until the section is opened.
+    expect(calls.some((c) => c.cmd === "listener_subscriptions")).toBe(false);
+    fireEvent.click(screen.getByTestId("listener-checks"));
+    const table = await screen.findByRole("table", { name: "Subscriptions reaching the listener" });
+    const rows = within(table).getAllByRole("row");
+    expect(rows[0]).toHaveTextContent("tunnel");
+    expect(rows[1]).toHaveTextContent("direct");
+    fireEvent.click(screen.getByTestId("listener-check-sub-d"));
+    const panel = screen.getByTestId("receiver-check-sub-d");
+    expect(within(panel).getByRole("checkbox")).toBeChecked();
+    fireEvent.click(within(panel).getByTestId("receiver-check-run"));
+    expect(await within(panel).findByTestId("receiver-report")).toHaveTextContent("Every rule passed");
+    expect(calls.find((c) => c.cmd === "check_receiver")?.args).toEqual({ form: { productId: "p-2", subscriptionId: "sub-d", allowHttp: true } });
+  });
+
+  it("says when no subscription reaches the listener", async () => {
+    mockCommands({ listener_subscriptions: () => [] });
+    renderWithClient(<ListenerChecks />);
+    fireEvent.click(screen.getByTestId("listener-checks"));
+    expect(await screen.findByText(/No subscription of this connection reaches the listener/)).toBeInTheDocument();
   });
 });

@@ -1,0 +1,143 @@
+//! Checks a subscription's receiver against the spec's webhook rules: the app's side of
+//! `partner check-receiver`, over the same library (`partner-conformance`).
+//!
+//! The URL and the resource type come from the product as the service has it now, and the key
+//! from the listener's key source (the keychain), so the check signs exactly as the service
+//! signs for that subscription. The key goes into the check and nowhere else: the report the UI
+//! gets holds none (the library masks every response excerpt). One check per subscription runs
+//! at a time; it can be cancelled, and it stops with the app.
+use crate::bridge::{ListenerRoute, ListenerSubscription, ReceiverCheckForm};
+use crate::error::{AppError, ErrorKind, Result};
+use crate::state::AppState;
+use partner_conformance::{check_receiver, CheckConfig, CheckError, Report};
+use partner_listener::KeySource;
+
+pub async fn check(state: &AppState, form: ReceiverCheckForm) -> Result<Report> {
+    let client = state.client()?;
+    let product = client.get_product(&form.product_id).await?;
+    let subscription = product
+        .webhooks
+        .iter()
+        .find(|w| w.subscription_id == form.subscription_id)
+        .ok_or_else(|| {
+            AppError::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "The product has no subscription {} any more.",
+                    form.subscription_id
+                ),
+                "Reload the product.",
+            )
+        })?;
+    let keys = state.keys.clone();
+    let id = form.subscription_id.clone();
+    let held = tauri::async_runtime::spawn_blocking(move || keys.keys(&id))
+        .await
+        .map_err(|e| {
+            AppError::new(
+                ErrorKind::Internal,
+                format!("Reading the key failed: {e}."),
+                "Try again.",
+            )
+        })?;
+    let Some(held) = held else {
+        return Err(AppError::new(
+            ErrorKind::Keychain,
+            "The console does not hold this subscription's signing key, so it cannot sign as the service does.",
+            "Rotate the key here (the console keeps the new one), or run `partner check-receiver --key-stdin` with the key you hold.",
+        ));
+    };
+
+    let mut config = CheckConfig::new(
+        subscription.url.clone(),
+        subscription.subscription_id.clone(),
+        held.current,
+    );
+    config.resource = subscription.resource;
+    config.allow_http = form.allow_http;
+
+    let stop = state.shutdown.child_token();
+    if let Some(running) = state
+        .lock()
+        .receiver_checks
+        .insert(form.subscription_id.clone(), stop.clone())
+    {
+        running.cancel();
+    }
+    let outcome = check_receiver(&config, &stop).await;
+    // A cancelled run's entry was removed by `cancel`, or replaced by a newer check: only a
+    // run that ended by itself removes its own.
+    if !stop.is_cancelled() {
+        state.lock().receiver_checks.remove(&form.subscription_id);
+    }
+    outcome.map_err(could_not_run)
+}
+
+/// Stops a running check of the subscription (its report is not shown).
+pub fn cancel(state: &AppState, subscription_id: &str) {
+    if let Some(stop) = state.lock().receiver_checks.remove(subscription_id) {
+        stop.cancel();
+    }
+}
+
+fn could_not_run(error: CheckError) -> AppError {
+    match error {
+        CheckError::InvalidInput(message) => AppError::new(
+            ErrorKind::InvalidInput,
+            format!("The check could not start: {message}."),
+            "Edit the subscription's URL.",
+        ),
+        CheckError::Unreachable(message) => AppError::new(
+            ErrorKind::Network,
+            format!("The receiver could not be reached: {message}."),
+            "Start the receiver (or its tunnel) and check again.",
+        ),
+        CheckError::Setup(message) => AppError::new(
+            ErrorKind::Internal,
+            format!("The check could not be set up: {message}."),
+            "Try again.",
+        ),
+        CheckError::Cancelled => AppError::new(
+            ErrorKind::Cancelled,
+            "The check was cancelled.",
+            "Check again when you are ready.",
+        ),
+    }
+}
+
+/// The active connection's subscriptions that reach the console's own listener: through the
+/// tunnel URL (the way the service reaches it) or straight at the listener's address. These are
+/// what the Webhooks screen offers to check, the tunnel's first.
+pub async fn listener_subscriptions(state: &AppState) -> Result<Vec<ListenerSubscription>> {
+    let tunnel = crate::services::listener::tunnel_url(state);
+    let direct = state.lock().listener.as_ref().map(|l| l.url());
+    let mut bases = Vec::new();
+    for (via, url) in [
+        (ListenerRoute::Tunnel, tunnel),
+        (ListenerRoute::Direct, direct),
+    ] {
+        if let Some(url) = url {
+            bases.push((via, partner_client::CallbackBase::parse(&url)?));
+        }
+    }
+    if bases.is_empty() {
+        return Ok(Vec::new());
+    }
+    let all = state.client()?.all_subscriptions().await?;
+    let mut found: Vec<ListenerSubscription> = all
+        .into_iter()
+        .filter_map(|at| {
+            let (via, _) = bases
+                .iter()
+                .find(|(_, base)| base.holds(&at.subscription.url))?;
+            Some(ListenerSubscription {
+                product_id: at.product_id,
+                product_name: at.product_name,
+                subscription: at.subscription,
+                via: *via,
+            })
+        })
+        .collect();
+    found.sort_by_key(|s| s.via != ListenerRoute::Tunnel);
+    Ok(found)
+}
