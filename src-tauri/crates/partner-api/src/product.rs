@@ -12,8 +12,26 @@ use utoipa::ToSchema;
 
 pub const NAME_MAX: usize = 64;
 pub const LISTING_NAME_MAX: usize = 256;
+/// `integrationType`, when sent, is 1 to 32 characters.
+pub const INTEGRATION_TYPE_MAX: usize = 32;
+/// A credential definition's `id` is 1 to 64 characters, unique within the product.
+pub const CREDENTIAL_ID_MAX: usize = 64;
+/// The most webhook subscriptions one product may carry.
+pub const MAX_WEBHOOKS: usize = 20;
 /// Request types a product may accept.
 pub const REQUEST_TYPES: &[&str] = &["NEW_REQUEST"];
+
+/// The OpenAPI pattern of required text (`name`, `listingName`, ...): at least one character
+/// that is not white space. Validators read `\s` as Unicode White_Space, which is what
+/// `str::trim` removes, so the document and [`check_name`] agree on every string.
+pub const NOT_BLANK_PATTERN: &str = r"\S";
+/// The OpenAPI pattern of `interfaceUrl` and `adminInterfaceUrl`: an `http://` or `https://`
+/// address with a DNS host name (its last label starting with a letter), an optional port and
+/// path. Every string it matches is one [`check_web_url`] accepts.
+pub const WEB_URL_PATTERN: &str = r"^https?://([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(:[0-9]{1,4})?(/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?$";
+/// The OpenAPI pattern of a webhook callback `url`: as [`WEB_URL_PATTERN`], `https://` only
+/// (the sandbox's `--allow-http-callbacks` also admits `http://` to a loopback host).
+pub const CALLBACK_URL_PATTERN: &str = r"^https://([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(:[0-9]{1,4})?(/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?$";
 
 /// Fields a partner may not send when creating a product.
 pub const READ_ONLY_ON_CREATE: &[&str] = &[
@@ -43,16 +61,26 @@ pub const READ_ONLY_ON_PATCH: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CredentialDefinition {
+    /// Unique within the product.
+    #[schema(schema_with = crate::openapi::credential_id)]
     pub id: String,
     #[serde(rename = "type")]
     pub kind: String,
     pub title: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::integer::optional"
+    )]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub minimum: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::integer::optional"
+    )]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub maximum: Option<i64>,
     #[serde(default)]
@@ -89,7 +117,10 @@ pub struct WebhookSubscription {
 /// A subscription as a partner sends it, in a create or a PATCH. With a `subscriptionId` it
 /// updates that subscription (an omitted `signingkey` keeps the current key); without one it
 /// creates a subscription and needs every field.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+///
+/// Its schema is the one of a PATCH entry: either a change to an existing subscription
+/// ([`SubscriptionChange`]) or a new one ([`NewWebhookSubscription`]).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WebhookSubscriptionInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -109,6 +140,85 @@ pub struct WebhookSubscriptionInput {
     pub signing_key: Option<Secret>,
 }
 
+impl utoipa::PartialSchema for WebhookSubscriptionInput {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::OneOfBuilder;
+        use utoipa::openapi::Ref;
+        OneOfBuilder::new()
+            .item(Ref::from_schema_name("SubscriptionChange"))
+            .item(Ref::from_schema_name("NewWebhookSubscription"))
+            .into()
+    }
+}
+
+impl ToSchema for WebhookSubscriptionInput {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        schemas.push((
+            "SubscriptionChange".into(),
+            <SubscriptionChange as utoipa::PartialSchema>::schema(),
+        ));
+        schemas.push((
+            "NewWebhookSubscription".into(),
+            <NewWebhookSubscription as utoipa::PartialSchema>::schema(),
+        ));
+        <SubscriptionChange as ToSchema>::schemas(schemas);
+        <NewWebhookSubscription as ToSchema>::schemas(schemas);
+    }
+}
+
+/// A new webhook subscription, as a create (or a PATCH entry without `subscriptionId`) sends
+/// it: every field is required. The document's shape of [`WebhookSubscriptionInput`] without an
+/// id.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewWebhookSubscription {
+    /// The server assigns the id; it may only be sent as `null`.
+    #[serde(default)]
+    #[schema(schema_with = crate::openapi::null_only)]
+    pub subscription_id: Option<()>,
+    /// The HTTPS callback address.
+    #[schema(schema_with = crate::openapi::callback_url)]
+    pub url: String,
+    #[schema(schema_with = crate::openapi::event_types)]
+    pub events: Vec<EventType>,
+    pub resource: ResourceType,
+    /// The shared secret notifications are signed with (the spec's complexity rule); never
+    /// shown again.
+    #[serde(rename = "signingkey")]
+    #[schema(schema_with = crate::openapi::signing_key)]
+    pub signing_key: Secret,
+}
+
+/// A change to an existing subscription in a PATCH: fields left out (or `null`) keep their
+/// values, so a lone `subscriptionId` keeps the subscription as it is.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SubscriptionChange {
+    /// One of the product's subscriptions (another is a 400).
+    pub subscription_id: String,
+    #[serde(default)]
+    #[schema(schema_with = crate::openapi::optional_callback_url)]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_event_types)]
+    pub events: Option<Vec<EventType>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<ResourceType>,
+    /// A new signing key (rotation); left out, the key stays.
+    #[serde(
+        rename = "signingkey",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(schema_with = crate::openapi::optional_signing_key)]
+    pub signing_key: Option<Secret>,
+}
+
 impl WebhookSubscriptionInput {
     /// The entry that keeps an existing subscription exactly as it is.
     pub fn keep(subscription: &WebhookSubscription) -> Self {
@@ -123,23 +233,79 @@ impl WebhookSubscriptionInput {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewProduct {
+    /// Unique among the partner's products (a duplicate is a 409).
+    #[schema(schema_with = crate::openapi::product_name)]
     pub name: String,
+    #[schema(schema_with = crate::openapi::listing_name)]
     pub listing_name: String,
+    #[schema(schema_with = crate::openapi::request_types)]
     pub request_types: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_web_url)]
     pub interface_url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_web_url)]
     pub admin_interface_url: Option<String>,
+    /// `ASYNC` when left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_integration_type)]
     pub integration_type: Option<String>,
+    /// Credential ids are unique within the product.
     #[serde(default)]
     pub credentials: Vec<CredentialDefinition>,
     #[serde(default)]
     pub tags: ProductTags,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::integer::optional"
+    )]
+    #[schema(schema_with = crate::openapi::optional_extension_limit)]
     pub extension_limit: Option<i64>,
     #[serde(default)]
+    #[schema(schema_with = crate::openapi::new_webhooks)]
     pub webhooks: Vec<WebhookSubscriptionInput>,
+}
+
+/// The body of `PATCH /partner/v2/products/{id}` (a JSON merge patch, RFC 7396): the fields of
+/// [`NewProduct`] to change, `null` for an optional one to drop. `webhooks`, when present, is
+/// the whole new list. `name` and the server's fields may be sent only with their current
+/// values. Only the document uses this type; the server merges the patch into the product and
+/// checks the result as a [`NewProduct`].
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProductPatch {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::listing_name)]
+    pub listing_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::request_types)]
+    pub request_types: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_web_url)]
+    pub interface_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_web_url)]
+    pub admin_interface_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_integration_type)]
+    pub integration_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_credentials)]
+    pub credentials: Option<Vec<CredentialDefinition>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_tags_patch)]
+    pub tags: Option<ProductTags>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::integer::optional"
+    )]
+    #[schema(schema_with = crate::openapi::optional_extension_limit)]
+    pub extension_limit: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_patch_webhooks)]
+    pub webhooks: Option<Vec<WebhookSubscriptionInput>>,
 }
 
 /// A product configuration as the server shows it.

@@ -32,12 +32,11 @@ pub const LENDER_CLIENT_ID: &str = "sandbox-lender";
 pub const LENDER_USER: &str = "lender.officer";
 /// Who custom events sent through the sandbox's lender side come from.
 pub const LENDER_NAME: &str = "Sandbox Lender";
-/// Subscriptions one product may carry.
-pub const MAX_WEBHOOKS: usize = 20;
-const EVENT_TEXT_MAX: usize = 512;
-const EVENT_COMMENTS_MAX: usize = 4096;
-const EVENT_TYPE_MAX: usize = 200;
-const RESPONSE_TEXT_MAX: usize = 256;
+pub use partner_api::product::MAX_WEBHOOKS;
+use partner_api::product::{CREDENTIAL_ID_MAX, INTEGRATION_TYPE_MAX};
+use partner_api::transaction::{
+    EVENT_COMMENTS_MAX, EVENT_TEXT_MAX, EVENT_TYPE_MAX, RESPONSE_TEXT_MAX, SYSTEM_EVENT_TYPE_PREFIX,
+};
 
 type ApiResult<T> = Result<T, ApiError>;
 
@@ -163,14 +162,19 @@ fn check_product_fields(p: &NewProduct) -> ApiResult<()> {
         check_web_url("adminInterfaceUrl", url)?;
     }
     if let Some(kind) = &p.integration_type {
-        check_len("integrationType", kind, 32, true)?;
+        check_len("integrationType", kind, INTEGRATION_TYPE_MAX, true)?;
     }
     if p.extension_limit.is_some_and(|n| n < 0) {
         return Err(ApiError::invalid("extensionLimit may not be negative"));
     }
     let mut credential_ids = HashSet::new();
     for (i, credential) in p.credentials.iter().enumerate() {
-        check_len(&format!("credentials[{i}].id"), &credential.id, 64, true)?;
+        check_len(
+            &format!("credentials[{i}].id"),
+            &credential.id,
+            CREDENTIAL_ID_MAX,
+            true,
+        )?;
         if !credential_ids.insert(credential.id.as_str()) {
             return Err(ApiError::invalid(format!(
                 "credentials[{i}].id `{}` is used twice",
@@ -840,7 +844,7 @@ impl Store {
                 "type must be a URN such as `urn:acme:note` (no spaces)",
             ));
         }
-        if new.event_type.starts_with("urn:svc:partner:transaction") {
+        if new.event_type.starts_with(SYSTEM_EVENT_TYPE_PREFIX) {
             return Err(ApiError::invalid(
                 "type may not use the system's own `urn:svc:partner:transaction` names",
             ));
