@@ -82,13 +82,16 @@ fn authenticate_basic<'s>(
     check_credentials(state, credentials)
 }
 
+/// The parameters of a form body, in order.
+type FormPairs = Vec<(String, String)>;
+
 /// The client of an issuance and its form: Basic first, else `client_id`/`client_secret` in
 /// the form.
 fn authenticate_issuance<'s>(
     state: &'s SharedState,
     headers: &HeaderMap,
     body: &[u8],
-) -> Result<(&'s Client, Vec<(String, String)>), HttpError> {
+) -> Result<(&'s Client, FormPairs), HttpError> {
     if let Some(credentials) = basic_credentials(headers)? {
         let client = check_credentials(state, credentials)?;
         return Ok((client, form_body(headers, body)?));
