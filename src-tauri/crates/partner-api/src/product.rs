@@ -27,7 +27,8 @@ pub const REQUEST_TYPES: &[&str] = &["NEW_REQUEST"];
 pub const NOT_BLANK_PATTERN: &str = r"\S";
 /// The OpenAPI pattern of `interfaceUrl` and `adminInterfaceUrl`: an `http://` or `https://`
 /// address with a DNS host name (its last label starting with a letter), an optional port and
-/// path. Every string it matches is one [`check_web_url`] accepts.
+/// path. Every string it matches is one the sandbox's URL check (`url::Url::parse`, scheme
+/// http or https, a host) accepts.
 pub const WEB_URL_PATTERN: &str = r"^https?://([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(:[0-9]{1,4})?(/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?$";
 /// The OpenAPI pattern of a webhook callback `url`: as [`WEB_URL_PATTERN`], `https://` only
 /// (the sandbox's `--allow-http-callbacks` also admits `http://` to a loopback host).
@@ -172,8 +173,8 @@ impl ToSchema for WebhookSubscriptionInput {
 }
 
 /// A new webhook subscription, as a create (or a PATCH entry without `subscriptionId`) sends
-/// it: every field is required. The document's shape of [`WebhookSubscriptionInput`] without an
-/// id.
+/// it: every field is required.
+// The document's shape of `WebhookSubscriptionInput` without an id.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewWebhookSubscription {
@@ -268,10 +269,10 @@ pub struct NewProduct {
 }
 
 /// The body of `PATCH /partner/v2/products/{id}` (a JSON merge patch, RFC 7396): the fields of
-/// [`NewProduct`] to change, `null` for an optional one to drop. `webhooks`, when present, is
-/// the whole new list. `name` and the server's fields may be sent only with their current
-/// values. Only the document uses this type; the server merges the patch into the product and
-/// checks the result as a [`NewProduct`].
+/// NewProduct to change, `null` for an optional one to drop. `webhooks`, when present, is the
+/// whole new list. `name` and the server's fields may be sent only with their current values.
+// Only the document uses this type; the server merges the patch into the product and checks
+// the result as a `NewProduct`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProductPatch {

@@ -143,6 +143,7 @@ fn refused_token(refusal: TokenRefusal) -> HttpError {
         description = "`grant_type=client_credentials&scope=pc pcapi` (and `client_id`, `client_secret` when not sent as Basic)"),
     responses(
         (status = 201, description = "A new bearer token", body = TokenResponse,
+            headers(("Cache-Control" = String, description = "`no-store`: a token is never cached")),
             links(
                 ("Introspect" = (operation_id = "introspect_token",
                     request_body = json!({"token": "$response.body#/access_token"}))),
@@ -150,7 +151,8 @@ fn refused_token(refusal: TokenRefusal) -> HttpError {
                     request_body = json!({"token": "$response.body#/access_token"}))),
             )),
         (status = 400, description = "Wrong grant type or scope, or a malformed form", body = ApiError),
-        (status = 401, description = "Missing or invalid client credentials", body = ApiError),
+        (status = 401, description = "Missing or invalid client credentials", body = ApiError,
+            headers(("WWW-Authenticate" = String, description = "`Basic realm=\"partner-api\"`"))),
         (status = 413, description = "Body too large", body = ApiError),
         (status = 415, description = "Not a form body", body = ApiError),
     )
