@@ -126,7 +126,10 @@ fn parse_non_negative(raw: &str) -> Option<u64> {
 /// Unicode White_Space, as `str::trim` removes it.
 pub fn sort_pattern(keys: &[&str]) -> String {
     let key = keys.join("|");
-    format!(r"^\s*$|^(?![\s\S]*\b({key})\b[\s\S]*\b\1\b)\s*-?\s*({key})\s*(,\s*-?\s*({key})\s*)*$")
+    let s = format!("[{}]", crate::openapi::white_space_class());
+    format!(
+        r"^{s}*$|^(?![\s\S]*\b({key})\b[\s\S]*\b\1\b){s}*-?{s}*({key}){s}*(,{s}*-?{s}*({key}){s}*)*$"
+    )
 }
 
 fn excerpt(raw: &str) -> String {

@@ -9,18 +9,55 @@ use crate::list::MAX_LIMIT;
 use crate::notification::EventType;
 use crate::product::{
     CALLBACK_URL_PATTERN, CREDENTIAL_ID_MAX, INTEGRATION_TYPE_MAX, LISTING_NAME_MAX, MAX_WEBHOOKS,
-    NAME_MAX, NOT_BLANK_PATTERN, REQUEST_TYPES, WEB_URL_PATTERN,
+    NAME_MAX, REQUEST_TYPES, WEB_URL_PATTERN,
 };
 use crate::signing_key;
 use crate::transaction::{
-    EVENT_COMMENTS_MAX, EVENT_TEXT_MAX, EVENT_TYPE_MAX, EVENT_TYPE_PATTERN, RESPONSE_TEXT_MAX,
+    event_type_pattern, EVENT_COMMENTS_MAX, EVENT_TEXT_MAX, EVENT_TYPE_MAX, RESPONSE_TEXT_MAX,
 };
+use std::sync::OnceLock;
 use utoipa::openapi::schema::{
     AdditionalProperties, AllOf, AllOfBuilder, AnyOfBuilder, ArrayBuilder, KnownFormat, Object,
     ObjectBuilder, Schema, SchemaFormat, SchemaType, Type,
 };
 use utoipa::openapi::RefOr;
 use utoipa::PartialSchema;
+
+/// Unicode White_Space, what `char::is_whitespace` and `str::trim` go by, as the inside of a
+/// regex character class of `\uXXXX` escapes, made from `char::is_whitespace` itself. Patterns
+/// use it instead of `\s`, on which ECMA-262, Python and Rust disagree (U+FEFF, U+0085,
+/// U+001C..U+001F).
+pub fn white_space_class() -> &'static str {
+    static CLASS: OnceLock<String> = OnceLock::new();
+    CLASS.get_or_init(|| {
+        let mut class = String::new();
+        let mut chars = (0..=0xFFFF_u32)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_whitespace())
+            .peekable();
+        while let Some(first) = chars.next() {
+            let mut last = first;
+            while let Some(&next) = chars.peek() {
+                if next as u32 != last as u32 + 1 {
+                    break;
+                }
+                last = next;
+                chars.next();
+            }
+            class.push_str(&format!("\\u{:04X}", first as u32));
+            if last != first {
+                class.push_str(&format!("-\\u{:04X}", last as u32));
+            }
+        }
+        class
+    })
+}
+
+/// The pattern of required text (`name`, `listingName`, ...): at least one character that is
+/// not white space, as `str::trim` sees it.
+pub fn not_blank_pattern() -> String {
+    format!("[^{}]", white_space_class())
+}
 
 /// A string of `min..=max` characters matching `pattern` (when given).
 pub fn text(min: usize, max: Option<usize>, pattern: Option<&str>) -> ObjectBuilder {
@@ -53,12 +90,12 @@ fn strings_of(values: &[&str]) -> ObjectBuilder {
 
 /// `name`: required text of at most `NAME_MAX` characters.
 pub fn product_name() -> Object {
-    text(1, Some(NAME_MAX), Some(NOT_BLANK_PATTERN)).build()
+    text(1, Some(NAME_MAX), Some(&not_blank_pattern())).build()
 }
 
 /// `listingName`: required text of at most `LISTING_NAME_MAX` characters.
 pub fn listing_name() -> Object {
-    text(1, Some(LISTING_NAME_MAX), Some(NOT_BLANK_PATTERN)).build()
+    text(1, Some(LISTING_NAME_MAX), Some(&not_blank_pattern())).build()
 }
 
 /// `requestTypes`: at least one, each a known request type.
@@ -76,12 +113,16 @@ pub fn optional_web_url() -> Object {
 
 /// `integrationType`: 1 to `INTEGRATION_TYPE_MAX` characters, or absent.
 pub fn optional_integration_type() -> Object {
-    or_null(text(1, Some(INTEGRATION_TYPE_MAX), Some(NOT_BLANK_PATTERN)))
+    or_null(text(
+        1,
+        Some(INTEGRATION_TYPE_MAX),
+        Some(&not_blank_pattern()),
+    ))
 }
 
 /// A credential definition's `id`.
 pub fn credential_id() -> Object {
-    text(1, Some(CREDENTIAL_ID_MAX), Some(NOT_BLANK_PATTERN)).build()
+    text(1, Some(CREDENTIAL_ID_MAX), Some(&not_blank_pattern())).build()
 }
 
 /// `extensionLimit` on input: a non-negative integer, or absent.
@@ -161,12 +202,12 @@ pub fn optional_response_text() -> Object {
 
 /// A custom event's `type`: a URN of the sender's own.
 pub fn custom_event_type() -> Object {
-    text(5, Some(EVENT_TYPE_MAX), Some(EVENT_TYPE_PATTERN)).build()
+    text(5, Some(EVENT_TYPE_MAX), Some(&event_type_pattern())).build()
 }
 
 /// A custom event's `text`.
 pub fn event_text() -> Object {
-    text(1, Some(EVENT_TEXT_MAX), Some(NOT_BLANK_PATTERN)).build()
+    text(1, Some(EVENT_TEXT_MAX), Some(&not_blank_pattern())).build()
 }
 
 /// A custom event's `comments`, or absent.
@@ -288,7 +329,7 @@ pub fn token_request() -> Object {
             .required("grant_type")
             .property(
                 "scope",
-                text(1, None, Some(crate::token::SCOPE_PATTERN))
+                text(1, None, Some(&crate::token::scope_pattern()))
                     .description(Some("`pc pcapi` (the two scopes in any order)")),
             )
             .required("scope")
@@ -318,4 +359,23 @@ pub fn token_form() -> Object {
             )
             .required("token"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_white_space_class_is_what_trim_removes() {
+        let class = white_space_class();
+        assert!(
+            class.starts_with("\\u0009-\\u000D\\u0020\\u0085\\u00A0"),
+            "{class}"
+        );
+        assert!(
+            !class.contains("FEFF") && !class.contains("001C"),
+            "{class}"
+        );
+        assert_eq!(not_blank_pattern(), format!("[^{class}]"));
+    }
 }

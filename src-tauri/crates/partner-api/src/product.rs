@@ -21,18 +21,88 @@ pub const MAX_WEBHOOKS: usize = 20;
 /// Request types a product may accept.
 pub const REQUEST_TYPES: &[&str] = &["NEW_REQUEST"];
 
-/// The OpenAPI pattern of required text (`name`, `listingName`, ...): at least one character
-/// that is not white space. Validators read `\s` as Unicode White_Space, which is what
-/// `str::trim` removes, so the document and [`check_name`] agree on every string.
-pub const NOT_BLANK_PATTERN: &str = r"\S";
-/// The OpenAPI pattern of `interfaceUrl` and `adminInterfaceUrl`: an `http://` or `https://`
-/// address with a DNS host name (its last label starting with a letter), an optional port and
-/// path. Every string it matches is one the sandbox's URL check (`url::Url::parse`, scheme
-/// http or https, a host) accepts.
-pub const WEB_URL_PATTERN: &str = r"^https?://([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(:[0-9]{1,4})?(/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?$";
+/// The OpenAPI pattern of `interfaceUrl` and `adminInterfaceUrl`: [`check_web_address`]'s
+/// grammar as a regular expression (a test holds the two together).
+pub const WEB_URL_PATTERN: &str = r"^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9]))(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?(/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?(\?[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?(#[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?$";
 /// The OpenAPI pattern of a webhook callback `url`: as [`WEB_URL_PATTERN`], `https://` only
 /// (the sandbox's `--allow-http-callbacks` also admits `http://` to a loopback host).
-pub const CALLBACK_URL_PATTERN: &str = r"^https://([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(:[0-9]{1,4})?(/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?$";
+pub const CALLBACK_URL_PATTERN: &str = r"^https://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9]))(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?(/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?(\?[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?(#[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?$";
+
+/// Checks an `http(s)://` address by the documented grammar: `scheme://host[:port][/path]
+/// [?query][#fragment]`, the host a DNS name (labels of letters, digits and inner hyphens, up
+/// to 63 characters, the last starting with a letter) or a dotted IPv4 address, the port at
+/// most 65535, and path, query and fragment of URL characters (no spaces, no user info).
+pub fn check_web_address(raw: &str, schemes: &[&str]) -> Result<(), String> {
+    let rest = schemes
+        .iter()
+        .find_map(|scheme| raw.strip_prefix(scheme).and_then(|r| r.strip_prefix("://")))
+        .ok_or_else(|| format!("must start with {}://", schemes.join(":// or ")))?;
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let (host, port) = match authority.split_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (authority, None),
+    };
+    if !(is_dns_name(host) || is_ipv4(host)) {
+        return Err("the host must be a DNS name or an IPv4 address".into());
+    }
+    if let Some(port) = port {
+        let digits_ok =
+            !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit());
+        if !digits_ok || port.parse::<u32>().map_or(true, |p| p > 65_535) {
+            return Err("the port must be a number up to 65535".into());
+        }
+    }
+    let (before_fragment, fragment) = match tail.split_once('#') {
+        Some((before, fragment)) => (before, Some(fragment)),
+        None => (tail, None),
+    };
+    let (path, query) = match before_fragment.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (before_fragment, None),
+    };
+    let url_text = |text: &str, extra: &str| {
+        text.chars().all(|c| {
+            c.is_ascii_alphanumeric() || "._~!$&'()*+,;=:@%/-".contains(c) || extra.contains(c)
+        })
+    };
+    if !url_text(path, "")
+        || !query.is_none_or(|q| url_text(q, "?"))
+        || !fragment.is_none_or(|f| url_text(f, "?"))
+    {
+        return Err("the path, query and fragment may hold only URL characters".into());
+    }
+    Ok(())
+}
+
+fn is_dns_name(host: &str) -> bool {
+    let labels: Vec<&str> = host.split('.').collect();
+    let label_ok = |label: &&str| {
+        let bytes = label.as_bytes();
+        (1..=63).contains(&bytes.len())
+            && bytes
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+            && bytes[0] != b'-'
+            && bytes[bytes.len() - 1] != b'-'
+    };
+    labels.iter().all(label_ok)
+        && labels
+            .last()
+            .is_some_and(|last| last.as_bytes()[0].is_ascii_alphabetic())
+}
+
+fn is_ipv4(host: &str) -> bool {
+    let parts: Vec<&str> = host.split('.').collect();
+    parts.len() == 4
+        && parts.iter().all(|part| {
+            !part.is_empty()
+                && part.len() <= 3
+                && part.bytes().all(|b| b.is_ascii_digit())
+                && (part.len() == 1 || !part.starts_with('0'))
+                && part.parse::<u16>().is_ok_and(|n| n <= 255)
+        })
+}
 
 /// Fields a partner may not send when creating a product.
 pub const READ_ONLY_ON_CREATE: &[&str] = &[
@@ -401,7 +471,7 @@ pub fn check_request_types(request_types: &[String]) -> Result<(), String> {
 pub fn check_callback_url(raw: &str, allow_http_loopback: bool) -> Result<(), String> {
     let url = url::Url::parse(raw).map_err(|e| format!("url is not a valid URL ({e})"))?;
     match url.scheme() {
-        "https" if url.host().is_some() => Ok(()),
+        "https" => check_web_address(raw, &["https"]).map_err(|e| format!("url: {e}")),
         "http" if allow_http_loopback && is_loopback(&url) => Ok(()),
         "http" if allow_http_loopback => {
             Err("url must use https:// (http:// is allowed only to a loopback address)".into())
@@ -455,6 +525,39 @@ mod tests {
         assert!(check_callback_url("http://example.test/hook", true).is_err());
         assert!(check_callback_url("ftp://example.test", true).is_err());
         assert!(check_callback_url("not a url", true).is_err());
+    }
+
+    #[test]
+    fn web_addresses_follow_the_documented_grammar() {
+        let web = |raw| check_web_address(raw, &["http", "https"]);
+        for good in [
+            "https://acme.example/order",
+            "http://A",
+            "http://0.A:65535/a/b?c=d&e#f",
+            "https://10.0.0.255:8443/",
+            "https://x-y.example?q",
+        ] {
+            assert!(web(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "http://A*",
+            "https://a..b/",
+            "https://-a.example/",
+            "https://1.2.3.4.5/",
+            "https://256.0.0.1/",
+            "https://example.123/",
+            "https://a:65536/",
+            "https://a:/",
+            "https://user@a/",
+            "https://a/b c",
+            "ftp://a/",
+            "https://",
+            "https://[::1]/",
+        ] {
+            assert!(web(bad).is_err(), "{bad}");
+        }
+        assert!(check_callback_url("https://hooks.example/x", false).is_ok());
+        assert!(check_callback_url("https://hooks*.example/x", false).is_err());
     }
 
     #[test]

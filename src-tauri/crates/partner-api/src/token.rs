@@ -48,10 +48,12 @@ pub struct Introspection {
 }
 
 /// The OpenAPI pattern of the issuance form's `scope`: `pc` and `pcapi`, in any order, each any
-/// number of times, separated by white space (Unicode White_Space, as `split_whitespace`
-/// reads it). Exactly what [`check_grant`] accepts.
-pub const SCOPE_PATTERN: &str =
-    r"^\s*(pc(\s+pc)*\s+pcapi|pcapi(\s+pcapi)*\s+pc)(\s+(pc|pcapi))*\s*$";
+/// number of times, separated by white space (as `split_whitespace` reads it). Exactly what
+/// [`check_grant`] accepts.
+pub fn scope_pattern() -> String {
+    let s = format!("[{}]", crate::openapi::white_space_class());
+    format!(r"^{s}*(pc({s}+pc)*{s}+pcapi|pcapi({s}+pcapi)*{s}+pc)({s}+(pc|pcapi))*{s}*$")
+}
 
 /// The issuance form's `grant_type`: the one grant the service has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

@@ -21,8 +21,12 @@ pub const EVENT_COMMENTS_MAX: usize = 4096;
 pub const SYSTEM_EVENT_TYPE_PREFIX: &str = "urn:svc:partner:transaction";
 /// The OpenAPI pattern of a custom event's `type`: `urn:` and at least one more character, no
 /// white space or control character, and not one of the system's own names.
-pub const EVENT_TYPE_PATTERN: &str =
-    r"^(?!urn:svc:partner:transaction)urn:[^\s\x00-\x1f\x7f-\x9f]+$";
+pub fn event_type_pattern() -> String {
+    format!(
+        r"^(?!{SYSTEM_EVENT_TYPE_PREFIX})urn:[^\u0000-\u001F\u007F-\u009F{}]+$",
+        crate::openapi::white_space_class()
+    )
+}
 
 /// System event types (`request:updated` and `response:failed` are the sandbox's own).
 pub mod event_types {

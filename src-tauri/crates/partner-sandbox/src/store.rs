@@ -40,6 +40,19 @@ use partner_api::transaction::{
 
 type ApiResult<T> = Result<T, ApiError>;
 
+/// The fields of a product a merge patch may change (`NewProduct`'s, but `name`).
+const EDITABLE_FIELDS: &[&str] = &[
+    "listingName",
+    "requestTypes",
+    "interfaceUrl",
+    "adminInterfaceUrl",
+    "integrationType",
+    "credentials",
+    "tags",
+    "extensionLimit",
+    "webhooks",
+];
+
 #[derive(Debug, Clone)]
 pub struct ProductRecord {
     pub product: Product,
@@ -141,13 +154,13 @@ fn check_len(field: &str, value: &str, max: usize, required: bool) -> ApiResult<
     Ok(())
 }
 
+/// An `http(s)://` address by the grammar the document states (`WEB_URL_PATTERN`).
 fn check_web_url(field: &str, raw: &str) -> ApiResult<()> {
-    match url::Url::parse(raw) {
-        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(()),
-        _ => Err(ApiError::invalid(format!(
-            "{field} must be an http:// or https:// URL"
-        ))),
-    }
+    product::check_web_address(raw, &["http", "https"]).map_err(|problem| {
+        ApiError::invalid(format!(
+            "{field} must be an http:// or https:// URL ({problem})"
+        ))
+    })
 }
 
 /// The rules of a product's own fields, on create and after a merge patch.
@@ -424,6 +437,21 @@ impl Store {
         if !changed_read_only.is_empty() {
             return Err(ApiError::invalid("the patch changes read-only fields")
                 .with_details(format!("read-only: {}", changed_read_only.join(", "))));
+        }
+        // A name the product does not have is a mistake even as `null` (which merging would
+        // pass over in silence).
+        if let Some(unknown) = patch_map
+            .keys()
+            .find(|k| !EDITABLE_FIELDS.contains(&k.as_str()))
+        {
+            return Err(ApiError::invalid(format!(
+                "the patch names an unknown field `{}`",
+                printable(unknown)
+            ))
+            .with_details(format!(
+                "fields a patch may change: {}",
+                EDITABLE_FIELDS.join(", ")
+            )));
         }
         // The editable view of the product, the patch merged into it, then the same checks as
         // a create.
