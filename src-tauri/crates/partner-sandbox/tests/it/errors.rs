@@ -314,3 +314,32 @@ async fn integral_numbers_count_as_integers_and_only_objects_are_bodies() {
     let error = expect_error(array, 400).await;
     assert_eq!(error.summary, "the body must be a JSON object");
 }
+
+/// A merge patch that names a field the product does not have is refused, even when it only
+/// sets it to `null` (which merging alone would pass over in silence); and an address whose
+/// host is no DNS name or IPv4 address is refused though a URL parser takes it.
+#[tokio::test]
+async fn patches_name_known_fields_and_addresses_follow_the_grammar() {
+    let api = Api::start().await;
+    let token = api.token().await;
+    let created = api.create_product(&token, &product("strict")).await;
+    let path = format!("/partner/v2/products/{}", created["id"].as_str().unwrap());
+    let unknown = api.merge_patch(&path, &token, &json!({"": null})).await;
+    let error = expect_error(unknown, 400).await;
+    assert!(error.summary.contains("unknown field"), "{}", error.summary);
+    let ok = api.merge_patch(&path, &token, &json!({"tags": null})).await;
+    assert_eq!(ok.status(), 200);
+
+    let odd_host = api
+        .merge_patch(&path, &token, &json!({"adminInterfaceUrl": "http://A*"}))
+        .await;
+    expect_error(odd_host, 400).await;
+    let ok = api
+        .merge_patch(
+            &path,
+            &token,
+            &json!({"adminInterfaceUrl": "https://admin.example:8443/x?y#z"}),
+        )
+        .await;
+    assert_eq!(ok.status(), 200);
+}
