@@ -7,8 +7,10 @@
 
 pub mod delivery;
 pub mod error;
+pub mod integer;
 pub mod list;
 pub mod notification;
+pub mod openapi;
 pub mod product;
 pub mod secret;
 pub mod signature;
@@ -23,12 +25,12 @@ pub use notification::{
     EventType, Notification, NotificationMeta, NotificationMetaText, NotificationText, ResourceType,
 };
 pub use product::{
-    CredentialDefinition, NewProduct, Product, ProductTags, WebhookSubscription,
-    WebhookSubscriptionInput,
+    CredentialDefinition, NewProduct, NewWebhookSubscription, Product, ProductPatch, ProductTags,
+    SubscriptionChange, WebhookSubscription, WebhookSubscriptionInput,
 };
 pub use secret::Secret;
 pub use signing_key::{SigningKeyProblem, SigningKeyProblems};
-pub use token::{Introspection, TokenLifetime, TokenResponse};
+pub use token::{GrantType, Introspection, TokenForm, TokenLifetime, TokenRequest, TokenResponse};
 pub use transaction::{
     event_types, EntityRef, EventDetails, NewEvent, NewTransaction, Party, PointOfContact,
     ProductRef, ResourceFile, ResponseError, ResponseStatus, Transaction, TransactionEvent,

@@ -120,6 +120,18 @@ fn parse_non_negative(raw: &str) -> Option<u64> {
     Some(trimmed.parse::<u64>().unwrap_or(u64::MAX))
 }
 
+/// The OpenAPI pattern of a `sort` over `keys`, matching exactly what [`SortSpec::parse`]
+/// accepts: empty or blank for no sort, otherwise comma-separated keys, each one of `keys`
+/// with an optional leading `-`, none twice, with white space around them ignored. `\s` here is
+/// Unicode White_Space, as `str::trim` removes it.
+pub fn sort_pattern(keys: &[&str]) -> String {
+    let key = keys.join("|");
+    let s = format!("[{}]", crate::openapi::white_space_class());
+    format!(
+        r"^{s}*$|^(?![\s\S]*\b({key})\b[\s\S]*\b\1\b){s}*-?{s}*({key}){s}*(,{s}*-?{s}*({key}){s}*)*$"
+    )
+}
+
 fn excerpt(raw: &str) -> String {
     let mut text: String = raw.chars().filter(|c| !c.is_control()).take(32).collect();
     if raw.chars().count() > 32 {

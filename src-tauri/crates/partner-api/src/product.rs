@@ -12,8 +12,97 @@ use utoipa::ToSchema;
 
 pub const NAME_MAX: usize = 64;
 pub const LISTING_NAME_MAX: usize = 256;
+/// `integrationType`, when sent, is 1 to 32 characters.
+pub const INTEGRATION_TYPE_MAX: usize = 32;
+/// A credential definition's `id` is 1 to 64 characters, unique within the product.
+pub const CREDENTIAL_ID_MAX: usize = 64;
+/// The most webhook subscriptions one product may carry.
+pub const MAX_WEBHOOKS: usize = 20;
 /// Request types a product may accept.
 pub const REQUEST_TYPES: &[&str] = &["NEW_REQUEST"];
+
+/// The OpenAPI pattern of `interfaceUrl` and `adminInterfaceUrl`: [`check_web_address`]'s
+/// grammar as a regular expression (a test holds the two together).
+pub const WEB_URL_PATTERN: &str = r"^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9]))(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?(/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?(\?[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?(#[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?$";
+/// The OpenAPI pattern of a webhook callback `url`: as [`WEB_URL_PATTERN`], `https://` only
+/// (the sandbox's `--allow-http-callbacks` also admits `http://` to a loopback host).
+pub const CALLBACK_URL_PATTERN: &str = r"^https://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9]))(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?(/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?(\?[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?(#[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?$";
+
+/// Checks an `http(s)://` address by the documented grammar: `scheme://host[:port][/path]
+/// [?query][#fragment]`, the host a DNS name (labels of letters, digits and inner hyphens, up
+/// to 63 characters, the last starting with a letter) or a dotted IPv4 address, the port at
+/// most 65535, and path, query and fragment of URL characters (no spaces, no user info).
+pub fn check_web_address(raw: &str, schemes: &[&str]) -> Result<(), String> {
+    let rest = schemes
+        .iter()
+        .find_map(|scheme| raw.strip_prefix(scheme).and_then(|r| r.strip_prefix("://")))
+        .ok_or_else(|| format!("must start with {}://", schemes.join(":// or ")))?;
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let (host, port) = match authority.split_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (authority, None),
+    };
+    if !(is_dns_name(host) || is_ipv4(host)) {
+        return Err("the host must be a DNS name or an IPv4 address".into());
+    }
+    if let Some(port) = port {
+        let digits_ok =
+            !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit());
+        if !digits_ok || port.parse::<u32>().map_or(true, |p| p > 65_535) {
+            return Err("the port must be a number up to 65535".into());
+        }
+    }
+    let (before_fragment, fragment) = match tail.split_once('#') {
+        Some((before, fragment)) => (before, Some(fragment)),
+        None => (tail, None),
+    };
+    let (path, query) = match before_fragment.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (before_fragment, None),
+    };
+    let url_text = |text: &str, extra: &str| {
+        text.chars().all(|c| {
+            c.is_ascii_alphanumeric() || "._~!$&'()*+,;=:@%/-".contains(c) || extra.contains(c)
+        })
+    };
+    if !url_text(path, "")
+        || !query.is_none_or(|q| url_text(q, "?"))
+        || !fragment.is_none_or(|f| url_text(f, "?"))
+    {
+        return Err("the path, query and fragment may hold only URL characters".into());
+    }
+    Ok(())
+}
+
+fn is_dns_name(host: &str) -> bool {
+    let labels: Vec<&str> = host.split('.').collect();
+    let label_ok = |label: &&str| {
+        let bytes = label.as_bytes();
+        (1..=63).contains(&bytes.len())
+            && bytes
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+            && bytes[0] != b'-'
+            && bytes[bytes.len() - 1] != b'-'
+    };
+    labels.iter().all(label_ok)
+        && labels
+            .last()
+            .is_some_and(|last| last.as_bytes()[0].is_ascii_alphabetic())
+}
+
+fn is_ipv4(host: &str) -> bool {
+    let parts: Vec<&str> = host.split('.').collect();
+    parts.len() == 4
+        && parts.iter().all(|part| {
+            !part.is_empty()
+                && part.len() <= 3
+                && part.bytes().all(|b| b.is_ascii_digit())
+                && (part.len() == 1 || !part.starts_with('0'))
+                && part.parse::<u16>().is_ok_and(|n| n <= 255)
+        })
+}
 
 /// Fields a partner may not send when creating a product.
 pub const READ_ONLY_ON_CREATE: &[&str] = &[
@@ -43,16 +132,26 @@ pub const READ_ONLY_ON_PATCH: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CredentialDefinition {
+    /// Unique within the product.
+    #[schema(schema_with = crate::openapi::credential_id)]
     pub id: String,
     #[serde(rename = "type")]
     pub kind: String,
     pub title: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::integer::optional"
+    )]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub minimum: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::integer::optional"
+    )]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub maximum: Option<i64>,
     #[serde(default)]
@@ -89,7 +188,10 @@ pub struct WebhookSubscription {
 /// A subscription as a partner sends it, in a create or a PATCH. With a `subscriptionId` it
 /// updates that subscription (an omitted `signingkey` keeps the current key); without one it
 /// creates a subscription and needs every field.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+///
+/// Its schema is the one of a PATCH entry: either a change to an existing subscription
+/// ([`SubscriptionChange`]) or a new one ([`NewWebhookSubscription`]).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WebhookSubscriptionInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -109,6 +211,85 @@ pub struct WebhookSubscriptionInput {
     pub signing_key: Option<Secret>,
 }
 
+impl utoipa::PartialSchema for WebhookSubscriptionInput {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::OneOfBuilder;
+        use utoipa::openapi::Ref;
+        OneOfBuilder::new()
+            .item(Ref::from_schema_name("SubscriptionChange"))
+            .item(Ref::from_schema_name("NewWebhookSubscription"))
+            .into()
+    }
+}
+
+impl ToSchema for WebhookSubscriptionInput {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        schemas.push((
+            "SubscriptionChange".into(),
+            <SubscriptionChange as utoipa::PartialSchema>::schema(),
+        ));
+        schemas.push((
+            "NewWebhookSubscription".into(),
+            <NewWebhookSubscription as utoipa::PartialSchema>::schema(),
+        ));
+        <SubscriptionChange as ToSchema>::schemas(schemas);
+        <NewWebhookSubscription as ToSchema>::schemas(schemas);
+    }
+}
+
+/// A new webhook subscription, as a create (or a PATCH entry without `subscriptionId`) sends
+/// it: every field is required.
+// The document's shape of `WebhookSubscriptionInput` without an id.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewWebhookSubscription {
+    /// The server assigns the id; it may only be sent as `null`.
+    #[serde(default)]
+    #[schema(schema_with = crate::openapi::null_only)]
+    pub subscription_id: Option<()>,
+    /// The HTTPS callback address.
+    #[schema(schema_with = crate::openapi::callback_url)]
+    pub url: String,
+    #[schema(schema_with = crate::openapi::event_types)]
+    pub events: Vec<EventType>,
+    pub resource: ResourceType,
+    /// The shared secret notifications are signed with (the spec's complexity rule); never
+    /// shown again.
+    #[serde(rename = "signingkey")]
+    #[schema(schema_with = crate::openapi::signing_key)]
+    pub signing_key: Secret,
+}
+
+/// A change to an existing subscription in a PATCH: fields left out (or `null`) keep their
+/// values, so a lone `subscriptionId` keeps the subscription as it is.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SubscriptionChange {
+    /// One of the product's subscriptions (another is a 400).
+    pub subscription_id: String,
+    #[serde(default)]
+    #[schema(schema_with = crate::openapi::optional_callback_url)]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_event_types)]
+    pub events: Option<Vec<EventType>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<ResourceType>,
+    /// A new signing key (rotation); left out, the key stays.
+    #[serde(
+        rename = "signingkey",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(schema_with = crate::openapi::optional_signing_key)]
+    pub signing_key: Option<Secret>,
+}
+
 impl WebhookSubscriptionInput {
     /// The entry that keeps an existing subscription exactly as it is.
     pub fn keep(subscription: &WebhookSubscription) -> Self {
@@ -123,23 +304,79 @@ impl WebhookSubscriptionInput {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewProduct {
+    /// Unique among the partner's products (a duplicate is a 409).
+    #[schema(schema_with = crate::openapi::product_name)]
     pub name: String,
+    #[schema(schema_with = crate::openapi::listing_name)]
     pub listing_name: String,
+    #[schema(schema_with = crate::openapi::request_types)]
     pub request_types: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_web_url)]
     pub interface_url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_web_url)]
     pub admin_interface_url: Option<String>,
+    /// `ASYNC` when left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_integration_type)]
     pub integration_type: Option<String>,
+    /// Credential ids are unique within the product.
     #[serde(default)]
     pub credentials: Vec<CredentialDefinition>,
     #[serde(default)]
     pub tags: ProductTags,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::integer::optional"
+    )]
+    #[schema(schema_with = crate::openapi::optional_extension_limit)]
     pub extension_limit: Option<i64>,
     #[serde(default)]
+    #[schema(schema_with = crate::openapi::new_webhooks)]
     pub webhooks: Vec<WebhookSubscriptionInput>,
+}
+
+/// The body of `PATCH /partner/v2/products/{id}` (a JSON merge patch, RFC 7396): the fields of
+/// NewProduct to change, `null` for an optional one to drop. `webhooks`, when present, is the
+/// whole new list. `name` and the server's fields may be sent only with their current values.
+// Only the document uses this type; the server merges the patch into the product and checks
+// the result as a `NewProduct`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProductPatch {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::listing_name)]
+    pub listing_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::request_types)]
+    pub request_types: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_web_url)]
+    pub interface_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_web_url)]
+    pub admin_interface_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_integration_type)]
+    pub integration_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_credentials)]
+    pub credentials: Option<Vec<CredentialDefinition>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_tags_patch)]
+    pub tags: Option<ProductTags>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::integer::optional"
+    )]
+    #[schema(schema_with = crate::openapi::optional_extension_limit)]
+    pub extension_limit: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_patch_webhooks)]
+    pub webhooks: Option<Vec<WebhookSubscriptionInput>>,
 }
 
 /// A product configuration as the server shows it.
@@ -234,7 +471,7 @@ pub fn check_request_types(request_types: &[String]) -> Result<(), String> {
 pub fn check_callback_url(raw: &str, allow_http_loopback: bool) -> Result<(), String> {
     let url = url::Url::parse(raw).map_err(|e| format!("url is not a valid URL ({e})"))?;
     match url.scheme() {
-        "https" if url.host().is_some() => Ok(()),
+        "https" => check_web_address(raw, &["https"]).map_err(|e| format!("url: {e}")),
         "http" if allow_http_loopback && is_loopback(&url) => Ok(()),
         "http" if allow_http_loopback => {
             Err("url must use https:// (http:// is allowed only to a loopback address)".into())
@@ -288,6 +525,39 @@ mod tests {
         assert!(check_callback_url("http://example.test/hook", true).is_err());
         assert!(check_callback_url("ftp://example.test", true).is_err());
         assert!(check_callback_url("not a url", true).is_err());
+    }
+
+    #[test]
+    fn web_addresses_follow_the_documented_grammar() {
+        let web = |raw| check_web_address(raw, &["http", "https"]);
+        for good in [
+            "https://acme.example/order",
+            "http://A",
+            "http://0.A:65535/a/b?c=d&e#f",
+            "https://10.0.0.255:8443/",
+            "https://x-y.example?q",
+        ] {
+            assert!(web(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "http://A*",
+            "https://a..b/",
+            "https://-a.example/",
+            "https://1.2.3.4.5/",
+            "https://256.0.0.1/",
+            "https://example.123/",
+            "https://a:65536/",
+            "https://a:/",
+            "https://user@a/",
+            "https://a/b c",
+            "ftp://a/",
+            "https://",
+            "https://[::1]/",
+        ] {
+            assert!(web(bad).is_err(), "{bad}");
+        }
+        assert!(check_callback_url("https://hooks.example/x", false).is_ok());
+        assert!(check_callback_url("https://hooks*.example/x", false).is_err());
     }
 
     #[test]

@@ -10,6 +10,10 @@ use rand::seq::SliceRandom;
 use rand::{Rng, RngCore, TryRngCore};
 use std::fmt;
 
+/// The spec's complexity rule as a regular expression (look-aheads: for the OpenAPI document,
+/// whose validators have them; [`check`] is the same rule by hand).
+pub const PATTERN: &str =
+    r"^(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])(?=.*[!@#$^&*])([A-Za-z0-9!@#$^&*]){32,64}$";
 pub const MIN_LEN: usize = 32;
 pub const MAX_LEN: usize = 64;
 /// The special characters the rule allows (and requires one of).

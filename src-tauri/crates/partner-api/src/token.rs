@@ -47,6 +47,57 @@ pub struct Introspection {
     pub encompass_client_id: String,
 }
 
+/// The OpenAPI pattern of the issuance form's `scope`: `pc` and `pcapi`, in any order, each any
+/// number of times, separated by white space (as `split_whitespace` reads it). Exactly what
+/// [`check_grant`] accepts.
+pub fn scope_pattern() -> String {
+    let s = format!("[{}]", crate::openapi::white_space_class());
+    format!(r"^{s}*(pc({s}+pc)*{s}+pcapi|pcapi({s}+pcapi)*{s}+pc)({s}+(pc|pcapi))*{s}*$")
+}
+
+/// The issuance form's `grant_type`: the one grant the service has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub enum GrantType {
+    #[serde(rename = "client_credentials")]
+    ClientCredentials,
+}
+
+/// The form of `POST /oauth2/v1/token`. A parameter given twice is a 400; unknown parameters
+/// are ignored.
+// The server reads the pairs itself and checks them with `check_grant`; this type states the
+// form in the OpenAPI document.
+#[derive(Debug, Clone, Deserialize)]
+pub struct TokenRequest {
+    pub grant_type: GrantType,
+    pub scope: String,
+    #[serde(default)]
+    pub client_id: Option<String>,
+    #[serde(default)]
+    pub client_secret: Option<Secret>,
+}
+
+impl utoipa::PartialSchema for TokenRequest {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        crate::openapi::token_request().into()
+    }
+}
+
+impl ToSchema for TokenRequest {}
+
+/// The form of `POST /oauth2/v1/token/introspection` and `.../revocation`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct TokenForm {
+    pub token: Secret,
+}
+
+impl utoipa::PartialSchema for TokenForm {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        crate::openapi::token_form().into()
+    }
+}
+
+impl ToSchema for TokenForm {}
+
 /// Checks the issuance form's `grant_type` and `scope`; the message names what was wrong.
 pub fn check_grant(grant_type: Option<&str>, scope: Option<&str>) -> Result<(), String> {
     match grant_type {

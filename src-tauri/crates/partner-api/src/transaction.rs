@@ -11,6 +11,23 @@ use serde_json::Value;
 use std::fmt;
 use utoipa::ToSchema;
 
+/// The most characters of a response's `partnerStatus` and `referenceNumber`.
+pub const RESPONSE_TEXT_MAX: usize = 256;
+/// The most characters of a custom event's `type`, `text` and `comments`.
+pub const EVENT_TYPE_MAX: usize = 200;
+pub const EVENT_TEXT_MAX: usize = 512;
+pub const EVENT_COMMENTS_MAX: usize = 4096;
+/// The system's own event types start with this; a custom event may not.
+pub const SYSTEM_EVENT_TYPE_PREFIX: &str = "urn:svc:partner:transaction";
+/// The OpenAPI pattern of a custom event's `type`: `urn:` and at least one more character, no
+/// white space or control character, and not one of the system's own names.
+pub fn event_type_pattern() -> String {
+    format!(
+        r"^(?!{SYSTEM_EVENT_TYPE_PREFIX})urn:[^\u0000-\u001F\u007F-\u009F{}]+$",
+        crate::openapi::white_space_class()
+    )
+}
+
 /// System event types (`request:updated` and `response:failed` are the sandbox's own).
 pub mod event_types {
     pub const REQUEST_CREATED: &str = "urn:svc:partner:transaction:request:created";
@@ -197,9 +214,12 @@ pub struct ResponseError {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TransactionResponse {
     pub status: ResponseStatus,
+    /// Free text for the lender.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_response_text)]
     pub partner_status: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_response_text)]
     pub reference_number: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub responding_party: Option<Party>,
@@ -289,24 +309,25 @@ pub struct TransactionEvent {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewTransaction {
     pub product_id: String,
+    /// One of the product's request types.
+    #[schema(schema_with = crate::openapi::request_type)]
     pub request_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(schema_with = crate::openapi::optional_object)]
     pub loan: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(schema_with = crate::openapi::optional_object)]
     pub options: Option<Value>,
 }
 
-/// The lender updates a transaction's request (sandbox `PATCH /sandbox/v1/transactions/{id}`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+/// The lender updates a transaction's request (sandbox `PATCH /sandbox/v1/transactions/{id}`):
+/// `loan`, `options` or both, each a JSON object (`null` leaves it as it is).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TransactionUpdate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
     pub loan: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
     pub options: Option<Value>,
 }
 
@@ -314,13 +335,24 @@ pub struct TransactionUpdate {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewEvent {
-    /// A URN of the sender's own, such as `urn:acme:note`.
+    /// A URN of the sender's own, such as `urn:acme:note` (not one of the system's).
     #[serde(rename = "type")]
+    #[schema(schema_with = crate::openapi::custom_event_type)]
     pub event_type: String,
+    #[schema(schema_with = crate::openapi::event_text)]
     pub text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::openapi::optional_event_comments)]
     pub comments: Option<String>,
 }
+
+impl utoipa::PartialSchema for TransactionUpdate {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::Schema::AllOf(crate::openapi::transaction_update()).into()
+    }
+}
+
+impl ToSchema for TransactionUpdate {}
 
 #[cfg(test)]
 mod tests {

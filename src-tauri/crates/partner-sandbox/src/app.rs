@@ -174,7 +174,11 @@ pub fn bearer_token(parts: &Parts) -> Result<&str, HttpError> {
         title = "Partner API (sandbox)",
         description = "The partner API service of the spec, run locally, with the sandbox's lender side and controls under /sandbox/v1/."
     ),
-    components(schemas(partner_api::ApiError)),
+    components(schemas(
+        partner_api::ApiError,
+        partner_api::WebhookSubscriptionInput,
+        partner_api::CredentialDefinition
+    )),
     modifiers(&SecuritySchemes),
 )]
 struct ApiDoc;
@@ -216,23 +220,59 @@ pub fn api(state: SharedState) -> (Router<SharedState>, utoipa::openapi::OpenApi
     router.split_for_parts()
 }
 
+/// The document as JSON. utoipa 5 writes a Link object's fields in snake case
+/// (`operation_id`, `request_body`); OpenAPI names them `operationId`, `requestBody`, and tools
+/// ignore links without them, so they are renamed here.
+pub fn document_json(doc: &utoipa::openapi::OpenApi) -> String {
+    let Ok(mut value) = serde_json::to_value(doc) else {
+        return "{}".into();
+    };
+    rename_link_fields(&mut value);
+    serde_json::to_string(&value).unwrap_or_else(|_| "{}".into())
+}
+
+fn rename_link_fields(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if let Some(serde_json::Value::Object(links)) = map.get_mut("links") {
+                for link in links.values_mut() {
+                    let serde_json::Value::Object(link) = link else {
+                        continue;
+                    };
+                    for (snake, camel) in [
+                        ("operation_id", "operationId"),
+                        ("operation_ref", "operationRef"),
+                        ("request_body", "requestBody"),
+                    ] {
+                        if let Some(field) = link.remove(snake) {
+                            link.insert(camel.into(), field);
+                        }
+                    }
+                }
+            }
+            map.values_mut().for_each(rename_link_fields);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(rename_link_fields),
+        _ => {}
+    }
+}
+
 /// The whole service: documented routes, `/openapi.json`, and the layers every response
 /// passes through (body limit and timeout, panic catcher, error normaliser, tracing).
 pub fn router(state: SharedState, body_limit: usize, body_timeout: Duration) -> Router {
     let (api, doc) = api(state.clone());
-    let doc = Arc::new(doc);
+    let body: Arc<str> = document_json(&doc).into();
     api.route(
         "/openapi.json",
         axum::routing::get(move || {
-            let doc = doc.clone();
+            let body = body.clone();
             async move {
-                let body = doc.to_json().unwrap_or_else(|_| "{}".into());
                 (
                     [(
                         header::CONTENT_TYPE,
                         HeaderValue::from_static("application/json"),
                     )],
-                    body,
+                    body.to_string(),
                 )
                     .into_response()
             }

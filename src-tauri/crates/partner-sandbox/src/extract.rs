@@ -52,9 +52,14 @@ pub fn json_value(headers: &HeaderMap, body: &[u8], accepted: &[&str]) -> Result
         .map_err(|e| HttpError::invalid("the body is not valid JSON").with_details(e.to_string()))
 }
 
-/// Decodes a JSON value into `T`; the error names the problem with every secret of the body
-/// scrubbed from it.
+/// Decodes a JSON object into `T`; the error names the problem with every secret of the body
+/// scrubbed from it. Every body of this API is an object: serde would also fill a struct from
+/// an array of its fields in order (`[{}, {}]` as `{"loan": {}, "options": {}}`), which no
+/// document allows, so anything but an object is refused first.
 pub fn decode<T: DeserializeOwned>(value: Value) -> Result<T, HttpError> {
+    if !value.is_object() {
+        return Err(HttpError::invalid("the body must be a JSON object"));
+    }
     let mut secrets = Vec::new();
     collect_secrets(&value, &mut secrets);
     serde_json::from_value(value).map_err(|e| {
@@ -184,6 +189,20 @@ mod tests {
     struct Shape {
         resource: u32,
         signingkey: String,
+    }
+
+    #[test]
+    fn decode_takes_only_objects() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Update {
+            loan: Option<Value>,
+            options: Option<Value>,
+        }
+        assert!(decode::<Update>(serde_json::json!({"loan": {}})).is_ok());
+        let err = decode::<Update>(serde_json::json!([{}, {}])).unwrap_err();
+        assert_eq!(err.0.summary, "the body must be a JSON object");
+        assert!(decode::<Update>(serde_json::json!(null)).is_err());
     }
 
     #[test]

@@ -55,6 +55,8 @@ pub use clock::Clock;
 pub use config::{ClientCredentials, DemoData, SandboxConfig, DEFAULT_BODY_LIMIT};
 pub use data_file::{reset_data_file, SCHEMA_VERSION as DATA_FILE_SCHEMA_VERSION};
 pub use error::{Error, Result};
-pub use routes::control::{ClockAdvance, ClockState};
+pub use routes::control::{
+    ClockAdvance, ClockState, MAX_ADVANCE_SECONDS, MAX_LATENCY_MILLISECONDS,
+};
 pub use server::{serve, Sandbox, SandboxHandle};
 pub use tokens::partner_id_of;

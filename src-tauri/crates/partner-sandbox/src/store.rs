@@ -32,14 +32,26 @@ pub const LENDER_CLIENT_ID: &str = "sandbox-lender";
 pub const LENDER_USER: &str = "lender.officer";
 /// Who custom events sent through the sandbox's lender side come from.
 pub const LENDER_NAME: &str = "Sandbox Lender";
-/// Subscriptions one product may carry.
-pub const MAX_WEBHOOKS: usize = 20;
-const EVENT_TEXT_MAX: usize = 512;
-const EVENT_COMMENTS_MAX: usize = 4096;
-const EVENT_TYPE_MAX: usize = 200;
-const RESPONSE_TEXT_MAX: usize = 256;
+pub use partner_api::product::MAX_WEBHOOKS;
+use partner_api::product::{CREDENTIAL_ID_MAX, INTEGRATION_TYPE_MAX};
+use partner_api::transaction::{
+    EVENT_COMMENTS_MAX, EVENT_TEXT_MAX, EVENT_TYPE_MAX, RESPONSE_TEXT_MAX, SYSTEM_EVENT_TYPE_PREFIX,
+};
 
 type ApiResult<T> = Result<T, ApiError>;
+
+/// The fields of a product a merge patch may change (`NewProduct`'s, but `name`).
+const EDITABLE_FIELDS: &[&str] = &[
+    "listingName",
+    "requestTypes",
+    "interfaceUrl",
+    "adminInterfaceUrl",
+    "integrationType",
+    "credentials",
+    "tags",
+    "extensionLimit",
+    "webhooks",
+];
 
 #[derive(Debug, Clone)]
 pub struct ProductRecord {
@@ -142,13 +154,13 @@ fn check_len(field: &str, value: &str, max: usize, required: bool) -> ApiResult<
     Ok(())
 }
 
+/// An `http(s)://` address by the grammar the document states (`WEB_URL_PATTERN`).
 fn check_web_url(field: &str, raw: &str) -> ApiResult<()> {
-    match url::Url::parse(raw) {
-        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(()),
-        _ => Err(ApiError::invalid(format!(
-            "{field} must be an http:// or https:// URL"
-        ))),
-    }
+    product::check_web_address(raw, &["http", "https"]).map_err(|problem| {
+        ApiError::invalid(format!(
+            "{field} must be an http:// or https:// URL ({problem})"
+        ))
+    })
 }
 
 /// The rules of a product's own fields, on create and after a merge patch.
@@ -163,14 +175,19 @@ fn check_product_fields(p: &NewProduct) -> ApiResult<()> {
         check_web_url("adminInterfaceUrl", url)?;
     }
     if let Some(kind) = &p.integration_type {
-        check_len("integrationType", kind, 32, true)?;
+        check_len("integrationType", kind, INTEGRATION_TYPE_MAX, true)?;
     }
     if p.extension_limit.is_some_and(|n| n < 0) {
         return Err(ApiError::invalid("extensionLimit may not be negative"));
     }
     let mut credential_ids = HashSet::new();
     for (i, credential) in p.credentials.iter().enumerate() {
-        check_len(&format!("credentials[{i}].id"), &credential.id, 64, true)?;
+        check_len(
+            &format!("credentials[{i}].id"),
+            &credential.id,
+            CREDENTIAL_ID_MAX,
+            true,
+        )?;
         if !credential_ids.insert(credential.id.as_str()) {
             return Err(ApiError::invalid(format!(
                 "credentials[{i}].id `{}` is used twice",
@@ -420,6 +437,21 @@ impl Store {
         if !changed_read_only.is_empty() {
             return Err(ApiError::invalid("the patch changes read-only fields")
                 .with_details(format!("read-only: {}", changed_read_only.join(", "))));
+        }
+        // A name the product does not have is a mistake even as `null` (which merging would
+        // pass over in silence).
+        if let Some(unknown) = patch_map
+            .keys()
+            .find(|k| !EDITABLE_FIELDS.contains(&k.as_str()))
+        {
+            return Err(ApiError::invalid(format!(
+                "the patch names an unknown field `{}`",
+                printable(unknown)
+            ))
+            .with_details(format!(
+                "fields a patch may change: {}",
+                EDITABLE_FIELDS.join(", ")
+            )));
         }
         // The editable view of the product, the patch merged into it, then the same checks as
         // a create.
@@ -840,7 +872,7 @@ impl Store {
                 "type must be a URN such as `urn:acme:note` (no spaces)",
             ));
         }
-        if new.event_type.starts_with("urn:svc:partner:transaction") {
+        if new.event_type.starts_with(SYSTEM_EVENT_TYPE_PREFIX) {
             return Err(ApiError::invalid(
                 "type may not use the system's own `urn:svc:partner:transaction` names",
             ));

@@ -57,6 +57,8 @@ async fn require_admin(State(state): State<SharedState>, request: Request, next:
 #[serde(deny_unknown_fields)]
 pub struct ClockAdvance {
     /// Seconds to move the sandbox clock forward (1 to ten years).
+    #[schema(minimum = 1, maximum = 315_360_000)]
+    #[serde(deserialize_with = "partner_api::integer::exact")]
     pub seconds: u64,
 }
 
@@ -122,6 +124,8 @@ async fn advance_clock(
 pub struct SimulatedLatency {
     /// Milliseconds every partner API request waits before it is handled (0 to 60,000; 0 is
     /// no delay).
+    #[schema(minimum = 0, maximum = 60_000)]
+    #[serde(deserialize_with = "partner_api::integer::exact")]
     pub milliseconds: u64,
 }
 

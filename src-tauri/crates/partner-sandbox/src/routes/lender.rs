@@ -64,7 +64,14 @@ pub async fn write<T>(
     security((), ("admin" = [])),
     request_body(content = NewTransaction, content_type = "application/json"),
     responses(
-        (status = 201, description = "The new transaction", body = Transaction),
+        (status = 201, description = "The new transaction", body = Transaction,
+            links(
+                ("GetTransaction" = (operation_id = "get_transaction", parameters(("id" = "$response.body#/id")))),
+                ("ListEvents" = (operation_id = "list_events", parameters(("id" = "$response.body#/id")))),
+                ("Respond" = (operation_id = "respond", parameters(("id" = "$response.body#/id")))),
+                ("UpdateTransaction" = (operation_id = "update_transaction", parameters(("id" = "$response.body#/id")))),
+                ("AddEvent" = (operation_id = "add_event", parameters(("id" = "$response.body#/id")))),
+            )),
         (status = 400, description = "A missing or invalid field, or a request type the product does not take", body = ApiError),
         (status = 403, description = "The admin token is required and was not given", body = ApiError),
         (status = 404, description = "No such product", body = ApiError),
@@ -126,7 +133,11 @@ pub async fn update_transaction(
     params(("id" = String, Path, description = "Transaction id")),
     request_body(content = NewEvent, content_type = "application/json"),
     responses(
-        (status = 201, description = "The new event", body = TransactionEvent),
+        (status = 201, description = "The new event", body = TransactionEvent,
+            links(
+                ("GetEvent" = (operation_id = "get_event",
+                    parameters(("id" = "$request.path.id"), ("event_id" = "$response.body#/id")))),
+            )),
         (status = 400, description = "A missing or invalid field, or a type reserved to the system", body = ApiError),
         (status = 403, description = "The admin token is required and was not given", body = ApiError),
         (status = 404, description = "No such transaction", body = ApiError),

@@ -11,6 +11,43 @@ use axum::http::{header, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+/// The query of a list endpoint over items of type `T`, as the document states it: the rules
+/// come from partner-api (`start`, `limit` up to 50, `sort` over `T::SORT_KEYS`), and the
+/// handlers parse the query with the same rules (`extract::ListQuery`).
+pub struct ListParams<T>(std::marker::PhantomData<T>);
+
+impl<T: partner_api::Sortable> utoipa::IntoParams for ListParams<T> {
+    fn into_params(
+        _parameter_in_provider: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
+    ) -> Vec<utoipa::openapi::path::Parameter> {
+        use partner_api::openapi::{list_limit, list_sort, list_start};
+        use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+        use utoipa::openapi::Required;
+        let query = |name: &str, description: &str, schema: utoipa::openapi::schema::Object| {
+            ParameterBuilder::new()
+                .name(name)
+                .parameter_in(ParameterIn::Query)
+                .required(Required::False)
+                .description(Some(description))
+                .schema(Some(schema))
+                .build()
+        };
+        vec![
+            query(
+                "start",
+                "Index of the first item; default 0; it may not exceed X-Total-Count (a 400 says so)",
+                list_start(),
+            ),
+            query("limit", "Items per page; default 25; at most 50", list_limit()),
+            query(
+                "sort",
+                "Comma-separated sortable keys, each at most once, `-` before a key for descending",
+                list_sort(T::SORT_KEYS),
+            ),
+        ]
+    }
+}
+
 /// Header of the list endpoints: how many items match in all.
 pub const TOTAL_COUNT: HeaderName = HeaderName::from_static("x-total-count");
 

@@ -3,6 +3,10 @@
 //! Client credentials come as HTTP Basic (the spec) or, for issuance only when no Basic
 //! header is sent, as `client_id`/`client_secret` in the form (the field notes). Unknown form
 //! parameters are ignored as OAuth 2.0 asks; a repeated one is an error.
+//!
+//! The client is authenticated before the body is read: a request without credentials is a 401
+//! whatever its body, as for every other endpoint (only issuance without Basic has to read the
+//! form first, and then a body that is not a form is a 401 too: nothing names the client).
 
 use crate::app::SharedState;
 use crate::error::HttpError;
@@ -15,7 +19,7 @@ use axum::response::{IntoResponse, Response};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use partner_api::token::{check_grant, IDENTITY_TYPE, SCOPE, TOKEN_TYPE};
-use partner_api::{ApiError, Introspection, TokenResponse};
+use partner_api::{ApiError, Introspection, TokenForm, TokenRequest, TokenResponse};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -63,22 +67,47 @@ fn basic_credentials(headers: &HeaderMap) -> Result<Option<(String, String)>, Ht
     Ok(Some((id.to_string(), secret.to_string())))
 }
 
-/// The authenticated client, from Basic or (when `form_allowed`) the form.
-fn authenticate<'s>(
+fn authentication_required() -> HttpError {
+    client_unauthorized(
+        "client authentication is required: HTTP Basic with the API client id and secret",
+    )
+}
+
+/// The client of an introspection or revocation: HTTP Basic only.
+fn authenticate_basic<'s>(
     state: &'s SharedState,
     headers: &HeaderMap,
-    form: &[(String, String)],
-    form_allowed: bool,
 ) -> Result<&'s Client, HttpError> {
-    let credentials = match basic_credentials(headers)? {
-        Some(pair) => pair,
-        None => match (get(form, "client_id"), get(form, "client_secret")) {
-            (Some(id), Some(secret)) if form_allowed => (id.to_string(), secret.to_string()),
-            _ => return Err(client_unauthorized(
-                "client authentication is required: HTTP Basic with the API client id and secret",
-            )),
-        },
+    let credentials = basic_credentials(headers)?.ok_or_else(authentication_required)?;
+    check_credentials(state, credentials)
+}
+
+/// The parameters of a form body, in order.
+type FormPairs = Vec<(String, String)>;
+
+/// The client of an issuance and its form: Basic first, else `client_id`/`client_secret` in
+/// the form.
+fn authenticate_issuance<'s>(
+    state: &'s SharedState,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<(&'s Client, FormPairs), HttpError> {
+    if let Some(credentials) = basic_credentials(headers)? {
+        let client = check_credentials(state, credentials)?;
+        return Ok((client, form_body(headers, body)?));
+    }
+    let form = form_body(headers, body).map_err(|_| authentication_required())?;
+    let credentials = match (get(&form, "client_id"), get(&form, "client_secret")) {
+        (Some(id), Some(secret)) => (id.to_string(), secret.to_string()),
+        _ => return Err(authentication_required()),
     };
+    Ok((check_credentials(state, credentials)?, form))
+}
+
+fn check_credentials(
+    state: &SharedState,
+    credentials: (String, String),
+) -> Result<&Client, HttpError> {
     state
         .tokens
         .authenticate(&credentials.0, &credentials.1)
@@ -110,12 +139,20 @@ fn refused_token(refusal: TokenRefusal) -> HttpError {
     path = "/oauth2/v1/token",
     tag = "tokens",
     security(("basic" = [])),
-    request_body(content_type = "application/x-www-form-urlencoded",
+    request_body(content = TokenRequest, content_type = "application/x-www-form-urlencoded",
         description = "`grant_type=client_credentials&scope=pc pcapi` (and `client_id`, `client_secret` when not sent as Basic)"),
     responses(
-        (status = 201, description = "A new bearer token", body = TokenResponse),
+        (status = 201, description = "A new bearer token", body = TokenResponse,
+            headers(("Cache-Control" = String, description = "`no-store`: a token is never cached")),
+            links(
+                ("Introspect" = (operation_id = "introspect_token",
+                    request_body = json!({"token": "$response.body#/access_token"}))),
+                ("Revoke" = (operation_id = "revoke_token",
+                    request_body = json!({"token": "$response.body#/access_token"}))),
+            )),
         (status = 400, description = "Wrong grant type or scope, or a malformed form", body = ApiError),
-        (status = 401, description = "Missing or invalid client credentials", body = ApiError),
+        (status = 401, description = "Missing or invalid client credentials", body = ApiError,
+            headers(("WWW-Authenticate" = String, description = "`Basic realm=\"partner-api\"`"))),
         (status = 413, description = "Body too large", body = ApiError),
         (status = 415, description = "Not a form body", body = ApiError),
     )
@@ -126,8 +163,7 @@ async fn issue_token(
     body: Bytes,
 ) -> Response {
     let result = (|| {
-        let form = form_body(&headers, &body)?;
-        let client = authenticate(&state, &headers, &form, true)?;
+        let (client, form) = authenticate_issuance(&state, &headers, &body)?;
         check_grant(get(&form, "grant_type"), get(&form, "scope"))
             .map_err(|m| HttpError::invalid("the token request is not valid").with_details(m))?;
         let (token, expires_in) = state.tokens.issue(client);
@@ -154,7 +190,7 @@ async fn issue_token(
     path = "/oauth2/v1/token/introspection",
     tag = "tokens",
     security(("basic" = [])),
-    request_body(content_type = "application/x-www-form-urlencoded", description = "`token=<access token>`"),
+    request_body(content = TokenForm, content_type = "application/x-www-form-urlencoded", description = "`token=<access token>`"),
     responses(
         (status = 200, description = "The token is active", body = Introspection),
         (status = 400, description = "No token parameter, or a malformed form", body = ApiError),
@@ -169,8 +205,8 @@ async fn introspect_token(
     body: Bytes,
 ) -> Response {
     let result = (|| {
+        let client = authenticate_basic(&state, &headers)?;
         let form = form_body(&headers, &body)?;
-        let client = authenticate(&state, &headers, &form, false)?;
         let token = token_param(&form)?;
         let lifetime = state.tokens.inspect(client, token).map_err(refused_token)?;
         Ok::<_, HttpError>(super::json(
@@ -196,7 +232,7 @@ async fn introspect_token(
     path = "/oauth2/v1/token/revocation",
     tag = "tokens",
     security(("basic" = [])),
-    request_body(content_type = "application/x-www-form-urlencoded", description = "`token=<access token>`"),
+    request_body(content = TokenForm, content_type = "application/x-www-form-urlencoded", description = "`token=<access token>`"),
     responses(
         (status = 204, description = "Revoked"),
         (status = 400, description = "No token parameter, or a malformed form", body = ApiError),
@@ -211,8 +247,8 @@ async fn revoke_token(
     body: Bytes,
 ) -> Response {
     let result = (|| {
+        let client = authenticate_basic(&state, &headers)?;
         let form = form_body(&headers, &body)?;
-        let client = authenticate(&state, &headers, &form, false)?;
         let token = token_param(&form)?;
         state.tokens.revoke(client, token).map_err(refused_token)?;
         tracing::info!(client_id = %client.client_id, "access token revoked");

@@ -12,7 +12,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
-use partner_api::{ApiError, NewProduct, Product, Sortable};
+use partner_api::{ApiError, NewProduct, Product, ProductPatch, Sortable};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -39,15 +39,11 @@ pub fn router() -> OpenApiRouter<SharedState> {
     path = "/partner/v2/products",
     tag = "products",
     security(("bearer" = [])),
-    params(
-        ("start" = Option<u64>, Query, description = "Index of the first item; default 0; at most X-Total-Count"),
-        ("limit" = Option<u32>, Query, description = "Items per page; default 25; at most 50"),
-        ("sort" = Option<String>, Query, description = "Comma-separated keys, `-` for descending: listingName, name, status, created, updated"),
-    ),
+    params(super::ListParams<Product>),
     responses(
         (status = 200, description = "A page of products", body = Vec<Product>,
             headers(("X-Total-Count" = u64, description = "Number of matching products"))),
-        (status = 400, description = "Bad start, limit or sort", body = ApiError),
+        (status = 400, description = "A start, limit or sort the document's rules refuse, `start` past X-Total-Count, or an unknown or repeated query parameter", body = ApiError),
         (status = 401, description = "No, bad, expired or revoked token", body = ApiError),
     )
 )]
@@ -81,7 +77,13 @@ async fn list_products(
     security(("bearer" = [])),
     request_body(content = NewProduct, content_type = "application/json"),
     responses(
-        (status = 201, description = "The new product (signing keys are never returned)", body = Product),
+        (status = 201, description = "The new product (signing keys are never returned)", body = Product,
+            links(
+                ("GetProduct" = (operation_id = "get_product", parameters(("id" = "$response.body#/id")))),
+                ("PatchProduct" = (operation_id = "patch_product", parameters(("id" = "$response.body#/id")))),
+                ("StartTransaction" = (operation_id = "create_transaction",
+                    request_body = json!({"productId": "$response.body#/id", "requestType": "$response.body#/requestTypes/0"}))),
+            )),
         (status = 400, description = "A missing or invalid field, a read-only field, or a signing key that breaks the rule", body = ApiError),
         (status = 401, description = "No, bad, expired or revoked token", body = ApiError),
         (status = 409, description = "The partner already has a product of that name", body = ApiError),
@@ -142,7 +144,7 @@ async fn get_product(
     tag = "products",
     security(("bearer" = [])),
     params(("id" = String, Path, description = "Product id")),
-    request_body(content = Object, content_type = "application/merge-patch+json",
+    request_body(content = ProductPatch, content_type = "application/merge-patch+json",
         description = "Fields of NewProduct to change; `null` removes an optional field"),
     responses(
         (status = 200, description = "The changed product", body = Product),

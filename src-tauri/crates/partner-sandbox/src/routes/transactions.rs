@@ -34,15 +34,11 @@ pub fn router() -> OpenApiRouter<SharedState> {
     path = "/partner/v2/transactions",
     tag = "transactions",
     security(("bearer" = [])),
-    params(
-        ("start" = Option<u64>, Query, description = "Index of the first item; default 0; at most X-Total-Count"),
-        ("limit" = Option<u32>, Query, description = "Items per page; default 25; at most 50"),
-        ("sort" = Option<String>, Query, description = "Comma-separated keys, `-` for descending: id, status, created, updated, requestType"),
-    ),
+    params(super::ListParams<Transaction>),
     responses(
         (status = 200, description = "A page of transactions", body = Vec<Transaction>,
             headers(("X-Total-Count" = u64, description = "Number of matching transactions"))),
-        (status = 400, description = "Bad start, limit or sort", body = ApiError),
+        (status = 400, description = "A start, limit or sort the document's rules refuse, `start` past X-Total-Count, or an unknown or repeated query parameter", body = ApiError),
         (status = 401, description = "No, bad, expired or revoked token", body = ApiError),
     )
 )]
@@ -178,7 +174,10 @@ async fn get_event(
     tag = "transactions",
     security(("bearer" = [])),
     params(("id" = String, Path, description = "Transaction id")),
-    request_body(content = TransactionResponse, content_type = "application/json"),
+    request_body(content(
+        (TransactionResponse = "application/json"),
+        (TransactionResponse = "application/merge-patch+json"),
+    )),
     responses(
         (status = 200, description = "The transaction with its new response", body = Transaction),
         (status = 400, description = "A missing or invalid field", body = ApiError),

@@ -4,6 +4,7 @@
 use crate::support::{expect_error, product, Api};
 use partner_sandbox::SandboxConfig;
 use reqwest::Method;
+use serde_json::json;
 
 #[tokio::test]
 async fn unknown_routes_and_wrong_methods() {
@@ -281,4 +282,64 @@ async fn a_client_that_dribbles_its_headers_is_disconnected_and_the_sandbox_carr
     assert!(!token.is_empty());
     let products = api.get("/partner/v2/products", &token).await;
     assert_eq!(products.status(), 200);
+}
+
+/// A body the document calls valid is accepted: JSON Schema counts `60.0` as the integer 60.
+/// And only objects are bodies: serde alone would read `[{}, {}]` as a struct's fields in order.
+#[tokio::test]
+async fn integral_numbers_count_as_integers_and_only_objects_are_bodies() {
+    let api = Api::start().await;
+    let advanced = api
+        .post_json("/sandbox/v1/clock/advance", None, &json!({"seconds": 60.0}))
+        .await;
+    assert_eq!(advanced.status(), 200);
+    let fraction = api
+        .post_json("/sandbox/v1/clock/advance", None, &json!({"seconds": 60.5}))
+        .await;
+    expect_error(fraction, 400).await;
+
+    let token = api.token().await;
+    let mut body = product("integral");
+    body["extensionLimit"] = json!(2.0);
+    let created = api.create_product(&token, &body).await;
+    assert_eq!(created["extensionLimit"], 2);
+    let transaction = api.lender_create(created["id"].as_str().unwrap()).await;
+    let path = format!(
+        "/sandbox/v1/transactions/{}",
+        transaction["id"].as_str().unwrap()
+    );
+    let array = api
+        .patch_raw(&path, None, "application/json", "[{}, {}]")
+        .await;
+    let error = expect_error(array, 400).await;
+    assert_eq!(error.summary, "the body must be a JSON object");
+}
+
+/// A merge patch that names a field the product does not have is refused, even when it only
+/// sets it to `null` (which merging alone would pass over in silence); and an address whose
+/// host is no DNS name or IPv4 address is refused though a URL parser takes it.
+#[tokio::test]
+async fn patches_name_known_fields_and_addresses_follow_the_grammar() {
+    let api = Api::start().await;
+    let token = api.token().await;
+    let created = api.create_product(&token, &product("strict")).await;
+    let path = format!("/partner/v2/products/{}", created["id"].as_str().unwrap());
+    let unknown = api.merge_patch(&path, &token, &json!({"": null})).await;
+    let error = expect_error(unknown, 400).await;
+    assert!(error.summary.contains("unknown field"), "{}", error.summary);
+    let ok = api.merge_patch(&path, &token, &json!({"tags": null})).await;
+    assert_eq!(ok.status(), 200);
+
+    let odd_host = api
+        .merge_patch(&path, &token, &json!({"adminInterfaceUrl": "http://A*"}))
+        .await;
+    expect_error(odd_host, 400).await;
+    let ok = api
+        .merge_patch(
+            &path,
+            &token,
+            &json!({"adminInterfaceUrl": "https://admin.example:8443/x?y#z"}),
+        )
+        .await;
+    assert_eq!(ok.status(), 200);
 }

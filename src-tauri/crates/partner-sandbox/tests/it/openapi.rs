@@ -543,3 +543,138 @@ async fn every_status_the_server_gives_is_documented() {
         assert!(statuses.contains(&status), "the scenario covers {status}");
     }
 }
+
+fn schema<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    let found = &doc["components"]["schemas"][name];
+    assert!(found.is_object(), "schema {name} is in the document");
+    found
+}
+
+fn enum_values(schema: &Value) -> Vec<String> {
+    schema["enum"]
+        .as_array()
+        .unwrap_or_else(|| panic!("an enum: {schema}"))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The rules partner-api enforces are the ones the document states, from the same constants.
+#[tokio::test]
+async fn the_document_states_the_rules_the_server_enforces() {
+    use partner_api::{list, product, signing_key, EventType, ResourceType, ResponseStatus};
+    let api = Api::start().await;
+    let doc = document(&api).await;
+
+    for path in ["/partner/v2/products", "/partner/v2/transactions"] {
+        let operation = &doc["paths"][path]["get"];
+        let param = |name: &str| {
+            operation["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["name"] == name)
+                .unwrap_or_else(|| panic!("{path} documents {name}"))["schema"]
+                .clone()
+        };
+        assert_eq!(param("start")["minimum"], 0);
+        assert_eq!(param("limit")["minimum"], 0);
+        assert_eq!(param("limit")["maximum"], list::MAX_LIMIT);
+        assert_eq!(param("limit")["default"], list::DEFAULT_LIMIT);
+        assert!(param("sort")["pattern"]
+            .as_str()
+            .unwrap()
+            .contains("created"));
+        let header = &operation["responses"]["200"]["headers"]["X-Total-Count"];
+        assert_eq!(header["schema"]["minimum"], 0, "{path}: {header}");
+    }
+
+    let new_product = schema(&doc, "NewProduct");
+    let props = &new_product["properties"];
+    assert_eq!(
+        new_product["required"],
+        json!(["name", "listingName", "requestTypes"])
+    );
+    assert_eq!(props["name"]["maxLength"], product::NAME_MAX);
+    assert_eq!(props["name"]["minLength"], 1);
+    assert_eq!(props["listingName"]["maxLength"], product::LISTING_NAME_MAX);
+    assert_eq!(props["requestTypes"]["minItems"], 1);
+    assert_eq!(
+        enum_values(&props["requestTypes"]["items"]),
+        product::REQUEST_TYPES
+    );
+    assert_eq!(props["webhooks"]["maxItems"], product::MAX_WEBHOOKS);
+    assert_eq!(new_product["additionalProperties"], false);
+
+    let hook = &schema(&doc, "NewWebhookSubscription")["properties"];
+    assert_eq!(hook["signingkey"]["pattern"], signing_key::PATTERN);
+    assert_eq!(hook["signingkey"]["minLength"], signing_key::MIN_LEN);
+    assert_eq!(hook["signingkey"]["maxLength"], signing_key::MAX_LEN);
+    assert_eq!(hook["signingkey"]["writeOnly"], true);
+    assert_eq!(hook["events"]["uniqueItems"], true);
+    let event_types: Vec<&str> = EventType::ALL.iter().map(|e| e.as_str()).collect();
+    assert_eq!(enum_values(schema(&doc, "EventType")), event_types);
+    let resources: Vec<&str> = ResourceType::ALL.iter().map(|r| r.as_str()).collect();
+    assert_eq!(enum_values(schema(&doc, "ResourceType")), resources);
+    let statuses: Vec<&str> = ResponseStatus::ALL.iter().map(|s| s.as_str()).collect();
+    assert_eq!(enum_values(schema(&doc, "ResponseStatus")), statuses);
+    assert!(schema(&doc, "SubscriptionChange")["required"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("subscriptionId")));
+
+    // The token endpoints take forms, and say which fields.
+    for (path, schema_name, field) in [
+        ("/oauth2/v1/token", "TokenRequest", "grant_type"),
+        ("/oauth2/v1/token/introspection", "TokenForm", "token"),
+        ("/oauth2/v1/token/revocation", "TokenForm", "token"),
+    ] {
+        let content = &doc["paths"][path]["post"]["requestBody"]["content"];
+        let form = &content["application/x-www-form-urlencoded"]["schema"]["$ref"];
+        assert_eq!(
+            form,
+            &json!(format!("#/components/schemas/{schema_name}")),
+            "{path}"
+        );
+        assert!(schema(&doc, schema_name)["required"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(field)));
+    }
+    let grant = &schema(&doc, "TokenRequest")["properties"]["grant_type"];
+    assert_eq!(enum_values(grant), ["client_credentials"]);
+
+    let advance = &schema(&doc, "ClockAdvance")["properties"]["seconds"];
+    assert_eq!(advance["maximum"], partner_sandbox::MAX_ADVANCE_SECONDS);
+    let latency = &schema(&doc, "SimulatedLatency")["properties"]["milliseconds"];
+    assert_eq!(
+        latency["maximum"],
+        partner_sandbox::MAX_LATENCY_MILLISECONDS
+    );
+}
+
+/// Links name their target with `operationId` (OpenAPI's spelling), and every target exists.
+#[tokio::test]
+async fn links_name_operations_that_exist() {
+    let api = Api::start().await;
+    let doc = document(&api).await;
+    let mut operation_ids = BTreeSet::new();
+    let mut targets = Vec::new();
+    for item in doc["paths"].as_object().unwrap().values() {
+        for operation in item.as_object().unwrap().values() {
+            if let Some(id) = operation["operationId"].as_str() {
+                operation_ids.insert(id.to_string());
+            }
+            for response in operation["responses"].as_object().unwrap().values() {
+                for link in response["links"].as_object().into_iter().flatten() {
+                    assert!(link.1.get("operation_id").is_none(), "{link:?}");
+                    targets.push(link.1["operationId"].as_str().unwrap().to_string());
+                }
+            }
+        }
+    }
+    assert!(targets.len() >= 8, "{targets:?}");
+    for target in targets {
+        assert!(operation_ids.contains(&target), "{target}");
+    }
+}

@@ -176,6 +176,23 @@ async fn grant_type_scope_and_form_rules() {
         .await
         .unwrap();
     expect_error(json, 415).await;
+    // Without credentials the answer is a 401 whatever the body: the client comes first.
+    for path in [
+        "/oauth2/v1/token",
+        "/oauth2/v1/token/introspection",
+        "/oauth2/v1/token/revocation",
+    ] {
+        let bare = api.http.post(api.url(path)).send().await.unwrap();
+        expect_error(bare, 401).await;
+        let json = api
+            .http
+            .post(api.url(path))
+            .json(&serde_json::json!({"token": "x"}))
+            .send()
+            .await
+            .unwrap();
+        expect_error(json, 401).await;
+    }
 }
 
 #[tokio::test]
