@@ -27,6 +27,8 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
   done
   missing=("${filtered[@]+"${filtered[@]}"}")
 fi
+# The OpenAPI check installs Schemathesis into a virtual environment: Debian splits venv off.
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then missing+=(python3-venv); fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing system packages: ${missing[*]}"
   $SUDO apt-get update -qq

@@ -348,14 +348,42 @@ pub struct RespondForm {
     pub reference_number: Option<String>,
 }
 
-/// Test mode of the listener: answer with this status after this delay.
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+/// Test mode of the listener, as `partner listen` has it: answer with this status after this
+/// delay, and fail (with `failure_status`) a share of requests at random and the first N
+/// attempts of each notification, to drive the service's retries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct TestMode {
     pub enabled: bool,
     pub status: u16,
     #[ts(type = "number")]
     pub delay_ms: u64,
+    /// The share of requests that fail, 0 to 1.
+    #[serde(default)]
+    pub fail_rate: f64,
+    /// Every notification's first N attempts fail.
+    #[serde(default)]
+    pub fail_first_attempts: u32,
+    /// The status a failure answers.
+    #[serde(default = "default_failure_status")]
+    pub failure_status: u16,
+}
+
+fn default_failure_status() -> u16 {
+    500
+}
+
+impl Default for TestMode {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            status: 200,
+            delay_ms: 0,
+            fail_rate: 0.0,
+            fail_first_attempts: 0,
+            failure_status: default_failure_status(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, TS)]

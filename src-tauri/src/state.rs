@@ -157,11 +157,7 @@ impl AppState {
                 listener_address,
                 listener_problem: None,
                 tunnel: None,
-                test_mode: TestMode {
-                    enabled: false,
-                    status: 200,
-                    delay_ms: 0,
-                },
+                test_mode: TestMode::default(),
                 token_history: Vec::new(),
                 searches: HashMap::new(),
                 receiver_checks: HashMap::new(),

@@ -202,6 +202,46 @@ await step("replay a capture", async () => {
   await shot("webhooks");
 });
 
+/** Sets the listener's test mode through its card on the Webhooks screen. */
+async function setTestMode(enabled, fields = {}) {
+  await go("#/webhooks");
+  const card = await $("[data-testid=test-mode]");
+  await card.waitForExist({ timeout: 15000 });
+  if (!(await (await $("form[aria-label='Test mode']")).isDisplayed())) await card.click();
+  const box = await $("form[aria-label='Test mode'] input[type=checkbox]");
+  if ((await box.isSelected()) !== enabled) await box.click();
+  for (const [label, value] of Object.entries(fields)) {
+    const input = await $(`form[aria-label='Test mode'] input[aria-label='${label}']`);
+    await input.click();
+    await browser.keys(["Control", "a"]);
+    await browser.keys("Backspace");
+    await input.setValue(value);
+  }
+  await (await $("[data-testid=test-mode-apply]")).click();
+  await waitText("form[aria-label='Test mode'] [role=status]", enabled ? /Applied: answers/ : /Applied: off/);
+}
+
+await step("test mode: every notification's first attempt fails, and the service retries it", async () => {
+  await setTestMode(true, { "Fail first": "1", "Failure status": "503" });
+  await waitText("[data-testid=test-mode-summary]", /first attempt fails with 503/);
+  await shot("webhooks-test-mode");
+  await go("#/demo");
+  await (await $("select[aria-label='Demo product']")).waitForExist({ timeout: 15000 });
+  await clickButton("New transaction");
+  await waitText("ol[aria-label='Demo log']", /created transaction (\S+) on/);
+  const created = /created transaction (\S+) on/.exec(await text("ol[aria-label='Demo log']"))[1];
+  await go("#/webhooks");
+  // The first attempt was captured (verified, answered 503 on purpose)...
+  const attempt = (n) => $(`//div[@data-capture-id][@data-attempts='${n}'][.//span[@title='${created}']]`);
+  await (await attempt(1)).waitForExist({ timeout: 30000 });
+  // ...and the service retries once its clock passes the retry delay.
+  await go("#/demo");
+  await clickButton("+1 min");
+  await go("#/webhooks");
+  await (await attempt(2)).waitForExist({ timeout: 30000 });
+  await setTestMode(false);
+});
+
 /** A loopback port nothing listens on (bound, then closed). */
 async function closedPort() {
   const server = createServer();

@@ -252,7 +252,7 @@ fn capitalise(text: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The listener's test mode from the screen's (on/off, status, delay).
+/// The listener's test mode from the screen's (on/off, status, delay, failures).
 pub fn listener_test_mode(mode: &TestMode) -> partner_listener::TestMode {
     if !mode.enabled {
         return partner_listener::TestMode::default();
@@ -260,7 +260,9 @@ pub fn listener_test_mode(mode: &TestMode) -> partner_listener::TestMode {
     partner_listener::TestMode {
         status: Some(mode.status),
         delay: (mode.delay_ms > 0).then(|| Duration::from_millis(mode.delay_ms)),
-        ..partner_listener::TestMode::default()
+        fail_rate: mode.fail_rate,
+        fail_first_attempts: mode.fail_first_attempts,
+        failure_status: Some(mode.failure_status),
     }
 }
 

@@ -9,4 +9,8 @@ import type { JsonValue } from "./serde_json/JsonValue";
  * What the partner answers; the body of `PATCH /partner/v2/transactions/{id}/response` too.
  * Fields left out of a PATCH keep their current values.
  */
-export type TransactionResponse = { status: ResponseStatus, partnerStatus?: string | null, referenceNumber?: string | null, respondingParty?: Party | null, loan?: JsonValue | null, resources?: Array<ResourceFile> | null, errors?: Array<ResponseError> | null, };
+export type TransactionResponse = { status: ResponseStatus, 
+/**
+ * Free text for the lender.
+ */
+partnerStatus?: string | null, referenceNumber?: string | null, respondingParty?: Party | null, loan?: JsonValue | null, resources?: Array<ResourceFile> | null, errors?: Array<ResponseError> | null, };

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { CaptureSummary, EventType, TokenView, Transaction } from "../platform";
 import { draftOf, subscriptionChange, subscriptionDraftProblems, toggleEvent } from "./products/subscriptionModel";
 import { applyFilter, captureCount, countByVerdict, listOf, mergeBatch, shouldFollow, shownIds, withoutCaptures } from "./webhooks/inspectorModel";
-import { describeRepoint, describeRetention, parseListenerAddress, parseRetention, parseTestMode } from "./webhooks/listenerModel";
+import { describeRepoint, describeRetention, describeTestMode, parseListenerAddress, parseRetention, parseTestMode, testModeFields } from "./webhooks/listenerModel";
 import { firstExpiry, secondsLeft } from "./token/tokenModel";
 import { baseUrlLabel, connectionActions, draftProblems, EMPTY_DRAFT, toNewConnection } from "./connections/connectionModel";
 import { canSubmitKey, keyToSend } from "./products/keyModel";
@@ -52,11 +52,24 @@ describe("inspector", () => {
     expect(shouldFollow(0)).toBe(true);
     expect(shouldFollow(200)).toBe(false);
   });
-  it("reads test mode fields", () => {
-    expect(parseTestMode(false, "x", "y")).toEqual({ enabled: false, status: 200, delayMs: 0 });
-    expect(parseTestMode(true, "500", "250")).toEqual({ enabled: true, status: 500, delayMs: 250 });
-    expect(parseTestMode(true, "50", "0")).toBe("Status must be three digits, e.g. 500.");
-    expect(parseTestMode(true, "500", "-1")).toBe("Delay is a whole number of milliseconds.");
+  it("reads test mode fields as partner listen takes them", () => {
+    const f = { enabled: true, status: "200", delay: "250", failPercent: "30", failFirst: "2", failureStatus: "503" };
+    expect(parseTestMode(f).form).toEqual({ enabled: true, status: 200, delayMs: 250, failRate: 0.3, failFirstAttempts: 2, failureStatus: 503 });
+    // Off: whatever is typed is kept but not checked.
+    expect(parseTestMode({ ...f, enabled: false, status: "x" }).problems).toBeNull();
+    expect(parseTestMode({ ...f, status: "50" }).problems).toEqual({ status: "Status must be three digits, e.g. 500." });
+    expect(parseTestMode({ ...f, delay: "-1" }).problems).toEqual({ delay: "Delay is a whole number of milliseconds." });
+    expect(parseTestMode({ ...f, failPercent: "101" }).problems).toEqual({ failPercent: "Failure rate is a percentage from 0 to 100." });
+    expect(parseTestMode({ ...f, failFirst: "11" }).problems).toEqual({ failFirst: "Fail first is a number of attempts from 0 to 10." });
+    expect(parseTestMode({ ...f, failureStatus: "700" }).problems).toEqual({ failureStatus: "Failure status must be between 100 and 599." });
+  });
+  it("describes the test mode in a few words", () => {
+    const off = { enabled: false, status: 200, delayMs: 0, failRate: 0, failFirstAttempts: 0, failureStatus: 500 };
+    expect(describeTestMode(off)).toBe("off: the listener answers as it should");
+    expect(describeTestMode({ ...off, enabled: true, delayMs: 100, failRate: 0.25, failFirstAttempts: 2 })).toBe(
+      "answers 200 after 100 ms · 25 % fail with 500 · first 2 attempts fail with 500",
+    );
+    expect(testModeFields({ ...off, failRate: 0.333 }).failPercent).toBe("33.3");
   });
 });
 

@@ -84,7 +84,7 @@ export function listenerView(patch: Partial<ListenerView> = {}): ListenerView {
     addressFromEnvironment: false,
     callbackUrl: "http://127.0.0.1:7070/webhooks",
     tunnelUrl: null,
-    testMode: { enabled: false, status: 200, delayMs: 0 },
+    testMode: { enabled: false, status: 200, delayMs: 0, failRate: 0, failFirstAttempts: 0, failureStatus: 500 },
     problem: null,
     suggestedAddress: null,
     retention: { maxCaptures: null, maxAgeDays: null },

@@ -183,6 +183,8 @@ const CaptureRow = memo(function CaptureRow({ capture: c, top, selected, onSelec
       aria-selected={selected}
       data-capture-id={c.id}
       data-verdict={c.verdict}
+      data-event-id={c.eventId}
+      data-attempts={c.attempts}
       className={`capture-row${selected ? " selected" : ""}`}
       style={{ height: ROW_HEIGHT, transform: `translateY(${top}px)` }}
       onClick={() => onSelect(c.id)}

@@ -1,13 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, type ListenerView, type RepointOffer, type TestMode } from "../../platform";
+import { api, type ListenerView, type RepointOffer } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { STATUS_KEY } from "../../startup";
 import { Inspector } from "./Inspector";
-import { parseTestMode } from "./listenerModel";
 import { TunnelCheckResult } from "./TunnelCheckResult";
 import { ListenerSettings } from "./ListenerSettings";
 import { ListenerChecks } from "./ListenerChecks";
+import { TestModeSettings } from "./TestModeSettings";
 import { RepointOfferPanel } from "./RepointOfferPanel";
 
 export function WebhooksScreen() {
@@ -20,6 +20,7 @@ export function WebhooksScreen() {
       </div>
       {listener.isError && <ErrorPanel error={listener.error} onRetry={() => void listener.refetch()} />}
       {listener.data && <ListenerSettings view={listener.data} />}
+      {listener.data && <TestModeSettings view={listener.data} />}
       {listener.data && <ListenerChecks />}
       <Inspector />
     </div>
@@ -45,11 +46,6 @@ export function ListenerControls({ view }: { view: ListenerView }) {
     },
   });
   const check = useMutation({ mutationFn: api.checkTunnel });
-  const [status, setStatus] = useState(String(view.testMode.status));
-  const [delay, setDelay] = useState(String(view.testMode.delayMs));
-  const [testOn, setTestOn] = useState(view.testMode.enabled);
-  const testMode = useMutation({ mutationFn: (mode: TestMode) => api.setTestMode(mode), onSuccess: set });
-  const parsed = parseTestMode(testOn, status, delay);
 
   return (
     <div className="listener-controls">
@@ -65,15 +61,7 @@ export function ListenerControls({ view }: { view: ListenerView }) {
       </form>
       {check.data && <TunnelCheckResult check={check.data} />}
       {offer && <RepointOfferPanel key={`${offer.from} ${offer.to}`} offer={offer} onClose={() => setOffer(null)} />}
-      <form className="inline-form" onSubmit={(e) => { e.preventDefault(); if (typeof parsed !== "string") testMode.mutate(parsed); }}>
-        <label className="inline"><input type="checkbox" checked={testOn} onChange={(e) => setTestOn(e.target.checked)} />Test mode</label>
-        <input aria-label="Test status" value={status} onChange={(e) => setStatus(e.target.value)} size={3} disabled={!testOn} />
-        <input aria-label="Test delay ms" value={delay} onChange={(e) => setDelay(e.target.value)} size={5} disabled={!testOn} />
-        <span className="muted small">ms</span>
-        <button type="submit" disabled={typeof parsed === "string"}>Apply</button>
-        {typeof parsed === "string" && <span className="field-error small">{parsed}</span>}
-      </form>
-      {[toggle, saveTunnel, check, testMode].map((m, i) => (m.isError ? <ErrorPanel key={i} error={m.error} compact /> : null))}
+      {[toggle, saveTunnel, check].map((m, i) => (m.isError ? <ErrorPanel key={i} error={m.error} compact /> : null))}
     </div>
   );
 }

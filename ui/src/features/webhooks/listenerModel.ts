@@ -1,15 +1,64 @@
 import type { ListenerAddressForm, RepointResult, RetentionForm, TestMode, TunnelCheck, TunnelFailureKind } from "../../platform";
 
-/** Reads the test-mode fields: a status 100–599 and a delay of 0–60,000 ms, or what is wrong. */
-export function parseTestMode(enabled: boolean, status: string, delay: string): TestMode | string {
-  if (!enabled) return { enabled: false, status: 200, delayMs: 0 };
-  if (!/^\d{3}$/.test(status.trim())) return "Status must be three digits, e.g. 500.";
-  const code = Number(status.trim());
-  if (code < 100 || code > 599) return "Status must be between 100 and 599.";
-  if (!/^\d+$/.test(delay.trim())) return "Delay is a whole number of milliseconds.";
-  const ms = Number(delay.trim());
-  if (ms > 60000) return "Delay is at most 60000 ms.";
-  return { enabled: true, status: code, delayMs: ms };
+/** The test-mode form's fields, as typed. */
+export type TestModeFields = { enabled: boolean; status: string; delay: string; failPercent: string; failFirst: string; failureStatus: string };
+
+export function testModeFields(mode: TestMode): TestModeFields {
+  return {
+    enabled: mode.enabled,
+    status: String(mode.status),
+    delay: String(mode.delayMs),
+    failPercent: String(Math.round(mode.failRate * 1000) / 10),
+    failFirst: String(mode.failFirstAttempts),
+    failureStatus: String(mode.failureStatus),
+  };
+}
+
+function httpStatus(raw: string, what: string): number | string {
+  if (!/^\d{3}$/.test(raw.trim())) return `${what} must be three digits, e.g. 500.`;
+  const code = Number(raw.trim());
+  if (code < 100 || code > 599) return `${what} must be between 100 and 599.`;
+  return code;
+}
+
+/**
+ * Reads the test-mode fields as `partner listen` takes them: a status and a failure status of
+ * 100-599, a delay of 0-60,000 ms, a failure rate of 0-100 % and a number of first attempts
+ * to fail (0-10), or what is wrong with which field.
+ */
+export function parseTestMode(f: TestModeFields): Parsed<TestMode, "status" | "delay" | "failPercent" | "failFirst" | "failureStatus"> {
+  const problems: FieldProblems<"status" | "delay" | "failPercent" | "failFirst" | "failureStatus"> = {};
+  const status = httpStatus(f.status, "Status");
+  if (typeof status === "string") problems.status = status;
+  const failureStatus = httpStatus(f.failureStatus, "Failure status");
+  if (typeof failureStatus === "string") problems.failureStatus = failureStatus;
+  const delay = f.delay.trim();
+  if (!/^\d+$/.test(delay)) problems.delay = "Delay is a whole number of milliseconds.";
+  else if (Number(delay) > 60000) problems.delay = "Delay is at most 60000 ms.";
+  const percent = f.failPercent.trim();
+  if (!/^\d+(\.\d+)?$/.test(percent) || Number(percent) > 100) problems.failPercent = "Failure rate is a percentage from 0 to 100.";
+  const first = f.failFirst.trim();
+  if (!/^\d+$/.test(first) || Number(first) > 10) problems.failFirst = "Fail first is a number of attempts from 0 to 10.";
+  return parsed(
+    {
+      enabled: f.enabled,
+      status: typeof status === "number" ? status : 200,
+      delayMs: Number(delay) || 0,
+      failRate: Math.min(1, (Number(percent) || 0) / 100),
+      failFirstAttempts: Number(first) || 0,
+      failureStatus: typeof failureStatus === "number" ? failureStatus : 500,
+    },
+    f.enabled ? problems : {},
+  );
+}
+
+/** The test mode in a few words, for the folded card: `answers 200 · 30 % fail with 500`. */
+export function describeTestMode(mode: TestMode): string {
+  if (!mode.enabled) return "off: the listener answers as it should";
+  const parts = [`answers ${mode.status}${mode.delayMs ? ` after ${mode.delayMs} ms` : ""}`];
+  if (mode.failRate > 0) parts.push(`${Math.round(mode.failRate * 1000) / 10} % fail with ${mode.failureStatus}`);
+  if (mode.failFirstAttempts > 0) parts.push(`first ${mode.failFirstAttempts === 1 ? "attempt fails" : `${mode.failFirstAttempts} attempts fail`} with ${mode.failureStatus}`);
+  return parts.join(" · ");
 }
 
 /** A short name for each class of tunnel-check failure (the shell words the rest). */

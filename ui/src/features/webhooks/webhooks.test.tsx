@@ -6,6 +6,7 @@ import { listenerView } from "../../test/fixtures";
 import { mockCommands, renderWithClient } from "../../test/render";
 import { Inspector } from "./Inspector";
 import { ListenerChecks } from "./ListenerChecks";
+import { TestModeSettings } from "./TestModeSettings";
 import { ListenerSettings } from "./ListenerSettings";
 import { ListenerControls, WebhooksScreen } from "./WebhooksScreen";
 
@@ -314,5 +315,29 @@ describe("checking the listener as a receiver", () => {
     renderWithClient(<ListenerChecks />);
     fireEvent.click(screen.getByTestId("listener-checks"));
     expect(await screen.findByText(/No subscription of this connection reaches the listener/)).toBeInTheDocument();
+  });
+});
+
+describe("test mode", () => {
+  it("applies everything partner listen has: status, delay, failure rate, fail first N, failure status", async () => {
+    const calls = mockCommands({
+      set_test_mode: (a) => listenerView({ testMode: a.mode as ReturnType<typeof listenerView>["testMode"] }),
+    });
+    renderWithClient(<TestModeSettings view={listenerView()} />);
+    expect(screen.getByTestId("test-mode-summary")).toHaveTextContent("off");
+    fireEvent.click(screen.getByTestId("test-mode"));
+    fireEvent.click(screen.getByRole("checkbox"));
+    fireEvent.change(screen.getByLabelText("Failure rate"), { target: { value: "50" } });
+    fireEvent.change(screen.getByLabelText("Fail first"), { target: { value: "2" } });
+    fireEvent.change(screen.getByLabelText("Failure status"), { target: { value: "503" } });
+    fireEvent.change(screen.getByLabelText("Delay"), { target: { value: "x" } });
+    expect(screen.getByText("Delay is a whole number of milliseconds.")).toBeInTheDocument();
+    expect(screen.getByTestId("test-mode-apply")).toBeDisabled();
+    fireEvent.change(screen.getByLabelText("Delay"), { target: { value: "100" } });
+    fireEvent.click(screen.getByTestId("test-mode-apply"));
+    expect(await screen.findByRole("status")).toHaveTextContent("Applied: answers 200 after 100 ms · 50 % fail with 503 · first 2 attempts fail with 503.");
+    expect(calls.find((c) => c.cmd === "set_test_mode")?.args).toEqual({
+      mode: { enabled: true, status: 200, delayMs: 100, failRate: 0.5, failFirstAttempts: 2, failureStatus: 503 },
+    });
   });
 });
