@@ -42,7 +42,7 @@ impl ListenerRun {
 /// when no run has ended.
 pub fn last_down_time(runs: &[ListenerRun], listening_now: bool) -> Option<DateTime<Utc>> {
     let mut newest_first: Vec<&ListenerRun> = runs.iter().collect();
-    newest_first.sort_by(|a, b| (b.started_at, b.id).cmp(&(a.started_at, a.id)));
+    newest_first.sort_by_key(|run| std::cmp::Reverse((run.started_at, run.id)));
     let skip = usize::from(listening_now);
     newest_first.get(skip).map(|run| run.down_at())
 }
