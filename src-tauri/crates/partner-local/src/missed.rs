@@ -6,7 +6,10 @@
 //! them for the app and the CLI, so calls still go one way.
 //!
 //! How:
-//! 1. The subscriptions come from the products (`all_subscriptions`), or the one asked for.
+//! 1. The subscriptions come from the products, or the one asked for. By default only those this
+//!    store has ever captured something of are checked: a subscription pointing at another
+//!    receiver (the partner's own server) would otherwise show every notification as missed.
+//!    [`MissedQuery::all_subscriptions`] or naming one checks it anyway.
 //! 2. Each subscription is checked from its own `since`: the one given, else the last time the
 //!    listener went down ([`partner_listener::runs`]), else its first capture. A subscription
 //!    with none of them is not checked (said so in the report). One with no capture before its
@@ -90,6 +93,16 @@ pub enum SinceSource {
     ProductChanged,
 }
 
+/// Why a subscription was not checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum NotChecked {
+    /// This store never captured anything of it: it may point at another receiver.
+    NeverCaptured,
+    /// No `since` given, no record of the listener going down, no capture of it.
+    NoSince,
+}
+
 /// How one subscription was checked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -98,9 +111,11 @@ pub struct SubscriptionCheck {
     pub product_id: String,
     pub resource: ResourceType,
     pub events: Vec<EventType>,
-    /// From when it was checked; `None`: not checked (no `since` given, no record of the
-    /// listener going down, no capture of it).
+    /// From when it was checked; `None`: not checked (see `not_checked_because`).
     pub since: Option<DateTime<Utc>>,
+    /// Why it was not checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_checked_because: Option<NotChecked>,
     pub since_source: Option<SinceSource>,
     /// Notifications it should have had in `[since, until)`.
     pub expected: u64,
@@ -133,6 +148,9 @@ pub struct MissedQuery {
     pub since: Option<DateTime<Utc>>,
     /// Up to this time (service clock); `None`: now less the service's give-up window.
     pub until: Option<DateTime<Utc>>,
+    /// Check every subscription of the products, also those this store never captured
+    /// anything of (by default they are left out: they may point at another receiver).
+    pub all_subscriptions: bool,
     /// A listener is serving the store now (its run has not ended), so the last time it went
     /// down is the end of the run before. `partner_listener::writer_lock::is_held` tells.
     pub listening_now: bool,
@@ -184,18 +202,19 @@ pub async fn find_missed(
             }
             found_asked = true;
             let id = &subscription.subscription_id;
+            let first_capture = store.first_capture_of(id)?;
+            let in_scope = first_capture.is_some()
+                || query.all_subscriptions
+                || query.subscription_id.is_some();
             let chosen = match (query.since, down) {
                 (Some(since), _) => Some((since, SinceSource::Given)),
                 (None, Some(down)) => Some((down, SinceSource::ListenerDown)),
-                (None, None) => store
-                    .first_capture_of(id)?
-                    .map(|first| (first, SinceSource::FirstCapture)),
+                (None, None) => first_capture.map(|first| (first, SinceSource::FirstCapture)),
             };
             let chosen = match chosen {
+                _ if !in_scope => None,
                 Some((since, source)) => {
-                    let known_before = store
-                        .first_capture_of(id)?
-                        .is_some_and(|first| first <= since);
+                    let known_before = first_capture.is_some_and(|first| first <= since);
                     if !known_before && product.updated > since {
                         Some((product.updated, SinceSource::ProductChanged))
                     } else {
@@ -210,6 +229,11 @@ pub async fn find_missed(
                 resource: subscription.resource,
                 events: subscription.events.clone(),
                 since: chosen.map(|(since, _)| since),
+                not_checked_because: match (in_scope, chosen) {
+                    (false, _) => Some(NotChecked::NeverCaptured),
+                    (true, None) => Some(NotChecked::NoSince),
+                    (true, Some(_)) => None,
+                },
                 since_source: chosen.map(|(_, source)| source),
                 expected: 0,
                 missed: 0,

@@ -267,12 +267,13 @@ async fn missed_lists_exactly_what_the_service_gave_up_on_while_the_listener_was
     let t1 = world.creates(&a).await;
     world.updates(&t1).await;
     world.adds_event(&t1).await;
+    let t0 = world.creates(&b).await;
     let before = world.settled().await;
     assert!(
         before.iter().all(|r| r["state"] == "delivered"),
         "{before:?}"
     );
-    assert_eq!(before.len(), 2 + 3 + 1);
+    assert_eq!(before.len(), 2 + 3 + 1 + 1);
     running.stop().await;
 
     // The listener is down: the lender and the partner change things, the sandbox gives up.
@@ -316,7 +317,7 @@ async fn missed_lists_exactly_what_the_service_gave_up_on_while_the_listener_was
     // By hand: t2 created (SA, SE), updated (SA, SU, SE), answered (SA, SU, SE twice), a custom
     // event (SE); t3 created and updated (SB); t4 nothing (no subscription).
     assert_eq!(discarded.len(), 2 + 3 + 4 + 1 + 2, "{discarded:?}");
-    assert_eq!(delivered.len(), 6);
+    assert_eq!(delivered.len(), 7);
 
     // The listener is back, on the same store and port.
     let (running, _) = start_listener(&db, addr, keys.clone()).await;
@@ -351,6 +352,10 @@ async fn missed_lists_exactly_what_the_service_gave_up_on_while_the_listener_was
         assert_eq!(&missed.product_id, product, "{missed:?}");
         assert_ne!(
             missed.transaction_id, t1,
+            "from before the listener went down"
+        );
+        assert_ne!(
+            missed.transaction_id, t0,
             "from before the listener went down"
         );
         assert_ne!(missed.transaction_id, t4, "a product without subscriptions");
@@ -488,6 +493,62 @@ async fn missed_lists_exactly_what_the_service_gave_up_on_while_the_listener_was
     assert_eq!(early.missed.len(), discarded.len() - 2);
     let not_yet: u64 = early.subscriptions.iter().map(|s| s.not_yet_due).sum();
     assert_eq!(not_yet, 2);
+
+    // A subscription this store never captured anything of (it points elsewhere) is left out
+    // unless asked for: everything of it would look missed.
+    let (d, subs_d) = world
+        .product(
+            "missed-d",
+            "http://127.0.0.1:9/elsewhere",
+            &[(Transaction, &[Created])],
+        )
+        .await;
+    let t5 = world.creates(&d).await;
+    world.settled().await;
+    let now = MissedQuery {
+        until: Some(Utc::now()),
+        ..query.clone()
+    };
+    let scoped = find_missed(
+        &world.client,
+        &store,
+        &now,
+        &CancellationToken::new(),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    assert!(scoped.missed.iter().all(|m| m.transaction_id != t5));
+    assert_eq!(scoped.missed.len(), discarded.len());
+    let elsewhere = scoped
+        .subscriptions
+        .iter()
+        .find(|c| c.subscription_id == subs_d[0])
+        .unwrap();
+    assert_eq!(elsewhere.since, None);
+    assert_eq!(
+        elsewhere.not_checked_because,
+        Some(partner_local::missed::NotChecked::NeverCaptured)
+    );
+    let everything = find_missed(
+        &world.client,
+        &store,
+        &MissedQuery {
+            all_subscriptions: true,
+            ..now.clone()
+        },
+        &CancellationToken::new(),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    let of_d: Vec<_> = everything
+        .missed
+        .iter()
+        .filter(|m| m.subscription_id == subs_d[0])
+        .collect();
+    assert_eq!(of_d.len(), 1);
+    assert_eq!(of_d[0].transaction_id, t5);
 
     // Cancelled before it starts: says so, lists nothing.
     let cancel = CancellationToken::new();

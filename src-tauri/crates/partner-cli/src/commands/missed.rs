@@ -14,7 +14,8 @@ use crate::error::{CliError, Result};
 use chrono::{DateTime, Utc};
 use clap::Args as ClapArgs;
 use partner_local::missed::{
-    find_missed, MissedNotification, MissedProgress, MissedQuery, MissedReport, SinceSource,
+    find_missed, MissedNotification, MissedProgress, MissedQuery, MissedReport, NotChecked,
+    SinceSource,
 };
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -33,9 +34,13 @@ pub struct MissedArgs {
     /// ones may still arrive).
     #[arg(long, value_name = "TIME", value_parser = parse_instant)]
     pub until: Option<DateTime<Utc>>,
-    /// Only this subscription.
+    /// Only this subscription (checked even if the store never captured anything of it).
     #[arg(long, value_name = "SUBSCRIPTION_ID")]
     pub subscription: Option<String>,
+    /// Check every subscription of the products, also those the store never captured anything
+    /// of (by default they are left out: they may point at another receiver).
+    #[arg(long)]
+    pub all_subscriptions: bool,
     /// The capture store to compare with (read only). Default: the console's data folder.
     #[arg(long, value_name = "FILE")]
     pub db: Option<PathBuf>,
@@ -95,6 +100,7 @@ pub async fn run(args: MissedArgs, db: PathBuf) -> Result<()> {
         subscription_id: args.subscription.clone(),
         since: args.since,
         until: args.until,
+        all_subscriptions: args.all_subscriptions,
         listening_now,
     };
     let cancel = CancellationToken::new();
@@ -157,10 +163,13 @@ fn print_rows(report: &MissedReport, json: bool) -> Result<()> {
 fn print_summary(report: &MissedReport) {
     for check in &report.subscriptions {
         let Some(since) = check.since else {
-            eprintln!(
-                "partner: {} not checked: the listener has no record of going down and no capture of it (give --since)",
-                check.subscription_id
-            );
+            let why = match check.not_checked_because {
+                Some(NotChecked::NeverCaptured) => {
+                    "this store never captured anything of it (it may point at another receiver; name it with --subscription or give --all-subscriptions)"
+                }
+                _ => "the listener has no record of going down and no capture of it (give --since)",
+            };
+            eprintln!("partner: {} not checked: {why}", check.subscription_id);
             continue;
         };
         let from = match check.since_source {
