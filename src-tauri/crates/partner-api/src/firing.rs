@@ -14,6 +14,10 @@
 //! - a subscription receives a notification when its `resource` is the notification's resource
 //!   type and its `events` name the event type.
 //!
+//! A notification to a subscription is identified, across its retries, by the subscription
+//! (`Svc-SubscriptionId`), the resource type and the eventId: what receivers deduplicate on
+//! (field notes, "Webhooks") and what the console matches captures with.
+//!
 //! Everything here is a function of what the API returns (a transaction's events), so the same
 //! answer comes out whether the sandbox computes it at the change or the console computes it
 //! later from a listing: eventIds are event ids, never made up per delivery.
@@ -118,27 +122,6 @@ pub fn fired_by(transaction_id: &str, event: &TransactionEvent) -> Vec<Fired> {
         event_time: event.sent,
     });
     fired
-}
-
-/// What identifies one notification to one subscription across its deliveries, and so what a
-/// receiver deduplicates on and the console matches captures with (field notes, "Webhooks"):
-/// the subscription (`Svc-SubscriptionId`), the resource type and the eventId. Retries repeat
-/// all three; nothing else about a delivery (its time, its attempt) is stable.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct NotificationIdentity {
-    pub subscription_id: String,
-    pub resource_type: ResourceType,
-    pub event_id: String,
-}
-
-impl NotificationIdentity {
-    pub fn new(subscription_id: &str, resource_type: ResourceType, event_id: &str) -> Self {
-        Self {
-            subscription_id: subscription_id.to_owned(),
-            resource_type,
-            event_id: event_id.to_owned(),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ pub mod transaction;
 
 pub use delivery::SignedNotification;
 pub use error::{ApiError, ErrorCode};
-pub use firing::{fired_by, Fired, NotificationIdentity};
+pub use firing::{fired_by, Fired};
 pub use list::{ListRuleError, PageParams, SortKey, SortSpec, SortValue, Sortable};
 pub use notification::{
     EventType, Notification, NotificationMeta, NotificationMetaText, NotificationText, ResourceType,
