@@ -19,6 +19,13 @@ pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const RETRY_DELAY: Duration = Duration::from_secs(20);
 /// Attempts before a notification is discarded (spec: 3).
 pub const MAX_ATTEMPTS: u32 = 3;
+/// The longest the service can take from a notification's event to giving it up: every attempt
+/// timing out, with the delays between them (spec: 3 × 30 s + 2 × 20 s = 130 s). A notification
+/// younger than this may still be on its way, so it is not yet missing.
+pub const GIVE_UP_AFTER: Duration = Duration::from_secs(
+    ATTEMPT_TIMEOUT.as_secs() * MAX_ATTEMPTS as u64
+        + RETRY_DELAY.as_secs() * (MAX_ATTEMPTS as u64 - 1),
+);
 /// The `Content-Type` of a notification.
 pub const CONTENT_TYPE: &str = "application/json";
 
@@ -66,6 +73,11 @@ pub fn headers(subscription_id: &str, signature: &str) -> [(&'static str, String
 mod tests {
     use super::*;
     use crate::notification::{EventType, ResourceType};
+
+    #[test]
+    fn the_service_gives_up_130_seconds_after_the_event() {
+        assert_eq!(GIVE_UP_AFTER, Duration::from_secs(130));
+    }
 
     #[test]
     fn acknowledgement_is_200_to_399() {

@@ -7,6 +7,7 @@
 
 pub mod delivery;
 pub mod error;
+pub mod firing;
 pub mod integer;
 pub mod list;
 pub mod notification;
@@ -20,6 +21,7 @@ pub mod transaction;
 
 pub use delivery::SignedNotification;
 pub use error::{ApiError, ErrorCode};
+pub use firing::{fired_by, Fired};
 pub use list::{ListRuleError, PageParams, SortKey, SortSpec, SortValue, Sortable};
 pub use notification::{
     EventType, Notification, NotificationMeta, NotificationMetaText, NotificationText, ResourceType,

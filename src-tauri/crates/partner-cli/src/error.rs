@@ -16,6 +16,11 @@ pub enum CliError {
     Output(#[source] std::io::Error),
     #[error(transparent)]
     Client(#[from] partner_client::ClientError),
+    #[error(transparent)]
+    Local(#[from] partner_local::Error),
+    /// Stopped by Ctrl-C or SIGTERM before the end; what was found so far was printed.
+    #[error("interrupted")]
+    Cancelled,
     /// A missing or unusable argument, said in words.
     #[error("{0}")]
     Usage(String),
@@ -39,22 +44,34 @@ Exit status:
   2  bad usage: a missing or wrong argument, or a rule of the spec broken (nothing was sent)
   3  the service could not be reached, or did not answer in time
   4  a local failure: the keychain, a file, a port, a store in use
+130  interrupted (Ctrl-C, SIGTERM) before the end: what was found so far was printed
 `partner check-receiver` has its own: 0 every rule passes, 1 a rule fails, 2 it could not run.";
 
 impl CliError {
+    fn client_status(error: &partner_client::ClientError) -> u8 {
+        use partner_client::ErrorKind;
+        match error.kind() {
+            ErrorKind::Rule => 2,
+            ErrorKind::Network | ErrorKind::Timeout => 3,
+            ErrorKind::Keychain => 4,
+            _ => 1,
+        }
+    }
+
     /// This error's exit status (see [`EXIT_STATUSES`]).
     pub fn exit_status(&self) -> u8 {
-        use partner_client::ErrorKind;
         match self {
             CliError::Usage(_) | CliError::CheckNotRun(_) => 2,
             CliError::CheckFailed(_) => 1,
-            CliError::Client(error) => match error.kind() {
-                ErrorKind::Rule => 2,
-                ErrorKind::Network | ErrorKind::Timeout => 3,
-                ErrorKind::Keychain => 4,
-                _ => 1,
-            },
+            CliError::Client(error) => Self::client_status(error),
             CliError::Listener(partner_listener::Error::InvalidInput(_)) => 2,
+            CliError::Local(error) => match error {
+                partner_local::Error::Client(error) => CliError::client_status(error),
+                partner_local::Error::Invalid(_) => 2,
+                partner_local::Error::Store(partner_listener::Error::InvalidInput(_)) => 2,
+                partner_local::Error::Store(_) | partner_local::Error::Io { .. } => 4,
+            },
+            CliError::Cancelled => 130,
             CliError::Bind { .. }
             | CliError::Sandbox(_)
             | CliError::Listener(_)

@@ -11,6 +11,8 @@
 //! - [`PartnerClient::update_subscription`], [`PartnerClient::delete_subscription`] (its keys
 //!   leave the keychain after the service let it go), and [`PartnerClient::repoint_subscriptions`]
 //!   with its dry run [`PartnerClient::subscriptions_under`], for a tunnel's new address.
+//! - [`PartnerClient::walk_updated_since`]: the items changed since a point in time, newest
+//!   first, stopping at older ones (the missed-notification check; a local index).
 //! - [`listing_export`]: a listing as CSV and the text search within it, for the app and the CLI.
 //! - [`ClientError`] with a machine-readable [`ErrorKind`] and messages that never hold a secret.
 //!
@@ -28,6 +30,7 @@ pub mod rotation;
 pub mod secrets;
 pub mod subscriptions;
 pub mod token;
+pub mod updated_since;
 
 pub use client::{PartnerClient, MERGE_PATCH};
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -45,3 +48,4 @@ pub use subscriptions::{
     CallbackBase, RepointFailure, Repointed, Repointing, SubscriptionAt, SubscriptionChange,
 };
 pub use token::{TokenManager, TokenState};
+pub use updated_since::{Updated, WalkEnd, WalkProgress, WalkSummary, WALK_PAGER};

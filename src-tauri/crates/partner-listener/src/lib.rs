@@ -14,6 +14,7 @@ pub mod keys;
 pub mod live;
 pub mod outbound;
 mod redelivery;
+pub mod runs;
 pub mod server;
 pub mod store;
 pub mod test_mode;
@@ -27,10 +28,11 @@ pub use error::{Error, Result};
 pub use export::ExportFormat;
 pub use keys::{KeySource, MemoryKeys, PreviousKey, SubscriptionKeys};
 pub use live::{Coalescer, LiveBatch, LiveEvent};
+pub use runs::{last_down_time, ListenerRun};
 pub use server::{Listener, ListenerConfig, DEFAULT_ADDR, DEFAULT_BODY_LIMIT, DEFAULT_PATH};
 pub use store::{
-    CaptureFilter, CapturePage, Durability, ImportReport, Retention, Store, StoreOptions,
-    StoreReader,
+    ArrivedNotification, CaptureFilter, CapturePage, Durability, ImportReport, Retention, Store,
+    StoreOptions, StoreReader,
 };
 pub use test_mode::TestMode;
 pub use tunnel::{check_tunnel, TunnelFailure, TunnelReport};

@@ -209,6 +209,11 @@ impl Listener {
     /// Accepts connections on `listener` until `shutdown` completes, then lets requests in flight
     /// finish (up to 5 s).
     ///
+    /// The run is recorded in the store ([`crate::runs`]): its start before the first
+    /// connection, its stop once the requests in flight are answered. A run whose future is
+    /// dropped instead (the process ends, the task is aborted) keeps no stop, and counts as
+    /// having ended at its last capture.
+    ///
     /// At most `max_connections` are served at once. When a client arrives with every slot
     /// taken, the connection idle the longest is asked to close to make room (see
     /// [`crate::connections`]); if every one is handling a request, the client waits for one
@@ -228,6 +233,15 @@ impl Listener {
         http.timer(TokioTimer::new())
             .header_read_timeout(config.header_read_timeout)
             .keep_alive(true);
+        let run = match self.shared.store.record_run_start(Utc::now()).await {
+            Ok(run) => Some(run),
+            Err(error) => {
+                // Listening matters more than the record of it; the missed-notification check
+                // then knows less about this run.
+                tracing::warn!(%error, "could not record the listener's start in its store");
+                None
+            }
+        };
         tokio::pin!(shutdown);
         loop {
             let (stream, peer) = tokio::select! {
@@ -285,6 +299,11 @@ impl Listener {
         connections.close_all();
         let all_slots = u32::try_from(max_connections).unwrap_or(u32::MAX);
         let _ = tokio::time::timeout(Duration::from_secs(5), slots.acquire_many(all_slots)).await;
+        if let Some(run) = run {
+            if let Err(error) = self.shared.store.record_run_stop(run, Utc::now()).await {
+                tracing::warn!(%error, "could not record the listener's stop in its store");
+            }
+        }
         Ok(())
     }
 }

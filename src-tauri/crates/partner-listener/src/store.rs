@@ -31,6 +31,7 @@
 
 use crate::capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
 use crate::redelivery::{NotificationKey, PendingChanges, Redeliveries, Seen};
+use crate::runs::ListenerRun;
 use crate::verdict::{MatchedKey, NotificationFields, Verdict};
 use crate::writer_lock::WriterLock;
 use crate::{Error, Result};
@@ -102,6 +103,11 @@ CREATE TABLE IF NOT EXISTS outbound (
     error TEXT
 );
 CREATE INDEX IF NOT EXISTS outbound_capture ON outbound (capture_id);
+CREATE TABLE IF NOT EXISTS listener_runs (
+    id INTEGER PRIMARY KEY,
+    started_at_us INTEGER NOT NULL,
+    stopped_at_us INTEGER
+);
 CREATE TABLE IF NOT EXISTS highest_deleted (
     one INTEGER PRIMARY KEY CHECK (one = 1),
     id INTEGER NOT NULL
@@ -111,8 +117,12 @@ CREATE TABLE IF NOT EXISTS highest_deleted (
 /// The schema version (`PRAGMA user_version`) this code writes. Version 1 linked redeliveries
 /// through an index on (subscription, resource type, eventId); version 2 through
 /// `notifications` (see [`crate::redelivery`]), filled from the captures when an older store
-/// opens.
-const SCHEMA_VERSION: i64 = 2;
+/// opens; version 3 adds `listener_runs` ([`crate::runs`]), empty in a store made before it.
+const SCHEMA_VERSION: i64 = 3;
+/// The version from which `notifications` is kept (older stores fill it from their captures).
+const NOTIFICATIONS_SINCE_VERSION: i64 = 2;
+/// Runs kept in `listener_runs`; older ones are dropped when a run starts.
+const RUNS_KEPT: i64 = 200;
 
 const CAPTURE_COLUMNS: &str = "id, received_at, method, path, headers, body, body_size, peer, \
     verdict, matched_key, subscription_id, event_id, event_time, event_type, instance_id, \
@@ -144,6 +154,17 @@ pub struct CaptureFilter {
     pub until: Option<DateTime<Utc>>,
     /// Case-insensitive (ASCII) substring of the body or of any header name or value.
     pub text: Option<String>,
+}
+
+/// A notification that reached the listener, as [`StoreReader::arrived_since`] tells it: the
+/// fields that identify it for its subscription, as they arrived.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArrivedNotification {
+    /// `$.meta.resourceType` as sent.
+    pub resource_type: String,
+    pub event_id: String,
+    pub first_received_at: DateTime<Utc>,
 }
 
 /// One page of captures, newest first.
@@ -563,6 +584,38 @@ impl Store {
         .await
     }
 
+    /// Records that a listener started serving on this store at `at`; returns the run's id for
+    /// [`Store::record_run_stop`]. The oldest runs past the last 200 are dropped.
+    pub async fn record_run_start(&self, at: DateTime<Utc>) -> Result<i64> {
+        self.run(move |conn, _| {
+            let tx = conn.transaction()?;
+            tx.execute(
+                "INSERT INTO listener_runs (started_at_us, stopped_at_us) VALUES (?1, NULL)",
+                [at.timestamp_micros()],
+            )?;
+            let id = tx.last_insert_rowid();
+            tx.execute(
+                "DELETE FROM listener_runs WHERE id <= ?1",
+                [id.saturating_sub(RUNS_KEPT)],
+            )?;
+            tx.commit()?;
+            Ok(id)
+        })
+        .await
+    }
+
+    /// Records that the run `run_id` stopped cleanly at `at`.
+    pub async fn record_run_stop(&self, run_id: i64, at: DateTime<Utc>) -> Result<()> {
+        self.run(move |conn, _| {
+            conn.execute(
+                "UPDATE listener_runs SET stopped_at_us = ?2 WHERE id = ?1",
+                [run_id, at.timestamp_micros()],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
     /// How many captures of (subscription, resource type, eventId) are stored already.
     pub fn prior_attempts(
         &self,
@@ -718,6 +771,91 @@ impl StoreReader {
             }
         }
         Ok(counts)
+    }
+
+    /// The listener's runs on this store, oldest first (none in a store made before runs were
+    /// kept), each with its last capture (see [`crate::runs`]).
+    pub fn listener_runs(&self) -> Result<Vec<ListenerRun>> {
+        let conn = self.reader();
+        let has_runs: bool = conn.query_row(
+            "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' \
+             AND name = 'listener_runs')",
+            [],
+            |row| row.get(0),
+        )?;
+        if !has_runs {
+            return Ok(Vec::new());
+        }
+        let mut select = conn.prepare(
+            "SELECT id, started_at_us, stopped_at_us FROM listener_runs \
+             ORDER BY started_at_us, id",
+        )?;
+        let rows: Vec<(i64, i64, Option<i64>)> = select
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut last_capture = conn.prepare_cached(
+            "SELECT MAX(received_at_us) FROM captures \
+             WHERE received_at_us >= ?1 AND received_at_us < ?2",
+        )?;
+        let mut runs = Vec::with_capacity(rows.len());
+        for (index, &(id, started, stopped)) in rows.iter().enumerate() {
+            let next_start = rows.get(index + 1).map_or(i64::MAX, |next| next.1);
+            let last: Option<i64> =
+                last_capture.query_row([started, next_start], |row| row.get(0))?;
+            runs.push(ListenerRun {
+                id,
+                started_at: from_micros(started),
+                stopped_at: stopped.map(from_micros),
+                last_capture_at: last.map(from_micros),
+            });
+        }
+        Ok(runs)
+    }
+
+    /// When the listener last went down (see [`crate::runs::last_down_time`]); pass
+    /// `listening_now` when a listener is serving this store now (its run has not ended).
+    pub fn last_down_time(&self, listening_now: bool) -> Result<Option<DateTime<Utc>>> {
+        Ok(crate::runs::last_down_time(
+            &self.listener_runs()?,
+            listening_now,
+        ))
+    }
+
+    /// When the first capture of `subscription_id` still in the store was received.
+    pub fn first_capture_of(&self, subscription_id: &str) -> Result<Option<DateTime<Utc>>> {
+        let first: Option<i64> = self.reader().query_row(
+            "SELECT MIN(received_at_us) FROM captures WHERE subscription_id = ?1",
+            [subscription_id],
+            |row| row.get(0),
+        )?;
+        Ok(first.map(from_micros))
+    }
+
+    /// The notifications that arrived for `subscription_id` at or after `since`, whatever their
+    /// verdict (a request that arrived was not missed), one per (resource type, eventId) with
+    /// its first arrival: the identity receivers deduplicate on (field notes, "Webhooks").
+    pub fn arrived_since(
+        &self,
+        subscription_id: &str,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<ArrivedNotification>> {
+        let conn = self.reader();
+        let mut select = conn.prepare_cached(
+            "SELECT resource_type, event_id, MIN(received_at_us) FROM captures \
+             WHERE received_at_us >= ?2 AND subscription_id = ?1 \
+             AND resource_type IS NOT NULL AND event_id IS NOT NULL \
+             GROUP BY resource_type, event_id",
+        )?;
+        let arrived = select
+            .query_map(params![subscription_id, since.timestamp_micros()], |row| {
+                Ok(ArrivedNotification {
+                    resource_type: row.get(0)?,
+                    event_id: row.get(1)?,
+                    first_received_at: from_micros(row.get(2)?),
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(arrived)
     }
 
     /// Forwards and replays of a capture, oldest first.
@@ -979,6 +1117,11 @@ fn highest_deleted(conn: &Connection) -> Result<i64> {
         .unwrap_or(0))
 }
 
+/// An instant kept as microseconds since the Unix epoch (the store's `*_us` columns).
+fn from_micros(micros: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_micros(micros).unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
@@ -1045,7 +1188,7 @@ fn link_attempt(
 /// pass over the table), and its index on the three fields is dropped.
 fn load_redeliveries(conn: &mut Connection) -> Result<Redeliveries> {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
-    if version < SCHEMA_VERSION {
+    if version < NOTIFICATIONS_SINCE_VERSION {
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         tx.execute("DELETE FROM notifications", [])?;
         {
@@ -1072,6 +1215,9 @@ fn load_redeliveries(conn: &mut Connection) -> Result<Redeliveries> {
         tx.execute_batch("DROP INDEX IF EXISTS captures_notification")?;
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         tx.commit()?;
+    } else if version < SCHEMA_VERSION {
+        // `listener_runs` was made by `SCHEMA` (empty): nothing else changed.
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     }
     let mut redeliveries = Redeliveries::default();
     let mut select = conn.prepare("SELECT id, key, attempts FROM notifications")?;

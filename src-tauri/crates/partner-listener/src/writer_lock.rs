@@ -72,6 +72,25 @@ impl WriterLock {
     }
 }
 
+/// Whether a writer (a listener, an import, a clear) holds the store at `store` now.
+///
+/// Found by taking the lock and letting it go at once, as no other portable call tells: a writer
+/// starting in that instant is refused with [`Error::StoreInUse`] (and may simply start again).
+/// No lock file means no writer ever opened the store.
+pub fn is_held(store: &Path) -> Result<bool> {
+    let path = lock_path(store);
+    let file = match OpenOptions::new().read(true).write(true).open(&path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(source) => return Err(Error::LockStore { path, source }),
+    };
+    match file.try_lock() {
+        Ok(()) => Ok(false),
+        Err(TryLockError::WouldBlock) => Ok(true),
+        Err(TryLockError::Error(source)) => Err(Error::LockStore { path, source }),
+    }
+}
+
 /// "partner listen (pid 4242)" from the lock file, or a plain phrase when it names no one (the
 /// holder may not have written it yet, or it was written by something else).
 fn read_holder(file: &mut File) -> String {

@@ -17,6 +17,8 @@ pub enum Error {
     Invalid(String),
     #[error(transparent)]
     Client(#[from] partner_client::ClientError),
+    #[error(transparent)]
+    Store(#[from] partner_listener::Error),
 }
 
 impl Error {

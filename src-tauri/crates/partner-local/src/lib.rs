@@ -6,12 +6,15 @@
 //!   point at, `PARTNER_LISTENER_ADDR`, a clear error for a port already taken);
 //! - [`keys`]: the signing keys the listener verifies with, read from the OS keychain entries
 //!   that `partner-client` writes (so a subscription made by the CLI verifies in the app);
+//! - [`missed`]: the notifications the service gave up on while the listener was down, worked
+//!   out from the API and compared with the captures;
 //! - [`environment`]: a connection named by the CLI's variables (`PARTNER_BASE_URL`, …).
 
 pub mod environment;
 pub mod error;
 pub mod keys;
 pub mod listener_address;
+pub mod missed;
 pub mod paths;
 pub mod settings;
 

@@ -20,7 +20,9 @@
 //! `urn:svc:partner:transaction:event` `created` notification (`eventId` = `resourceId` = the
 //! event's id), and the first event of a change that alters the transaction also stands for
 //! the transaction's own notification (`eventId` = that event's id, `resourceId` = the
-//! transaction's id). Subscriptions receive only the resource and event types they name.
+//! transaction's id). Subscriptions receive only the resource and event types they name. The
+//! rule is `partner_api::firing` (`notify` applies it), shared with the console's check for
+//! notifications that never arrived.
 //!
 //! | change | system events (in order) | transaction notification | event notifications |
 //! |---|---|---|---|

@@ -110,6 +110,23 @@ pub struct Change {
     pub new_events: Vec<TransactionEvent>,
 }
 
+impl Change {
+    /// The change that created `new_events` on a transaction; whether it counts as the
+    /// transaction's `created` or `updated` is `partner_api::firing`'s rule.
+    fn new(transaction_id: String, product_id: String, new_events: Vec<TransactionEvent>) -> Self {
+        let transaction_notice = new_events.iter().find_map(|event| {
+            partner_api::firing::transaction_notice(&event.event_type)
+                .map(|notice| (notice, event.id.clone()))
+        });
+        Self {
+            transaction_id,
+            product_id,
+            transaction_notice,
+            new_events,
+        }
+    }
+}
+
 /// A partner's transactions in creation order, and the version of that listing.
 #[derive(Debug, Clone, Default)]
 pub struct PartnerListing {
@@ -703,12 +720,7 @@ impl Store {
                 "the sandbox holds too many transactions",
             )
         })?;
-        let change = Change {
-            transaction_id: id.clone(),
-            product_id: product.id.clone(),
-            transaction_notice: Some((EventType::Created, event.id.clone())),
-            new_events: vec![event.clone()],
-        };
+        let change = Change::new(id.clone(), product.id.clone(), vec![event.clone()]);
         let json = to_json(&transaction)?;
         self.transactions.push(TransactionRecord {
             transaction: transaction.clone(),
@@ -763,7 +775,7 @@ impl Store {
             transaction.status.as_str(),
             now,
         );
-        self.commit(index, transaction, vec![event], EventType::Updated)
+        self.commit(index, transaction, vec![event])
     }
 
     /// The partner answers: `response:updated`, then `response:processed` (the sandbox
@@ -821,12 +833,7 @@ impl Store {
             status.as_str(),
             now,
         );
-        self.commit(
-            index,
-            transaction,
-            vec![updated, processed],
-            EventType::Updated,
-        )
+        self.commit(index, transaction, vec![updated, processed])
     }
 
     fn commit(
@@ -834,15 +841,13 @@ impl Store {
         index: usize,
         transaction: Transaction,
         events: Vec<TransactionEvent>,
-        notice: EventType,
     ) -> ApiResult<(Transaction, Change)> {
         let json = to_json(&transaction)?;
-        let change = Change {
-            transaction_id: transaction.id.clone(),
-            product_id: transaction.product.id.clone(),
-            transaction_notice: events.first().map(|e| (notice, e.id.clone())),
-            new_events: events.clone(),
-        };
+        let change = Change::new(
+            transaction.id.clone(),
+            transaction.product.id.clone(),
+            events.clone(),
+        );
         let partner_id = transaction.product.partner_id.clone();
         let record = &mut self.transactions[index];
         record.transaction = transaction.clone();
@@ -898,12 +903,7 @@ impl Store {
             }),
         };
         self.transactions[index].events.push(event.clone());
-        let change = Change {
-            transaction_id: id.to_string(),
-            product_id,
-            transaction_notice: None,
-            new_events: vec![event.clone()],
-        };
+        let change = Change::new(id.to_string(), product_id, vec![event.clone()]);
         Ok((event, change))
     }
 

@@ -47,6 +47,10 @@ pub enum Action {
     /// Delete captures (all, or those with the given verdicts). Without --yes, only says how
     /// many it would delete.
     Clear(ClearArgs),
+    /// List the notifications the service gave up on while the listener was down: worked out
+    /// from the API (the transactions changed since --since and their events) and compared
+    /// with the captures. Reads the store only.
+    Missed(super::missed::MissedArgs),
 }
 
 #[derive(Debug, ClapArgs)]
@@ -145,6 +149,13 @@ pub async fn run(args: Args) -> Result<()> {
         Some(Action::Export(export_args)) => run_export(export_args),
         Some(Action::Import(import_args)) => run_import(import_args).await,
         Some(Action::Clear(clear_args)) => run_clear(clear_args).await,
+        Some(Action::Missed(mut missed_args)) => {
+            let db = match missed_args.db.take() {
+                Some(db) => db,
+                None => default_db()?,
+            };
+            super::missed::run(missed_args, db).await
+        }
         None => run_listener(args.serve).await,
     }
 }

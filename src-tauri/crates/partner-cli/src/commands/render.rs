@@ -259,7 +259,7 @@ pub fn print_one<T: Row + Serialize>(format: OutputFormat, item: &T) -> Result<(
     out.flush().map_err(CliError::Output)
 }
 
-fn write_table(out: &mut impl Write, headers: &[&str], rows: &[Vec<String>]) -> Result<()> {
+pub fn write_table(out: &mut impl Write, headers: &[&str], rows: &[Vec<String>]) -> Result<()> {
     let mut all = Vec::with_capacity(rows.len() + 1);
     all.push(headers.iter().map(|h| h.to_uppercase()).collect::<Vec<_>>());
     all.extend(rows.iter().cloned());

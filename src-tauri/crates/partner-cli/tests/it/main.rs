@@ -7,4 +7,5 @@
 mod check_receiver;
 mod client_commands;
 mod listen;
+mod missed;
 mod sandbox;

@@ -12,3 +12,4 @@ mod secrets;
 mod subscriptions;
 mod support;
 mod tokens;
+mod updated_since;

@@ -407,7 +407,7 @@ async fn a_version_1_store_is_migrated_and_keeps_linking() {
             |row| row.get(0),
         )
         .unwrap();
-    assert_eq!((version, old_index), (2, 0));
+    assert_eq!((version, old_index), (3, 0));
 }
 
 /// Pruning and clearing forget the notifications no capture refers to any more: a later
@@ -805,4 +805,155 @@ async fn retention_is_changed_at_run_time() {
         attempt_of(&store, &format!("m-{i}")).await;
     }
     assert_eq!(store.count(&all()).unwrap(), count + 300);
+}
+
+/// A version-2 store (before runs were kept) opens as version 3 with no runs, and a reader of
+/// an old store says so rather than failing.
+#[tokio::test]
+async fn a_version_2_store_gains_the_runs_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    {
+        let store = Store::open(&path, Retention::default()).unwrap();
+        store
+            .insert(capture("kept", Verdict::Valid, 1))
+            .await
+            .unwrap();
+    }
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("DROP TABLE listener_runs; PRAGMA user_version = 2;")
+            .unwrap();
+    }
+    let reader = StoreReader::open(&path).unwrap();
+    assert_eq!(reader.listener_runs().unwrap(), vec![]);
+    assert_eq!(reader.last_down_time(false).unwrap(), None);
+    drop(reader);
+    let store = Store::open(&path, Retention::default()).unwrap();
+    assert_eq!(store.count(&CaptureFilter::default()).unwrap(), 1);
+    let run = store.record_run_start(Utc::now()).await.unwrap();
+    assert_eq!(store.listener_runs().unwrap()[0].id, run);
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, 3);
+}
+
+/// The listener records its own start and clean stop; a run without a stop (a crash) ended at
+/// its last capture; `last_down_time` skips the run listening now.
+#[tokio::test]
+async fn runs_are_recorded_by_serving_and_give_the_last_down_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let store = Store::open(&path, Retention::default()).unwrap();
+    let listener = partner_listener::Listener::new(
+        ListenerConfig::default(),
+        store.clone(),
+        std::sync::Arc::new(partner_listener::MemoryKeys::new()),
+    )
+    .unwrap();
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn({
+        let listener = listener.clone();
+        async move {
+            listener
+                .serve(tcp, async {
+                    let _ = stopped.await;
+                })
+                .await
+        }
+    });
+    let first = loop {
+        let runs = store.listener_runs().unwrap();
+        if !runs.is_empty() {
+            break runs;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    };
+    assert_eq!(first.len(), 1, "serving recorded its start");
+    assert_eq!(first[0].stopped_at, None);
+    assert!(partner_listener::writer_lock::is_held(&path).unwrap());
+    stop.send(()).unwrap();
+    serving.await.unwrap().unwrap();
+    drop((listener, store));
+    assert!(!partner_listener::writer_lock::is_held(&path).unwrap());
+    let reader = StoreReader::open(&path).unwrap();
+    let runs = reader.listener_runs().unwrap();
+    let stopped = runs[0].stopped_at.expect("a clean stop is recorded");
+    assert!(stopped >= runs[0].started_at);
+    assert_eq!(reader.last_down_time(false).unwrap(), Some(stopped));
+    drop(reader);
+
+    // A run that never stopped (as after `kill -9`): its last capture is its down time.
+    let store = Store::open(&path, Retention::default()).unwrap();
+    let crashed_start = Utc::now();
+    store.record_run_start(crashed_start).await.unwrap();
+    let last = store
+        .insert(capture("in-crashed-run", Verdict::Valid, 0))
+        .await
+        .unwrap();
+    let last = store.get(last.id).unwrap(); // as stored: to the microsecond
+    let current = store
+        .record_run_start(Utc::now() + Duration::seconds(1))
+        .await
+        .unwrap();
+    let runs = store.listener_runs().unwrap();
+    assert_eq!(runs.len(), 3);
+    assert_eq!(runs[1].stopped_at, None);
+    assert_eq!(runs[1].last_capture_at, Some(last.received_at));
+    assert_eq!(runs[2].id, current);
+    assert_eq!(store.last_down_time(true).unwrap(), Some(last.received_at));
+    // Nothing listening: the newest run ended too, at its start (no capture in it).
+    assert_eq!(
+        store.last_down_time(false).unwrap(),
+        Some(runs[2].started_at)
+    );
+    store.record_run_stop(current, Utc::now()).await.unwrap();
+    assert!(store.listener_runs().unwrap()[2].stopped_at.is_some());
+}
+
+/// What arrived for a subscription since a time: one row per (resource type, eventId), whatever
+/// the verdict, first arrival kept; other subscriptions and older captures left out.
+#[tokio::test]
+async fn arrived_since_identifies_each_notification_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("s.db"), Retention::default()).unwrap();
+    store
+        .insert(capture("old", Verdict::Valid, 30))
+        .await
+        .unwrap();
+    let first = store
+        .insert(capture("ev-1", Verdict::Valid, 10))
+        .await
+        .unwrap();
+    store
+        .insert(capture("ev-1", Verdict::Valid, 9))
+        .await
+        .unwrap();
+    store
+        .insert(capture("ev-2", Verdict::InvalidSignature, 8))
+        .await
+        .unwrap();
+    let mut other = capture("ev-3", Verdict::Valid, 5);
+    other.subscription_id = Some("sub-other".into());
+    store.insert(other).await.unwrap();
+    let mut arrived = store
+        .arrived_since(SUB, Utc::now() - Duration::minutes(20))
+        .unwrap();
+    arrived.sort_by(|a, b| a.event_id.cmp(&b.event_id));
+    let ids: Vec<&str> = arrived.iter().map(|a| a.event_id.as_str()).collect();
+    assert_eq!(ids, ["ev-1", "ev-2"]);
+    assert_eq!(arrived[0].resource_type, "urn:svc:partner:transaction");
+    assert_eq!(
+        arrived[0].first_received_at,
+        store.get(first.id).unwrap().received_at
+    );
+    assert_eq!(
+        store.first_capture_of(SUB).unwrap(),
+        Some(store.get(1).unwrap().received_at)
+    );
+    assert_eq!(store.first_capture_of("nobody").unwrap(), None);
 }

@@ -1,0 +1,204 @@
+//! `partner listen missed`: the notifications the service gave up on while the listener was
+//! down, worked out from the API and compared with the capture store
+//! (`partner_local::missed::find_missed`, the same check the app's inspector shows).
+//!
+//! The store is only read (a listener may be running on it); whether one is running decides the
+//! default `since` (the end of the run before the current one), and is found from the store's
+//! writer lock. Rows go to stdout (a table, or one JSON object per line with `--json`); the
+//! per-subscription summary and progress go to stderr. Ctrl-C stops the walk: what was found
+//! so far is printed, and the exit status is 130.
+
+use super::connect::ConnectionArgs;
+use super::render::Row;
+use crate::error::{CliError, Result};
+use chrono::{DateTime, Utc};
+use clap::Args as ClapArgs;
+use partner_local::missed::{
+    find_missed, MissedNotification, MissedProgress, MissedQuery, MissedReport, NotChecked,
+    SinceSource,
+};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, ClapArgs)]
+pub struct MissedArgs {
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// From when: an RFC 3339 time, or a duration back from now (2h, 30min). Default: the last
+    /// time the listener went down, else each subscription's first capture.
+    #[arg(long, value_name = "TIME", value_parser = parse_instant)]
+    pub since: Option<DateTime<Utc>>,
+    /// Up to when (service time): an RFC 3339 time, a duration back from now, or `now`.
+    /// Default: 130 s ago, the longest the service takes to give up on a notification (younger
+    /// ones may still arrive).
+    #[arg(long, value_name = "TIME", value_parser = parse_instant)]
+    pub until: Option<DateTime<Utc>>,
+    /// Only this subscription (checked even if the store never captured anything of it).
+    #[arg(long, value_name = "SUBSCRIPTION_ID")]
+    pub subscription: Option<String>,
+    /// Check every subscription of the products, also those the store never captured anything
+    /// of (by default they are left out: they may point at another receiver).
+    #[arg(long)]
+    pub all_subscriptions: bool,
+    /// The capture store to compare with (read only). Default: the console's data folder.
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    /// One JSON object per missed notification instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `2024-05-01T10:00:00Z`, `2h` (that long ago) or `now`.
+fn parse_instant(text: &str) -> std::result::Result<DateTime<Utc>, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("now") {
+        return Ok(Utc::now());
+    }
+    if let Ok(at) = DateTime::parse_from_rfc3339(text) {
+        return Ok(at.with_timezone(&Utc));
+    }
+    match humantime::parse_duration(text) {
+        Ok(ago) => chrono::Duration::from_std(ago)
+            .ok()
+            .and_then(|ago| Utc::now().checked_sub_signed(ago))
+            .ok_or_else(|| format!("{text} ago is out of range")),
+        Err(_) => Err(format!(
+            "`{text}` is neither an RFC 3339 time (2024-05-01T10:00:00Z), a duration (2h, 30min) nor `now`"
+        )),
+    }
+}
+
+impl Row for MissedNotification {
+    const HEADERS: &'static [&'static str] = &[
+        "sentAt",
+        "subscription",
+        "product",
+        "resource",
+        "event",
+        "eventId",
+        "resourceRef",
+    ];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.sent_at.to_rfc3339(),
+            self.subscription_id.clone(),
+            self.product_name.clone(),
+            self.resource_type.to_string(),
+            self.event_type.to_string(),
+            self.event_id.clone(),
+            self.resource_ref.clone(),
+        ]
+    }
+}
+
+pub async fn run(args: MissedArgs, db: PathBuf) -> Result<()> {
+    let client = args.connection.resolved()?.client()?;
+    let store = partner_listener::StoreReader::open(&db)?;
+    let listening_now = partner_listener::writer_lock::is_held(&db)?;
+    let query = MissedQuery {
+        subscription_id: args.subscription.clone(),
+        since: args.since,
+        until: args.until,
+        all_subscriptions: args.all_subscriptions,
+        listening_now,
+    };
+    let cancel = CancellationToken::new();
+    let stop = super::signal::stop_signal()?;
+    let on_stop = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            stop.await;
+            cancel.cancel();
+        }
+    });
+    let show_progress = std::io::stderr().is_terminal();
+    let report = find_missed(&client, &store, &query, &cancel, |step| {
+        if show_progress {
+            progress_line(&step);
+        }
+    })
+    .await;
+    on_stop.abort();
+    if show_progress {
+        eprint!("\r\x1b[2K");
+    }
+    let report = report?;
+    print_rows(&report, args.json)?;
+    print_summary(&report);
+    if report.cancelled {
+        return Err(CliError::Cancelled);
+    }
+    Ok(())
+}
+
+fn progress_line(step: &MissedProgress) {
+    let line = match step {
+        MissedProgress::Subscriptions => "reading subscriptions…".to_string(),
+        MissedProgress::Walking(walk) => format!(
+            "walking transactions changed since {}: {} read, {:.0}%",
+            walk.since.to_rfc3339(),
+            walk.read,
+            walk.fraction() * 100.0
+        ),
+        MissedProgress::Events { done, total } => format!("reading events: {done}/{total}"),
+    };
+    eprint!("\r\x1b[2K{line}");
+}
+
+fn print_rows(report: &MissedReport, json: bool) -> Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    if json {
+        for missed in &report.missed {
+            serde_json::to_writer(&mut out, missed).map_err(|e| CliError::Output(e.into()))?;
+            out.write_all(b"\n").map_err(CliError::Output)?;
+        }
+    } else {
+        let rows: Vec<Vec<String>> = report.missed.iter().map(Row::cells).collect();
+        super::render::write_table(&mut out, MissedNotification::HEADERS, &rows)?;
+    }
+    out.flush().map_err(CliError::Output)
+}
+
+fn print_summary(report: &MissedReport) {
+    for check in &report.subscriptions {
+        let Some(since) = check.since else {
+            let why = match check.not_checked_because {
+                Some(NotChecked::NeverCaptured) => {
+                    "this store never captured anything of it (it may point at another receiver; name it with --subscription or give --all-subscriptions)"
+                }
+                _ => "the listener has no record of going down and no capture of it (give --since)",
+            };
+            eprintln!("partner: {} not checked: {why}", check.subscription_id);
+            continue;
+        };
+        let from = match check.since_source {
+            Some(SinceSource::Given) => "as given",
+            Some(SinceSource::ListenerDown) => "when the listener went down",
+            Some(SinceSource::FirstCapture) => "its first capture",
+            Some(SinceSource::ProductChanged) => "its product's last change",
+            None => "",
+        };
+        let mut line = format!(
+            "partner: {}: {} missed of {} since {} ({from})",
+            check.subscription_id,
+            check.missed,
+            check.expected,
+            since.to_rfc3339()
+        );
+        if check.not_yet_due > 0 {
+            line.push_str(&format!(
+                ", {} younger than {} may still arrive",
+                check.not_yet_due,
+                report.until.to_rfc3339()
+            ));
+        }
+        eprintln!("{line}");
+    }
+    if report.cancelled {
+        eprintln!(
+            "partner: cancelled after {} transactions: the list above may be incomplete",
+            report.transactions_read
+        );
+    }
+}

@@ -1,0 +1,201 @@
+//! An incremental walk: the items of a listing changed at or after a point in time, newest
+//! first, through the pager (`sort=-updated`, pages of at most 50, a few in flight), stopping at
+//! the first item older than that point. The console's check for notifications that never
+//! arrived uses it on transactions; an index kept up to date locally can use it the same way.
+//!
+//! Why shaped so:
+//! - The listing is read newest first and the walk stops at the first older item, so a walk
+//!   costs the pages of what changed, not of the whole listing. The pages already in flight past
+//!   that point are dropped (aborted) with the stream.
+//! - A listing changes while it is walked, and `start`/`limit` paging is by position. Under
+//!   `-updated` a change moves its item to the front: an item not reached yet when it changed
+//!   is then never reached, and the items it passed shift back by one, so one is seen twice.
+//!   So the walk remembers what it yielded (id and `updated`) and skips a repeat, and once it
+//!   reaches `since` it walks the front again down to the newest stamp the previous pass
+//!   started from, yielding what changed meanwhile, until a pass finds nothing new (at most
+//!   [`MAX_PASSES`]). An item changed twice is yielded once per version seen, newest last.
+//! - Tokens, retries and the page rules are the client's, as for every listing.
+//! - Progress is told per item (how far back in time the walk has come); a
+//!   [`CancellationToken`] ends it between items, with what was yielded so far.
+
+use crate::client::PartnerClient;
+use crate::error::Result;
+use crate::page::Listed;
+use crate::pager::PagerOptions;
+use chrono::{DateTime, Utc};
+use futures::StreamExt;
+use partner_api::{Product, SortKey, SortSpec, Transaction};
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+use tokio_util::sync::CancellationToken;
+
+/// Passes over the front of the listing at most (the first one included).
+pub const MAX_PASSES: u32 = 4;
+
+/// A listed resource with an id and an `updated` stamp, sortable by `updated`.
+pub trait Updated: Listed {
+    fn id(&self) -> &str;
+    fn updated(&self) -> DateTime<Utc>;
+}
+
+impl Updated for Transaction {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn updated(&self) -> DateTime<Utc> {
+        self.updated
+    }
+}
+
+impl Updated for Product {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn updated(&self) -> DateTime<Utc> {
+        self.updated
+    }
+}
+
+/// How far a walk has come.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalkProgress {
+    /// The walk's lower bound.
+    pub since: DateTime<Utc>,
+    /// The newest `updated` stamp seen (the front of the listing when the walk began).
+    pub newest: Option<DateTime<Utc>>,
+    /// The `updated` stamp of the item last read: the walk has covered `[reached, newest]`.
+    pub reached: Option<DateTime<Utc>>,
+    /// Items read, repeats included.
+    pub read: u64,
+    /// Items handed to the caller.
+    pub yielded: u64,
+    /// 1 for the first pass.
+    pub pass: u32,
+}
+
+impl WalkProgress {
+    /// The share of `[since, newest]` covered, 0 to 1 (1 when the span is empty).
+    pub fn fraction(&self) -> f64 {
+        let (Some(newest), Some(reached)) = (self.newest, self.reached) else {
+            return 0.0;
+        };
+        let span = (newest - self.since).num_milliseconds();
+        if span <= 0 {
+            return 1.0;
+        }
+        ((newest - reached).num_milliseconds() as f64 / span as f64).clamp(0.0, 1.0)
+    }
+}
+
+/// How a walk ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalkEnd {
+    /// Every item changed at or after `since` was handed over.
+    Complete,
+    /// The cancellation token fired; what was handed over so far stands.
+    Cancelled,
+    /// The caller's `on_item` asked to stop.
+    Stopped,
+}
+
+/// What a walk did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalkSummary {
+    pub end: WalkEnd,
+    pub progress: WalkProgress,
+}
+
+/// The pager options of a walk by default: full pages, two in flight (a walk usually stops
+/// within its first pages, and pages in flight past that point are wasted).
+pub const WALK_PAGER: PagerOptions = PagerOptions {
+    page_size: partner_api::list::MAX_LIMIT,
+    concurrency: 2,
+};
+
+impl PartnerClient {
+    /// Hands every item of the listing of `T` whose `updated` is at or after `since` to
+    /// `on_item`, newest first (see the module's notes for the passes and repeats), telling
+    /// `progress` after each item read. Ends early when `cancel` fires or `on_item` breaks.
+    pub async fn walk_updated_since<T: Updated>(
+        &self,
+        since: DateTime<Utc>,
+        options: PagerOptions,
+        cancel: &CancellationToken,
+        mut progress: impl FnMut(&WalkProgress),
+        mut on_item: impl FnMut(T) -> ControlFlow<()>,
+    ) -> Result<WalkSummary> {
+        let sort = SortSpec::new(vec![SortKey::desc("updated")], T::SORT_KEYS)
+            .map_err(crate::error::RuleError::from)?;
+        let mut seen: HashSet<(String, DateTime<Utc>)> = HashSet::new();
+        let mut state = WalkProgress {
+            since,
+            newest: None,
+            reached: None,
+            read: 0,
+            yielded: 0,
+            pass: 0,
+        };
+        // Each pass walks down to `floor`: `since` first, then the newest stamp the previous
+        // pass began with.
+        let mut floor = since;
+        while state.pass < MAX_PASSES {
+            state.pass += 1;
+            let mut pass_newest: Option<DateTime<Utc>> = None;
+            let mut found_new = false;
+            let mut items = self.pager::<T>(sort.clone(), options)?;
+            loop {
+                let next = tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => {
+                        return Ok(WalkSummary { end: WalkEnd::Cancelled, progress: state });
+                    }
+                    next = items.next() => next,
+                };
+                let Some(item) = next else { break };
+                let item = item?;
+                let updated = item.updated();
+                state.read += 1;
+                pass_newest.get_or_insert(updated);
+                state.newest = Some(state.newest.map_or(updated, |n| n.max(updated)));
+                if updated < floor {
+                    break;
+                }
+                if state.pass == 1 {
+                    state.reached = Some(updated);
+                }
+                let fresh = seen.insert((item.id().to_owned(), updated));
+                if fresh {
+                    found_new = true;
+                    state.yielded += 1;
+                    if on_item(item).is_break() {
+                        progress(&state);
+                        return Ok(WalkSummary {
+                            end: WalkEnd::Stopped,
+                            progress: state,
+                        });
+                    }
+                }
+                progress(&state);
+            }
+            drop(items);
+            if state.pass == 1 {
+                // Everything down to `since` is covered.
+                state.reached = Some(since);
+                progress(&state);
+            }
+            // Nothing changed during a later pass, or the listing is empty: done.
+            let Some(pass_newest) = pass_newest else {
+                break;
+            };
+            if state.pass > 1 && !found_new {
+                break;
+            }
+            // Never below `since`: a first item older than it was not handed over.
+            floor = pass_newest.max(since);
+        }
+        Ok(WalkSummary {
+            end: WalkEnd::Complete,
+            progress: state,
+        })
+    }
+}
