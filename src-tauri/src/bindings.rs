@@ -57,6 +57,9 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     ClearCapturesForm::export_all_to(dir)?;
     ReceiverCheckForm::export_all_to(dir)?;
     ListenerSubscription::export_all_to(dir)?;
+    MissedForm::export_all_to(dir)?;
+    MissedProgressView::export_all_to(dir)?;
+    partner_local::missed::MissedReport::export_all_to(dir)?;
     partner_conformance::Report::export_all_to(dir)?;
     ClearResult::export_all_to(dir)?;
     TunnelSaved::export_all_to(dir)?;

@@ -14,6 +14,7 @@ pub const CAPTURES: &str = "captures";
 pub const TOKEN: &str = "token";
 pub const SEARCH_PROGRESS: &str = "search-progress";
 pub const STATUS: &str = "status";
+pub const MISSED_PROGRESS: &str = "missed-progress";
 
 /// How long the coalescer gathers captures before one event goes out.
 pub const BATCH_WINDOW: Duration = Duration::from_millis(100);

@@ -146,6 +146,8 @@ pub fn run() {
             commands::check_receiver,
             commands::cancel_receiver_check,
             commands::listener_subscriptions,
+            commands::find_missed,
+            commands::cancel_missed,
             commands::signing_key_problems,
             commands::generate_signing_key,
             commands::get_transaction,

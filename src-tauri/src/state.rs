@@ -106,6 +106,8 @@ pub struct Inner {
     pub searches: HashMap<String, CancellationToken>,
     /// Running receiver checks, by subscription id.
     pub receiver_checks: HashMap<String, CancellationToken>,
+    /// The running missed-notification check.
+    pub missed_check: Option<CancellationToken>,
 }
 
 #[derive(Debug)]
@@ -161,6 +163,7 @@ impl AppState {
                 token_history: Vec::new(),
                 searches: HashMap::new(),
                 receiver_checks: HashMap::new(),
+                missed_check: None,
             }),
             shutdown: CancellationToken::new(),
             data_dir,

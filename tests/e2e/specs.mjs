@@ -744,6 +744,63 @@ await step("reset the embedded sandbox: back to its demo data", async () => {
   await (await $("[data-row-id]")).waitForExist({ timeout: 15000 });
 });
 
+await step("missed notifications: the listener stopped while the sandbox sent, listed once it is back", async () => {
+  const base = (await text(".topbar .mono")).trim();
+  const deliveries = async () => (await (await fetch(`${base}/sandbox/v1/deliveries`)).json());
+  const newTransaction = async () => {
+    await go("#/demo");
+    await (await $("select[aria-label='Demo product']")).waitForExist({ timeout: 15000 });
+    const before = await text("ol[aria-label='Demo log']");
+    await clickButton("New transaction");
+    await browser.waitUntil(async () => (await text("ol[aria-label='Demo log']")) !== before, { timeout: 15000, timeoutMsg: "no new transaction" });
+    return /created transaction (\S+) on/.exec(await text("ol[aria-label='Demo log']"))[1];
+  };
+  // One notification arrives while the listener is up, so its subscriptions have captures.
+  const arrived = await newTransaction();
+  await go("#/webhooks");
+  await (await $(`//div[@data-capture-id][.//span[@title='${arrived}']]`)).waitForExist({ timeout: 30000 });
+  const listenerSwitch = await $("input[aria-label='Listener on']");
+  await listenerSwitch.click();
+  await waitText(".listener-controls", /Stopped/);
+  await newTransaction();
+  await newTransaction();
+  // The sandbox's retries are 20 s apart on its clock: move it on until it has given up.
+  await browser.waitUntil(
+    async () => {
+      await go("#/demo");
+      await clickButton("+1 min");
+      await browser.pause(300);
+      return (await deliveries()).every((d) => d.state !== "pending");
+    },
+    { timeout: 30000, interval: 500, timeoutMsg: "the sandbox still retries" },
+  );
+  const discarded = (await deliveries()).filter((d) => d.state === "discarded").map((d) => `${d.subscriptionId}/${d.eventId}`).sort();
+  assert.ok(discarded.length >= 2, `the sandbox discarded what it could not deliver (${discarded.length})`);
+  await go("#/webhooks");
+  await (await $("input[aria-label='Listener on']")).click();
+  await waitText(".listener-controls", /Listening/);
+  await (await $("[data-testid=missed]")).click();
+  await (await $("//label[contains(., 'Include the last two minutes')]/input")).click();
+  await (await $("[data-testid=missed-find]")).click();
+  await (await $("[data-testid=missed-report]")).waitForExist({ timeout: 60000 });
+  const listed = [];
+  for (const row of await browser.$$("[data-missed-event-id]")) {
+    listed.push(`${await row.getAttribute("data-subscription-id")}/${await row.getAttribute("data-missed-event-id")}`);
+  }
+  assert.deepEqual(listed.sort(), discarded, "exactly the notifications the sandbox discarded");
+  await shot("webhooks-missed");
+  await browser.setWindowSize(960, 600);
+  try {
+    const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling (${overflow} px)`);
+    await shot("small-webhooks-missed");
+  } finally {
+    await browser.setWindowSize(1280, 800);
+  }
+  await (await $("[data-missed-event-id] button")).click();
+  await browser.waitUntil(async () => (await browser.getUrl()).includes("#/transactions/"), { timeout: 5000, timeoutMsg: "Open did not open the transaction" });
+});
+
 await step("the smallest window (960×600): the changed screens still fit", async () => {
   await browser.setWindowSize(960, 600);
   try {

@@ -432,3 +432,17 @@ mod tests {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
+
+/// The notifications the service should have sent the listener and that never arrived.
+#[tauri::command]
+pub async fn find_missed(
+    app: AppHandle,
+    form: crate::bridge::MissedForm,
+) -> Result<partner_local::missed::MissedReport> {
+    crate::services::missed::find(&app, form).await
+}
+
+#[tauri::command]
+pub fn cancel_missed(state: State<'_, AppState>) {
+    crate::services::missed::cancel(&state);
+}

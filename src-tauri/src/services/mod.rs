@@ -8,6 +8,7 @@ pub mod connections;
 pub mod embedded;
 pub mod keys;
 pub mod listener;
+pub mod missed;
 pub mod receiver_check;
 pub mod settings;
 pub mod startup;

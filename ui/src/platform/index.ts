@@ -21,6 +21,9 @@ import type {
   Introspection,
   ListenerAddressForm,
   ListenerSubscription,
+  MissedForm,
+  MissedProgressView,
+  MissedReport,
   ListenerView,
   NewConnection,
   NewProductForm,
@@ -154,6 +157,9 @@ export const api = {
   checkReceiver: (form: ReceiverCheckForm) => call<ReceiverReport>("check_receiver", { form }),
   /** The subscriptions that reach the console's own listener, through the tunnel or directly. */
   listenerSubscriptions: () => call<ListenerSubscription[]>("listener_subscriptions"),
+  /** The notifications the service should have sent the listener and that never arrived. */
+  findMissed: (form: MissedForm) => call<MissedReport>("find_missed", { form }),
+  cancelMissed: () => call<void>("cancel_missed"),
   cancelReceiverCheck: (subscriptionId: string) => call<void>("cancel_receiver_check", { subscriptionId }),
   signingKeyProblems: (key: string) => call<string[]>("signing_key_problems", { key }),
   generateSigningKey: () => call<string>("generate_signing_key"),
@@ -201,6 +207,7 @@ export const EVENTS = {
   token: "token",
   searchProgress: "search-progress",
   status: "status",
+  missedProgress: "missed-progress",
 } as const;
 
 /**
@@ -233,6 +240,7 @@ export const events = {
   onToken: (handler: (view: TokenView) => void) => subscribe(EVENTS.token, handler),
   onSearchProgress: (handler: (progress: SearchProgress) => void) =>
     subscribe(EVENTS.searchProgress, handler),
+  onMissedProgress: (handler: (progress: MissedProgressView) => void) => subscribe(EVENTS.missedProgress, handler),
   onStatus: (handler: (status: AppStatus) => void, onListening?: () => void) =>
     subscribe(EVENTS.status, handler, onListening),
 };

@@ -60,6 +60,7 @@ const EVENT_READS_IN_FLIGHT: usize = 4;
 
 /// A notification the service should have sent a subscription, of which nothing arrived.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct MissedNotification {
     pub subscription_id: String,
@@ -81,6 +82,7 @@ pub struct MissedNotification {
 
 /// Where a subscription's `since` came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum SinceSource {
     /// Given by the caller.
@@ -95,6 +97,7 @@ pub enum SinceSource {
 
 /// Why a subscription was not checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum NotChecked {
     /// This store never captured anything of it: it may point at another receiver.
@@ -105,6 +108,7 @@ pub enum NotChecked {
 
 /// How one subscription was checked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SubscriptionCheck {
     pub subscription_id: String,
@@ -115,17 +119,22 @@ pub struct SubscriptionCheck {
     pub since: Option<DateTime<Utc>>,
     /// Why it was not checked.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub not_checked_because: Option<NotChecked>,
     pub since_source: Option<SinceSource>,
     /// Notifications it should have had in `[since, until)`.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub expected: u64,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub missed: u64,
     /// Notifications of events after `until`, which may still be on their way.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub not_yet_due: u64,
 }
 
 /// What [`find_missed`] found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct MissedReport {
     /// Oldest first.
@@ -133,7 +142,9 @@ pub struct MissedReport {
     pub subscriptions: Vec<SubscriptionCheck>,
     pub until: DateTime<Utc>,
     /// Transactions read from the listing and those whose events were read.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub transactions_read: u64,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub transactions_checked: u64,
     /// The walk was cancelled: `missed` covers what was read until then.
     pub cancelled: bool,

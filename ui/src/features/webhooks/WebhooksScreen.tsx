@@ -7,6 +7,7 @@ import { Inspector } from "./Inspector";
 import { TunnelCheckResult } from "./TunnelCheckResult";
 import { ListenerSettings } from "./ListenerSettings";
 import { ListenerChecks } from "./ListenerChecks";
+import { MissedNotifications } from "./MissedNotifications";
 import { TestModeSettings } from "./TestModeSettings";
 import { RepointOfferPanel } from "./RepointOfferPanel";
 
@@ -22,6 +23,7 @@ export function WebhooksScreen() {
       {listener.data && <ListenerSettings view={listener.data} />}
       {listener.data && <TestModeSettings view={listener.data} />}
       {listener.data && <ListenerChecks />}
+      {listener.data && <MissedNotifications />}
       <Inspector />
     </div>
   );

@@ -6,6 +6,7 @@ import { listenerView } from "../../test/fixtures";
 import { mockCommands, renderWithClient } from "../../test/render";
 import { Inspector } from "./Inspector";
 import { ListenerChecks } from "./ListenerChecks";
+import { MissedNotifications } from "./MissedNotifications";
 import { TestModeSettings } from "./TestModeSettings";
 import { ListenerSettings } from "./ListenerSettings";
 import { ListenerControls, WebhooksScreen } from "./WebhooksScreen";
@@ -339,5 +340,41 @@ describe("test mode", () => {
     expect(calls.find((c) => c.cmd === "set_test_mode")?.args).toEqual({
       mode: { enabled: true, status: 200, delayMs: 100, failRate: 0.5, failFirstAttempts: 2, failureStatus: 503 },
     });
+  });
+});
+
+describe("missed notifications", () => {
+  it("looks for them on request and shows each as a missed row, with what each subscription expected", async () => {
+    const transaction = "urn:svc:partner:transaction" as const;
+    const calls = mockCommands({
+      find_missed: () => ({
+        missed: [
+          { subscriptionId: "sub-1", productId: "p-1", productName: "acme-flood", resourceType: transaction, eventType: "created", eventId: "ev-1", resourceId: "tx-1", resourceRef: "http://127.0.0.1:7001/partner/v2/transactions/tx-1", transactionId: "tx-1", sentAt: "2026-11-23T10:00:00Z" },
+        ],
+        subscriptions: [
+          { subscriptionId: "sub-1", productId: "p-1", resource: transaction, events: ["created"], since: "2026-11-23T09:00:00Z", sinceSource: "listenerDown", expected: 3, missed: 1, notYetDue: 0 },
+          { subscriptionId: "sub-2", productId: "p-2", resource: transaction, events: ["created"], since: null, notCheckedBecause: "neverCaptured", sinceSource: null, expected: 0, missed: 0, notYetDue: 0 },
+        ],
+        until: "2026-11-23T10:05:00Z",
+        transactionsRead: 4,
+        transactionsChecked: 2,
+        cancelled: false,
+      }),
+    });
+    renderWithClient(<MissedNotifications />);
+    fireEvent.click(screen.getByTestId("missed"));
+    fireEvent.click(screen.getByLabelText(/Include the last two minutes/));
+    fireEvent.click(screen.getByTestId("missed-find"));
+    const report = await screen.findByTestId("missed-report");
+    expect(report).toHaveTextContent("1 notification never arrived");
+    expect(screen.getByTestId("missed-count")).toHaveTextContent("1 missed");
+    const rows = within(screen.getByRole("table", { name: "Missed notifications" })).getAllByRole("row");
+    expect(rows[1]).toHaveTextContent("missed");
+    expect(rows[1]).toHaveAttribute("data-transaction-id", "tx-1");
+    expect(within(screen.getByRole("table", { name: "Subscriptions checked" })).getByText(/never received anything of it/)).toBeInTheDocument();
+    expect(screen.getByText("(when the listener went down)")).toBeInTheDocument();
+    expect(calls.find((c) => c.cmd === "find_missed")?.args).toEqual({ form: { subscriptionId: null, since: null, includeRecent: true, allSubscriptions: false } });
+    fireEvent.click(within(rows[1] as HTMLElement).getByRole("button", { name: "Open" }));
+    expect(window.location.hash).toBe("#/transactions/tx-1");
   });
 });

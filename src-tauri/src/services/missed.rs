@@ -1,0 +1,62 @@
+//! The notifications that never arrived, in the app: `partner_local::missed` (the same check as
+//! `partner listen missed`) over the active connection and the app's own capture store, with
+//! its progress sent to the Webhooks screen and a way to cancel it.
+//!
+//! The app holds the store's writer, so it knows whether its listener is serving now; the
+//! check reads through a clone of that store (no second connection, no lock taken).
+use crate::bridge::{MissedForm, MissedProgressView};
+use crate::error::{AppError, ErrorKind, Result};
+use crate::state::AppState;
+use partner_local::missed::{find_missed, MissedProgress, MissedQuery, MissedReport};
+use tauri::{AppHandle, Emitter, Manager};
+
+pub async fn find(app: &AppHandle, form: MissedForm) -> Result<MissedReport> {
+    let state = app.state::<AppState>();
+    let client = state.client()?;
+    let (store, listening_now) = {
+        let inner = state.lock();
+        let store = inner.captures.clone().ok_or_else(|| {
+            AppError::new(
+                ErrorKind::Listener,
+                "The capture store is not open, so there is nothing to compare with.",
+                "Start the listener on the Webhooks screen and look again.",
+            )
+        })?;
+        (store, inner.listener.is_some())
+    };
+    let query = MissedQuery {
+        subscription_id: form.subscription_id.filter(|s| !s.trim().is_empty()),
+        since: form.since,
+        // `None`: up to the service's give-up window ago, as the CLI does; "now" includes the
+        // notifications the service may still be retrying.
+        until: form.include_recent.then(chrono::Utc::now),
+        all_subscriptions: form.all_subscriptions,
+        listening_now,
+    };
+    let stop = state.shutdown.child_token();
+    if let Some(running) = state.lock().missed_check.replace(stop.clone()) {
+        running.cancel();
+    }
+    let progress = |p: MissedProgress| {
+        let _ = app.emit(crate::events::MISSED_PROGRESS, MissedProgressView::from(&p));
+    };
+    let outcome = find_missed(&client, &store, &query, &stop, progress).await;
+    if !stop.is_cancelled() {
+        state.lock().missed_check = None;
+    }
+    outcome.map_err(|e| match e {
+        partner_local::Error::Client(error) => AppError::from(error),
+        other => AppError::new(
+            ErrorKind::Listener,
+            format!("The check could not read the capture store: {other}."),
+            "Try again; if it keeps failing, restart the app.",
+        ),
+    })
+}
+
+/// Stops a running check; its report says how far it got (`cancelled`).
+pub fn cancel(state: &AppState) {
+    if let Some(stop) = state.lock().missed_check.take() {
+        stop.cancel();
+    }
+}

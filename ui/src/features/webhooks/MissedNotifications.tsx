@@ -1,0 +1,121 @@
+/**
+ * The notifications that never arrived: after the listener was down (the app closed, a laptop
+ * asleep, a tunnel dropped) the service gave up after three attempts. The shell works out from
+ * the API what each subscription should have received and compares it with the captures
+ * (`partner listen missed`, the same check). Nothing arrived for these rows, so they are not
+ * captures: each opens its transaction instead.
+ */
+import { useMutation } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
+import { api, events, type MissedProgressView, type MissedReport, type SubscriptionCheck } from "../../platform";
+import { ErrorPanel } from "../../components/ErrorPanel";
+import { formatTime, shortId } from "../../lib/format";
+import { navigate } from "../../lib/router";
+
+const SINCE_SOURCE: Record<NonNullable<SubscriptionCheck["sinceSource"]>, string> = {
+  given: "as asked",
+  listenerDown: "when the listener went down",
+  firstCapture: "its first capture",
+  productChanged: "its product's last change",
+};
+
+export function MissedNotifications() {
+  const [open, setOpen] = useState(false);
+  const [includeRecent, setIncludeRecent] = useState(false);
+  const [allSubscriptions, setAllSubscriptions] = useState(false);
+  const [progress, setProgress] = useState<MissedProgressView | null>(null);
+  const find = useMutation({
+    mutationFn: () => api.findMissed({ subscriptionId: null, since: null, includeRecent, allSubscriptions }),
+    onMutate: () => setProgress(null),
+  });
+  const running = find.isPending;
+  useEffect(() => (running ? events.onMissedProgress(setProgress) : undefined), [running]);
+  return (
+    <details className="card settings-card" open={open} onToggle={(e) => setOpen(e.currentTarget.open)}>
+      <summary data-testid="missed">
+        <span className="summary-title">Missed notifications</span>
+        <span className="muted small">· what the service sent while the listener was down, worked out from the API</span>
+        {find.data && <span className={`pill ${find.data.missed.length ? "failed" : "valid"}`} data-testid="missed-count">{find.data.missed.length} missed</span>}
+      </summary>
+      <div className="settings-body checks-body">
+        <div className="actions">
+          <button type="button" className="primary" data-testid="missed-find" disabled={running} onClick={() => find.mutate()}>
+            {running ? "Looking…" : find.data ? "Look again" : "Look for missed notifications"}
+          </button>
+          {running && <button type="button" onClick={() => void api.cancelMissed()}>Cancel</button>}
+          <label className="check-line">
+            <input type="checkbox" checked={includeRecent} onChange={(e) => setIncludeRecent(e.target.checked)} disabled={running} />
+            <span>Include the last two minutes (the service may still be retrying them)</span>
+          </label>
+          <label className="check-line">
+            <input type="checkbox" checked={allSubscriptions} onChange={(e) => setAllSubscriptions(e.target.checked)} disabled={running} />
+            <span>Also subscriptions this listener never received anything of</span>
+          </label>
+        </div>
+        {running && (
+          <p className="muted small" role="status" data-testid="missed-progress">
+            {progress ? `${progress.stage}: ${progress.done}${progress.total !== null ? ` of ${progress.total}` : ""}` : "Starting…"}
+          </p>
+        )}
+        {find.isError && <ErrorPanel error={find.error} compact />}
+        {find.data && !running && <MissedReportView report={find.data} />}
+      </div>
+    </details>
+  );
+}
+
+function MissedReportView({ report }: { report: MissedReport }) {
+  return (
+    <div data-testid="missed-report">
+      <p className="small">
+        {report.cancelled ? "Cancelled part-way: " : ""}
+        {report.missed.length === 0 ? "Nothing missed" : `${report.missed.length} notification${report.missed.length === 1 ? "" : "s"} never arrived`}
+        <span className="muted"> · up to {formatTime(report.until)} · {report.transactionsRead} transactions read, {report.transactionsChecked} checked</span>
+      </p>
+      <table className="grid compact" aria-label="Subscriptions checked">
+        <thead>
+          <tr><th>Subscription</th><th>Since</th><th>Expected</th><th>Missed</th><th>Not yet due</th></tr>
+        </thead>
+        <tbody>
+          {report.subscriptions.map((s) => (
+            <tr key={s.subscriptionId} data-subscription-id={s.subscriptionId}>
+              <td className="mono" title={s.subscriptionId}>{shortId(s.subscriptionId)} <span className="muted">{s.resource.replace("urn:svc:partner:", "")}</span></td>
+              {s.since ? (
+                <>
+                  <td>{formatTime(s.since)} <span className="muted small">({s.sinceSource ? SINCE_SOURCE[s.sinceSource] : ""})</span></td>
+                  <td>{s.expected}</td>
+                  <td className={s.missed ? "bad" : undefined}>{s.missed}</td>
+                  <td>{s.notYetDue}</td>
+                </>
+              ) : (
+                <td colSpan={4} className="muted">
+                  not checked: {s.notCheckedBecause === "neverCaptured" ? "this listener never received anything of it (it may point elsewhere)" : "no time to start from"}
+                </td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {report.missed.length > 0 && (
+        <table className="grid compact missed-rows" aria-label="Missed notifications">
+          <thead>
+            <tr><th>Would have been sent</th><th></th><th>Event</th><th>Resource</th><th>Product</th><th>Event id</th><th></th></tr>
+          </thead>
+          <tbody>
+            {report.missed.map((m) => (
+              <tr key={`${m.subscriptionId}/${m.resourceType}/${m.eventId}`} data-missed-event-id={m.eventId} data-subscription-id={m.subscriptionId} data-transaction-id={m.transactionId}>
+                <td className="mono">{formatTime(m.sentAt)}</td>
+                <td><span className="pill failed">missed</span></td>
+                <td>{m.eventType}</td>
+                <td className="mono" title={m.resourceRef}>{m.resourceType.replace("urn:svc:partner:", "")} {shortId(m.resourceId)}</td>
+                <td>{m.productName}</td>
+                <td className="mono" title={m.eventId}>{shortId(m.eventId)}</td>
+                <td><button type="button" className="link" onClick={() => navigate("transactions", m.transactionId)}>Open</button></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
