@@ -85,7 +85,7 @@ pub async fn handshake(
     version: (&'static SupportedProtocolVersion, &'static str),
     timeout: Duration,
 ) -> Result<Handshake, Unreachable> {
-    let recorder = Arc::new(Recorder::new(provider()));
+    let recorder = Arc::new(CertificateCheck::recording(provider()));
     let config = ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&[version.0])
         .map_err(|e| Unreachable(format!("TLS could not be set up: {e}")))?
@@ -216,38 +216,58 @@ pub fn client_config(
         None => builder.with_root_certificates(roots).with_no_client_auth(),
         Some(certificate) => builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(Pinned {
+            .with_custom_certificate_verifier(Arc::new(CertificateCheck::pinned(
+                provider(),
                 certificate,
-                provider: provider(),
-            }))
+            )))
             .with_no_client_auth(),
     })
 }
 
-/// Accepts any certificate during a version probe and remembers the chain.
+/// The certificate check of this module's two TLS clients. The handshake's signatures are
+/// always verified; what differs is which certificate is accepted:
+/// - `Record`: any, during a version probe, keeping the chain to be judged apart (so a
+///   self-signed certificate fails its own rule without hiding the others);
+/// - `Pin`: exactly the end-entity certificate the receiver presented at the probe.
 #[derive(Debug)]
-struct Recorder {
+struct CertificateCheck {
     provider: Arc<CryptoProvider>,
-    chain: Mutex<Vec<CertificateDer<'static>>>,
+    mode: CheckMode,
 }
 
-impl Recorder {
-    fn new(provider: Arc<CryptoProvider>) -> Self {
+#[derive(Debug)]
+enum CheckMode {
+    Record(Mutex<Vec<CertificateDer<'static>>>),
+    Pin(CertificateDer<'static>),
+}
+
+impl CertificateCheck {
+    fn recording(provider: Arc<CryptoProvider>) -> Self {
         Self {
             provider,
-            chain: Mutex::new(Vec::new()),
+            mode: CheckMode::Record(Mutex::new(Vec::new())),
         }
     }
 
+    fn pinned(provider: Arc<CryptoProvider>, certificate: CertificateDer<'static>) -> Self {
+        Self {
+            provider,
+            mode: CheckMode::Pin(certificate),
+        }
+    }
+
+    /// The chain a recording check saw (empty for a pinned one).
     fn chain(&self) -> Vec<CertificateDer<'static>> {
-        self.chain
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        match &self.mode {
+            CheckMode::Record(chain) => {
+                chain.lock().unwrap_or_else(PoisonError::into_inner).clone()
+            }
+            CheckMode::Pin(_) => Vec::new(),
+        }
     }
 }
 
-impl ServerCertVerifier for Recorder {
+impl ServerCertVerifier for CertificateCheck {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -256,69 +276,19 @@ impl ServerCertVerifier for Recorder {
         _ocsp_response: &[u8],
         _now: UnixTime,
     ) -> Result<ServerCertVerified, TlsError> {
-        let mut chain = vec![end_entity.clone().into_owned()];
-        chain.extend(intermediates.iter().map(|c| c.clone().into_owned()));
-        *self.chain.lock().unwrap_or_else(PoisonError::into_inner) = chain;
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, TlsError> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, TlsError> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
-    }
-}
-
-/// Trusts exactly one end-entity certificate (the one the receiver presented at the probe).
-#[derive(Debug)]
-struct Pinned {
-    certificate: CertificateDer<'static>,
-    provider: Arc<CryptoProvider>,
-}
-
-impl ServerCertVerifier for Pinned {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, TlsError> {
-        if end_entity.as_ref() == self.certificate.as_ref() {
-            Ok(ServerCertVerified::assertion())
-        } else {
-            Err(TlsError::InvalidCertificate(
+        match &self.mode {
+            CheckMode::Record(chain) => {
+                let mut seen = vec![end_entity.clone().into_owned()];
+                seen.extend(intermediates.iter().map(|c| c.clone().into_owned()));
+                *chain.lock().unwrap_or_else(PoisonError::into_inner) = seen;
+                Ok(ServerCertVerified::assertion())
+            }
+            CheckMode::Pin(certificate) if end_entity.as_ref() == certificate.as_ref() => {
+                Ok(ServerCertVerified::assertion())
+            }
+            CheckMode::Pin(_) => Err(TlsError::InvalidCertificate(
                 CertificateError::UnknownIssuer,
-            ))
+            )),
         }
     }
 
