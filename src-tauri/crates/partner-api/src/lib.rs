@@ -11,6 +11,7 @@ pub mod list;
 pub mod notification;
 pub mod product;
 pub mod secret;
+pub mod secret_forms;
 pub mod signature;
 pub mod signing_key;
 pub mod token;
@@ -27,6 +28,7 @@ pub use product::{
     WebhookSubscriptionInput,
 };
 pub use secret::Secret;
+pub use secret_forms::SecretForms;
 pub use signing_key::{SigningKeyProblem, SigningKeyProblems};
 pub use token::{Introspection, TokenLifetime, TokenResponse};
 pub use transaction::{
