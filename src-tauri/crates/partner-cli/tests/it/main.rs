@@ -6,5 +6,6 @@
 
 mod check_receiver;
 mod client_commands;
+mod evidence;
 mod listen;
 mod sandbox;
