@@ -54,6 +54,8 @@ use std::path::{Path, PathBuf};
 pub const MASKED: &str = "[masked]";
 /// What replaces a known secret found anywhere in the bundle.
 pub const SECRET_MASK: &str = "[secret]";
+/// Stands in the summary for the number of secrets masked until that number is known.
+const SECRETS_MASKED_PLACEHOLDER: &str = "{secrets-masked}";
 /// Headers whose values are always masked (compared case-insensitively).
 pub const MASKED_HEADERS: [&str; 4] = [
     "authorization",
@@ -398,8 +400,12 @@ pub fn build(evidence: &Evidence, options: &EvidenceOptions<'_>) -> Result<Bundl
     let summary = summary(evidence, &redacted, options, &report);
     let (summary, masked_in_summary) = forms.mask_counted(&summary, SECRET_MASK);
     report.secrets_masked += masked_in_summary;
-    // The report's count in the summary was written before the summary's own masking; the
-    // summary says "at least" for that reason (see `summary`).
+    // The count is known only now, after the summary's own masking.
+    let summary = summary.replacen(
+        SECRETS_MASKED_PLACEHOLDER,
+        &report.secrets_masked.to_string(),
+        1,
+    );
 
     refuse_leftovers(&forms, [("HAR file", &har_text), ("summary", &summary)])?;
     Ok(Bundle {
@@ -676,9 +682,8 @@ fn summary(
         md,
         "- Every signing key known to the listener, and every client secret and token given, was \
          searched for in both files (raw, Base64 standard and URL-safe, hex, URL-encoded, \
-         JSON-escaped); at least {} occurrence(s) were replaced by `{SECRET_MASK}`. No signing \
-         key, client secret or token is in this bundle.",
-        report.secrets_masked
+         JSON-escaped); {SECRETS_MASKED_PLACEHOLDER} occurrence(s) were replaced by \
+         `{SECRET_MASK}`. No signing key, client secret or token is in this bundle."
     );
     md.push_str(
         "- The signature the listener expected is left out: it would be a valid signature of \

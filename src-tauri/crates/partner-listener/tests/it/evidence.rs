@@ -323,6 +323,10 @@ async fn a_key_encoded_inside_a_body_is_masked() {
     parse_valid_har(&bundle);
     assert_no_secret_in(&bundle, &[("the signing key", KEY)]);
     assert!(bundle.report.secrets_masked >= 2);
+    assert!(bundle.summary.contains(&format!(
+        "; {} occurrence(s) were replaced by `[secret]`",
+        bundle.report.secrets_masked
+    )));
     running.stop().await;
 }
 
