@@ -18,8 +18,9 @@
 //!    signature: the summary says so, and keeps the verdict and diagnosis of the body as it
 //!    arrived (computed before masking). A body that is not JSON, when fields were to be
 //!    masked, is withheld rather than sent unmasked.
-//! 3. Every known secret (every signing key of the key source, current and previous, and the
-//!    client secrets and tokens the caller passes) is looked for in every string of both files
+//! 3. Every known secret (every signing key of the key source, current and previous, the
+//!    client secrets and tokens the caller passes, and the values of headers and query
+//!    parameters whose names say credential: `X-Api-Key`, `?access_token=`) is looked for in every string of both files
 //!    in every form `partner_api::SecretForms` knows (raw, JSON-escaped, Base64 standard and
 //!    URL-safe, hex, percent-encoded) and replaced by `[secret]`.
 //! 4. Defence in depth: the finished text of both files is searched once more, and a bundle in
@@ -62,6 +63,13 @@ pub const MASKED_HEADERS: [&str; 4] = [
     "proxy-authorization",
     "cookie",
     "set-cookie",
+];
+
+/// Parts of a header or query parameter name that say its value is a credential
+/// (`X-Api-Key`, `X-Auth-Token`, `?access_token=`): such values are masked like a known
+/// secret, wherever else they turn up too.
+pub const CREDENTIAL_NAME_PARTS: [&str; 6] = [
+    "token", "secret", "password", "api-key", "apikey", "api_key",
 ];
 
 /// A body field to mask: a JSON pointer (`/meta/resourceRef`) or a dotted path
@@ -432,6 +440,11 @@ fn is_masked_header(name: &str) -> bool {
     MASKED_HEADERS.iter().any(|m| name.eq_ignore_ascii_case(m))
 }
 
+fn names_a_credential(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    CREDENTIAL_NAME_PARTS.iter().any(|part| name.contains(part))
+}
+
 /// What a masked header held, in every piece that could turn up elsewhere.
 fn secrets_in_header(name: &str, value: &str) -> Vec<Secret> {
     let mut found = vec![Secret::new(value.trim())];
@@ -464,6 +477,27 @@ fn redact_headers(capture: &Capture, secrets: &mut Vec<Secret>) -> Redacted {
             secrets.extend(secrets_in_header(&header.name, &header.value));
             header.value = MASKED.to_string();
             masked_headers.push(header.name.clone());
+        } else if names_a_credential(&header.name) {
+            // Masked by the secret scan, here and wherever else the value turns up.
+            secrets.push(Secret::new(header.value.trim()));
+        }
+    }
+    if let Some((_, query)) = capture.path.split_once('?') {
+        for pair in query.split('&') {
+            let Some((name, value)) = pair.split_once('=') else {
+                continue;
+            };
+            let decoded = |text: &str| -> String {
+                url::form_urlencoded::parse(format!("x={text}").as_bytes())
+                    .next()
+                    .map(|(_, v)| v.into_owned())
+                    .unwrap_or_default()
+            };
+            if names_a_credential(&decoded(name)) && !value.is_empty() {
+                // As sent (the URL) and decoded (the HAR's queryString).
+                secrets.push(Secret::new(value));
+                secrets.push(Secret::new(decoded(value)));
+            }
         }
     }
     Redacted {
@@ -680,10 +714,12 @@ fn summary(
     }
     let _ = writeln!(
         md,
-        "- Every signing key known to the listener, and every client secret and token given, was \
+        "- Every signing key known to the listener, every client secret and token given, and the \
+         value of every header and query parameter named like a credential ({}) were \
          searched for in both files (raw, Base64 standard and URL-safe, hex, URL-encoded, \
          JSON-escaped); {SECRETS_MASKED_PLACEHOLDER} occurrence(s) were replaced by \
-         `{SECRET_MASK}`. No signing key, client secret or token is in this bundle."
+         `{SECRET_MASK}`. No signing key, client secret or token is in this bundle.",
+        CREDENTIAL_NAME_PARTS.join(", ")
     );
     md.push_str(
         "- The signature the listener expected is left out: it would be a valid signature of \

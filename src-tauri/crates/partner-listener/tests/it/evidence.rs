@@ -233,7 +233,30 @@ async fn without_keys_there_is_no_diagnosis_and_without_masks_the_body_is_as_it_
     let running = start(ListenerConfig::default()).await;
     let client = reqwest::Client::new();
     let body = tx_body("ev-plain");
-    post_with_credentials(&client, &running.url, KEY, body.clone()).await;
+    // Credentials the export is not told about, named as such: a header and a query parameter.
+    let api_key = "api-key-of-some-gateway-0123456789";
+    let query_token = "query/token+0123456789 abc";
+    let status = client
+        .post(format!(
+            "{}?access_token={}&page=2",
+            running.url,
+            query_token
+                .replace('/', "%2F")
+                .replace('+', "%2B")
+                .replace(' ', "+")
+        ))
+        .header(SUBSCRIPTION_HEADER, SUB)
+        .header(SIGNATURE_HEADER, sign(KEY.as_bytes(), &body))
+        .header("Content-Type", "application/json")
+        .header("Authorization", format!("Bearer {TOKEN}"))
+        .header("Cookie", format!("session={COOKIE}; theme=dark"))
+        .header("X-Api-Key", api_key)
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, 200);
     let store = running.listener.store();
     let evidence = select(store, &Selection::Ids(vec![1])).unwrap();
     let bundle = build(&evidence, &EvidenceOptions::new(chrono::Utc::now())).unwrap();
@@ -245,7 +268,35 @@ async fn without_keys_there_is_no_diagnosis_and_without_masks_the_body_is_as_it_
     assert!(bundle
         .summary
         .contains("Signature debugger: not run (no signing keys were given"));
-    assert_no_secret_in(&bundle, &[("the token", TOKEN), ("the cookie", COOKIE)]);
+    assert_no_secret_in(
+        &bundle,
+        &[
+            ("the token", TOKEN),
+            ("the cookie", COOKIE),
+            ("the API key", api_key),
+            ("the query's token", query_token),
+            (
+                "the query's token as sent",
+                "query%2Ftoken%2B0123456789+abc",
+            ),
+        ],
+    );
+    let entry = &har["log"]["entries"][0];
+    assert!(entry["request"]["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|h| h["name"] == "x-api-key" && h["value"] == SECRET_MASK));
+    assert!(entry["request"]["queryString"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|q| q["name"] == "access_token" && q["value"] == SECRET_MASK));
+    assert!(entry["request"]["queryString"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|q| q["name"] == "page" && q["value"] == "2"));
 
     // Bad selections are refused with words.
     let missing = select(store, &Selection::Ids(vec![99])).unwrap_err();
