@@ -330,8 +330,11 @@ impl Bundle {
     /// Writes `base.har` and `base.md`; returns their paths.
     pub fn write(&self, base: &Path) -> Result<(PathBuf, PathBuf)> {
         let (har_path, summary_path) = Self::paths(base);
-        std::fs::write(&har_path, &self.har)?;
-        std::fs::write(&summary_path, &self.summary)?;
+        for (path, text) in [(&har_path, &self.har), (&summary_path, &self.summary)] {
+            std::fs::write(path, text).map_err(|e| {
+                Error::InvalidInput(format!("could not write {}: {e}", path.display()))
+            })?;
+        }
         Ok((har_path, summary_path))
     }
 }

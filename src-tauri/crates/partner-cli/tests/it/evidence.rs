@@ -170,6 +170,10 @@ async fn export_redact_writes_a_bundle_with_no_secret_in_it() {
             vec!["--redact", "--notification", "nope", "--out", "x"],
             "no capture of a notification with eventId \"nope\"",
         ),
+        (
+            vec!["--redact", "--id", "1", "--out", "/nonexistent-folder/x"],
+            "could not write /nonexistent-folder/x.har",
+        ),
     ] {
         let output = export(&db, &args, &[]);
         assert!(!output.status.success(), "{args:?}");

@@ -461,3 +461,29 @@ async fn a_sandbox_notification_carries_the_services_delivery_record() {
     assert!(summary.contains("500 (test mode)"));
     world.stop().await;
 }
+
+#[tokio::test]
+async fn a_body_that_is_not_text_and_holds_a_key_is_withheld() {
+    let running = start(ListenerConfig::default()).await;
+    let client = reqwest::Client::new();
+    let mut body = vec![0xff, 0xfe, b' '];
+    body.extend_from_slice(KEY.as_bytes());
+    post_signed(&client, &running.url, SUB, KEY, body).await;
+    let store = running.listener.store();
+    let evidence = select(store, &Selection::Ids(vec![1])).unwrap();
+    let keys = MemoryKeys::new();
+    keys.insert(SUB, KEY);
+    let mut options = EvidenceOptions::new(chrono::Utc::now());
+    options.keys = Some(&keys);
+    let bundle = build(&evidence, &options).unwrap();
+    let har = parse_valid_har(&bundle);
+    assert_no_secret_in(&bundle, &[("the signing key", KEY)]);
+    assert!(har["log"]["entries"][0]["request"]
+        .get("postData")
+        .is_none());
+    assert_eq!(bundle.report.bodies_withheld, 1);
+    assert!(bundle
+        .summary
+        .contains("Body withheld: it is not UTF-8 text and holds a known secret."));
+    running.stop().await;
+}
