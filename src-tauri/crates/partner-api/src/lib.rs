@@ -14,6 +14,7 @@ pub mod notification;
 pub mod openapi;
 pub mod product;
 pub mod secret;
+pub mod secret_forms;
 pub mod signature;
 pub mod signing_key;
 pub mod token;
@@ -31,6 +32,7 @@ pub use product::{
     SubscriptionChange, WebhookSubscription, WebhookSubscriptionInput,
 };
 pub use secret::Secret;
+pub use secret_forms::SecretForms;
 pub use signing_key::{SigningKeyProblem, SigningKeyProblems};
 pub use token::{GrantType, Introspection, TokenForm, TokenLifetime, TokenRequest, TokenResponse};
 pub use transaction::{

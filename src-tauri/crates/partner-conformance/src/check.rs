@@ -17,7 +17,7 @@
 
 use crate::probe::{prepare, Prepared, Probe, Sender, Sent};
 use crate::report::{format_ms, Outcome, Report, RuleId, RuleResult};
-use crate::secrets::KeyForms;
+use crate::secrets::SecretForms;
 use crate::{tls, CheckConfig, CheckError};
 use partner_api::delivery;
 use rustls::pki_types::ServerName;
@@ -155,7 +155,7 @@ async fn run(config: &CheckConfig) -> Result<Report, CheckError> {
         url: target.url.clone(),
         subscription_id: config.subscription_id.clone(),
         wait: timeout.saturating_mul(2),
-        key_forms: KeyForms::new(&config.signing_key),
+        key_forms: SecretForms::new(&config.signing_key),
         sent: AtomicUsize::new(0),
     };
     let build = |probe| {

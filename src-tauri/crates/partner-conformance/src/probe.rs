@@ -8,7 +8,7 @@
 //! one by changing exactly one thing.
 
 use crate::report::Exchange;
-use crate::secrets::{excerpt, stack_trace_in, KeyForms};
+use crate::secrets::{excerpt, stack_trace_in, SecretForms, MASK};
 use chrono::Utc;
 use partner_api::signature::SIGNATURE_HEADER;
 use partner_api::SignedNotification;
@@ -214,7 +214,7 @@ pub struct Sender {
     pub subscription_id: String,
     /// How long one request may take before it is given up.
     pub wait: Duration,
-    pub key_forms: KeyForms,
+    pub key_forms: SecretForms,
     pub sent: AtomicUsize,
 }
 
@@ -304,7 +304,8 @@ impl Sender {
             .or_else(|| self.key_forms.found_in(&headers));
         sent.stack_trace = stack_trace_in(&text);
         if !text.trim().is_empty() {
-            sent.exchange.body_excerpt = Some(excerpt(&self.key_forms.mask(&text), EXCERPT_CHARS));
+            sent.exchange.body_excerpt =
+                Some(excerpt(&self.key_forms.mask(&text, MASK), EXCERPT_CHARS));
         }
         sent
     }

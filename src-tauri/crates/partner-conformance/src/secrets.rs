@@ -1,5 +1,8 @@
 //! Finding the signing key in what a receiver answered, and masking it out of the report.
 //!
+//! The forms of the key are `partner_api::SecretForms` (shared with the listener's evidence
+//! bundle); this module adds what only the check needs: the mask, stack traces, excerpts.
+//!
 //! The spec: an endpoint "must not put sensitive data, such as the signing key, in HTTP error
 //! responses". A key can leak as typed or encoded, so every form a framework is likely to print
 //! is looked for: the raw text, Base64 (standard and URL-safe, with and without padding), hex
@@ -9,90 +12,10 @@
 //! Stack traces are recognised by the markers the common runtimes print; that is a heuristic,
 //! so the check warns on one rather than failing.
 
-use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
-use base64::Engine;
-use partner_api::Secret;
-use std::fmt;
+pub use partner_api::secret_forms::{SecretForms, MIN_FORM_LEN};
 
 /// What takes the place of the key in an excerpt.
 pub const MASK: &str = "[signing key]";
-
-/// Forms shorter than this are not looked for (see [`KeyForms::new`]).
-pub const MIN_FORM_LEN: usize = 8;
-
-/// The encodings of one key that are looked for and masked. Its `Debug` shows none of them.
-pub struct KeyForms {
-    forms: Vec<(&'static str, String)>,
-}
-
-impl fmt::Debug for KeyForms {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("KeyForms")
-            .field(
-                "forms",
-                &self.forms.iter().map(|(n, _)| n).collect::<Vec<_>>(),
-            )
-            .finish()
-    }
-}
-
-impl KeyForms {
-    pub fn new(key: &Secret) -> Self {
-        let raw = key.expose();
-        let bytes = raw.as_bytes();
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        let percent: String = raw
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "-._~".contains(c) {
-                    c.to_string()
-                } else {
-                    let mut buffer = [0u8; 4];
-                    c.encode_utf8(&mut buffer)
-                        .bytes()
-                        .map(|b| format!("%{b:02X}"))
-                        .collect()
-                }
-            })
-            .collect();
-        let mut forms = vec![
-            ("raw", raw.to_owned()),
-            ("Base64", STANDARD.encode(bytes)),
-            ("Base64", STANDARD_NO_PAD.encode(bytes)),
-            ("Base64", URL_SAFE.encode(bytes)),
-            ("Base64", URL_SAFE_NO_PAD.encode(bytes)),
-            ("hex", hex.to_ascii_uppercase()),
-            ("hex", hex),
-            ("URL-encoded", percent),
-        ];
-        // Longest first, so masking a form never leaves the tail of a longer one behind.
-        forms.sort_by_key(|(_, text)| std::cmp::Reverse(text.len()));
-        forms.dedup_by(|a, b| a.1 == b.1);
-        // A form this short would turn up in ordinary text by chance (keys the spec allows are
-        // 32 characters or more, so their forms never are).
-        forms.retain(|(_, text)| text.len() >= MIN_FORM_LEN);
-        Self { forms }
-    }
-
-    /// The form in which `text` carries the key, if it does (`raw`, `Base64`, ...).
-    pub fn found_in(&self, text: &str) -> Option<&'static str> {
-        self.forms
-            .iter()
-            .find(|(_, form)| text.contains(form.as_str()))
-            .map(|(name, _)| *name)
-    }
-
-    /// `text` with every form of the key replaced by [`MASK`].
-    pub fn mask(&self, text: &str) -> String {
-        let mut masked = text.to_owned();
-        for (_, form) in &self.forms {
-            if masked.contains(form.as_str()) {
-                masked = masked.replace(form.as_str(), MASK);
-            }
-        }
-        masked
-    }
-}
 
 /// The runtime whose stack trace `text` looks like, if any.
 pub fn stack_trace_in(text: &str) -> Option<&'static str> {
@@ -127,37 +50,6 @@ pub fn excerpt(text: &str, limit: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const KEY: &str = "Abcdefghijklmnopqrstuvwxyz0123!@#$";
-
-    #[test]
-    fn finds_and_masks_every_form_of_the_key() {
-        let forms = KeyForms::new(&Secret::new(KEY));
-        let encoded = [
-            KEY.to_owned(),
-            STANDARD.encode(KEY),
-            URL_SAFE_NO_PAD.encode(KEY),
-            KEY.bytes().map(|b| format!("{b:02x}")).collect(),
-            "Abcdefghijklmnopqrstuvwxyz0123%21%40%23%24".to_owned(),
-        ];
-        for form in &encoded {
-            let body = format!("{{\"error\":\"bad signature, expected key {form}\"}}");
-            assert!(forms.found_in(&body).is_some(), "{form}");
-            let masked = forms.mask(&body);
-            assert!(!masked.contains(form.as_str()));
-            assert!(masked.contains(MASK));
-            assert!(forms.found_in(&masked).is_none());
-        }
-        assert_eq!(forms.found_in("{\"error\":\"invalid signature\"}"), None);
-        assert!(!format!("{forms:?}").contains("Abcdef"));
-    }
-
-    #[test]
-    fn a_key_too_short_to_recognise_is_not_looked_for() {
-        let forms = KeyForms::new(&Secret::new("a"));
-        assert_eq!(forms.found_in("a plain answer"), None);
-        assert_eq!(forms.mask("a plain answer"), "a plain answer");
-    }
 
     #[test]
     fn recognises_common_stack_traces() {

@@ -46,4 +46,8 @@ pub enum Error {
     Import { line: usize, reason: String },
     #[error("could not encode the export: {0}")]
     Encode(#[from] serde_json::Error),
+    /// The evidence bundle's last check found a known secret that masking missed; nothing was
+    /// written. Names the form (raw, Base64...), never the secret.
+    #[error("the evidence {file} would still hold a secret ({form} form) after redaction, so it was not written")]
+    SecretInEvidence { file: &'static str, form: String },
 }

@@ -9,6 +9,7 @@ pub mod capture;
 mod connections;
 pub mod debugger;
 pub mod error;
+pub mod evidence;
 pub mod export;
 pub mod keys;
 pub mod live;

@@ -1,6 +1,8 @@
 //! Test helpers shared by the crates' integration tests and benchmarks: real servers on
 //! 127.0.0.1 port 0, never mocks of our own code.
 
+pub mod har;
+pub mod leaks;
 pub mod receiver;
 pub mod sandbox;
 pub mod webhook_receiver;

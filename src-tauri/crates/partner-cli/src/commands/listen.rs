@@ -1,6 +1,7 @@
 //! `partner listen`: runs the webhook listener in the foreground and prints each capture;
-//! `partner listen export` / `import` move a capture store to and from files; `partner listen
-//! clear` deletes captures.
+//! `partner listen export` / `import` move a capture store to and from files (`export --redact`
+//! writes a redacted evidence bundle for a support ticket instead); `partner listen clear`
+//! deletes captures.
 //!
 //! Every subcommand uses the same store as the desktop app by default
 //! (`$XDG_DATA_HOME/partner-console/captures.sqlite3`). A store has one writer at a time
@@ -16,6 +17,8 @@
 
 use crate::error::{CliError, Result};
 use clap::{Args as ClapArgs, Subcommand};
+use partner_api::Secret;
+use partner_listener::evidence::{self, EvidenceOptions, FieldPath, Selection, ServiceDelivery};
 use partner_listener::export::{export, import_jsonl, ExportFormat};
 use partner_listener::keys::{KeySource, MemoryKeys, SubscriptionKeys};
 use partner_listener::{
@@ -23,6 +26,7 @@ use partner_listener::{
     StoreOptions, StoreReader, TestMode, Verdict,
 };
 use partner_local::KeychainKeys;
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -40,8 +44,9 @@ pub struct Args {
 
 #[derive(Debug, Subcommand)]
 pub enum Action {
-    /// Write the captures of a store out as JSON Lines or HAR 1.2.
-    Export(ExportArgs),
+    /// Write the captures of a store out as JSON Lines or HAR 1.2, or (--redact) as an
+    /// evidence bundle for a support ticket.
+    Export(Box<ExportArgs>),
     /// Add the captures of a JSON Lines export to a store.
     Import(ImportArgs),
     /// Delete captures (all, or those with the given verdicts). Without --yes, only says how
@@ -112,8 +117,48 @@ pub struct ExportArgs {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Only captures with this verdict (repeatable), e.g. valid, invalid-signature.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "redact")]
     pub verdict: Vec<String>,
+    /// Write a redacted evidence bundle for a support ticket instead: NAME.har (HAR 1.2) and
+    /// NAME.md (verdicts, the signature debugger's diagnosis, attempts and timing, the
+    /// forward's answer) for --out NAME. Authorization and cookie headers are masked, and no
+    /// signing key, client secret or token is in it. Select with --id or --notification.
+    #[arg(long)]
+    pub redact: bool,
+    /// With --redact: this capture (repeatable).
+    #[arg(long = "id", value_name = "CAPTURE_ID", requires = "redact")]
+    pub ids: Vec<i64>,
+    /// With --redact: every attempt of the notification with this eventId.
+    #[arg(
+        long,
+        value_name = "EVENT_ID",
+        requires = "redact",
+        conflicts_with = "ids"
+    )]
+    pub notification: Option<String>,
+    /// With --notification: only that subscription's (when the eventId arrived for several).
+    #[arg(long, value_name = "SUBSCRIPTION_ID", requires = "notification")]
+    pub subscription: Option<String>,
+    /// With --notification: only that resource type's (a URN).
+    #[arg(long, value_name = "URN", requires = "notification")]
+    pub resource_type: Option<String>,
+    /// With --redact: mask this body field, as a JSON pointer (/borrower/ssn) or a dotted path
+    /// (borrower.ssn) (repeatable).
+    #[arg(long = "mask-field", value_name = "PATH", requires = "redact")]
+    pub mask_fields: Vec<String>,
+    /// With --redact: a subscription's signing key as SUBSCRIPTION_ID=KEY, for the signature
+    /// debugger's diagnosis (repeatable). The key itself never goes into the bundle.
+    #[arg(long = "key", value_name = "SUBSCRIPTION_ID=KEY", requires = "redact")]
+    pub keys: Vec<String>,
+    /// With --redact: also the signing keys (and the client secret of PARTNER_CLIENT_ID) the
+    /// Partner Console client keeps in the keychain.
+    #[arg(long, requires = "redact")]
+    pub keychain: bool,
+    /// With --redact: the sandbox the notifications came from (its base URL); its delivery
+    /// record of each eventId goes into the summary. The admin token, if the sandbox has one,
+    /// comes from PARTNER_SANDBOX_ADMIN_TOKEN.
+    #[arg(long, value_name = "URL", requires = "redact")]
+    pub deliveries_from: Option<String>,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -146,7 +191,8 @@ const HOLDER_CLEAR: &str = "partner listen clear";
 
 pub async fn run(args: Args) -> Result<()> {
     match args.action {
-        Some(Action::Export(export_args)) => run_export(export_args),
+        Some(Action::Export(export_args)) if export_args.redact => run_evidence(*export_args).await,
+        Some(Action::Export(export_args)) => run_export(*export_args),
         Some(Action::Import(import_args)) => run_import(import_args).await,
         Some(Action::Clear(clear_args)) => run_clear(clear_args).await,
         Some(Action::Missed(mut missed_args)) => {
@@ -397,6 +443,132 @@ fn run_export(args: ExportArgs) -> Result<()> {
     };
     eprintln!("partner: exported {written} captures");
     Ok(())
+}
+
+/// `export --redact`: the evidence bundle (`partner_listener::evidence`).
+async fn run_evidence(args: ExportArgs) -> Result<()> {
+    let Some(out) = args.out.clone() else {
+        return Err(CliError::Usage(
+            "--redact writes two files: give --out NAME (it writes NAME.har and NAME.md)".into(),
+        ));
+    };
+    let selection = match (&args.notification, args.ids.is_empty()) {
+        (Some(event_id), _) => Selection::Notification {
+            event_id: event_id.clone(),
+            subscription_id: args.subscription.clone(),
+            resource_type: args.resource_type.clone(),
+        },
+        (None, false) => Selection::Ids(args.ids.clone()),
+        (None, true) => {
+            return Err(CliError::Usage(
+                "--redact needs a selection: --id CAPTURE_ID (repeatable) or --notification \
+                 EVENT_ID"
+                    .into(),
+            ))
+        }
+    };
+    let mask_body_fields = args
+        .mask_fields
+        .iter()
+        .map(|path| FieldPath::parse(path))
+        .collect::<partner_listener::Result<Vec<_>>>()?;
+    let store = StoreReader::open(store_path(args.db.clone())?)?;
+    let evidence = evidence::select(&store, &selection)?;
+
+    let given = MemoryKeys::new();
+    for assignment in &args.keys {
+        let (subscription, key) = MemoryKeys::parse_assignment(assignment)?;
+        given.insert(subscription, key);
+    }
+    let mut other_secrets = secrets_from_env();
+    let keychain = if args.keychain {
+        let store: Arc<dyn partner_client::SecretStore> = Arc::new(
+            partner_client::KeyringStore::new(partner_client::KEYCHAIN_SERVICE),
+        );
+        let keys = KeychainKeys::new(
+            store.clone(),
+            partner_listener::keys::DEFAULT_PREVIOUS_KEY_GRACE,
+        );
+        let subscriptions: BTreeSet<&str> = evidence
+            .captures
+            .iter()
+            .filter_map(|c| c.subscription_id.as_deref())
+            .collect();
+        if let Err(error) = keys.load(subscriptions) {
+            eprintln!("partner: warning: the keychain could not be read ({error}); no diagnosis for its keys");
+        }
+        other_secrets.extend(client_secret_from_keychain(store.as_ref()));
+        Some(keys)
+    } else {
+        None
+    };
+    let has_keys = !args.keys.is_empty() || keychain.is_some();
+    let keys = ListenKeys { given, keychain };
+
+    let deliveries = match &args.deliveries_from {
+        Some(url) => {
+            let lender = super::trigger::Lender::new(url)?;
+            let event_ids: BTreeSet<&str> = evidence
+                .captures
+                .iter()
+                .filter_map(|c| c.fields.event_id.as_deref())
+                .collect();
+            let mut records = Vec::new();
+            for event_id in event_ids {
+                for record in lender.deliveries_of(event_id).await? {
+                    // The sandbox's record, read as the listener's view of it (the fields the
+                    // summary shows).
+                    let record = serde_json::to_value(record)
+                        .and_then(serde_json::from_value::<ServiceDelivery>)
+                        .map_err(|e| invalid(format!("a delivery record did not read: {e}")))?;
+                    records.push(record);
+                }
+            }
+            Some(records)
+        }
+        None => None,
+    };
+
+    let mut options = EvidenceOptions::new(chrono::Utc::now());
+    options.mask_body_fields = mask_body_fields;
+    options.deliveries = deliveries;
+    options.keys = has_keys.then_some(&keys as &dyn KeySource);
+    options.other_secrets = other_secrets;
+    let bundle = evidence::build(&evidence, &options)?;
+    let (har_path, summary_path) = bundle.write(&out)?;
+    let report = bundle.report;
+    eprintln!(
+        "partner: wrote the evidence of {} captures to {} and {} ({} headers, {} body fields and {} secrets masked)",
+        evidence.captures.len(),
+        har_path.display(),
+        summary_path.display(),
+        report.headers_masked,
+        report.fields_masked,
+        report.secrets_masked
+    );
+    Ok(())
+}
+
+/// Secrets the environment holds for other commands: searched for and masked in evidence.
+fn secrets_from_env() -> Vec<Secret> {
+    [super::connect::SECRET_ENV, super::trigger::ADMIN_TOKEN_ENV]
+        .into_iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .filter(|value| !value.is_empty())
+        .map(Secret::new)
+        .collect()
+}
+
+/// The keychain's client secret of `PARTNER_CLIENT_ID` at `PARTNER_BASE_URL` (or the default
+/// service), when both are known and it is there.
+fn client_secret_from_keychain(store: &dyn partner_client::SecretStore) -> Option<Secret> {
+    let client_id = std::env::var("PARTNER_CLIENT_ID").ok()?;
+    let base_url = std::env::var("PARTNER_BASE_URL")
+        .unwrap_or_else(|_| partner_client::DEFAULT_BASE_URL.to_string());
+    let base_url = partner_client::parse_base_url(&base_url).ok()?;
+    partner_client::client_secret(store, &base_url, &client_id)
+        .ok()
+        .flatten()
 }
 
 async fn run_import(args: ImportArgs) -> Result<()> {

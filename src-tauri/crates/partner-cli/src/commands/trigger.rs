@@ -86,13 +86,38 @@ struct Triggered {
     notifications: Vec<DeliveryRecord>,
 }
 
-struct Lender {
+/// The sandbox's own endpoints (`/sandbox/v1/…`); `partner listen export --deliveries-from`
+/// reads its delivery records through it too.
+pub(crate) struct Lender {
     http: reqwest::Client,
     base_url: String,
     admin_token: Option<String>,
 }
 
 impl Lender {
+    /// The sandbox at `base_url`; its admin token, if any, from `PARTNER_SANDBOX_ADMIN_TOKEN`.
+    pub(crate) fn new(base_url: &str) -> Result<Self> {
+        partner_client::parse_base_url(base_url)?;
+        Ok(Self {
+            http: reqwest::Client::new(),
+            base_url: base_url.to_string(),
+            admin_token: admin_token(),
+        })
+    }
+
+    /// The sandbox's delivery records of one eventId.
+    pub(crate) async fn deliveries_of(&self, event_id: &str) -> Result<Vec<DeliveryRecord>> {
+        let path = format!("/sandbox/v1/deliveries?eventId={}", segment(event_id));
+        let found = self.call(reqwest::Method::GET, &path, None::<&()>).await?;
+        serde_json::from_value(found).map_err(|e| {
+            CliError::Client(partner_client::ClientError::Server {
+                status: 200,
+                message: format!("the sandbox's deliveries are not as expected: {e}"),
+                raw_body: None,
+            })
+        })
+    }
+
     async fn call(
         &self,
         method: reqwest::Method,
@@ -167,6 +192,13 @@ impl Lender {
     }
 }
 
+/// `PARTNER_SANDBOX_ADMIN_TOKEN`, when set and not empty.
+pub(crate) fn admin_token() -> Option<String> {
+    std::env::var(ADMIN_TOKEN_ENV)
+        .ok()
+        .filter(|t| !t.is_empty())
+}
+
 fn segment(id: &str) -> String {
     // An id goes into the path as one segment, whatever it holds.
     id.bytes()
@@ -181,14 +213,7 @@ fn segment(id: &str) -> String {
 
 pub async fn run(args: Args) -> Result<()> {
     let connection = args.connection.resolved()?;
-    partner_client::parse_base_url(&connection.base_url)?;
-    let lender = Lender {
-        http: reqwest::Client::new(),
-        base_url: connection.base_url.clone(),
-        admin_token: std::env::var(ADMIN_TOKEN_ENV)
-            .ok()
-            .filter(|t| !t.is_empty()),
-    };
+    let lender = Lender::new(&connection.base_url)?;
     let before: HashSet<String> = lender
         .deliveries()
         .await?

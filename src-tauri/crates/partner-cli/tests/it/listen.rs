@@ -10,16 +10,16 @@ use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const SUB: &str = "sub-cli";
-const KEY: &str = "Abcdefghijklmnopqrstuvwxyz0123!@";
+pub(crate) const SUB: &str = "sub-cli";
+pub(crate) const KEY: &str = "Abcdefghijklmnopqrstuvwxyz0123!@";
 
-struct Listening {
-    child: Child,
-    stdout: BufReader<ChildStdout>,
-    url: String,
+pub(crate) struct Listening {
+    pub(crate) child: Child,
+    pub(crate) stdout: BufReader<ChildStdout>,
+    pub(crate) url: String,
 }
 
-fn listen(db: &std::path::Path, extra: &[&str]) -> Listening {
+pub(crate) fn listen(db: &std::path::Path, extra: &[&str]) -> Listening {
     let mut child = Command::new(env!("CARGO_BIN_EXE_partner"))
         .args(["listen", "--addr", "127.0.0.1:0", "--db"])
         .arg(db)
@@ -68,7 +68,7 @@ async fn send(
         .await
 }
 
-fn terminate(mut listening: Listening) -> String {
+pub(crate) fn terminate(mut listening: Listening) -> String {
     Command::new("kill")
         .args(["-TERM", &listening.child.id().to_string()])
         .status()

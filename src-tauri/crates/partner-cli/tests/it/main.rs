@@ -6,6 +6,7 @@
 
 mod check_receiver;
 mod client_commands;
+mod evidence;
 mod listen;
 mod missed;
 mod sandbox;

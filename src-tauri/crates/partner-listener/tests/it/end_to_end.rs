@@ -17,24 +17,24 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
-const TX: &str = "urn:svc:partner:transaction";
-const KEY_A: &str = "Kp9!rT2#vX8@mQ4$zL6^wN1^bH3&jF5*";
+pub(crate) const TX: &str = "urn:svc:partner:transaction";
+pub(crate) const KEY_A: &str = "Kp9!rT2#vX8@mQ4$zL6^wN1^bH3&jF5*";
 const KEY_B: &str = "Bq7@yU3#cV9!nM2$xK5^sD8&gH1*fJ4a";
 const KEY_C: &str = "Cz1*aS4^dF7@gH0#jK3$lQ6!wE9&rT2y";
 const WAIT: Duration = Duration::from_secs(15);
 
-struct World {
-    sandbox: TestSandbox,
-    listener: Running,
+pub(crate) struct World {
+    pub(crate) sandbox: TestSandbox,
+    pub(crate) listener: Running,
     http: reqwest::Client,
-    token: String,
+    pub(crate) token: String,
     product_id: String,
-    subscription_id: String,
+    pub(crate) subscription_id: String,
     feed: tokio::sync::broadcast::Receiver<LiveEvent>,
 }
 
 impl World {
-    async fn start(listener_config: ListenerConfig) -> Self {
+    pub(crate) async fn start(listener_config: ListenerConfig) -> Self {
         let listener = start(listener_config).await;
         listener.keys.remove(SUB);
         let sandbox = TestSandbox::start_with(SandboxConfig {
@@ -95,7 +95,7 @@ impl World {
     }
 
     /// The lender starts a transaction; returns its id.
-    async fn lender_creates(&self) -> String {
+    pub(crate) async fn lender_creates(&self) -> String {
         let response = self
             .http
             .post(self.sandbox.url("/sandbox/v1/transactions"))
@@ -146,7 +146,7 @@ impl World {
     }
 
     /// The next capture from the sandbox (`attempts` of one notification when it retries).
-    async fn next_captures(&mut self, count: usize) -> Vec<Arc<Capture>> {
+    pub(crate) async fn next_captures(&mut self, count: usize) -> Vec<Arc<Capture>> {
         let mut found = Vec::new();
         while found.len() < count {
             let event = tokio::time::timeout(WAIT, self.feed.recv())
@@ -160,7 +160,7 @@ impl World {
         found
     }
 
-    async fn deliveries(&self, event_id: &str) -> Value {
+    pub(crate) async fn deliveries(&self, event_id: &str) -> Value {
         self.http
             .get(
                 self.sandbox
@@ -175,7 +175,7 @@ impl World {
     }
 
     /// Waits until the sandbox has settled the delivery of `event_id` (delivered or discarded).
-    async fn settled_delivery(&self, event_id: &str) -> Value {
+    pub(crate) async fn settled_delivery(&self, event_id: &str) -> Value {
         let deadline = tokio::time::Instant::now() + WAIT;
         loop {
             let deliveries = self.deliveries(event_id).await;
@@ -191,7 +191,7 @@ impl World {
         }
     }
 
-    async fn stop(self) {
+    pub(crate) async fn stop(self) {
         self.sandbox.stop().await;
         self.listener.stop().await;
     }

@@ -3,6 +3,7 @@
 
 mod debugger;
 mod end_to_end;
+mod evidence;
 mod export;
 mod forward_replay;
 mod limits;
