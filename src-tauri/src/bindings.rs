@@ -58,6 +58,8 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     ReceiverCheckForm::export_all_to(dir)?;
     ListenerSubscription::export_all_to(dir)?;
     MissedForm::export_all_to(dir)?;
+    EvidenceForm::export_all_to(dir)?;
+    EvidenceResult::export_all_to(dir)?;
     MissedProgressView::export_all_to(dir)?;
     partner_local::missed::MissedReport::export_all_to(dir)?;
     partner_conformance::Report::export_all_to(dir)?;

@@ -148,6 +148,7 @@ pub fn run() {
             commands::listener_subscriptions,
             commands::find_missed,
             commands::cancel_missed,
+            commands::evidence_bundle,
             commands::signing_key_problems,
             commands::generate_signing_key,
             commands::get_transaction,

@@ -219,6 +219,7 @@ async function setTestMode(enabled, fields = {}) {
   }
   await (await $("[data-testid=test-mode-apply]")).click();
   await waitText("form[aria-label='Test mode'] [role=status]", enabled ? /Applied: answers/ : /Applied: off/);
+  await card.click(); // folded again: the inspector gets its room back
 }
 
 await step("test mode: every notification's first attempt fails, and the service retries it", async () => {
@@ -240,6 +241,44 @@ await step("test mode: every notification's first attempt fails, and the service
   await go("#/webhooks");
   await (await attempt(2)).waitForExist({ timeout: 30000 });
   await setTestMode(false);
+
+  // Evidence for a support ticket: both attempts, a body field masked, no secret anywhere.
+  await (await attempt(2)).click();
+  await waitText("[data-testid=detail-verdict]", /valid/);
+  await (await $("button=evidence")).click();
+  const base = join(process.env.PARTNER_E2E_SCRATCH, "evidence-retried");
+  await (await $("input[aria-label='Fields to mask']")).setValue("meta.resourceId, meta.resourceRef");
+  await (await $("input[aria-label='Evidence path']")).setValue(base);
+  await (await $("[data-testid=evidence-save]")).scrollIntoView();
+  await (await $("[data-testid=evidence-save]")).click();
+  await waitText("[data-testid=evidence-saved]", /2 captures in/);
+  await shot("webhooks-evidence");
+  await browser.setWindowSize(960, 600);
+  try {
+    const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling (${overflow} px)`);
+    await (await $("[data-testid=evidence-saved]")).scrollIntoView();
+    await shot("small-webhooks-evidence");
+  } finally {
+    await browser.setWindowSize(1280, 800);
+  }
+  const har = readFileSync(`${base}.har`, "utf8");
+  const summary = readFileSync(`${base}.md`, "utf8");
+  const log = JSON.parse(har).log;
+  assert.equal(log.version, "1.2");
+  assert.equal(log.entries.length, 2, "both attempts");
+  for (const entry of log.entries) {
+    assert.ok(entry.startedDateTime && entry.request && entry.response && entry.timings, "a HAR 1.2 entry");
+    assert.doesNotMatch(entry.request.postData.text, new RegExp(created), "the masked field is masked");
+  }
+  const key = "E2eRotatedKey#0123456789abcdefghijKLMN";
+  for (const text of [har, summary]) {
+    for (const form of [key, Buffer.from(key).toString("base64"), Buffer.from(key).toString("hex")]) {
+      assert.ok(!text.includes(form), "no form of the signing key in the bundle");
+    }
+  }
+  assert.match(summary, /503/, "the summary has the failed attempt's answer");
+  assert.match(summary, /delivered/i, "and the service's delivery record");
 });
 
 /** A loopback port nothing listens on (bound, then closed). */

@@ -446,3 +446,12 @@ pub async fn find_missed(
 pub fn cancel_missed(state: State<'_, AppState>) {
     crate::services::missed::cancel(&state);
 }
+
+/// Writes a redacted evidence bundle (HAR 1.2 and a Markdown summary) for a support ticket.
+#[tauri::command]
+pub async fn evidence_bundle(
+    state: State<'_, AppState>,
+    form: crate::bridge::EvidenceForm,
+) -> Result<crate::bridge::EvidenceResult> {
+    crate::services::evidence::bundle(&state, form).await
+}

@@ -6,6 +6,7 @@
 
 pub mod connections;
 pub mod embedded;
+pub mod evidence;
 pub mod keys;
 pub mod listener;
 pub mod missed;

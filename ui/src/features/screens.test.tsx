@@ -9,6 +9,7 @@ import { TransactionDetail } from "./transactions/TransactionDetail";
 import { TokenScreen } from "./token/TokenScreen";
 import { ConnectionsScreen } from "./connections/ConnectionsScreen";
 import { Inspector } from "./webhooks/Inspector";
+import { CaptureDetailPane } from "./webhooks/CaptureDetailPane";
 import { DemoScreen } from "./demo/DemoScreen";
 import { ErrorPanel } from "../components/ErrorPanel";
 import type { CaptureSummary, Product, ReceiverReport } from "../platform";
@@ -413,6 +414,46 @@ describe("Webhooks inspector", () => {
     expect(within(counts).getByText("invalid-signature").parentElement).toHaveTextContent("1");
     fireEvent.change(screen.getByLabelText("Verdict filter"), { target: { value: "valid" } });
     await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("2 of 3"));
+  });
+});
+
+describe("Webhooks inspector: evidence for a support ticket", () => {
+  it("saves every attempt of the notification with the chosen fields masked, and says what was masked", async () => {
+    const calls = mockCommands({
+      capture_detail: (a) => ({
+        summary: capture(a.id as number, "valid"),
+        headers: [["authorization", "[masked]"]],
+        rawBody: "{}",
+        prettyBody: "{}",
+        resourceRef: null,
+        transactionId: null,
+        attempts: [capture(1, "invalid-signature"), capture(2, "valid")],
+        answeredStatus: 200,
+      }),
+      evidence_bundle: () => ({
+        harPath: "/tmp/evidence-2.har",
+        summaryPath: "/tmp/evidence-2.md",
+        captures: 2,
+        headersMasked: 1,
+        fieldsMasked: 2,
+        secretsMasked: 0,
+        bodiesWithheld: 0,
+        withDeliveries: true,
+      }),
+    });
+    renderWithClient(<CaptureDetailPane id={2} onSelect={() => {}} shownIds={[1, 2, 5]} />);
+    fireEvent.click(await screen.findByRole("tab", { name: "evidence" }));
+    // Two attempts: the whole notification is offered first.
+    expect(screen.getByLabelText("Every attempt of its notification (2)")).toBeChecked();
+    expect(screen.getByLabelText("The 3 captures shown")).not.toBeChecked();
+    fireEvent.change(screen.getByLabelText("Fields to mask"), { target: { value: "loan.borrower.name, /meta/resourceId" } });
+    fireEvent.click(screen.getByTestId("evidence-save"));
+    const saved = await screen.findByTestId("evidence-saved");
+    expect(saved).toHaveTextContent("2 captures in /tmp/evidence-2.har and /tmp/evidence-2.md");
+    expect(saved).toHaveTextContent("1 headers, 2 body fields and 0 secrets masked · with the service's delivery records");
+    expect(calls.find((c) => c.cmd === "evidence_bundle")?.args).toEqual({
+      form: { captureId: 2, scope: "notification", shownIds: null, maskFields: ["loan.borrower.name", "/meta/resourceId"], path: null },
+    });
   });
 });
 

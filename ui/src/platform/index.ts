@@ -15,6 +15,8 @@ import type {
   ClearResult,
   ConnectionView,
   DemoOutcome,
+  EvidenceForm,
+  EvidenceResult,
   ExportFormat,
   ExportRequest,
   ExportResult,
@@ -158,6 +160,8 @@ export const api = {
   /** The subscriptions that reach the console's own listener, through the tunnel or directly. */
   listenerSubscriptions: () => call<ListenerSubscription[]>("listener_subscriptions"),
   /** The notifications the service should have sent the listener and that never arrived. */
+  /** Writes a redacted evidence bundle (HAR 1.2 and a Markdown summary) for a support ticket. */
+  evidenceBundle: (form: EvidenceForm) => call<EvidenceResult>("evidence_bundle", { form }),
   findMissed: (form: MissedForm) => call<MissedReport>("find_missed", { form }),
   cancelMissed: () => call<void>("cancel_missed"),
   cancelReceiverCheck: (subscriptionId: string) => call<void>("cancel_receiver_check", { subscriptionId }),

@@ -206,6 +206,17 @@ impl TokenManager {
         self.inner.rejections.load(Ordering::SeqCst)
     }
 
+    /// The secrets this manager holds: its client secret and the token it holds now, if any.
+    /// For a redaction to search for and mask (an evidence bundle); never to be shown. Waits
+    /// for an issuance in flight, so the token it returns is the one in use.
+    pub async fn held_secrets(&self) -> Vec<Secret> {
+        let mut secrets = vec![self.inner.client_secret.clone()];
+        if let Some(issued) = self.inner.held.lock().await.as_ref() {
+            secrets.push(issued.token.clone());
+        }
+        secrets
+    }
+
     /// The token to send now, for callers that make requests of their own (`partner token
     /// issue` prints it for use with curl). It is a [`Secret`]: it prints as `[redacted]`.
     pub async fn bearer(&self) -> Result<Secret> {

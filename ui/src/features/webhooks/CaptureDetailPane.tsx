@@ -1,19 +1,19 @@
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { api } from "../../platform";
+import { api, type EvidenceScope } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { formatTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
 
-type Tab = "headers" | "raw" | "pretty" | "signature" | "attempts" | "replay";
+type Tab = "headers" | "raw" | "pretty" | "signature" | "attempts" | "replay" | "evidence";
 
-export function CaptureDetailPane({ id, onSelect }: { id: number; onSelect: (id: number) => void }) {
+export function CaptureDetailPane({ id, onSelect, shownIds = [] }: { id: number; onSelect: (id: number) => void; shownIds?: number[] }) {
   const [tab, setTab] = useState<Tab>("pretty");
   const detail = useQuery({ queryKey: ["capture", id], queryFn: () => api.captureDetail(id), retry: false });
   if (detail.isError) return <ErrorPanel error={detail.error} onRetry={() => void detail.refetch()} />;
   if (!detail.data) return <p className="muted pad">Loading…</p>;
   const d = detail.data;
-  const tabs: Tab[] = ["pretty", "raw", "headers", "signature", "attempts", "replay"];
+  const tabs: Tab[] = ["pretty", "raw", "headers", "signature", "attempts", "replay", "evidence"];
   return (
     <div className="capture-detail">
       <div className="detail-head">
@@ -61,6 +61,7 @@ export function CaptureDetailPane({ id, onSelect }: { id: number; onSelect: (id:
         </table>
       )}
       {tab === "replay" && <Replay id={id} raw={d.rawBody} />}
+      {tab === "evidence" && <EvidenceBundle id={id} attempts={d.attempts.length} shownIds={shownIds} />}
     </div>
   );
 }
@@ -126,5 +127,78 @@ function Replay({ id, raw }: { id: number; raw: string }) {
         </p>
       )}
     </div>
+  );
+}
+
+/**
+ * Evidence for a support ticket: a HAR 1.2 file and a Markdown summary (verdict, the signature
+ * debugger's diagnosis, attempts and their timing, the forward's answer, the service's delivery
+ * record on a sandbox), with no key, secret or token in either and the chosen body fields masked.
+ */
+function EvidenceBundle({ id, attempts, shownIds }: { id: number; attempts: number; shownIds: number[] }) {
+  const [scope, setScope] = useState<EvidenceScope>(attempts > 1 ? "notification" : "capture");
+  const [fields, setFields] = useState("");
+  const [path, setPath] = useState("");
+  const save = useMutation({
+    mutationFn: () =>
+      api.evidenceBundle({
+        captureId: id,
+        scope,
+        shownIds: scope === "shown" ? shownIds : null,
+        maskFields: fields.split(",").map((f) => f.trim()).filter((f) => f.length > 0),
+        path: path.trim() || null,
+      }),
+  });
+  const choices: Array<{ value: EvidenceScope; label: string }> = [
+    { value: "capture", label: "This capture" },
+    { value: "notification", label: `Every attempt of its notification (${attempts})` },
+    { value: "shown", label: `The ${shownIds.length} captures shown` },
+  ];
+  return (
+    <form
+      className="evidence form-card"
+      aria-label="Evidence bundle"
+      onSubmit={(e) => {
+        e.preventDefault();
+        save.mutate();
+      }}
+    >
+      <p className="muted small">
+        A redacted bundle for a support ticket: a HAR 1.2 file and a Markdown summary. Signing keys, client secrets and tokens are never in it;
+        Authorization and cookie headers are masked.
+      </p>
+      <fieldset className="choices">
+        {choices.map((c) => (
+          <label key={c.value} className="check-line">
+            <input type="radio" name="evidence-scope" checked={scope === c.value} onChange={() => setScope(c.value)} />
+            <span>{c.label}</span>
+          </label>
+        ))}
+      </fieldset>
+      <label>
+        Body fields to mask (comma-separated)
+        <input aria-label="Fields to mask" value={fields} onChange={(e) => setFields(e.target.value)} placeholder="meta.resourceId, loan.borrower.name" className="mono" />
+      </label>
+      <label>
+        Save as
+        <input aria-label="Evidence path" value={path} onChange={(e) => setPath(e.target.value)} placeholder="the export folder (…/evidence-N-time.har and .md)" className="mono" />
+      </label>
+      <div className="actions">
+        <button type="submit" className="primary" data-testid="evidence-save" disabled={save.isPending}>{save.isPending ? "Saving…" : "Save evidence"}</button>
+      </div>
+      {save.isError && <ErrorPanel error={save.error} compact />}
+      {save.data && (
+        <div className="ok small" role="status" data-testid="evidence-saved">
+          <p>
+            {save.data.captures} capture{save.data.captures === 1 ? "" : "s"} in <code>{save.data.harPath}</code> and <code>{save.data.summaryPath}</code>
+          </p>
+          <p className="muted">
+            {save.data.headersMasked} headers, {save.data.fieldsMasked} body fields and {save.data.secretsMasked} secrets masked
+            {save.data.bodiesWithheld ? `, ${save.data.bodiesWithheld} bodies left out` : ""}
+            {save.data.withDeliveries ? " · with the service's delivery records" : ""}
+          </p>
+        </div>
+      )}
+    </form>
   );
 }

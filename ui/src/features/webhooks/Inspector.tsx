@@ -88,7 +88,7 @@ export function Inspector() {
         />
         <aside className="detail-panel wide" aria-label="Capture detail">
           {selectedId !== null ? (
-            <CaptureDetailPane id={selectedId} onSelect={setSelectedId} />
+            <CaptureDetailPane id={selectedId} onSelect={setSelectedId} shownIds={visible.map((c) => c.id)} />
           ) : (
             <p className="muted pad">Select a notification to see its headers, body, signature check and attempts.</p>
           )}

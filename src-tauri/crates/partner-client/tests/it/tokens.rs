@@ -298,3 +298,16 @@ async fn removing_a_connection_revokes_and_forgets_its_secret() {
         .unwrap()
         .is_none());
 }
+
+#[tokio::test]
+async fn held_secrets_are_the_client_secret_and_the_token_in_use() {
+    let setup = Setup::demo(5).await;
+    let before = setup.client.tokens().held_secrets().await;
+    assert_eq!(before.len(), 1, "no token yet: only the client secret");
+    assert!(before[0].ct_eq(setup.sandbox.client_secret().expose()));
+    setup.client.list_transactions(&one()).await.unwrap();
+    let token = setup.client.tokens().bearer().await.unwrap();
+    let held = setup.client.tokens().held_secrets().await;
+    assert_eq!(held.len(), 2);
+    assert!(held[1].ct_eq(token.expose()), "the token in use");
+}

@@ -1,0 +1,190 @@
+//! Evidence for a support ticket, from the app: `partner_listener::evidence` (the same bundle as
+//! `partner listen export --redact`) over the app's own store, with the listener's keys for the
+//! signature debugger's diagnosis, the active client's secrets masked too, and, for a sandbox
+//! connection, the service's own delivery records.
+//!
+//! Reading the captures and building the bundle may read the keychain (a D-Bus round trip for a
+//! key not cached yet), so it runs on the blocking pool.
+use crate::bridge::{EvidenceForm, EvidenceResult, EvidenceScope};
+use crate::error::{AppError, ErrorKind, Result};
+use crate::state::AppState;
+use partner_listener::evidence::{self, EvidenceOptions, FieldPath, Selection, ServiceDelivery};
+use partner_listener::KeySource;
+use partner_local::Environment;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+pub async fn bundle(state: &AppState, form: EvidenceForm) -> Result<EvidenceResult> {
+    let mask_body_fields = form
+        .mask_fields
+        .iter()
+        .map(|f| f.trim())
+        .filter(|f| !f.is_empty())
+        .map(FieldPath::parse)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| AppError::invalid(format!("A field to mask is not a path: {e}.")))?;
+    let (store, active) = {
+        let inner = state.lock();
+        let store = inner.captures.clone().ok_or_else(|| {
+            AppError::new(
+                ErrorKind::Listener,
+                "The capture store is not open.",
+                "Start the listener on the Webhooks screen and try again.",
+            )
+        })?;
+        (
+            store,
+            inner
+                .active
+                .as_ref()
+                .map(|a| (a.view.clone(), a.client.clone())),
+        )
+    };
+    let selection = match form.scope {
+        EvidenceScope::Capture => Selection::Ids(vec![form.capture_id]),
+        EvidenceScope::Shown => {
+            let mut ids = form.shown_ids.clone().unwrap_or_default();
+            if !ids.contains(&form.capture_id) {
+                ids.push(form.capture_id);
+            }
+            Selection::Ids(ids)
+        }
+        EvidenceScope::Notification => {
+            let capture = store.get(form.capture_id)?;
+            let event_id = capture.fields.event_id.clone().ok_or_else(|| {
+                AppError::invalid(
+                    "This capture carries no eventId, so it belongs to no notification: bundle it alone.",
+                )
+            })?;
+            Selection::Notification {
+                event_id,
+                subscription_id: capture.subscription_id.clone(),
+                resource_type: capture.fields.resource_type.clone(),
+            }
+        }
+    };
+    let selected_store = store.clone();
+    let chosen =
+        tauri::async_runtime::spawn_blocking(move || evidence::select(&selected_store, &selection))
+            .await
+            .map_err(internal)??;
+
+    // What the client holds is masked wherever it turns up; a sandbox's records are included.
+    let mut other_secrets = Vec::new();
+    let mut deliveries = None;
+    if let Some((view, client)) = &active {
+        other_secrets = client.tokens().held_secrets().await;
+        let event_ids: BTreeSet<String> = chosen
+            .captures
+            .iter()
+            .filter_map(|c| c.fields.event_id.clone())
+            .collect();
+        deliveries = service_deliveries(state, view, &event_ids).await;
+    }
+
+    let path = bundle_path(state, form.path.as_deref(), form.capture_id)?;
+    let keys = state.keys.clone();
+    let written = tauri::async_runtime::spawn_blocking(move || {
+        let mut options = EvidenceOptions::new(chrono::Utc::now());
+        options.mask_body_fields = mask_body_fields;
+        options.deliveries = deliveries;
+        options.keys = Some(keys.as_ref() as &dyn KeySource);
+        options.other_secrets = other_secrets;
+        let bundle = evidence::build(&chosen, &options)?;
+        let (har, summary) = bundle.write(&path)?;
+        Ok::<_, partner_listener::Error>((bundle.report, har, summary, chosen.captures.len()))
+    })
+    .await
+    .map_err(internal)?;
+    let (report, har, summary, captures) = written?;
+    Ok(EvidenceResult {
+        har_path: har.display().to_string(),
+        summary_path: summary.display().to_string(),
+        captures: captures as u64,
+        headers_masked: report.headers_masked as u64,
+        fields_masked: report.fields_masked as u64,
+        secrets_masked: report.secrets_masked as u64,
+        bodies_withheld: report.bodies_withheld as u64,
+        with_deliveries: report_has_deliveries(&active),
+    })
+}
+
+/// The service's delivery records of these notifications, for a sandbox connection: the
+/// embedded sandbox's from its dispatcher, another sandbox's from `GET /sandbox/v1/deliveries`.
+/// None for a production connection, or when they cannot be read (the bundle goes on without).
+async fn service_deliveries(
+    state: &AppState,
+    view: &crate::bridge::ConnectionView,
+    event_ids: &BTreeSet<String>,
+) -> Option<Vec<ServiceDelivery>> {
+    let records: Vec<serde_json::Value> = if view.embedded {
+        let sandbox = state.lock().embedded.as_ref().map(|e| e.sandbox.clone())?;
+        event_ids
+            .iter()
+            .flat_map(|id| sandbox.deliveries(Some(id)))
+            .filter_map(|r| serde_json::to_value(r).ok())
+            .collect()
+    } else if view.environment == Environment::Sandbox {
+        let http = reqwest::Client::new();
+        let mut records = Vec::new();
+        for id in event_ids {
+            let url = format!(
+                "{}/sandbox/v1/deliveries",
+                view.base_url.trim_end_matches('/')
+            );
+            let answer = http.get(&url).query(&[("eventId", id)]).send().await;
+            match answer {
+                Ok(response) if response.status().is_success() => {
+                    records.extend(response.json::<Vec<serde_json::Value>>().await.ok()?)
+                }
+                Ok(response) => {
+                    tracing::info!(status = %response.status(), "no delivery records from the sandbox");
+                    return None;
+                }
+                Err(error) => {
+                    tracing::info!(%error, "no delivery records from the sandbox");
+                    return None;
+                }
+            }
+        }
+        records
+    } else {
+        return None;
+    };
+    records
+        .into_iter()
+        .map(serde_json::from_value::<ServiceDelivery>)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .ok()
+}
+
+fn report_has_deliveries(
+    active: &Option<(crate::bridge::ConnectionView, partner_client::PartnerClient)>,
+) -> bool {
+    active
+        .as_ref()
+        .is_some_and(|(view, _)| view.embedded || view.environment == Environment::Sandbox)
+}
+
+/// Where the two files go: the user's base path, or `evidence-<capture>-<time>` in the export
+/// folder.
+fn bundle_path(state: &AppState, path: Option<&str>, capture_id: i64) -> Result<PathBuf> {
+    match path.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(path) => Ok(PathBuf::from(path)),
+        None => {
+            let dir = state.exports_dir();
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| AppError::io("create the export folder", &e))?;
+            let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
+            Ok(dir.join(format!("evidence-{capture_id}-{stamp}")))
+        }
+    }
+}
+
+fn internal(error: impl std::fmt::Display) -> AppError {
+    AppError::new(
+        ErrorKind::Internal,
+        format!("Making the evidence failed: {error}."),
+        "Try again.",
+    )
+}
