@@ -116,6 +116,7 @@ pub fn run() {
             startup::milestone("setup");
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(startup::first_run(handle));
+            tauri::async_runtime::spawn(exit_on_termination(app.handle().clone()));
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
@@ -192,4 +193,23 @@ pub fn run() {
             tauri::async_runtime::block_on(startup::stop(handle.clone()));
         }
     });
+}
+
+/// SIGTERM (a session logging out, `kill`, a test driver ending its session) and SIGINT quit
+/// the app the way closing its window does, so the same clean stop runs: the listener answers
+/// what is in flight and closes its run, the embedded sandbox stops.
+async fn exit_on_termination(app: tauri::AppHandle) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut terminate), Ok(mut interrupt)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::warn!("termination signals cannot be watched; they end the app at once");
+        return;
+    };
+    tokio::select! {
+        _ = terminate.recv() => tracing::info!("SIGTERM: quitting"),
+        _ = interrupt.recv() => tracing::info!("SIGINT: quitting"),
+    }
+    app.exit(0);
 }

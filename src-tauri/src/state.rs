@@ -34,6 +34,10 @@ pub struct RunningListener {
     pub listener: Listener,
     pub addr: SocketAddr,
     pub stop: CancellationToken,
+    /// Cancelled once the listener has stopped serving: requests in flight answered and its
+    /// run's stop written to the store (what the missed-notification check reads as the time
+    /// it went down).
+    pub finished: CancellationToken,
 }
 
 impl RunningListener {

@@ -494,8 +494,30 @@ function listening(port) {
 
 /** Quits the app (the window closes, the app exits) and waits until its listener's port is
  * free, so the next start finds its address as a user's next launch would. */
-async function quitApp(listenerPort) {
-  await browser.deleteSession();
+async function quitApp(listenerPort, { terminate = false } = {}) {
+  if (terminate) {
+    // As a session logging out does: SIGTERM, which the app answers with its clean stop.
+    // The app under test: the partner-console whose data folder is this run's.
+    const all = await new Promise((resolve) =>
+      execFile("pgrep", ["-x", "partner-console"], (_error, out) => resolve(String(out).trim().split("\n").filter(Boolean))),
+    );
+    const ours = `PARTNER_DATA_DIR=${process.env.PARTNER_DATA_DIR}`;
+    const pids = all.filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(ours);
+      } catch {
+        return false;
+      }
+    });
+    assert.equal(pids.length, 1, `one app of this run to terminate (${pids.join(", ")} of ${all.join(", ")})`);
+    process.kill(Number(pids[0]), "SIGTERM");
+    const deadline = Date.now() + 20000;
+    while (await listening(listenerPort)) {
+      if (Date.now() > deadline) throw new Error(`the app's listener on ${listenerPort} did not stop after SIGTERM`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  await browser.deleteSession().catch(() => {});
   const deadline = Date.now() + 20000;
   while (await listening(listenerPort)) {
     if (Date.now() > deadline) throw new Error(`the app's listener on ${listenerPort} did not stop`);
@@ -607,7 +629,12 @@ await step("restart: set up what must survive", async () => {
 });
 
 await step("restart: quit the app and start it again", async () => {
-  await quitApp(Number(before.listenerAddress.split(":")[1]));
+  await quitApp(Number(before.listenerAddress.split(":")[1]), { terminate: true });
+  // Quitting closed the listener's run, so the next start knows when it went down.
+  const runs = await new Promise((resolve, reject) =>
+    execFile("python3", ["-c", "import sqlite3,sys,json; c=sqlite3.connect(sys.argv[1]); print(json.dumps(c.execute('SELECT started_at_us, stopped_at_us FROM listener_runs ORDER BY id').fetchall()))", join(process.env.PARTNER_DATA_DIR, "captures.sqlite3")], (error, out) => (error ? reject(error) : resolve(JSON.parse(out)))),
+  );
+  assert.ok(runs.length >= 1 && runs.every(([, stopped]) => stopped !== null), `every run of the listener has its stop: ${JSON.stringify(runs)}`);
   browser = await openApp();
   await (await $("[data-row-id]")).waitForExist({ timeout: 60000 });
   await waitText(".topbar .conn-label", /Embedded sandbox/);

@@ -15,6 +15,7 @@ use partner_local::ListenerAddress;
 use std::sync::Arc;
 use std::time::Duration;
 use tauri::{AppHandle, Manager};
+use tokio_util::sync::CancellationToken;
 
 /// The store's retention from the settings.
 pub fn retention_of(form: &partner_local::settings::RetentionSettings) -> Retention {
@@ -150,18 +151,22 @@ async fn serve(
     let socket = tokio::net::TcpListener::from_std(socket).map_err(partner_listener::Error::Io)?;
     let addr = socket.local_addr().map_err(partner_listener::Error::Io)?;
     let stop = state.shutdown.child_token();
+    let finished = CancellationToken::new();
     let serving = listener.clone();
     let stopped = stop.clone();
+    let done = finished.clone();
     tauri::async_runtime::spawn(async move {
         if let Err(error) = serving.serve(socket, stopped.cancelled_owned()).await {
             tracing::error!(%error, "the listener stopped with an error");
         }
+        done.cancel();
     });
     crate::events::spawn_capture_feed(app.clone(), &listener, stop.clone());
     let running = RunningListener {
         listener,
         addr,
         stop,
+        finished,
     };
     crate::events::announce(app, |inner| {
         inner.listener = Some(running.clone());

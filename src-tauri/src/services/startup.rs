@@ -206,8 +206,25 @@ pub fn dismiss_notice(app: &AppHandle, index: usize) -> AppStatus {
 /// Stops what runs in the background, after the shutdown signal: the embedded sandbox last.
 pub async fn stop(app: AppHandle) {
     let state = app.state::<AppState>();
+    // The listener first: its run's stop is written once the requests in flight are answered,
+    // so the next start knows when it went down (a few seconds at most; a listener that does
+    // not finish by then is left to the process's end, and its run reads as unclean).
+    let listener = state.lock().listener.take();
+    if let Some(listener) = listener {
+        listener.stop.cancel();
+        let finished = listener.finished.cancelled();
+        if tokio::time::timeout(LISTENER_STOP_WAIT, finished)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the listener did not stop in time; its run is not closed");
+        }
+    }
     let embedded = state.lock().embedded.take();
     if let Some(embedded) = embedded {
         embedded.stop().await;
     }
 }
+
+/// How long quitting waits for the listener to answer what is in flight and close its run.
+const LISTENER_STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
