@@ -367,12 +367,19 @@ pub(crate) mod tests {
         let stop = CancellationToken::new();
         let serving = listener.clone();
         let stopped = stop.clone();
-        tokio::spawn(async move { serving.serve(socket, stopped.cancelled_owned()).await });
+        let finished = CancellationToken::new();
+        let done = finished.clone();
+        tokio::spawn(async move {
+            let served = serving.serve(socket, stopped.cancelled_owned()).await;
+            done.cancel();
+            served
+        });
         (
             RunningListener {
                 listener,
                 addr,
                 stop,
+                finished,
             },
             dir,
         )
