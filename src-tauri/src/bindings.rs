@@ -59,6 +59,7 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     ListenerSubscription::export_all_to(dir)?;
     MissedForm::export_all_to(dir)?;
     EvidenceForm::export_all_to(dir)?;
+    DeliveryView::export_all_to(dir)?;
     EvidenceResult::export_all_to(dir)?;
     MissedProgressView::export_all_to(dir)?;
     partner_local::missed::MissedReport::export_all_to(dir)?;

@@ -150,6 +150,7 @@ pub fn run() {
             commands::find_missed,
             commands::cancel_missed,
             commands::evidence_bundle,
+            commands::sandbox_deliveries,
             commands::signing_key_problems,
             commands::generate_signing_key,
             commands::get_transaction,

@@ -865,6 +865,34 @@ await step("missed notifications: the listener stopped while the sandbox sent, l
   }
   await (await $("[data-missed-event-id] button")).click();
   await browser.waitUntil(async () => (await browser.getUrl()).includes("#/transactions/"), { timeout: 5000, timeoutMsg: "Open did not open the transaction" });
+
+  // What the service did: the same notifications in the sandbox's records, none seen by the
+  // listener; a delivered one links to its capture.
+  await go("#/webhooks");
+  await (await $("[data-testid=deliveries]")).waitForExist({ timeout: 15000 });
+  await (await $("[data-testid=deliveries]")).click();
+  await (await $("[data-testid=deliveries-count]")).waitForExist({ timeout: 15000 });
+  const unseen = [];
+  for (const row of await browser.$$("tr[data-state=discarded]")) {
+    assert.equal(await row.getAttribute("data-captures"), "0", "a discarded notification was never seen");
+    unseen.push(await row.getAttribute("data-delivery-event-id"));
+  }
+  assert.deepEqual([...new Set(unseen)].sort(), [...new Set(discarded.map((k) => k.split("/")[1]))].sort());
+  await shot("webhooks-deliveries");
+  await browser.setWindowSize(960, 600);
+  try {
+    const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling (${overflow} px)`);
+    await shot("small-webhooks-deliveries");
+  } finally {
+    await browser.setWindowSize(1280, 800);
+  }
+  const link = await $("tr[data-state=delivered] [data-testid^=delivery-capture-]");
+  const captureId = (await link.getAttribute("data-testid")).replace("delivery-capture-", "");
+  await link.click();
+  await browser.waitUntil(async () => (await browser.getUrl()).endsWith(`#/webhooks/${captureId}`), { timeout: 5000, timeoutMsg: "the capture link did not open the capture" });
+  await (await $(`[data-capture-id="${captureId}"][aria-selected=true]`)).waitForExist({ timeout: 15000 });
+  await waitText("[data-testid=detail-verdict]", /valid/);
 });
 
 await step("the smallest window (960×600): the changed screens still fit", async () => {

@@ -455,3 +455,11 @@ pub async fn evidence_bundle(
 ) -> Result<crate::bridge::EvidenceResult> {
     crate::services::evidence::bundle(&state, form).await
 }
+
+/// What the service did: the sandbox's delivery records, with the captures of each.
+#[tauri::command]
+pub async fn sandbox_deliveries(
+    state: State<'_, AppState>,
+) -> Result<Vec<crate::bridge::DeliveryView>> {
+    crate::services::deliveries::list(&state).await
+}

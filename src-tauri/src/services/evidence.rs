@@ -109,48 +109,26 @@ pub async fn bundle(state: &AppState, form: EvidenceForm) -> Result<EvidenceResu
     })
 }
 
-/// The service's delivery records of these notifications, for a sandbox connection: the
-/// embedded sandbox's from its dispatcher, another sandbox's from `GET /sandbox/v1/deliveries`.
-/// None for a production connection, or when they cannot be read (the bundle goes on without).
+/// The service's delivery records of these notifications, for a sandbox connection; none for a
+/// production connection, or when they cannot be read (the bundle goes on without).
 async fn service_deliveries(
     state: &AppState,
     view: &crate::bridge::ConnectionView,
     event_ids: &BTreeSet<String>,
 ) -> Option<Vec<ServiceDelivery>> {
-    let records: Vec<serde_json::Value> = if view.embedded {
-        let sandbox = state.lock().embedded.as_ref().map(|e| e.sandbox.clone())?;
-        event_ids
-            .iter()
-            .flat_map(|id| sandbox.deliveries(Some(id)))
-            .filter_map(|r| serde_json::to_value(r).ok())
-            .collect()
-    } else if view.environment == Environment::Sandbox {
-        let http = reqwest::Client::new();
-        let mut records = Vec::new();
-        for id in event_ids {
-            let url = format!(
-                "{}/sandbox/v1/deliveries",
-                view.base_url.trim_end_matches('/')
-            );
-            let answer = http.get(&url).query(&[("eventId", id)]).send().await;
-            match answer {
-                Ok(response) if response.status().is_success() => {
-                    records.extend(response.json::<Vec<serde_json::Value>>().await.ok()?)
-                }
-                Ok(response) => {
-                    tracing::info!(status = %response.status(), "no delivery records from the sandbox");
-                    return None;
-                }
-                Err(error) => {
-                    tracing::info!(%error, "no delivery records from the sandbox");
-                    return None;
-                }
+    if !view.embedded && view.environment != Environment::Sandbox {
+        return None;
+    }
+    let mut records = Vec::new();
+    for id in event_ids {
+        match crate::services::deliveries::records(state, view, Some(id)).await {
+            Ok(found) => records.extend(found),
+            Err(error) => {
+                tracing::info!(%error, "the bundle goes without the sandbox's delivery records");
+                return None;
             }
         }
-        records
-    } else {
-        return None;
-    };
+    }
     records
         .into_iter()
         .map(serde_json::from_value::<ServiceDelivery>)

@@ -5,6 +5,7 @@
 //! Calls go one way: commands → services → libraries; `events` only sends to the UI.
 
 pub mod connections;
+pub mod deliveries;
 pub mod embedded;
 pub mod evidence;
 pub mod keys;

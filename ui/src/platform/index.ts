@@ -15,6 +15,7 @@ import type {
   ClearResult,
   ConnectionView,
   DemoOutcome,
+  DeliveryView,
   EvidenceForm,
   EvidenceResult,
   ExportFormat,
@@ -162,6 +163,8 @@ export const api = {
   /** The notifications the service should have sent the listener and that never arrived. */
   /** Writes a redacted evidence bundle (HAR 1.2 and a Markdown summary) for a support ticket. */
   evidenceBundle: (form: EvidenceForm) => call<EvidenceResult>("evidence_bundle", { form }),
+  /** A sandbox's own delivery records, newest first, with the captures of each. */
+  sandboxDeliveries: () => call<DeliveryView[]>("sandbox_deliveries"),
   findMissed: (form: MissedForm) => call<MissedReport>("find_missed", { form }),
   cancelMissed: () => call<void>("cancel_missed"),
   cancelReceiverCheck: (subscriptionId: string) => call<void>("cancel_receiver_check", { subscriptionId }),

@@ -38,6 +38,7 @@ export type { ReceiverCheckForm } from "../bindings/ReceiverCheckForm";
 export type { ListenerSubscription } from "../bindings/ListenerSubscription";
 export type { MissedForm } from "../bindings/MissedForm";
 export type { EvidenceForm } from "../bindings/EvidenceForm";
+export type { DeliveryView } from "../bindings/DeliveryView";
 export type { EvidenceResult } from "../bindings/EvidenceResult";
 export type { EvidenceScope } from "../bindings/EvidenceScope";
 export type { MissedProgressView } from "../bindings/MissedProgressView";

@@ -16,11 +16,17 @@ const ROW_HEIGHT = 28;
  * (scrolling to the middle, a new filter) rebuilds little. */
 const OVERSCAN = 3;
 
-export function Inspector() {
+export function Inspector({ selectedCapture = null }: { selectedCapture?: number | null }) {
   const { captures: list, error, loading, reload, removed } = useCaptures();
   const captures = list.rows;
   const [filter, setFilter] = useState<InspectorFilter>(NO_FILTER);
-  const [selectedId, setSelectedId] = useState<number | null>(null);
+  const [selectedId, setSelectedId] = useState<number | null>(selectedCapture);
+  // A capture named by the route (`#/webhooks/<id>`, a delivery's link) is shown.
+  const [routed, setRouted] = useState(selectedCapture);
+  if (routed !== selectedCapture) {
+    setRouted(selectedCapture);
+    if (selectedCapture !== null) setSelectedId(selectedCapture);
+  }
   const [following, setFollowing] = useState(true);
   const scrollRef = useRef<HTMLDivElement>(null);
 

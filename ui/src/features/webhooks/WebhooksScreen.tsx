@@ -8,10 +8,11 @@ import { TunnelCheckResult } from "./TunnelCheckResult";
 import { ListenerSettings } from "./ListenerSettings";
 import { ListenerChecks } from "./ListenerChecks";
 import { MissedNotifications } from "./MissedNotifications";
+import { SandboxDeliveries } from "./SandboxDeliveries";
 import { TestModeSettings } from "./TestModeSettings";
 import { RepointOfferPanel } from "./RepointOfferPanel";
 
-export function WebhooksScreen() {
+export function WebhooksScreen({ selectedCapture = null, sandbox = false }: { selectedCapture?: number | null; sandbox?: boolean }) {
   const listener = useQuery({ queryKey: ["listener"], queryFn: api.listenerStatus, retry: false });
   return (
     <div className="page fill">
@@ -24,7 +25,8 @@ export function WebhooksScreen() {
       {listener.data && <TestModeSettings view={listener.data} />}
       {listener.data && <ListenerChecks />}
       {listener.data && <MissedNotifications />}
-      <Inspector />
+      {listener.data && sandbox && <SandboxDeliveries />}
+      <Inspector selectedCapture={selectedCapture} />
     </div>
   );
 }

@@ -7,6 +7,7 @@ import { mockCommands, renderWithClient } from "../../test/render";
 import { Inspector } from "./Inspector";
 import { ListenerChecks } from "./ListenerChecks";
 import { MissedNotifications } from "./MissedNotifications";
+import { SandboxDeliveries } from "./SandboxDeliveries";
 import { TestModeSettings } from "./TestModeSettings";
 import { ListenerSettings } from "./ListenerSettings";
 import { ListenerControls, WebhooksScreen } from "./WebhooksScreen";
@@ -376,5 +377,26 @@ describe("missed notifications", () => {
     expect(calls.find((c) => c.cmd === "find_missed")?.args).toEqual({ form: { subscriptionId: null, since: null, includeRecent: true, allSubscriptions: false } });
     fireEvent.click(within(rows[1] as HTMLElement).getByRole("button", { name: "Open" }));
     expect(window.location.hash).toBe("#/transactions/tx-1");
+  });
+});
+
+describe("what the service sent (a sandbox's deliveries)", () => {
+  it("lists each notification with its attempts and state, and links the captures the listener kept", async () => {
+    mockCommands({
+      sandbox_deliveries: () => [
+        { eventId: "ev-2", subscriptionId: "sub-1", url: "http://127.0.0.1:7070/webhooks", resourceType: "urn:svc:partner:transaction", resourceId: "tx-2", eventType: "created", state: "discarded", enqueuedAt: "2026-11-23T10:01:00Z", attempts: [{ number: 1, startedAt: "2026-11-23T10:01:00Z", durationMs: 2, status: null, error: "connection refused" }], nextAttemptAt: null, notSentBecause: null, captureIds: [] },
+        { eventId: "ev-1", subscriptionId: "sub-1", url: "http://127.0.0.1:7070/webhooks", resourceType: "urn:svc:partner:transaction", resourceId: "tx-1", eventType: "created", state: "delivered", enqueuedAt: "2026-11-23T10:00:00Z", attempts: [{ number: 1, startedAt: "2026-11-23T10:00:00Z", durationMs: 4, status: 503, error: null }, { number: 2, startedAt: "2026-11-23T10:00:20Z", durationMs: 3, status: 200, error: null }], nextAttemptAt: null, notSentBecause: null, captureIds: [7, 9] },
+      ],
+    });
+    renderWithClient(<SandboxDeliveries />);
+    fireEvent.click(screen.getByTestId("deliveries"));
+    expect(await screen.findByTestId("deliveries-count")).toHaveTextContent("· 2 notifications, 1 never seen by the listener");
+    const rows = within(screen.getByRole("table", { name: "Deliveries" })).getAllByRole("row");
+    expect(rows[1]).toHaveTextContent("discarded");
+    expect(rows[1]).toHaveTextContent("1: connection refused");
+    expect(rows[1]).toHaveTextContent("never seen");
+    expect(rows[2]).toHaveTextContent("2: 503 · 200");
+    fireEvent.click(screen.getByTestId("delivery-capture-9"));
+    expect(window.location.hash).toBe("#/webhooks/9");
   });
 });
