@@ -203,7 +203,7 @@ await step("replay a capture", async () => {
 });
 
 /** Sets the listener's test mode through its card on the Webhooks screen. */
-async function setTestMode(enabled, fields = {}) {
+async function setTestMode(enabled, fields = {}, shotName = null) {
   await go("#/webhooks");
   const card = await $("[data-testid=test-mode]");
   await card.waitForExist({ timeout: 15000 });
@@ -219,13 +219,13 @@ async function setTestMode(enabled, fields = {}) {
   }
   await (await $("[data-testid=test-mode-apply]")).click();
   await waitText("form[aria-label='Test mode'] [role=status]", enabled ? /Applied: answers/ : /Applied: off/);
+  if (shotName) await shot(shotName);
   await card.click(); // folded again: the inspector gets its room back
 }
 
 await step("test mode: every notification's first attempt fails, and the service retries it", async () => {
-  await setTestMode(true, { "Fail first": "1", "Failure status": "503" });
+  await setTestMode(true, { "Fail first": "1", "Failure status": "503" }, "webhooks-test-mode");
   await waitText("[data-testid=test-mode-summary]", /first attempt fails with 503/);
-  await shot("webhooks-test-mode");
   await go("#/demo");
   await (await $("select[aria-label='Demo product']")).waitForExist({ timeout: 15000 });
   await clickButton("New transaction");
