@@ -173,16 +173,7 @@ pub fn export_path(
         ExportFormat::Csv => "csv",
         ExportFormat::Json => "json",
     };
-    match path.map(str::trim).filter(|p| !p.is_empty()) {
-        Some(path) => Ok(PathBuf::from(path)),
-        None => {
-            let dir = state.exports_dir();
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| AppError::io("create the export folder", &e))?;
-            let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S%.3f");
-            Ok(dir.join(format!("{stem}-{stamp}.{extension}")))
-        }
-    }
+    crate::services::exports::file(state, path, stem, Some(extension))
 }
 
 /// Writes JSON values as a JSON array, or as CSV flattened by `partner-client`'s

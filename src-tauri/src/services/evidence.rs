@@ -145,18 +145,9 @@ fn report_has_deliveries(
 }
 
 /// Where the two files go: the user's base path, or `evidence-<capture>-<time>` in the export
-/// folder.
+/// folder (`.har` and `.md` are added).
 fn bundle_path(state: &AppState, path: Option<&str>, capture_id: i64) -> Result<PathBuf> {
-    match path.map(str::trim).filter(|p| !p.is_empty()) {
-        Some(path) => Ok(PathBuf::from(path)),
-        None => {
-            let dir = state.exports_dir();
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| AppError::io("create the export folder", &e))?;
-            let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
-            Ok(dir.join(format!("evidence-{capture_id}-{stamp}")))
-        }
-    }
+    crate::services::exports::file(state, path, &format!("evidence-{capture_id}"), None)
 }
 
 fn internal(error: impl std::fmt::Display) -> AppError {

@@ -8,6 +8,7 @@ pub mod connections;
 pub mod deliveries;
 pub mod embedded;
 pub mod evidence;
+pub mod exports;
 pub mod keys;
 pub mod listener;
 pub mod missed;
