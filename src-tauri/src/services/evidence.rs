@@ -82,6 +82,9 @@ pub async fn bundle(state: &AppState, form: EvidenceForm) -> Result<EvidenceResu
         deliveries = service_deliveries(state, view, &event_ids).await;
     }
 
+    // Said from what was read, not from the kind of connection: a sandbox whose records could
+    // not be read gives a bundle without them, and the screen says so.
+    let with_deliveries = deliveries.is_some();
     let path = bundle_path(state, form.path.as_deref(), form.capture_id)?;
     let keys = state.keys.clone();
     let written = tauri::async_runtime::spawn_blocking(move || {
@@ -105,7 +108,7 @@ pub async fn bundle(state: &AppState, form: EvidenceForm) -> Result<EvidenceResu
         fields_masked: report.fields_masked as u64,
         secrets_masked: report.secrets_masked as u64,
         bodies_withheld: report.bodies_withheld as u64,
-        with_deliveries: report_has_deliveries(&active),
+        with_deliveries,
     })
 }
 
@@ -134,14 +137,6 @@ async fn service_deliveries(
         .map(serde_json::from_value::<ServiceDelivery>)
         .collect::<std::result::Result<Vec<_>, _>>()
         .ok()
-}
-
-fn report_has_deliveries(
-    active: &Option<(crate::bridge::ConnectionView, partner_client::PartnerClient)>,
-) -> bool {
-    active
-        .as_ref()
-        .is_some_and(|(view, _)| view.embedded || view.environment == Environment::Sandbox)
 }
 
 /// Where the two files go: the user's base path, or `evidence-<capture>-<time>` in the export
