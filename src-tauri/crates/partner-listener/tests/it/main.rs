@@ -6,6 +6,7 @@ mod end_to_end;
 mod evidence;
 mod export;
 mod forward_replay;
+mod forward_rules;
 mod limits;
 mod live;
 mod receiving;
