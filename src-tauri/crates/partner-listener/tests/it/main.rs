@@ -10,6 +10,7 @@ mod forward_rules;
 mod limits;
 mod live;
 mod receiving;
+mod replays;
 mod store;
 mod support;
 mod test_mode;
