@@ -5,6 +5,7 @@ mod debugger;
 mod end_to_end;
 mod evidence;
 mod export;
+mod export_progress;
 mod forward_replay;
 mod forward_rules;
 mod limits;

@@ -1,0 +1,162 @@
+//! `export_with`: progress every 1000 captures and at the end, a cancel that stops early and
+//! says so (leaving a whole document), a streamed HAR that is the same HAR 1.2 document the
+//! in-memory one was, and JSON Lines that import gives back.
+
+use crate::support::*;
+use partner_listener::export::{export_with, har, import_jsonl, ExportFormat, PROGRESS_EVERY};
+use partner_listener::{Capture, CaptureFilter, ListenerConfig, Retention, Store};
+use partner_testkit::har::har_1_2_problems;
+use serde_json::Value;
+use std::ops::ControlFlow;
+
+const MANY: i64 = 2_500;
+
+/// A store of `MANY` captures: one real capture from a listener, copied under new ids.
+async fn store_of_many(dir: &std::path::Path) -> (Store, Vec<Capture>) {
+    let running = start(ListenerConfig::default()).await;
+    let client = reqwest::Client::new();
+    post_signed(&client, &running.url, SUB, KEY, tx_body("many")).await;
+    let real = running
+        .listener
+        .store()
+        .query(&CaptureFilter::default(), 0, 1)
+        .unwrap()
+        .items
+        .remove(0);
+    running.stop().await;
+    let copies: Vec<Capture> = (1..=MANY)
+        .map(|id| Capture {
+            id,
+            notification_id: None,
+            ..real.clone()
+        })
+        .collect();
+    let store = Store::open(dir.join("many.db"), Retention::default()).unwrap();
+    let report = store.import(copies.clone()).await.unwrap();
+    assert_eq!(report.imported, MANY as u64);
+    let all = store
+        .query(&CaptureFilter::default(), 0, MANY as u64)
+        .unwrap()
+        .items
+        .into_iter()
+        .rev()
+        .collect();
+    (store, all)
+}
+
+#[tokio::test]
+async fn progress_is_reported_every_thousand_and_at_the_end_and_json_lines_import_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, all) = store_of_many(dir.path()).await;
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    let report = export_with(
+        &store,
+        &CaptureFilter::default(),
+        ExportFormat::JsonLines,
+        &mut out,
+        &mut |written| {
+            seen.push(written);
+            ControlFlow::Continue(())
+        },
+    )
+    .unwrap();
+    assert_eq!(report.written, MANY as u64);
+    assert!(!report.cancelled);
+    assert_eq!(seen, vec![PROGRESS_EVERY, 2 * PROGRESS_EVERY, MANY as u64]);
+
+    let again = Store::open(dir.path().join("again.db"), Retention::default()).unwrap();
+    let imported = import_jsonl(&again, out.as_slice()).await.unwrap();
+    assert_eq!(imported.imported, MANY as u64);
+    let back: Vec<Capture> = again
+        .query(&CaptureFilter::default(), 0, MANY as u64)
+        .unwrap()
+        .items
+        .into_iter()
+        .rev()
+        .collect();
+    assert_eq!(back, all);
+}
+
+#[tokio::test]
+async fn the_streamed_har_is_the_har_1_2_document_of_the_captures() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, all) = store_of_many(dir.path()).await;
+    let mut out = Vec::new();
+    let report = export_with(
+        &store,
+        &CaptureFilter::default(),
+        ExportFormat::Har,
+        &mut out,
+        &mut |_| ControlFlow::Continue(()),
+    )
+    .unwrap();
+    assert_eq!(report.written, MANY as u64);
+    let document: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(har_1_2_problems(&document), Vec::<String>::new());
+    assert_eq!(
+        document,
+        har(&all),
+        "the same document the in-memory HAR was"
+    );
+
+    // An empty selection is an empty, valid HAR, and its end is still reported.
+    let mut seen = Vec::new();
+    let mut empty = Vec::new();
+    let filter = CaptureFilter {
+        text: Some("nothing has this text".into()),
+        ..CaptureFilter::default()
+    };
+    let report = export_with(&store, &filter, ExportFormat::Har, &mut empty, &mut |n| {
+        seen.push(n);
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    assert_eq!(report.written, 0);
+    assert_eq!(seen, vec![0]);
+    let document: Value = serde_json::from_slice(&empty).unwrap();
+    assert_eq!(har_1_2_problems(&document), Vec::<String>::new());
+    assert_eq!(document["log"]["entries"], Value::Array(Vec::new()));
+}
+
+#[tokio::test]
+async fn a_cancel_stops_early_says_so_and_leaves_a_whole_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = store_of_many(dir.path()).await;
+    for format in [ExportFormat::Har, ExportFormat::JsonLines] {
+        let mut calls = 0;
+        let mut out = Vec::new();
+        let report = export_with(
+            &store,
+            &CaptureFilter::default(),
+            format,
+            &mut out,
+            &mut |_| {
+                calls += 1;
+                ControlFlow::Break(())
+            },
+        )
+        .unwrap();
+        assert!(report.cancelled);
+        assert_eq!(
+            report.written, PROGRESS_EVERY,
+            "stopped at the first report"
+        );
+        assert_eq!(calls, 1, "no call after the cancel");
+        match format {
+            ExportFormat::Har => {
+                let document: Value = serde_json::from_slice(&out).unwrap();
+                assert_eq!(har_1_2_problems(&document), Vec::<String>::new());
+                assert_eq!(
+                    document["log"]["entries"].as_array().unwrap().len() as u64,
+                    PROGRESS_EVERY
+                );
+            }
+            ExportFormat::JsonLines => {
+                let lines = out.split(|b| *b == b'\n').filter(|l| !l.is_empty());
+                assert_eq!(lines.count() as u64, PROGRESS_EVERY);
+                assert_eq!(out.last(), Some(&b'\n'));
+            }
+        }
+    }
+}
