@@ -104,7 +104,7 @@ pub fn export_with(
             }
         }
         report.written += 1;
-        if report.written % PROGRESS_EVERY == 0 && progress(report.written).is_break() {
+        if report.written.is_multiple_of(PROGRESS_EVERY) && progress(report.written).is_break() {
             report.cancelled = true;
             // Ends the walk over the store; told apart from a real error by `cancelled`.
             return Err(Error::InvalidInput("the export was cancelled".into()));

@@ -128,11 +128,10 @@ async fn the_sandboxs_notifications_go_to_the_receiver_of_their_resource_type_on
     lender_creates_a_transaction(&sandbox, &product_id).await;
     assert_eq!(subscriptions.len(), 2);
 
-    let mut outcomes = vec![
+    let outcomes = [
         next_outbound(&mut feed).await,
         next_outbound(&mut feed).await,
     ];
-    outcomes.sort_by_key(|r| r.url.clone());
     let at_transactions = transactions.next(WAIT).await.expect("nothing forwarded");
     let at_events = events.next(WAIT).await.expect("nothing forwarded");
     let resource_of = |body: &[u8]| {
