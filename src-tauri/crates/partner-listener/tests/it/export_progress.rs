@@ -160,3 +160,71 @@ async fn a_cancel_stops_early_says_so_and_leaves_a_whole_document() {
         }
     }
 }
+
+/// The peak resident memory of this process so far (`VmHWM`), in KiB.
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// Bounded memory however many captures: a HAR of 100,000 captures (about 150 MB of HAR) is
+/// written while the process's peak memory grows by a few MB at most. Linux only (reads and
+/// resets the peak through /proc); slow in a debug build, so run on demand:
+/// `cargo test -p partner-listener --release --test it -- --ignored export_memory`.
+#[tokio::test]
+#[ignore = "slow: 100,000 captures; run on demand"]
+async fn export_memory_stays_bounded_for_a_large_har() {
+    const COUNT: i64 = 100_000;
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = store_of_many(dir.path()).await;
+    let template = store.get(1).unwrap();
+    let mut next_id = MANY + 1;
+    while next_id <= COUNT {
+        let chunk: Vec<Capture> = (next_id..(next_id + 10_000).min(COUNT + 1))
+            .map(|id| Capture {
+                id,
+                ..template.clone()
+            })
+            .collect();
+        next_id += chunk.len() as i64;
+        store.import(chunk).await.unwrap();
+    }
+    // Resets the peak to the current resident size (Linux 4.0 and later).
+    std::fs::write("/proc/self/clear_refs", "5").unwrap();
+    let before = peak_rss_kib();
+    let mut bytes = 0u64;
+    let mut counting = CountingSink(&mut bytes);
+    let report = export_with(
+        &store,
+        &CaptureFilter::default(),
+        ExportFormat::Har,
+        &mut counting,
+        &mut |_| ControlFlow::Continue(()),
+    )
+    .unwrap();
+    let grew_kib = peak_rss_kib().saturating_sub(before);
+    println!(
+        "exported {} captures, {} MB of HAR; peak memory grew by {grew_kib} KiB",
+        report.written,
+        bytes / 1_000_000
+    );
+    assert_eq!(report.written, COUNT as u64);
+    assert!(grew_kib < 32 * 1024, "peak memory grew by {grew_kib} KiB");
+}
+
+struct CountingSink<'a>(&'a mut u64);
+
+impl std::io::Write for CountingSink<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        *self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
