@@ -1,7 +1,8 @@
 //! The webhook listener of Partner Console: receives the service's notifications, verifies each
 //! with `partner_api::signature` over the exact bytes that arrived, keeps every request in a
 //! SQLite store (acknowledging only after a durable commit), and feeds live views, forwards
-//! (by rules per resource type and event type, [`forward`]), replays, exports, a signature debugger and a tunnel check.
+//! (by rules per resource type and event type, [`forward`]), replays, exports, a signature
+//! debugger and a tunnel check.
 //!
 //! No Tauri here: the CLI (`partner listen`) and the desktop app drive the same [`Listener`].
 

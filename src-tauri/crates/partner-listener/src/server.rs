@@ -5,6 +5,12 @@
 //! with a limit and a deadline, and requests on *any* path recorded (the tunnel check must see a
 //! request that arrived on the wrong path). `serve(listener, shutdown)` takes a bound socket so
 //! tests and the app start it on port 0.
+//!
+//! After a capture is committed (and before it is answered), a valid one that is neither a
+//! replay nor already forwarded by a listener is passed on in a task of its own to the URL of
+//! the first forward rule that matches it, or else to `forward_to` ([`crate::forward`]); the
+//! answer or error is recorded as an [`OutboundRecord`](crate::OutboundRecord) and sent on
+//! the live feed.
 
 use crate::capture::{header_value, Capture, Header, OutboundKind, ResponseRecord};
 use crate::connections::{Connections, LOOK_FOR_IDLE_EVERY, MIN_IDLE_TO_CLOSE};
