@@ -210,7 +210,7 @@ impl SearchText {
                 args.push(Box::new(fts.clone()));
                 arms.push(format!(
                     "SELECT search_text.rowid AS id, c.notification_id, c.verdict \
-                     FROM search_text CROSS JOIN captures c ON c.id = search_text.rowid \
+                     FROM search_text CROSS JOIN captures c INDEXED BY captures_list ON c.id = search_text.rowid \
                      WHERE search_text MATCH ?{} AND {filter}",
                     args.len()
                 ));
@@ -219,7 +219,7 @@ impl SearchText {
                 args.push(Box::new(ids.clone()));
                 arms.push(format!(
                     "SELECT search_ids.rowid AS id, c.notification_id, c.verdict \
-                     FROM search_ids CROSS JOIN captures c ON c.id = search_ids.rowid \
+                     FROM search_ids CROSS JOIN captures c INDEXED BY captures_list ON c.id = search_ids.rowid \
                      WHERE search_ids MATCH ?{} AND {filter}",
                     args.len()
                 ));

@@ -86,10 +86,14 @@ CREATE INDEX IF NOT EXISTS captures_received ON captures (received_at_us);
 CREATE INDEX IF NOT EXISTS captures_by_notification ON captures (notification_id);
 CREATE INDEX IF NOT EXISTS captures_list ON captures (id, verdict, event_type, resource_type,
     subscription_id, notification_id, received_at_us);
-CREATE INDEX IF NOT EXISTS captures_by_verdict ON captures (verdict);
-CREATE INDEX IF NOT EXISTS captures_by_event_type ON captures (event_type);
-CREATE INDEX IF NOT EXISTS captures_by_resource_type ON captures (resource_type);
-CREATE INDEX IF NOT EXISTS captures_by_subscription ON captures (subscription_id);
+CREATE INDEX IF NOT EXISTS captures_by_verdict ON captures (verdict, event_type,
+    resource_type, subscription_id, received_at_us);
+CREATE INDEX IF NOT EXISTS captures_by_event_type ON captures (event_type, verdict,
+    resource_type, subscription_id, received_at_us);
+CREATE INDEX IF NOT EXISTS captures_by_resource_type ON captures (resource_type, verdict,
+    event_type, subscription_id, received_at_us);
+CREATE INDEX IF NOT EXISTS captures_by_subscription ON captures (subscription_id, verdict,
+    event_type, resource_type, received_at_us);
 CREATE TABLE IF NOT EXISTS notifications (
     id INTEGER PRIMARY KEY,
     key BLOB NOT NULL,
@@ -961,6 +965,20 @@ impl StoreReader {
             |row| row.get(0),
         )?;
         Ok(u32::try_from(count).unwrap_or(u32::MAX).max(1))
+    }
+
+    /// Captures the search index has not reached yet (the indexer works behind the writer, see
+    /// [`crate::search`]); a search reads these by scanning them, so it is slower, not less
+    /// complete, while this is large (after an import or the migration of an older store).
+    pub fn search_backlog(&self) -> Result<u64> {
+        let sql = if self.indexed {
+            "SELECT COUNT(*) FROM captures WHERE id > \
+             (SELECT indexed_through FROM search_state WHERE one = 1)"
+        } else {
+            "SELECT COUNT(*) FROM captures"
+        };
+        let backlog: i64 = self.reader().query_row(sql, [], |row| row.get(0))?;
+        Ok(backlog.max(0) as u64)
     }
 
     /// What the inspector's filter controls show for `filter`: per-verdict counts (ignoring
