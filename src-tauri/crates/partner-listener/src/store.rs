@@ -472,6 +472,7 @@ fn open_connection(path: &Path, durability: Durability) -> Result<Connection> {
         Durability::Normal => "NORMAL",
     };
     conn.pragma_update(None, "synchronous", synchronous)?;
+    search::register_functions(&conn)?;
     Ok(conn)
 }
 
@@ -520,9 +521,13 @@ impl Store {
         // stay atomic with the indexed id they record.
         let mut indexer = open_connection(&path, Durability::Normal)?;
         let (indexer_stop, indexer_rx) = mpsc::channel::<()>();
+        let activity = Arc::new(search::WriterActivity::new());
         let indexer_thread = std::thread::Builder::new()
             .name("capture-indexer".into())
-            .spawn(move || search::indexer_loop(&mut indexer, &indexer_rx))?;
+            .spawn({
+                let activity = activity.clone();
+                move || search::indexer_loop(&mut indexer, &activity, &indexer_rx)
+            })?;
         let (tx, rx) = mpsc::channel::<WriteOp>();
         let retention = options.retention;
         let thread = std::thread::Builder::new()
@@ -531,6 +536,7 @@ impl Store {
                 let mut writer = Writer {
                     retention,
                     restart_due,
+                    activity,
                     redeliveries: redeliveries.clone(),
                     highest_deleted,
                 };
@@ -750,6 +756,7 @@ impl StoreReader {
         )
         .map_err(open_error)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
+        search::register_functions(&conn).map_err(open_error)?;
         let has_captures: bool = conn
             .query_row(
                 "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' \
@@ -844,7 +851,7 @@ impl StoreReader {
     ///   (about 60 bytes) instead of rows (2.5 KB); the count is SQL's, over the narrowest
     ///   index that applies;
     /// - a search merges the ordered hits of the full-text index, of the id index and of the
-    ///   unindexed tail ([`SearchText::arms`]), each joined to its capture for the other
+    ///   unindexed tail ([`SearchText::streams`]), each joined to its capture for the other
     ///   filters, and stops after the page: a word in every capture reads one page of hits;
     /// - grouped, the same walk keeps the first (newest) row of each notification.
     ///
@@ -860,24 +867,6 @@ impl StoreReader {
             text: false,
         };
         let condition = filter_condition(&query.filter, "c", self.indexed, parts, &mut args);
-        let walk = match &search {
-            None => format!(
-                "SELECT c.id, c.notification_id FROM captures c {} WHERE {condition} \
-                 ORDER BY c.id DESC",
-                list_index(&query.filter)
-            ),
-            Some(search) => {
-                let arms = search.arms(self.indexed, &condition, &mut args);
-                if arms.is_empty() {
-                    return Ok(CapturePage {
-                        items: Vec::new(),
-                        total: 0,
-                        total_capped: false,
-                    });
-                }
-                format!("{} ORDER BY 1 DESC", arms.join(" UNION "))
-            }
-        };
         let mut ids: Vec<(i64, Option<i64>)> = Vec::new();
         let (total, total_capped) = if search.is_none() && query.grouping == Grouping::EveryAttempt
         {
@@ -888,7 +877,9 @@ impl StoreReader {
                 |row| row.get(0),
             )?;
             let mut select = conn.prepare(&format!(
-                "{walk} LIMIT {limit} OFFSET {}",
+                "SELECT c.id, c.notification_id FROM captures c {} WHERE {condition} \
+                 ORDER BY c.id DESC LIMIT {limit} OFFSET {}",
+                list_index(&query.filter),
                 query.offset.min(i64::MAX as u64)
             ))?;
             let mut rows = select.query(params_from_iter(args.iter()))?;
@@ -897,28 +888,26 @@ impl StoreReader {
             }
             (total.max(0) as u64, false)
         } else {
+            let streams = self.streams(&query.filter, search.as_ref(), true);
             let grouped = query.grouping == Grouping::ByNotification;
             let enough = query.offset.saturating_add(limit).max(COUNT_CAP);
-            let mut select = conn.prepare(&walk)?;
-            let mut rows = select.query(params_from_iter(args.iter()))?;
             let mut seen_groups = std::collections::HashSet::new();
             let mut counted = 0u64;
             let mut capped = false;
-            while let Some(row) = rows.next()? {
-                let id: i64 = row.get(0)?;
-                let notification: Option<i64> = row.get(1)?;
+            search::merge_newest_first(&conn, &streams, &mut |&(id, notification, _)| {
                 if grouped && !seen_groups.insert(group_key(id, notification)) {
-                    continue;
+                    return true;
                 }
                 if counted == enough {
                     capped = true;
-                    break;
+                    return false;
                 }
                 if counted >= query.offset && counted < query.offset.saturating_add(limit) {
                     ids.push((id, notification));
                 }
                 counted += 1;
-            }
+                true
+            })?;
             (counted, capped)
         };
         let mut items = Vec::with_capacity(ids.len());
@@ -945,6 +934,39 @@ impl StoreReader {
             total,
             total_capped,
         })
+    }
+
+    /// The ordered streams of captures matching `filter` (with or without its verdicts) and
+    /// `search` for [`search::merge_newest_first`]: one walk of `captures_list` without a
+    /// search, the search's streams ([`SearchText::streams`]) with one.
+    fn streams(
+        &self,
+        filter: &CaptureFilter,
+        search: Option<&SearchText>,
+        with_verdicts: bool,
+    ) -> Vec<(String, Vec<Box<dyn ToSql>>)> {
+        let parts = FilterParts {
+            verdicts: with_verdicts,
+            text: false,
+        };
+        let condition = |args: &mut Vec<Box<dyn ToSql>>| {
+            filter_condition(filter, "c", self.indexed, parts, args)
+        };
+        match search {
+            Some(search) => search.streams(self.indexed, &condition),
+            None => {
+                let mut args = Vec::new();
+                let condition = condition(&mut args);
+                vec![(
+                    format!(
+                        "SELECT c.id, c.notification_id, c.verdict FROM captures c {} \
+                         WHERE {condition} ORDER BY c.id DESC",
+                        list_index(filter)
+                    ),
+                    args,
+                )]
+            }
+        }
     }
 
     /// How many captures of the notification `notification_id` match `filter`.
@@ -1014,26 +1036,19 @@ impl StoreReader {
                 }
             }
             Some(search) => {
-                let arms = search.arms(self.indexed, &condition, &mut args);
-                if !arms.is_empty() {
-                    let mut select = conn.prepare(&format!(
-                        "{} ORDER BY 1 DESC LIMIT {}",
-                        arms.join(" UNION "),
-                        COUNT_CAP + 1
-                    ))?;
-                    let mut rows = select.query(params_from_iter(args.iter()))?;
-                    let mut walked = 0;
-                    while let Some(row) = rows.next()? {
-                        walked += 1;
-                        if walked > COUNT_CAP {
-                            facets.capped = true;
-                            break;
-                        }
-                        if let Some(verdict) = Verdict::parse(&row.get::<_, String>(2)?) {
-                            *counts.entry(verdict).or_default() += 1;
-                        }
+                let streams = self.streams(filter, Some(&search), false);
+                let mut walked = 0;
+                search::merge_newest_first(&conn, &streams, &mut |(_, _, verdict)| {
+                    walked += 1;
+                    if walked > COUNT_CAP {
+                        facets.capped = true;
+                        return false;
                     }
-                }
+                    if let Some(verdict) = Verdict::parse(verdict) {
+                        *counts.entry(verdict).or_default() += 1;
+                    }
+                    true
+                })?;
             }
         }
         facets.total = if filter.verdicts.is_empty() {
@@ -1191,6 +1206,8 @@ struct Writer {
     /// The store's policy; [`Store::set_retention`] changes it.
     retention: Retention,
     restart_due: Arc<AtomicBool>,
+    /// Told of every commit, so the search indexer keeps out of the way ([`crate::search`]).
+    activity: Arc<search::WriterActivity>,
     redeliveries: Arc<Mutex<Redeliveries>>,
     /// The highest capture id ever deleted (kept in `highest_deleted`): new ids start above
     /// it, so a capture id names one capture for the life of the store, even after the newest
@@ -1263,6 +1280,7 @@ impl Writer {
         match written {
             Ok(()) => {
                 changes.apply(&mut lock(&self.redeliveries));
+                self.activity.wrote();
                 let count = batch.len() as u64;
                 for insert in batch {
                     let _ = insert.reply.send(Ok(*insert.capture));
@@ -1311,6 +1329,7 @@ impl Writer {
         }
         tx.commit()?;
         changes.apply(&mut lock(redeliveries));
+        self.activity.imported();
         Ok(report)
     }
 
@@ -1398,12 +1417,17 @@ impl Writer {
                 ),
                 params_from_iter(args.iter()),
             )?;
-            let arg_refs: Vec<&dyn ToSql> = args.iter().map(|a| a.as_ref()).collect();
-            search::unindex(&tx, &condition, &arg_refs)?;
+            // The ids first: a search condition reads the index, so the index entries go
+            // after the captures.
+            let doomed: Vec<i64> = tx
+                .prepare(&format!("SELECT id FROM captures WHERE {condition}"))?
+                .query_map(params_from_iter(args.iter()), |row| row.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
             let deleted = tx.execute(
                 &format!("DELETE FROM captures WHERE {condition}"),
                 params_from_iter(args.iter()),
             )? as u64;
+            search::unindex_ids(&tx, &doomed)?;
             let mut forget = tx.prepare(
                 "DELETE FROM notifications WHERE id = ?1 \
                  AND NOT EXISTS (SELECT 1 FROM captures WHERE notification_id = ?1)",

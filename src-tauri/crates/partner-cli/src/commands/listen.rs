@@ -770,7 +770,7 @@ fn run_captures(args: CapturesArgs) -> Result<()> {
             .map(|row| {
                 let c = &row.capture;
                 let attempts = if args.grouped {
-                    format!("{} of {}", row.group_attempts, c.attempt)
+                    row.group_attempts.to_string()
                 } else {
                     c.attempt.to_string()
                 };

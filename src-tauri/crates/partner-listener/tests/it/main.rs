@@ -9,6 +9,7 @@ mod forward_replay;
 mod limits;
 mod live;
 mod receiving;
+mod search;
 mod store;
 mod support;
 mod test_mode;
