@@ -160,10 +160,86 @@ pub fn read_jsonl(input: impl BufRead) -> Result<Vec<Capture>> {
     Ok(captures)
 }
 
+/// Captures an import hands the writer at once: large enough that a transaction's commit
+/// (one fsync) is shared by many rows, small enough that live captures queued behind a batch
+/// wait a few tens of milliseconds at most, and that memory stays flat whatever the file size.
+pub const IMPORT_BATCH: usize = 2000;
+
 /// Reads JSON Lines into the store (captures keep their ids; taken ids are skipped).
 pub async fn import_jsonl(store: &Store, input: impl BufRead) -> Result<ImportReport> {
-    let captures = read_jsonl(input)?;
-    store.import(captures).await
+    import_jsonl_with(store, input, &mut |_| ControlFlow::Continue(())).await
+}
+
+/// [`import_jsonl`] that reports progress and can be cancelled: after each batch of
+/// [`IMPORT_BATCH`] captures is committed, `progress` gets the number of lines read so far;
+/// [`ControlFlow::Break`] stops the import there. What was committed before stays imported
+/// (the report counts it and says `cancelled`); nothing after is read.
+///
+/// Streams: one batch is parsed while the writer commits the one before, so memory holds two
+/// batches whatever the file's size. A bad line stops the import with [`Error::Import`]; the
+/// captures before it stay imported.
+pub async fn import_jsonl_with(
+    store: &Store,
+    input: impl BufRead,
+    progress: &mut (dyn FnMut(u64) -> ControlFlow<()> + Send),
+) -> Result<ImportReport> {
+    let mut report = ImportReport {
+        imported: 0,
+        skipped: 0,
+        cancelled: false,
+    };
+    let mut lines = input.lines().enumerate();
+    let mut lines_read = 0u64;
+    let mut in_flight: Option<(tokio::sync::oneshot::Receiver<Result<ImportReport>>, u64)> = None;
+    loop {
+        let mut batch = Vec::with_capacity(IMPORT_BATCH);
+        let mut failure = None;
+        while batch.len() < IMPORT_BATCH {
+            let Some((index, line)) = lines.next() else {
+                break;
+            };
+            lines_read = index as u64 + 1;
+            let line = match line {
+                Ok(line) => line,
+                Err(error) => {
+                    failure = Some(Error::Io(error));
+                    break;
+                }
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Capture>(&line) {
+                Ok(capture) => batch.push(capture),
+                Err(e) => {
+                    failure = Some(Error::Import {
+                        line: index + 1,
+                        reason: e.to_string(),
+                    });
+                    break;
+                }
+            }
+        }
+        if let Some((pending, done)) = in_flight.take() {
+            let part = pending.await.map_err(|_| Error::WriterStopped)??;
+            report.imported += part.imported;
+            report.skipped += part.skipped;
+            if progress(done).is_break() {
+                report.cancelled = true;
+                return Ok(report);
+            }
+        }
+        if let Some(failure) = failure {
+            if !batch.is_empty() {
+                store.import(batch).await?;
+            }
+            return Err(failure);
+        }
+        if batch.is_empty() {
+            return Ok(report);
+        }
+        in_flight = Some((store.start_import(batch)?, lines_read));
+    }
 }
 
 fn status_text(status: u16) -> &'static str {

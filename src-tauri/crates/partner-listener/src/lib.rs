@@ -18,6 +18,7 @@ pub mod live;
 pub mod outbound;
 mod redelivery;
 pub mod runs;
+pub mod search;
 pub mod server;
 pub mod store;
 pub mod test_mode;
@@ -36,8 +37,9 @@ pub use outbound::ReplayOutcome;
 pub use runs::{last_down_time, ListenerRun};
 pub use server::{Listener, ListenerConfig, DEFAULT_ADDR, DEFAULT_BODY_LIMIT, DEFAULT_PATH};
 pub use store::{
-    ArrivedNotification, CaptureFilter, CapturePage, Durability, ImportReport, Retention, Store,
-    StoreOptions, StoreReader,
+    ArrivedNotification, CaptureFilter, CaptureList, CapturePage, CaptureQuery, Durability, Facets,
+    Grouping, ImportReport, ListedCapture, Retention, Store, StoreOptions, StoreReader, COUNT_CAP,
+    MAX_PAGE_LIMIT,
 };
 pub use test_mode::TestMode;
 pub use tunnel::{check_tunnel, TunnelFailure, TunnelReport};

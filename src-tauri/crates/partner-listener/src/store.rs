@@ -32,6 +32,7 @@
 use crate::capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
 use crate::redelivery::{NotificationKey, PendingChanges, Redeliveries, Seen};
 use crate::runs::ListenerRun;
+use crate::search::{self, SearchText};
 use crate::verdict::{MatchedKey, NotificationFields, Verdict};
 use crate::writer_lock::WriterLock;
 use crate::{Error, Result};
@@ -83,6 +84,16 @@ CREATE TABLE IF NOT EXISTS captures (
 );
 CREATE INDEX IF NOT EXISTS captures_received ON captures (received_at_us);
 CREATE INDEX IF NOT EXISTS captures_by_notification ON captures (notification_id);
+CREATE INDEX IF NOT EXISTS captures_list ON captures (id, verdict, event_type, resource_type,
+    subscription_id, notification_id, received_at_us);
+CREATE INDEX IF NOT EXISTS captures_by_verdict ON captures (verdict, event_type,
+    resource_type, subscription_id, received_at_us);
+CREATE INDEX IF NOT EXISTS captures_by_event_type ON captures (event_type, verdict,
+    resource_type, subscription_id, received_at_us);
+CREATE INDEX IF NOT EXISTS captures_by_resource_type ON captures (resource_type, verdict,
+    event_type, subscription_id, received_at_us);
+CREATE INDEX IF NOT EXISTS captures_by_subscription ON captures (subscription_id, verdict,
+    event_type, resource_type, received_at_us);
 CREATE TABLE IF NOT EXISTS notifications (
     id INTEGER PRIMARY KEY,
     key BLOB NOT NULL,
@@ -117,8 +128,11 @@ CREATE TABLE IF NOT EXISTS highest_deleted (
 /// The schema version (`PRAGMA user_version`) this code writes. Version 1 linked redeliveries
 /// through an index on (subscription, resource type, eventId); version 2 through
 /// `notifications` (see [`crate::redelivery`]), filled from the captures when an older store
-/// opens; version 3 adds `listener_runs` ([`crate::runs`]), empty in a store made before it.
-const SCHEMA_VERSION: i64 = 3;
+/// opens; version 3 adds `listener_runs` ([`crate::runs`]), empty in a store made before it;
+/// version 4 adds the indexes the inspector's filters and facets use and the search index
+/// ([`crate::search`]), which an older store gets built by the indexer thread after it opens
+/// (queries stay complete meanwhile: what is not indexed yet is scanned).
+const SCHEMA_VERSION: i64 = 4;
 /// The version from which `notifications` is kept (older stores fill it from their captures).
 const NOTIFICATIONS_SINCE_VERSION: i64 = 2;
 /// Runs kept in `listener_runs`; older ones are dropped when a run starts.
@@ -152,8 +166,78 @@ pub struct CaptureFilter {
     pub since: Option<DateTime<Utc>>,
     /// Received before.
     pub until: Option<DateTime<Utc>>,
-    /// Case-insensitive (ASCII) substring of the body or of any header name or value.
+    /// A search: words in the body or a header value, or a substring of an id (see
+    /// [`crate::search`] for exactly what it means).
     pub text: Option<String>,
+}
+
+/// How [`StoreReader::page`] lists captures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Grouping {
+    /// Every capture is a row.
+    #[default]
+    EveryAttempt,
+    /// One row per notification: its newest attempt that matches the filter (a capture that
+    /// names no notification is a row of its own).
+    ByNotification,
+}
+
+/// A page the inspector asks for: which captures, how grouped, which rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CaptureQuery {
+    pub filter: CaptureFilter,
+    pub grouping: Grouping,
+    /// Rows (or groups) to skip, newest first.
+    pub offset: u64,
+    /// Rows (or groups) to return, at most [`MAX_PAGE_LIMIT`].
+    pub limit: u64,
+}
+
+/// Most rows one page returns.
+pub const MAX_PAGE_LIMIT: u64 = 1000;
+/// Counts that have to walk search hits or groups stop here (see [`CapturePage::total_capped`]).
+pub const COUNT_CAP: u64 = 10_000;
+
+/// A row of a page: a capture and, grouped, how many attempts of its notification match.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedCapture {
+    #[serde(flatten)]
+    pub capture: Capture,
+    /// Captures of its notification matching the filter (1 listing every attempt).
+    pub group_attempts: u32,
+}
+
+/// One page of [`StoreReader::page`], newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapturePage {
+    pub items: Vec<ListedCapture>,
+    /// Rows (or groups) matching, over all pages; a lower bound when `total_capped`.
+    pub total: u64,
+    /// The count stopped: more than `total` match. Only a text search or a grouped listing
+    /// is counted by walking its hits, and stops past [`COUNT_CAP`] (or past the page asked
+    /// for, when that is further): counting a word every capture has would read them all.
+    pub total_capped: bool,
+}
+
+/// What the inspector's filter controls offer and count.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Facets {
+    /// Captures per verdict under the filter without its verdicts (so every pill has its
+    /// count); verdicts with none left out.
+    pub verdicts: BTreeMap<Verdict, u64>,
+    /// Every event type, resource type and subscription id in the store, sorted.
+    pub event_types: Vec<String>,
+    pub resource_types: Vec<String>,
+    pub subscriptions: Vec<String>,
+    /// Captures matching the whole filter.
+    pub total: u64,
+    /// A text search's counts stopped past [`COUNT_CAP`] captures: they are lower bounds.
+    pub capped: bool,
 }
 
 /// A notification that reached the listener, as [`StoreReader::arrived_since`] tells it: the
@@ -167,10 +251,10 @@ pub struct ArrivedNotification {
     pub first_received_at: DateTime<Utc>,
 }
 
-/// One page of captures, newest first.
+/// Captures as [`StoreReader::query`] lists them, newest first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CapturePage {
+pub struct CaptureList {
     pub items: Vec<Capture>,
     /// Captures matching the filter, over all pages.
     pub total: u64,
@@ -182,6 +266,9 @@ pub struct CapturePage {
 pub struct ImportReport {
     pub imported: u64,
     pub skipped: u64,
+    /// The import was cancelled; the captures counted above were imported and stay.
+    #[serde(default)]
+    pub cancelled: bool,
 }
 
 /// A write that is not an insert, run alone in the writer thread, with the writer's state (the
@@ -236,6 +323,9 @@ pub struct Store {
 pub struct StoreReader {
     path: PathBuf,
     conn: Mutex<Connection>,
+    /// The store has the search index (schema 4). A store made by an older version, read
+    /// beside its older listener, has not: a search scans it all then.
+    indexed: bool,
 }
 
 #[derive(Debug)]
@@ -248,6 +338,9 @@ struct StoreInner {
     /// Dropping it stops the checkpoint thread.
     checkpoint_stop: Mutex<Option<mpsc::Sender<()>>>,
     checkpoint_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Dropping it stops the search indexer thread ([`crate::search`]).
+    indexer_stop: Mutex<Option<mpsc::Sender<()>>>,
+    indexer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Released when the store is dropped, after the threads above have stopped (fields drop
     /// after `Drop::drop`), so no write can follow its release.
     _lock: WriterLock,
@@ -266,10 +359,16 @@ impl Drop for StoreInner {
         if let Ok(mut writer) = self.writer.lock() {
             writer.take();
         }
-        if let Ok(mut stop) = self.checkpoint_stop.lock() {
-            stop.take();
+        for stop in [&self.checkpoint_stop, &self.indexer_stop] {
+            if let Ok(mut stop) = stop.lock() {
+                stop.take();
+            }
         }
-        for thread in [&self.writer_thread, &self.checkpoint_thread] {
+        for thread in [
+            &self.indexer_thread,
+            &self.writer_thread,
+            &self.checkpoint_thread,
+        ] {
             if let Ok(mut thread) = thread.lock() {
                 if let Some(handle) = thread.take() {
                     let _ = handle.join();
@@ -373,6 +472,7 @@ fn open_connection(path: &Path, durability: Durability) -> Result<Connection> {
         Durability::Normal => "NORMAL",
     };
     conn.pragma_update(None, "synchronous", synchronous)?;
+    search::register_functions(&conn)?;
     Ok(conn)
 }
 
@@ -402,6 +502,7 @@ impl Store {
         let lock = WriterLock::acquire(&path, &holder)?;
         let mut writer_conn = open_connection(&path, options.durability)?;
         writer_conn.execute_batch(SCHEMA)?;
+        writer_conn.execute_batch(search::SEARCH_SCHEMA)?;
         let redeliveries = Arc::new(Mutex::new(load_redeliveries(&mut writer_conn)?));
         let highest_deleted = highest_deleted(&writer_conn)?;
         writer_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
@@ -416,6 +517,17 @@ impl Store {
                 let restart_due = restart_due.clone();
                 move || checkpoint_loop(&checkpointer, &stop_rx, &restart_due)
             })?;
+        // The index can be rebuilt, so its commits need not wait for the disk (NORMAL); they
+        // stay atomic with the indexed id they record.
+        let mut indexer = open_connection(&path, Durability::Normal)?;
+        let (indexer_stop, indexer_rx) = mpsc::channel::<()>();
+        let activity = Arc::new(search::WriterActivity::new());
+        let indexer_thread = std::thread::Builder::new()
+            .name("capture-indexer".into())
+            .spawn({
+                let activity = activity.clone();
+                move || search::indexer_loop(&mut indexer, &activity, &indexer_rx)
+            })?;
         let (tx, rx) = mpsc::channel::<WriteOp>();
         let retention = options.retention;
         let thread = std::thread::Builder::new()
@@ -424,6 +536,7 @@ impl Store {
                 let mut writer = Writer {
                     retention,
                     restart_due,
+                    activity,
                     redeliveries: redeliveries.clone(),
                     highest_deleted,
                 };
@@ -435,11 +548,14 @@ impl Store {
                 reader: StoreReader {
                     path,
                     conn: Mutex::new(reader),
+                    indexed: true,
                 },
                 redeliveries,
                 writer_thread: Mutex::new(Some(thread)),
                 checkpoint_stop: Mutex::new(Some(checkpoint_stop)),
                 checkpoint_thread: Mutex::new(Some(checkpoint_thread)),
+                indexer_stop: Mutex::new(Some(indexer_stop)),
+                indexer_thread: Mutex::new(Some(indexer_thread)),
                 _lock: lock,
             }),
         })
@@ -553,35 +669,26 @@ impl Store {
         self.run(|_, writer| Ok(writer.retention)).await
     }
 
-    /// Adds captures as they are (ids, attempts and all), skipping ids already present.
+    /// Adds captures as they are (ids, attempts and all), skipping ids already present, in
+    /// one transaction. For a large import, hand it batches (as [`crate::export::import_jsonl`]
+    /// does): each batch holds the writer while it is written.
     pub async fn import(&self, captures: Vec<Capture>) -> Result<ImportReport> {
-        self.run(move |conn, writer| {
-            let redeliveries = &*writer.redeliveries;
-            let mut changes = PendingChanges::default();
-            let tx = conn.transaction()?;
-            let mut report = ImportReport {
-                imported: 0,
-                skipped: 0,
-            };
-            for capture in &captures {
-                let exists: bool = tx.query_row(
-                    "SELECT EXISTS(SELECT 1 FROM captures WHERE id = ?1)",
-                    [capture.id],
-                    |row| row.get(0),
-                )?;
-                if exists {
-                    report.skipped += 1;
-                } else {
-                    insert_row(&tx, capture, &RowText::of(capture)?, Some(capture.id))?;
-                    record_imported_attempt(&tx, redeliveries, &mut changes, capture)?;
-                    report.imported += 1;
-                }
-            }
-            tx.commit()?;
-            changes.apply(&mut lock(redeliveries));
-            Ok(report)
-        })
-        .await
+        self.start_import(captures)?
+            .await
+            .map_err(|_| Error::WriterStopped)?
+    }
+
+    /// Queues an import batch on the writer and returns at once with where its report will
+    /// come, so the caller can read the next batch meanwhile.
+    pub(crate) fn start_import(
+        &self,
+        captures: Vec<Capture>,
+    ) -> Result<oneshot::Receiver<Result<ImportReport>>> {
+        let (tx, rx) = oneshot::channel();
+        self.send(WriteOp::Run(Box::new(move |conn, writer| {
+            let _ = tx.send(writer.import(conn, &captures));
+        })))?;
+        Ok(rx)
     }
 
     /// Records that a listener started serving on this store at `at`; returns the run's id for
@@ -649,6 +756,7 @@ impl StoreReader {
         )
         .map_err(open_error)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
+        search::register_functions(&conn).map_err(open_error)?;
         let has_captures: bool = conn
             .query_row(
                 "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' \
@@ -660,9 +768,17 @@ impl StoreReader {
         if !has_captures {
             return Err(Error::NotAStore(path));
         }
+        let indexed: bool = conn
+            .query_row(
+                "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = 'search_state')",
+                [],
+                |row| row.get(0),
+            )
+            .map_err(open_error)?;
         Ok(Self {
             path,
             conn: Mutex::new(conn),
+            indexed,
         })
     }
 
@@ -703,7 +819,7 @@ impl StoreReader {
 
     /// How many captures `filter` selects.
     pub fn count(&self, filter: &CaptureFilter) -> Result<u64> {
-        let (condition, args) = filter_sql(filter);
+        let (condition, args) = filter_sql(filter, self.indexed);
         let total: i64 = self.reader().query_row(
             &format!("SELECT COUNT(*) FROM captures WHERE {condition}"),
             params_from_iter(args.iter()),
@@ -712,28 +828,242 @@ impl StoreReader {
         Ok(total.max(0) as u64)
     }
 
-    /// A page of captures matching `filter`, newest first.
-    pub fn query(&self, filter: &CaptureFilter, offset: u64, limit: u64) -> Result<CapturePage> {
-        let (condition, args) = filter_sql(filter);
+    /// A page of captures matching `filter`, newest first, every attempt a row: [`Self::page`]
+    /// without the grouping (`total` as [`CapturePage::total`] counts it).
+    pub fn query(&self, filter: &CaptureFilter, offset: u64, limit: u64) -> Result<CaptureList> {
+        let page = self.page(&CaptureQuery {
+            filter: filter.clone(),
+            grouping: Grouping::EveryAttempt,
+            offset,
+            limit,
+        })?;
+        Ok(CaptureList {
+            items: page.items.into_iter().map(|row| row.capture).collect(),
+            total: page.total,
+        })
+    }
+
+    /// The rows of `query` on screen, newest first (by id), and how many rows match.
+    ///
+    /// How it stays fast on a large store (measured in `benches/query.rs`):
+    /// - without a search, rows are walked newest first in `captures_list`, an index of the
+    ///   id and every filtered column, so skipping to a middle page steps over index entries
+    ///   (about 60 bytes) instead of rows (2.5 KB); the count is SQL's, over the narrowest
+    ///   index that applies;
+    /// - a search merges the ordered hits of the full-text index, of the id index and of the
+    ///   unindexed tail ([`SearchText::streams`]), each joined to its capture for the other
+    ///   filters, and stops after the page: a word in every capture reads one page of hits;
+    /// - grouped, the same walk keeps the first (newest) row of each notification.
+    ///
+    /// Walked counts (a search, a grouping) stop past [`COUNT_CAP`] or past the page asked for
+    /// ([`CapturePage::total_capped`]).
+    pub fn page(&self, query: &CaptureQuery) -> Result<CapturePage> {
+        let limit = query.limit.min(MAX_PAGE_LIMIT);
+        let search = query.filter.text.as_deref().and_then(SearchText::parse);
         let conn = self.reader();
-        let total: i64 = conn.query_row(
-            &format!("SELECT COUNT(*) FROM captures WHERE {condition}"),
+        let mut args: Vec<Box<dyn ToSql>> = Vec::new();
+        let parts = FilterParts {
+            verdicts: true,
+            text: false,
+        };
+        let condition = filter_condition(&query.filter, "c", self.indexed, parts, &mut args);
+        let mut ids: Vec<(i64, Option<i64>)> = Vec::new();
+        let (total, total_capped) = if search.is_none() && query.grouping == Grouping::EveryAttempt
+        {
+            // Exact count, and only the page's ids read from the index.
+            let total: i64 = conn.query_row(
+                &format!("SELECT COUNT(*) FROM captures c WHERE {condition}"),
+                params_from_iter(args.iter()),
+                |row| row.get(0),
+            )?;
+            let mut select = conn.prepare(&format!(
+                "SELECT c.id, c.notification_id FROM captures c {} WHERE {condition} \
+                 ORDER BY c.id DESC LIMIT {limit} OFFSET {}",
+                list_index(&query.filter),
+                query.offset.min(i64::MAX as u64)
+            ))?;
+            let mut rows = select.query(params_from_iter(args.iter()))?;
+            while let Some(row) = rows.next()? {
+                ids.push((row.get(0)?, row.get(1)?));
+            }
+            (total.max(0) as u64, false)
+        } else {
+            let streams = self.streams(&query.filter, search.as_ref(), true);
+            let grouped = query.grouping == Grouping::ByNotification;
+            let enough = query.offset.saturating_add(limit).max(COUNT_CAP);
+            let mut seen_groups = std::collections::HashSet::new();
+            let mut counted = 0u64;
+            let mut capped = false;
+            search::merge_newest_first(&conn, &streams, &mut |&(id, notification, _)| {
+                if grouped && !seen_groups.insert(group_key(id, notification)) {
+                    return true;
+                }
+                if counted == enough {
+                    capped = true;
+                    return false;
+                }
+                if counted >= query.offset && counted < query.offset.saturating_add(limit) {
+                    ids.push((id, notification));
+                }
+                counted += 1;
+                true
+            })?;
+            (counted, capped)
+        };
+        let mut items = Vec::with_capacity(ids.len());
+        let mut get = conn.prepare_cached(&format!(
+            "SELECT {CAPTURE_COLUMNS} FROM captures WHERE id = ?1"
+        ))?;
+        for &(id, notification) in &ids {
+            let Some(capture) = get.query_row([id], capture_from_row).optional()? else {
+                continue;
+            };
+            let group_attempts = match (query.grouping, notification) {
+                (Grouping::ByNotification, Some(notification)) => {
+                    self.matching_attempts(&conn, &query.filter, notification)?
+                }
+                _ => 1,
+            };
+            items.push(ListedCapture {
+                capture,
+                group_attempts,
+            });
+        }
+        Ok(CapturePage {
+            items,
+            total,
+            total_capped,
+        })
+    }
+
+    /// The ordered streams of captures matching `filter` (with or without its verdicts) and
+    /// `search` for [`search::merge_newest_first`]: one walk of `captures_list` without a
+    /// search, the search's streams ([`SearchText::streams`]) with one.
+    fn streams(
+        &self,
+        filter: &CaptureFilter,
+        search: Option<&SearchText>,
+        with_verdicts: bool,
+    ) -> Vec<(String, Vec<Box<dyn ToSql>>)> {
+        let parts = FilterParts {
+            verdicts: with_verdicts,
+            text: false,
+        };
+        let condition = |args: &mut Vec<Box<dyn ToSql>>| {
+            filter_condition(filter, "c", self.indexed, parts, args)
+        };
+        match search {
+            Some(search) => search.streams(self.indexed, &condition),
+            None => {
+                let mut args = Vec::new();
+                let condition = condition(&mut args);
+                vec![(
+                    format!(
+                        "SELECT c.id, c.notification_id, c.verdict FROM captures c {} \
+                         WHERE {condition} ORDER BY c.id DESC",
+                        list_index(filter)
+                    ),
+                    args,
+                )]
+            }
+        }
+    }
+
+    /// How many captures of the notification `notification_id` match `filter`.
+    fn matching_attempts(
+        &self,
+        conn: &Connection,
+        filter: &CaptureFilter,
+        notification_id: i64,
+    ) -> Result<u32> {
+        let mut args: Vec<Box<dyn ToSql>> = vec![Box::new(notification_id)];
+        let condition = filter_condition(filter, "c", self.indexed, FilterParts::ALL, &mut args);
+        let count: i64 = conn.query_row(
+            &format!(
+                "SELECT COUNT(*) FROM captures c INDEXED BY captures_by_notification \
+                 WHERE c.notification_id = ?1 AND {condition}"
+            ),
             params_from_iter(args.iter()),
             |row| row.get(0),
         )?;
-        let mut stmt = conn.prepare(&format!(
-            "SELECT {CAPTURE_COLUMNS} FROM captures WHERE {condition} ORDER BY id DESC \
-             LIMIT {} OFFSET {}",
-            limit.min(i64::MAX as u64),
-            offset.min(i64::MAX as u64)
-        ))?;
-        let items = stmt
-            .query_map(params_from_iter(args.iter()), capture_from_row)?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(CapturePage {
-            items,
-            total: total as u64,
-        })
+        Ok(u32::try_from(count).unwrap_or(u32::MAX).max(1))
+    }
+
+    /// Captures the search index has not reached yet (the indexer works behind the writer, see
+    /// [`crate::search`]); a search reads these by scanning them, so it is slower, not less
+    /// complete, while this is large (after an import or the migration of an older store).
+    pub fn search_backlog(&self) -> Result<u64> {
+        let sql = if self.indexed {
+            "SELECT COUNT(*) FROM captures WHERE id > \
+             (SELECT indexed_through FROM search_state WHERE one = 1)"
+        } else {
+            "SELECT COUNT(*) FROM captures"
+        };
+        let backlog: i64 = self.reader().query_row(sql, [], |row| row.get(0))?;
+        Ok(backlog.max(0) as u64)
+    }
+
+    /// What the inspector's filter controls show for `filter`: per-verdict counts (ignoring
+    /// `filter.verdicts`), the event types, resource types and subscriptions present in the
+    /// store, and the count under the whole filter. A search's counts walk its hits and stop
+    /// past [`COUNT_CAP`] ([`Facets::capped`]).
+    pub fn facets(&self, filter: &CaptureFilter) -> Result<Facets> {
+        let conn = self.reader();
+        let mut facets = Facets {
+            event_types: distinct_values(&conn, "event_type")?,
+            resource_types: distinct_values(&conn, "resource_type")?,
+            subscriptions: distinct_values(&conn, "subscription_id")?,
+            ..Facets::default()
+        };
+        let mut args: Vec<Box<dyn ToSql>> = Vec::new();
+        let parts = FilterParts {
+            verdicts: false,
+            text: false,
+        };
+        let condition = filter_condition(filter, "c", self.indexed, parts, &mut args);
+        let mut counts: BTreeMap<Verdict, u64> = BTreeMap::new();
+        match filter.text.as_deref().and_then(SearchText::parse) {
+            None => {
+                let mut select = conn.prepare(&format!(
+                    "SELECT c.verdict, COUNT(*) FROM captures c WHERE {condition} \
+                     GROUP BY c.verdict"
+                ))?;
+                let mut rows = select.query(params_from_iter(args.iter()))?;
+                while let Some(row) = rows.next()? {
+                    if let Some(verdict) = Verdict::parse(&row.get::<_, String>(0)?) {
+                        counts.insert(verdict, row.get::<_, i64>(1)?.max(0) as u64);
+                    }
+                }
+            }
+            Some(search) => {
+                let streams = self.streams(filter, Some(&search), false);
+                let mut walked = 0;
+                search::merge_newest_first(&conn, &streams, &mut |(_, _, verdict)| {
+                    walked += 1;
+                    if walked > COUNT_CAP {
+                        facets.capped = true;
+                        return false;
+                    }
+                    if let Some(verdict) = Verdict::parse(verdict) {
+                        *counts.entry(verdict).or_default() += 1;
+                    }
+                    true
+                })?;
+            }
+        }
+        facets.total = if filter.verdicts.is_empty() {
+            counts.values().sum()
+        } else {
+            filter
+                .verdicts
+                .iter()
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .map(|v| counts.get(v).copied().unwrap_or(0))
+                .sum()
+        };
+        facets.verdicts = counts;
+        Ok(facets)
     }
 
     /// Every capture matching `filter`, oldest first (for export).
@@ -742,7 +1072,7 @@ impl StoreReader {
         filter: &CaptureFilter,
         mut f: impl FnMut(Capture) -> Result<()>,
     ) -> Result<()> {
-        let (condition, args) = filter_sql(filter);
+        let (condition, args) = filter_sql(filter, self.indexed);
         let conn = self.reader();
         let mut stmt = conn.prepare(&format!(
             "SELECT {CAPTURE_COLUMNS} FROM captures WHERE {condition} ORDER BY id"
@@ -756,7 +1086,7 @@ impl StoreReader {
 
     /// The number of captures per verdict among those matching `filter` (verdicts with none left out).
     pub fn count_by_verdict(&self, filter: &CaptureFilter) -> Result<BTreeMap<Verdict, u64>> {
-        let (condition, args) = filter_sql(filter);
+        let (condition, args) = filter_sql(filter, self.indexed);
         let conn = self.reader();
         let mut stmt = conn.prepare(&format!(
             "SELECT verdict, COUNT(*) FROM captures WHERE {condition} GROUP BY verdict"
@@ -876,6 +1206,8 @@ struct Writer {
     /// The store's policy; [`Store::set_retention`] changes it.
     retention: Retention,
     restart_due: Arc<AtomicBool>,
+    /// Told of every commit, so the search indexer keeps out of the way ([`crate::search`]).
+    activity: Arc<search::WriterActivity>,
     redeliveries: Arc<Mutex<Redeliveries>>,
     /// The highest capture id ever deleted (kept in `highest_deleted`): new ids start above
     /// it, so a capture id names one capture for the life of the store, even after the newest
@@ -948,6 +1280,7 @@ impl Writer {
         match written {
             Ok(()) => {
                 changes.apply(&mut lock(&self.redeliveries));
+                self.activity.wrote();
                 let count = batch.len() as u64;
                 for insert in batch {
                     let _ = insert.reply.send(Ok(*insert.capture));
@@ -965,6 +1298,41 @@ impl Writer {
         }
     }
 
+    /// Writes imported captures: `INSERT OR IGNORE` tells a taken id (skipped) without a
+    /// lookup per row. A capture at or below the search index's indexed id (an import into a
+    /// store with newer captures) is indexed here, in the same transaction, as the indexer
+    /// only looks above it; the others it indexes after (see [`crate::search`]).
+    fn import(&self, conn: &mut Connection, captures: &[Capture]) -> Result<ImportReport> {
+        let redeliveries = &*self.redeliveries;
+        let mut changes = PendingChanges::default();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let indexed_through = search::indexed_through(&tx)?;
+        let mut report = ImportReport {
+            imported: 0,
+            skipped: 0,
+            cancelled: false,
+        };
+        let mut below_index = Vec::new();
+        for capture in captures {
+            if insert_row_or_ignore(&tx, capture, &RowText::of(capture)?)? {
+                record_imported_attempt(&tx, redeliveries, &mut changes, capture)?;
+                report.imported += 1;
+                if capture.id <= indexed_through {
+                    below_index.push(capture.id);
+                }
+            } else {
+                report.skipped += 1;
+            }
+        }
+        for id in below_index {
+            search::index_rows(&tx, "id = ?1", &[&id])?;
+        }
+        tx.commit()?;
+        changes.apply(&mut lock(redeliveries));
+        self.activity.imported();
+        Ok(report)
+    }
+
     /// Applies `retention` once; returns how many captures it deleted.
     fn prune(&mut self, conn: &mut Connection, retention: Retention) -> Result<u64> {
         if retention == Retention::default() {
@@ -975,11 +1343,17 @@ impl Writer {
         let mut pruned = 0u64;
         if let Some(max_age) = retention.max_age {
             let cutoff = (Utc::now() - max_age).timestamp_micros();
+            search::unindex(&tx, "received_at_us < ?1", &[&cutoff])?;
             pruned +=
                 tx.execute("DELETE FROM captures WHERE received_at_us < ?1", [cutoff])? as u64;
         }
         if let Some(max_count) = retention.max_count {
             let max_count = i64::try_from(max_count).unwrap_or(i64::MAX);
+            search::unindex(
+                &tx,
+                "id <= (SELECT id FROM captures ORDER BY id DESC LIMIT 1 OFFSET ?1)",
+                &[&max_count],
+            )?;
             pruned += tx.execute(
                 "DELETE FROM captures WHERE id <= (SELECT id FROM captures ORDER BY id DESC \
                  LIMIT 1 OFFSET ?1)",
@@ -1025,9 +1399,10 @@ impl Writer {
             // No WHERE: SQLite drops the tables' pages wholesale instead of row by row.
             tx.execute("DELETE FROM outbound", [])?;
             tx.execute("DELETE FROM notifications", [])?;
+            search::unindex_all(&tx)?;
             (tx.execute("DELETE FROM captures", [])? as u64, None)
         } else {
-            let (condition, args) = filter_sql(filter);
+            let (condition, args) = filter_sql(filter, true);
             let touched: Vec<i64> = tx
                 .prepare(&format!(
                     "SELECT DISTINCT notification_id FROM captures WHERE ({condition}) \
@@ -1042,10 +1417,17 @@ impl Writer {
                 ),
                 params_from_iter(args.iter()),
             )?;
+            // The ids first: a search condition reads the index, so the index entries go
+            // after the captures.
+            let doomed: Vec<i64> = tx
+                .prepare(&format!("SELECT id FROM captures WHERE {condition}"))?
+                .query_map(params_from_iter(args.iter()), |row| row.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
             let deleted = tx.execute(
                 &format!("DELETE FROM captures WHERE {condition}"),
                 params_from_iter(args.iter()),
             )? as u64;
+            search::unindex_ids(&tx, &doomed)?;
             let mut forget = tx.prepare(
                 "DELETE FROM notifications WHERE id = ?1 \
                  AND NOT EXISTS (SELECT 1 FROM captures WHERE notification_id = ?1)",
@@ -1242,17 +1624,41 @@ fn headers_json(headers: &[Header]) -> Result<String> {
     Ok(serde_json::to_string(headers)?)
 }
 
+/// The statement that writes a capture row, made at compile time (the writer binds it for
+/// every capture).
+macro_rules! insert_sql {
+    ($verb:literal) => {
+        concat!(
+            $verb,
+            " INTO captures (id, received_at, received_at_us, method, path, headers, body, \
+             body_size, peer, verdict, matched_key, subscription_id, event_id, event_time, \
+             event_type, instance_id, resource_id, resource_type, resource_ref, attempt, \
+             notification_id, response_status, response_body, response_from_test_mode, \
+             response_delay_ms, processing_micros, replay) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, \
+             ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, \
+             ?25, ?26, ?27)"
+        )
+    };
+}
+
 fn insert_row(conn: &Connection, c: &Capture, text: &RowText, id: Option<i64>) -> Result<i64> {
-    conn.prepare_cached(
-        "INSERT INTO captures (id, received_at, received_at_us, method, path, headers, body, \
-         body_size, peer, verdict, matched_key, subscription_id, event_id, event_time, \
-         event_type, instance_id, resource_id, resource_type, resource_ref, attempt, \
-         notification_id, response_status, response_body, response_from_test_mode, \
-         response_delay_ms, processing_micros, replay) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, \
-         ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, \
-         ?26, ?27)",
-    )?
-    .execute(params![
+    insert_with(conn, insert_sql!("INSERT"), c, text, id)?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Inserts an imported capture with its own id; `false` when the id is taken.
+fn insert_row_or_ignore(conn: &Connection, c: &Capture, text: &RowText) -> Result<bool> {
+    Ok(insert_with(conn, insert_sql!("INSERT OR IGNORE"), c, text, Some(c.id))? == 1)
+}
+
+fn insert_with(
+    conn: &Connection,
+    sql: &str,
+    c: &Capture,
+    text: &RowText,
+    id: Option<i64>,
+) -> Result<usize> {
+    Ok(conn.prepare_cached(sql)?.execute(params![
         id,
         text.received_at,
         c.received_at.timestamp_micros(),
@@ -1280,8 +1686,7 @@ fn insert_row(conn: &Connection, c: &Capture, text: &RowText, id: Option<i64>) -
         c.response.delay_ms as i64,
         c.processing_micros as i64,
         c.replay,
-    ])?;
-    Ok(conn.last_insert_rowid())
+    ])?)
 }
 
 fn conversion_error(column: usize, message: String) -> rusqlite::Error {
@@ -1355,10 +1760,72 @@ fn outbound_from_row(row: &Row<'_>) -> rusqlite::Result<OutboundRecord> {
     })
 }
 
-/// The WHERE clause and its arguments for a filter.
-fn filter_sql(filter: &CaptureFilter) -> (String, Vec<Box<dyn ToSql>>) {
+/// The index a walk over `filter`'s captures, newest first, reads: `captures_list` (the id
+/// and every filtered column), unless the filter names its captures.
+fn list_index(filter: &CaptureFilter) -> &'static str {
+    if filter.ids.is_empty() {
+        "INDEXED BY captures_list"
+    } else {
+        ""
+    }
+}
+
+/// The group a row of a grouped page belongs to: its notification, or itself.
+fn group_key(id: i64, notification_id: Option<i64>) -> (bool, i64) {
+    match notification_id {
+        Some(notification) => (true, notification),
+        None => (false, id),
+    }
+}
+
+/// The distinct values of an indexed column, sorted, by skipping through its index (one
+/// seek per value) rather than reading every entry.
+fn distinct_values(conn: &Connection, column: &str) -> Result<Vec<String>> {
+    let mut select = conn.prepare_cached(&format!(
+        "WITH RECURSIVE next(value) AS ( \
+             SELECT MIN({column}) FROM captures \
+             UNION ALL \
+             SELECT (SELECT MIN({column}) FROM captures WHERE {column} > next.value) \
+             FROM next WHERE next.value IS NOT NULL) \
+         SELECT value FROM next WHERE value IS NOT NULL"
+    ))?;
+    let values = select
+        .query_map([], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(values)
+}
+
+/// Which parts of a filter [`filter_sql`] writes.
+#[derive(Debug, Clone, Copy)]
+struct FilterParts {
+    verdicts: bool,
+    text: bool,
+}
+
+impl FilterParts {
+    const ALL: FilterParts = FilterParts {
+        verdicts: true,
+        text: true,
+    };
+}
+
+/// The WHERE clause and its arguments for a filter, on the whole store.
+fn filter_sql(filter: &CaptureFilter, indexed: bool) -> (String, Vec<Box<dyn ToSql>>) {
+    let mut args = Vec::new();
+    let condition = filter_condition(filter, "captures", indexed, FilterParts::ALL, &mut args);
+    (condition, args)
+}
+
+/// The condition `filter` puts on a `captures` row named `alias`, its arguments appended to
+/// `args` (numbered placeholders, so a caller can use the condition in several places).
+fn filter_condition(
+    filter: &CaptureFilter,
+    alias: &str,
+    indexed: bool,
+    parts: FilterParts,
+    args: &mut Vec<Box<dyn ToSql>>,
+) -> String {
     let mut clauses: Vec<String> = vec!["1 = 1".into()];
-    let mut args: Vec<Box<dyn ToSql>> = Vec::new();
     let placeholder = |args: &mut Vec<Box<dyn ToSql>>, value: Box<dyn ToSql>| {
         args.push(value);
         format!("?{}", args.len())
@@ -1367,17 +1834,17 @@ fn filter_sql(filter: &CaptureFilter) -> (String, Vec<Box<dyn ToSql>>) {
         let list: Vec<String> = filter
             .ids
             .iter()
-            .map(|id| placeholder(&mut args, Box::new(*id)))
+            .map(|id| placeholder(args, Box::new(*id)))
             .collect();
-        clauses.push(format!("id IN ({})", list.join(", ")));
+        clauses.push(format!("{alias}.id IN ({})", list.join(", ")));
     }
-    if !filter.verdicts.is_empty() {
+    if parts.verdicts && !filter.verdicts.is_empty() {
         let list: Vec<String> = filter
             .verdicts
             .iter()
-            .map(|v| placeholder(&mut args, Box::new(v.as_str())))
+            .map(|v| placeholder(args, Box::new(v.as_str())))
             .collect();
-        clauses.push(format!("verdict IN ({})", list.join(", ")));
+        clauses.push(format!("{alias}.verdict IN ({})", list.join(", ")));
     }
     for (column, value) in [
         ("event_type", &filter.event_type),
@@ -1385,29 +1852,24 @@ fn filter_sql(filter: &CaptureFilter) -> (String, Vec<Box<dyn ToSql>>) {
         ("subscription_id", &filter.subscription_id),
     ] {
         if let Some(value) = value {
-            let p = placeholder(&mut args, Box::new(value.clone()));
-            clauses.push(format!("{column} = {p}"));
+            let p = placeholder(args, Box::new(value.clone()));
+            clauses.push(format!("{alias}.{column} = {p}"));
         }
     }
     if let Some(since) = filter.since {
-        let p = placeholder(&mut args, Box::new(since.timestamp_micros()));
-        clauses.push(format!("received_at_us >= {p}"));
+        let p = placeholder(args, Box::new(since.timestamp_micros()));
+        clauses.push(format!("{alias}.received_at_us >= {p}"));
     }
     if let Some(until) = filter.until {
-        let p = placeholder(&mut args, Box::new(until.timestamp_micros()));
-        clauses.push(format!("received_at_us < {p}"));
+        let p = placeholder(args, Box::new(until.timestamp_micros()));
+        clauses.push(format!("{alias}.received_at_us < {p}"));
     }
-    if let Some(text) = filter.text.as_deref().filter(|t| !t.is_empty()) {
-        let escaped = text
-            .replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_");
-        let p = placeholder(&mut args, Box::new(format!("%{escaped}%")));
-        clauses.push(format!(
-            "(CAST(body AS TEXT) LIKE {p} ESCAPE '\\' OR headers LIKE {p} ESCAPE '\\')"
-        ));
+    if parts.text {
+        if let Some(search) = filter.text.as_deref().and_then(SearchText::parse) {
+            clauses.push(search.condition(alias, indexed, args));
+        }
     }
-    (clauses.join(" AND "), args)
+    clauses.join(" AND ")
 }
 
 /// Adds an imported capture's notification to `notifications` (imports keep their own attempt

@@ -1,13 +1,16 @@
 //! `partner listen`: runs the webhook listener in the foreground and prints each capture;
 //! `partner listen export` / `import` move a capture store to and from files (`export --redact`
 //! writes a redacted evidence bundle for a support ticket instead); `partner listen clear`
-//! deletes captures.
+//! deletes captures; `partner listen captures` lists them, newest first, with the desktop
+//! inspector's filters and search, answered by the store (`StoreReader::page`).
 //!
 //! Every subcommand uses the same store as the desktop app by default
 //! (`$XDG_DATA_HOME/partner-console/captures.sqlite3`). A store has one writer at a time
 //! (`partner_listener::writer_lock`): `partner listen`, `import` and `clear --yes` take its
 //! lock and are refused, naming the holder, while the app or another `partner listen` has it;
-//! `export` and `clear` without `--yes` only read, so they work beside a running listener.
+//! `export`, `captures` and `clear` without `--yes` only read, so they work beside a running
+//! listener. Every subcommand that selects captures reads its filter options through one
+//! function ([`FilterArgs::filter`]), so `--verdict` or `--since` mean the same everywhere.
 //!
 //! `--forward-rule [RESOURCE][:EVENT]=URL` (repeatable) passes valid notifications on to the
 //! user's own apps by resource type and event type, the first matching rule winning;
@@ -26,8 +29,9 @@ use partner_listener::evidence::{self, EvidenceOptions, FieldPath, Selection, Se
 use partner_listener::export::{export, import_jsonl, ExportFormat};
 use partner_listener::keys::{KeySource, MemoryKeys, SubscriptionKeys};
 use partner_listener::{
-    Capture, CaptureFilter, ForwardRules, Listener, ListenerConfig, LiveEvent, OutboundRecord,
-    Retention, Store, StoreOptions, StoreReader, TestMode, Verdict,
+    Capture, CaptureFilter, CaptureQuery, ForwardRules, Grouping, Listener, ListenerConfig,
+    LiveEvent, OutboundRecord, Retention, Store, StoreOptions, StoreReader, TestMode, Verdict,
+    MAX_PAGE_LIMIT,
 };
 use partner_local::KeychainKeys;
 use std::collections::BTreeSet;
@@ -53,9 +57,12 @@ pub enum Action {
     Export(Box<ExportArgs>),
     /// Add the captures of a JSON Lines export to a store.
     Import(ImportArgs),
-    /// Delete captures (all, or those with the given verdicts). Without --yes, only says how
-    /// many it would delete.
+    /// Delete captures (all, or those the filters select). Without --yes, only says how many
+    /// it would delete.
     Clear(ClearArgs),
+    /// List captures, newest first, with the inspector's filters and search. Reads the store
+    /// only, so it works while a listener runs.
+    Captures(CapturesArgs),
     /// List the notifications the service gave up on while the listener was down: worked out
     /// from the API (the transactions changed since --since and their events) and compared
     /// with the captures. Reads the store only.
@@ -190,12 +197,136 @@ pub struct ClearArgs {
     /// The capture store to clear. Default: the console's data folder.
     #[arg(long, value_name = "FILE")]
     pub db: Option<PathBuf>,
-    /// Only captures with this verdict (repeatable), e.g. invalid-signature. None: all.
-    #[arg(long)]
-    pub verdict: Vec<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
     /// Delete them. Without it, only say how many would be deleted.
     #[arg(long)]
     pub yes: bool,
+}
+
+/// Which captures a subcommand covers; no option: every capture.
+#[derive(Debug, Clone, Default, ClapArgs)]
+pub struct FilterArgs {
+    /// Only captures with this verdict (repeatable), e.g. valid, invalid-signature.
+    #[arg(long)]
+    pub verdict: Vec<String>,
+    /// Only notifications of this event type (e.g. created).
+    #[arg(long, value_name = "TYPE")]
+    pub event_type: Option<String>,
+    /// Only notifications of this resource type (a URN).
+    #[arg(long, value_name = "URN")]
+    pub resource_type: Option<String>,
+    /// Only captures for this subscription id.
+    #[arg(long, value_name = "SUBSCRIPTION_ID")]
+    pub subscription: Option<String>,
+    /// Received at or after this time (RFC 3339, e.g. 2024-05-01T10:00:00Z).
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Received before this time (RFC 3339).
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// Words that must all be in the body or a header value (the last also as a prefix; a
+    /// "quoted phrase" as written), or a substring of an id (eventId, resourceId, instanceId,
+    /// subscription id, resourceRef; 3 characters or more), or a capture's id. Case-insensitive.
+    #[arg(long, value_name = "TEXT")]
+    pub search: Option<String>,
+}
+
+impl FilterArgs {
+    /// Only `--verdict` values (the subcommands that have no other filter option).
+    fn verdicts(verdicts: &[String]) -> Self {
+        Self {
+            verdict: verdicts.to_vec(),
+            ..Self::default()
+        }
+    }
+
+    /// The store's filter for these options; a bad verdict or time is refused with words.
+    fn filter(&self) -> Result<CaptureFilter> {
+        let verdicts = self
+            .verdict
+            .iter()
+            .map(|v| {
+                Verdict::parse(v).ok_or_else(|| {
+                    invalid(format!(
+                        "unknown verdict {v:?}: use one of {}",
+                        Verdict::ALL.map(Verdict::as_str).join(", ")
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let time = |option: &str, value: &Option<String>| {
+            value
+                .as_deref()
+                .map(|text| {
+                    chrono::DateTime::parse_from_rfc3339(text)
+                        .map(|t| t.with_timezone(&chrono::Utc))
+                        .map_err(|e| {
+                            invalid(format!(
+                                "--{option} {text:?} is not an RFC 3339 time (e.g. \
+                                 2024-05-01T10:00:00Z): {e}"
+                            ))
+                        })
+                })
+                .transpose()
+        };
+        Ok(CaptureFilter {
+            verdicts,
+            event_type: self.event_type.clone(),
+            resource_type: self.resource_type.clone(),
+            subscription_id: self.subscription.clone(),
+            since: time("since", &self.since)?,
+            until: time("until", &self.until)?,
+            text: self.search.clone().filter(|t| !t.trim().is_empty()),
+            ..CaptureFilter::default()
+        })
+    }
+
+    /// What the filter selects, in words, for `clear`'s answer.
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.verdict.is_empty() {
+            parts.push(format!("with verdict {}", self.verdict.join(" or ")));
+        }
+        for (name, value) in [
+            ("event type", &self.event_type),
+            ("resource type", &self.resource_type),
+            ("subscription", &self.subscription),
+            ("received since", &self.since),
+            ("received before", &self.until),
+            ("matching", &self.search),
+        ] {
+            if let Some(value) = value {
+                parts.push(format!("{name} {value:?}"));
+            }
+        }
+        if parts.is_empty() {
+            "captures".into()
+        } else {
+            format!("captures {}", parts.join(", "))
+        }
+    }
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct CapturesArgs {
+    /// The capture store to read (read only). Default: the console's data folder.
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Rows to list.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub limit: u64,
+    /// Rows to skip first (newest first).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub offset: u64,
+    /// One row per notification (its newest matching attempt, with how many attempts match).
+    #[arg(long)]
+    pub grouped: bool,
+    /// One JSON object per line (the fields of `partner listen --json`) instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// What `partner listen` calls itself in a store's lock file (a refused second writer names it).
@@ -209,6 +340,7 @@ pub async fn run(args: Args) -> Result<()> {
         Some(Action::Export(export_args)) => run_export(*export_args),
         Some(Action::Import(import_args)) => run_import(import_args).await,
         Some(Action::Clear(clear_args)) => run_clear(clear_args).await,
+        Some(Action::Captures(captures_args)) => run_captures(captures_args),
         Some(Action::Missed(mut missed_args)) => {
             let db = match missed_args.db.take() {
                 Some(db) => db,
@@ -349,23 +481,7 @@ fn print_captures(mut feed: tokio::sync::broadcast::Receiver<LiveEvent>, json: b
 
 fn capture_line(capture: &Capture, json: bool) -> String {
     if json {
-        serde_json::json!({
-            "kind": "capture",
-            "id": capture.id,
-            "receivedAt": capture.received_at,
-            "subscriptionId": capture.subscription_id,
-            "eventId": capture.fields.event_id,
-            "eventType": capture.fields.event_type,
-            "resourceType": capture.fields.resource_type,
-            "resourceId": capture.fields.resource_id,
-            "verdict": capture.verdict,
-            "matchedKey": capture.matched_key,
-            "status": capture.response.status,
-            "attempt": capture.attempt,
-            "replay": capture.replay,
-            "path": capture.path,
-        })
-        .to_string()
+        capture_json(capture).to_string()
     } else {
         let dash = || "-".to_string();
         let mut line = format!(
@@ -385,6 +501,26 @@ fn capture_line(capture: &Capture, json: bool) -> String {
         }
         line
     }
+}
+
+/// A capture as `partner listen --json` prints it.
+fn capture_json(capture: &Capture) -> serde_json::Value {
+    serde_json::json!({
+            "kind": "capture",
+            "id": capture.id,
+            "receivedAt": capture.received_at,
+            "subscriptionId": capture.subscription_id,
+            "eventId": capture.fields.event_id,
+            "eventType": capture.fields.event_type,
+            "resourceType": capture.fields.resource_type,
+            "resourceId": capture.fields.resource_id,
+            "verdict": capture.verdict,
+            "matchedKey": capture.matched_key,
+            "status": capture.response.status,
+            "attempt": capture.attempt,
+            "replay": capture.replay,
+            "path": capture.path,
+    })
 }
 
 fn outbound_line(record: &OutboundRecord, json: bool) -> String {
@@ -424,28 +560,9 @@ fn store_path(db: Option<PathBuf>) -> Result<PathBuf> {
     }
 }
 
-/// The filter of `--verdict` values (none: every capture).
-fn verdict_filter(verdicts: &[String]) -> Result<CaptureFilter> {
-    let verdicts = verdicts
-        .iter()
-        .map(|v| {
-            Verdict::parse(v).ok_or_else(|| {
-                invalid(format!(
-                    "unknown verdict {v:?}: use one of {}",
-                    Verdict::ALL.map(Verdict::as_str).join(", ")
-                ))
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(CaptureFilter {
-        verdicts,
-        ..CaptureFilter::default()
-    })
-}
-
 fn run_export(args: ExportArgs) -> Result<()> {
     let format = ExportFormat::parse(&args.format)?;
-    let filter = verdict_filter(&args.verdict)?;
+    let filter = FilterArgs::verdicts(&args.verdict).filter()?;
     let store = StoreReader::open(store_path(args.db)?)?;
     let written = match &args.out {
         Some(path) => {
@@ -618,14 +735,9 @@ fn open_writer(db: &std::path::Path, holder: &'static str) -> Result<Store> {
 /// Counts first, read only (so a dry run works beside a running listener); deletes only with
 /// `--yes`, through the store's writer (so it needs the writer lock).
 async fn run_clear(args: ClearArgs) -> Result<()> {
-    let filter = verdict_filter(&args.verdict)?;
+    let filter = args.filter.filter()?;
     let db = store_path(args.db)?;
-    let which = if filter.verdicts.is_empty() {
-        String::from("captures")
-    } else {
-        let names: Vec<&str> = filter.verdicts.iter().map(|v| v.as_str()).collect();
-        format!("captures with verdict {}", names.join(" or "))
-    };
+    let which = args.filter.describe();
     if !args.yes {
         let count = StoreReader::open(&db)?.count(&filter)?;
         println!(
@@ -641,6 +753,100 @@ async fn run_clear(args: ClearArgs) -> Result<()> {
     let deleted = store.clear(&filter).await?;
     println!("deleted {deleted} {which} from {}", db.display());
     Ok(())
+}
+
+/// `partner listen captures`: a page of the store, read only.
+fn run_captures(args: CapturesArgs) -> Result<()> {
+    if args.limit > MAX_PAGE_LIMIT {
+        return Err(invalid(format!(
+            "--limit {} is over the most one page lists ({MAX_PAGE_LIMIT}); page with --offset",
+            args.limit
+        )));
+    }
+    let query = CaptureQuery {
+        filter: args.filter.filter()?,
+        grouping: if args.grouped {
+            Grouping::ByNotification
+        } else {
+            Grouping::EveryAttempt
+        },
+        offset: args.offset,
+        limit: args.limit,
+    };
+    let store = StoreReader::open(store_path(args.db)?)?;
+    let page = store.page(&query)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if args.json {
+        for row in &page.items {
+            let mut object = capture_json(&row.capture);
+            if args.grouped {
+                object["groupAttempts"] = row.group_attempts.into();
+            }
+            writeln!(out, "{object}").map_err(CliError::Output)?;
+        }
+    } else {
+        let dash = || "-".to_string();
+        let rows: Vec<Vec<String>> = page
+            .items
+            .iter()
+            .map(|row| {
+                let c = &row.capture;
+                let attempts = if args.grouped {
+                    row.group_attempts.to_string()
+                } else {
+                    c.attempt.to_string()
+                };
+                vec![
+                    c.id.to_string(),
+                    c.received_at
+                        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                    c.verdict.as_str().to_string(),
+                    c.fields.event_type.clone().unwrap_or_else(dash),
+                    c.fields.resource_type.clone().unwrap_or_else(dash),
+                    c.fields.event_id.clone().unwrap_or_else(dash),
+                    c.response.status.to_string(),
+                    attempts,
+                ]
+            })
+            .collect();
+        let attempt_header = if args.grouped { "attempts" } else { "attempt" };
+        super::render::write_table(
+            &mut out,
+            &[
+                "id",
+                "received",
+                "verdict",
+                "event type",
+                "resource type",
+                "event id",
+                "status",
+                attempt_header,
+            ],
+            &rows,
+        )?;
+        let unit = if args.grouped {
+            "notifications"
+        } else {
+            "captures"
+        };
+        let total = if page.total_capped {
+            format!("more than {}", page.total)
+        } else {
+            page.total.to_string()
+        };
+        let first = if page.items.is_empty() {
+            0
+        } else {
+            args.offset + 1
+        };
+        writeln!(
+            out,
+            "{first}-{} of {total} {unit}, newest first",
+            args.offset + page.items.len() as u64
+        )
+        .map_err(CliError::Output)?;
+    }
+    out.flush().map_err(CliError::Output)
 }
 
 /// `--key` values first, then the keychain entries `partner products subscribe`, `rotate-key`

@@ -660,3 +660,124 @@ async fn forward_rules_send_each_notification_to_its_rules_url_and_bad_ones_are_
         assert!(stderr.contains(says), "{spec}: {stderr}");
     }
 }
+
+/// `partner listen captures` beside a running listener: newest first, each filter option, a
+/// search, paging, grouping, the table and the JSON lines; bad options refused with words.
+#[tokio::test]
+async fn captures_lists_the_store_beside_a_running_listener() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let listening = listen(&db, &[]);
+    let client = reqwest::Client::new();
+    for i in 0..3 {
+        send(&client, &listening.url, KEY, body(&format!("c-{i}")))
+            .await
+            .unwrap();
+    }
+    // A redelivery of c-0, and a capture with a wrong signature.
+    send(&client, &listening.url, KEY, body("c-0"))
+        .await
+        .unwrap();
+    let wrong = "Zyxwvutsrqponmlkjihgfedcba9876#$";
+    send(&client, &listening.url, wrong, body("bad"))
+        .await
+        .unwrap();
+    let captures = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_partner"))
+            .args(["listen", "captures", "--db"])
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            text(&output.stderr)
+        );
+        text(&output.stdout)
+    };
+    let json_lines = |args: &[&str]| -> Vec<Value> {
+        let mut args = args.to_vec();
+        args.push("--json");
+        captures(&args)
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    };
+    let event_ids = |rows: &[Value]| -> Vec<String> {
+        rows.iter()
+            .map(|row| row["eventId"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+
+    let all = json_lines(&[]);
+    assert_eq!(event_ids(&all), vec!["bad", "c-0", "c-2", "c-1", "c-0"]);
+    assert_eq!(all[0]["kind"], "capture");
+    assert_eq!(all[0]["verdict"], "invalid-signature");
+    assert_eq!(all[1]["attempt"], 2);
+    assert!(all[0]["id"].as_i64().unwrap() > all[1]["id"].as_i64().unwrap());
+    assert_eq!(
+        event_ids(&json_lines(&["--verdict", "invalid-signature"])),
+        vec!["bad"]
+    );
+    assert_eq!(
+        event_ids(&json_lines(&[
+            "--verdict",
+            "valid",
+            "--limit",
+            "2",
+            "--offset",
+            "1"
+        ])),
+        vec!["c-2", "c-1"]
+    );
+    assert_eq!(event_ids(&json_lines(&["--search", "C-1"])), vec!["c-1"]);
+    assert_eq!(event_ids(&json_lines(&["--search", "tx-c-2"])), vec!["c-2"]);
+    assert!(json_lines(&["--search", "\"(* -:"]).is_empty());
+    assert_eq!(
+        json_lines(&["--event-type", "created", "--subscription", SUB]).len(),
+        5
+    );
+    assert!(json_lines(&["--resource-type", "urn:svc:partner:product"]).is_empty());
+    let newest = all[0]["receivedAt"].as_str().unwrap();
+    assert_eq!(event_ids(&json_lines(&["--since", newest])), vec!["bad"]);
+    assert_eq!(json_lines(&["--until", newest]).len(), 4);
+    let grouped = json_lines(&["--grouped"]);
+    assert_eq!(event_ids(&grouped), vec!["bad", "c-0", "c-2", "c-1"]);
+    assert_eq!(grouped[1]["groupAttempts"], 2);
+
+    let table = captures(&[]);
+    let mut lines = table.lines();
+    let header = lines.next().unwrap();
+    assert!(
+        header.starts_with("ID") && header.contains("VERDICT") && header.contains("EVENT ID"),
+        "{table}"
+    );
+    assert!(table.contains("invalid-signature"), "{table}");
+    assert!(table.contains("1-5 of 5 captures, newest first"), "{table}");
+    let grouped_table = captures(&["--grouped", "--limit", "1", "--offset", "1"]);
+    assert!(
+        grouped_table.contains("2-2 of 4 notifications") && grouped_table.contains("c-0"),
+        "{grouped_table}"
+    );
+    terminate(listening);
+
+    for (args, says) in [
+        (vec!["--since", "yesterday"], "not an RFC 3339 time"),
+        (vec!["--verdict", "nope"], "unknown verdict"),
+        (vec!["--limit", "5000"], "--offset"),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_partner"))
+            .args(["listen", "captures", "--db"])
+            .arg(&db)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{args:?}");
+        assert!(
+            text(&output.stderr).contains(says),
+            "{args:?}: {}",
+            text(&output.stderr)
+        );
+    }
+}

@@ -12,6 +12,7 @@ mod limits;
 mod live;
 mod receiving;
 mod replays;
+mod search;
 mod store;
 mod support;
 mod test_mode;

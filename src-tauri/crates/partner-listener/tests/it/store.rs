@@ -407,7 +407,7 @@ async fn a_version_1_store_is_migrated_and_keeps_linking() {
             |row| row.get(0),
         )
         .unwrap();
-    assert_eq!((version, old_index), (3, 0));
+    assert_eq!((version, old_index), (4, 0));
 }
 
 /// Pruning and clearing forget the notifications no capture refers to any more: a later
@@ -807,7 +807,7 @@ async fn retention_is_changed_at_run_time() {
     assert_eq!(store.count(&all()).unwrap(), count + 300);
 }
 
-/// A version-2 store (before runs were kept) opens as version 3 with no runs, and a reader of
+/// A version-2 store (before runs were kept) opens as version 4 with no runs, and a reader of
 /// an old store says so rather than failing.
 #[tokio::test]
 async fn a_version_2_store_gains_the_runs_table() {
@@ -838,7 +838,7 @@ async fn a_version_2_store_gains_the_runs_table() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
 }
 
 /// The listener records its own start and clean stop; a run without a stop (a crash) ended at

@@ -1,0 +1,282 @@
+//! The inspector's reads on a large store: builds stores of spec-shaped captures through the
+//! JSON Lines import (measuring its rate, and how long the search index takes to catch up),
+//! then times every read the desktop inspector makes, as p50 and p95 over repeated runs: the
+//! first page and a middle one, each filter, a grouped page, text searches (a word in every
+//! body, a rare word, an id substring, a word in no body) and the facets.
+//!
+//! Run: `cargo bench -p partner-listener --bench query` (env: QUERY_SIZES=100000,1000000,
+//! QUERY_RUNS=20, QUERY_DIR=folder for the stores, default a temporary one under /tmp; a
+//! million captures take about 4 GB there while the bench runs). Prints a table per size.
+
+use chrono::Duration;
+use partner_listener::export::import_jsonl;
+use partner_listener::{
+    CaptureFilter, CaptureQuery, Grouping, Retention, Store, StoreOptions, StoreReader, Verdict,
+};
+use std::io::{BufWriter, Write};
+use std::time::Instant;
+
+#[path = "support/corpus.rs"]
+mod corpus;
+
+fn main() {
+    let sizes: Vec<u64> = std::env::var("QUERY_SIZES")
+        .unwrap_or_else(|_| "100000,1000000".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    let runs: usize = std::env::var("QUERY_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let root =
+        std::env::var("QUERY_DIR").unwrap_or_else(|_| std::env::temp_dir().display().to_string());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    for size in sizes {
+        let dir = tempfile::tempdir_in(&root).expect("tempdir");
+        let jsonl = dir.path().join("captures.jsonl");
+        let db = dir.path().join("captures.sqlite3");
+        {
+            let mut out = BufWriter::new(std::fs::File::create(&jsonl).expect("jsonl"));
+            std::io::copy(&mut corpus::CorpusReader::new(size), &mut out).expect("write jsonl");
+            out.flush().expect("flush");
+        }
+        let (import_secs, index_secs) = runtime.block_on(async {
+            let store = Store::open_with(
+                &db,
+                StoreOptions {
+                    retention: Retention::default(),
+                    holder: "the query bench",
+                    ..StoreOptions::default()
+                },
+            )
+            .expect("store");
+            let file = std::io::BufReader::with_capacity(
+                1 << 20,
+                std::fs::File::open(&jsonl).expect("open jsonl"),
+            );
+            let started = Instant::now();
+            let report = import_jsonl(&store, file).await.expect("import");
+            let import_secs = started.elapsed().as_secs_f64();
+            assert_eq!(report.imported, size);
+            let indexing = Instant::now();
+            while store.search_backlog().expect("backlog") > 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+            (import_secs, indexing.elapsed().as_secs_f64())
+        });
+        std::fs::remove_file(&jsonl).expect("remove jsonl");
+        let file_mb = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0) as f64 / 1e6;
+        println!(
+            "\n{size} captures: import {import_secs:.1} s = {:.0} captures/s; search index \
+             caught up {index_secs:.1} s later ({:.0} captures/s); store {file_mb:.0} MB",
+            size as f64 / import_secs,
+            size as f64 / (import_secs + index_secs),
+        );
+        let reader = StoreReader::open(&db).expect("reader");
+        let newest = reader
+            .query(&CaptureFilter::default(), 0, 1)
+            .expect("newest");
+        let sample_event = newest.items[0].fields.event_id.clone().expect("event id");
+        let id_fragment = sample_event[9..17].to_string();
+        let middle_time = newest.items[0].received_at - Duration::milliseconds(size as i64 * 125);
+        let filter = |f: CaptureFilter| f;
+        let cases: Vec<(&str, CaptureQuery)> = vec![
+            ("first page", page(filter(CaptureFilter::default()), 0)),
+            ("middle page", page(CaptureFilter::default(), size / 2)),
+            (
+                "verdict invalid-signature",
+                page(
+                    CaptureFilter {
+                        verdicts: vec![Verdict::InvalidSignature],
+                        ..Default::default()
+                    },
+                    0,
+                ),
+            ),
+            (
+                "verdict, middle page",
+                page(
+                    CaptureFilter {
+                        verdicts: vec![Verdict::Valid],
+                        ..Default::default()
+                    },
+                    size / 4,
+                ),
+            ),
+            (
+                "event type",
+                page(
+                    CaptureFilter {
+                        event_type: Some("updated".into()),
+                        ..Default::default()
+                    },
+                    0,
+                ),
+            ),
+            (
+                "resource type",
+                page(
+                    CaptureFilter {
+                        resource_type: Some("urn:svc:partner:lender".into()),
+                        ..Default::default()
+                    },
+                    0,
+                ),
+            ),
+            (
+                "subscription",
+                page(
+                    CaptureFilter {
+                        subscription_id: Some(corpus::SUBSCRIPTIONS[2].into()),
+                        ..Default::default()
+                    },
+                    0,
+                ),
+            ),
+            (
+                "time window (1 h)",
+                page(
+                    CaptureFilter {
+                        since: Some(middle_time),
+                        until: Some(middle_time + Duration::hours(1)),
+                        ..Default::default()
+                    },
+                    0,
+                ),
+            ),
+            (
+                "verdict+type+subscription",
+                page(
+                    CaptureFilter {
+                        verdicts: vec![Verdict::InvalidSignature],
+                        event_type: Some("deleted".into()),
+                        subscription_id: Some(corpus::SUBSCRIPTIONS[1].into()),
+                        ..Default::default()
+                    },
+                    0,
+                ),
+            ),
+            ("grouped, first page", grouped(CaptureFilter::default(), 0)),
+            (
+                "grouped, offset 5000",
+                grouped(CaptureFilter::default(), 5000),
+            ),
+            (
+                "grouped, verdict",
+                grouped(
+                    CaptureFilter {
+                        verdicts: vec![Verdict::InvalidSignature],
+                        ..Default::default()
+                    },
+                    0,
+                ),
+            ),
+            (
+                "search: word in every body",
+                page(text(corpus::COMMON_WORD), 0),
+            ),
+            (
+                "search: every body, offset 5000",
+                page(text(corpus::COMMON_WORD), 5000),
+            ),
+            ("search: rare word", page(text(corpus::RARE_WORD), 0)),
+            (
+                "search: two words, prefix",
+                page(text("borrower approv"), 0),
+            ),
+            ("search: id substring", page(text(&id_fragment), 0)),
+            (
+                "search: word in no body",
+                page(text(corpus::ABSENT_WORD), 0),
+            ),
+            (
+                "search + verdict",
+                page(
+                    CaptureFilter {
+                        verdicts: vec![Verdict::InvalidSignature],
+                        ..text(corpus::COMMON_WORD)
+                    },
+                    0,
+                ),
+            ),
+        ];
+        println!(
+            "{:<34} {:>9} {:>9} {:>10}",
+            "read", "p50 ms", "p95 ms", "total"
+        );
+        for (name, query) in &cases {
+            let mut total = String::new();
+            let (p50, p95) = time(runs, || {
+                let page = reader.page(query).expect("page");
+                total = format!("{}{}", page.total, if page.total_capped { "+" } else { "" });
+            });
+            println!("{name:<34} {p50:>9.1} {p95:>9.1} {total:>10}");
+        }
+        for (name, f) in [
+            ("facets", CaptureFilter::default()),
+            (
+                "facets, verdict+type",
+                CaptureFilter {
+                    verdicts: vec![Verdict::Valid],
+                    event_type: Some("created".into()),
+                    ..Default::default()
+                },
+            ),
+            ("facets, word in every body", text(corpus::COMMON_WORD)),
+            ("facets, rare word", text(corpus::RARE_WORD)),
+        ] {
+            let mut total = String::new();
+            let (p50, p95) = time(runs, || {
+                let facets = reader.facets(&f).expect("facets");
+                total = format!("{}{}", facets.total, if facets.capped { "+" } else { "" });
+            });
+            println!("{name:<34} {p50:>9.1} {p95:>9.1} {total:>10}");
+        }
+        if std::env::var("QUERY_KEEP").is_ok() {
+            let kept = dir.keep();
+            println!("kept {}", kept.display());
+        }
+    }
+}
+
+fn page(filter: CaptureFilter, offset: u64) -> CaptureQuery {
+    CaptureQuery {
+        filter,
+        grouping: Grouping::EveryAttempt,
+        offset,
+        limit: 50,
+    }
+}
+
+fn grouped(filter: CaptureFilter, offset: u64) -> CaptureQuery {
+    CaptureQuery {
+        grouping: Grouping::ByNotification,
+        ..page(filter, offset)
+    }
+}
+
+fn text(words: &str) -> CaptureFilter {
+    CaptureFilter {
+        text: Some(words.into()),
+        ..Default::default()
+    }
+}
+
+/// p50 and p95 of `runs` calls, in milliseconds (one warm-up call first).
+fn time(runs: usize, mut f: impl FnMut()) -> (f64, f64) {
+    f();
+    let mut samples: Vec<f64> = (0..runs)
+        .map(|_| {
+            let started = Instant::now();
+            f();
+            started.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
+    (at(0.5), at(0.95))
+}

@@ -1,0 +1,738 @@
+//! The inspector's reads answered by the store: pages with every filter, grouped pages, counts,
+//! facets and text search (body words, header values, id substrings, input full of FTS syntax),
+//! the search index kept right by clear, prune and import, a version-3 store migrated and
+//! searchable, and the streamed import's progress and cancel. Real store files in tempdirs.
+
+use chrono::{Duration, Utc};
+use partner_listener::export::{import_jsonl_with, write_jsonl, IMPORT_BATCH};
+use partner_listener::{
+    Capture, CaptureFilter, CaptureQuery, Grouping, Header, NotificationFields, ResponseRecord,
+    Retention, Store, StoreReader, Verdict,
+};
+use std::ops::ControlFlow;
+
+/// A notification capture with the given identity and a body note of free text.
+fn capture(
+    event_id: &str,
+    event_type: &str,
+    resource_type: &str,
+    subscription: &str,
+    verdict: Verdict,
+    note: &str,
+) -> Capture {
+    let body = format!(
+        r#"{{"eventId":"{event_id}","eventTime":"2024-05-01T10:00:00Z","eventType":"{event_type}","meta":{{"instanceId":"inst-7","resourceId":"res-{event_id}","resourceType":"{resource_type}","resourceRef":"https://svc.example/partner/v2/things/res-{event_id}"}},"note":"{note}"}}"#
+    )
+    .into_bytes();
+    Capture {
+        id: 0,
+        received_at: Utc::now(),
+        method: "POST".into(),
+        path: "/webhooks".into(),
+        headers: vec![
+            Header::new("svc-subscriptionid", subscription),
+            Header::new("x-trace", format!("Trace-Value-{event_id}")),
+        ],
+        body_size: body.len() as u64,
+        fields: NotificationFields::read(&body).0,
+        body: Some(body),
+        peer: None,
+        verdict,
+        matched_key: None,
+        subscription_id: Some(subscription.into()),
+        attempt: 0,
+        notification_id: None,
+        response: ResponseRecord {
+            status: verdict.response().0,
+            body: verdict.response().1.into(),
+            from_test_mode: false,
+            delay_ms: 0,
+        },
+        processing_micros: 5,
+        replay: false,
+    }
+}
+
+const TX: &str = "urn:svc:partner:transaction";
+const PRODUCT: &str = "urn:svc:partner:product";
+
+fn page(filter: CaptureFilter, offset: u64, limit: u64) -> CaptureQuery {
+    CaptureQuery {
+        filter,
+        grouping: Grouping::EveryAttempt,
+        offset,
+        limit,
+    }
+}
+
+fn text(search: &str) -> CaptureFilter {
+    CaptureFilter {
+        text: Some(search.into()),
+        ..Default::default()
+    }
+}
+
+/// The event ids a search finds, newest first.
+fn found(store: &StoreReader, search: &str) -> Vec<String> {
+    store
+        .page(&page(text(search), 0, 100))
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|row| row.capture.fields.event_id.unwrap_or_default())
+        .collect()
+}
+
+async fn indexed(store: &Store) {
+    for _ in 0..500 {
+        if store.search_backlog().unwrap() == 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the search index did not catch up");
+}
+
+/// Twelve captures: 3 event types x 2 resource types x 2 subscriptions, verdicts mixed.
+async fn twelve(store: &Store) -> Vec<Capture> {
+    let mut stored = Vec::new();
+    for i in 0..12 {
+        let event_type = ["created", "updated", "deleted"][i % 3];
+        let resource_type = [TX, PRODUCT][i % 2];
+        let subscription = ["sub-a", "sub-b"][(i / 6) % 2];
+        let verdict = if i % 4 == 0 {
+            Verdict::InvalidSignature
+        } else {
+            Verdict::Valid
+        };
+        let note = format!("crimson falcon number{i}");
+        stored.push(
+            store
+                .insert(capture(
+                    &format!("ev{i:02}-{}", uuid::Uuid::new_v4().simple()),
+                    event_type,
+                    resource_type,
+                    subscription,
+                    verdict,
+                    &note,
+                ))
+                .await
+                .unwrap(),
+        );
+    }
+    stored
+}
+
+#[tokio::test]
+async fn each_filter_alone_and_combined_pages_and_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("s.db"), Retention::default()).unwrap();
+    let stored = twelve(&store).await;
+    let expect = |filter: CaptureFilter, keep: &dyn Fn(&Capture) -> bool| {
+        let want: Vec<i64> = stored
+            .iter()
+            .rev()
+            .filter(|c| keep(c))
+            .map(|c| c.id)
+            .collect();
+        let got = store.page(&page(filter.clone(), 0, 50)).unwrap();
+        let ids: Vec<i64> = got.items.iter().map(|row| row.capture.id).collect();
+        assert_eq!(ids, want, "{filter:?}");
+        assert_eq!(got.total, want.len() as u64, "{filter:?}");
+        assert!(!got.total_capped);
+        assert!(got.items.iter().all(|row| row.group_attempts == 1));
+    };
+    expect(CaptureFilter::default(), &|_| true);
+    expect(
+        CaptureFilter {
+            verdicts: vec![Verdict::InvalidSignature],
+            ..Default::default()
+        },
+        &|c| c.verdict == Verdict::InvalidSignature,
+    );
+    expect(
+        CaptureFilter {
+            event_type: Some("updated".into()),
+            ..Default::default()
+        },
+        &|c| c.fields.event_type.as_deref() == Some("updated"),
+    );
+    expect(
+        CaptureFilter {
+            resource_type: Some(PRODUCT.into()),
+            ..Default::default()
+        },
+        &|c| c.fields.resource_type.as_deref() == Some(PRODUCT),
+    );
+    expect(
+        CaptureFilter {
+            subscription_id: Some("sub-b".into()),
+            ..Default::default()
+        },
+        &|c| c.subscription_id.as_deref() == Some("sub-b"),
+    );
+    let since = stored[3].received_at;
+    let until = stored[9].received_at;
+    expect(
+        CaptureFilter {
+            since: Some(since),
+            until: Some(until),
+            ..Default::default()
+        },
+        &|c| c.received_at >= since && c.received_at < until,
+    );
+    expect(
+        CaptureFilter {
+            verdicts: vec![Verdict::Valid],
+            event_type: Some("created".into()),
+            subscription_id: Some("sub-a".into()),
+            ..Default::default()
+        },
+        &|c| {
+            c.verdict == Verdict::Valid
+                && c.fields.event_type.as_deref() == Some("created")
+                && c.subscription_id.as_deref() == Some("sub-a")
+        },
+    );
+    indexed(&store).await;
+    expect(
+        CaptureFilter {
+            event_type: Some("deleted".into()),
+            ..text("FALCON crimson")
+        },
+        &|c| c.fields.event_type.as_deref() == Some("deleted"),
+    );
+    expect(
+        CaptureFilter {
+            ids: vec![stored[2].id, stored[5].id],
+            ..Default::default()
+        },
+        &|c| c.id == stored[2].id || c.id == stored[5].id,
+    );
+
+    // Paging: newest first, a middle page, past the end.
+    let middle = store.page(&page(CaptureFilter::default(), 4, 3)).unwrap();
+    let ids: Vec<i64> = middle.items.iter().map(|row| row.capture.id).collect();
+    assert_eq!(ids, vec![stored[7].id, stored[6].id, stored[5].id]);
+    assert_eq!(middle.total, 12);
+    assert!(store
+        .page(&page(CaptureFilter::default(), 12, 3))
+        .unwrap()
+        .items
+        .is_empty());
+    // The old list keeps its shape.
+    let list = store.query(&CaptureFilter::default(), 0, 2).unwrap();
+    assert_eq!(list.items[0].id, stored[11].id);
+    assert_eq!(list.total, 12);
+}
+
+#[tokio::test]
+async fn facets_count_verdicts_without_the_verdict_filter_and_list_what_is_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("s.db"), Retention::default()).unwrap();
+    twelve(&store).await;
+    let facets = store
+        .facets(&CaptureFilter {
+            verdicts: vec![Verdict::InvalidSignature],
+            subscription_id: Some("sub-a".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    // sub-a holds captures 0-5; of these, 0 and 4 are invalid.
+    assert_eq!(facets.verdicts[&Verdict::InvalidSignature], 2);
+    assert_eq!(facets.verdicts[&Verdict::Valid], 4);
+    assert_eq!(facets.verdicts.get(&Verdict::MissingSignature), None);
+    assert_eq!(facets.total, 2);
+    assert!(!facets.capped);
+    assert_eq!(facets.event_types, vec!["created", "deleted", "updated"]);
+    assert_eq!(facets.resource_types, vec![PRODUCT, TX]);
+    assert_eq!(facets.subscriptions, vec!["sub-a", "sub-b"]);
+    indexed(&store).await;
+    let searched = store.facets(&text("number3")).unwrap();
+    assert_eq!((searched.total, searched.verdicts[&Verdict::Valid]), (1, 1));
+    let nothing = store.facets(&text("absentword")).unwrap();
+    assert_eq!(nothing.total, 0);
+    assert!(nothing.verdicts.is_empty());
+    assert_eq!(nothing.event_types.len(), 3, "the choices are the store's");
+}
+
+#[tokio::test]
+async fn search_finds_body_words_header_values_and_id_substrings_indexed_or_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let store = Store::open(&path, Retention::default()).unwrap();
+    let specs = [
+        ("alpha-1", "Approved loan for Zoë Müller"),
+        ("beta-2", "pending review by the branch office"),
+        (
+            "gamma-3",
+            "approved: (loan) * -refinance- \\\"quoted\\\" 50%_off",
+        ),
+    ];
+    let mut ids = Vec::new();
+    for (event_id, note) in specs {
+        ids.push(
+            store
+                .insert(capture(
+                    event_id,
+                    "created",
+                    TX,
+                    "sub-a",
+                    Verdict::Valid,
+                    note,
+                ))
+                .await
+                .unwrap()
+                .id,
+        );
+    }
+    // What the index answers and the scan of the unindexed tail answers alike.
+    let checks = |store: &StoreReader| {
+        assert_eq!(found(store, "approved"), vec!["gamma-3", "alpha-1"]);
+        assert_eq!(found(store, "APPROVED LOAN"), vec!["gamma-3", "alpha-1"]);
+        assert_eq!(
+            found(store, "approved refin"),
+            vec!["gamma-3"],
+            "last word is a prefix"
+        );
+        assert_eq!(found(store, "appro"), vec!["gamma-3", "alpha-1"]);
+        assert_eq!(found(store, "\"branch office\""), vec!["beta-2"]);
+        assert_eq!(
+            found(store, "pending approved"),
+            Vec::<String>::new(),
+            "all words"
+        );
+        // Header values, case-insensitively; an id substring; the capture id.
+        assert_eq!(found(store, "trace-value-beta"), vec!["beta-2"]);
+        assert_eq!(found(store, "PHA-"), vec!["alpha-1"]);
+        assert_eq!(found(store, "res-gam"), vec!["gamma-3"]);
+        assert!(found(store, &ids[1].to_string()).contains(&"beta-2".to_string()));
+        // FTS syntax and odd input are literal text, never an error.
+        for odd in [
+            "\"",
+            "\"\"",
+            "*",
+            "-",
+            "-refinance",
+            "a:b",
+            "(",
+            ")",
+            "(loan)",
+            "NEAR(a b)",
+            "AND",
+            "OR loan",
+            "NOT",
+            "'",
+            "\\",
+            "%",
+            "_",
+            "50%_off",
+            "^",
+            "{x}",
+            "é",
+            "😀",
+            "loan*",
+            "col:loan",
+            "\u{0}",
+            "a\"b",
+            "   ",
+        ] {
+            let result = store.page(&page(text(odd), 0, 10));
+            assert!(result.is_ok(), "{odd:?}: {result:?}");
+            let facets = store.facets(&text(odd));
+            assert!(facets.is_ok(), "{odd:?}: {facets:?}");
+        }
+        assert_eq!(found(store, "(loan)"), vec!["gamma-3", "alpha-1"]);
+        assert_eq!(found(store, "%"), Vec::<String>::new());
+        assert_eq!(
+            found(store, "-refinance"),
+            vec!["gamma-3"],
+            "a minus is not NOT"
+        );
+    };
+    // Read beside the writer, before and after the index has caught up: the same answers.
+    let reader = StoreReader::open(&path).unwrap();
+    checks(&reader);
+    indexed(&store).await;
+    assert_eq!(store.search_backlog().unwrap(), 0);
+    checks(&reader);
+    checks(&store);
+    // What only the index answers so precisely.
+    assert!(
+        found(&store, "\"appro\"").is_empty(),
+        "a quoted word is not a prefix"
+    );
+    assert_eq!(
+        found(&store, "zoe muller"),
+        vec!["alpha-1"],
+        "diacritics fold"
+    );
+    assert_eq!(
+        found(&store, "\"office branch\""),
+        Vec::<String>::new(),
+        "phrase order"
+    );
+}
+
+#[tokio::test]
+async fn grouped_pages_list_each_notification_once_with_its_matching_attempts() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("s.db"), Retention::default()).unwrap();
+    let mut newest_of_thrice = 0;
+    for i in 0..3 {
+        let verdict = if i == 1 {
+            Verdict::InvalidSignature
+        } else {
+            Verdict::Valid
+        };
+        store
+            .insert(capture(
+                "single-a",
+                "created",
+                TX,
+                "sub-a",
+                Verdict::Valid,
+                "x",
+            ))
+            .await
+            .unwrap();
+        let stored = store
+            .insert(capture(
+                "thrice",
+                "created",
+                TX,
+                "sub-a",
+                verdict,
+                "redelivered",
+            ))
+            .await
+            .unwrap();
+        assert_eq!(stored.attempt, i + 1);
+        newest_of_thrice = stored.id;
+    }
+    let single = store
+        .insert(capture(
+            "single-b",
+            "created",
+            TX,
+            "sub-a",
+            Verdict::Valid,
+            "x",
+        ))
+        .await
+        .unwrap();
+    let grouped = |filter: CaptureFilter, offset, limit| {
+        store
+            .page(&CaptureQuery {
+                filter,
+                grouping: Grouping::ByNotification,
+                offset,
+                limit,
+            })
+            .unwrap()
+    };
+    let all = grouped(CaptureFilter::default(), 0, 10);
+    let rows: Vec<(String, u32)> = all
+        .items
+        .iter()
+        .map(|row| {
+            (
+                row.capture.fields.event_id.clone().unwrap(),
+                row.group_attempts,
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("single-b".to_string(), 1),
+            ("thrice".to_string(), 3),
+            ("single-a".to_string(), 3)
+        ]
+    );
+    assert_eq!(all.items[0].capture.id, single.id);
+    assert_eq!(
+        all.items[1].capture.id, newest_of_thrice,
+        "its newest attempt"
+    );
+    assert_eq!((all.total, all.total_capped), (3, false));
+    // Paging over groups.
+    let second = grouped(CaptureFilter::default(), 1, 1);
+    assert_eq!(second.items.len(), 1);
+    assert_eq!(
+        second.items[0].capture.fields.event_id.as_deref(),
+        Some("thrice")
+    );
+    assert_eq!(second.total, 3);
+    assert!(grouped(CaptureFilter::default(), 3, 1).items.is_empty());
+    // Under a filter, only matching attempts count and the newest matching one is shown.
+    let valid_thrice = grouped(
+        CaptureFilter {
+            verdicts: vec![Verdict::Valid],
+            ..text("redelivered")
+        },
+        0,
+        10,
+    );
+    assert_eq!(valid_thrice.items.len(), 1);
+    assert_eq!(valid_thrice.items[0].group_attempts, 2);
+    assert_eq!(valid_thrice.items[0].capture.id, newest_of_thrice);
+    let invalid = grouped(
+        CaptureFilter {
+            verdicts: vec![Verdict::InvalidSignature],
+            ..Default::default()
+        },
+        0,
+        10,
+    );
+    assert_eq!(invalid.items.len(), 1);
+    assert_eq!(invalid.items[0].group_attempts, 1);
+    assert_eq!(invalid.items[0].capture.attempt, 2);
+}
+
+/// Whether the search tables hold an entry for `id` (read straight from the file).
+fn in_index(path: &std::path::Path, id: i64) -> bool {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let text: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM search_text WHERE rowid = ?1",
+            [id],
+            |row| row.get(0),
+        )
+        .unwrap();
+    let ids: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM search_ids WHERE rowid = ?1",
+            [id],
+            |row| row.get(0),
+        )
+        .unwrap();
+    text + ids > 0
+}
+
+#[tokio::test]
+async fn clear_prune_and_import_keep_the_index_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let store = Store::open(&path, Retention::default()).unwrap();
+    let stored = twelve(&store).await;
+    indexed(&store).await;
+    assert!(in_index(&path, stored[0].id));
+    // Clear by verdict: the cleared captures leave the index and are never found.
+    let invalid = CaptureFilter {
+        verdicts: vec![Verdict::InvalidSignature],
+        ..Default::default()
+    };
+    assert_eq!(store.clear(&invalid).await.unwrap(), 3);
+    assert!(found(&store, "number4").is_empty());
+    assert!(!in_index(&path, stored[4].id));
+    assert!(in_index(&path, stored[5].id));
+    assert_eq!(found(&store, "crimson").len(), 9);
+    // Clear by a search.
+    assert_eq!(store.clear(&text("number5")).await.unwrap(), 1);
+    assert!(!in_index(&path, stored[5].id));
+    assert_eq!(found(&store, "crimson").len(), 8);
+    // Prune to the newest 4.
+    store
+        .prune(Retention {
+            max_count: Some(4),
+            max_age: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(found(&store, "crimson").len(), 4);
+    assert!(!in_index(&path, stored[6].id));
+    assert!(in_index(&path, stored[11].id));
+    // Export, clear everything, import the export back: the same ids, below the indexed
+    // id, are indexed again by the import itself.
+    let mut exported = Vec::new();
+    write_jsonl(&store, &CaptureFilter::default(), &mut exported).unwrap();
+    store.clear_all().await.unwrap();
+    assert!(found(&store, "crimson").is_empty());
+    assert!(!in_index(&path, stored[11].id));
+    let report = import_jsonl_with(&store, exported.as_slice(), &mut |_| {
+        ControlFlow::Continue(())
+    })
+    .await
+    .unwrap();
+    assert_eq!((report.imported, report.cancelled), (4, false));
+    assert_eq!(store.search_backlog().unwrap(), 0);
+    assert_eq!(found(&store, "crimson").len(), 4);
+    assert_eq!(found(&store, "number11").len(), 1);
+    // Max age prunes through the index too.
+    store
+        .prune(Retention {
+            max_count: None,
+            max_age: Some(Duration::seconds(-60)),
+        })
+        .await
+        .unwrap();
+    assert!(found(&store, "crimson").is_empty());
+    assert!(!in_index(&path, stored[11].id));
+}
+
+include!("schema_v3.rs");
+
+#[tokio::test]
+async fn a_version_3_store_is_migrated_and_searchable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    // A store as version 3 wrote it, with two captures.
+    {
+        let old_dir = tempfile::tempdir().unwrap();
+        let source = Store::open(old_dir.path().join("src.db"), Retention::default()).unwrap();
+        source
+            .insert(capture(
+                "old-one",
+                "created",
+                TX,
+                "sub-a",
+                Verdict::Valid,
+                "ancient scroll",
+            ))
+            .await
+            .unwrap();
+        source
+            .insert(capture(
+                "old-two",
+                "updated",
+                TX,
+                "sub-a",
+                Verdict::Valid,
+                "modern tablet",
+            ))
+            .await
+            .unwrap();
+        let mut exported = Vec::new();
+        write_jsonl(&source, &CaptureFilter::default(), &mut exported).unwrap();
+        drop(source);
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(SCHEMA_V3).unwrap();
+        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA user_version = 3;")
+            .unwrap();
+        for line in String::from_utf8(exported).unwrap().lines() {
+            let c: Capture = serde_json::from_str(line).unwrap();
+            conn.execute(
+                "INSERT INTO captures (id, received_at, received_at_us, method, path, headers, \
+                 body, body_size, verdict, subscription_id, event_id, event_type, instance_id, \
+                 resource_id, resource_type, resource_ref, attempt, notification_id, \
+                 response_status, response_body, response_from_test_mode, response_delay_ms, \
+                 processing_micros, replay) VALUES (?1, ?2, ?3, 'POST', '/webhooks', ?4, ?5, \
+                 ?6, 'valid', 'sub-a', ?7, ?8, ?9, ?10, ?11, ?12, 1, ?1, 200, 'ok', 0, 0, 5, 0)",
+                rusqlite::params![
+                    c.id,
+                    c.received_at.to_rfc3339(),
+                    c.received_at.timestamp_micros(),
+                    serde_json::to_string(&c.headers).unwrap(),
+                    c.body,
+                    c.body_size as i64,
+                    c.fields.event_id,
+                    c.fields.event_type,
+                    c.fields.instance_id,
+                    c.fields.resource_id,
+                    c.fields.resource_type,
+                    c.fields.resource_ref,
+                ],
+            )
+            .unwrap();
+        }
+    }
+    // Read beside an old listener (no index): a search scans, and finds.
+    let reader = StoreReader::open(&path).unwrap();
+    assert_eq!(found(&reader, "ancient"), vec!["old-one"]);
+    assert!(found(&reader, "old-t").contains(&"old-two".to_string()));
+    drop(reader);
+    let store = Store::open(&path, Retention::default()).unwrap();
+    assert_eq!(found(&store, "tablet"), vec!["old-two"]);
+    indexed(&store).await;
+    assert_eq!(found(&store, "scroll"), vec!["old-one"]);
+    assert_eq!(found(&store, "old-t"), vec!["old-two"]);
+    assert!(in_index(&path, 1));
+    let facets = store.facets(&CaptureFilter::default()).unwrap();
+    assert_eq!(facets.event_types, vec!["created", "updated"]);
+    // New captures go on after the old ones and are searchable too.
+    store
+        .insert(capture(
+            "new-one",
+            "created",
+            TX,
+            "sub-a",
+            Verdict::Valid,
+            "ancient again",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(found(&store, "ancient"), vec!["new-one", "old-one"]);
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, 4);
+}
+
+#[tokio::test]
+async fn an_import_reports_progress_and_a_cancel_keeps_what_was_imported() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = Store::open(dir.path().join("src.db"), Retention::default()).unwrap();
+    let total = IMPORT_BATCH * 2 + 500;
+    let mut pending = Vec::new();
+    for i in 0..total {
+        pending.push(source.insert(capture(
+            &format!("bulk-{i}"),
+            "created",
+            TX,
+            "sub-a",
+            Verdict::Valid,
+            "bulk",
+        )));
+    }
+    futures::future::try_join_all(pending).await.unwrap();
+    let mut exported = Vec::new();
+    write_jsonl(&source, &CaptureFilter::default(), &mut exported).unwrap();
+    drop(source);
+
+    let cancelled = Store::open(dir.path().join("cancelled.db"), Retention::default()).unwrap();
+    let mut calls = Vec::new();
+    let report = import_jsonl_with(&cancelled, exported.as_slice(), &mut |lines| {
+        calls.push(lines);
+        ControlFlow::Break(())
+    })
+    .await
+    .unwrap();
+    assert!(report.cancelled);
+    assert_eq!(calls, vec![IMPORT_BATCH as u64]);
+    assert_eq!(report.imported, IMPORT_BATCH as u64);
+    assert_eq!(
+        cancelled.count(&CaptureFilter::default()).unwrap(),
+        IMPORT_BATCH as u64,
+        "what was imported before the cancel stays"
+    );
+
+    let whole = Store::open(dir.path().join("whole.db"), Retention::default()).unwrap();
+    let mut calls = Vec::new();
+    let report = import_jsonl_with(&whole, exported.as_slice(), &mut |lines| {
+        calls.push(lines);
+        ControlFlow::Continue(())
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        calls,
+        vec![IMPORT_BATCH as u64, 2 * IMPORT_BATCH as u64, total as u64]
+    );
+    assert_eq!(
+        (report.imported, report.skipped, report.cancelled),
+        (total as u64, 0, false)
+    );
+    // Again: every id is taken, all skipped.
+    let again = import_jsonl_with(&whole, exported.as_slice(), &mut |_| {
+        ControlFlow::Continue(())
+    })
+    .await
+    .unwrap();
+    assert_eq!((again.imported, again.skipped), (0, total as u64));
+    indexed(&whole).await;
+    let listed = whole.page(&page(text("bulk-1234"), 0, 5)).unwrap();
+    assert_eq!(listed.items.len(), 1);
+}
