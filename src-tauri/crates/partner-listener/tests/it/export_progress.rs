@@ -34,13 +34,14 @@ async fn store_of_many(dir: &std::path::Path) -> (Store, Vec<Capture>) {
     let store = Store::open(dir.join("many.db"), Retention::default()).unwrap();
     let report = store.import(copies.clone()).await.unwrap();
     assert_eq!(report.imported, MANY as u64);
-    let all = store
-        .query(&CaptureFilter::default(), 0, MANY as u64)
-        .unwrap()
-        .items
-        .into_iter()
-        .rev()
-        .collect();
+    // Every capture, oldest first (a page is at most `MAX_PAGE_LIMIT` rows).
+    let mut all = Vec::new();
+    store
+        .for_each(&CaptureFilter::default(), |capture| {
+            all.push(capture);
+            Ok(())
+        })
+        .unwrap();
     (store, all)
 }
 
@@ -68,13 +69,13 @@ async fn progress_is_reported_every_thousand_and_at_the_end_and_json_lines_impor
     let again = Store::open(dir.path().join("again.db"), Retention::default()).unwrap();
     let imported = import_jsonl(&again, out.as_slice()).await.unwrap();
     assert_eq!(imported.imported, MANY as u64);
-    let back: Vec<Capture> = again
-        .query(&CaptureFilter::default(), 0, MANY as u64)
-        .unwrap()
-        .items
-        .into_iter()
-        .rev()
-        .collect();
+    let mut back: Vec<Capture> = Vec::new();
+    again
+        .for_each(&CaptureFilter::default(), |capture| {
+            back.push(capture);
+            Ok(())
+        })
+        .unwrap();
     assert_eq!(back, all);
 }
 
