@@ -80,6 +80,15 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     SubscriptionChangeForm::export_all_to(dir)?;
     ReplayResult::export_all_to(dir)?;
     DemoOutcome::export_all_to(dir)?;
+    SupportQuery::export_all_to(dir)?;
+    SupportIndexView::export_all_to(dir)?;
+    SupportSyncProgress::export_all_to(dir)?;
+    SupportSyncForm::export_all_to(dir)?;
+    SupportSyncResult::export_all_to(dir)?;
+    SupportPage::export_all_to(dir)?;
+    SupportCounts::export_all_to(dir)?;
+    SupportExportForm::export_all_to(dir)?;
+    GoToTarget::export_all_to(dir)?;
     Ok(())
 }
 
