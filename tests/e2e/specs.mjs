@@ -295,7 +295,7 @@ await step("grouped attempts: one row per notification, its attempts folded unde
   await row.waitForExist({ timeout: 15000 });
   await (await row.$("[data-testid=fold]")).click();
   await browser.waitUntil(async () => (await browser.$$("[data-attempt-of]")).length === 2, { timeout: 10000, timeoutMsg: "the two attempts never unfolded" });
-  assert.match(await text("[data-attempt-of]"), /attempt 1/);
+  assert.match(await (await $("[data-attempt-of]")).getProperty("textContent"), /attempt 1/);
   await shot("webhooks-grouped");
   await browser.setWindowSize(960, 600);
   try {
@@ -563,7 +563,7 @@ await step("export captures as JSON Lines and HAR 1.2, clear them, and import th
   await (await $("[data-capture-id]")).waitForExist({ timeout: 15000 });
   const stored = Number((await text("[data-testid=capture-count]")).match(/of ([\d,]+)/)[1].replace(/,/g, ""));
   const exportAs = async (format) => {
-    await (await $("select[aria-label='Capture export format']")).selectByAttribute("value", format);
+    await (await $("select[aria-label='Capture export']")).selectByAttribute("value", `${format} shown`);
     await clickButton("Export…");
     return jobPath(".inspector [data-job=exported]", format);
   };

@@ -6,14 +6,14 @@ use crate::bridge::{
     SearchRequest, SearchResult, SortKeys,
 };
 use crate::error::{AppError, Result};
+use crate::services::file_dialog::{self, FileChoice};
+use crate::services::jobs::Job;
 use crate::state::AppState;
 use futures::StreamExt;
 use partner_api::{Product, SortSpec, Sortable, Transaction};
 use partner_client::listing_export::{self, TextSearch};
 use partner_client::{Listed, PageRequest, PagerOptions, PartnerClient};
 use serde::Serialize;
-use crate::services::file_dialog::{self, FileChoice};
-use crate::services::jobs::Job;
 use std::path::Path;
 use tauri::{AppHandle, Emitter, Manager, State};
 
@@ -170,11 +170,7 @@ const LISTING_PROGRESS_EVERY: u64 = 50;
 /// Writes JSON values as a JSON array, or as CSV flattened by `partner-client`'s
 /// [`listing_export`](partner_client::listing_export) (the same CSV the `partner` command
 /// prints), replacing the file only once the whole export is written.
-pub fn write_export(
-    path: &Path,
-    format: ExportFormat,
-    rows: &[serde_json::Value],
-) -> Result<()> {
+pub fn write_export(path: &Path, format: ExportFormat, rows: &[serde_json::Value]) -> Result<()> {
     let encoded = match format {
         ExportFormat::Json => serde_json::to_vec_pretty(rows).map_err(std::io::Error::other),
         ExportFormat::Csv => listing_export::write_csv(Vec::new(), rows),
@@ -230,7 +226,9 @@ pub async fn export_listing(app: AppHandle, request: ExportRequest) -> Result<Fi
         }
     };
     let cancelled = match request.kind {
-        ListingKind::Products => walk::<Product>(&client, &request.sort, &job.stop, collect).await?,
+        ListingKind::Products => {
+            walk::<Product>(&client, &request.sort, &job.stop, collect).await?
+        }
         ListingKind::Transactions => {
             walk::<Transaction>(&client, &request.sort, &job.stop, collect).await?
         }

@@ -4,9 +4,9 @@
 //! library.
 use crate::bridge::{
     CaptureDetail, CaptureExportForm, CaptureSummary, ClearCapturesForm, ClearResult,
-    FileJobResult, ForwardRuleView, InspectorFacets, InspectorFilter, InspectorPage, InspectorQuery,
-    ListenerAddressForm, ListenerView, ReplayForm, ReplayResult, RetentionForm, SignatureCheck,
-    SignatureReport, TestMode, TunnelSaved,
+    FileJobResult, ForwardRuleView, InspectorFacets, InspectorFilter, InspectorPage,
+    InspectorQuery, ListenerAddressForm, ListenerView, ReplayForm, ReplayResult, RetentionForm,
+    SignatureCheck, SignatureReport, TestMode, TunnelSaved,
 };
 use crate::error::Result;
 use crate::events::summary;
@@ -301,7 +301,10 @@ mod tests {
             .await
             .unwrap();
         let store = running.listener.store();
-        let newest = store.query(&partner_listener::CaptureFilter::default(), 0, 1).unwrap().items;
+        let newest = store
+            .query(&partner_listener::CaptureFilter::default(), 0, 1)
+            .unwrap()
+            .items;
         store.get(newest[0].id).unwrap()
     }
 

@@ -6,8 +6,8 @@
 //! The store is read on the blocking pool: a read at a million captures may take tens of
 //! milliseconds and must not hold an async worker.
 use crate::bridge::{
-    CaptureExportForm, CaptureFileFormat, ClearCapturesForm, CaptureSummary, FileJobResult, InspectorFacets,
-    InspectorFilter, InspectorPage, InspectorQuery, OpenResource, OutboundView,
+    CaptureExportForm, CaptureFileFormat, CaptureSummary, ClearCapturesForm, FileJobResult,
+    InspectorFacets, InspectorFilter, InspectorPage, InspectorQuery, OpenResource, OutboundView,
 };
 use crate::error::{AppError, ErrorKind, Result};
 use crate::events::summary;
@@ -28,7 +28,9 @@ pub const MAX_PAGE: u32 = 500;
 
 /// The store's filter for what the inspector shows (a bad time is the user's mistake).
 pub fn store_filter(filter: &InspectorFilter) -> Result<CaptureFilter> {
-    let time = |text: &Option<String>, what: &str| -> Result<Option<chrono::DateTime<chrono::Utc>>> {
+    let time = |text: &Option<String>,
+                what: &str|
+     -> Result<Option<chrono::DateTime<chrono::Utc>>> {
         match text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
             None => Ok(None),
             Some(text) => chrono::DateTime::parse_from_rfc3339(text)
@@ -281,7 +283,13 @@ pub async fn export(app: &AppHandle, form: CaptureExportForm) -> Result<FileJobR
         })
     })
     .await
-    .map_err(|e| AppError::new(ErrorKind::Internal, format!("The export failed: {e}."), "Try again."))??;
+    .map_err(|e| {
+        AppError::new(
+            ErrorKind::Internal,
+            format!("The export failed: {e}."),
+            "Try again.",
+        )
+    })??;
     Ok(FileJobResult {
         path: Some(path.display().to_string()),
         count: report.written,
@@ -327,7 +335,13 @@ pub async fn import(app: &AppHandle, job_id: String) -> Result<FileJobResult> {
         ))
     })
     .await
-    .map_err(|e| AppError::new(ErrorKind::Internal, format!("The import failed: {e}."), "Try again."))??;
+    .map_err(|e| {
+        AppError::new(
+            ErrorKind::Internal,
+            format!("The import failed: {e}."),
+            "Try again.",
+        )
+    })??;
     Ok(FileJobResult {
         path: Some(path.display().to_string()),
         count: report.imported,
@@ -356,7 +370,8 @@ pub fn write_replacing<T>(
 ) -> Result<T> {
     let partial = partial_path(path);
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| AppError::io("create the export folder", &e))?;
+        std::fs::create_dir_all(parent)
+            .map_err(|e| AppError::io("create the export folder", &e))?;
     }
     let file = std::fs::File::create(&partial)
         .map_err(|e| AppError::io(&format!("write {}", partial.display()), &e))?;
@@ -390,4 +405,140 @@ fn partial_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".partial");
     path.with_file_name(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use partner_listener::{Capture, NotificationFields, ResponseRecord};
+
+    fn capture(verdict: Verdict, resource_ref: Option<&str>) -> Capture {
+        Capture {
+            id: 1,
+            received_at: chrono::Utc::now(),
+            method: "POST".into(),
+            path: "/webhooks".into(),
+            headers: Vec::new(),
+            body: None,
+            body_size: 0,
+            peer: None,
+            verdict,
+            matched_key: None,
+            subscription_id: Some("sub".into()),
+            fields: NotificationFields {
+                resource_ref: resource_ref.map(str::to_string),
+                ..NotificationFields::default()
+            },
+            attempt: 1,
+            notification_id: None,
+            response: ResponseRecord {
+                status: 200,
+                body: String::new(),
+                from_test_mode: false,
+                delay_ms: 0,
+            },
+            processing_micros: 0,
+            replay: false,
+        }
+    }
+
+    const BASE: &str = "http://127.0.0.1:3000";
+
+    #[test]
+    fn open_is_offered_only_for_a_verified_notification_about_the_active_service() {
+        let event = format!("{BASE}/partner/v2/transactions/t-1/events/e-1");
+        match open_resource(&capture(Verdict::Valid, Some(&event)), Some(BASE)) {
+            OpenResource::Event {
+                transaction_id,
+                event_id,
+            } => assert_eq!((transaction_id.as_str(), event_id.as_str()), ("t-1", "e-1")),
+            other => panic!("{other:?}"),
+        }
+        let transaction = format!("{BASE}/partner/v2/transactions/t-1");
+        assert!(matches!(
+            open_resource(&capture(Verdict::Valid, Some(&transaction)), Some(BASE)),
+            OpenResource::Transaction { .. }
+        ));
+        let refused = |c: &Capture, base: Option<&str>| match open_resource(c, base) {
+            OpenResource::Refused { reason } => reason,
+            other => panic!("offered: {other:?}"),
+        };
+        assert!(refused(
+            &capture(Verdict::InvalidSignature, Some(&event)),
+            Some(BASE)
+        )
+        .contains("invalid-signature"));
+        assert!(refused(&capture(Verdict::Valid, None), Some(BASE)).contains("no resourceRef"));
+        assert!(refused(&capture(Verdict::Valid, Some(&event)), None).contains("no connection"));
+        let elsewhere = "http://evil.example/partner/v2/transactions/t-1";
+        let reason = refused(&capture(Verdict::Valid, Some(elsewhere)), Some(BASE));
+        assert!(
+            reason.contains("http://evil.example") && reason.contains(BASE),
+            "{reason}"
+        );
+    }
+
+    #[test]
+    fn the_inspector_filter_reads_times_and_leaves_blanks_out() {
+        let filter = store_filter(&InspectorFilter {
+            verdict: Some(Verdict::Valid),
+            event_type: Some("  ".into()),
+            since: Some("2026-11-24T09:30:00+01:00".into()),
+            text: Some(" loan 42 ".into()),
+            ..InspectorFilter::default()
+        })
+        .expect("filter");
+        assert_eq!(filter.verdicts, vec![Verdict::Valid]);
+        assert_eq!(filter.event_type, None);
+        assert_eq!(filter.text.as_deref(), Some("loan 42"));
+        assert_eq!(
+            filter.since.map(|t| t.to_rfc3339()),
+            Some("2026-11-24T08:30:00+00:00".into())
+        );
+        let bad = store_filter(&InspectorFilter {
+            until: Some("yesterday".into()),
+            ..InspectorFilter::default()
+        })
+        .expect_err("not a time");
+        assert!(bad.message.contains("\"yesterday\""), "{}", bad.message);
+    }
+
+    #[test]
+    fn a_stopped_or_failed_export_leaves_no_file_and_the_old_one_untouched() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("captures.jsonl");
+        std::fs::write(&path, "what was there").expect("write");
+        // Stopped: nothing replaces it, nothing is left beside it.
+        write_replacing(&path, |out| {
+            out.write_all(b"half").expect("write");
+            Ok((false, ()))
+        })
+        .expect("stopped");
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "what was there"
+        );
+        // Failed: the same.
+        let failed = write_replacing(&path, |out| -> Result<(bool, ())> {
+            out.write_all(b"half").expect("write");
+            Err(AppError::invalid("broken"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "what was there"
+        );
+        // Finished: moved over it.
+        write_replacing(&path, |out| {
+            out.write_all(b"whole").expect("write");
+            Ok((true, ()))
+        })
+        .expect("done");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "whole");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "no partial file: {names:?}");
+    }
 }

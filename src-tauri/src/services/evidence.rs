@@ -43,7 +43,8 @@ pub async fn bundle(state: &AppState, form: EvidenceForm) -> Result<EvidenceResu
     let selection = match form.scope {
         EvidenceScope::Capture => Selection::Ids(vec![form.capture_id]),
         EvidenceScope::Shown => {
-            let filter = crate::services::captures::store_filter(&form.shown.clone().unwrap_or_default())?;
+            let filter =
+                crate::services::captures::store_filter(&form.shown.clone().unwrap_or_default())?;
             let shown = store.count(&filter)?;
             if shown > EVIDENCE_MOST_SHOWN {
                 return Err(AppError::invalid(format!(

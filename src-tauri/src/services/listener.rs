@@ -313,9 +313,8 @@ fn forward_rule(index: usize, rule: ForwardRuleView) -> Result<ForwardRule> {
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty() && v != "*")
     };
-    let url = partner_listener::outbound::parse_target(rule.url.trim()).map_err(|e| {
-        AppError::invalid(format!("Forward rule {}: {e}.", index + 1))
-    })?;
+    let url = partner_listener::outbound::parse_target(rule.url.trim())
+        .map_err(|e| AppError::invalid(format!("Forward rule {}: {e}.", index + 1)))?;
     Ok(ForwardRule {
         resource_type: named(rule.resource_type),
         event_type: named(rule.event_type),
@@ -339,8 +338,17 @@ pub fn forward_rule_views(rules: &[ForwardRule]) -> Vec<ForwardRuleView> {
 /// edited; returns the target's answer and, when it was this listener, the replay's verdict.
 pub async fn replay(state: &AppState, form: ReplayForm) -> Result<ReplayResult> {
     let running = state.listener()?;
-    let to_listener = form.target.as_deref().map(str::trim).is_none_or(str::is_empty);
-    let target = match form.target.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+    let to_listener = form
+        .target
+        .as_deref()
+        .map(str::trim)
+        .is_none_or(str::is_empty);
+    let target = match form
+        .target
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
         Some(url) => partner_listener::outbound::parse_target(url)
             .map_err(|e| AppError::invalid(format!("The replay's {e}.")))?,
         None => url::Url::parse(&running.url()).map_err(|e| {

@@ -29,6 +29,18 @@ import { CaptureDetailPane } from "./CaptureDetailPane";
 import { useInspector, type InspectorData } from "./useInspector";
 
 const ROW_HEIGHT = 28;
+/** How long typing in the search box pauses before the store is asked. */
+const SEARCH_PAUSE_MS = 120;
+
+/** `value`, once it has stayed the same for `ms`. */
+function useDebounced<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return settled;
+}
 /** Rows drawn beyond the visible ones: enough for keyboard moves, few enough that a jump
  * (scrolling to the middle, a new filter) rebuilds little. */
 const OVERSCAN = 3;
@@ -38,7 +50,9 @@ export function Inspector({ selectedCapture = null }: { selectedCapture?: number
   const [grouped, setGrouped] = useState(false);
   const [following, setFollowing] = useState(true);
   const [expanded, setExpanded] = useState<Expanded | null>(null);
-  const filter = useMemo(() => storeFilter(form), [form]);
+  // Typing asks the store once the user pauses, not at every keystroke.
+  const typed = useDebounced(form.text, SEARCH_PAUSE_MS);
+  const filter = useMemo(() => storeFilter({ ...form, text: typed }), [form, typed]);
   const data = useInspector(filter, grouped, following);
   const [selectedId, setSelectedId] = useState<number | null>(selectedCapture);
   // A capture named by the route (`#/webhooks/<id>`, a delivery's link) is shown.
@@ -86,14 +100,11 @@ export function Inspector({ selectedCapture = null }: { selectedCapture?: number
         <Choice label="Resource type filter" all="All resources" value={form.resourceType} choices={facets?.resourceTypes ?? []} onChange={(resourceType) => change({ resourceType })} show={shortResource} />
         <Choice label="Subscription filter" all="All subscriptions" value={form.subscriptionId} choices={facets?.subscriptions ?? []} onChange={(subscriptionId) => change({ subscriptionId })} show={shortId} />
         <input className="search" type="search" aria-label="Search captures" placeholder="Search body, headers, ids…" value={form.text} onChange={(e) => change({ text: e.target.value })} />
-        <label className="time-field">
-          <span className="muted small">From</span>
-          <input type="datetime-local" step="1" aria-label="Received from" value={form.since} onChange={(e) => change({ since: e.target.value })} />
-        </label>
-        <label className="time-field">
-          <span className="muted small">until</span>
-          <input type="datetime-local" step="1" aria-label="Received until" value={form.until} onChange={(e) => change({ until: e.target.value })} />
-        </label>
+        <span className="time-range" role="group" aria-label="Received between">
+          <input type="datetime-local" step="1" aria-label="Received from" title="Received from" value={form.since} onChange={(e) => change({ since: e.target.value })} />
+          <span className="muted small">to</span>
+          <input type="datetime-local" step="1" aria-label="Received until" title="Received until" value={form.until} onChange={(e) => change({ until: e.target.value })} />
+        </span>
         {isFiltered(form) && (
           <button type="button" className="link" onClick={() => change(NO_FILTER)}>Clear filter</button>
         )}
@@ -119,7 +130,7 @@ export function Inspector({ selectedCapture = null }: { selectedCapture?: number
             {data.arrivedAway > 0 ? `${data.arrivedAway.toLocaleString("en-US")} new · jump to newest` : "Paused · jump to newest"}
           </button>
         )}
-        <CaptureFiles filter={filter} filtered={isFiltered(form)} shown={data.total} selectedId={selectedId} onImported={data.refresh} />
+        <CaptureFiles filter={filter} filtered={isFiltered(form)} shown={data.total} capped={data.capped} selectedId={selectedId} onImported={data.refresh} />
         <ClearCaptures
           filter={isFiltered(form) ? filter : null}
           shown={data.total}
@@ -423,36 +434,41 @@ function ClearCaptures({ filter, shown, shownCapped, stored, newestShown, onClea
 }
 
 /** Export the shown (or the selected) captures as JSON Lines or HAR 1.2, and import JSON Lines,
- * through the desktop's dialogs, with progress and Cancel. */
-function CaptureFiles({ filter, filtered, shown, selectedId, onImported }: { filter: InspectorFilter; filtered: boolean; shown: number; selectedId: number | null; onImported: () => void }) {
-  const [format, setFormat] = useState<CaptureFileFormat>("jsonl");
-  const [which, setWhich] = useState<"shown" | "selected">("shown");
+ * through the desktop's dialogs, with progress and Cancel (on a line of their own below). */
+function CaptureFiles({ filter, filtered, shown, capped, selectedId, onImported }: { filter: InspectorFilter; filtered: boolean; shown: number; capped: boolean; selectedId: number | null; onImported: () => void }) {
+  const [choice, setChoice] = useState<`${CaptureFileFormat} ${"shown" | "selected"}`>("jsonl shown");
   const exporting = useFileJob("export-captures");
   const importing = useFileJob("import-captures");
   const busy = exporting.running || importing.running;
+  const [format, which] = choice.split(" ") as [CaptureFileFormat, "shown" | "selected"];
   const onlySelected = which === "selected" && selectedId !== null;
   const finished = importing.result;
   useEffect(() => {
     if (finished && finished.count > 0) onImported();
   }, [finished, onImported]);
+  const shownLabel = filtered ? `the ${shown.toLocaleString("en-US")}${capped ? "+" : ""} shown` : "all";
   return (
-    <span className="export-bar">
-      <select aria-label="Capture export format" value={format} onChange={(e) => setFormat(e.target.value as CaptureFileFormat)} disabled={busy}>
-        <option value="jsonl">JSON Lines</option>
-        <option value="har">HAR 1.2</option>
-      </select>
-      <select aria-label="Captures to export" value={which} onChange={(e) => setWhich(e.target.value as "shown" | "selected")} disabled={busy}>
-        <option value="shown">{filtered ? `The ${shown.toLocaleString("en-US")} shown` : "All"}</option>
-        <option value="selected" disabled={selectedId === null}>The selected one</option>
-      </select>
-      <button type="button" disabled={busy} onClick={() => exporting.run((jobId) => api.exportCaptures({ jobId, format, filter, ids: onlySelected ? [selectedId] : null }))}>
-        Export…
-      </button>
-      <button type="button" disabled={busy} onClick={() => importing.run((jobId) => api.importCaptures(jobId))}>
-        Import…
-      </button>
-      <FileJobStatus job={exporting} unit="captures" verb="exported" />
-      <FileJobStatus job={importing} unit="captures" verb="imported" />
-    </span>
+    <>
+      <span className="export-bar">
+        <select aria-label="Capture export" value={choice} onChange={(e) => setChoice(e.target.value as typeof choice)} disabled={busy}>
+          <option value="jsonl shown">JSON Lines: {shownLabel}</option>
+          <option value="har shown">HAR 1.2: {shownLabel}</option>
+          <option value="jsonl selected" disabled={selectedId === null}>JSON Lines: the selected one</option>
+          <option value="har selected" disabled={selectedId === null}>HAR 1.2: the selected one</option>
+        </select>
+        <button type="button" disabled={busy} onClick={() => exporting.run((jobId) => api.exportCaptures({ jobId, format, filter, ids: onlySelected ? [selectedId] : null }))}>
+          Export…
+        </button>
+        <button type="button" disabled={busy} onClick={() => importing.run((jobId) => api.importCaptures(jobId))}>
+          Import…
+        </button>
+      </span>
+      {(exporting.running || exporting.result || exporting.error !== null || importing.running || importing.result || importing.error !== null) && (
+        <span className="job-line">
+          <FileJobStatus job={exporting} unit="captures" verb="exported" />
+          <FileJobStatus job={importing} unit="captures" verb="imported" />
+        </span>
+      )}
+    </>
   );
 }

@@ -79,7 +79,7 @@ export function useInspector(filter: InspectorFilter, grouped: boolean, followin
   }, []);
 
   const loadFacets = useCallback((gen: number) => {
-    api
+    return api
       .inspectorFacets(query.current.filter)
       .then((f) => {
         if (gen === generation.current) setFacets(f);
@@ -89,18 +89,39 @@ export function useInspector(filter: InspectorFilter, grouped: boolean, followin
       });
   }, []);
 
-  /** A new generation from the top: the rows on screen stay until the new first block replaces them. */
+  /**
+   * A new generation from the top: the rows on screen stay until the new first block replaces
+   * them. One read of the top at a time: asked again while one runs (a burst of keystrokes, of
+   * live captures), the answer on its way is dropped and one more read follows it, for what is
+   * asked by then, so a slow search never queues a read per keystroke behind it.
+   */
+  const running = useRef(false);
+  const again = useRef(false);
+  const refreshRef = useRef<() => void>(() => {});
   const refresh = useCallback(() => {
     generation.current += 1;
+    if (running.current) {
+      again.current = true;
+      return;
+    }
+    running.current = true;
     const gen = generation.current;
     requested.current = new Set();
     setArrivedAway(0);
     setLoading(true);
-    void load(0, gen).finally(() => {
-      if (gen === generation.current) setLoading(false);
+    void Promise.allSettled([load(0, gen), loadFacets(gen)]).then(() => {
+      running.current = false;
+      if (again.current) {
+        again.current = false;
+        refreshRef.current();
+      } else if (gen === generation.current) {
+        setLoading(false);
+      }
     });
-    loadFacets(gen);
   }, [load, loadFacets]);
+  useLayoutEffect(() => {
+    refreshRef.current = refresh;
+  }, [refresh]);
 
   // A new filter or grouping: read from the top.
   useEffect(() => {

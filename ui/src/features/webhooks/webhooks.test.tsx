@@ -283,7 +283,7 @@ describe("exporting and importing captures", () => {
     });
     renderWithClient(<Inspector />);
     await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("2 of 2"));
-    fireEvent.change(screen.getByLabelText("Capture export format"), { target: { value: "har" } });
+    fireEvent.change(screen.getByLabelText("Capture export"), { target: { value: "har shown" } });
     fireEvent.click(screen.getByRole("button", { name: "Export…" }));
     expect(await screen.findByText("2 captures exported · /home/me/captures.har")).toBeInTheDocument();
     expect(calls.find((c) => c.cmd === "export_captures")?.args).toMatchObject({ form: { format: "har", ids: null, filter: { verdict: null } } });
