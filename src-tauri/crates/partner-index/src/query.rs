@@ -277,18 +277,19 @@ impl Index {
         })
     }
 
-    /// Writes the transactions matching `filter` (newest first, at most `limit` when given) to
-    /// `out` as CSV (the listing export's shape) or a JSON array, and hands `out` back with the
-    /// number written.
+    /// Writes the transactions matching `filter` (newest first, from `offset`, at most `limit`
+    /// when given) to `out` as CSV (the listing export's shape) or a JSON array, and hands `out`
+    /// back with the number written.
     pub fn export<W: Write>(
         &self,
         filter: &Filter,
         limit: Option<u64>,
+        offset: u64,
         format: Export,
         mut out: W,
     ) -> Result<(W, u64)> {
         let (clause, values) = filter.sql()?;
-        let bodies = self.bodies(&clause, values, limit, 0)?;
+        let bodies = self.bodies(&clause, values, limit, offset)?;
         let io = |source| Error::Io {
             path: "the export".into(),
             source,

@@ -100,6 +100,18 @@ pub struct SyncReport {
 pub async fn sync(
     client: &PartnerClient,
     index: &Index,
+    progress: impl FnMut(&SyncProgress),
+    cancel: &CancellationToken,
+) -> Result<SyncReport> {
+    sync_with(client, index, PagerOptions::default(), progress, cancel).await
+}
+
+/// [`sync`] with the fill's pages and requests in flight chosen (a benchmark compares one
+/// page at a time with the default).
+pub async fn sync_with(
+    client: &PartnerClient,
+    index: &Index,
+    fill_pager: PagerOptions,
     mut progress: impl FnMut(&SyncProgress),
     cancel: &CancellationToken,
 ) -> Result<SyncReport> {
@@ -115,7 +127,7 @@ pub async fn sync(
         return cancelled(index, report);
     }
     if !report.state.filled {
-        let (filled, end) = fill(client, index, &mut progress, cancel).await?;
+        let (filled, end) = fill(client, index, fill_pager, &mut progress, cancel).await?;
         report.filled = filled;
         if end == SyncEnd::Cancelled {
             return cancelled(index, report);
@@ -170,6 +182,7 @@ async fn sync_products(
 async fn fill(
     client: &PartnerClient,
     index: &Index,
+    pager: PagerOptions,
     progress: &mut impl FnMut(&SyncProgress),
     cancel: &CancellationToken,
 ) -> Result<(u64, SyncEnd)> {
@@ -208,7 +221,7 @@ async fn fill(
         total: Some(total),
     });
     let mut stream = client
-        .pager_from::<Transaction>(position, oldest_first, PagerOptions::default())?
+        .pager_from::<Transaction>(position, oldest_first, pager)?
         .ready_chunks(FILL_BATCH);
     let mut filled = 0u64;
     loop {
