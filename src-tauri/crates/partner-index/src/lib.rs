@@ -29,5 +29,5 @@ pub use error::{Error, Result};
 pub use query::{Counts, Export, Filter, Found, LoanField};
 pub use store::{forget, index_id, index_path, Index, IndexState};
 pub use sync::{
-    refresh_one, sync, Change, ChangeKind, SyncEnd, SyncPhase, SyncProgress, SyncReport,
+    refresh_one, sync, sync_with, Change, ChangeKind, SyncEnd, SyncPhase, SyncProgress, SyncReport,
 };

@@ -252,21 +252,22 @@ impl Index {
         }
         let mut by_product = Vec::new();
         {
+            // Counted on the (product_id, created) index; the names looked up per product.
             let mut statement = connection.prepare(&format!(
-                "SELECT product_id, max(product_name), count(*) FROM transactions {clause}
-                 GROUP BY product_id ORDER BY 2, 1"
+                "SELECT product_id, count(*) FROM transactions {clause} GROUP BY product_id"
             ))?;
             let rows = statement.query_map(rusqlite::params_from_iter(values.iter()), |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, i64>(2)?,
-                ))
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
             })?;
+            let mut name = connection.prepare_cached(
+                "SELECT product_name FROM transactions WHERE product_id = ?1 LIMIT 1",
+            )?;
             for row in rows {
-                let (id, name, n) = row?;
-                by_product.push((id, name, n.max(0) as u64));
+                let (id, n) = row?;
+                let product_name: String = name.query_row([&id], |r| r.get(0))?;
+                by_product.push((id, product_name, n.max(0) as u64));
             }
+            by_product.sort_by(|a, b| (&a.1, &a.0).cmp(&(&b.1, &b.0)));
         }
         drop(connection);
         Ok(Counts {
@@ -343,8 +344,11 @@ impl Index {
         ));
         values.push(Sql::Integer(offset.min(i64::MAX as u64) as i64));
         let connection = self.lock();
+        // The page is chosen on the narrow table; only its rows' JSON is read.
         let mut statement = connection.prepare_cached(&format!(
-            "SELECT body FROM transactions {clause} ORDER BY created DESC, rowid DESC LIMIT ? OFFSET ?"
+            "SELECT b.body FROM (SELECT rowid AS r, created AS c FROM transactions {clause}
+                ORDER BY created DESC, rowid DESC LIMIT ? OFFSET ?) AS page
+             JOIN transaction_bodies b ON b.rowid = page.r ORDER BY page.c DESC, page.r DESC"
         ))?;
         let rows = statement.query_map(rusqlite::params_from_iter(values.iter()), |r| {
             r.get::<_, String>(0)

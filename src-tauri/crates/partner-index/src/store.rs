@@ -12,10 +12,13 @@
 //!   and `-shm` files the database file's mode), in a folder of mode 0700.
 //! - A file that does not open with its key, or whose key is gone, is an error and is left as
 //!   it is: it may be the only copy of what someone needs, and [`forget`] is the way to drop it.
-//! - Each transaction is one row: its JSON as the service sent it, plus the columns questions
-//!   filter and sort on, each indexed; the text of its request and response goes into an FTS5
-//!   table under the same rowid. Times are microseconds since the epoch, so ranges and "newest
-//!   first" are integer comparisons.
+//! - Each transaction is one narrow row of the columns questions filter and sort on, each
+//!   indexed, and under the same rowid its JSON as the service sent it (in a table of its own,
+//!   so a filter that must scan reads kilobytes, not megabytes) and the words of its request
+//!   and response in a contentless FTS5 table (the text is not stored twice). Times are
+//!   microseconds since the epoch, so ranges and "newest first" are integer comparisons.
+//! - SQLCipher decrypts a page each time it is read from the file, so the page cache is large
+//!   (64 MiB): the pages questions use stay decrypted in memory.
 //! - A mutex around one connection: writes are batched (a page or more per SQL transaction), and
 //!   a question takes milliseconds, so one connection is enough for the app and the CLI.
 
@@ -46,7 +49,10 @@ CREATE TABLE IF NOT EXISTS transactions (
     loan_number TEXT,
     loan TEXT,
     created INTEGER NOT NULL,
-    updated INTEGER NOT NULL,
+    updated INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS transaction_bodies (
+    rowid INTEGER PRIMARY KEY,
     body TEXT NOT NULL,
     events TEXT
 );
@@ -60,7 +66,8 @@ CREATE INDEX IF NOT EXISTS transactions_partner_status ON transactions(partner_s
 CREATE INDEX IF NOT EXISTS transactions_reference ON transactions(reference_number COLLATE NOCASE);
 CREATE INDEX IF NOT EXISTS transactions_loan_number ON transactions(loan_number COLLATE NOCASE);
 CREATE VIRTUAL TABLE IF NOT EXISTS transactions_text USING fts5(
-    request, response, tokenize = 'unicode61 remove_diacritics 2'
+    request, response, content = '', contentless_delete = 1,
+    tokenize = 'unicode61 remove_diacritics 2'
 );
 CREATE TABLE IF NOT EXISTS products (
     id TEXT PRIMARY KEY,
@@ -153,7 +160,8 @@ impl Index {
         let connection = Connection::open(&path)?;
         apply_key(&connection, &key, &path)?;
         connection.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;
+             PRAGMA temp_store = MEMORY;",
         )?;
         connection.execute_batch(SCHEMA)?;
         connection.execute(
@@ -228,9 +236,12 @@ impl Index {
     pub fn transaction(&self, id: &str) -> Result<Option<Transaction>> {
         let connection = self.lock();
         let body: Option<String> = connection
-            .query_row("SELECT body FROM transactions WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT b.body FROM transactions t JOIN transaction_bodies b ON b.rowid = t.rowid
+                 WHERE t.id = ?1",
+                [id],
+                |r| r.get(0),
+            )
             .optional()?;
         body.map(|b| decode_transaction(&b)).transpose()
     }
@@ -239,9 +250,12 @@ impl Index {
     pub fn events(&self, id: &str) -> Result<Option<Vec<TransactionEvent>>> {
         let connection = self.lock();
         let events: Option<Option<String>> = connection
-            .query_row("SELECT events FROM transactions WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT b.events FROM transactions t JOIN transaction_bodies b ON b.rowid = t.rowid
+                 WHERE t.id = ?1",
+                [id],
+                |r| r.get(0),
+            )
             .optional()?;
         match events.flatten() {
             None => Ok(None),
@@ -394,7 +408,10 @@ pub(crate) fn stored_version(
     id: &str,
 ) -> Result<Option<(i64, String)>> {
     Ok(tx
-        .prepare_cached("SELECT updated, body FROM transactions WHERE id = ?1")?
+        .prepare_cached(
+            "SELECT t.updated, b.body FROM transactions t JOIN transaction_bodies b ON b.rowid = t.rowid
+             WHERE t.id = ?1",
+        )?
         .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?)
 }
@@ -421,16 +438,15 @@ pub(crate) fn upsert_transaction(
         .prepare_cached(
             "INSERT INTO transactions(id, status, product_id, product_name, request_type,
                 response_status, partner_status, reference_number, requesting_party, loan_number,
-                loan, created, updated, body, events)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+                loan, created, updated)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
              ON CONFLICT(id) DO UPDATE SET status = excluded.status,
                 product_id = excluded.product_id, product_name = excluded.product_name,
                 request_type = excluded.request_type, response_status = excluded.response_status,
                 partner_status = excluded.partner_status,
                 reference_number = excluded.reference_number,
                 requesting_party = excluded.requesting_party, loan_number = excluded.loan_number,
-                loan = excluded.loan, created = excluded.created, updated = excluded.updated,
-                body = excluded.body, events = COALESCE(excluded.events, transactions.events)
+                loan = excluded.loan, created = excluded.created, updated = excluded.updated
              RETURNING rowid",
         )?
         .query_row(
@@ -452,11 +468,15 @@ pub(crate) fn upsert_transaction(
                 loan.to_string(),
                 micros(transaction.created),
                 micros(transaction.updated),
-                body,
-                events,
             ],
             |r| r.get(0),
         )?;
+    tx.prepare_cached(
+        "INSERT INTO transaction_bodies(rowid, body, events) VALUES (?1, ?2, ?3)
+         ON CONFLICT(rowid) DO UPDATE SET body = excluded.body,
+            events = COALESCE(excluded.events, transaction_bodies.events)",
+    )?
+    .execute(params![rowid, body, events])?;
     let request_text = words(
         &serde_json::to_value(&transaction.request).map_err(|e| Error::Corrupt(e.to_string()))?,
     );

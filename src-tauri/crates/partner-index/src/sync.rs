@@ -351,7 +351,10 @@ fn store_if_changed(
                     let fresh =
                         serde_json::to_string(events).map_err(|e| Error::Corrupt(e.to_string()))?;
                     let stored: Option<String> = tx
-                        .prepare_cached("SELECT events FROM transactions WHERE id = ?1")?
+                        .prepare_cached(
+                            "SELECT b.events FROM transactions t
+                             JOIN transaction_bodies b ON b.rowid = t.rowid WHERE t.id = ?1",
+                        )?
                         .query_row([&item.id], |r| r.get(0))?;
                     stored.as_deref() == Some(fresh.as_str())
                 }

@@ -577,7 +577,7 @@ async fn every_filter_answers_as_the_services_own_data_does() {
         ..Filter::default()
     };
     let (csv, n) = index
-        .export(&filter, None, Export::Csv, Vec::new())
+        .export(&filter, None, 0, Export::Csv, Vec::new())
         .unwrap();
     let want = expected(&all, |t| {
         t.response.as_ref().map(|r| r.status) == Some(ResponseStatus::Failed)
@@ -593,7 +593,7 @@ async fn every_filter_answers_as_the_services_own_data_does() {
         String::from_utf8(listing_csv).unwrap()
     );
     let (json_out, _) = index
-        .export(&filter, Some(3), Export::Json, Vec::new())
+        .export(&filter, Some(3), 0, Export::Json, Vec::new())
         .unwrap();
     let exported: Vec<Value> = serde_json::from_slice(&json_out).unwrap();
     assert_eq!(exported, rows[..3]);
@@ -632,37 +632,17 @@ async fn the_file_is_encrypted_private_and_never_overwritten() {
     assert_eq!(found.total, 1);
     let path = setup.index.path().to_path_buf();
     drop(found);
+    let folder = setup.dir.path().join("index");
+    // While open (the WAL holds the latest pages) and after closing: no plain borrower name,
+    // loan number, JSON or SQLite header in any file of the index folder, each file 0600.
+    let wal = folder.join(format!("{ID}.sqlite3-wal"));
+    assert!(wal.exists(), "the WAL is there while the index is open");
+    assert_nothing_plain(&folder, borrower);
     let Setup {
         dir, keys, index, ..
     } = setup;
     drop(index);
-
-    // No plain borrower name, loan number or JSON in any file of the index folder.
-    let folder = dir.path().join("index");
-    for entry in std::fs::read_dir(&folder).unwrap() {
-        let entry = entry.unwrap();
-        let bytes = std::fs::read(entry.path()).unwrap();
-        for needle in [
-            borrower.as_bytes(),
-            b"Quuxington",
-            b"LN-Z",
-            b"loanNumber",
-            b"SQLite format",
-        ] {
-            assert!(
-                !bytes.windows(needle.len()).any(|w| w == needle),
-                "{} holds {}",
-                entry.path().display(),
-                String::from_utf8_lossy(needle)
-            );
-        }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = entry.metadata().unwrap().permissions().mode() & 0o777;
-            assert_eq!(mode, 0o600, "{}", entry.path().display());
-        }
-    }
+    assert_nothing_plain(&folder, borrower);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -708,6 +688,36 @@ async fn the_file_is_encrypted_private_and_never_overwritten() {
     // With its key it opens and still holds everything.
     let reopened = Index::open(dir.path(), ID, keys.as_ref()).unwrap();
     assert_eq!(reopened.state().unwrap().transactions, 21);
+}
+
+fn assert_nothing_plain(folder: &std::path::Path, borrower: &str) {
+    let mut files = 0;
+    for entry in std::fs::read_dir(folder).unwrap() {
+        let entry = entry.unwrap();
+        files += 1;
+        let bytes = std::fs::read(entry.path()).unwrap();
+        for needle in [
+            borrower.as_bytes(),
+            b"Quuxington",
+            b"LN-Z",
+            b"loanNumber",
+            b"SQLite format",
+        ] {
+            assert!(
+                !bytes.windows(needle.len()).any(|w| w == needle),
+                "{} holds {}",
+                entry.path().display(),
+                String::from_utf8_lossy(needle)
+            );
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = entry.metadata().unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{}", entry.path().display());
+        }
+    }
+    assert!(files >= 1);
 }
 
 #[tokio::test]

@@ -1189,7 +1189,17 @@ async fn sync_find_and_forget_through_the_keychain() {
     assert_eq!(report["state"]["transactions"], 120);
     assert_eq!(report["end"], "complete");
     let files = files_under(&cli.home.path().join("data/partner-console/index"));
-    assert_eq!(files.len(), 3, "{files:?}"); // the file, its WAL and shared memory
+    assert!(
+        files
+            .iter()
+            .any(|f| f.extension().is_some_and(|e| e == "sqlite3")),
+        "{files:?}"
+    );
+    for file in &files {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", file.display());
+    }
 
     let found = cli
         .json(&[
