@@ -164,6 +164,11 @@ impl Index {
              PRAGMA temp_store = MEMORY;",
         )?;
         connection.execute_batch(SCHEMA)?;
+        connection.execute_batch(
+            "CREATE TEMP TABLE IF NOT EXISTS pending_text (
+                rowid INTEGER PRIMARY KEY, request TEXT NOT NULL, response TEXT NOT NULL
+            );",
+        )?;
         connection.execute(
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?1)",
             params![SCHEMA_VERSION.to_string()],
@@ -196,6 +201,7 @@ impl Index {
         let mut connection = self.lock();
         let tx = connection.transaction()?;
         let result = f(&tx)?;
+        flush_text(&tx)?;
         tx.commit()?;
         Ok(result)
     }
@@ -434,6 +440,9 @@ pub(crate) fn upsert_transaction(
         .map(serde_json::to_string)
         .transpose()
         .map_err(|e| Error::Corrupt(e.to_string()))?;
+    let existed = tx
+        .prepare_cached("SELECT 1 FROM transactions WHERE id = ?1")?
+        .exists([&transaction.id])?;
     let rowid: i64 = tx
         .prepare_cached(
             "INSERT INTO transactions(id, status, product_id, product_name, request_type,
@@ -484,12 +493,28 @@ pub(crate) fn upsert_transaction(
         Some(r) => words(&serde_json::to_value(r).map_err(|e| Error::Corrupt(e.to_string()))?),
         None => String::new(),
     };
-    tx.prepare_cached("DELETE FROM transactions_text WHERE rowid = ?1")?
-        .execute([rowid])?;
+    if existed {
+        tx.prepare_cached("DELETE FROM transactions_text WHERE rowid = ?1")?
+            .execute([rowid])?;
+    }
     tx.prepare_cached(
-        "INSERT INTO transactions_text(rowid, request, response) VALUES (?1, ?2, ?3)",
+        "INSERT OR REPLACE INTO temp.pending_text(rowid, request, response) VALUES (?1, ?2, ?3)",
     )?
     .execute(params![rowid, request_text, response_text])?;
+    Ok(())
+}
+
+/// Moves the words staged by [`upsert_transaction`] into the FTS5 table in one statement.
+/// FTS5 writes out its in-memory terms at every statement that touches it, so a row at a time
+/// would merge the index once per transaction stored; one statement per batch merges once.
+pub(crate) fn flush_text(tx: &rusqlite::Transaction<'_>) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO transactions_text(rowid, request, response)
+         SELECT rowid, request, response FROM temp.pending_text",
+    )?
+    .execute([])?;
+    tx.prepare_cached("DELETE FROM temp.pending_text")?
+        .execute([])?;
     Ok(())
 }
 

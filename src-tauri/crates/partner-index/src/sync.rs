@@ -21,8 +21,9 @@
 //!   never moves the watermark: an item fetched out of order must not make a refresh stop early.
 //! - Events of a transaction are fetched only by [`refresh_one`]: the listing does not carry
 //!   them, and a custom event does not change the transaction's `updated` stamp.
-//! - SQLite writes run on the blocking pool in batches (what the pager has ready, up to
-//!   [`FILL_BATCH`]), so the runtime keeps fetching pages while a batch is written.
+//! - During the fill, one writer on the blocking pool takes the pages as they come (whatever
+//!   is waiting, up to [`FILL_BATCH`] items, per SQL transaction), so the walk keeps pages in
+//!   flight while a batch is written; the position saved is what the writer has committed.
 
 use crate::error::{Error, Result};
 use crate::store::{
@@ -34,10 +35,15 @@ use futures::StreamExt;
 use partner_api::{Product, SortKey, SortSpec, Sortable, Transaction};
 use partner_client::{PageRequest, PagerOptions, PartnerClient, WalkEnd, WALK_PAGER};
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// Items written per SQL transaction at most during the fill.
 pub const FILL_BATCH: usize = 2_000;
+
+/// Batches fetched and waiting for the writer at most (then the walk waits).
+const WRITE_QUEUE: usize = 16;
 
 /// What a sync is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -223,11 +229,44 @@ async fn fill(
     let mut stream = client
         .pager_from::<Transaction>(position, oldest_first, pager)?
         .ready_chunks(FILL_BATCH);
-    let mut filled = 0u64;
+    // The writer runs beside the walk, so pages keep coming while a batch is written.
+    let stored = Arc::new(AtomicU64::new(position));
+    let (batches, mut to_write) = tokio::sync::mpsc::channel::<Vec<Transaction>>(WRITE_QUEUE);
+    let writer = {
+        let index = index.clone();
+        let stored = stored.clone();
+        tokio::task::spawn_blocking(move || -> Result<()> {
+            while let Some(mut items) = to_write.blocking_recv() {
+                // Whatever else is waiting goes into the same SQL transaction.
+                while items.len() < FILL_BATCH {
+                    match to_write.try_recv() {
+                        Ok(more) => items.extend(more),
+                        Err(_) => break,
+                    }
+                }
+                let at = stored.load(Ordering::SeqCst) + items.len() as u64;
+                index.write(|tx| {
+                    for item in &items {
+                        let body = serde_json::to_string(item)
+                            .map_err(|e| Error::Corrupt(e.to_string()))?;
+                        upsert_transaction(tx, item, &body, None)?;
+                    }
+                    set_meta(tx, meta_keys::FILL_POSITION, &at.to_string())?;
+                    set_meta(tx, meta_keys::FILL_TOTAL, &total.to_string())
+                })?;
+                stored.store(at, Ordering::SeqCst);
+            }
+            Ok(())
+        })
+    };
+    let mut outcome: Result<SyncEnd> = Ok(SyncEnd::Complete);
     loop {
         let next = tokio::select! {
             biased;
-            () = cancel.cancelled() => return Ok((filled, SyncEnd::Cancelled)),
+            () = cancel.cancelled() => {
+                outcome = Ok(SyncEnd::Cancelled);
+                break;
+            }
             next = stream.next() => next,
         };
         let Some(chunk) = next else { break };
@@ -242,34 +281,36 @@ async fn fill(
                 }
             }
         }
-        let count = items.len() as u64;
-        let at = position + count;
-        let writer = index.clone();
-        blocking(move || {
-            writer.write(|tx| {
-                for item in &items {
-                    let body =
-                        serde_json::to_string(item).map_err(|e| Error::Corrupt(e.to_string()))?;
-                    upsert_transaction(tx, item, &body, None)?;
-                }
-                set_meta(tx, meta_keys::FILL_POSITION, &at.to_string())?;
-                set_meta(tx, meta_keys::FILL_TOTAL, &total.to_string())
-            })
-        })
-        .await?;
-        position = at;
-        filled += count;
+        if !items.is_empty() && batches.send(items).await.is_err() {
+            break; // the writer failed; its error is taken below
+        }
         progress(&SyncProgress {
             phase: SyncPhase::Fill,
-            done: position,
+            done: stored.load(Ordering::SeqCst),
             total: Some(total),
         });
         if let Some(error) = failed {
-            return Err(error.into());
+            outcome = Err(error.into());
+            break;
         }
     }
-    index.write(|tx| set_meta(tx, meta_keys::FILLED, "1"))?;
-    Ok((filled, SyncEnd::Complete))
+    drop(stream);
+    drop(batches);
+    writer
+        .await
+        .map_err(|e| Error::Sqlite(format!("the index writer ended unexpectedly ({e})")))??;
+    let at = stored.load(Ordering::SeqCst);
+    let filled = at - position;
+    progress(&SyncProgress {
+        phase: SyncPhase::Fill,
+        done: at,
+        total: Some(total),
+    });
+    let end = outcome?;
+    if end == SyncEnd::Complete {
+        index.write(|tx| set_meta(tx, meta_keys::FILLED, "1"))?;
+    }
+    Ok((filled, end))
 }
 
 /// Everything changed since the watermark, through the incremental walker.

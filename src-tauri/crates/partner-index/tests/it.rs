@@ -227,6 +227,15 @@ async fn sync_fills_the_index_then_a_refresh_finds_what_the_lender_changed() {
 #[tokio::test]
 async fn a_cancelled_fill_resumes_where_it_stopped() {
     let setup = setup(1_500).await;
+    // A slow network, as the sandbox's latency control makes it, so the walk is still going
+    // when it is cancelled.
+    lender(
+        &setup.sandbox,
+        reqwest::Method::POST,
+        "/sandbox/v1/latency",
+        json!({"milliseconds": 15}),
+    )
+    .await;
     let cancel = CancellationToken::new();
     let report = sync(
         &setup.client,
@@ -251,6 +260,13 @@ async fn a_cancelled_fill_resumes_where_it_stopped() {
     );
     assert_eq!(state.transactions, state.fill_position);
 
+    lender(
+        &setup.sandbox,
+        reqwest::Method::POST,
+        "/sandbox/v1/latency",
+        json!({"milliseconds": 0}),
+    )
+    .await;
     // A transaction created meanwhile, then a new sync (a new process would reopen the file).
     let product = setup.index.products().unwrap()[0].id.clone();
     let created = lender(
