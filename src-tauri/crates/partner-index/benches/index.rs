@@ -186,8 +186,27 @@ fn main() {
         }
         let (_dir, index) = kept.unwrap();
 
-        // A refresh after 100 changes at 20 ms.
+        // A refresh after 100 changes at 20 ms. The demo data is stamped 7 minutes apart from
+        // 2026-01-01, so 100,000 of them run into 2027, past the sandbox's clock: a change made
+        // "now" would sort behind them under `-updated` and no refresh could reach it (nor could
+        // a real service's, whose stamps are never in its future). The clock goes past them first.
         set_latency(&sandbox, 0).await;
+        let newest = index.state().unwrap().watermark.unwrap();
+        let ahead = newest - sandbox.clock().now();
+        if ahead > chrono::TimeDelta::zero() {
+            sandbox
+                .clock()
+                .advance((ahead + chrono::TimeDelta::hours(1)).to_std().unwrap());
+            println!(
+                "\nsandbox clock advanced {} days past the newest demo stamp",
+                ahead.num_days()
+            );
+            // A token issued before the jump has expired by the sandbox's clock: renew it now,
+            // outside the timing.
+            let _ = client
+                .list::<partner_api::Product>(&partner_client::PageRequest::new(0, 1).unwrap())
+                .await;
+        }
         let open = index
             .find(
                 &Filter {

@@ -34,6 +34,19 @@ pub enum Error {
     NotFound { what: String },
 }
 
+impl Error {
+    /// A JSON failure in words that quote nothing of the data: serde's own message can quote
+    /// the value it choked on, which may be a borrower's.
+    pub(crate) fn json(error: serde_json::Error) -> Self {
+        Error::Corrupt(format!(
+            "{:?} JSON at line {} column {}",
+            error.classify(),
+            error.line(),
+            error.column()
+        ))
+    }
+}
+
 impl From<rusqlite::Error> for Error {
     fn from(error: rusqlite::Error) -> Self {
         Error::Sqlite(error.to_string())
@@ -41,3 +54,17 @@ impl From<rusqlite::Error> for Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_failures_quote_nothing_of_the_data() {
+        let serde = serde_json::from_str::<u32>("\"Zelda Quuxington\"").unwrap_err();
+        assert!(serde.to_string().contains("Zelda"), "serde's own message quotes it");
+        let ours = Error::json(serde).to_string();
+        assert!(!ours.contains("Zelda"), "{ours}");
+        assert!(ours.contains("line 1"), "{ours}");
+    }
+}

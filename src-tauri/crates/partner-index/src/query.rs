@@ -297,7 +297,7 @@ impl Index {
         };
         let rows = bodies
             .iter()
-            .map(|b| serde_json::from_str::<Value>(b).map_err(|e| Error::Corrupt(e.to_string())))
+            .map(|b| serde_json::from_str::<Value>(b).map_err(Error::json))
             .collect::<Result<Vec<_>>>()?;
         let count = rows.len() as u64;
         let out = match format {

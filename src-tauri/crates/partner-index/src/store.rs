@@ -267,7 +267,7 @@ impl Index {
             None => Ok(None),
             Some(text) => serde_json::from_str(&text)
                 .map(Some)
-                .map_err(|e| Error::Corrupt(format!("events of {id}: {e}"))),
+                .map_err(Error::json),
         }
     }
 
@@ -280,7 +280,7 @@ impl Index {
         for body in rows {
             products.push(
                 serde_json::from_str(&body?)
-                    .map_err(|e| Error::Corrupt(format!("a product: {e}")))?,
+                    .map_err(Error::json)?,
             );
         }
         Ok(products)
@@ -405,7 +405,7 @@ pub(crate) fn from_micros(micros: i64) -> Option<DateTime<Utc>> {
 }
 
 pub(crate) fn decode_transaction(body: &str) -> Result<Transaction> {
-    serde_json::from_str(body).map_err(|e| Error::Corrupt(e.to_string()))
+    serde_json::from_str(body).map_err(Error::json)
 }
 
 /// The stored `updated` stamp and JSON of a transaction, to tell whether a listed one changed.
@@ -439,7 +439,7 @@ pub(crate) fn upsert_transaction(
     let events = events
         .map(serde_json::to_string)
         .transpose()
-        .map_err(|e| Error::Corrupt(e.to_string()))?;
+        .map_err(Error::json)?;
     let existed = tx
         .prepare_cached("SELECT 1 FROM transactions WHERE id = ?1")?
         .exists([&transaction.id])?;
@@ -487,10 +487,10 @@ pub(crate) fn upsert_transaction(
     )?
     .execute(params![rowid, body, events])?;
     let request_text = words(
-        &serde_json::to_value(&transaction.request).map_err(|e| Error::Corrupt(e.to_string()))?,
+        &serde_json::to_value(&transaction.request).map_err(Error::json)?,
     );
     let response_text = match response {
-        Some(r) => words(&serde_json::to_value(r).map_err(|e| Error::Corrupt(e.to_string()))?),
+        Some(r) => words(&serde_json::to_value(r).map_err(Error::json)?),
         None => String::new(),
     };
     if existed {
@@ -524,7 +524,7 @@ pub(crate) fn replace_products(tx: &rusqlite::Transaction<'_>, products: &[Produ
     let mut insert =
         tx.prepare_cached("INSERT INTO products(id, name, updated, body) VALUES (?1, ?2, ?3, ?4)")?;
     for product in products {
-        let body = serde_json::to_string(product).map_err(|e| Error::Corrupt(e.to_string()))?;
+        let body = serde_json::to_string(product).map_err(Error::json)?;
         insert.execute(params![
             product.id,
             product.name,

@@ -248,7 +248,7 @@ async fn fill(
                 index.write(|tx| {
                     for item in &items {
                         let body = serde_json::to_string(item)
-                            .map_err(|e| Error::Corrupt(e.to_string()))?;
+                            .map_err(Error::json)?;
                         upsert_transaction(tx, item, &body, None)?;
                     }
                     set_meta(tx, meta_keys::FILL_POSITION, &at.to_string())?;
@@ -382,7 +382,7 @@ fn store_if_changed(
     item: &Transaction,
     events: Option<&[partner_api::TransactionEvent]>,
 ) -> Result<ChangeKind> {
-    let body = serde_json::to_string(item).map_err(|e| Error::Corrupt(e.to_string()))?;
+    let body = serde_json::to_string(item).map_err(Error::json)?;
     let kind = match stored_version(tx, &item.id)? {
         None => ChangeKind::Created,
         Some((updated, stored)) if updated == micros(item.updated) && stored == body => {
@@ -390,7 +390,7 @@ fn store_if_changed(
                 None => true,
                 Some(events) => {
                     let fresh =
-                        serde_json::to_string(events).map_err(|e| Error::Corrupt(e.to_string()))?;
+                        serde_json::to_string(events).map_err(Error::json)?;
                     let stored: Option<String> = tx
                         .prepare_cached(
                             "SELECT b.events FROM transactions t
