@@ -62,7 +62,10 @@ mod tests {
     #[test]
     fn json_failures_quote_nothing_of_the_data() {
         let serde = serde_json::from_str::<u32>("\"Zelda Quuxington\"").unwrap_err();
-        assert!(serde.to_string().contains("Zelda"), "serde's own message quotes it");
+        assert!(
+            serde.to_string().contains("Zelda"),
+            "serde's own message quotes it"
+        );
         let ours = Error::json(serde).to_string();
         assert!(!ours.contains("Zelda"), "{ours}");
         assert!(ours.contains("line 1"), "{ours}");

@@ -265,9 +265,7 @@ impl Index {
             .optional()?;
         match events.flatten() {
             None => Ok(None),
-            Some(text) => serde_json::from_str(&text)
-                .map(Some)
-                .map_err(Error::json),
+            Some(text) => serde_json::from_str(&text).map(Some).map_err(Error::json),
         }
     }
 
@@ -278,10 +276,7 @@ impl Index {
         let rows = statement.query_map([], |r| r.get::<_, String>(0))?;
         let mut products = Vec::new();
         for body in rows {
-            products.push(
-                serde_json::from_str(&body?)
-                    .map_err(Error::json)?,
-            );
+            products.push(serde_json::from_str(&body?).map_err(Error::json)?);
         }
         Ok(products)
     }
@@ -486,9 +481,7 @@ pub(crate) fn upsert_transaction(
             events = COALESCE(excluded.events, transaction_bodies.events)",
     )?
     .execute(params![rowid, body, events])?;
-    let request_text = words(
-        &serde_json::to_value(&transaction.request).map_err(Error::json)?,
-    );
+    let request_text = words(&serde_json::to_value(&transaction.request).map_err(Error::json)?);
     let response_text = match response {
         Some(r) => words(&serde_json::to_value(r).map_err(Error::json)?),
         None => String::new(),

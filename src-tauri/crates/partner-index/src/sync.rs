@@ -247,8 +247,7 @@ async fn fill(
                 let at = stored.load(Ordering::SeqCst) + items.len() as u64;
                 index.write(|tx| {
                     for item in &items {
-                        let body = serde_json::to_string(item)
-                            .map_err(Error::json)?;
+                        let body = serde_json::to_string(item).map_err(Error::json)?;
                         upsert_transaction(tx, item, &body, None)?;
                     }
                     set_meta(tx, meta_keys::FILL_POSITION, &at.to_string())?;
@@ -389,8 +388,7 @@ fn store_if_changed(
             let events_same = match events {
                 None => true,
                 Some(events) => {
-                    let fresh =
-                        serde_json::to_string(events).map_err(Error::json)?;
+                    let fresh = serde_json::to_string(events).map_err(Error::json)?;
                     let stored: Option<String> = tx
                         .prepare_cached(
                             "SELECT b.events FROM transactions t

@@ -312,7 +312,7 @@ fn ids(index: &Index, filter: &Filter) -> Vec<String> {
 /// The ids of the service's transactions that `keep` holds for, newest first.
 fn expected(all: &[Transaction], keep: impl Fn(&Transaction) -> bool) -> Vec<String> {
     let mut kept: Vec<&Transaction> = all.iter().filter(|t| keep(t)).collect();
-    kept.sort_by(|a, b| b.created.cmp(&a.created));
+    kept.sort_by_key(|t| std::cmp::Reverse(t.created));
     kept.into_iter().map(|t| t.id.clone()).collect()
 }
 
