@@ -156,3 +156,41 @@ impl From<partner_listener::Error> for AppError {
         AppError::new(kind, error.to_string(), hint)
     }
 }
+
+impl From<partner_index::Error> for AppError {
+    fn from(error: partner_index::Error) -> Self {
+        use partner_index::Error as E;
+        match error {
+            E::Client(client) => client.into(),
+            E::Invalid(_) => AppError::new(
+                ErrorKind::InvalidInput,
+                format!("{error}."),
+                "Correct the filter and try again.",
+            ),
+            E::NotFound { .. } => AppError::new(
+                ErrorKind::InvalidInput,
+                format!("{}.", capitalised(&error.to_string())),
+                "Sync the local copy, or look it up on the service.",
+            ),
+            E::WrongKey { .. } | E::KeyMissing { .. } => AppError::new(
+                ErrorKind::Keychain,
+                format!("{}.", capitalised(&error.to_string())),
+                "Use \"Forget this connection's data\" on the Support screen, then make a new copy.",
+            ),
+            E::Io { .. } | E::Sqlite(_) | E::Corrupt(_) => AppError::new(
+                ErrorKind::Io,
+                format!("{}.", capitalised(&error.to_string())),
+                "Check the data folder's free space and permissions; if it keeps failing, forget this connection's data and sync again.",
+            ),
+        }
+    }
+}
+
+/// `text` with its first letter upper-cased (library errors start lower-case).
+pub fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}

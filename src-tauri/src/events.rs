@@ -16,6 +16,8 @@ pub const SEARCH_PROGRESS: &str = "search-progress";
 pub const STATUS: &str = "status";
 pub const MISSED_PROGRESS: &str = "missed-progress";
 pub const JOB_PROGRESS: &str = "job-progress";
+pub const SUPPORT_SYNC_PROGRESS: &str = "support-sync-progress";
+pub const OPEN_LINK: &str = "open-link";
 
 /// How long the coalescer gathers captures before one event goes out.
 pub const BATCH_WINDOW: Duration = Duration::from_millis(100);

@@ -64,6 +64,14 @@ pub fn run() {
     startup::milestone("logging ready");
     let keychain_probe = std::thread::spawn(|| probe_keychain(&KeyringStore::default()));
     let app = tauri::Builder::default()
+        // First: a second start (a link clicked while the app runs) hands its arguments to this
+        // one, whose deep-link plugin reads the link from them, and ends.
+        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
+            if let Some(window) = app.get_webview_window("main") {
+                let _ = window.set_focus();
+            }
+        }))
+        .plugin(tauri_plugin_deep_link::init())
         .plugin(tauri_plugin_dialog::init())
         .on_page_load(|_, payload| {
             startup::milestone(&format!("page load {:?}", payload.event()));
@@ -118,6 +126,7 @@ pub fn run() {
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(startup::first_run(handle));
             tauri::async_runtime::spawn(exit_on_termination(app.handle().clone()));
+            follow_links(app.handle());
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
@@ -175,6 +184,15 @@ pub fn run() {
             commands::import_captures,
             commands::cancel_job,
             commands::set_forward_rules,
+            commands::support_index,
+            commands::support_sync,
+            commands::support_find,
+            commands::support_counts,
+            commands::support_export,
+            commands::support_forget,
+            commands::go_to,
+            commands::resource_link,
+            commands::take_pending_link,
             commands::capture_detail,
             commands::signature_report,
             commands::replay_capture,
@@ -219,4 +237,21 @@ async fn exit_on_termination(app: tauri::AppHandle) {
         _ = interrupt.recv() => tracing::info!("SIGINT: quitting"),
     }
     app.exit(0);
+}
+
+/// Opens the `partner-console://` link the app was started with, and every one handed to it
+/// later (`services::links`).
+fn follow_links(app: &tauri::AppHandle) {
+    use tauri_plugin_deep_link::DeepLinkExt;
+    let handle = app.clone();
+    app.deep_link().on_open_url(move |event| {
+        let handle = handle.clone();
+        tauri::async_runtime::spawn(async move {
+            services::links::open(&handle, event.urls()).await;
+        });
+    });
+    if let Ok(Some(urls)) = app.deep_link().get_current() {
+        let handle = app.clone();
+        tauri::async_runtime::spawn(async move { services::links::open(&handle, urls).await });
+    }
 }

@@ -108,6 +108,10 @@ pub struct Inner {
     pub test_mode: TestMode,
     pub token_history: Vec<TokenHistoryEntry>,
     pub searches: HashMap<String, CancellationToken>,
+    /// The route a `partner-console://` link asked for, until the page takes it.
+    pub pending_link: Option<String>,
+    /// The active connection's local index, open (`services::support`), by its id.
+    pub support_index: Option<(String, partner_index::Index)>,
     /// Running exports and imports, by the id the UI gave them (`services::jobs`).
     pub jobs: HashMap<String, CancellationToken>,
     /// Running receiver checks, by subscription id.
@@ -169,6 +173,8 @@ impl AppState {
                 token_history: Vec::new(),
                 searches: HashMap::new(),
                 jobs: HashMap::new(),
+                support_index: None,
+                pending_link: None,
                 receiver_checks: HashMap::new(),
                 missed_check: None,
             }),

@@ -158,4 +158,24 @@ describe("App start-up", () => {
     expect(await screen.findByText("The service did not answer.")).toBeInTheDocument();
     expect(screen.queryAllByText("Product 2")).toHaveLength(0);
   });
+
+describe("partner-console:// links", () => {
+  it("goes where a link that started the app asked, and where a later one asks", async () => {
+    window.location.hash = "#/products";
+    mockCommands({
+      app_status: () => ready(null),
+      sort_keys: sortKeys,
+      list_products: (args) => pageOf([product(1)], args, 1),
+      take_pending_link: () => "#/transactions/t-1/events/e-1",
+      get_transaction: () => {
+        throw { kind: "server", message: "not found", hint: "", status: 404, errorCode: "NotFound" };
+      },
+      transaction_events: () => [],
+    });
+    render(<QueryClientProvider client={client()}><App /></QueryClientProvider>);
+    await waitFor(() => expect(window.location.hash).toBe("#/transactions/t-1/events/e-1"));
+    await emit("open-link", "#/products/p-9");
+    await waitFor(() => expect(window.location.hash).toBe("#/products/p-9"));
+  });
+});
 });

@@ -78,6 +78,17 @@ export function App() {
     if (connection !== null) shownConnection.current = connection;
   }, [connection, client]);
 
+  // `partner-console://` links: the route the shell sends (the link opened its connection first),
+  // and the one a link that started the app left before this page listened.
+  useEffect(() => {
+    const go = (hash: string | null) => {
+      if (hash) window.location.hash = hash;
+    };
+    return events.onOpenLink(go, () => {
+      api.takePendingLink().then(go, () => {});
+    });
+  }, []);
+
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (!e.altKey) return;

@@ -172,6 +172,7 @@ async fn serve(
         done.cancel();
     });
     crate::events::spawn_capture_feed(app.clone(), &listener, stop.clone());
+    crate::services::support::follow_captures(app.clone(), &listener, stop.clone());
     let running = RunningListener {
         listener,
         addr,
@@ -202,7 +203,7 @@ pub async fn move_to(app: &AppHandle, form: ListenerAddressForm) -> Result<()> {
     let address = listener_address::parse_address(&form.address)
         .map_err(|e| AppError::invalid(format!("The listener's address: {e}.")))?;
     partner_local::settings::check_listener_path(form.path.trim())
-        .map_err(|e| AppError::invalid(format!("{}.", capitalise(&e))))?;
+        .map_err(|e| AppError::invalid(format!("{}.", crate::error::capitalised(&e))))?;
     let path = partner_listener::server::normalise_path(form.path.trim())
         .map_err(|e| AppError::invalid(format!("The listener's path: {e}.")))?;
     let target = ListenerAddress {
@@ -257,14 +258,6 @@ async fn rebind_released(
             Err(problem) => return Err(problem),
         }
     }
-}
-
-fn capitalise(text: &str) -> String {
-    let mut chars = text.chars();
-    chars
-        .next()
-        .map(|first| first.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }
 
 /// The listener's test mode from the screen's (on/off, status, delay, failures).

@@ -145,6 +145,8 @@ export const api = {
   cancelSearch: (searchId: string) => call<void>("cancel_search", { searchId }),
   /** Exports every page through the save dialog, as job `request.jobId` (progress, cancel). */
   exportListing: (request: ExportRequest) => call<FileJobResult>("export_listing", { request }),
+  /** The route a link asked for before the page listened, once (then null). */
+  takePendingLink: () => call<string | null>("take_pending_link"),
   /** Stops an export or import started under this id. */
   cancelJob: (jobId: string) => call<void>("cancel_job", { jobId }),
 
@@ -234,6 +236,7 @@ export const EVENTS = {
   status: "status",
   missedProgress: "missed-progress",
   jobProgress: "job-progress",
+  openLink: "open-link",
 } as const;
 
 /**
@@ -266,6 +269,8 @@ export const events = {
   onToken: (handler: (view: TokenView) => void) => subscribe(EVENTS.token, handler),
   onSearchProgress: (handler: (progress: SearchProgress) => void) =>
     subscribe(EVENTS.searchProgress, handler),
+  /** A `partner-console://` link asked for this route (`#/…`); `onListening` runs once events are heard. */
+  onOpenLink: (handler: (route: string) => void, onListening?: () => void) => subscribe(EVENTS.openLink, handler, onListening),
   onJobProgress: (handler: (progress: JobProgress) => void) => subscribe(EVENTS.jobProgress, handler),
   onMissedProgress: (handler: (progress: MissedProgressView) => void) => subscribe(EVENTS.missedProgress, handler),
   onStatus: (handler: (status: AppStatus) => void, onListening?: () => void) =>

@@ -54,6 +54,9 @@ enum Command {
     CheckReceiver(commands::check_receiver::Args),
     /// The connections saved in the desktop app (use one with --connection NAME).
     Connections(commands::connections::Args),
+    /// Print the partner-console:// link the desktop app opens for a transaction, an event or
+    /// a product on a saved connection (--connection NAME) or the embedded sandbox.
+    Link(commands::link::Args),
     /// Print a shell completion script (bash, zsh, fish, powershell).
     Completions(commands::docs::CompletionsArgs),
     /// Write the man pages into a folder.
@@ -95,6 +98,7 @@ async fn main() -> ExitCode {
         Command::Trigger(args) => commands::trigger::run(args).await,
         Command::CheckReceiver(args) => commands::check_receiver::run(args).await,
         Command::Connections(args) => commands::connections::run(args).await,
+        Command::Link(args) => commands::link::run(args),
         Command::Completions(args) => commands::docs::completions::<Cli>(args),
         Command::Man(args) => commands::docs::man::<Cli>(args),
     };

@@ -13,6 +13,7 @@
 pub mod environment;
 pub mod error;
 pub mod keys;
+pub mod links;
 pub mod listener_address;
 pub mod missed;
 pub mod paths;

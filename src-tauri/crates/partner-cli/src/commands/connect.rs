@@ -34,6 +34,14 @@ pub fn use_named_connection(name: String) {
     let _ = NAMED_CONNECTION.set(name);
 }
 
+/// The connection named by `--connection`, if one was.
+pub fn named_connection() -> Option<&'static str> {
+    NAMED_CONNECTION
+        .get()
+        .map(String::as_str)
+        .filter(|n| !n.trim().is_empty())
+}
+
 impl ConnectionArgs {
     /// These arguments with a saved connection's base URL and client id filled in, when one
     /// is named.

@@ -7,6 +7,7 @@
 mod check_receiver;
 mod client_commands;
 mod evidence;
+mod link;
 mod listen;
 mod missed;
 mod sandbox;

@@ -1,0 +1,492 @@
+//! The support desk: the active connection's local index (`partner-index`: an encrypted copy of
+//! its transactions and products, its key in the keychain), and "Go to" any id.
+//!
+//! Why a cache of the open index: SQLCipher decrypts every page it reads, and the index keeps a
+//! page cache of its own; opening the file for each question would throw it away (and read the
+//! key from the keychain, a D-Bus round trip, every time). The index of the active connection
+//! stays open until another connection is asked about or the user forgets it.
+//!
+//! Questions never walk pages: `find` and `counts` are the index's. Only a sync talks to the
+//! service, and a captured notification refreshes the one transaction it names
+//! ([`follow_captures`]).
+use crate::bridge::{
+    ConnectionView, FileJobResult, GoToTarget, SupportCount, SupportCounts, SupportExportForm,
+    SupportFilter, SupportIndexView, SupportPage, SupportQuery, SupportSyncForm,
+    SupportSyncProgress, SupportSyncResult,
+};
+use crate::error::{AppError, ErrorKind, Result};
+use crate::services::file_dialog::{self, FileChoice};
+use crate::services::jobs::Job;
+use crate::state::AppState;
+use partner_api::ResourceAddress;
+use partner_client::{ClientError, PartnerClient};
+use partner_index::{ChangeKind, Index, SyncEnd};
+use partner_listener::{Listener, LiveEvent, Verdict};
+use partner_local::Environment;
+use tauri::{AppHandle, Emitter, Manager};
+use tokio_util::sync::CancellationToken;
+
+/// The most transactions one page of answers holds.
+const MAX_PAGE: u32 = 200;
+
+/// The active connection's view and client.
+fn active(state: &AppState) -> Result<(ConnectionView, PartnerClient)> {
+    state
+        .lock()
+        .active
+        .as_ref()
+        .map(|a| (a.view.clone(), a.client.clone()))
+        .ok_or_else(AppError::not_connected)
+}
+
+/// The index's name for a connection: its base URL and client id (the CLI finds the same file).
+fn index_id(view: &ConnectionView) -> Result<String> {
+    let base = url::Url::parse(&view.base_url).map_err(|e| {
+        AppError::new(
+            ErrorKind::Internal,
+            format!(
+                "The connection's base URL {} is not a URL: {e}.",
+                view.base_url
+            ),
+            "Edit the connection.",
+        )
+    })?;
+    Ok(partner_index::index_id(&base, &view.client_id))
+}
+
+/// The open index of `view`'s connection; with `create`, made when there is none yet. Runs on
+/// the blocking pool (the keychain, the file).
+async fn open(state: &AppState, view: &ConnectionView, create: bool) -> Result<Option<Index>> {
+    let id = index_id(view)?;
+    if let Some((open_id, index)) = state.lock().support_index.as_ref() {
+        if *open_id == id {
+            return Ok(Some(index.clone()));
+        }
+    }
+    let path = partner_index::index_path(&state.data_dir, &id)?;
+    if !create && !path.exists() {
+        return Ok(None);
+    }
+    let data_dir = state.data_dir.clone();
+    let secrets = state.secrets.clone();
+    let opened_id = id.clone();
+    let index = tauri::async_runtime::spawn_blocking(move || {
+        Index::open(&data_dir, &opened_id, secrets.as_ref())
+    })
+    .await
+    .map_err(|e| internal(&e))??;
+    state.lock().support_index = Some((id, index.clone()));
+    Ok(Some(index))
+}
+
+fn internal(error: &dyn std::fmt::Display) -> AppError {
+    AppError::new(
+        ErrorKind::Internal,
+        format!("The local index could not be read: {error}."),
+        "Try again.",
+    )
+}
+
+/// Runs `work` on the blocking pool (SQLCipher reads decrypt pages: not on an async worker).
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> std::result::Result<T, partner_index::Error> + Send + 'static,
+) -> Result<T> {
+    Ok(tauri::async_runtime::spawn_blocking(work)
+        .await
+        .map_err(|e| internal(&e))??)
+}
+
+/// What the active connection's index holds.
+pub async fn view(state: &AppState) -> Result<SupportIndexView> {
+    let (connection, _) = active(state)?;
+    let index = open(state, &connection, false).await?;
+    let index_state = match &index {
+        Some(index) => {
+            let index = index.clone();
+            Some(blocking(move || index.state()).await?)
+        }
+        None => None,
+    };
+    let path = partner_index::index_path(&state.data_dir, &index_id(&connection)?)?;
+    Ok(SupportIndexView {
+        exists: index_state.is_some(),
+        as_of: index_state
+            .as_ref()
+            .and_then(|s| s.as_of)
+            .map(|t| t.to_rfc3339()),
+        filled: index_state.as_ref().is_some_and(|s| s.filled),
+        fill_position: index_state.as_ref().map_or(0, |s| s.fill_position),
+        fill_total: index_state.as_ref().and_then(|s| s.fill_total),
+        transactions: index_state.as_ref().map_or(0, |s| s.transactions),
+        products: index_state.as_ref().map_or(0, |s| s.products),
+        production: connection.environment == Environment::Production,
+        connection_label: connection.label.clone(),
+        path: path.display().to_string(),
+    })
+}
+
+/// Fills or refreshes the index, as job `form.job_id` (progress as `support-sync-progress`
+/// events, stopped by `cancel_job`). A production connection's first copy needs the user's
+/// yes (`allow_production`): it holds lenders' and borrowers' data.
+pub async fn sync(app: &AppHandle, form: SupportSyncForm) -> Result<SupportSyncResult> {
+    let state = app.state::<AppState>();
+    let (connection, client) = active(&state)?;
+    let exists = open(&state, &connection, false).await?.is_some();
+    if connection.environment == Environment::Production && !exists && !form.allow_production {
+        return Err(AppError::new(
+            ErrorKind::InvalidInput,
+            format!(
+                "{} is a production connection: a local copy holds lenders' and borrowers' data.",
+                connection.label
+            ),
+            "Agree to keep an encrypted copy on this machine, or use the service's own pages.",
+        ));
+    }
+    let Some(index) = open(&state, &connection, true).await? else {
+        return Err(internal(&"no index"));
+    };
+    let job = Job::start(app, &form.job_id);
+    let emitter = app.clone();
+    let job_id = form.job_id.clone();
+    let report = partner_index::sync(
+        &client,
+        &index,
+        move |progress| {
+            let phase = match progress.phase {
+                partner_index::SyncPhase::Products => "products",
+                partner_index::SyncPhase::Fill => "fill",
+                partner_index::SyncPhase::Refresh => "refresh",
+            };
+            let _ = emitter.emit(
+                crate::events::SUPPORT_SYNC_PROGRESS,
+                SupportSyncProgress {
+                    job_id: job_id.clone(),
+                    phase: phase.into(),
+                    done: progress.done,
+                    total: progress.total,
+                },
+            );
+        },
+        &job.stop,
+    )
+    .await?;
+    let count = |kind: ChangeKind| report.changes.iter().filter(|c| c.kind == kind).count() as u64;
+    Ok(SupportSyncResult {
+        cancelled: report.end == SyncEnd::Cancelled,
+        filled: report.filled,
+        created: count(ChangeKind::Created),
+        updated: count(ChangeKind::Updated),
+        index: view(&state).await?,
+    })
+}
+
+/// The index's filter for the screen's (bad times and statuses are the user's to correct).
+pub fn filter_of(filter: &SupportFilter) -> Result<partner_index::Filter> {
+    let text = |value: &Option<String>| {
+        value
+            .as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    };
+    let time = |value: &Option<String>,
+                what: &str|
+     -> Result<Option<chrono::DateTime<chrono::Utc>>> {
+        match text(value) {
+            None => Ok(None),
+            Some(value) => chrono::DateTime::parse_from_rfc3339(&value)
+                .map(|t| Some(t.with_timezone(&chrono::Utc)))
+                .map_err(|_| {
+                    AppError::invalid(format!(
+                        "The {what} time {value:?} is not a date and time (RFC 3339, e.g. 2026-11-24T09:30:00Z)."
+                    ))
+                }),
+        }
+    };
+    Ok(partner_index::Filter {
+        status: filter.status,
+        product: text(&filter.product),
+        request_type: text(&filter.request_type),
+        response_status: filter.response_status,
+        created_since: time(&filter.created_since, "created from")?,
+        created_before: time(&filter.created_before, "created before")?,
+        updated_since: time(&filter.updated_since, "updated from")?,
+        updated_before: time(&filter.updated_before, "updated before")?,
+        partner_status: text(&filter.partner_status),
+        reference_number: text(&filter.reference_number),
+        requesting_party: text(&filter.requesting_party),
+        loan: filter
+            .loan
+            .iter()
+            .filter(|l| !l.field.trim().is_empty())
+            .map(|l| partner_index::LoanField {
+                field: l.field.trim().to_string(),
+                value: l.value.trim().to_string(),
+            })
+            .collect(),
+        text: text(&filter.text),
+    })
+}
+
+/// The index, which must exist: questions are never answered by walking the service.
+async fn existing(state: &AppState) -> Result<Index> {
+    let (connection, _) = active(state)?;
+    open(state, &connection, false).await?.ok_or_else(|| {
+        AppError::new(
+            ErrorKind::InvalidInput,
+            format!("{} has no local copy yet.", connection.label),
+            "Make one on the Support screen (Sync), then ask again.",
+        )
+    })
+}
+
+/// One page of the transactions the filter selects, newest first.
+pub async fn find(state: &AppState, query: SupportQuery) -> Result<SupportPage> {
+    let index = existing(state).await?;
+    let filter = filter_of(&query.filter)?;
+    let limit = u64::from(query.limit.clamp(1, MAX_PAGE));
+    let offset = query.offset;
+    let found = blocking(move || index.find(&filter, limit, offset)).await?;
+    Ok(SupportPage {
+        total: found.total,
+        offset: found.offset,
+        items: found.items,
+        as_of: found.as_of.map(|t| t.to_rfc3339()),
+    })
+}
+
+/// How many transactions the filter selects, per status and per product.
+pub async fn counts(state: &AppState, filter: SupportFilter) -> Result<SupportCounts> {
+    let index = existing(state).await?;
+    let filter = filter_of(&filter)?;
+    let counts = blocking(move || index.counts(&filter)).await?;
+    Ok(SupportCounts {
+        total: counts.total,
+        by_status: counts
+            .by_status
+            .into_iter()
+            .map(|(status, count)| SupportCount {
+                key: status.clone(),
+                label: status,
+                count,
+            })
+            .collect(),
+        by_product: counts
+            .by_product
+            .into_iter()
+            .map(|(id, name, count)| SupportCount {
+                key: id,
+                label: name,
+                count,
+            })
+            .collect(),
+        as_of: counts.as_of.map(|t| t.to_rfc3339()),
+    })
+}
+
+/// Exports the filtered set (the listing export's CSV shape, or JSON) to a file the user picks.
+pub async fn export(app: &AppHandle, form: SupportExportForm) -> Result<FileJobResult> {
+    let state = app.state::<AppState>();
+    let index = existing(&state).await?;
+    let filter = filter_of(&form.filter)?;
+    let (extension, kind, format): (&'static str, &'static str, partner_index::Export) =
+        match form.format {
+            crate::bridge::ExportFormat::Csv => ("csv", "CSV", partner_index::Export::Csv),
+            crate::bridge::ExportFormat::Json => ("json", "JSON", partner_index::Export::Json),
+        };
+    let choice = FileChoice {
+        title: "Export transactions".into(),
+        suggested_name: crate::services::captures::suggested_name("transactions", extension),
+        folder: state.exports_dir(),
+        kind,
+        extensions: match format {
+            partner_index::Export::Csv => &["csv"],
+            partner_index::Export::Json => &["json"],
+        },
+    };
+    let Some(path) = file_dialog::save(app, choice).await else {
+        return Ok(FileJobResult::closed());
+    };
+    let job = Job::start(app, &form.job_id);
+    let target = path.clone();
+    let written = tauri::async_runtime::spawn_blocking(move || {
+        crate::services::captures::write_replacing(&target, |out| {
+            let (_, written) = index.export(&filter, None, 0, format, out)?;
+            job.progress(written, Some(written));
+            Ok((true, written))
+        })
+    })
+    .await
+    .map_err(|e| internal(&e))??;
+    Ok(FileJobResult {
+        path: Some(path.display().to_string()),
+        count: written,
+        skipped: 0,
+        cancelled: false,
+    })
+}
+
+/// Deletes the active connection's local copy and its key.
+pub async fn forget(state: &AppState) -> Result<SupportIndexView> {
+    let (connection, _) = active(state)?;
+    let id = index_id(&connection)?;
+    let open = state.lock().support_index.take();
+    drop(open);
+    let data_dir = state.data_dir.clone();
+    let secrets = state.secrets.clone();
+    blocking(move || partner_index::forget(&data_dir, &id, secrets.as_ref())).await?;
+    view(state).await
+}
+
+/// Keeps the active connection's index fresh from the listener: each valid notification about
+/// a transaction of the active connection's service refreshes that transaction (and its events)
+/// at once, when there is an index. Stops with `stop`.
+pub fn follow_captures(app: AppHandle, listener: &Listener, stop: CancellationToken) {
+    let mut feed = listener.subscribe();
+    tauri::async_runtime::spawn(async move {
+        loop {
+            let event = tokio::select! {
+                event = feed.recv() => event,
+                () = stop.cancelled() => return,
+            };
+            let capture = match event {
+                Ok(LiveEvent::Captured(capture)) => capture,
+                Ok(_) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            };
+            if capture.verdict != Verdict::Valid {
+                continue;
+            }
+            let Some(reference) = capture.fields.resource_ref.clone() else {
+                continue;
+            };
+            let state = app.state::<AppState>();
+            let Ok((connection, client)) = active(&state) else {
+                continue;
+            };
+            let transaction_id = match partner_api::resource_at(&connection.base_url, &reference) {
+                Ok(ResourceAddress::Transaction { transaction_id })
+                | Ok(ResourceAddress::Event { transaction_id, .. }) => transaction_id,
+                Err(_) => continue,
+            };
+            let Ok(Some(index)) = open(&state, &connection, false).await else {
+                continue;
+            };
+            if let Err(error) = partner_index::refresh_one(&client, &index, &transaction_id).await {
+                tracing::warn!(%error, "refreshing a notified transaction in the local index failed");
+            }
+        }
+    });
+}
+
+/// Where "Go to" takes the user for `text`: a transaction id, a product id, an event id (of a
+/// capture the listener kept), or a `resourceRef` URL, each looked up on the active connection
+/// (`GET /transactions/{id}`, `GET /products/{id}`), never by walking a listing.
+pub async fn go_to(state: &AppState, text: &str) -> Result<GoToTarget> {
+    let wanted = text.trim();
+    if wanted.is_empty() {
+        return Ok(GoToTarget::NotFound {
+            message:
+                "Type or paste a transaction id, an event id, a product id or a resourceRef URL."
+                    .into(),
+        });
+    }
+    let (connection, client) = active(state)?;
+    let transaction = |transaction_id: String, event_id: Option<String>| GoToTarget::Transaction {
+        transaction_id,
+        event_id,
+    };
+    if wanted.contains("://") {
+        return Ok(
+            match partner_api::resource_at(&connection.base_url, wanted) {
+                Ok(ResourceAddress::Transaction { transaction_id }) => {
+                    match found(client.get_transaction(&transaction_id).await)? {
+                        true => transaction(transaction_id, None),
+                        false => not_found(&connection, &format!("transaction {transaction_id}")),
+                    }
+                }
+                Ok(ResourceAddress::Event {
+                    transaction_id,
+                    event_id,
+                }) => match found(client.get_transaction(&transaction_id).await)? {
+                    true => transaction(transaction_id, Some(event_id)),
+                    false => not_found(&connection, &format!("transaction {transaction_id}")),
+                },
+                Err(mismatch) => GoToTarget::NotFound {
+                    message: format!("{}.", crate::error::capitalised(&mismatch.to_string())),
+                },
+            },
+        );
+    }
+    if found(client.get_transaction(wanted).await)? {
+        return Ok(transaction(wanted.to_string(), None));
+    }
+    if found(client.get_product(wanted).await)? {
+        return Ok(GoToTarget::Product {
+            product_id: wanted.to_string(),
+        });
+    }
+    // An event id: the notification the listener kept for it names its transaction.
+    if let Some((transaction_id, event_id)) = captured_event(state, &connection, wanted)? {
+        if found(client.get_transaction(&transaction_id).await)? {
+            return Ok(transaction(transaction_id, Some(event_id)));
+        }
+    }
+    Ok(not_found(&connection, wanted))
+}
+
+/// Whether a lookup found its resource (404 is "no"; any other failure is an error).
+fn found<T>(answer: std::result::Result<T, ClientError>) -> Result<bool> {
+    match answer {
+        Ok(_) => Ok(true),
+        Err(ClientError::NotFound { .. }) => Ok(false),
+        Err(error) => Err(error.into()),
+    }
+}
+
+fn not_found(connection: &ConnectionView, what: &str) -> GoToTarget {
+    GoToTarget::NotFound {
+        message: format!(
+            "Nothing named {what} on {}: not a transaction, a product, or the eventId of a notification the listener kept.",
+            connection.label
+        ),
+    }
+}
+
+/// The transaction (and event) of a notification with eventId `event_id` in the capture store,
+/// when it is about the active connection's service.
+fn captured_event(
+    state: &AppState,
+    connection: &ConnectionView,
+    event_id: &str,
+) -> Result<Option<(String, String)>> {
+    let Ok(store) = state.captures() else {
+        return Ok(None);
+    };
+    let page = store.page(&partner_listener::CaptureQuery {
+        filter: partner_listener::CaptureFilter {
+            text: Some(event_id.to_string()),
+            ..partner_listener::CaptureFilter::default()
+        },
+        limit: 20,
+        ..partner_listener::CaptureQuery::default()
+    })?;
+    for listed in page.items {
+        let fields = &listed.capture.fields;
+        if fields.event_id.as_deref() != Some(event_id) {
+            continue;
+        }
+        let Some(reference) = fields.resource_ref.as_deref() else {
+            continue;
+        };
+        match partner_api::resource_at(&connection.base_url, reference) {
+            Ok(ResourceAddress::Event { transaction_id, .. })
+            | Ok(ResourceAddress::Transaction { transaction_id }) => {
+                return Ok(Some((transaction_id, event_id.to_string())));
+            }
+            Err(_) => continue,
+        }
+    }
+    Ok(None)
+}
