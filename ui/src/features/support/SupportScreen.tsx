@@ -194,7 +194,7 @@ export function SupportScreen() {
           <div className="pager">
             <button type="button" aria-label="Previous page" onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))} disabled={offset === 0 || page.isFetching}>‹ Prev</button>
             <button type="button" aria-label="Next page" onClick={() => setOffset(offset + PAGE_SIZE)} disabled={offset + PAGE_SIZE >= total || page.isFetching}>Next ›</button>
-            <span className="page-label small" data-testid="support-range">{page.data ? rangeText(offset, items.length, total, asOf) : "Finding…"}</span>
+            <span className="page-label small" data-testid="support-range">{page.data ? rangeText(page.data.offset, items.length, total, asOf) : "Finding…"}</span>
             {isFiltered(applied) && <span className="muted small">filtered</span>}
             <span className="spacer" />
             <SupportExport filter={applied} />
