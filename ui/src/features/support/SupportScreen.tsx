@@ -361,24 +361,22 @@ function FilterForm({
           {text("createdBefore", "Created before", "datetime-local")}
           {text("updatedSince", "Updated from", "datetime-local")}
           {text("updatedBefore", "Updated before", "datetime-local")}
-        </div>
-        <div className="support-filter-row">
           {text("partnerStatus", "Partner status")}
           {text("referenceNumber", "Reference number")}
           {text("requestingParty", "Requesting party")}
+          <fieldset className="support-loan">
+            <legend>Loan fields (request.loan.FIELD = VALUE)</legend>
+            {form.loan.map((row, i) => (
+              <span className="support-loan-row" key={i}>
+                <input aria-label={`Loan field ${i + 1}`} placeholder="loanNumber" className="mono" value={row.field} onChange={(e) => set("loan", form.loan.map((r, j) => (j === i ? { ...r, field: e.target.value } : r)))} />
+                <span aria-hidden>=</span>
+                <input aria-label={`Loan value ${i + 1}`} placeholder="value" value={row.value} onChange={(e) => set("loan", form.loan.map((r, j) => (j === i ? { ...r, value: e.target.value } : r)))} />
+                <button type="button" className="link danger" aria-label={`Remove loan field ${i + 1}`} onClick={() => set("loan", form.loan.filter((_, j) => j !== i))}>Remove</button>
+              </span>
+            ))}
+            <button type="button" onClick={() => set("loan", [...form.loan, { field: "", value: "" }])}>Add loan field</button>
+          </fieldset>
         </div>
-        <fieldset className="support-loan">
-          <legend>Loan fields (request.loan.FIELD = VALUE)</legend>
-          {form.loan.map((row, i) => (
-            <span className="support-loan-row" key={i}>
-              <input aria-label={`Loan field ${i + 1}`} placeholder="loanNumber" className="mono" value={row.field} onChange={(e) => set("loan", form.loan.map((r, j) => (j === i ? { ...r, field: e.target.value } : r)))} />
-              <span aria-hidden>=</span>
-              <input aria-label={`Loan value ${i + 1}`} placeholder="value" value={row.value} onChange={(e) => set("loan", form.loan.map((r, j) => (j === i ? { ...r, value: e.target.value } : r)))} />
-              <button type="button" className="link danger" aria-label={`Remove loan field ${i + 1}`} onClick={() => set("loan", form.loan.filter((_, j) => j !== i))}>Remove</button>
-            </span>
-          ))}
-          <button type="button" onClick={() => set("loan", [...form.loan, { field: "", value: "" }])}>Add loan field</button>
-        </fieldset>
       </details>
       {problems.length > 0 && (
         <ul className="field-error small" role="alert">
