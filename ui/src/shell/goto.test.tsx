@@ -2,7 +2,8 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { App } from "../App";
-import type { GoToTarget } from "../platform";
+import { emit } from "@tauri-apps/api/event";
+import type { GoToTarget, SupportIndexView, SupportSyncResult } from "../platform";
 import { mockCommands, renderWithClient } from "../test/render";
 import { pageOf, product, readyStatus, transaction } from "../test/fixtures";
 import { GoToBox } from "./GoToBox";
@@ -125,13 +126,21 @@ describe("Command palette", () => {
 });
 
 describe("The app's shell: Support, Go to and Ctrl+K", () => {
-  it("lists Support under Alt+7, and the palette's sync starts a sync on the support screen", async () => {
+  it("lists Support under Alt+7; the palette's sync runs on, with its progress, while other screens are open", async () => {
+    let finish: (r: SupportSyncResult) => void = () => {};
+    const index = (patch: Partial<SupportIndexView>): SupportIndexView => ({ exists: false, asOf: null, filled: false, fillPosition: 0, fillTotal: null, transactions: 0, products: 0, production: false, connectionLabel: "Embedded sandbox", path: "/x/sandbox.db", ...patch });
     const calls = mockCommands({
       app_status: () => readyStatus(),
       sort_keys: () => ({ products: ["listingName"], transactions: ["id"] }),
       list_products: (a) => pageOf([product(1)], a, 1),
-      support_index: () => ({ exists: false, asOf: null, filled: false, fillPosition: 0, fillTotal: null, transactions: 0, products: 0, production: false, connectionLabel: "Embedded sandbox", path: "/x/sandbox.db" }),
-      support_sync: () => new Promise(() => {}),
+      support_index: () => index({}),
+      support_find: () => ({ total: 0, offset: 0, items: [], asOf: "2026-03-04T05:06:07Z" }),
+      support_counts: () => ({ total: 0, byStatus: [], byProduct: [], asOf: "2026-03-04T05:06:07Z" }),
+      support_sync: async (a) => {
+        await emit("support-sync-progress", { jobId: (a.form as { jobId: string }).jobId, phase: "fill", done: 500, total: 5000 });
+        return new Promise<SupportSyncResult>((resolve) => (finish = resolve));
+      },
+      cancel_job: () => null,
     });
     render(<QueryClientProvider client={new QueryClient({ defaultOptions: { queries: { retry: false } } })}><App /></QueryClientProvider>);
     const link = await screen.findByRole("link", { name: /Support/ });
@@ -144,8 +153,20 @@ describe("The app's shell: Support, Go to and Ctrl+K", () => {
     fireEvent.change(input, { target: { value: "sync" } });
     fireEvent.keyDown(input, { key: "ArrowDown" });
     fireEvent.keyDown(input, { key: "Enter" });
-    await waitFor(() => expect(calls.find((c) => c.cmd === "support_sync")?.args.form).toMatchObject({ allowProduction: false }));
-    expect(await screen.findByTestId("sync-progress")).toBeInTheDocument();
+    await waitFor(() => expect(screen.getByTestId("sync-progress")).toHaveTextContent("fill 500 of 5,000"));
+    const jobId = (calls.find((c) => c.cmd === "support_sync")?.args.form as { jobId: string; allowProduction: boolean });
+    expect(jobId.allowProduction).toBe(false);
+    // Away to Products and back: the same sync, not a new one, with its Cancel.
+    fireEvent.keyDown(window, { key: "1", altKey: true });
+    await screen.findAllByText("Product 1");
+    fireEvent.keyDown(window, { key: "7", altKey: true });
+    expect(await screen.findByTestId("sync-progress")).toHaveTextContent("fill 500 of 5,000");
+    fireEvent.click(within(screen.getByTestId("sync-progress")).getByRole("button", { name: "Cancel" }));
+    await waitFor(() => expect(calls.find((c) => c.cmd === "cancel_job")?.args).toEqual({ jobId: jobId.jobId }));
+    expect(calls.filter((c) => c.cmd === "support_sync")).toHaveLength(1);
+    finish({ cancelled: true, filled: 500, created: 500, updated: 0, index: index({ exists: true, asOf: "2026-03-04T05:06:07Z", transactions: 500, fillPosition: 500, fillTotal: 5000 }) });
+    expect(await screen.findByTestId("sync-result")).toHaveTextContent("Stopped: the 500 transactions stored so far stay");
+    expect(screen.getByRole("button", { name: "Continue the copy" })).toBeInTheDocument();
   });
 });
 

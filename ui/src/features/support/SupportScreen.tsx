@@ -6,7 +6,7 @@
  */
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type FormEvent } from "react";
-import { api, events, type ExportFormat, type SupportCount, type SupportFilter, type SupportIndexView, type SupportSyncProgress, type SupportSyncResult, type Transaction } from "../../platform";
+import { api, type ExportFormat, type SupportCount, type SupportFilter, type SupportIndexView, type SupportSyncProgress, type Transaction } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { FileJobStatus, useFileJob } from "../../components/FileJob";
 import { shortId, tableTime } from "../../lib/format";
@@ -35,9 +35,26 @@ import {
   withChip,
   type SupportForm,
 } from "./supportModel";
+import { cancelSync, forgetSyncOutcome, startSync, useSyncState } from "./syncStore";
 
 const INDEX_KEY = ["support", "index"] as const;
-let syncs = 0;
+
+/** The shared sync (see syncStore), as this screen drives it. */
+function useSync(onDone: (index: SupportIndexView) => void) {
+  const state = useSyncState();
+  const done = useRef(onDone);
+  useEffect(() => {
+    done.current = onDone;
+  });
+  return {
+    running: state.jobId !== null,
+    progress: state.progress,
+    result: state.result,
+    error: state.error,
+    start: (allowProduction: boolean) => startSync(allowProduction, (r) => done.current(r.index)),
+    cancel: cancelSync,
+  };
+}
 
 export function SupportScreen() {
   const client = useQueryClient();
@@ -71,6 +88,7 @@ export function SupportScreen() {
   };
 
   const sync = useSync(afterChange);
+  useEffect(() => forgetSyncOutcome, []);
   const [consent, setConsent] = useState(false);
   const beginSync = (current: SupportIndexView) => {
     if (needsProductionConsent(current)) setConsent(true);
@@ -181,7 +199,7 @@ export function SupportScreen() {
           {counts.isError && <ErrorPanel error={counts.error} compact />}
           {counts.data && (
             <div className="support-chips" aria-label="Counts">
-              <span className="small muted">{counts.data.total.toLocaleString("en-US")} match</span>
+              <span className="small muted">{counts.data.total.toLocaleString("en-US")} {counts.data.total === 1 ? "transaction matches" : "transactions match"}</span>
               <Chips title="Status" counts={counts.data.byStatus} active={applied.status} onPick={(key) => onChip("status", key)} />
               <Chips title="Product" counts={counts.data.byProduct} active={applied.product} onPick={(key) => onChip("product", key)} />
             </div>
@@ -203,55 +221,6 @@ export function SupportScreen() {
       )}
     </div>
   );
-}
-
-/** The sync job: started under an id the UI chose, its progress matched by that id. */
-function useSync(onDone: (index: SupportIndexView) => void) {
-  const [jobId, setJobId] = useState<string | null>(null);
-  const [progress, setProgress] = useState<SupportSyncProgress | null>(null);
-  const [result, setResult] = useState<SupportSyncResult | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const current = useRef<string | null>(null);
-  const done = useRef(onDone);
-  useEffect(() => {
-    done.current = onDone;
-  });
-
-  useEffect(
-    () =>
-      events.onSupportSyncProgress((p) => {
-        if (p.jobId === current.current) setProgress(p);
-      }),
-    [],
-  );
-
-  const start = (allowProduction: boolean) => {
-    if (current.current !== null) return;
-    syncs += 1;
-    const id = `support-sync-${Date.now()}-${syncs}`;
-    current.current = id;
-    setJobId(id);
-    setProgress(null);
-    setResult(null);
-    setError(null);
-    api
-      .supportSync({ jobId: id, allowProduction })
-      .then(
-        (r) => {
-          setResult(r);
-          done.current(r.index);
-        },
-        setError,
-      )
-      .finally(() => {
-        current.current = null;
-        setJobId(null);
-      });
-  };
-  const cancel = () => {
-    if (jobId) void api.cancelJob(jobId);
-  };
-  return { running: jobId !== null, progress, result, error, start, cancel };
 }
 
 function SyncProgress({ progress, onCancel }: { progress: SupportSyncProgress | null; onCancel: () => void }) {
