@@ -1,19 +1,28 @@
 /** The top bar's "Go to" box: paste an id or a link, Enter opens it. */
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import { followGoTo } from "./goTo";
 
 export function GoToBox() {
   const [text, setText] = useState("");
-  const [message, setMessage] = useState<string | null>(null);
+  // The words of the last attempt, and where the user was when they were said.
+  const [said, setSaid] = useState<{ text: string; at: string } | null>(null);
+  const message = said?.text ?? null;
+  const setMessage = (text: string | null) => setSaid(text === null ? null : { text, at: window.location.hash });
   const [pending, setPending] = useState(false);
+  // The message answers the last attempt: moving elsewhere drops it.
+  useEffect(() => {
+    const drop = () => setSaid((s) => (s && s.at !== window.location.hash ? null : s));
+    window.addEventListener("hashchange", drop);
+    return () => window.removeEventListener("hashchange", drop);
+  }, []);
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
     setPending(true);
     setMessage(null);
-    void followGoTo(text).then((said) => {
+    void followGoTo(text).then((answer) => {
       setPending(false);
-      setMessage(said);
-      if (said === null) setText("");
+      setMessage(answer);
+      if (answer === null) setText("");
     });
   };
   return (

@@ -64,6 +64,10 @@ describe("Go to", () => {
     expect(screen.getByRole("textbox", { name: "Go to" })).toHaveValue("zzz");
     goTo("boom");
     await waitFor(() => expect(screen.getByTestId("goto-message")).toHaveTextContent("No connection is active. Pick one in Connections."));
+    // Opening something else drops the old answer.
+    window.location.hash = "#/products";
+    window.dispatchEvent(new HashChangeEvent("hashchange"));
+    await waitFor(() => expect(screen.queryByTestId("goto-message")).toBeNull());
   });
 });
 
