@@ -8,6 +8,8 @@ import { ErrorBoundary } from "./components/ErrorBoundary";
 import { connectionIdentity, newerStatus, showStatus, STATUS_KEY } from "./startup";
 import { ShellBanners } from "./shell/Banners";
 import { ListenerBadge, TunnelBadge } from "./shell/TopBarStatus";
+import { GoToBox } from "./shell/GoToBox";
+import { CommandPalette } from "./shell/CommandPalette";
 
 // The products table is the first screen; every other screen is its own chunk, loaded when
 // first opened, so the bundle parsed before the first table is small.
@@ -17,6 +19,7 @@ const TransactionDetail = lazy(() => import("./features/transactions/Transaction
 const WebhooksScreen = lazy(() => import("./features/webhooks/WebhooksScreen").then((m) => ({ default: m.WebhooksScreen })));
 const TokenScreen = lazy(() => import("./features/token/TokenScreen").then((m) => ({ default: m.TokenScreen })));
 const ConnectionsScreen = lazy(() => import("./features/connections/ConnectionsScreen").then((m) => ({ default: m.ConnectionsScreen })));
+const SupportScreen = lazy(() => import("./features/support/SupportScreen").then((m) => ({ default: m.SupportScreen })));
 const DemoScreen = lazy(() => import("./features/demo/DemoScreen").then((m) => ({ default: m.DemoScreen })));
 
 export function App() {
@@ -120,9 +123,10 @@ export function App() {
           <span className="muted">{s?.phase === "starting" ? "Starting the embedded sandbox…" : "No connection"}</span>
         )}
         <span className="spacer" />
+        {s?.active && s.phase !== "starting" && <GoToBox />}
         {s && s.phase !== "starting" && <ListenerBadge listener={s.listener} />}
         {s?.tunnel && <TunnelBadge tunnel={s.tunnel} />}
-        <span className="muted small shortcuts">Alt+1…6 switch screens · arrows move in tables</span>
+        <span className="muted small shortcuts">Alt+1…7 switch screens · Ctrl+K go to · arrows move in tables</span>
       </header>
       <nav className="sidebar" aria-label="Screens">
         {SCREENS.map((item) => (
@@ -166,6 +170,7 @@ export function App() {
           </>
         )}
       </main>
+      {s?.active && s.phase !== "starting" && <CommandPalette />}
     </div>
   );
 }
@@ -209,5 +214,7 @@ function ScreenView({ screen, id, eventId, embedded, sandbox, connected }: { scr
       return <ConnectionsScreen />;
     case "demo":
       return <DemoScreen embedded={embedded} />;
+    case "support":
+      return <SupportScreen />;
   }
 }

@@ -11,7 +11,8 @@ export type Screen =
   | "products"
   | "transactions"
   | "webhooks"
-  | "demo";
+  | "demo"
+  | "support";
 
 export interface Route {
   screen: Screen;
@@ -27,6 +28,7 @@ export const SCREENS: Array<{ screen: Screen; label: string; key: string }> = [
   { screen: "token", label: "Token", key: "4" },
   { screen: "connections", label: "Connections", key: "5" },
   { screen: "demo", label: "Demo", key: "6" },
+  { screen: "support", label: "Support", key: "7" },
 ];
 
 export function parseRoute(hash: string): Route {

@@ -21,6 +21,7 @@ import type {
   ExportRequest,
   FileJobResult,
   CaptureExportForm,
+  GoToTarget,
   ForwardRuleView,
   InspectorFacets,
   InspectorFilter,
@@ -56,6 +57,15 @@ import type {
   SortKeys,
   SubscriptionChangeForm,
   SubscriptionKeys,
+  SupportCounts,
+  SupportExportForm,
+  SupportFilter,
+  SupportIndexView,
+  SupportPage,
+  SupportQuery,
+  SupportSyncForm,
+  SupportSyncProgress,
+  SupportSyncResult,
   TestMode,
   TokenView,
   Transaction,
@@ -217,6 +227,24 @@ export const api = {
   /** Imports captures from JSON Lines through the open dialog (progress, cancel). */
   importCaptures: (jobId: string) => call<FileJobResult>("import_captures", { jobId }),
 
+  /** What the active connection's local index holds (`exists: false` before the first sync). */
+  supportIndex: () => call<SupportIndexView>("support_index"),
+  /** Fills or refreshes the local index as job `form.jobId` (progress events, `cancelJob`). */
+  supportSync: (form: SupportSyncForm) => call<SupportSyncResult>("support_sync", { form }),
+  /** One page of the index's answers to a filter, newest first. */
+  supportFind: (query: SupportQuery) => call<SupportPage>("support_find", { query }),
+  /** How many transactions the filter selects, per status and per product. */
+  supportCounts: (filter: SupportFilter) => call<SupportCounts>("support_counts", { filter }),
+  /** Exports the filtered set through the save dialog (progress as `job-progress`, cancel). */
+  supportExport: (form: SupportExportForm) => call<FileJobResult>("support_export", { form }),
+  /** Deletes the active connection's local index and its key. */
+  supportForget: () => call<SupportIndexView>("support_forget"),
+  /** Where a pasted id, link or event id leads on the active connection. */
+  goTo: (text: string) => call<GoToTarget>("go_to", { text }),
+  /** A `partner-console://` link that opens this resource on the active connection. */
+  resourceLink: (screen: "transactions" | "products", id: string, eventId: string | null) =>
+    call<string>("resource_link", { screen, id, eventId }),
+
   demoNewTransaction: (productId: string) =>
     call<DemoOutcome>("demo_new_transaction", { productId }),
   demoUpdateTransaction: (transactionId: string) =>
@@ -237,6 +265,7 @@ export const EVENTS = {
   missedProgress: "missed-progress",
   jobProgress: "job-progress",
   openLink: "open-link",
+  supportSyncProgress: "support-sync-progress",
 } as const;
 
 /**
@@ -272,6 +301,8 @@ export const events = {
   /** A `partner-console://` link asked for this route (`#/…`); `onListening` runs once events are heard. */
   onOpenLink: (handler: (route: string) => void, onListening?: () => void) => subscribe(EVENTS.openLink, handler, onListening),
   onJobProgress: (handler: (progress: JobProgress) => void) => subscribe(EVENTS.jobProgress, handler),
+  onSupportSyncProgress: (handler: (progress: SupportSyncProgress) => void) =>
+    subscribe(EVENTS.supportSyncProgress, handler),
   onMissedProgress: (handler: (progress: MissedProgressView) => void) => subscribe(EVENTS.missedProgress, handler),
   onStatus: (handler: (status: AppStatus) => void, onListening?: () => void) =>
     subscribe(EVENTS.status, handler, onListening),

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, type EventType, type Product, type ResourceType, type ShownOnceKey, type WebhookSubscription } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
+import { CopyLinkButton } from "../../components/CopyLink";
 import { RecordView } from "../../components/JsonView";
 import { formatTime, shortId } from "../../lib/format";
 import { navigate } from "../../lib/router";
@@ -42,6 +43,7 @@ export function ProductDetail({ id }: { id: string }) {
         <h1>{p.listingName}</h1>
         <span className={`pill ${p.status}`}>{p.status}</span>
         <span className="muted small">{p.name} · {p.id}</span>
+        <CopyLinkButton screen="products" id={p.id} />
       </div>
       {shown && <ShownOnce shown={shown} onDone={() => setShown(null)} />}
       <div className="columns stack-narrow">

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { api, type ResponseStatus, type Transaction } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
+import { CopyLinkButton } from "../../components/CopyLink";
 import { RecordView } from "../../components/JsonView";
 import { formatTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
@@ -39,6 +40,7 @@ export function TransactionDetail({ id, eventId = null }: { id: string; eventId?
         <span className="mono">{t.id}</span>
         <span className={`pill ${t.status}`}>{t.status}</span>
         <span className="muted small">{t.product.name} · loan {t.entityRef.entityId} · created {formatTime(t.created)}</span>
+        <CopyLinkButton screen="transactions" id={t.id} eventId={eventId} />
       </div>
       <div className="columns three">
         <section className="card">
