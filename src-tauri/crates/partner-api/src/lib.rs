@@ -25,7 +25,8 @@ pub use error::{ApiError, ErrorCode};
 pub use firing::{fired_by, Fired};
 pub use list::{ListRuleError, PageParams, SortKey, SortSpec, SortValue, Sortable};
 pub use notification::{
-    EventType, Notification, NotificationMeta, NotificationMetaText, NotificationText, ResourceType,
+    resource_at, EventType, Notification, NotificationMeta, NotificationMetaText, NotificationText,
+    ResourceAddress, ResourceRefMismatch, ResourceType,
 };
 pub use product::{
     CredentialDefinition, NewProduct, NewWebhookSubscription, Product, ProductPatch, ProductTags,

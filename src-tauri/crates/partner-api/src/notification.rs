@@ -210,6 +210,82 @@ pub fn event_ref(base_url: &str, transaction_id: &str, event_id: &str) -> String
     )
 }
 
+/// What a `resourceRef` names on a service: the inverse of [`transaction_ref`] and
+/// [`event_ref`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResourceAddress {
+    Transaction {
+        transaction_id: String,
+    },
+    Event {
+        transaction_id: String,
+        event_id: String,
+    },
+}
+
+/// Why a `resourceRef` is not read as a resource of the service at a base URL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResourceRefMismatch {
+    #[error("the resourceRef is not a URL")]
+    NotAUrl,
+    #[error("the resourceRef points at {found}, not at this connection's service ({expected})")]
+    OtherService { found: String, expected: String },
+    #[error("the resourceRef's path {0} is not a transaction or a transaction's event")]
+    UnknownPath(String),
+}
+
+/// Reads `resource_ref` as a resource of the service at `base_url`: same scheme, host and port,
+/// under the base URL's path, then `/partner/v2/transactions/<id>[/events/<event id>]`.
+/// A reference to another service (another connection's, or a forged one) is refused, so the
+/// console never opens on one service what a notification says lives on another.
+pub fn resource_at(
+    base_url: &str,
+    resource_ref: &str,
+) -> Result<ResourceAddress, ResourceRefMismatch> {
+    let found = url::Url::parse(resource_ref).map_err(|_| ResourceRefMismatch::NotAUrl)?;
+    let base = url::Url::parse(base_url).map_err(|_| ResourceRefMismatch::OtherService {
+        found: found.origin().ascii_serialization(),
+        expected: base_url.to_owned(),
+    })?;
+    let prefix = format!(
+        "{}{}/transactions/",
+        base.path().trim_end_matches('/'),
+        crate::PARTNER_PREFIX
+    );
+    if found.origin() != base.origin()
+        || !found.path().starts_with(base.path().trim_end_matches('/'))
+    {
+        return Err(ResourceRefMismatch::OtherService {
+            found: format!("{}{}", found.origin().ascii_serialization(), found.path()),
+            expected: base_url.trim_end_matches('/').to_owned(),
+        });
+    }
+    let unknown = || ResourceRefMismatch::UnknownPath(found.path().to_owned());
+    let rest = found.path().strip_prefix(&prefix).ok_or_else(unknown)?;
+    let parts: Vec<&str> = rest.split('/').collect();
+    let segment = |s: &str| {
+        percent_decoded(s)
+            .filter(|s| !s.is_empty())
+            .ok_or_else(unknown)
+    };
+    match parts.as_slice() {
+        [transaction] => Ok(ResourceAddress::Transaction {
+            transaction_id: segment(transaction)?,
+        }),
+        [transaction, "events", event] => Ok(ResourceAddress::Event {
+            transaction_id: segment(transaction)?,
+            event_id: segment(event)?,
+        }),
+        _ => Err(unknown()),
+    }
+}
+
+fn percent_decoded(segment: &str) -> Option<String> {
+    url::form_urlencoded::parse(format!("s={}", segment.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, value)| value.into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,5 +384,68 @@ mod tests {
             ResourceType::parse("urn:svc:partner:transaction"),
             Some(ResourceType::Transaction)
         );
+    }
+
+    #[test]
+    fn a_resource_ref_is_read_back_only_under_its_own_service() {
+        let base = "http://127.0.0.1:3000";
+        assert_eq!(
+            resource_at(base, &transaction_ref(base, "t-1")),
+            Ok(ResourceAddress::Transaction {
+                transaction_id: "t-1".into()
+            })
+        );
+        assert_eq!(
+            resource_at("http://127.0.0.1:3000/", &event_ref(base, "t-1", "e 2")),
+            Ok(ResourceAddress::Event {
+                transaction_id: "t-1".into(),
+                event_id: "e 2".into()
+            })
+        );
+        // Under a base URL with a path of its own.
+        let prefixed = "https://svc.example/api";
+        assert_eq!(
+            resource_at(prefixed, &event_ref(prefixed, "t", "e")),
+            Ok(ResourceAddress::Event {
+                transaction_id: "t".into(),
+                event_id: "e".into()
+            })
+        );
+        for (reference, why) in [
+            (
+                "http://127.0.0.1:3001/partner/v2/transactions/t",
+                "other service",
+            ),
+            (
+                "https://127.0.0.1:3000/partner/v2/transactions/t",
+                "other service",
+            ),
+            (
+                "http://evil.example/partner/v2/transactions/t",
+                "other service",
+            ),
+            ("http://127.0.0.1:3000/partner/v2/products/p", "path"),
+            ("http://127.0.0.1:3000/partner/v2/transactions/", "path"),
+            (
+                "http://127.0.0.1:3000/partner/v2/transactions/t/events",
+                "path",
+            ),
+            ("not a url", "url"),
+        ] {
+            let refused = resource_at(base, reference).unwrap_err();
+            let matches = match why {
+                "other service" => matches!(refused, ResourceRefMismatch::OtherService { .. }),
+                "path" => matches!(refused, ResourceRefMismatch::UnknownPath(_)),
+                _ => refused == ResourceRefMismatch::NotAUrl,
+            };
+            assert!(matches, "{reference}: {refused}");
+        }
+        assert!(matches!(
+            resource_at(
+                prefixed,
+                "https://svc.example/other/partner/v2/transactions/t"
+            ),
+            Err(ResourceRefMismatch::OtherService { .. } | ResourceRefMismatch::UnknownPath(_))
+        ));
     }
 }

@@ -4,12 +4,19 @@
 //!
 //! JSON Lines is one `Capture` per line with the body in Base64, so bodies that are not UTF-8 and
 //! bodies whose exact bytes matter (all of them: signatures) survive the round trip.
+//!
+//! Both formats stream ([`export_with`]): captures are read from the store and written one at a
+//! time, the HAR too (its envelope is written first, then each entry, then the closing), so a
+//! store of a million captures exports in the memory of one. Why not build the HAR document and
+//! serialise it: that holds every capture, and its JSON tree, at once. The caller gets its
+//! progress every [`PROGRESS_EVERY`] captures and may stop the export there.
 
 use crate::capture::Capture;
 use crate::store::{CaptureFilter, ImportReport, Store, StoreReader};
 use crate::{Error, Result};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
+use serde::Serialize;
 use serde_json::{json, Value};
 use std::io::{BufRead, Write};
 use std::ops::ControlFlow;
@@ -33,6 +40,19 @@ impl ExportFormat {
     }
 }
 
+/// How often [`export_with`] reports its progress, in captures.
+pub const PROGRESS_EVERY: u64 = 1000;
+
+/// What [`export_with`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportReport {
+    /// Captures written.
+    pub written: u64,
+    /// The progress callback asked to stop before the last capture.
+    pub cancelled: bool,
+}
+
 /// Writes the captures matching `filter` in `format`; returns how many were written.
 pub fn export(
     store: &StoreReader,
@@ -40,19 +60,77 @@ pub fn export(
     format: ExportFormat,
     out: &mut dyn Write,
 ) -> Result<u64> {
-    match format {
-        ExportFormat::JsonLines => write_jsonl(store, filter, out),
-        ExportFormat::Har => {
-            let mut captures = Vec::new();
-            store.for_each(filter, |c| {
-                captures.push(c);
-                Ok(())
-            })?;
-            serde_json::to_writer_pretty(&mut *out, &har(&captures))?;
-            out.write_all(b"\n")?;
-            Ok(captures.len() as u64)
-        }
+    export_with(store, filter, format, out, &mut |_| {
+        ControlFlow::Continue(())
+    })
+    .map(|r| r.written)
+}
+
+/// Writes the captures matching `filter` in `format`, oldest first, one at a time (memory stays
+/// bounded by one capture however many there are, for HAR as for JSON Lines), calling
+/// `progress` with the number written so far every [`PROGRESS_EVERY`] captures and once at the
+/// end.
+///
+/// When `progress` answers [`ControlFlow::Break`], the export stops there and the report says
+/// `cancelled`; what was written is still a whole document (the HAR's envelope is closed, the
+/// JSON Lines end at a line's end), holding the captures written before the stop, so a caller
+/// that wants nothing on a cancel deletes the file itself.
+pub fn export_with(
+    store: &StoreReader,
+    filter: &CaptureFilter,
+    format: ExportFormat,
+    out: &mut dyn Write,
+    progress: &mut dyn FnMut(u64) -> ControlFlow<()>,
+) -> Result<ExportReport> {
+    let mut report = ExportReport {
+        written: 0,
+        cancelled: false,
+    };
+    if format == ExportFormat::Har {
+        out.write_all(har_opening().as_bytes())?;
     }
+    let walked = store.for_each(filter, |capture| {
+        match format {
+            ExportFormat::JsonLines => {
+                serde_json::to_writer(&mut *out, &capture)?;
+                out.write_all(b"\n")?;
+            }
+            ExportFormat::Har => {
+                if report.written > 0 {
+                    out.write_all(b",")?;
+                }
+                out.write_all(b"\n")?;
+                serde_json::to_writer(&mut *out, &har_entry(&capture))?;
+            }
+        }
+        report.written += 1;
+        if report.written.is_multiple_of(PROGRESS_EVERY) && progress(report.written).is_break() {
+            report.cancelled = true;
+            // Ends the walk over the store; told apart from a real error by `cancelled`.
+            return Err(Error::InvalidInput("the export was cancelled".into()));
+        }
+        Ok(())
+    });
+    match walked {
+        Err(error) if !report.cancelled => return Err(error),
+        _ => {}
+    }
+    if format == ExportFormat::Har {
+        out.write_all(b"\n]}}\n")?;
+    }
+    out.flush()?;
+    if !report.cancelled {
+        // The last call says the export is complete (its answer no longer matters).
+        let _ = progress(report.written);
+    }
+    Ok(report)
+}
+
+/// The start of a HAR 1.2 document up to the opening of `entries`, which
+/// [`export_with`] then fills one entry at a time and closes with `]}}`.
+fn har_opening() -> String {
+    let creator = json!({ "name": "partner-listener", "version": env!("CARGO_PKG_VERSION") });
+    format!("{{\"log\":{{\"version\":\"1.2\",\"creator\":{creator},\"entries\":[")
 }
 
 /// One capture per line, oldest first.
@@ -61,14 +139,7 @@ pub fn write_jsonl(
     filter: &CaptureFilter,
     out: &mut dyn Write,
 ) -> Result<u64> {
-    let mut count = 0;
-    store.for_each(filter, |capture| {
-        serde_json::to_writer(&mut *out, &capture)?;
-        out.write_all(b"\n")?;
-        count += 1;
-        Ok(())
-    })?;
-    Ok(count)
+    export(store, filter, ExportFormat::JsonLines, out)
 }
 
 /// Reads JSON Lines written by [`write_jsonl`]; blank lines are skipped, a bad line is an error

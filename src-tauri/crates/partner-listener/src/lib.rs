@@ -1,7 +1,8 @@
 //! The webhook listener of Partner Console: receives the service's notifications, verifies each
 //! with `partner_api::signature` over the exact bytes that arrived, keeps every request in a
-//! SQLite store (acknowledging only after a durable commit), and feeds live views, forwards,
-//! replays, exports, a signature debugger and a tunnel check.
+//! SQLite store (acknowledging only after a durable commit), and feeds live views, forwards
+//! (by rules per resource type and event type, [`forward`]), replays, exports, a signature
+//! debugger and a tunnel check.
 //!
 //! No Tauri here: the CLI (`partner listen`) and the desktop app drive the same [`Listener`].
 
@@ -11,6 +12,7 @@ pub mod debugger;
 pub mod error;
 pub mod evidence;
 pub mod export;
+pub mod forward;
 pub mod keys;
 pub mod live;
 pub mod outbound;
@@ -27,9 +29,11 @@ pub mod writer_lock;
 pub use capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
 pub use debugger::{diagnose, diagnose_capture, Diagnosis, SignatureReport};
 pub use error::{Error, Result};
-pub use export::ExportFormat;
+pub use export::{export_with, ExportFormat, ExportReport};
+pub use forward::{ForwardRule, ForwardRules};
 pub use keys::{KeySource, MemoryKeys, PreviousKey, SubscriptionKeys};
 pub use live::{Coalescer, LiveBatch, LiveEvent};
+pub use outbound::ReplayOutcome;
 pub use runs::{last_down_time, ListenerRun};
 pub use server::{Listener, ListenerConfig, DEFAULT_ADDR, DEFAULT_BODY_LIMIT, DEFAULT_PATH};
 pub use store::{

@@ -3,7 +3,10 @@
 //! Both pass the capture on unchanged (same headers, same body bytes) apart from the headers
 //! that belong to one hop of HTTP, so the user's app verifies exactly what the service sent. An
 //! edited replay is re-signed with the subscription's current key and, like every replay, carries
-//! `Svc-Replay: 1` so no one mistakes it for a delivery of the service.
+//! `Svc-Replay: 1` so no one mistakes it for a delivery of the service: a listener stores it
+//! with `replay = true`, never forwards it, and does not count it as an attempt of its
+//! notification. Where a forward goes is decided by the forward rules ([`crate::forward`]);
+//! the record of a forward names the URL it went to, which is the rule's (or `forward_to`'s).
 
 use crate::capture::{Capture, Header, OutboundKind, OutboundRecord};
 use crate::keys::KeySource;
@@ -17,6 +20,10 @@ pub const REPLAY_HEADER: &str = "Svc-Replay";
 /// The header a forward adds, so a listener never forwards what a listener forwarded (a
 /// `--forward-to` pointing back at a listener would otherwise loop forever).
 pub const FORWARDED_HEADER: &str = "X-Partner-Listener-Forwarded";
+/// The one-time nonce a replay to this listener itself carries, so the listener can tell the
+/// replay which capture it became (see [`crate::Listener::replay`]). Only sent to this
+/// listener, never to another target.
+pub const REPLAY_ID_HEADER: &str = "X-Partner-Listener-Replay-Id";
 /// How long an outbound request may take.
 pub const OUTBOUND_TIMEOUT: Duration = Duration::from_secs(30);
 /// How much of an answer's body is kept.
@@ -33,6 +40,28 @@ const HOP_HEADERS: [&str; 9] = [
     "expect",
     "proxy-connection",
 ];
+
+/// What [`crate::Listener::replay`] did: the record of the request and its answer (also
+/// stored, see [`crate::StoreReader::outbound_of`]), and the id of the capture the replay
+/// became when it was sent to this listener itself.
+///
+/// It dereferences to its [`OutboundRecord`], so `outcome.status` and the like read the
+/// record's fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayOutcome {
+    pub record: OutboundRecord,
+    /// The capture this listener stored for the replay; `None` when the target was elsewhere
+    /// (or this listener under another name), or the replay never got stored.
+    pub capture_id: Option<i64>,
+}
+
+impl std::ops::Deref for ReplayOutcome {
+    type Target = OutboundRecord;
+
+    fn deref(&self) -> &OutboundRecord {
+        &self.record
+    }
+}
 
 /// A client for forwards and replays (plain defaults, a 30 s timeout, no redirects followed).
 pub fn http_client() -> reqwest::Client {
@@ -71,6 +100,7 @@ pub fn outbound_request(
                 .any(|hop| h.name.eq_ignore_ascii_case(hop))
                 && !h.name.eq_ignore_ascii_case(REPLAY_HEADER)
                 && !h.name.eq_ignore_ascii_case(FORWARDED_HEADER)
+                && !h.name.eq_ignore_ascii_case(REPLAY_ID_HEADER)
         })
         .cloned()
         .collect();

@@ -5,12 +5,19 @@
 //! with a limit and a deadline, and requests on *any* path recorded (the tunnel check must see a
 //! request that arrived on the wrong path). `serve(listener, shutdown)` takes a bound socket so
 //! tests and the app start it on port 0.
+//!
+//! After a capture is committed (and before it is answered), a valid one that is neither a
+//! replay nor already forwarded by a listener is passed on in a task of its own to the URL of
+//! the first forward rule that matches it, or else to `forward_to` ([`crate::forward`]); the
+//! answer or error is recorded as an [`OutboundRecord`](crate::OutboundRecord) and sent on
+//! the live feed.
 
-use crate::capture::{header_value, Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
+use crate::capture::{header_value, Capture, Header, OutboundKind, ResponseRecord};
 use crate::connections::{Connections, LOOK_FOR_IDLE_EVERY, MIN_IDLE_TO_CLOSE};
+use crate::forward::{ForwardRule, ForwardRules};
 use crate::keys::{KeySource, SubscriptionKeys};
 use crate::live::{LiveEvent, LIVE_CAPACITY};
-use crate::outbound::{self, REPLAY_HEADER};
+use crate::outbound::{self, ReplayOutcome, REPLAY_HEADER};
 use crate::store::Store;
 use crate::test_mode::TestMode;
 use crate::verdict::{self, Judgement, NotificationFields, Verdict};
@@ -26,12 +33,12 @@ use partner_api::Secret;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
-use tokio::sync::{broadcast, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{broadcast, oneshot, OwnedSemaphorePermit, Semaphore};
 
 /// The default listening address: loopback, a fixed port.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:7070";
@@ -55,8 +62,12 @@ pub struct ListenerConfig {
     /// connection idle the longest, which is closed; if every connection is handling a
     /// request, it waits (and further clients wait in the accept queue).
     pub max_connections: usize,
-    /// Valid notifications are also sent, unchanged, here.
+    /// Valid notifications are also sent, unchanged, here: a catch-all consulted after
+    /// `forward_rules` (see [`crate::forward`]).
     pub forward_to: Option<url::Url>,
+    /// Where valid notifications are sent, unchanged, by resource type and event type; the
+    /// first rule that matches wins (see [`crate::forward`]).
+    pub forward_rules: Vec<ForwardRule>,
     pub test_mode: TestMode,
 }
 
@@ -69,6 +80,7 @@ impl Default for ListenerConfig {
             body_read_timeout: Duration::from_secs(30),
             max_connections: 512,
             forward_to: None,
+            forward_rules: Vec::new(),
             test_mode: TestMode::default(),
         }
     }
@@ -109,6 +121,13 @@ struct Shared {
     live: broadcast::Sender<LiveEvent>,
     test_mode: RwLock<TestMode>,
     forward_to: RwLock<Option<url::Url>>,
+    forward_rules: RwLock<ForwardRules>,
+    /// Replays sent to this listener that have not arrived yet, by the nonce they carry in
+    /// [`outbound::REPLAY_ID_HEADER`]: the capture's id is sent back when it is stored.
+    replays_in_flight: Mutex<HashMap<String, oneshot::Sender<i64>>>,
+    /// The addresses `serve` is accepting on, to tell whether a replay's target is this
+    /// listener.
+    serving_on: Mutex<Vec<SocketAddr>>,
     /// Ephemeral keys of tunnel-check probes in flight, by nonce.
     probes: Mutex<HashMap<String, Secret>>,
     http: reqwest::Client,
@@ -119,11 +138,19 @@ impl Listener {
         config.test_mode.validate()?;
         let mut config = config;
         config.path = normalise_path(&config.path)?;
+        let forward_rules = ForwardRules::new(config.forward_rules.clone())?;
+        config.forward_rules = forward_rules.rules().to_vec();
+        if let Some(url) = &config.forward_to {
+            outbound::parse_target(url.as_str())?;
+        }
         let (live, _) = broadcast::channel(LIVE_CAPACITY);
         Ok(Self {
             shared: Arc::new(Shared {
                 test_mode: RwLock::new(config.test_mode.clone()),
                 forward_to: RwLock::new(config.forward_to.clone()),
+                forward_rules: RwLock::new(forward_rules),
+                replays_in_flight: Mutex::default(),
+                serving_on: Mutex::default(),
                 config,
                 store,
                 keys,
@@ -165,8 +192,29 @@ impl Listener {
         read(&self.shared.forward_to).clone()
     }
 
+    /// Sets the catch-all forward URL, used for a valid notification no forward rule takes.
     pub fn set_forward_to(&self, url: Option<url::Url>) {
         *write(&self.shared.forward_to) = url;
+    }
+
+    /// The forward rules, in order (normalised: full resource type names, `None` for any).
+    pub fn forward_rules(&self) -> Vec<ForwardRule> {
+        read(&self.shared.forward_rules).rules().to_vec()
+    }
+
+    /// Replaces the forward rules; each is checked first ([`ForwardRule::normalised`]: an
+    /// http(s) URL, a resource type and event type the service has), and on an error none
+    /// changes. Takes effect for the next capture.
+    pub fn set_forward_rules(&self, rules: Vec<ForwardRule>) -> Result<()> {
+        let rules = ForwardRules::new(rules)?;
+        *write(&self.shared.forward_rules) = rules;
+        Ok(())
+    }
+
+    /// Where a valid notification `capture` is forwarded: the first matching rule's URL, else
+    /// the catch-all `forward_to`.
+    pub fn forward_target(&self, capture: &Capture) -> Option<url::Url> {
+        forward_target(&self.shared, capture)
     }
 
     /// Registers the ephemeral key of a tunnel-check probe; dropping the guard forgets it.
@@ -180,30 +228,82 @@ impl Listener {
 
     /// Sends capture `id` again to `target` (default: the forward URL), unchanged or with
     /// `edited_body` re-signed with the subscription's current key, and records the outcome.
+    ///
+    /// A replay carries `Svc-Replay: 1`, so wherever it arrives it is not taken for a delivery
+    /// of the service: a listener stores it with `replay = true`, does not forward it, and does
+    /// not count it as an attempt of its notification.
+    ///
+    /// When `target` is this listener (its port, on loopback, `localhost` or the address it
+    /// serves on), the request also carries a one-time nonce in
+    /// [`outbound::REPLAY_ID_HEADER`], and the outcome names the capture the replay became
+    /// ([`ReplayOutcome::capture_id`]): the listener stores a request before it answers it, so
+    /// the id is known by the time the answer is. Other targets get no such header (they see
+    /// exactly the original headers, plus `Svc-Replay`), and `capture_id` is `None`; so is it
+    /// for this listener reached through another name (a tunnel's public URL).
     pub async fn replay(
         &self,
         id: i64,
         target: Option<url::Url>,
         edited_body: Option<Vec<u8>>,
-    ) -> Result<OutboundRecord> {
+    ) -> Result<ReplayOutcome> {
         let target = target.or_else(|| self.forward_to()).ok_or_else(|| {
             Error::InvalidInput("replay needs a target URL (no forward URL is set)".into())
         })?;
+        let target = outbound::parse_target(target.as_str())?;
         let capture = self.shared.store.get(id)?;
         let kind = if edited_body.is_some() {
             OutboundKind::ReplayEdited
         } else {
             OutboundKind::Replay
         };
-        let (headers, body) =
+        let (mut headers, body) =
             outbound::outbound_request(&capture, kind, edited_body, self.shared.keys.as_ref())?;
+        let awaited = self.is_this_listener(&target).then(|| {
+            let nonce = uuid::Uuid::new_v4().simple().to_string();
+            headers.push(Header::new(outbound::REPLAY_ID_HEADER, nonce.as_str()));
+            let (tx, rx) = oneshot::channel();
+            lock(&self.shared.replays_in_flight).insert(nonce.clone(), tx);
+            AwaitedReplay {
+                shared: self.shared.clone(),
+                nonce,
+                arrived: rx,
+            }
+        });
         let record = outbound::send(&self.shared.http, id, kind, &target, headers, body).await;
+        let capture_id = awaited.and_then(|mut awaited| awaited.arrived.try_recv().ok());
         let record = self.shared.store.insert_outbound(record).await?;
         let _ = self
             .shared
             .live
             .send(LiveEvent::Outbound(Arc::new(record.clone())));
-        Ok(record)
+        Ok(ReplayOutcome { record, capture_id })
+    }
+
+    /// Whether `target` reaches this listener's socket (see [`Listener::replay`]).
+    fn is_this_listener(&self, target: &url::Url) -> bool {
+        if target.scheme() != "http" {
+            return false;
+        }
+        let Some(port) = target.port_or_known_default() else {
+            return false;
+        };
+        let target_ip: Option<IpAddr> = match target.host() {
+            Some(url::Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
+            Some(url::Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
+            Some(url::Host::Domain(name)) if name.eq_ignore_ascii_case("localhost") => {
+                Some(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST))
+            }
+            _ => None,
+        };
+        let Some(target_ip) = target_ip else {
+            return false;
+        };
+        lock(&self.shared.serving_on).iter().any(|serving| {
+            serving.port() == port
+                && (serving.ip() == target_ip
+                    || serving.ip().is_unspecified()
+                    || (serving.ip().is_loopback() && target_ip.is_loopback()))
+        })
     }
 
     /// Accepts connections on `listener` until `shutdown` completes, then lets requests in flight
@@ -233,6 +333,10 @@ impl Listener {
         http.timer(TokioTimer::new())
             .header_read_timeout(config.header_read_timeout)
             .keep_alive(true);
+        let local = listener.local_addr().ok();
+        if let Some(local) = local {
+            lock(&self.shared.serving_on).push(local);
+        }
         let run = match self.shared.store.record_run_start(Utc::now()).await {
             Ok(run) => Some(run),
             Err(error) => {
@@ -296,6 +400,9 @@ impl Listener {
             });
         }
         drop(listener);
+        if let Some(local) = local {
+            lock(&self.shared.serving_on).retain(|serving| *serving != local);
+        }
         connections.close_all();
         let all_slots = u32::try_from(max_connections).unwrap_or(u32::MAX);
         let _ = tokio::time::timeout(Duration::from_secs(5), slots.acquire_many(all_slots)).await;
@@ -540,10 +647,17 @@ async fn handle(
             return text_response(503, "storage unavailable\n");
         }
     };
+    if stored.replay {
+        if let Some(nonce) = stored.header(outbound::REPLAY_ID_HEADER) {
+            if let Some(waiting) = lock(&shared.replays_in_flight).remove(nonce.trim()) {
+                let _ = waiting.send(stored.id);
+            }
+        }
+    }
     let _ = shared.live.send(LiveEvent::Captured(stored.clone()));
     let already_forwarded = stored.header(outbound::FORWARDED_HEADER).is_some();
     if stored.verdict == Verdict::Valid && !stored.replay && !already_forwarded {
-        if let Some(target) = read_lock(&shared.forward_to).clone() {
+        if let Some(target) = forward_target(shared, &stored) {
             spawn_forward(shared, stored.clone(), target);
         }
     }
@@ -551,6 +665,28 @@ async fn handle(
         tokio::time::sleep(delay).await;
     }
     text_response(status, response_body)
+}
+
+/// The first matching forward rule's URL, else the catch-all `forward_to` ([`crate::forward`]).
+fn forward_target(shared: &Shared, capture: &Capture) -> Option<url::Url> {
+    read(&shared.forward_rules)
+        .matching(capture)
+        .map(|rule| rule.url.clone())
+        .or_else(|| read(&shared.forward_to).clone())
+}
+
+/// A replay sent to this listener, waiting for the id of the capture it becomes; forgets its
+/// nonce however the replay ends.
+struct AwaitedReplay {
+    shared: Arc<Shared>,
+    nonce: String,
+    arrived: oneshot::Receiver<i64>,
+}
+
+impl Drop for AwaitedReplay {
+    fn drop(&mut self) {
+        lock(&self.shared.replays_in_flight).remove(&self.nonce);
+    }
 }
 
 fn read_lock<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {

@@ -1546,6 +1546,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The notification a capture is an attempt of, if it names one.
 fn notification_key(capture: &Capture) -> Option<NotificationKey> {
+    crate::redelivery::counts_as_attempt(capture).then_some(())?;
     Some(NotificationKey::of(
         capture.subscription_id.as_deref()?,
         capture.fields.resource_type.as_deref()?,

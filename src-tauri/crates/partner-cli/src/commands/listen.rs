@@ -12,6 +12,10 @@
 //! listener. Every subcommand that selects captures reads its filter options through one
 //! function ([`FilterArgs::filter`]), so `--verdict` or `--since` mean the same everywhere.
 //!
+//! `--forward-rule [RESOURCE][:EVENT]=URL` (repeatable) passes valid notifications on to the
+//! user's own apps by resource type and event type, the first matching rule winning;
+//! `--forward-to URL` is the catch-all after them (`partner_listener::forward`).
+//!
 //! The first line on stdout is `listening on http://HOST:PORT/PATH` with the real port, so a
 //! script that passed port 0 can read it. Then one line per capture (or one JSON object per line
 //! with `--json`), written as soon as the capture is committed. Keys come from `--key SUB=KEY`
@@ -25,8 +29,9 @@ use partner_listener::evidence::{self, EvidenceOptions, FieldPath, Selection, Se
 use partner_listener::export::{export, import_jsonl, ExportFormat};
 use partner_listener::keys::{KeySource, MemoryKeys, SubscriptionKeys};
 use partner_listener::{
-    Capture, CaptureFilter, CaptureQuery, Grouping, Listener, ListenerConfig, LiveEvent,
-    OutboundRecord, Retention, Store, StoreOptions, StoreReader, TestMode, Verdict, MAX_PAGE_LIMIT,
+    Capture, CaptureFilter, CaptureQuery, ForwardRules, Grouping, Listener, ListenerConfig,
+    LiveEvent, OutboundRecord, Retention, Store, StoreOptions, StoreReader, TestMode, Verdict,
+    MAX_PAGE_LIMIT,
 };
 use partner_local::KeychainKeys;
 use std::collections::BTreeSet;
@@ -78,9 +83,19 @@ pub struct ServeArgs {
     /// Also use the signing keys the Partner Console client keeps in the keychain.
     #[arg(long)]
     pub keychain: bool,
-    /// Send each valid notification, unchanged, to this URL too (your own app).
+    /// Send each valid notification, unchanged, to this URL too (your own app). With
+    /// --forward-rule, only those no rule takes (it acts as a last, catch-all rule).
     #[arg(long, value_name = "URL")]
     pub forward_to: Option<String>,
+    /// Send valid notifications of a resource type and event type, unchanged, to a URL:
+    /// [RESOURCE][:EVENT]=URL (repeatable). RESOURCE is transaction or transaction:event (or
+    /// the full urn:svc:partner:...), EVENT is created or updated; * or nothing means any.
+    /// The first rule that matches wins, e.g.
+    /// --forward-rule transaction:created=http://localhost:3000/hooks
+    /// --forward-rule transaction:event=http://localhost:4000/hooks --forward-rule
+    /// '*=http://localhost:5000/hooks'. Replays and invalid notifications are never forwarded.
+    #[arg(long = "forward-rule", value_name = "SPEC")]
+    pub forward_rules: Vec<String>,
     /// Test mode: answer every notification with this status.
     #[arg(long, value_name = "STATUS")]
     pub respond: Option<u16>,
@@ -373,6 +388,12 @@ async fn run_listener(args: ServeArgs) -> Result<()> {
         .as_deref()
         .map(partner_listener::outbound::parse_target)
         .transpose()?;
+    let forward_rules = args
+        .forward_rules
+        .iter()
+        .map(|spec| ForwardRules::parse_cli(spec))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| CliError::Usage(e.to_string()))?;
     let test_mode = TestMode {
         status: args.respond,
         delay: args.delay,
@@ -402,6 +423,7 @@ async fn run_listener(args: ServeArgs) -> Result<()> {
         path: args.path.clone(),
         body_limit: args.body_limit,
         forward_to,
+        forward_rules,
         test_mode,
         ..ListenerConfig::default()
     };

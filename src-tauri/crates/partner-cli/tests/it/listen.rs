@@ -1,6 +1,7 @@
 //! `partner listen` as a real process on 127.0.0.1:0: its first line, one JSON line per capture,
 //! no key in any output, export/import/clear, one writer per store (a second listener refused,
-//! the lock released by `kill -9`), and no acknowledged capture lost to `kill -9` under load.
+//! the lock released by `kill -9`), no acknowledged capture lost to `kill -9` under load, and
+//! `--forward-rule` routing by resource type and event type (a bad rule is a usage error).
 
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_listener::{CaptureFilter, Retention, Store, StoreReader};
@@ -593,6 +594,71 @@ async fn clear_counts_without_yes_and_deletes_with_it_on_the_default_store() {
         "{}",
         text(&bad.stderr)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forward_rules_send_each_notification_to_its_rules_url_and_bad_ones_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut created = partner_testkit::TestReceiver::always(201).await.unwrap();
+    let mut events = partner_testkit::TestReceiver::always(200).await.unwrap();
+    let created_rule = format!("transaction:created={}", created.url());
+    let events_rule = format!("transaction:event={}", events.url());
+    let mut listening = listen(
+        &dir.path().join("c.db"),
+        &[
+            "--forward-rule",
+            &created_rule,
+            "--forward-rule",
+            &events_rule,
+        ],
+    );
+    let client = reqwest::Client::new();
+    let sent = body("fwd-rule");
+    assert_eq!(
+        send(&client, &listening.url, KEY, sent.clone())
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let arrived = created.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(arrived.body.as_ref(), sent.as_slice());
+    // The capture's line, then the forward's.
+    let mut lines = String::new();
+    for _ in 0..2 {
+        listening.stdout.read_line(&mut lines).unwrap();
+    }
+    assert!(
+        lines.contains(&format!("-> forward {}: 201", created.url())),
+        "{lines}"
+    );
+    assert!(events.next(Duration::from_millis(300)).await.is_none());
+    terminate(listening);
+
+    for (spec, says) in [
+        ("transaction", "=URL"),
+        (
+            "product=http://127.0.0.1:1/x",
+            "no resource type \"product\"",
+        ),
+        ("transaction:deleted=http://127.0.0.1:1/x", "no event type"),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_partner"))
+            .args([
+                "listen",
+                "--addr",
+                "127.0.0.1:0",
+                "--forward-rule",
+                spec,
+                "--db",
+            ])
+            .arg(dir.path().join("other.db"))
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{spec}");
+        let stderr = text(&output.stderr);
+        assert!(stderr.contains(says), "{spec}: {stderr}");
+    }
 }
 
 /// `partner listen captures` beside a running listener: newest first, each filter option, a
