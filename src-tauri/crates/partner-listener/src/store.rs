@@ -30,13 +30,14 @@
 //! holds one screen of captures whatever the store's size. What keeps those reads fast at a
 //! million captures (`benches/query.rs`) without slowing the writer:
 //! - `captures_list`, an index of the id and every filtered column, is what a page walks
-//!   newest first (stepping over 60-byte entries, not 2.5 KB rows), and one index per filtered
-//!   column, each leading with that column and holding the others, answers exact counts and
-//!   the verdict facet without reading a row. Each orders by (column, id) before the other
-//!   columns, so a new capture lands at the end of its value's run, as in a log: ordered by
-//!   (column, other columns) instead, a million-capture import fell from 20,800 to 11,000
-//!   captures/s, every batch dirtying pages all over four indexes (`benches/query.rs`). They
-//!   cost the writer a few B-tree inserts per capture (measured with `benches/ack.rs`);
+//!   newest first (stepping over 60-byte entries, not 2.5 KB rows) and what a count under two
+//!   or more filters scans; one narrow index per filtered column (verdict, event type,
+//!   resource type, subscription: (value, id), so a new capture lands at the end of its
+//!   value's run, as in a log) answers a one-filter page and count, the verdict facet and the
+//!   lists of values. Tried and dropped: each column's index holding the other columns too
+//!   (counts under any combination without `captures_list`): the writer's CPU per capture went
+//!   from 15 to 24 µs (`benches/store.rs`; 20 µs with the narrow ones), and ordered by
+//!   (column, other columns) a million-capture import fell to 11,000 captures/s;
 //! - text search has its own index, kept by a thread behind the writer, never in its
 //!   transaction ([`crate::search`]);
 //! - counts that can only be had by walking (a search's hits, a grouping's notifications) stop
@@ -103,14 +104,15 @@ CREATE INDEX IF NOT EXISTS captures_received ON captures (received_at_us);
 CREATE INDEX IF NOT EXISTS captures_by_notification ON captures (notification_id);
 CREATE INDEX IF NOT EXISTS captures_list ON captures (id, verdict, event_type, resource_type,
     subscription_id, notification_id, received_at_us);
-CREATE INDEX IF NOT EXISTS captures_by_verdict ON captures (verdict, id, event_type,
-    resource_type, subscription_id, received_at_us);
-CREATE INDEX IF NOT EXISTS captures_by_event_type ON captures (event_type, id, verdict,
-    resource_type, subscription_id, received_at_us);
-CREATE INDEX IF NOT EXISTS captures_by_resource_type ON captures (resource_type, id, verdict,
-    event_type, subscription_id, received_at_us);
-CREATE INDEX IF NOT EXISTS captures_by_subscription ON captures (subscription_id, id, verdict,
-    event_type, resource_type, received_at_us);
+DROP INDEX IF EXISTS captures_verdicts;
+DROP INDEX IF EXISTS captures_by_verdict;
+DROP INDEX IF EXISTS captures_by_event_type;
+DROP INDEX IF EXISTS captures_by_resource_type;
+DROP INDEX IF EXISTS captures_by_subscription;
+CREATE INDEX IF NOT EXISTS captures_verdict ON captures (verdict);
+CREATE INDEX IF NOT EXISTS captures_event_type ON captures (event_type);
+CREATE INDEX IF NOT EXISTS captures_resource_type ON captures (resource_type);
+CREATE INDEX IF NOT EXISTS captures_subscription ON captures (subscription_id);
 CREATE TABLE IF NOT EXISTS notifications (
     id INTEGER PRIMARY KEY,
     key BLOB NOT NULL,
@@ -216,11 +218,11 @@ pub struct CaptureQuery {
 pub const MAX_PAGE_LIMIT: u64 = 1000;
 /// Counts that have to walk search hits or groups stop here (see [`CapturePage::total_capped`]).
 pub const COUNT_CAP: u64 = 10_000;
-/// Most hits such a walk reads for its count once the page is filled: a common word under a
-/// narrow filter (every capture has the word, one in 25 the verdict) would otherwise read
-/// 250,000 hits to count 10,000 (`benches/query.rs`, "search + verdict": 187 ms at p50 on a
-/// million captures with 30,000).
-pub const WALK_BUDGET: u64 = 10_000;
+/// How long such a walk goes on counting once the page is filled: a common word under a narrow
+/// filter (every capture has the word, one in 25 the verdict) reads 250,000 hits to count
+/// 10,000 (`benches/query.rs`, "search + verdict": 195 ms at p50 on a million captures), and
+/// only time bounds what SQLite reads to find each match.
+pub const COUNT_TIME_BUDGET: std::time::Duration = std::time::Duration::from_millis(40);
 
 /// A row of a page: a capture and, grouped, how many attempts of its notification match.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -241,9 +243,9 @@ pub struct CapturePage {
     pub total: u64,
     /// The count stopped early: at least `total` match, and likely more ("10,000+"). Only a
     /// text search or a grouped listing is counted by walking its hits; the walk stops at
-    /// [`COUNT_CAP`] matches (or at the page asked for, when that is further), or after
-    /// [`WALK_BUDGET`] hits once the page is filled: counting a word every capture has would
-    /// read them all.
+    /// [`COUNT_CAP`] matches (or at the page asked for, when that is further), or once the
+    /// page is filled and [`COUNT_TIME_BUDGET`] has passed: counting a word every capture has
+    /// would read them all.
     pub total_capped: bool,
 }
 
@@ -260,8 +262,8 @@ pub struct Facets {
     pub subscriptions: Vec<String>,
     /// Captures matching the whole filter.
     pub total: u64,
-    /// A text search's counts stopped early ([`COUNT_CAP`] captures counted or [`WALK_BUDGET`]
-    /// hits read): they are lower bounds.
+    /// A text search's counts stopped early ([`COUNT_CAP`] captures counted or
+    /// [`COUNT_TIME_BUDGET`] spent): they are lower bounds.
     pub capped: bool,
 }
 
@@ -897,7 +899,10 @@ impl StoreReader {
         {
             // Exact count, and only the page's ids read from the index.
             let total: i64 = conn.query_row(
-                &format!("SELECT COUNT(*) FROM captures c WHERE {condition}"),
+                &format!(
+                    "SELECT COUNT(*) FROM captures c {} WHERE {condition}",
+                    count_index(&query.filter, true)
+                ),
                 params_from_iter(args.iter()),
                 |row| row.get(0),
             )?;
@@ -918,12 +923,11 @@ impl StoreReader {
             let enough = query.offset.saturating_add(limit).max(COUNT_CAP);
             let mut seen_groups = std::collections::HashSet::new();
             let mut counted = 0u64;
-            let mut walked = 0u64;
             let mut capped = false;
             let page_end = query.offset.saturating_add(limit);
+            let started = std::time::Instant::now();
             search::merge_newest_first(&conn, &streams, &mut |&(id, notification, _)| {
-                walked += 1;
-                if walked > WALK_BUDGET && counted >= page_end {
+                if counted >= page_end && started.elapsed() > COUNT_TIME_BUDGET {
                     capped = true;
                     return false;
                 }
@@ -1057,8 +1061,9 @@ impl StoreReader {
         match filter.text.as_deref().and_then(SearchText::parse) {
             None => {
                 let mut select = conn.prepare(&format!(
-                    "SELECT c.verdict, COUNT(*) FROM captures c WHERE {condition} \
-                     GROUP BY c.verdict"
+                    "SELECT c.verdict, COUNT(*) FROM captures c {} WHERE {condition} \
+                     GROUP BY c.verdict",
+                    verdict_count_index(filter)
                 ))?;
                 let mut rows = select.query(params_from_iter(args.iter()))?;
                 while let Some(row) = rows.next()? {
@@ -1069,11 +1074,10 @@ impl StoreReader {
             }
             Some(search) => {
                 let streams = self.streams(filter, Some(&search), false);
-                let mut walked = 0;
                 let mut counted = 0;
+                let started = std::time::Instant::now();
                 search::merge_newest_first(&conn, &streams, &mut |(_, _, verdict)| {
-                    walked += 1;
-                    if counted >= COUNT_CAP || walked > WALK_BUDGET {
+                    if counted >= COUNT_CAP || started.elapsed() > COUNT_TIME_BUDGET {
                         facets.capped = true;
                         return false;
                     }
@@ -1794,13 +1798,58 @@ fn outbound_from_row(row: &Row<'_>) -> rusqlite::Result<OutboundRecord> {
     })
 }
 
-/// The index a walk over `filter`'s captures, newest first, reads: `captures_list` (the id
-/// and every filtered column), unless the filter names its captures.
+/// The index a walk over `filter`'s captures, newest first, reads: for one value of one
+/// column, that column's narrow index, (value, id), in id order already; else
+/// `captures_list` (the id and every filtered column), unless the filter names its captures.
 fn list_index(filter: &CaptureFilter) -> &'static str {
-    if filter.ids.is_empty() {
+    let one_value_of_one_column = filtered_columns(filter, true) == 1
+        && filter.verdicts.len() <= 1
+        && filter.since.is_none()
+        && filter.until.is_none();
+    if !filter.ids.is_empty() || one_value_of_one_column {
+        ""
+    } else {
+        "INDEXED BY captures_list"
+    }
+}
+
+/// How many of the filter's columns (verdict when `with_verdicts`, event type, resource type,
+/// subscription, time) it restricts.
+fn filtered_columns(filter: &CaptureFilter, with_verdicts: bool) -> usize {
+    [
+        with_verdicts && !filter.verdicts.is_empty(),
+        filter.event_type.is_some(),
+        filter.resource_type.is_some(),
+        filter.subscription_id.is_some(),
+        filter.since.is_some() || filter.until.is_some(),
+    ]
+    .into_iter()
+    .filter(|&restricted| restricted)
+    .count()
+}
+
+/// The index an exact count under `filter` reads. One column: its own narrow index (SQLite
+/// picks it). Two or more: `captures_list`, which holds them all, so no row is read; the
+/// narrow index of one column would have SQLite read a 2.5 KB row per entry to check the
+/// others.
+fn count_index(filter: &CaptureFilter, with_verdicts: bool) -> &'static str {
+    if filter.ids.is_empty() && filtered_columns(filter, with_verdicts) >= 2 {
         "INDEXED BY captures_list"
     } else {
         ""
+    }
+}
+
+/// The index the verdict facet (verdicts counted under `filter` without its verdicts) reads:
+/// the narrow verdict index when nothing else is filtered, else `captures_list` (see
+/// [`count_index`]).
+fn verdict_count_index(filter: &CaptureFilter) -> &'static str {
+    if !filter.ids.is_empty() {
+        ""
+    } else if filtered_columns(filter, false) == 0 {
+        "INDEXED BY captures_verdict"
+    } else {
+        "INDEXED BY captures_list"
     }
 }
 
