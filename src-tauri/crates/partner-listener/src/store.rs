@@ -243,9 +243,9 @@ pub struct CapturePage {
     pub total: u64,
     /// The count stopped early: at least `total` match, and likely more ("10,000+"). Only a
     /// text search or a grouped listing is counted by walking its hits; the walk stops at
-    /// [`COUNT_CAP`] matches (or at the page asked for, when that is further), or once the
-    /// page is filled and [`COUNT_TIME_BUDGET`] has passed: counting a word every capture has
-    /// would read them all.
+    /// [`COUNT_CAP`] matches (or at the page asked for, when that is further), or when
+    /// [`COUNT_TIME_BUDGET`] has passed since the page was filled: counting a word every
+    /// capture has would read them all.
     pub total_capped: bool,
 }
 
@@ -925,9 +925,14 @@ impl StoreReader {
             let mut counted = 0u64;
             let mut capped = false;
             let page_end = query.offset.saturating_add(limit);
-            let started = std::time::Instant::now();
+            let mut filled_at: Option<std::time::Instant> = None;
             search::merge_newest_first(&conn, &streams, &mut |&(id, notification, _)| {
-                if counted >= page_end && started.elapsed() > COUNT_TIME_BUDGET {
+                if counted >= page_end
+                    && filled_at
+                        .get_or_insert_with(std::time::Instant::now)
+                        .elapsed()
+                        > COUNT_TIME_BUDGET
+                {
                     capped = true;
                     return false;
                 }
