@@ -31,7 +31,15 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     SearchResult::export_all_to(dir)?;
     ExportFormat::export_all_to(dir)?;
     ExportRequest::export_all_to(dir)?;
-    ExportResult::export_all_to(dir)?;
+    FileJobResult::export_all_to(dir)?;
+    JobProgress::export_all_to(dir)?;
+    CaptureExportForm::export_all_to(dir)?;
+    InspectorQuery::export_all_to(dir)?;
+    InspectorPage::export_all_to(dir)?;
+    InspectorFacets::export_all_to(dir)?;
+    ForwardRuleView::export_all_to(dir)?;
+    OpenResource::export_all_to(dir)?;
+    OutboundView::export_all_to(dir)?;
     NewProductForm::export_all_to(dir)?;
     NewSubscriptionForm::export_all_to(dir)?;
     RotateKeyForm::export_all_to(dir)?;
@@ -72,6 +80,15 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     SubscriptionChangeForm::export_all_to(dir)?;
     ReplayResult::export_all_to(dir)?;
     DemoOutcome::export_all_to(dir)?;
+    SupportQuery::export_all_to(dir)?;
+    SupportIndexView::export_all_to(dir)?;
+    SupportSyncProgress::export_all_to(dir)?;
+    SupportSyncForm::export_all_to(dir)?;
+    SupportSyncResult::export_all_to(dir)?;
+    SupportPage::export_all_to(dir)?;
+    SupportCounts::export_all_to(dir)?;
+    SupportExportForm::export_all_to(dir)?;
+    GoToTarget::export_all_to(dir)?;
     Ok(())
 }
 

@@ -274,19 +274,11 @@ pub enum ExportFormat {
 #[derive(Debug, Clone, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ExportRequest {
+    /// The id progress events carry and `cancel_job` names.
+    pub job_id: String,
     pub kind: ListingKind,
     pub format: ExportFormat,
     pub sort: String,
-    /// Where to write; empty means the app's export folder.
-    pub path: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ExportResult {
-    pub path: String,
-    #[ts(type = "number")]
-    pub count: u64,
 }
 
 /// The create-product form.
@@ -411,6 +403,8 @@ pub struct ListenerView {
     pub retention: RetentionForm,
     /// The capture store's file, shared with `partner listen`.
     pub store_path: String,
+    /// Where valid notifications are forwarded, first matching rule first.
+    pub forward_rules: Vec<ForwardRuleView>,
 }
 
 /// Where the listener listens (saved in the settings).
@@ -504,6 +498,10 @@ pub enum EvidenceScope {
     Shown,
 }
 
+/// The most captures an evidence bundle of "the captures shown" holds: a ticket needs the few
+/// that tell the story, not the store.
+pub const EVIDENCE_MOST_SHOWN: u64 = 1000;
+
 /// An evidence bundle to write: a redacted HAR 1.2 file and a Markdown summary.
 #[derive(Debug, Clone, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -511,9 +509,8 @@ pub struct EvidenceForm {
     #[ts(type = "number")]
     pub capture_id: i64,
     pub scope: EvidenceScope,
-    /// With `Shown`: the ids the filter shows.
-    #[ts(type = "Array<number> | null")]
-    pub shown_ids: Option<Vec<i64>>,
+    /// With `Shown`: the inspector's filter (at most [`EVIDENCE_MOST_SHOWN`] captures).
+    pub shown: Option<InspectorFilter>,
     /// Body fields to mask (`borrower.name` or `/borrower/name`).
     pub mask_fields: Vec<String>,
     /// The files' base path (`.har` and `.md` are added); none: the export folder.
@@ -602,12 +599,15 @@ pub struct ListenerSubscription {
     pub via: ListenerRoute,
 }
 
-/// The captures to delete: these ids (what the inspector's filter shows), or all.
+/// The captures to delete: those the inspector's filter shows, or all (no filter).
 #[derive(Debug, Clone, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ClearCapturesForm {
-    #[ts(type = "Array<number> | null")]
-    pub ids: Option<Vec<i64>>,
+    pub filter: Option<InspectorFilter>,
+    /// Only captures up to this id: what was there when the user was asked, not what arrived
+    /// while they read the confirmation.
+    #[ts(type = "number")]
+    pub up_to_id: i64,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -736,6 +736,161 @@ pub struct CaptureSummary {
     pub attempts: u32,
     /// Whether it was replayed from the console rather than delivered.
     pub replayed: bool,
+    /// In the inspector's grouped view, how many of its notification's attempts the filter
+    /// selects (this row is the newest of them); 1 in the view of every attempt.
+    pub group_attempts: u32,
+}
+
+/// What the inspector shows: every field empty shows every capture.
+#[derive(Debug, Clone, Default, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InspectorFilter {
+    pub verdict: Option<Verdict>,
+    pub event_type: Option<String>,
+    pub resource_type: Option<String>,
+    pub subscription_id: Option<String>,
+    /// Received at or after (RFC 3339).
+    pub since: Option<String>,
+    /// Received before (RFC 3339).
+    pub until: Option<String>,
+    /// Words of the body or headers, or part of an id.
+    pub text: Option<String>,
+}
+
+/// One window of the inspector's list, read from the capture store.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct InspectorQuery {
+    pub filter: InspectorFilter,
+    /// One row per notification (its attempts folded under it) instead of one per attempt.
+    pub grouped: bool,
+    #[ts(type = "number")]
+    pub offset: u64,
+    pub limit: u32,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct InspectorPage {
+    #[ts(type = "number")]
+    pub offset: u64,
+    pub items: Vec<CaptureSummary>,
+    /// Rows (or notifications, grouped) the filter selects; at least that many when capped.
+    #[ts(type = "number")]
+    pub total: u64,
+    /// A search or grouped count stopped counting (the store walks those hits): "N+".
+    pub total_capped: bool,
+}
+
+/// The filter's choices and counts, from the store.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct InspectorFacets {
+    /// Captures per verdict under the rest of the filter.
+    #[ts(as = "std::collections::BTreeMap<Verdict, u32>")]
+    pub verdicts: std::collections::BTreeMap<Verdict, u64>,
+    pub event_types: Vec<String>,
+    pub resource_types: Vec<String>,
+    pub subscriptions: Vec<String>,
+    /// Captures in the store.
+    #[ts(type = "number")]
+    pub stored: u64,
+    /// A search's verdict counts stopped counting: lower bounds.
+    pub capped: bool,
+}
+
+/// How far a long file job is (event `job-progress`).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct JobProgress {
+    pub job_id: String,
+    #[ts(type = "number")]
+    pub done: u64,
+    #[ts(type = "number | null")]
+    pub total: Option<u64>,
+}
+
+/// The file formats captures are exported in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum CaptureFileFormat {
+    /// One capture per line, lossless: imported back as it was.
+    Jsonl,
+    /// HAR 1.2, for browser dev tools and HTTP tools.
+    Har,
+}
+
+/// Export the chosen captures, or those the filter shows.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureExportForm {
+    pub job_id: String,
+    pub format: CaptureFileFormat,
+    pub filter: InspectorFilter,
+    /// Only these (the selection); none exports what the filter shows.
+    #[ts(type = "Array<number> | null")]
+    pub ids: Option<Vec<i64>>,
+}
+
+/// What a save-dialog export did: nothing when the dialog was closed.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FileJobResult {
+    /// The file written or read; none when the user closed the dialog.
+    pub path: Option<String>,
+    /// Items written or imported.
+    #[ts(type = "number")]
+    pub count: u64,
+    /// Items an import skipped because the store already held them.
+    #[ts(type = "number")]
+    pub skipped: u64,
+    /// Stopped by the user: an export leaves no file, an import keeps what it added.
+    pub cancelled: bool,
+}
+
+/// A forward or replay the console sent for a capture, with what came back.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct OutboundView {
+    /// `forward` or `replay`.
+    pub kind: String,
+    pub url: String,
+    pub sent_at: String,
+    pub status: Option<u16>,
+    pub response_headers: Vec<(String, String)>,
+    pub response_body: Option<String>,
+    #[ts(type = "number")]
+    pub elapsed_ms: u64,
+    pub error: Option<String>,
+}
+
+/// Where "Open" takes the user from a capture, or why it is not offered.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum OpenResource {
+    Transaction {
+        #[serde(rename = "transactionId")]
+        transaction_id: String,
+    },
+    Event {
+        #[serde(rename = "transactionId")]
+        transaction_id: String,
+        #[serde(rename = "eventId")]
+        event_id: String,
+    },
+    /// Not offered, and why.
+    Refused { reason: String },
+}
+
+/// A forward rule as the settings keep it and the UI edits it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ForwardRuleView {
+    /// `transaction`, `transaction:event`, … or none for any.
+    pub resource_type: Option<String>,
+    /// `created`, `updated`, … or none for any.
+    pub event_type: Option<String>,
+    pub url: String,
 }
 
 /// New captures, batched (event `captures`).
@@ -757,11 +912,13 @@ pub struct CaptureDetail {
     pub raw_body: String,
     pub pretty_body: Option<String>,
     pub resource_ref: Option<String>,
-    /// The transaction a `resourceRef` points at, to open it.
-    pub transaction_id: Option<String>,
     pub attempts: Vec<CaptureSummary>,
     /// The status the listener answered with.
     pub answered_status: u16,
+    /// Forwards and replays of it, oldest first.
+    pub outbound: Vec<OutboundView>,
+    /// What "Open" shows: the event within its transaction, or the transaction.
+    pub open: OpenResource,
 }
 
 /// The signature debugger: what arrived against what each known key gives.
@@ -792,12 +949,16 @@ pub struct ReplayForm {
     pub capture_id: i64,
     /// An edited body; none replays the bytes unchanged.
     pub body: Option<String>,
+    /// Where to send it; none sends it to this listener.
+    pub target: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplayResult {
-    pub status: u16,
+    /// What the target answered, or why nothing came back.
+    pub answer: OutboundView,
+    /// The listener's verdict, when the replay went to this listener.
     pub verdict: Option<Verdict>,
 }
 
@@ -808,4 +969,166 @@ pub struct DemoOutcome {
     pub message: String,
     pub transaction_id: Option<String>,
     pub sandbox_now: String,
+}
+
+/// A loan field to match in the support index: `request.loan.<field>` equal to `value`.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LoanFieldFilter {
+    pub field: String,
+    pub value: String,
+}
+
+/// A question to the connection's local index: every field set must hold; empty ones are
+/// ignored. Times are RFC 3339.
+#[derive(Debug, Clone, Default, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SupportFilter {
+    pub status: Option<partner_api::TransactionStatus>,
+    /// A product's id or name.
+    pub product: Option<String>,
+    pub request_type: Option<String>,
+    pub response_status: Option<partner_api::ResponseStatus>,
+    pub created_since: Option<String>,
+    pub created_before: Option<String>,
+    pub updated_since: Option<String>,
+    pub updated_before: Option<String>,
+    pub partner_status: Option<String>,
+    pub reference_number: Option<String>,
+    /// Part of the requesting party's name.
+    pub requesting_party: Option<String>,
+    pub loan: Vec<LoanFieldFilter>,
+    /// Words of the request or the response (word prefixes, all of them).
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SupportQuery {
+    pub filter: SupportFilter,
+    #[ts(type = "number")]
+    pub offset: u64,
+    pub limit: u32,
+}
+
+/// What the local index holds, for the active connection.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SupportIndexView {
+    /// Whether this connection has a local index at all.
+    pub exists: bool,
+    /// When it was last brought up to date (answers are "as of" it).
+    pub as_of: Option<String>,
+    /// Whether the first fill went through the whole listing (else the next sync resumes it).
+    pub filled: bool,
+    #[ts(type = "number")]
+    pub fill_position: u64,
+    #[ts(type = "number | null")]
+    pub fill_total: Option<u64>,
+    #[ts(type = "number")]
+    pub transactions: u64,
+    #[ts(type = "number")]
+    pub products: u64,
+    /// A production connection: the user is asked before a local copy is made.
+    pub production: bool,
+    pub connection_label: String,
+    /// The index file (encrypted; its key is in the keychain).
+    pub path: String,
+}
+
+/// How far a sync is (event `support-sync-progress`).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SupportSyncProgress {
+    pub job_id: String,
+    /// `products`, `fill` or `refresh`.
+    pub phase: String,
+    #[ts(type = "number")]
+    pub done: u64,
+    #[ts(type = "number | null")]
+    pub total: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SupportSyncForm {
+    pub job_id: String,
+    /// The user agreed to a local copy of a production connection's data.
+    pub allow_production: bool,
+}
+
+/// What a sync did.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SupportSyncResult {
+    /// Stopped by the user: what was stored stays, the next sync continues from there.
+    pub cancelled: bool,
+    #[ts(type = "number")]
+    pub filled: u64,
+    #[ts(type = "number")]
+    pub created: u64,
+    #[ts(type = "number")]
+    pub updated: u64,
+    pub index: SupportIndexView,
+}
+
+/// One page of the index's answers, newest first.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SupportPage {
+    #[ts(type = "number")]
+    pub total: u64,
+    #[ts(type = "number")]
+    pub offset: u64,
+    pub items: Vec<partner_api::Transaction>,
+    pub as_of: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SupportCount {
+    /// A status, or a product's id.
+    pub key: String,
+    /// What to show: the status, or the product's name.
+    pub label: String,
+    #[ts(type = "number")]
+    pub count: u64,
+}
+
+/// How many transactions the filter selects, per status and per product.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SupportCounts {
+    #[ts(type = "number")]
+    pub total: u64,
+    pub by_status: Vec<SupportCount>,
+    pub by_product: Vec<SupportCount>,
+    pub as_of: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SupportExportForm {
+    pub job_id: String,
+    pub format: ExportFormat,
+    pub filter: SupportFilter,
+}
+
+/// Where "Go to" takes the user, or why nowhere.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum GoToTarget {
+    Transaction {
+        #[serde(rename = "transactionId")]
+        transaction_id: String,
+        /// The event within it, when an event id (or its notification) was given.
+        #[serde(rename = "eventId")]
+        event_id: Option<String>,
+    },
+    Product {
+        #[serde(rename = "productId")]
+        product_id: String,
+    },
+    /// Not found on the active connection: what was looked for, in words.
+    NotFound { message: String },
 }

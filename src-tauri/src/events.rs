@@ -15,6 +15,7 @@ pub const TOKEN: &str = "token";
 pub const SEARCH_PROGRESS: &str = "search-progress";
 pub const STATUS: &str = "status";
 pub const MISSED_PROGRESS: &str = "missed-progress";
+pub const JOB_PROGRESS: &str = "job-progress";
 
 /// How long the coalescer gathers captures before one event goes out.
 pub const BATCH_WINDOW: Duration = Duration::from_millis(100);
@@ -34,6 +35,7 @@ pub fn summary(c: &Capture) -> CaptureSummary {
         subscription_id: c.subscription_id.clone().unwrap_or_default(),
         attempts: c.attempt,
         replayed: c.replay,
+        group_attempts: 1,
     }
 }
 

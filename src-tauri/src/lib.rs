@@ -64,6 +64,7 @@ pub fn run() {
     startup::milestone("logging ready");
     let keychain_probe = std::thread::spawn(|| probe_keychain(&KeyringStore::default()));
     let app = tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
         .on_page_load(|_, payload| {
             startup::milestone(&format!("page load {:?}", payload.event()));
         })
@@ -168,7 +169,12 @@ pub fn run() {
             commands::dismiss_notice,
             commands::check_tunnel,
             commands::set_test_mode,
-            commands::captures,
+            commands::inspector_page,
+            commands::inspector_facets,
+            commands::capture_attempts,
+            commands::import_captures,
+            commands::cancel_job,
+            commands::set_forward_rules,
             commands::capture_detail,
             commands::signature_report,
             commands::replay_capture,

@@ -108,6 +108,8 @@ pub struct Inner {
     pub test_mode: TestMode,
     pub token_history: Vec<TokenHistoryEntry>,
     pub searches: HashMap<String, CancellationToken>,
+    /// Running exports and imports, by the id the UI gave them (`services::jobs`).
+    pub jobs: HashMap<String, CancellationToken>,
     /// Running receiver checks, by subscription id.
     pub receiver_checks: HashMap<String, CancellationToken>,
     /// The running missed-notification check.
@@ -166,6 +168,7 @@ impl AppState {
                 test_mode: TestMode::default(),
                 token_history: Vec::new(),
                 searches: HashMap::new(),
+                jobs: HashMap::new(),
                 receiver_checks: HashMap::new(),
                 missed_check: None,
             }),
@@ -247,6 +250,11 @@ impl AppState {
     }
 
     /// The active connection's id.
+    /// The active connection's base URL.
+    pub fn base_url(&self) -> Option<String> {
+        self.lock().active.as_ref().map(|a| a.view.base_url.clone())
+    }
+
     pub fn active_id(&self) -> Option<String> {
         self.lock().active.as_ref().map(|a| a.view.id.clone())
     }

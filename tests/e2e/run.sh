@@ -28,6 +28,9 @@ chmod 700 "$XDG_RUNTIME_DIR"
 export PARTNER_DATA_DIR=$scratch/app-data
 export PARTNER_E2E_SCRATCH=$scratch
 export PARTNER_E2E_EXPORTS=$scratch/exports
+# The app's save and open dialogs answer from this folder instead of showing a window
+# (WebDriver cannot reach a GTK dialog): saves land under the suggested name, opens read it.
+export PARTNER_TEST_DIALOG_DIR=$PARTNER_E2E_EXPORTS
 export PARTNER_SCREENSHOTS="$root/docs/screenshots"
 mkdir -p "$PARTNER_SCREENSHOTS" "$PARTNER_E2E_EXPORTS"
 

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { createServer, connect } from "node:net";
 import { spawn, execFile } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const { remote } = await import(new URL("../../ui/node_modules/webdriverio/build/node.js", import.meta.url));
@@ -13,6 +13,7 @@ const { remote } = await import(new URL("../../ui/node_modules/webdriverio/build
 const shots = process.env.PARTNER_SCREENSHOTS;
 const exportsDir = process.env.PARTNER_E2E_EXPORTS;
 const binary = process.env.PARTNER_APP_BINARY;
+const cliBinary = process.env.PARTNER_CLI_BINARY;
 
 /** A WebDriver session on the tauri-driver at `port`: it starts the app. */
 async function openApp(port = 4444) {
@@ -198,7 +199,7 @@ await step("replay a capture", async () => {
   await waitText("[data-testid=detail-verdict]", /valid/);
   await (await $("button=replay")).click();
   await clickButton("Replay unchanged");
-  await waitText(".replay [role=status]", /Listener answered 2\d\d, verdict valid/);
+  await waitText("[data-testid=replay-answer]", /Listener answered 2\d\d in \d+ ms, verdict valid/);
   await shot("webhooks");
 });
 
@@ -279,6 +280,141 @@ await step("test mode: every notification's first attempt fails, and the service
   }
   assert.match(summary, /503/, "the summary has the failed attempt's answer");
   assert.match(summary, /delivered/i, "and the service's delivery record");
+});
+
+await step("grouped attempts: one row per notification, its attempts folded under it", async () => {
+  await go("#/webhooks");
+  await (await $("[data-capture-id]")).waitForExist({ timeout: 15000 });
+  const everyAttempt = Number((await text("[data-testid=capture-count]")).match(/^([\d,]+)/)[1].replace(/,/g, ""));
+  await (await $("input[aria-label='Group attempts']")).click();
+  await waitText("[data-testid=capture-count]", /notifications of/);
+  const grouped = Number((await text("[data-testid=capture-count]")).match(/^([\d,]+)/)[1].replace(/,/g, ""));
+  assert.ok(grouped < everyAttempt, `fewer rows grouped (${grouped}) than attempts (${everyAttempt})`);
+  // The retried notification of the test-mode step: one row, two attempts, folded.
+  const row = await $("[data-group-attempts='2']");
+  await row.waitForExist({ timeout: 15000 });
+  await (await row.$("[data-testid=fold]")).click();
+  await browser.waitUntil(async () => (await browser.$$("[data-attempt-of]")).length === 2, { timeout: 10000, timeoutMsg: "the two attempts never unfolded" });
+  assert.match(await (await $("[data-attempt-of]")).getProperty("textContent"), /attempt 1/);
+  await shot("webhooks-grouped");
+  await browser.setWindowSize(960, 600);
+  try {
+    const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling (${overflow} px)`);
+    await shot("small-webhooks-grouped");
+  } finally {
+    await browser.setWindowSize(1280, 800);
+  }
+  await (await $("input[aria-label='Group attempts']")).click();
+  await browser.waitUntil(async () => !/notifications of/.test(await text("[data-testid=capture-count]")), { timeout: 10000 });
+});
+
+await step("open an event notification: the event within its transaction", async () => {
+  await go("#/webhooks");
+  await (await $("select[aria-label='Resource type filter']")).selectByAttribute("value", "urn:svc:partner:transaction:event");
+  await (await $("select[aria-label='Verdict filter']")).selectByAttribute("value", "valid");
+  const row = await $("[data-verdict=valid][data-capture-id]");
+  await row.waitForExist({ timeout: 15000 });
+  const eventId = await row.getAttribute("data-event-id");
+  await row.click();
+  const open = await $("[data-testid=open-resource]");
+  await open.waitForExist({ timeout: 15000 });
+  assert.match(await open.getText(), new RegExp(`Open event ${eventId} in transaction`));
+  await shot("webhooks-open-event");
+  await open.click();
+  const marked = await $("ol[aria-label='Events timeline'] li[aria-current=true]");
+  await marked.waitForExist({ timeout: 15000 });
+  assert.equal(await marked.getAttribute("data-event-id"), eventId);
+  assert.match(await browser.execute(() => window.location.hash), new RegExp(`/events/${eventId}$`));
+  await shot("transaction-detail-event");
+  // A capture that failed verification is not opened, and says why.
+  await go("#/webhooks");
+  await (await $("select[aria-label='Resource type filter']")).selectByAttribute("value", "");
+  await (await $("select[aria-label='Verdict filter']")).selectByAttribute("value", "invalid-signature");
+  await (await $("[data-verdict=invalid-signature][data-capture-id]")).click();
+  await waitText("[data-testid=open-refused]", /verdict is invalid-signature/);
+  await (await $("select[aria-label='Verdict filter']")).selectByAttribute("value", "all");
+});
+
+/** An HTTP server on a free loopback port that answers every request `status` with a body naming
+ * what it got, and keeps the requests. */
+async function recordingApp(status) {
+  const { createServer: createHttp } = await import("node:http");
+  const requests = [];
+  const server = createHttp((request, response) => {
+    const chunks = [];
+    request.on("data", (c) => chunks.push(c));
+    request.on("end", () => {
+      requests.push({ url: request.url, headers: request.headers, body: Buffer.concat(chunks) });
+      response.writeHead(status, { "content-type": "text/plain", "x-e2e-app": "yes" });
+      response.end(`e2e app got ${request.url}`);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { requests, url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => server.close(r)) };
+}
+
+await step("forward rules: transaction events to the user's app, with its answer shown", async () => {
+  const app = await recordingApp(202);
+  try {
+    await go("#/webhooks");
+    const card = await $("[data-testid=forwarding]");
+    await card.waitForExist({ timeout: 15000 });
+    await card.click();
+    await clickButton("Add rule");
+    await (await $("select[aria-label='Rule 1 resource type']")).selectByAttribute("value", "transaction:event");
+    await (await $("input[aria-label='Rule 1 URL']")).setValue(`${app.url}/hooks/events`);
+    await (await $("[data-testid=forward-save]")).click();
+    await waitText("form[aria-label='Forward rules'] [role=status]", /Saved: 1 rule/);
+    await shot("webhooks-forwarding");
+    await card.click();
+    await go("#/demo");
+    await (await $("select[aria-label='Demo product']")).waitForExist({ timeout: 15000 });
+    await clickButton("New transaction");
+    await waitText("ol[aria-label='Demo log']", /created transaction (\S+) on/);
+    await browser.waitUntil(async () => app.requests.length > 0, { timeout: 30000, timeoutMsg: "nothing was forwarded" });
+    const forwarded = app.requests[0];
+    assert.equal(forwarded.url, "/hooks/events");
+    assert.ok(forwarded.headers["svc-signature"], "forwarded with the service's signature");
+    assert.match(forwarded.body.toString(), /urn:svc:partner:transaction:event/, "only the event notification matches the rule");
+    await go("#/webhooks");
+    const eventId = JSON.parse(forwarded.body.toString()).eventId;
+    const row = await $(`//div[@data-capture-id][@data-event-id='${eventId}'][.//span[contains(., 'transaction:event')]]`);
+    await row.waitForExist({ timeout: 15000 });
+    await row.click();
+    await (await $("button*=forwards")).click();
+    await waitText("[data-testid=outbound-status]", /202/);
+    await waitText("[data-testid=outbound-body]", /e2e app got \/hooks\/events/);
+    await shot("webhooks-forward-answer");
+    await browser.setWindowSize(960, 600);
+    try {
+      await shot("small-webhooks-forward-answer");
+    } finally {
+      await browser.setWindowSize(1280, 800);
+    }
+
+    // Replay to another URL: the same bytes, marked as a replay, and the answer shown.
+    await (await $("button=replay")).click();
+    await (await $("label*=To another URL")).click();
+    await (await $("input[aria-label='Replay URL']")).setValue(`${app.url}/replayed`);
+    const before = app.requests.length;
+    await clickButton("Replay unchanged");
+    await waitText("[data-testid=replay-answer]", /replayed answered 202 in \d+ ms/);
+    const replayed = app.requests[before];
+    assert.equal(replayed.url, "/replayed");
+    assert.equal(replayed.headers["svc-replay"], "1", "marked as a replay");
+    assert.equal(replayed.body.toString(), forwarded.body.toString(), "the same bytes");
+    await shot("webhooks-replay-elsewhere");
+
+    // Off again: nothing more is forwarded.
+    await card.click();
+    await (await $("button[aria-label='Remove rule 1']")).click();
+    await (await $("[data-testid=forward-save]")).click();
+    await waitText("form[aria-label='Forward rules'] [role=status]", /nothing is forwarded/);
+    await card.click();
+  } finally {
+    await app.close();
+  }
 });
 
 /** A loopback port nothing listens on (bound, then closed). */
@@ -401,20 +537,127 @@ await step("cancel a search part-way", async () => {
   await shot("transactions-search-cancelled");
 });
 
-await step("export the transactions listing and the captures", async () => {
+/** The path a finished export names in its status, once it ends in `.<extension>`. */
+async function jobPath(scope, extension) {
+  const status = `${scope}[data-testid=job-result]`;
+  await waitText(status, new RegExp(` · /.*\\.${extension}$`), 60000);
+  return (await text(status)).split(" · ").pop().trim();
+}
+
+await step("export the transactions listing through the save dialog, with progress", async () => {
   await go("#/transactions");
   await (await $("[data-row-id]")).waitForExist({ timeout: 15000 });
-  const target = join(exportsDir, "transactions.csv");
-  await (await $("input[aria-label='Export path']")).setValue(target);
-  await clickButton("Export all");
-  await waitText(".export-bar [role=status]", /\d+ rows/);
-  assert.ok(existsSync(target), "the CSV exists");
-  const lines = readFileSync(target, "utf8").trim().split("\n");
+  await clickButton("Export all…");
+  const path = await jobPath(".export-bar [data-job=exported]", "csv");
+  assert.ok(path.startsWith(exportsDir) && path.endsWith(".csv"), `saved where the dialog said (${path})`);
+  assert.match(await text(".export-bar [data-testid=job-result]"), /^\d+ rows exported/);
+  const lines = readFileSync(path, "utf8").trim().split("\n");
   assert.ok(lines.length > 200, `every page exported (${lines.length} lines)`);
   assert.match(lines[0], /id/);
+  assert.ok(!existsSync(`${path}.partial`), "no partial file left");
+});
+
+let sampleCapture = null;
+await step("export captures as JSON Lines and HAR 1.2, clear them, and import them back", async () => {
   await go("#/webhooks");
-  await clickButton("Export captures");
-  await waitText(".export-bar [role=status]", /\d+ →/);
+  await (await $("[data-capture-id]")).waitForExist({ timeout: 15000 });
+  const stored = Number((await text("[data-testid=capture-count]")).match(/of ([\d,]+)/)[1].replace(/,/g, ""));
+  const exportAs = async (format) => {
+    await (await $("select[aria-label='Capture export']")).selectByAttribute("value", `${format} shown`);
+    await clickButton("Export…");
+    return jobPath(".inspector [data-job=exported]", format);
+  };
+  const jsonl = await exportAs("jsonl");
+  const lines = readFileSync(jsonl, "utf8").trim().split("\n");
+  assert.equal(lines.length, stored, "every capture exported");
+  const first = JSON.parse(lines[0]);
+  assert.ok(first.id && first.bodyBase64 !== undefined && first.verdict, "a capture per line, body in Base64");
+  sampleCapture = lines.map((l) => JSON.parse(l)).find((c) => c.verdict === "valid" && c.bodyBase64) ?? first;
+  const harPath = await exportAs("har");
+  const har = JSON.parse(readFileSync(harPath, "utf8")).log;
+  assert.equal(har.version, "1.2");
+  assert.equal(har.entries.length, stored, "one HAR entry per capture");
+  await shot("webhooks-export");
+
+  // Gone, then back from the file: same count, same ids.
+  await (await $("[data-testid=clear-all]")).click();
+  await (await $("button*=Delete")).click();
+  await waitText("[data-testid=capture-count]", /^0 of 0/);
+  copyFileSync(jsonl, join(exportsDir, "captures.jsonl"));
+  await clickButton("Import…");
+  await waitText(".inspector [data-testid=job-result][data-job=imported]", new RegExp(`^${stored.toLocaleString("en-US")} captures imported`), 60000);
+  await waitText("[data-testid=capture-count]", new RegExp(`^${stored.toLocaleString("en-US")} of ${stored.toLocaleString("en-US")}`));
+  await shot("webhooks-imported");
+  // Imported again: every one is already there.
+  await clickButton("Import…");
+  await waitText(".inspector [data-testid=job-result][data-job=imported]", new RegExp(`^0 captures imported \\(${stored.toLocaleString("en-US")} already there\\)`), 60000);
+});
+
+await step("search across a store of 100,000 captures", async () => {
+  assert.ok(sampleCapture, "a capture to copy (the export step)");
+  const count = 100_000;
+  const base = 50_000_000;
+  const lines = [];
+  const started = Date.parse(sampleCapture.receivedAt);
+  for (let i = 0; i < count; i += 1) {
+    const body = JSON.parse(Buffer.from(sampleCapture.bodyBase64, "base64").toString("utf8"));
+    body.eventId = `bulk-${i}`;
+    if (i === 77_777) body.meta.note = "zanzibar";
+    const text = JSON.stringify(body);
+    lines.push(JSON.stringify({
+      ...sampleCapture,
+      id: base + i,
+      notificationId: base + i,
+      attempt: 1,
+      eventId: `bulk-${i}`,
+      receivedAt: new Date(started + i).toISOString(),
+      bodyBase64: Buffer.from(text).toString("base64"),
+      bodySize: Buffer.byteLength(text),
+    }));
+  }
+  writeFileSync(join(exportsDir, "captures.jsonl"), `${lines.join("\n")}\n`);
+  await go("#/webhooks");
+  const importStarted = Date.now();
+  await clickButton("Import…");
+  await waitText(".inspector [data-testid=job-result][data-job=imported]", /^100,000 captures imported/, 180000);
+  console.log(`       imported 100,000 captures in ${Date.now() - importStarted} ms (through the app, dialog bypassed)`);
+  await waitText("[data-testid=capture-count]", /of 10\d,\d\d\d$/);
+  const search = async (needle, expected) => {
+    const input = await $("input[aria-label='Search captures']");
+    await input.click();
+    await browser.keys(["Control", "a"]);
+    await browser.keys("Backspace");
+    const t0 = Date.now();
+    await input.setValue(needle);
+    await waitText("[data-testid=capture-count]", expected, 30000);
+    return Date.now() - t0;
+  };
+  // A word in one body, and part of an id.
+  const word = await search("zanzibar", /^1 of /);
+  await (await $("[data-event-id='bulk-77777']")).waitForExist({ timeout: 15000 });
+  const id = await search("bulk-7777", /^11 of /);
+  console.log(`       search at 100k, typed to count shown (WebDriver round trips included): word ${word} ms, id substring ${id} ms`);
+  // The same query headless, reading the app's store while the app writes it.
+  const found = (await partner(["listen", "captures", "--search", "zanzibar", "--json"], {})).trim().split("\n");
+  assert.equal(found.length, 1, `partner listen captures finds the one capture (${found.length})`);
+  assert.equal(JSON.parse(found[0]).eventId, "bulk-77777");
+  await shot("webhooks-search-100k");
+  // Scrolled to the middle of the whole list: rows are read for where the list is.
+  // A search every one of them matches: the store stops counting at 10,000 ("10,000+").
+  await search("bulk-", /^10,000\+ of /);
+  await browser.execute(() => {
+    const list = document.querySelector(".capture-scroll");
+    list.scrollTop = list.scrollHeight / 2;
+  });
+  await browser.waitUntil(async () => (await browser.$$(".capture-scroll [data-event-id^='bulk-']")).length > 5, { timeout: 15000, timeoutMsg: "no rows in the middle" });
+  // Clear what the search shows: the 100,000 go, the rest stay.
+  await (await $("[data-testid=clear-shown]")).click();
+  await (await $("button=Delete 10,000+ captures")).click();
+  await waitText("[data-testid=clear-result]", /Deleted 100,000 captures/, 60000);
+  await (await $("input[aria-label='Search captures']")).click();
+  await browser.keys(["Control", "a"]);
+  await browser.keys("Backspace");
+  await browser.waitUntil(async () => !/of 10\d,\d\d\d$/.test(await text("[data-testid=capture-count]")), { timeout: 15000 });
 });
 
 await step("token screen", async () => {
@@ -435,7 +678,7 @@ await step("connections screen", async () => {
 
 // ---- A console you come back to: the real app quit and started again on the same data folder
 // and keyring. What was set up before the restart must all be there after it.
-const cliBinary = process.env.PARTNER_CLI_BINARY;
+// (`cliBinary` is read at the top: the capture search step runs `partner` before the restart specs.)
 const scratch = process.env.PARTNER_E2E_SCRATCH;
 const SECOND_CLIENT = "e2e-partner";
 const SECOND_SECRET = "E2eSecondSandboxSecret-0123456789";

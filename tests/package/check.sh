@@ -41,7 +41,8 @@ field() { dpkg-deb -f "$deb" "$1"; }
 [ "$(field Version)" = "$version" ] || fail "Version is '$(field Version)', the workspace says $version"
 [ "$(field Architecture)" = amd64 ] || fail "Architecture is '$(field Architecture)'"
 depends=$(field Depends)
-for dep in libwebkit2gtk-4.1-0 libgtk-3-0 libdbus-1-3; do
+# libssl3: SQLCipher (the support desk's encrypted index) links the system libcrypto.
+for dep in libwebkit2gtk-4.1-0 libgtk-3-0 libdbus-1-3 libssl3; do
   grep -qE "(^|, )$dep( |,|$)" <<<"$depends" || fail "Depends ($depends) lacks $dep"
 done
 grep -q gnome-keyring <<<"$(field Recommends)" || fail "Recommends lacks a Secret Service (gnome-keyring)"
@@ -106,6 +107,8 @@ python3 - "$unpacked" "$depends" <<'PY' || fail "a shared library is not covered
 import re, subprocess, sys
 unpacked, depends = sys.argv[1], sys.argv[2]
 declared = {re.split(r"[ (]", d.strip())[0] for alt in depends.split(",") for d in alt.split("|")}
+# An alternative another release names (libssl3t64 on Ubuntu 24.04) is not in this one's lists.
+declared = {d for d in declared if subprocess.run(["apt-cache", "show", d], capture_output=True).returncode == 0}
 closure = subprocess.run(
     ["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts",
      "--no-breaks", "--no-replaces", "--no-enhances", *sorted(declared)],
@@ -188,6 +191,7 @@ if grep -q 'panicked' "$work/app.log"; then cat "$work/app.log" >&2; fail "the i
 if [ -n "$rpm" ] && command -v rpm >/dev/null; then
   [ "$(rpm -qp --qf '%{NAME} %{VERSION}' "$rpm" 2>/dev/null)" = "partner-console $version" ] || fail "rpm name/version"
   rpm -qpR "$rpm" 2>/dev/null | grep -q dbus-libs || fail "rpm requirements lack dbus-libs"
+  rpm -qpR "$rpm" 2>/dev/null | grep -q openssl-libs || fail "rpm requirements lack openssl-libs"
   rpm -qpl "$rpm" 2>/dev/null >"$work/rpm-files"
   for f in /usr/bin/partner-console /usr/bin/partner /usr/share/man/man1/partner.1.gz \
     /usr/share/bash-completion/completions/partner /usr/share/icons/hicolor/256x256/apps/partner-console.png; do

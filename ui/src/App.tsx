@@ -147,7 +147,7 @@ export function App() {
                 {retryDemo.isError && <ErrorPanel error={retryDemo.error} compact />}
                 <ErrorBoundary key={`${route.screen}/${route.id ?? ""}`}>
                   <Suspense fallback={<p className="muted pad">Loading…</p>}>
-                    <ScreenView screen={route.screen} id={route.id} embedded={s.active?.embedded ?? false} sandbox={(s.active?.embedded ?? false) || s.active?.environment === "sandbox"} connected={s.active !== null} />
+                    <ScreenView screen={route.screen} id={route.id} eventId={route.eventId} embedded={s.active?.embedded ?? false} sandbox={(s.active?.embedded ?? false) || s.active?.environment === "sandbox"} connected={s.active !== null} />
                   </Suspense>
                 </ErrorBoundary>
               </>
@@ -175,7 +175,7 @@ function DemoSubscriptionBadge({ subscription }: { subscription: DemoSubscriptio
   );
 }
 
-function ScreenView({ screen, id, embedded, sandbox, connected }: { screen: Screen; id: string | null; embedded: boolean; sandbox: boolean; connected: boolean }) {
+function ScreenView({ screen, id, eventId, embedded, sandbox, connected }: { screen: Screen; id: string | null; eventId: string | null; embedded: boolean; sandbox: boolean; connected: boolean }) {
   if (!connected && screen !== "connections") {
     return (
       <div className="page">
@@ -189,7 +189,7 @@ function ScreenView({ screen, id, embedded, sandbox, connected }: { screen: Scre
     case "products":
       return id ? <ProductDetail id={id} /> : <ProductsScreen />;
     case "transactions":
-      return id ? <TransactionDetail id={id} /> : <TransactionsScreen />;
+      return id ? <TransactionDetail id={id} eventId={eventId} /> : <TransactionsScreen />;
     case "webhooks":
       return <WebhooksScreen selectedCapture={id !== null && /^\d+$/.test(id) ? Number(id) : null} sandbox={sandbox} />;
     case "token":

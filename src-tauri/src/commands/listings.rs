@@ -2,18 +2,20 @@
 //! Paging and sort rules are `partner-api`'s, applied by `partner-client` before it sends; the
 //! search rule and the CSV flattening are `partner-client`'s `listing_export`, shared with the CLI.
 use crate::bridge::{
-    ExportFormat, ExportRequest, ExportResult, ListingKind, PageQuery, PageView, SearchProgress,
+    ExportFormat, ExportRequest, FileJobResult, ListingKind, PageQuery, PageView, SearchProgress,
     SearchRequest, SearchResult, SortKeys,
 };
 use crate::error::{AppError, Result};
+use crate::services::file_dialog::{self, FileChoice};
+use crate::services::jobs::Job;
 use crate::state::AppState;
 use futures::StreamExt;
 use partner_api::{Product, SortSpec, Sortable, Transaction};
 use partner_client::listing_export::{self, TextSearch};
 use partner_client::{Listed, PageRequest, PagerOptions, PartnerClient};
 use serde::Serialize;
-use std::path::PathBuf;
-use tauri::{AppHandle, Emitter, State};
+use std::path::Path;
+use tauri::{AppHandle, Emitter, Manager, State};
 
 #[tauri::command]
 pub fn sort_keys() -> SortKeys {
@@ -162,27 +164,13 @@ pub fn cancel_search(state: State<'_, AppState>, search_id: String) {
     }
 }
 
-/// The file an export goes to: the user's path, or a new file in the export folder.
-pub fn export_path(
-    state: &AppState,
-    path: Option<&str>,
-    stem: &str,
-    format: ExportFormat,
-) -> Result<PathBuf> {
-    let extension = match format {
-        ExportFormat::Csv => "csv",
-        ExportFormat::Json => "json",
-    };
-    crate::services::exports::file(state, path, stem, Some(extension))
-}
+/// How often, in items, a listing export reports its progress (a page is at most 50).
+const LISTING_PROGRESS_EVERY: u64 = 50;
 
 /// Writes JSON values as a JSON array, or as CSV flattened by `partner-client`'s
-/// [`listing_export`](partner_client::listing_export) (the same CSV the `partner` command prints).
-pub fn write_export(
-    path: &PathBuf,
-    format: ExportFormat,
-    rows: &[serde_json::Value],
-) -> Result<()> {
+/// [`listing_export`](partner_client::listing_export) (the same CSV the `partner` command
+/// prints), replacing the file only once the whole export is written.
+pub fn write_export(path: &Path, format: ExportFormat, rows: &[serde_json::Value]) -> Result<()> {
     let encoded = match format {
         ExportFormat::Json => serde_json::to_vec_pretty(rows).map_err(std::io::Error::other),
         ExportFormat::Csv => listing_export::write_csv(Vec::new(), rows),
@@ -194,43 +182,70 @@ pub fn write_export(
             "Try again.",
         )
     })?;
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| AppError::io("create the export folder", &e))?;
-    }
-    std::fs::write(path, bytes).map_err(|e| AppError::io(&format!("write {}", path.display()), &e))
+    crate::services::captures::write_replacing(path, |out| {
+        out.write_all(&bytes)
+            .map_err(|e| AppError::io(&format!("write {}", path.display()), &e))?;
+        Ok((true, ()))
+    })
 }
 
+/// Exports a whole listing (every page, in the current sort) to a file the user picks in the
+/// save dialog, reporting progress as a job the user can stop; nothing is written when stopped.
 #[tauri::command]
-pub async fn export_listing(
-    state: State<'_, AppState>,
-    request: ExportRequest,
-) -> Result<ExportResult> {
+pub async fn export_listing(app: AppHandle, request: ExportRequest) -> Result<FileJobResult> {
+    let state = app.state::<AppState>();
     let client = state.client()?;
-    let stop = state.shutdown.child_token();
+    let stem = match request.kind {
+        ListingKind::Products => "products",
+        ListingKind::Transactions => "transactions",
+    };
+    let (extension, kind): (&'static str, &'static str) = match request.format {
+        ExportFormat::Csv => ("csv", "CSV"),
+        ExportFormat::Json => ("json", "JSON"),
+    };
+    let choice = FileChoice {
+        title: format!("Export {stem}"),
+        suggested_name: crate::services::captures::suggested_name(stem, extension),
+        folder: state.exports_dir(),
+        kind,
+        extensions: match request.format {
+            ExportFormat::Csv => &["csv"],
+            ExportFormat::Json => &["json"],
+        },
+    };
+    let Some(path) = file_dialog::save(&app, choice).await else {
+        return Ok(FileJobResult::closed());
+    };
+    let job = Job::start(&app, &request.job_id);
+    let total = total_of(&client, request.kind).await.ok();
     let mut rows = Vec::new();
-    let collect = |value: serde_json::Value, _seen: u64| rows.push(value);
-    let (stem, cancelled) = match request.kind {
-        ListingKind::Products => (
-            "products",
-            walk::<Product>(&client, &request.sort, &stop, collect).await?,
-        ),
-        ListingKind::Transactions => (
-            "transactions",
-            walk::<Transaction>(&client, &request.sort, &stop, collect).await?,
-        ),
+    let collect = |value: serde_json::Value, seen: u64| {
+        rows.push(value);
+        if seen.is_multiple_of(LISTING_PROGRESS_EVERY) || Some(seen) == total {
+            job.progress(seen, total);
+        }
+    };
+    let cancelled = match request.kind {
+        ListingKind::Products => {
+            walk::<Product>(&client, &request.sort, &job.stop, collect).await?
+        }
+        ListingKind::Transactions => {
+            walk::<Transaction>(&client, &request.sort, &job.stop, collect).await?
+        }
     };
     if cancelled {
-        return Err(AppError::new(
-            crate::error::ErrorKind::Cancelled,
-            "The export was stopped.",
-            "Start it again.",
-        ));
+        return Ok(FileJobResult {
+            path: Some(path.display().to_string()),
+            count: rows.len() as u64,
+            skipped: 0,
+            cancelled: true,
+        });
     }
-    let path = export_path(&state, request.path.as_deref(), stem, request.format)?;
     write_export(&path, request.format, &rows)?;
-    Ok(ExportResult {
-        path: path.display().to_string(),
+    Ok(FileJobResult {
+        path: Some(path.display().to_string()),
         count: rows.len() as u64,
+        skipped: 0,
+        cancelled: false,
     })
 }

@@ -3,18 +3,18 @@
 //! debugger, replay and export. Thin adapters over `services::listener` and the listener
 //! library.
 use crate::bridge::{
-    CaptureDetail, CaptureSummary, ClearCapturesForm, ClearResult, ExportFormat, ExportResult,
-    ListenerAddressForm, ListenerView, ReplayForm, ReplayResult, RetentionForm, SignatureCheck,
-    SignatureReport, TestMode, TunnelSaved,
+    CaptureDetail, CaptureExportForm, CaptureSummary, ClearCapturesForm, ClearResult,
+    FileJobResult, ForwardRuleView, InspectorFacets, InspectorFilter, InspectorPage,
+    InspectorQuery, ListenerAddressForm, ListenerView, ReplayForm, ReplayResult, RetentionForm,
+    SignatureCheck, SignatureReport, TestMode, TunnelSaved,
 };
-use crate::commands::listings::{export_path, write_export};
-use crate::error::{AppError, ErrorKind, Result};
+use crate::error::Result;
 use crate::events::summary;
-use crate::services::listener;
+use crate::services::{captures, listener};
 use crate::state::AppState;
 use partner_api::signature::{self, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_api::Secret;
-use partner_listener::{Capture, CaptureFilter, KeySource};
+use partner_listener::KeySource;
 use tauri::{AppHandle, State};
 
 #[tauri::command]
@@ -60,7 +60,7 @@ pub async fn clear_captures(
     state: State<'_, AppState>,
     form: ClearCapturesForm,
 ) -> Result<ClearResult> {
-    let cleared = listener::clear(&state, form.ids).await?;
+    let cleared = captures::clear(&state, form).await?;
     Ok(ClearResult { cleared })
 }
 
@@ -81,6 +81,16 @@ pub async fn set_tunnel_url(
     })
 }
 
+/// Saves the forward rules and applies them to the running listener.
+#[tauri::command]
+pub fn set_forward_rules(
+    state: State<'_, AppState>,
+    rules: Vec<ForwardRuleView>,
+) -> Result<ListenerView> {
+    listener::set_forward_rules(&state, rules)?;
+    Ok(listener::view(&state))
+}
+
 #[tauri::command]
 pub fn set_test_mode(state: State<'_, AppState>, mode: TestMode) -> Result<ListenerView> {
     listener::set_test_mode(&state, mode)?;
@@ -91,43 +101,28 @@ fn store(state: &AppState) -> Result<partner_listener::Store> {
     state.captures()
 }
 
-/// Every capture's summary, newest first.
+/// One window of the inspector's list, read from the store.
 #[tauri::command]
-pub async fn captures(state: State<'_, AppState>) -> Result<Vec<CaptureSummary>> {
-    let mut all = read_all(store(&state)?, summary).await?;
-    all.reverse();
-    Ok(all)
+pub async fn inspector_page(
+    state: State<'_, AppState>,
+    query: InspectorQuery,
+) -> Result<InspectorPage> {
+    captures::page(&state, query).await
 }
 
-/// Every stored capture through `row`, oldest first, read on the blocking pool: at 100,000
-/// captures the read takes long enough that it must not hold an async worker.
-async fn read_all<T: Send + 'static>(
-    store: partner_listener::Store,
-    row: impl Fn(&Capture) -> T + Send + 'static,
-) -> Result<Vec<T>> {
-    tauri::async_runtime::spawn_blocking(move || {
-        let mut rows = Vec::new();
-        store.for_each(&CaptureFilter::default(), |c| {
-            rows.push(row(&c));
-            Ok(())
-        })?;
-        Ok::<_, AppError>(rows)
-    })
-    .await
-    .map_err(|e| {
-        AppError::new(
-            ErrorKind::Internal,
-            format!("Reading captures failed: {e}."),
-            "Try again.",
-        )
-    })?
+/// The inspector filter's choices and the verdict counts.
+#[tauri::command]
+pub async fn inspector_facets(
+    state: State<'_, AppState>,
+    filter: InspectorFilter,
+) -> Result<InspectorFacets> {
+    captures::facets(&state, filter).await
 }
 
-/// The transaction id in a `resourceRef` (`…/transactions/<id>[/events/<event>]`).
-fn transaction_of(resource_ref: &str) -> Option<String> {
-    let rest = resource_ref.split("/transactions/").nth(1)?;
-    let id = rest.split('/').next()?;
-    (!id.is_empty()).then(|| id.to_string())
+/// The attempts folded under a notification's row.
+#[tauri::command]
+pub async fn capture_attempts(state: State<'_, AppState>, id: i64) -> Result<Vec<CaptureSummary>> {
+    captures::attempts(&state, id).await
 }
 
 #[tauri::command]
@@ -149,13 +144,14 @@ pub fn capture_detail(state: State<'_, AppState>, id: i64) -> Result<CaptureDeta
         raw_body,
         pretty_body,
         resource_ref: capture.fields.resource_ref.clone(),
-        transaction_id: capture
-            .fields
-            .resource_ref
-            .as_deref()
-            .and_then(transaction_of),
         attempts,
         answered_status: capture.response.status,
+        outbound: store
+            .outbound_of(id)?
+            .iter()
+            .map(captures::outbound_view)
+            .collect(),
+        open: captures::open_resource(&capture, state.base_url().as_deref()),
     })
 }
 
@@ -247,82 +243,30 @@ fn sha256_hex(body: &[u8]) -> String {
         .collect()
 }
 
-/// Replays a capture to this listener: unchanged, or with an edited body re-signed with the
-/// subscription's current key (the listener's rule).
+/// Replays a capture to this listener or to any URL: unchanged, or with an edited body
+/// re-signed with the subscription's current key. Either way it carries `Svc-Replay: 1` and is
+/// kept as a replay, never counted as the service's attempt.
 #[tauri::command]
 pub async fn replay_capture(state: State<'_, AppState>, form: ReplayForm) -> Result<ReplayResult> {
-    let running = state.listener()?;
-    let target = url::Url::parse(&running.url()).map_err(|e| {
-        AppError::new(
-            ErrorKind::Internal,
-            format!("Bad listener URL: {e}."),
-            "Restart the listener.",
-        )
-    })?;
-    let record = running
-        .listener
-        .replay(
-            form.capture_id,
-            Some(target),
-            form.body.map(String::into_bytes),
-        )
-        .await?;
-    let status = record.status.ok_or_else(|| {
-        AppError::new(
-            ErrorKind::Listener,
-            record
-                .error
-                .clone()
-                .unwrap_or_else(|| "The replay got no answer.".into()),
-            "Check that the listener is running.",
-        )
-    })?;
-    // The replayed request is the newest capture of the store.
-    let newest = running
-        .listener
-        .store()
-        .query(&CaptureFilter::default(), 0, 1)?
-        .items
-        .into_iter()
-        .next();
-    Ok(ReplayResult {
-        status,
-        verdict: newest.map(|c| c.verdict),
-    })
+    listener::replay(&state, form).await
 }
 
+/// Exports the chosen or filtered captures (JSON Lines or HAR 1.2) through the save dialog.
 #[tauri::command]
-pub async fn export_captures(
-    state: State<'_, AppState>,
-    format: ExportFormat,
-    path: Option<String>,
-) -> Result<ExportResult> {
-    let store = store(&state)?;
-    let path = export_path(&state, path.as_deref(), "captures", format)?;
-    let rows = read_all(store, export_row).await?;
-    write_export(&path, format, &rows)?;
-    Ok(ExportResult {
-        path: path.display().to_string(),
-        count: rows.len() as u64,
-    })
+pub async fn export_captures(app: AppHandle, form: CaptureExportForm) -> Result<FileJobResult> {
+    captures::export(&app, form).await
 }
 
-/// A capture as an export row: its summary, its body as text and its signature header.
-fn export_row(c: &Capture) -> serde_json::Value {
-    let mut row = serde_json::to_value(summary(c)).unwrap_or_default();
-    if let serde_json::Value::Object(map) = &mut row {
-        map.insert(
-            "body".into(),
-            serde_json::Value::String(c.body_text().unwrap_or_default()),
-        );
-        map.insert(
-            "signature".into(),
-            c.header(SIGNATURE_HEADER)
-                .map(|s| serde_json::Value::String(s.into()))
-                .unwrap_or_default(),
-        );
-    }
-    row
+/// Imports captures from JSON Lines through the open dialog.
+#[tauri::command]
+pub async fn import_captures(app: AppHandle, job_id: String) -> Result<FileJobResult> {
+    captures::import(&app, job_id).await
+}
+
+/// Stops an export or import.
+#[tauri::command]
+pub fn cancel_job(state: State<'_, AppState>, job_id: String) {
+    crate::services::jobs::cancel(&state, &job_id);
 }
 
 #[cfg(test)]
@@ -357,7 +301,10 @@ mod tests {
             .await
             .unwrap();
         let store = running.listener.store();
-        let newest = store.query(&CaptureFilter::default(), 0, 1).unwrap().items;
+        let newest = store
+            .query(&partner_listener::CaptureFilter::default(), 0, 1)
+            .unwrap()
+            .items;
         store.get(newest[0].id).unwrap()
     }
 

@@ -5,7 +5,7 @@
 //!
 //! Reading the captures and building the bundle may read the keychain (a D-Bus round trip for a
 //! key not cached yet), so it runs on the blocking pool.
-use crate::bridge::{EvidenceForm, EvidenceResult, EvidenceScope};
+use crate::bridge::{EvidenceForm, EvidenceResult, EvidenceScope, EVIDENCE_MOST_SHOWN};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::AppState;
 use partner_listener::evidence::{self, EvidenceOptions, FieldPath, Selection, ServiceDelivery};
@@ -43,7 +43,19 @@ pub async fn bundle(state: &AppState, form: EvidenceForm) -> Result<EvidenceResu
     let selection = match form.scope {
         EvidenceScope::Capture => Selection::Ids(vec![form.capture_id]),
         EvidenceScope::Shown => {
-            let mut ids = form.shown_ids.clone().unwrap_or_default();
+            let filter =
+                crate::services::captures::store_filter(&form.shown.clone().unwrap_or_default())?;
+            let shown = store.count(&filter)?;
+            if shown > EVIDENCE_MOST_SHOWN {
+                return Err(AppError::invalid(format!(
+                    "The filter shows {shown} captures; an evidence bundle holds at most {EVIDENCE_MOST_SHOWN}. Narrow the filter (a subscription, a time range, a search)."
+                )));
+            }
+            let mut ids = Vec::new();
+            store.for_each(&filter, |capture| {
+                ids.push(capture.id);
+                Ok(())
+            })?;
             if !ids.contains(&form.capture_id) {
                 ids.push(form.capture_id);
             }

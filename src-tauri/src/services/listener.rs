@@ -6,10 +6,13 @@
 //! `PARTNER_LISTENER_ADDR` for one run) and never a random one. A taken port leaves the
 //! listener off with a problem that names the port and offers a free one; moving the listener
 //! binds the new address before the old one is let go, so a failed move changes nothing.
-use crate::bridge::{ListenerAddressForm, ListenerView, RetentionForm, TestMode};
+use crate::bridge::{
+    ForwardRuleView, ListenerAddressForm, ListenerView, ReplayForm, ReplayResult, RetentionForm,
+    TestMode,
+};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::{AppState, ListenerProblem, RunningListener};
-use partner_listener::{Listener, ListenerConfig, Retention, Store};
+use partner_listener::{ForwardRule, Listener, ListenerConfig, Retention, Store};
 use partner_local::listener_address::{self, BindError};
 use partner_local::ListenerAddress;
 use std::sync::Arc;
@@ -140,10 +143,17 @@ async fn serve(
 ) -> Result<RunningListener> {
     let state = app.state::<AppState>();
     let store = open_store(app).await?;
-    let test_mode = listener_test_mode(&state.lock().test_mode);
+    let (test_mode, forward_rules) = {
+        let inner = state.lock();
+        (
+            listener_test_mode(&inner.test_mode),
+            inner.settings.listener.forward_rules.clone(),
+        )
+    };
     let config = ListenerConfig {
         path: address.path.clone(),
         test_mode,
+        forward_rules,
         ..ListenerConfig::default()
     };
     let keys: Arc<dyn partner_listener::KeySource> = state.keys.clone();
@@ -281,6 +291,92 @@ pub fn set_test_mode(state: &AppState, mode: TestMode) -> Result<()> {
     Ok(())
 }
 
+/// The forward rules (the first that matches a valid notification sends it on): checked,
+/// saved, and applied to the running listener at once.
+pub fn set_forward_rules(state: &AppState, rules: Vec<ForwardRuleView>) -> Result<()> {
+    let rules = rules
+        .into_iter()
+        .enumerate()
+        .map(|(index, rule)| forward_rule(index, rule))
+        .collect::<Result<Vec<_>>>()?;
+    if let Some(running) = state.lock().listener.as_ref() {
+        running.listener.set_forward_rules(rules.clone())?;
+    }
+    crate::services::settings::update(state, |s| s.listener.forward_rules = rules)?;
+    Ok(())
+}
+
+/// A rule as the screen gives it, checked: the row number in each error.
+fn forward_rule(index: usize, rule: ForwardRuleView) -> Result<ForwardRule> {
+    let named = |value: Option<String>| {
+        value
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty() && v != "*")
+    };
+    let url = partner_listener::outbound::parse_target(rule.url.trim())
+        .map_err(|e| AppError::invalid(format!("Forward rule {}: {e}.", index + 1)))?;
+    Ok(ForwardRule {
+        resource_type: named(rule.resource_type),
+        event_type: named(rule.event_type),
+        url,
+    })
+}
+
+/// The rules as the screen shows them.
+pub fn forward_rule_views(rules: &[ForwardRule]) -> Vec<ForwardRuleView> {
+    rules
+        .iter()
+        .map(|rule| ForwardRuleView {
+            resource_type: rule.resource_type.clone(),
+            event_type: rule.event_type.clone(),
+            url: rule.url.to_string(),
+        })
+        .collect()
+}
+
+/// Replays capture `form.capture_id` to `form.target` (this listener when none), unchanged or
+/// edited; returns the target's answer and, when it was this listener, the replay's verdict.
+pub async fn replay(state: &AppState, form: ReplayForm) -> Result<ReplayResult> {
+    let running = state.listener()?;
+    let to_listener = form
+        .target
+        .as_deref()
+        .map(str::trim)
+        .is_none_or(str::is_empty);
+    let target = match form
+        .target
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        Some(url) => partner_listener::outbound::parse_target(url)
+            .map_err(|e| AppError::invalid(format!("The replay's {e}.")))?,
+        None => url::Url::parse(&running.url()).map_err(|e| {
+            AppError::new(
+                ErrorKind::Internal,
+                format!("Bad listener URL: {e}."),
+                "Restart the listener.",
+            )
+        })?,
+    };
+    let outcome = running
+        .listener
+        .replay(
+            form.capture_id,
+            Some(target),
+            form.body.map(String::into_bytes),
+        )
+        .await?;
+    let verdict = match (to_listener, outcome.capture_id) {
+        (true, Some(id)) => Some(running.listener.store().get(id)?.verdict),
+        _ => None,
+    };
+    Ok(ReplayResult {
+        answer: crate::services::captures::outbound_view(&outcome.record),
+        verdict,
+    })
+}
+
 /// How many captures are kept and for how long: saved, and applied to the store now.
 pub async fn set_retention(state: &AppState, form: RetentionForm) -> Result<()> {
     if form.max_captures == Some(0) {
@@ -303,20 +399,6 @@ pub async fn set_retention(state: &AppState, form: RetentionForm) -> Result<()> 
         store.set_retention(retention).await?;
     }
     Ok(())
-}
-
-/// Deletes these captures (what the inspector's filter shows), or every capture.
-pub async fn clear(state: &AppState, ids: Option<Vec<i64>>) -> Result<u64> {
-    let store = state.captures()?;
-    // An empty selection deletes nothing (the store reads an empty id list as "any id").
-    if ids.as_ref().is_some_and(Vec::is_empty) {
-        return Ok(0);
-    }
-    let filter = partner_listener::CaptureFilter {
-        ids: ids.unwrap_or_default(),
-        ..partner_listener::CaptureFilter::default()
-    };
-    Ok(store.clear(&filter).await?)
 }
 
 /// The active connection's tunnel URL.
@@ -370,6 +452,7 @@ pub fn view(state: &AppState) -> ListenerView {
             max_captures: inner.settings.retention.max_captures,
             max_age_days: inner.settings.retention.max_age_days,
         },
+        forward_rules: forward_rule_views(&inner.settings.listener.forward_rules),
         store_path: state
             .data_dir
             .join(partner_local::paths::CAPTURE_STORE)

@@ -4,11 +4,14 @@
 //! the libraries (`partner-client`, `partner-listener`, `partner-sandbox`, `partner-local`).
 //! Calls go one way: commands → services → libraries; `events` only sends to the UI.
 
+pub mod captures;
 pub mod connections;
 pub mod deliveries;
 pub mod embedded;
 pub mod evidence;
 pub mod exports;
+pub mod file_dialog;
+pub mod jobs;
 pub mod keys;
 pub mod listener;
 pub mod missed;

@@ -12,4 +12,9 @@ attempts: number,
 /**
  * Whether it was replayed from the console rather than delivered.
  */
-replayed: boolean, };
+replayed: boolean, 
+/**
+ * In the inspector's grouped view, how many of its notification's attempts the filter
+ * selects (this row is the newest of them); 1 in the view of every attempt.
+ */
+groupAttempts: number, };

@@ -2,8 +2,8 @@
 import type { ExportFormat } from "./ExportFormat";
 import type { ListingKind } from "./ListingKind";
 
-export type ExportRequest = { kind: ListingKind, format: ExportFormat, sort: string, 
+export type ExportRequest = { 
 /**
- * Where to write; empty means the app's export folder.
+ * The id progress events carry and `cancel_job` names.
  */
-path: string | null, };
+jobId: string, kind: ListingKind, format: ExportFormat, sort: string, };

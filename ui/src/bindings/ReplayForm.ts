@@ -4,4 +4,8 @@ export type ReplayForm = { captureId: number,
 /**
  * An edited body; none replays the bytes unchanged.
  */
-body: string | null, };
+body: string | null, 
+/**
+ * Where to send it; none sends it to this listener.
+ */
+target: string | null, };

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { CaptureSummary, EventType, TokenView, Transaction } from "../platform";
 import { draftOf, subscriptionChange, subscriptionDraftProblems, toggleEvent } from "./products/subscriptionModel";
-import { applyFilter, captureCount, countByVerdict, listOf, mergeBatch, shouldFollow, shownIds, withoutCaptures } from "./webhooks/inspectorModel";
-import { describeRepoint, describeRetention, describeTestMode, parseListenerAddress, parseRetention, parseTestMode, testModeFields } from "./webhooks/listenerModel";
+import { BLOCK, blocksFor, captureCount, drawnCount, drawnRow, instantOf, isFiltered, NO_FILTER, rowAt, shouldFollow, storeFilter } from "./webhooks/inspectorModel";
+import { describeForwardRule, forwardRuleProblems, describeRepoint, describeRetention, describeTestMode, parseListenerAddress, parseRetention, parseTestMode, testModeFields } from "./webhooks/listenerModel";
 import { firstExpiry, secondsLeft } from "./token/tokenModel";
 import { baseUrlLabel, connectionActions, draftProblems, EMPTY_DRAFT, toNewConnection } from "./connections/connectionModel";
 import { canSubmitKey, keyToSend } from "./products/keyModel";
@@ -23,30 +23,43 @@ function capture(id: number, patch: Partial<CaptureSummary> = {}): CaptureSummar
     subscriptionId: "sub-1",
     attempts: 1,
     replayed: false,
+    groupAttempts: 1,
     ...patch,
   };
 }
 
 describe("inspector", () => {
-  it("puts new batches on top, newest first, without duplicates", () => {
-    const merged = mergeBatch(listOf([capture(2), capture(1)]), [capture(3), capture(4), capture(2)]);
-    expect(merged.rows.map((c) => c.id)).toEqual([4, 3, 2, 1]);
-    // The searchable text stays beside its capture.
-    expect(applyFilter(merged, { verdict: "all", eventType: "all", text: "EV-4" }).map((c) => c.id)).toEqual([4]);
-    expect(applyFilter(merged, { verdict: "all", eventType: "all", text: "ev-1" }).map((c) => c.id)).toEqual([1]);
+  it("asks the store for what the filter bar holds, and nothing for what it leaves empty", () => {
+    expect(storeFilter(NO_FILTER)).toEqual({ verdict: null, eventType: null, resourceType: null, subscriptionId: null, since: null, until: null, text: null });
+    expect(isFiltered(NO_FILTER)).toBe(false);
+    const form = { ...NO_FILTER, verdict: "invalid-signature" as const, eventType: "created", text: "  loan 42 ", since: "2026-11-24T09:30:00" };
+    const filter = storeFilter(form);
+    expect(filter).toMatchObject({ verdict: "invalid-signature", eventType: "created", text: "loan 42", resourceType: null });
+    // A local time goes to the store as the instant it names.
+    expect(filter.since).toBe(new Date("2026-11-24T09:30:00").toISOString());
+    expect(isFiltered(form)).toBe(true);
+    expect(instantOf("")).toBeNull();
+    expect(instantOf("not a time")).toBeNull();
   });
-  it("filters by verdict, event type and text, and counts verdicts", () => {
-    const rows = [capture(1), capture(2, { verdict: "invalid-signature" }), capture(3, { eventType: "updated", resourceId: "special" })];
-    const all = listOf(rows);
-    expect(applyFilter(all, { verdict: "invalid-signature", eventType: "all", text: "" }).map((c) => c.id)).toEqual([2]);
-    expect(applyFilter(all, { verdict: "all", eventType: "updated", text: "" }).map((c) => c.id)).toEqual([3]);
-    expect(applyFilter(all, { verdict: "all", eventType: "all", text: "SPEC" }).map((c) => c.id)).toEqual([3]);
-    expect(countByVerdict(rows)).toMatchObject({ valid: 2, "invalid-signature": 1 });
+  it("reads only the blocks under the window, one either side", () => {
+    expect(blocksFor(0, 20, 0)).toEqual([0]);
+    expect(blocksFor(0, 20, 1_000_000)).toEqual([0, 1]);
+    expect(blocksFor(5 * BLOCK + 10, 5 * BLOCK + 30, 1_000_000)).toEqual([4, 5, 6]);
+    // The end of the list: no block past it.
+    expect(blocksFor(999_990, 999_999, 1_000_000)).toEqual([9998, 9999]);
+    const blocks = new Map([[1, [capture(7)]]]);
+    expect(rowAt(blocks, BLOCK)?.id).toBe(7);
+    expect(rowAt(blocks, 0)).toBeUndefined();
   });
-  it("filters 100,000 captures by text and verdict together", () => {
-    const many = listOf(Array.from({ length: 100_000 }, (_, i) => capture(i, { verdict: i % 7 === 0 ? "invalid-signature" : "valid" })));
-    expect(applyFilter(many, { verdict: "all", eventType: "all", text: "tx-9999" })).toHaveLength(11);
-    expect(applyFilter(many, { verdict: "invalid-signature", eventType: "all", text: "tx-9999" }).map((c) => c.id)).toEqual([99995]);
+  it("draws a notification's attempts under its row, and the rows after them moved down", () => {
+    const expanded = { index: 2, id: 30, attempts: [capture(10), capture(20), capture(30)] };
+    expect(drawnCount(100, expanded)).toBe(103);
+    expect(drawnCount(100, null)).toBe(100);
+    expect(drawnRow(2, expanded)).toEqual({ kind: "row", index: 2 });
+    expect(drawnRow(3, expanded)).toMatchObject({ kind: "attempt", parentIndex: 2, number: 1 });
+    expect(drawnRow(5, expanded)).toMatchObject({ kind: "attempt", number: 3, attempt: { id: 30 } });
+    expect(drawnRow(6, expanded)).toEqual({ kind: "row", index: 3 });
+    expect(drawnRow(6, null)).toEqual({ kind: "row", index: 6 });
   });
   it("follows only at the top", () => {
     expect(shouldFollow(0)).toBe(true);
@@ -73,25 +86,20 @@ describe("inspector", () => {
   });
 });
 
-describe("clearing captures", () => {
-  it("offers the shown ids only when the filter hides some, and never an empty list", () => {
-    const rows = [capture(3), capture(2, { verdict: "invalid-signature" }), capture(1)];
-    const all = listOf(rows);
-    const invalid = applyFilter(all, { verdict: "invalid-signature", eventType: "all", text: "" });
-    expect(shownIds(invalid, rows.length)).toEqual([2]);
-    expect(shownIds(applyFilter(all, { verdict: "all", eventType: "all", text: "tx" }), rows.length)).toBeNull();
-    expect(shownIds([], rows.length)).toBeNull();
-  });
-  it("drops the cleared rows with their searchable text, or every row", () => {
-    const all = listOf([capture(3), capture(2), capture(1)]);
-    const left = withoutCaptures(all, [3, 1]);
-    expect(left.rows.map((c) => c.id)).toEqual([2]);
-    expect(applyFilter(left, { verdict: "all", eventType: "all", text: "tx-2" }).map((c) => c.id)).toEqual([2]);
-    expect(applyFilter(left, { verdict: "all", eventType: "all", text: "tx-3" })).toEqual([]);
-    expect(withoutCaptures(all, null)).toEqual({ rows: [], text: [] });
-    expect(withoutCaptures(all, [99])).toBe(all);
+describe("forward rules", () => {
+  it("describes a rule and names what keeps the rules from being saved", () => {
+    expect(describeForwardRule({ resourceType: "transaction", eventType: null, url: "http://localhost:3000/hooks" })).toBe("transaction → http://localhost:3000/hooks");
+    expect(describeForwardRule({ resourceType: null, eventType: null, url: "http://x/" })).toBe("any → http://x/");
+    const ok = [
+      { resourceType: "transaction:event", eventType: "created", url: "http://localhost:3000/hooks/events" },
+      { resourceType: null, eventType: null, url: "https://example.com/all" },
+    ];
+    expect(forwardRuleProblems(ok)).toEqual([]);
+    expect(forwardRuleProblems([{ resourceType: null, eventType: null, url: " " }])).toEqual(["Rule 1 needs a URL."]);
+    expect(forwardRuleProblems([{ resourceType: null, eventType: null, url: "ftp://x" }])).toEqual(["Rule 1: the URL must start with http:// or https://."]);
+    expect(forwardRuleProblems([...ok].reverse())[0]).toMatch(/Rule 1 matches every notification/);
     expect(captureCount(1)).toBe("1 capture");
-    expect(captureCount(12)).toBe("12 captures");
+    expect(captureCount(12000)).toBe("12,000 captures");
   });
 });
 

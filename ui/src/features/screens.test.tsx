@@ -2,7 +2,7 @@ import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { mockCommands, renderWithClient } from "../test/render";
-import { embeddedConnection, pageOf, product, readyStatus, transaction } from "../test/fixtures";
+import { captureStore, embeddedConnection, pageOf, product, readyStatus, transaction } from "../test/fixtures";
 import { ProductsScreen } from "./products/ProductsScreen";
 import { ProductDetail } from "./products/ProductDetail";
 import { TransactionDetail } from "./transactions/TransactionDetail";
@@ -266,6 +266,24 @@ describe("Transaction detail", () => {
     expect(calls.find((c) => c.cmd === "respond_transaction")?.args.form).toEqual({ transactionId: "t-1", status: "processing", partnerStatus: "Ordered", referenceNumber: "R-1" });
   });
 
+  it("marks the event a notification named, and says when it is not in the timeline", async () => {
+    const event = (id: string, text: string, sent: string) => ({ id, type: "urn:svc:partner:transaction:request:updated", text, from: "System", sent, comments: null, details: null });
+    mockCommands({
+      get_transaction: () => transaction(1),
+      transaction_events: () => [event("e1", "First", "2026-01-01T00:00:00Z"), event("e2", "Second", "2026-01-02T00:00:00Z")],
+    });
+    Element.prototype.scrollIntoView = () => {};
+    const view = renderWithClient(<TransactionDetail id="t-1" eventId="e1" />);
+    await screen.findByText("First");
+    const marked = screen.getByText("First").closest("li");
+    expect(marked).toHaveAttribute("aria-current", "true");
+    expect(marked).toHaveTextContent("the notification's event");
+    expect(screen.getByText("Second").closest("li")).not.toHaveAttribute("aria-current");
+    view.unmount();
+    renderWithClient(<TransactionDetail id="t-1" eventId="e-gone" />);
+    expect(await screen.findByText(/is not in this transaction's timeline/)).toHaveTextContent("e-gone");
+  });
+
   it("says what failed when the transaction cannot be read", async () => {
     mockCommands({
       get_transaction: () => {
@@ -390,22 +408,23 @@ describe("Connections: the embedded sandbox", () => {
 });
 
 function capture(id: number, verdict: CaptureSummary["verdict"]): CaptureSummary {
-  return { id, receivedAt: new Date(1_700_000_000_000 + id * 1000).toISOString(), verdict, eventType: "created", resourceType: "urn:svc:partner:transaction", resourceId: `tx-${id}`, instanceId: "demo", eventId: `e-${id}`, subscriptionId: "s", attempts: 1, replayed: false };
+  return { id, receivedAt: new Date(1_700_000_000_000 + id * 1000).toISOString(), verdict, eventType: "created", resourceType: "urn:svc:partner:transaction", resourceId: `tx-${id}`, instanceId: "demo", eventId: `e-${id}`, subscriptionId: "s", attempts: 1, replayed: false, groupAttempts: 1 };
 }
 
 describe("Webhooks inspector", () => {
   it("lists captures newest first with counts, filters, and opens a detail", async () => {
     mockCommands({
-      captures: () => [capture(3, "invalid-signature"), capture(2, "valid"), capture(1, "valid")],
+      ...captureStore([capture(3, "invalid-signature"), capture(2, "valid"), capture(1, "valid")]).handlers,
       capture_detail: (a) => ({
         summary: capture(a.id as number, "invalid-signature"),
         headers: [["svc-signature", "abc="]],
         rawBody: "{\"eventId\":\"e-3\"}",
         prettyBody: "{\n  \"eventId\": \"e-3\"\n}",
         resourceRef: "http://127.0.0.1/partner/v2/transactions/tx-3",
-        transactionId: "tx-3",
         attempts: [capture(3, "invalid-signature")],
         answeredStatus: 401,
+        outbound: [],
+        open: { kind: "refused", reason: "Not offered: the notification's verdict is invalid-signature, so nothing in it can be trusted." },
       }),
     });
     renderWithClient(<Inspector />);
@@ -426,9 +445,10 @@ describe("Webhooks inspector: evidence for a support ticket", () => {
         rawBody: "{}",
         prettyBody: "{}",
         resourceRef: null,
-        transactionId: null,
         attempts: [capture(1, "invalid-signature"), capture(2, "valid")],
         answeredStatus: 200,
+        outbound: [],
+        open: { kind: "refused", reason: "Not offered: the notification has no resourceRef." },
       }),
       evidence_bundle: () => ({
         harPath: "/tmp/evidence-2.har",
@@ -441,7 +461,7 @@ describe("Webhooks inspector: evidence for a support ticket", () => {
         withDeliveries: true,
       }),
     });
-    renderWithClient(<CaptureDetailPane id={2} onSelect={() => {}} shownIds={[1, 2, 5]} />);
+    renderWithClient(<CaptureDetailPane id={2} onSelect={() => {}} filter={null} shown={3} />);
     fireEvent.click(await screen.findByRole("tab", { name: "evidence" }));
     // Two attempts: the whole notification is offered first.
     expect(screen.getByLabelText("Every attempt of its notification (2)")).toBeChecked();
@@ -452,7 +472,7 @@ describe("Webhooks inspector: evidence for a support ticket", () => {
     expect(saved).toHaveTextContent("2 captures in /tmp/evidence-2.har and /tmp/evidence-2.md");
     expect(saved).toHaveTextContent("1 headers, 2 body fields and 0 secrets masked · with the service's delivery records");
     expect(calls.find((c) => c.cmd === "evidence_bundle")?.args).toEqual({
-      form: { captureId: 2, scope: "notification", shownIds: null, maskFields: ["loan.borrower.name", "/meta/resourceId"], path: null },
+      form: { captureId: 2, scope: "notification", shown: null, maskFields: ["loan.borrower.name", "/meta/resourceId"], path: null },
     });
   });
 });

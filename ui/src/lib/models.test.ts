@@ -70,7 +70,13 @@ describe("formatting", () => {
 
 describe("routes", () => {
   it("round-trips screens and ids", () => {
-    expect(parseRoute(routeHref("transactions", "a/b"))).toEqual({ screen: "transactions", id: "a/b" });
-    expect(parseRoute("#/nowhere")).toEqual({ screen: "products", id: null });
+    expect(parseRoute(routeHref("transactions", "a/b"))).toEqual({ screen: "transactions", id: "a/b", eventId: null });
+    expect(parseRoute("#/nowhere")).toEqual({ screen: "products", id: null, eventId: null });
+  });
+  it("names an event within its transaction", () => {
+    expect(routeHref("transactions", "t 1", "e/2")).toBe("#/transactions/t%201/events/e%2F2");
+    expect(parseRoute(routeHref("transactions", "t 1", "e/2"))).toEqual({ screen: "transactions", id: "t 1", eventId: "e/2" });
+    // Only transactions have events.
+    expect(parseRoute("#/products/p/events/e").eventId).toBeNull();
   });
 });

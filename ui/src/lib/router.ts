@@ -16,6 +16,8 @@ export type Screen =
 export interface Route {
   screen: Screen;
   id: string | null;
+  /** `#/transactions/<id>/events/<event id>`: the event to show within its transaction. */
+  eventId: string | null;
 }
 
 export const SCREENS: Array<{ screen: Screen; label: string; key: string }> = [
@@ -31,15 +33,18 @@ export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean);
   const screen = SCREENS.find((s) => s.screen === parts[0])?.screen ?? "products";
   const id = parts[1] ? decodeURIComponent(parts[1]) : null;
-  return { screen, id };
+  const eventId = screen === "transactions" && id && parts[2] === "events" && parts[3] ? decodeURIComponent(parts[3]) : null;
+  return { screen, id, eventId };
 }
 
-export function routeHref(screen: Screen, id?: string | null): string {
-  return id ? `#/${screen}/${encodeURIComponent(id)}` : `#/${screen}`;
+export function routeHref(screen: Screen, id?: string | null, eventId?: string | null): string {
+  if (!id) return `#/${screen}`;
+  const base = `#/${screen}/${encodeURIComponent(id)}`;
+  return eventId ? `${base}/events/${encodeURIComponent(eventId)}` : base;
 }
 
-export function navigate(screen: Screen, id?: string | null): void {
-  window.location.hash = routeHref(screen, id);
+export function navigate(screen: Screen, id?: string | null, eventId?: string | null): void {
+  window.location.hash = routeHref(screen, id, eventId);
 }
 
 function subscribe(callback: () => void): () => void {

@@ -18,9 +18,15 @@ import type {
   DeliveryView,
   EvidenceForm,
   EvidenceResult,
-  ExportFormat,
   ExportRequest,
-  ExportResult,
+  FileJobResult,
+  CaptureExportForm,
+  ForwardRuleView,
+  InspectorFacets,
+  InspectorFilter,
+  InspectorPage,
+  InspectorQuery,
+  JobProgress,
   Introspection,
   ListenerAddressForm,
   ListenerSubscription,
@@ -137,7 +143,10 @@ export const api = {
     call<PageView<Transaction>>("list_transactions", { query }),
   searchListing: (request: SearchRequest) => call<SearchResult>("search_listing", { request }),
   cancelSearch: (searchId: string) => call<void>("cancel_search", { searchId }),
-  exportListing: (request: ExportRequest) => call<ExportResult>("export_listing", { request }),
+  /** Exports every page through the save dialog, as job `request.jobId` (progress, cancel). */
+  exportListing: (request: ExportRequest) => call<FileJobResult>("export_listing", { request }),
+  /** Stops an export or import started under this id. */
+  cancelJob: (jobId: string) => call<void>("cancel_job", { jobId }),
 
   getProduct: (id: string) => call<Product>("get_product", { id }),
   createProduct: (form: NewProductForm) => call<Product>("create_product", { form }),
@@ -189,13 +198,22 @@ export const api = {
   setTunnelUrl: (url: string | null) => call<TunnelSaved>("set_tunnel_url", { url }),
   checkTunnel: () => call<TunnelCheck>("check_tunnel"),
   setTestMode: (mode: TestMode) => call<ListenerView>("set_test_mode", { mode }),
-  captures: () => call<CaptureSummary[]>("captures"),
+  /** One window of the inspector's list, read from the capture store. */
+  inspectorPage: (query: InspectorQuery) => call<InspectorPage>("inspector_page", { query }),
+  /** The filter's choices and the verdict counts under the rest of the filter. */
+  inspectorFacets: (filter: InspectorFilter) => call<InspectorFacets>("inspector_facets", { filter }),
+  /** Every attempt of a capture's notification, first first. */
+  captureAttempts: (id: number) => call<CaptureSummary[]>("capture_attempts", { id }),
+  /** Saves the forward rules (first match wins) and applies them at once. */
+  setForwardRules: (rules: ForwardRuleView[]) => call<ListenerView>("set_forward_rules", { rules }),
   captureDetail: (id: number) => call<CaptureDetail>("capture_detail", { id }),
   signatureReport: (id: number, pastedKey: string | null) =>
     call<SignatureReport>("signature_report", { id, pastedKey }),
   replay: (form: ReplayForm) => call<ReplayResult>("replay_capture", { form }),
-  exportCaptures: (format: ExportFormat, path: string | null) =>
-    call<ExportResult>("export_captures", { format, path }),
+  /** Exports the chosen or filtered captures through the save dialog (progress, cancel). */
+  exportCaptures: (form: CaptureExportForm) => call<FileJobResult>("export_captures", { form }),
+  /** Imports captures from JSON Lines through the open dialog (progress, cancel). */
+  importCaptures: (jobId: string) => call<FileJobResult>("import_captures", { jobId }),
 
   demoNewTransaction: (productId: string) =>
     call<DemoOutcome>("demo_new_transaction", { productId }),
@@ -215,6 +233,7 @@ export const EVENTS = {
   searchProgress: "search-progress",
   status: "status",
   missedProgress: "missed-progress",
+  jobProgress: "job-progress",
 } as const;
 
 /**
@@ -247,6 +266,7 @@ export const events = {
   onToken: (handler: (view: TokenView) => void) => subscribe(EVENTS.token, handler),
   onSearchProgress: (handler: (progress: SearchProgress) => void) =>
     subscribe(EVENTS.searchProgress, handler),
+  onJobProgress: (handler: (progress: JobProgress) => void) => subscribe(EVENTS.jobProgress, handler),
   onMissedProgress: (handler: (progress: MissedProgressView) => void) => subscribe(EVENTS.missedProgress, handler),
   onStatus: (handler: (status: AppStatus) => void, onListening?: () => void) =>
     subscribe(EVENTS.status, handler, onListening),

@@ -1,4 +1,4 @@
-import type { AppStatus, ConnectionView, ListenerView, PageView, Product, Transaction } from "../platform";
+import type { AppStatus, CaptureSummary, ClearCapturesForm, ConnectionView, InspectorFilter, InspectorQuery, ListenerView, PageView, Product, Transaction } from "../platform";
 
 export function product(i: number): Product {
   return {
@@ -89,6 +89,56 @@ export function listenerView(patch: Partial<ListenerView> = {}): ListenerView {
     suggestedAddress: null,
     retention: { maxCaptures: null, maxAgeDays: null },
     storePath: "/home/me/.local/share/partner-console/captures.sqlite",
+    forwardRules: [],
     ...patch,
   };
+}
+
+/**
+ * The shell's inspector commands over rows kept here, newest first: enough of the store's
+ * filter (verdict, event type, an id substring) and grouping for screen tests. The store's own
+ * query is tested in Rust; this only answers as the command does.
+ */
+export function captureStore(initial: CaptureSummary[]) {
+  let rows = [...initial].sort((a, b) => b.id - a.id);
+  const matches = (f: InspectorFilter | null, c: CaptureSummary, verdicts = true) =>
+    f === null ||
+    ((!verdicts || f.verdict === null || c.verdict === f.verdict) &&
+      (f.eventType === null || c.eventType === f.eventType) &&
+      (f.text === null || [c.eventId, c.resourceId, c.subscriptionId].some((v) => v.includes(f.text as string))));
+  const handlers = {
+    inspector_page: (a: Record<string, unknown>) => {
+      const q = a.query as InspectorQuery;
+      let hits = rows.filter((c) => matches(q.filter, c));
+      if (q.grouped) {
+        const seen = new Map<string, CaptureSummary>();
+        for (const c of hits) {
+          const key = `${c.subscriptionId} ${c.resourceType} ${c.eventId}`;
+          const first = seen.get(key);
+          if (first) first.groupAttempts += 1;
+          else seen.set(key, { ...c, groupAttempts: 1 });
+        }
+        hits = [...seen.values()];
+      }
+      return { offset: q.offset, total: hits.length, totalCapped: false, items: hits.slice(q.offset, q.offset + q.limit) };
+    },
+    inspector_facets: (a: Record<string, unknown>) => {
+      const f = a.filter as InspectorFilter;
+      const verdicts: Record<string, number> = {};
+      for (const c of rows) if (matches(f, c, false)) verdicts[c.verdict] = (verdicts[c.verdict] ?? 0) + 1;
+      const distinct = (pick: (c: CaptureSummary) => string) => [...new Set(rows.map(pick))].sort();
+      return { verdicts, eventTypes: distinct((c) => c.eventType), resourceTypes: distinct((c) => c.resourceType), subscriptions: distinct((c) => c.subscriptionId), stored: rows.length, capped: false };
+    },
+    clear_captures: (a: Record<string, unknown>) => {
+      const form = a.form as ClearCapturesForm;
+      const before = rows.length;
+      rows = rows.filter((c) => c.id > form.upToId || !matches(form.filter, c));
+      return { cleared: before - rows.length };
+    },
+    capture_attempts: (a: Record<string, unknown>) => {
+      const of = rows.find((c) => c.id === a.id);
+      return rows.filter((c) => of && c.eventId === of.eventId && c.subscriptionId === of.subscriptionId).sort((x, y) => x.id - y.id);
+    },
+  };
+  return { handlers, add: (c: CaptureSummary) => (rows = [c, ...rows]), rows: () => rows };
 }

@@ -18,6 +18,8 @@ pub enum CliError {
     Client(#[from] partner_client::ClientError),
     #[error(transparent)]
     Local(#[from] partner_local::Error),
+    #[error(transparent)]
+    Index(#[from] partner_index::Error),
     /// Stopped by Ctrl-C or SIGTERM before the end; what was found so far was printed.
     #[error("interrupted")]
     Cancelled,
@@ -70,6 +72,16 @@ impl CliError {
                 partner_local::Error::Invalid(_) => 2,
                 partner_local::Error::Store(partner_listener::Error::InvalidInput(_)) => 2,
                 partner_local::Error::Store(_) | partner_local::Error::Io { .. } => 4,
+            },
+            CliError::Index(error) => match error {
+                partner_index::Error::Client(error) => CliError::client_status(error),
+                partner_index::Error::Invalid(_) => 2,
+                partner_index::Error::NotFound { .. } => 1,
+                partner_index::Error::WrongKey { .. }
+                | partner_index::Error::KeyMissing { .. }
+                | partner_index::Error::Io { .. }
+                | partner_index::Error::Sqlite(_)
+                | partner_index::Error::Corrupt(_) => 4,
             },
             CliError::Cancelled => 130,
             CliError::Bind { .. }

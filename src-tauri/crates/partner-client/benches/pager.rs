@@ -2,7 +2,9 @@
 //! in flight, order kept) and one sequential loop of plain reqwest calls (50 per page), both
 //! deserialising every item into `partner_api::Transaction`. Loopback HTTP, real sandbox.
 //!
-//! `cargo bench -p partner-client --bench pager` (TRANSACTIONS=N and ROUNDS=N to change the size).
+//! `cargo bench -p partner-client --bench pager` (TRANSACTIONS=N and ROUNDS=N to change the size;
+//! LATENCY_MS=N has the sandbox wait N ms before each partner API request, its latency control,
+//! as a real network would; PAGE_SIZE=N for pages other than 50).
 
 use futures::StreamExt;
 use partner_api::{SortSpec, Transaction};
@@ -22,13 +24,14 @@ async fn pager_walk(
     client: &PartnerClient,
     sort: &SortSpec,
     concurrency: usize,
+    page_size: u32,
 ) -> (usize, Duration) {
     let started = Instant::now();
     let mut stream = client
         .pager::<Transaction>(
             sort.clone(),
             PagerOptions {
-                page_size: 50,
+                page_size,
                 concurrency,
             },
         )
@@ -41,7 +44,7 @@ async fn pager_walk(
     (count, started.elapsed())
 }
 
-async fn plain_loop(sandbox: &TestSandbox, sort: &SortSpec) -> (usize, Duration) {
+async fn plain_loop(sandbox: &TestSandbox, sort: &SortSpec, page_size: u32) -> (usize, Duration) {
     let http = reqwest::Client::new();
     let started = Instant::now();
     let token: serde_json::Value = http
@@ -58,7 +61,10 @@ async fn plain_loop(sandbox: &TestSandbox, sort: &SortSpec) -> (usize, Duration)
     let mut start = 0u64;
     let mut count = 0;
     loop {
-        let mut query = vec![("start", start.to_string()), ("limit", "50".to_string())];
+        let mut query = vec![
+            ("start", start.to_string()),
+            ("limit", page_size.to_string()),
+        ];
         if !sort.is_empty() {
             query.push(("sort", sort.to_string()));
         }
@@ -100,6 +106,8 @@ fn summary(label: &str, runs: &mut [Duration], items: usize) {
 fn main() {
     let transactions = env_number("TRANSACTIONS", 100_000);
     let rounds = env_number("ROUNDS", 3).max(1);
+    let latency_ms = env_number("LATENCY_MS", 0);
+    let page_size = env_number("PAGE_SIZE", 50).clamp(1, 50) as u32;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -116,6 +124,22 @@ fn main() {
             "sandbox with {transactions} transactions ready in {:.1} s",
             loading.elapsed().as_secs_f64()
         );
+        if latency_ms > 0 {
+            reqwest::Client::new()
+                .post(sandbox.url("/sandbox/v1/latency"))
+                .json(&serde_json::json!({ "milliseconds": latency_ms }))
+                .send()
+                .await
+                .expect("the latency control")
+                .error_for_status()
+                .expect("latency set");
+            let pages = transactions.div_ceil(page_size as usize);
+            println!(
+                "sandbox adds {latency_ms} ms per request: {pages} pages of {page_size} cost {:.2} s of latency one after another, {:.2} s at 4 in flight",
+                (pages * latency_ms) as f64 / 1e3,
+                (pages.div_ceil(4) * latency_ms) as f64 / 1e3
+            );
+        }
         let config = ConnectionConfig::new(
             sandbox.base_url(),
             sandbox.client_id(),
@@ -136,16 +160,16 @@ fn main() {
         ];
         for (sort_label, sort) in &sorts {
             // One untimed walk each warms the sandbox's sort cache and the connection pools.
-            assert_eq!(plain_loop(&sandbox, sort).await.0, transactions);
-            assert_eq!(pager_walk(&client, sort, 4).await.0, transactions);
+            assert_eq!(plain_loop(&sandbox, sort, page_size).await.0, transactions);
+            assert_eq!(pager_walk(&client, sort, 4, page_size).await.0, transactions);
             let mut plain = Vec::new();
             let mut pager = std::collections::BTreeMap::<usize, Vec<Duration>>::new();
             for _ in 0..rounds {
-                let (n, elapsed) = plain_loop(&sandbox, sort).await;
+                let (n, elapsed) = plain_loop(&sandbox, sort, page_size).await;
                 assert_eq!(n, transactions);
                 plain.push(elapsed);
                 for concurrency in [1, 4, 8] {
-                    let (n, elapsed) = pager_walk(&client, sort, concurrency).await;
+                    let (n, elapsed) = pager_walk(&client, sort, concurrency, page_size).await;
                     assert_eq!(n, transactions);
                     pager.entry(concurrency).or_default().push(elapsed);
                 }

@@ -39,6 +39,19 @@ impl PartnerClient {
         sort: SortSpec,
         options: PagerOptions,
     ) -> Result<BoxStream<'static, Result<T>>> {
+        self.pager_from(0, sort, options)
+    }
+
+    /// The items of the listing of `T` from position `start` on, in `sort` order: a walk that
+    /// resumes where an earlier one stopped (meaningful under an order where earlier items
+    /// keep their position, such as `created` ascending). A `start` at the total yields
+    /// nothing; past it, the service refuses the first page.
+    pub fn pager_from<T: Listed>(
+        &self,
+        start: u64,
+        sort: SortSpec,
+        options: PagerOptions,
+    ) -> Result<BoxStream<'static, Result<T>>> {
         let sort = SortSpec::new(sort.keys().to_vec(), T::SORT_KEYS).map_err(RuleError::from)?;
         if options.page_size == 0 || options.page_size > MAX_LIMIT {
             return Err(ClientError::input(format!(
@@ -52,7 +65,11 @@ impl PartnerClient {
         let first = {
             let client = client.clone();
             let sort = sort.clone();
-            async move { client.list::<T>(&page_request(0, page_size, &sort)).await }
+            async move {
+                client
+                    .list::<T>(&page_request(start, page_size, &sort))
+                    .await
+            }
         };
         let walk = stream::once(first).flat_map(move |first| match first {
             Err(error) => stream::iter([Err(error)]).boxed(),
@@ -60,7 +77,7 @@ impl PartnerClient {
                 let total = page.total;
                 let client = client.clone();
                 let sort = sort.clone();
-                let rest = stream::iter((page_size..total).step_by(page_size as usize))
+                let rest = stream::iter((start + page_size..total).step_by(page_size as usize))
                     .map(move |start| {
                         let client = client.clone();
                         let request = page_request(start, page_size, &sort).with_known_total(total);
@@ -77,7 +94,7 @@ impl PartnerClient {
                     });
                 stream::iter(page.items.into_iter().map(Ok).collect::<Vec<_>>())
                     .chain(rest)
-                    .take(usize::try_from(total).unwrap_or(usize::MAX))
+                    .take(usize::try_from(total.saturating_sub(start)).unwrap_or(usize::MAX))
                     .boxed()
             }
         });

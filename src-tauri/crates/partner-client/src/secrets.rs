@@ -3,6 +3,7 @@
 //! Entries, all under the service name `partner-console`:
 //! - `client-secret:{base_url}|{client_id}`: a connection's client secret;
 //! - `signing-key:{subscription_id}:current`: the key the service signs with now;
+//! - `index-key:{index_id}`: the key of a connection's encrypted local index;
 //! - `signing-key:{subscription_id}:previous`: the key it signed with before the last rotation,
 //!   stored as `{replacedAt RFC 3339}|{key}` in one entry so the two can never disagree (neither
 //!   a signing key nor a timestamp can contain `|`).
@@ -42,6 +43,11 @@ pub enum SecretSlot {
         product_id: String,
         attempt: String,
     },
+    /// The key a connection's local index (`partner-index`) is encrypted with: 32 random bytes
+    /// as hex, one per index.
+    IndexKey {
+        index_id: String,
+    },
 }
 
 impl SecretSlot {
@@ -69,6 +75,7 @@ impl SecretSlot {
                 product_id,
                 attempt,
             } => format!("signing-key:pending:{product_id}:{attempt}"),
+            SecretSlot::IndexKey { index_id } => format!("index-key:{index_id}"),
         }
     }
 }

@@ -177,6 +177,9 @@ pub struct Retention {
 pub struct CaptureFilter {
     /// Only these captures (a selection in the inspector).
     pub ids: Vec<i64>,
+    /// Only captures up to this id: what was stored when the user looked (a clear confirmed
+    /// later leaves the captures that arrived meanwhile).
+    pub max_id: Option<i64>,
     pub verdicts: Vec<Verdict>,
     pub event_type: Option<String>,
     pub resource_type: Option<String>,
@@ -1943,6 +1946,10 @@ fn filter_condition(
             let p = placeholder(args, Box::new(value.clone()));
             clauses.push(format!("{alias}.{column} = {p}"));
         }
+    }
+    if let Some(max_id) = filter.max_id {
+        let p = placeholder(args, Box::new(max_id));
+        clauses.push(format!("{alias}.id <= {p}"));
     }
     if let Some(since) = filter.since {
         let p = placeholder(args, Box::new(since.timestamp_micros()));

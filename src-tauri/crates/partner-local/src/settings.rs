@@ -56,6 +56,10 @@ pub struct SavedConnection {
 pub struct ListenerSettings {
     pub address: SocketAddr,
     pub path: String,
+    /// Where valid notifications are forwarded, the first matching rule first (see
+    /// `partner_listener::forward`). Missing in files written before forwarding was kept.
+    #[serde(default)]
+    pub forward_rules: Vec<partner_listener::ForwardRule>,
 }
 
 impl Default for ListenerSettings {
@@ -65,6 +69,7 @@ impl Default for ListenerSettings {
                 .parse()
                 .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 7070))),
             path: DEFAULT_LISTENER_PATH.into(),
+            forward_rules: Vec::new(),
         }
     }
 }
@@ -423,6 +428,40 @@ mod tests {
             1,
             "no temporary file is left: {leftovers:?}"
         );
+    }
+
+    #[test]
+    fn forward_rules_are_kept_in_order_and_an_older_file_has_none() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = SettingsFile::new(dir.path().join("settings.json"));
+        let mut settings = sample();
+        let events = partner_listener::ForwardRule {
+            resource_type: Some("urn:svc:partner:transaction:event".into()),
+            event_type: None,
+            url: url::Url::parse("http://localhost:3000/hooks/events").expect("url"),
+        };
+        let rest = partner_listener::ForwardRule::catch_all(
+            url::Url::parse("http://localhost:4000/all").expect("url"),
+        );
+        settings.listener.forward_rules = vec![events.clone(), rest.clone()];
+        file.save(&settings).expect("save");
+        let loaded = file.load(None).expect("load").settings;
+        assert_eq!(loaded.listener.forward_rules, vec![events, rest]);
+
+        // A file from before forwarding was kept: no rules, nothing else lost.
+        let mut older: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("settings.json")).expect("read"),
+        )
+        .expect("json");
+        older["listener"]
+            .as_object_mut()
+            .expect("listener")
+            .remove("forwardRules");
+        std::fs::write(dir.path().join("settings.json"), older.to_string()).expect("write");
+        let loaded = file.load(None).expect("load");
+        assert!(loaded.notice.is_none());
+        assert!(loaded.settings.listener.forward_rules.is_empty());
+        assert_eq!(loaded.settings.connections, sample().connections);
     }
 
     #[test]

@@ -1,44 +1,21 @@
-/** Export a whole listing (every page, in the current sort) to CSV or JSON. */
+/** Export a whole listing (every page, in the current sort) to CSV or JSON, through the save dialog. */
 import { useState } from "react";
-import { api, type ExportFormat, type ExportResult, type ListingKind } from "../../platform";
-import { ErrorPanel } from "../../components/ErrorPanel";
+import { api, type ExportFormat, type ListingKind } from "../../platform";
+import { FileJobStatus, useFileJob } from "../../components/FileJob";
 
 export function ExportBar({ kind, sort }: { kind: ListingKind; sort: string }) {
   const [format, setFormat] = useState<ExportFormat>("csv");
-  const [path, setPath] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [done, setDone] = useState<ExportResult | null>(null);
-  const [error, setError] = useState<unknown>(null);
-
-  const run = async () => {
-    setBusy(true);
-    setError(null);
-    setDone(null);
-    try {
-      setDone(await api.exportListing({ kind, format, sort, path: path.trim() || null }));
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
-
+  const job = useFileJob(`export-${kind}`);
   return (
     <div className="export-bar">
-      <select aria-label="Export format" value={format} onChange={(e) => setFormat(e.target.value as ExportFormat)}>
+      <select aria-label="Export format" value={format} onChange={(e) => setFormat(e.target.value as ExportFormat)} disabled={job.running}>
         <option value="csv">CSV</option>
         <option value="json">JSON</option>
       </select>
-      <input aria-label="Export path" placeholder="file path (default: export folder)" value={path} onChange={(e) => setPath(e.target.value)} size={28} />
-      <button type="button" onClick={() => void run()} disabled={busy}>
-        {busy ? "Exporting…" : "Export all"}
+      <button type="button" onClick={() => job.run((jobId) => api.exportListing({ jobId, kind, format, sort }))} disabled={job.running}>
+        {job.running ? "Exporting…" : "Export all…"}
       </button>
-      {done && (
-        <span className="ok small" role="status">
-          {done.count} rows → {done.path}
-        </span>
-      )}
-      {error !== null && <ErrorPanel error={error} compact />}
+      <FileJobStatus job={job} unit="rows" verb="exported" />
     </div>
   );
 }

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { api, type ResponseStatus, type Transaction } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { RecordView } from "../../components/JsonView";
@@ -7,9 +7,16 @@ import { formatTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
 import { isLocked, respondForm, RESPONSE_STATUSES } from "./respondModel";
 
-export function TransactionDetail({ id }: { id: string }) {
+/** A transaction, its response form and its events; `eventId` (an inspector's "Open" on an event
+ * notification) marks that event in the timeline and scrolls it into view. */
+export function TransactionDetail({ id, eventId = null }: { id: string; eventId?: string | null }) {
+  const marked = useRef<HTMLLIElement>(null);
   const transaction = useQuery({ queryKey: ["transaction", id], queryFn: () => api.getTransaction(id), retry: false });
   const timeline = useQuery({ queryKey: ["events", id], queryFn: () => api.transactionEvents(id), retry: false });
+
+  useEffect(() => {
+    marked.current?.scrollIntoView({ block: "center" });
+  }, [timeline.data, eventId]);
 
   if (transaction.isError) {
     return (
@@ -22,6 +29,7 @@ export function TransactionDetail({ id }: { id: string }) {
   if (!transaction.data) return <div className="page muted">Loading transaction…</div>;
   const t = transaction.data;
   const events = [...(timeline.data ?? [])].sort((a, b) => b.sent.localeCompare(a.sent));
+  const eventMissing = eventId !== null && timeline.data !== undefined && !timeline.data.some((e) => e.id === eventId);
 
   return (
     <div className="page">
@@ -45,15 +53,19 @@ export function TransactionDetail({ id }: { id: string }) {
         <section className="card">
           <h2>Events timeline</h2>
           {timeline.isError && <ErrorPanel error={timeline.error} compact onRetry={() => void timeline.refetch()} />}
+          {eventMissing && (
+            <p className="notice" role="status">Event <code>{eventId}</code> is not in this transaction's timeline on the active connection.</p>
+          )}
           <ol className="timeline" aria-label="Events timeline">
             {events.map((e) => (
-              <li key={e.id}>
+              <li key={e.id} ref={e.id === eventId ? marked : undefined} className={e.id === eventId ? "marked" : undefined} aria-current={e.id === eventId ? "true" : undefined} data-event-id={e.id}>
                 <div className="timeline-head">
                   <strong>{e.text}</strong>
                   <span className="muted small">{formatTime(e.sent)}</span>
                 </div>
                 <div className="small mono">{e.type}</div>
                 <div className="small muted">from {e.from}{e.comments ? ` · ${e.comments}` : ""}</div>
+                {e.id === eventId && <div className="small"><span className="pill valid">the notification's event</span> <span className="mono muted">{e.id}</span></div>}
               </li>
             ))}
             {timeline.data?.length === 0 && <li className="muted">No events.</li>}

@@ -1,19 +1,21 @@
-import { useMutation, useQuery } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, type EvidenceScope } from "../../platform";
+import { api, type CaptureDetail, type EvidenceScope, type InspectorFilter, type OutboundView } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { formatTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
 
-type Tab = "headers" | "raw" | "pretty" | "signature" | "attempts" | "replay" | "evidence";
+type Tab = "headers" | "raw" | "pretty" | "signature" | "attempts" | "forwards" | "replay" | "evidence";
 
-export function CaptureDetailPane({ id, onSelect, shownIds = [] }: { id: number; onSelect: (id: number) => void; shownIds?: number[] }) {
+/** One capture: its request, signature check, attempts, forwards and replays, replay and
+ * evidence. `filter` and `shown` are the inspector's, for "the captures shown". */
+export function CaptureDetailPane({ id, onSelect, filter = null, shown = 0 }: { id: number; onSelect: (id: number) => void; filter?: InspectorFilter | null; shown?: number }) {
   const [tab, setTab] = useState<Tab>("pretty");
   const detail = useQuery({ queryKey: ["capture", id], queryFn: () => api.captureDetail(id), retry: false });
   if (detail.isError) return <ErrorPanel error={detail.error} onRetry={() => void detail.refetch()} />;
   if (!detail.data) return <p className="muted pad">Loading…</p>;
   const d = detail.data;
-  const tabs: Tab[] = ["pretty", "raw", "headers", "signature", "attempts", "replay", "evidence"];
+  const tabs: Tab[] = ["pretty", "raw", "headers", "signature", "attempts", "forwards", "replay", "evidence"];
   return (
     <div className="capture-detail">
       <div className="detail-head">
@@ -21,15 +23,11 @@ export function CaptureDetailPane({ id, onSelect, shownIds = [] }: { id: number;
         <strong>{d.summary.eventType} · {d.summary.resourceType.replace("urn:svc:partner:", "")}</strong>
         <span className="muted small">{formatTime(d.summary.receivedAt)} · answered {d.answeredStatus}</span>
       </div>
-      {d.transactionId && (
-        <button type="button" className="link" onClick={() => navigate("transactions", d.transactionId)}>
-          Open transaction {d.transactionId}
-        </button>
-      )}
+      <OpenResourceLink detail={d} />
       <div className="tabs" role="tablist">
         {tabs.map((t) => (
           <button key={t} type="button" role="tab" aria-selected={tab === t} onClick={() => setTab(t)}>
-            {t}
+            {t}{t === "forwards" && d.outbound.length > 0 ? ` (${d.outbound.length})` : ""}
           </button>
         ))}
       </div>
@@ -60,8 +58,9 @@ export function CaptureDetailPane({ id, onSelect, shownIds = [] }: { id: number;
           </tbody>
         </table>
       )}
+      {tab === "forwards" && <Outbound records={d.outbound} />}
       {tab === "replay" && <Replay id={id} raw={d.rawBody} />}
-      {tab === "evidence" && <EvidenceBundle id={id} attempts={d.attempts.length} shownIds={shownIds} />}
+      {tab === "evidence" && <EvidenceBundle id={id} attempts={d.attempts.length} filter={filter} shown={shown} />}
     </div>
   );
 }
@@ -109,22 +108,117 @@ function SignatureDebugger({ id }: { id: number }) {
   );
 }
 
+/** "Open": the event within its transaction's timeline, or the transaction; offered only for a
+ * verified notification about the active connection's service (the shell decides), else why not. */
+function OpenResourceLink({ detail }: { detail: CaptureDetail }) {
+  const open = detail.open;
+  switch (open.kind) {
+    case "event":
+      return (
+        <button type="button" className="link" data-testid="open-resource" onClick={() => navigate("transactions", open.transactionId, open.eventId)}>
+          Open event {open.eventId} in transaction {open.transactionId}
+        </button>
+      );
+    case "transaction":
+      return (
+        <button type="button" className="link" data-testid="open-resource" onClick={() => navigate("transactions", open.transactionId)}>
+          Open transaction {open.transactionId}
+        </button>
+      );
+    case "refused":
+      return <p className="muted small" data-testid="open-refused">{open.reason}</p>;
+  }
+}
+
+/** What the console sent on for this capture (forwards to the user's app, replays) and what came back. */
+function Outbound({ records }: { records: OutboundView[] }) {
+  if (records.length === 0) {
+    return <p className="muted small pad">Not forwarded or replayed. Forward rules are in Listener settings; Replay sends it anywhere.</p>;
+  }
+  return (
+    <ol className="outbound-list" aria-label="Forwards and replays">
+      {[...records].reverse().map((r, i) => (
+        <li key={`${r.sentAt}-${i}`} className="outbound" data-kind={r.kind} data-testid="outbound">
+          <OutboundAnswer record={r} />
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function OutboundAnswer({ record: r }: { record: OutboundView }) {
+  return (
+    <>
+      <div className="detail-head">
+        <span className={`pill ${r.error ? "invalid-signature" : r.status !== null && r.status < 400 ? "valid" : "invalid-signature"}`} data-testid="outbound-status">
+          {r.error ? "no answer" : r.status}
+        </span>
+        <strong>{r.kind}</strong>
+        <span className="mono small wrap-anywhere">{r.url}</span>
+        <span className="muted small">{formatTime(r.sentAt)} · {r.elapsedMs} ms</span>
+      </div>
+      {r.error && <p className="error small">{r.error}</p>}
+      {r.responseHeaders.length > 0 && (
+        <details>
+          <summary className="small">{r.responseHeaders.length} response headers</summary>
+          <table className="fields">
+            <tbody>
+              {r.responseHeaders.map(([k, v], i) => (
+                <tr key={`${k}-${i}`}><th scope="row">{k}</th><td className="mono">{v}</td></tr>
+              ))}
+            </tbody>
+          </table>
+        </details>
+      )}
+      {r.responseBody && <pre className="json small" data-testid="outbound-body">{r.responseBody}</pre>}
+    </>
+  );
+}
+
+/** Replay to this listener or to any URL, unchanged or edited (re-signed); always marked as a
+ * replay, never counted as the service's attempt. */
 function Replay({ id, raw }: { id: number; raw: string }) {
+  const client = useQueryClient();
   const [edited, setEdited] = useState(raw);
-  const replay = useMutation({ mutationFn: (body: string | null) => api.replay({ captureId: id, body }) });
+  const [toListener, setToListener] = useState(true);
+  const [target, setTarget] = useState("");
+  const replay = useMutation({
+    mutationFn: (body: string | null) => api.replay({ captureId: id, body, target: toListener ? null : target.trim() }),
+    onSettled: () => void client.invalidateQueries({ queryKey: ["capture", id] }),
+  });
+  const answer = replay.data?.answer;
   return (
     <div className="replay">
-      <p className="muted small">Replay sends the captured request to the listener again: unchanged with its original headers, or edited and re-signed with the subscription's current key.</p>
+      <p className="muted small">
+        Replay sends the captured request again, marked <code>Svc-Replay: 1</code>: unchanged with its original headers, or edited and re-signed with the
+        subscription's current key. A replay is never counted as the service's attempt.
+      </p>
+      <fieldset className="choices">
+        <label className="check-line">
+          <input type="radio" name={`replay-target-${id}`} checked={toListener} onChange={() => setToListener(true)} />
+          <span>To this listener</span>
+        </label>
+        <label className="check-line">
+          <input type="radio" name={`replay-target-${id}`} checked={!toListener} onChange={() => setToListener(false)} />
+          <span>To another URL</span>
+        </label>
+        {!toListener && <input aria-label="Replay URL" className="mono" placeholder="http://localhost:3000/hooks" value={target} onChange={(e) => setTarget(e.target.value)} />}
+      </fieldset>
       <div className="actions">
-        <button type="button" className="primary" onClick={() => replay.mutate(null)} disabled={replay.isPending}>Replay unchanged</button>
-        <button type="button" onClick={() => replay.mutate(edited)} disabled={replay.isPending || edited === raw}>Replay edited</button>
+        <button type="button" className="primary" onClick={() => replay.mutate(null)} disabled={replay.isPending || (!toListener && target.trim() === "")}>Replay unchanged</button>
+        <button type="button" onClick={() => replay.mutate(edited)} disabled={replay.isPending || edited === raw || (!toListener && target.trim() === "")}>Replay edited</button>
       </div>
-      <textarea aria-label="Edited body" value={edited} onChange={(e) => setEdited(e.target.value)} rows={10} spellCheck={false} />
+      <textarea aria-label="Edited body" value={edited} onChange={(e) => setEdited(e.target.value)} rows={8} spellCheck={false} />
       {replay.isError && <ErrorPanel error={replay.error} compact />}
-      {replay.data && (
-        <p role="status" className="ok small">
-          Listener answered {replay.data.status}{replay.data.verdict ? `, verdict ${replay.data.verdict}` : ""}.
-        </p>
+      {answer && (
+        <div role="status" className="replay-answer" data-testid="replay-answer">
+          <p className={answer.error ? "error small" : "ok small"}>
+            {answer.error
+              ? `No answer from ${answer.url}: ${answer.error}`
+              : `${toListener ? "Listener" : answer.url} answered ${answer.status} in ${answer.elapsedMs} ms${replay.data?.verdict ? `, verdict ${replay.data.verdict}` : ""}.`}
+          </p>
+          {!toListener && <OutboundAnswer record={answer} />}
+        </div>
       )}
     </div>
   );
@@ -135,7 +229,7 @@ function Replay({ id, raw }: { id: number; raw: string }) {
  * debugger's diagnosis, attempts and their timing, the forward's answer, the service's delivery
  * record on a sandbox), with no key, secret or token in either and the chosen body fields masked.
  */
-function EvidenceBundle({ id, attempts, shownIds }: { id: number; attempts: number; shownIds: number[] }) {
+function EvidenceBundle({ id, attempts, filter, shown }: { id: number; attempts: number; filter: InspectorFilter | null; shown: number }) {
   const [scope, setScope] = useState<EvidenceScope>(attempts > 1 ? "notification" : "capture");
   const [fields, setFields] = useState("");
   const [path, setPath] = useState("");
@@ -144,7 +238,7 @@ function EvidenceBundle({ id, attempts, shownIds }: { id: number; attempts: numb
       api.evidenceBundle({
         captureId: id,
         scope,
-        shownIds: scope === "shown" ? shownIds : null,
+        shown: scope === "shown" ? filter : null,
         maskFields: fields.split(",").map((f) => f.trim()).filter((f) => f.length > 0),
         path: path.trim() || null,
       }),
@@ -152,7 +246,7 @@ function EvidenceBundle({ id, attempts, shownIds }: { id: number; attempts: numb
   const choices: Array<{ value: EvidenceScope; label: string }> = [
     { value: "capture", label: "This capture" },
     { value: "notification", label: `Every attempt of its notification (${attempts})` },
-    { value: "shown", label: `The ${shownIds.length} captures shown` },
+    { value: "shown", label: `The ${shown.toLocaleString("en-US")} captures shown` },
   ];
   return (
     <form

@@ -1,25 +1,59 @@
 /**
- * The live inspector: a virtualized list (TanStack Virtual) of every capture, newest first,
- * that follows new arrivals while the user is at the top and pauses when they scroll away.
+ * The live inspector: a virtualized list (TanStack Virtual) over the capture store, newest
+ * first. The page holds only the blocks of rows on screen; counts, filter choices and search
+ * are the store's. It follows new arrivals while the user is at the top and holds still when
+ * they scroll away, saying how many arrived meanwhile.
  */
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { memo, useEffect, useMemo, useRef, useState, type KeyboardEvent, type RefObject } from "react";
-import { api, type CaptureSummary, type ExportFormat, type ExportResult } from "../../platform";
+import { api, type CaptureFileFormat, type CaptureSummary, type InspectorFilter } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
+import { FileJobStatus, useFileJob } from "../../components/FileJob";
 import { shortTime, shortId } from "../../lib/format";
-import { applyFilter, captureCount, countByVerdict, NO_FILTER, shortResource, shouldFollow, shownIds, VERDICTS, type InspectorFilter } from "./inspectorModel";
+import {
+  blocksFor,
+  captureCount,
+  drawnCount,
+  drawnRow,
+  isFiltered,
+  NO_FILTER,
+  rowAt,
+  shortResource,
+  shouldFollow,
+  storeFilter,
+  VERDICTS,
+  type Expanded,
+  type FilterForm,
+} from "./inspectorModel";
 import { CaptureDetailPane } from "./CaptureDetailPane";
-import { useCaptures } from "./useCaptures";
+import { useInspector, type InspectorData } from "./useInspector";
 
 const ROW_HEIGHT = 28;
+/** How long typing in the search box pauses before the store is asked. */
+const SEARCH_PAUSE_MS = 120;
+
+/** `value`, once it has stayed the same for `ms`. */
+function useDebounced<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return settled;
+}
 /** Rows drawn beyond the visible ones: enough for keyboard moves, few enough that a jump
  * (scrolling to the middle, a new filter) rebuilds little. */
 const OVERSCAN = 3;
 
 export function Inspector({ selectedCapture = null }: { selectedCapture?: number | null }) {
-  const { captures: list, error, loading, reload, removed } = useCaptures();
-  const captures = list.rows;
-  const [filter, setFilter] = useState<InspectorFilter>(NO_FILTER);
+  const [form, setForm] = useState<FilterForm>(NO_FILTER);
+  const [grouped, setGrouped] = useState(false);
+  const [following, setFollowing] = useState(true);
+  const [expanded, setExpanded] = useState<Expanded | null>(null);
+  // Typing asks the store once the user pauses, not at every keystroke.
+  const typed = useDebounced(form.text, SEARCH_PAUSE_MS);
+  const filter = useMemo(() => storeFilter({ ...form, text: typed }), [form, typed]);
+  const data = useInspector(filter, grouped, following);
   const [selectedId, setSelectedId] = useState<number | null>(selectedCapture);
   // A capture named by the route (`#/webhooks/<id>`, a delivery's link) is shown.
   const [routed, setRouted] = useState(selectedCapture);
@@ -27,76 +61,113 @@ export function Inspector({ selectedCapture = null }: { selectedCapture?: number
     setRouted(selectedCapture);
     if (selectedCapture !== null) setSelectedId(selectedCapture);
   }
-  const [following, setFollowing] = useState(true);
   const scrollRef = useRef<HTMLDivElement>(null);
 
-  // Filtered in the same render as the keystroke (a few ms at 100,000 captures): one commit
-  // shows the new input text, the new count and the new rows together.
-  const visible = useMemo(() => applyFilter(list, filter), [list, filter]);
-  const counts = useMemo(() => countByVerdict(captures), [captures]);
-  const eventTypes = useMemo(() => Array.from(new Set(captures.slice(0, 2000).map((c) => c.eventType))).sort(), [captures]);
-
-  /** A new filter shows its newest matches: back to the top in the same task, so the list's
-   * first render after the change is already the right window (no clamped scroll, no second
-   * frame with the old window's rows). */
-  const changeFilter = (next: InspectorFilter) => {
-    setFilter(next);
+  /** A new filter shows its newest matches, from the top. */
+  const change = (next: Partial<FilterForm>) => {
+    setForm((cur) => ({ ...cur, ...next }));
+    setExpanded(null);
+    setFollowing(true);
     if (scrollRef.current) scrollRef.current.scrollTop = 0;
   };
+  const jumpToNewest = () => {
+    setFollowing(true);
+    setExpanded(null);
+    if (scrollRef.current) scrollRef.current.scrollTop = 0;
+    data.refresh();
+  };
+  const toggleExpanded = (index: number, row: CaptureSummary) => {
+    if (expanded?.id === row.id) {
+      setExpanded(null);
+      return;
+    }
+    api.captureAttempts(row.id).then((attempts) => setExpanded({ index, id: row.id, attempts }), () => setExpanded(null));
+  };
+
+  const facets = data.facets;
+  const counts = facets?.verdicts ?? {};
+  const stored = facets?.stored ?? data.total;
+  const newest = rowAt(data.blocks, 0);
 
   return (
     <div className="inspector">
-      <div className="toolbar secondary">
-        <select aria-label="Verdict filter" value={filter.verdict} onChange={(e) => changeFilter({ ...filter, verdict: e.target.value as InspectorFilter["verdict"] })}>
+      <div className="toolbar secondary filter-bar">
+        <select aria-label="Verdict filter" value={form.verdict} onChange={(e) => change({ verdict: e.target.value as FilterForm["verdict"] })}>
           <option value="all">All verdicts</option>
           {VERDICTS.map((v) => <option key={v} value={v}>{v}</option>)}
         </select>
-        <select aria-label="Event type filter" value={filter.eventType} onChange={(e) => changeFilter({ ...filter, eventType: e.target.value })}>
-          <option value="all">All events</option>
-          {eventTypes.map((t) => <option key={t} value={t}>{t}</option>)}
-        </select>
-        <input aria-label="Filter captures" placeholder="Filter: resource, event id, product…" value={filter.text} onChange={(e) => changeFilter({ ...filter, text: e.target.value })} />
+        <Choice label="Event type filter" all="All events" value={form.eventType} choices={facets?.eventTypes ?? []} onChange={(eventType) => change({ eventType })} />
+        <Choice label="Resource type filter" all="All resources" value={form.resourceType} choices={facets?.resourceTypes ?? []} onChange={(resourceType) => change({ resourceType })} show={shortResource} />
+        <Choice label="Subscription filter" all="All subscriptions" value={form.subscriptionId} choices={facets?.subscriptions ?? []} onChange={(subscriptionId) => change({ subscriptionId })} show={shortId} />
+        <input className="search" type="search" aria-label="Search captures" placeholder="Search body, headers, ids…" value={form.text} onChange={(e) => change({ text: e.target.value })} />
+        <span className="time-range" role="group" aria-label="Received between">
+          <input type="datetime-local" step="1" aria-label="Received from" title="Received from" value={form.since} onChange={(e) => change({ since: e.target.value })} />
+          <span className="muted small">to</span>
+          <input type="datetime-local" step="1" aria-label="Received until" title="Received until" value={form.until} onChange={(e) => change({ until: e.target.value })} />
+        </span>
+        {isFiltered(form) && (
+          <button type="button" className="link" onClick={() => change(NO_FILTER)}>Clear filter</button>
+        )}
+      </div>
+      <div className="toolbar secondary">
         <div className="counts" aria-label="Counts by verdict">
-          {VERDICTS.filter((v) => counts[v] > 0 || v === "valid" || v === "invalid-signature").map((v) => (
-            <button type="button" key={v} className={`pill ${v} count`} data-verdict={v} onClick={() => changeFilter({ ...filter, verdict: filter.verdict === v ? "all" : v })}>
-              {v} <b>{counts[v]}</b>
+          {VERDICTS.filter((v) => (counts[v] ?? 0) > 0 || v === "valid" || v === "invalid-signature").map((v) => (
+            <button type="button" key={v} className={`pill ${v} count`} data-verdict={v} aria-pressed={form.verdict === v} onClick={() => change({ verdict: form.verdict === v ? "all" : v })}>
+              {v} <b>{(counts[v] ?? 0).toLocaleString("en-US")}{facets?.capped ? "+" : ""}</b>
             </button>
           ))}
         </div>
+        <label className="check-line small">
+          <input type="checkbox" aria-label="Group attempts" checked={grouped} onChange={(e) => { setGrouped(e.target.checked); setExpanded(null); }} />
+          <span>Group attempts</span>
+        </label>
         <span className="spacer" />
-        <span className="muted small" data-testid="capture-count">{visible.length} of {captures.length}</span>
+        <span className="muted small" data-testid="capture-count">
+          {data.total.toLocaleString("en-US")}{data.capped ? "+" : ""}{grouped ? " notifications" : ""} of {stored.toLocaleString("en-US")}
+        </span>
         {!following && (
-          <button type="button" onClick={() => { setFollowing(true); if (scrollRef.current) scrollRef.current.scrollTop = 0; }}>
-            Paused · jump to newest
+          <button type="button" onClick={jumpToNewest} data-testid="jump-to-newest">
+            {data.arrivedAway > 0 ? `${data.arrivedAway.toLocaleString("en-US")} new · jump to newest` : "Paused · jump to newest"}
           </button>
         )}
-        <ExportCaptures />
+        <CaptureFiles filter={filter} filtered={isFiltered(form)} shown={data.total} capped={data.capped} selectedId={selectedId} onImported={data.refresh} />
         <ClearCaptures
-          shown={shownIds(visible, captures.length)}
-          total={captures.length}
-          onCleared={(ids) => {
-            if (selectedId !== null && (ids === null || ids.includes(selectedId))) setSelectedId(null);
-            removed(ids);
+          filter={isFiltered(form) ? filter : null}
+          shown={data.total}
+          shownCapped={data.capped}
+          stored={stored}
+          newestShown={newest?.id ?? null}
+          onCleared={() => {
+            setSelectedId(null);
+            setExpanded(null);
+            data.refresh();
           }}
         />
       </div>
-      {error !== null && <ErrorPanel error={error} onRetry={reload} />}
+      {data.missed > 0 && (
+        <p className="muted small pad-x" role="status" data-testid="live-gap">
+          {captureCount(data.missed)} arrived faster than the page could show them live; the list was read again from the store, so none is missing.
+        </p>
+      )}
+      {data.error !== null && <ErrorPanel error={data.error} onRetry={data.refresh} />}
       <div className="split">
         <CaptureList
-          visible={visible}
-          total={captures.length}
-          loading={loading}
+          data={data}
+          grouped={grouped}
+          expanded={expanded}
           following={following}
           selectedId={selectedId}
           scrollRef={scrollRef}
+          filtered={isFiltered(form)}
           onFollowingChange={setFollowing}
           onSelect={setSelectedId}
+          onToggle={toggleExpanded}
         />
         <aside className="detail-panel wide" aria-label="Capture detail">
           {selectedId !== null ? (
-            <CaptureDetailPane id={selectedId} onSelect={setSelectedId} shownIds={visible.map((c) => c.id)} />
+            <CaptureDetailPane id={selectedId} onSelect={setSelectedId} filter={filter} shown={data.total} />
           ) : (
-            <p className="muted pad">Select a notification to see its headers, body, signature check and attempts.</p>
+            <p className="muted pad">Select a notification to see its headers, body, signature check, attempts and forwards.</p>
           )}
         </aside>
       </div>
@@ -104,54 +175,91 @@ export function Inspector({ selectedCapture = null }: { selectedCapture?: number
   );
 }
 
+/** A filter choice read from the store. */
+function Choice({ label, all, value, choices, onChange, show = (v) => v }: { label: string; all: string; value: string; choices: string[]; onChange: (value: string) => void; show?: (value: string) => string }) {
+  const options = value !== "" && !choices.includes(value) ? [value, ...choices] : choices;
+  return (
+    <select aria-label={label} value={value} onChange={(e) => onChange(e.target.value)}>
+      <option value="">{all}</option>
+      {options.map((c) => <option key={c} value={c} title={c}>{show(c)}</option>)}
+    </select>
+  );
+}
+
 interface CaptureListProps {
-  visible: CaptureSummary[];
-  total: number;
-  loading: boolean;
+  data: InspectorData;
+  grouped: boolean;
+  expanded: Expanded | null;
   following: boolean;
   selectedId: number | null;
   scrollRef: RefObject<HTMLDivElement | null>;
+  filtered: boolean;
   onFollowingChange: (following: boolean) => void;
   onSelect: (id: number) => void;
+  onToggle: (index: number, row: CaptureSummary) => void;
 }
 
 /** The virtualized list on its own (and memoized): a scroll re-renders these rows only, not
  * the toolbar, the counts or the detail pane around them. */
-const CaptureList = memo(function CaptureList({ visible, total, loading, following, selectedId, scrollRef, onFollowingChange, onSelect }: CaptureListProps) {
+const CaptureList = memo(function CaptureList({ data, grouped, expanded, following, selectedId, scrollRef, filtered, onFollowingChange, onSelect, onToggle }: CaptureListProps) {
+  const { total, blocks, want, loading } = data;
+  const count = drawnCount(total, expanded);
   const virtualizer = useVirtualizer({
-    count: visible.length,
+    count,
     getScrollElement: () => scrollRef.current,
     estimateSize: () => ROW_HEIGHT,
     overscan: OVERSCAN,
   });
+  const virtualItems = virtualizer.getVirtualItems();
+  const first = virtualItems[0]?.index ?? 0;
+  const last = virtualItems[virtualItems.length - 1]?.index ?? 0;
+
+  // The blocks under the window (and one either side) are read as the window moves.
+  useEffect(() => {
+    const firstRow = drawnRow(first, expanded);
+    const lastRow = drawnRow(last, expanded);
+    const from = firstRow.kind === "row" ? firstRow.index : firstRow.parentIndex;
+    const to = lastRow.kind === "row" ? lastRow.index : lastRow.parentIndex;
+    want(blocksFor(from, to, total));
+  }, [first, last, total, blocks, expanded, want]);
 
   useEffect(() => {
     if (following && scrollRef.current) scrollRef.current.scrollTop = 0;
-  }, [visible, following, scrollRef]);
+  }, [blocks, following, scrollRef]);
 
-  const virtualItems = virtualizer.getVirtualItems();
   const slots = Math.max(1, virtualItems.length);
-  const selectedIndex = selectedId === null ? -1 : visible.findIndex((c) => c.id === selectedId);
+  const selectedIndex = useMemo(() => {
+    if (selectedId === null) return -1;
+    for (const item of virtualItems) {
+      const row = drawnRow(item.index, expanded);
+      const capture = row.kind === "row" ? rowAt(blocks, row.index) : row.attempt;
+      if (capture?.id === selectedId) return item.index;
+    }
+    return -1;
+  }, [selectedId, virtualItems, blocks, expanded]);
+
+  const captureAt = (i: number): CaptureSummary | undefined => {
+    const row = drawnRow(i, expanded);
+    return row.kind === "row" ? rowAt(blocks, row.index) : row.attempt;
+  };
 
   const onKey = (e: KeyboardEvent<HTMLDivElement>) => {
     if (e.key !== "ArrowDown" && e.key !== "ArrowUp" && e.key !== "Home" && e.key !== "End") return;
     e.preventDefault();
-    let next = selectedIndex;
-    if (e.key === "ArrowDown") next = Math.min(visible.length - 1, selectedIndex + 1);
-    if (e.key === "ArrowUp") next = Math.max(0, selectedIndex - 1);
+    let next = selectedIndex < 0 ? first : selectedIndex;
+    if (e.key === "ArrowDown") next = Math.min(count - 1, next + 1);
+    if (e.key === "ArrowUp") next = Math.max(0, next - 1);
     if (e.key === "Home") next = 0;
-    if (e.key === "End") next = visible.length - 1;
-    const row = visible[next];
-    if (row) {
-      onSelect(row.id);
-      virtualizer.scrollToIndex(next, { align: "auto" });
-    }
+    if (e.key === "End") next = count - 1;
+    virtualizer.scrollToIndex(next, { align: "auto" });
+    const capture = captureAt(next);
+    if (capture) onSelect(capture.id);
   };
 
   return (
     <div className="capture-list">
       <div className="capture-row head" role="presentation">
-        <span>Time</span><span>Verdict</span><span>Event</span><span>Resource</span><span>Instance</span><span>Resource id</span><span>Att.</span>
+        <span>Time</span><span>Verdict</span><span>Event</span><span>Resource</span><span>Instance</span><span>Resource id</span><span>{grouped ? "Tries" : "Att."}</span>
       </div>
       <div
         ref={scrollRef}
@@ -159,22 +267,38 @@ const CaptureList = memo(function CaptureList({ visible, total, loading, followi
         tabIndex={0}
         role="listbox"
         aria-label="Captured notifications"
+        aria-busy={loading}
         onKeyDown={onKey}
         onScroll={(e) => onFollowingChange(shouldFollow(e.currentTarget.scrollTop))}
       >
         <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
           {virtualItems.map((item) => {
-            const c = visible[item.index] as CaptureSummary;
+            const row = drawnRow(item.index, expanded);
             // Keyed by slot in the window, not by capture: a scroll or a new filter
             // updates the text of the rows already in the page instead of replacing them.
-            return <CaptureRow key={item.index % slots} capture={c} top={item.start} selected={c.id === selectedId} onSelect={onSelect} />;
+            const key = item.index % slots;
+            if (row.kind === "attempt") {
+              return <AttemptRow key={key} capture={row.attempt} number={row.number} top={item.start} selected={row.attempt.id === selectedId} onSelect={onSelect} />;
+            }
+            const c = rowAt(blocks, row.index);
+            if (!c) return <div key={key} className="capture-row pending" style={{ height: ROW_HEIGHT, transform: `translateY(${item.start}px)` }} aria-hidden="true" />;
+            return (
+              <CaptureRow
+                key={key}
+                capture={c}
+                top={item.start}
+                selected={c.id === selectedId}
+                grouped={grouped}
+                open={expanded?.id === c.id}
+                onSelect={onSelect}
+                onToggle={() => onToggle(row.index, c)}
+              />
+            );
           })}
         </div>
-        {!loading && visible.length === 0 && (
+        {!loading && total === 0 && (
           <p className="muted pad">
-            {total === 0
-              ? "No notifications yet. Use Demo → New transaction to have the sandbox send one."
-              : "No capture matches the filter."}
+            {filtered ? "No capture matches the filter." : "No notifications yet. Use Demo → New transaction to have the sandbox send one."}
           </p>
         )}
       </div>
@@ -182,67 +306,110 @@ const CaptureList = memo(function CaptureList({ visible, total, loading, followi
   );
 });
 
-const CaptureRow = memo(function CaptureRow({ capture: c, top, selected, onSelect }: { capture: CaptureSummary; top: number; selected: boolean; onSelect: (id: number) => void }) {
+const CaptureRow = memo(function CaptureRow({ capture: c, top, selected, grouped, open, onSelect, onToggle }: { capture: CaptureSummary; top: number; selected: boolean; grouped: boolean; open: boolean; onSelect: (id: number) => void; onToggle: () => void }) {
+  const folded = grouped && c.groupAttempts > 1;
   return (
     <div
       role="option"
       aria-selected={selected}
+      aria-expanded={folded ? open : undefined}
       data-capture-id={c.id}
       data-verdict={c.verdict}
       data-event-id={c.eventId}
       data-attempts={c.attempts}
+      data-group-attempts={c.groupAttempts}
       className={`capture-row${selected ? " selected" : ""}`}
       style={{ height: ROW_HEIGHT, transform: `translateY(${top}px)` }}
       onClick={() => onSelect(c.id)}
     >
       <span className="mono">{shortTime(c.receivedAt)}</span>
       <span><span className={`pill ${c.verdict}`}>{c.verdict}</span></span>
-      <span>{c.eventType}{c.replayed ? " ↻" : ""}</span>
+      <span>{c.eventType}{c.replayed ? " ↻ replay" : ""}</span>
       <span>{shortResource(c.resourceType)}</span>
       <span>{c.instanceId}</span>
       <span className="mono" title={c.resourceId}>{shortId(c.resourceId)}</span>
-      <span>{c.attempts}</span>
+      <span>
+        {folded ? (
+          <button
+            type="button"
+            className="link fold"
+            data-testid="fold"
+            aria-label={`${open ? "Fold" : "Show"} ${c.groupAttempts} attempts`}
+            onClick={(e) => {
+              e.stopPropagation();
+              onToggle();
+            }}
+          >
+            {open ? "▾" : "▸"} {c.groupAttempts}
+          </button>
+        ) : grouped ? c.groupAttempts : c.attempts}
+      </span>
     </div>
   );
 });
 
+function AttemptRow({ capture: c, number, top, selected, onSelect }: { capture: CaptureSummary; number: number; top: number; selected: boolean; onSelect: (id: number) => void }) {
+  return (
+    <div
+      role="option"
+      aria-selected={selected}
+      data-attempt-of={c.id}
+      data-capture-id={c.id}
+      data-verdict={c.verdict}
+      className={`capture-row attempt${selected ? " selected" : ""}`}
+      style={{ height: ROW_HEIGHT, transform: `translateY(${top}px)` }}
+      onClick={() => onSelect(c.id)}
+    >
+      <span className="mono">{shortTime(c.receivedAt)}</span>
+      <span><span className={`pill ${c.verdict}`}>{c.verdict}</span></span>
+      <span className="muted">attempt {number}{c.replayed ? " ↻ replay" : ""}</span>
+      <span />
+      <span />
+      <span />
+      <span>{c.attempts}</span>
+    </div>
+  );
+}
+
 /**
- * "Clear all" and "Clear shown", each through a confirmation that names how many go. The ids
- * are taken when the button is pressed: captures arriving while the user reads the
- * confirmation are not deleted with them.
+ * "Clear all" and "Clear shown", each through a confirmation that names how many go. Only what
+ * was there when the button was pressed goes: captures arriving while the user reads the
+ * confirmation are kept.
  */
-function ClearCaptures({ shown, total, onCleared }: { shown: number[] | null; total: number; onCleared: (ids: number[] | null) => void }) {
-  const [asked, setAsked] = useState<{ ids: number[] | null; count: number } | null>(null);
+function ClearCaptures({ filter, shown, shownCapped, stored, newestShown, onCleared }: { filter: InspectorFilter | null; shown: number; shownCapped: boolean; stored: number; newestShown: number | null; onCleared: () => void }) {
+  const [asked, setAsked] = useState<{ filter: InspectorFilter | null; count: number; atLeast: boolean; upToId: number } | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const ask = (ids: number[] | null, count: number) => {
+  const ask = (which: InspectorFilter | null, count: number, atLeast = false) => {
     setDone(null);
     setError(null);
-    setAsked({ ids, count });
+    const top = which === null ? api.inspectorPage({ filter: storeFilter(NO_FILTER), grouped: false, offset: 0, limit: 1 }).then((p) => p.items[0]?.id ?? 0) : Promise.resolve(newestShown ?? 0);
+    top.then((upToId) => setAsked({ filter: which, count, atLeast, upToId }), setError);
   };
   const confirm = () => {
     if (!asked) return;
     setBusy(true);
     api
-      .clearCaptures({ ids: asked.ids })
+      .clearCaptures({ filter: asked.filter, upToId: asked.upToId })
       .then(
         (result) => {
           setDone(`Deleted ${captureCount(result.cleared)}.`);
           setAsked(null);
-          onCleared(asked.ids);
+          onCleared();
         },
         setError,
       )
       .finally(() => setBusy(false));
   };
+  const canClearShown = filter !== null && shown > 0;
   return (
     <>
       <span className="clear-bar">
-        <button type="button" className="danger" data-testid="clear-shown" disabled={shown === null} onClick={() => shown && ask(shown, shown.length)} title={shown === null ? "The filter shows every capture: use Clear all." : undefined}>
+        <button type="button" className="danger" data-testid="clear-shown" disabled={!canClearShown} onClick={() => ask(filter, shown, shownCapped)} title={filter === null ? "The filter shows every capture: use Clear all." : undefined}>
           Clear shown
         </button>
-        <button type="button" className="danger" data-testid="clear-all" disabled={total === 0} onClick={() => ask(null, total)}>
+        <button type="button" className="danger" data-testid="clear-all" disabled={stored === 0} onClick={() => ask(null, stored)}>
           Clear all
         </button>
         {done && <span className="ok small" role="status" data-testid="clear-result">{done}</span>}
@@ -250,43 +417,58 @@ function ClearCaptures({ shown, total, onCleared }: { shown: number[] | null; to
       {asked && (
         <div className="confirm-bar" role="alertdialog" aria-label="Delete captures" data-testid="clear-confirm">
           <span>
-            {asked.ids === null
+            {asked.filter === null
               ? `Delete every capture (${captureCount(asked.count)}) from the capture store?`
-              : `Delete the ${captureCount(asked.count)} the filter shows?`}{" "}
+              : `Delete the ${captureCount(asked.count, asked.atLeast)} the filter shows?`}{" "}
             <span className="muted">They are gone for good, for <code>partner listen</code> too.</span>
           </span>
           <button type="button" className="primary danger-fill" onClick={confirm} disabled={busy}>
-            Delete {captureCount(asked.count)}
+            Delete {captureCount(asked.count, asked.atLeast)}
           </button>
           <button type="button" onClick={() => setAsked(null)} disabled={busy}>Cancel</button>
-          {error !== null && <ErrorPanel error={error} compact />}
         </div>
       )}
+      {error !== null && <ErrorPanel error={error} compact />}
     </>
   );
 }
 
-function ExportCaptures() {
-  const [format, setFormat] = useState<ExportFormat>("json");
-  const [result, setResult] = useState<ExportResult | null>(null);
-  const [error, setError] = useState<unknown>(null);
+/** Export the shown (or the selected) captures as JSON Lines or HAR 1.2, and import JSON Lines,
+ * through the desktop's dialogs, with progress and Cancel (on a line of their own below). */
+function CaptureFiles({ filter, filtered, shown, capped, selectedId, onImported }: { filter: InspectorFilter; filtered: boolean; shown: number; capped: boolean; selectedId: number | null; onImported: () => void }) {
+  const [choice, setChoice] = useState<`${CaptureFileFormat} ${"shown" | "selected"}`>("jsonl shown");
+  const exporting = useFileJob("export-captures");
+  const importing = useFileJob("import-captures");
+  const busy = exporting.running || importing.running;
+  const [format, which] = choice.split(" ") as [CaptureFileFormat, "shown" | "selected"];
+  const onlySelected = which === "selected" && selectedId !== null;
+  const finished = importing.result;
+  useEffect(() => {
+    if (finished && finished.count > 0) onImported();
+  }, [finished, onImported]);
+  const shownLabel = filtered ? `the ${shown.toLocaleString("en-US")}${capped ? "+" : ""} shown` : "all";
   return (
-    <span className="export-bar">
-      <select aria-label="Capture export format" value={format} onChange={(e) => setFormat(e.target.value as ExportFormat)}>
-        <option value="json">JSON</option>
-        <option value="csv">CSV</option>
-      </select>
-      <button
-        type="button"
-        onClick={() => {
-          setError(null);
-          api.exportCaptures(format, null).then(setResult, setError);
-        }}
-      >
-        Export captures
-      </button>
-      {result && <span className="ok small" role="status">{result.count} → {result.path}</span>}
-      {error !== null && <ErrorPanel error={error} compact />}
-    </span>
+    <>
+      <span className="export-bar">
+        <select aria-label="Capture export" value={choice} onChange={(e) => setChoice(e.target.value as typeof choice)} disabled={busy}>
+          <option value="jsonl shown">JSON Lines: {shownLabel}</option>
+          <option value="har shown">HAR 1.2: {shownLabel}</option>
+          <option value="jsonl selected" disabled={selectedId === null}>JSON Lines: the selected one</option>
+          <option value="har selected" disabled={selectedId === null}>HAR 1.2: the selected one</option>
+        </select>
+        <button type="button" disabled={busy} onClick={() => exporting.run((jobId) => api.exportCaptures({ jobId, format, filter, ids: onlySelected ? [selectedId] : null }))}>
+          Export…
+        </button>
+        <button type="button" disabled={busy} onClick={() => importing.run((jobId) => api.importCaptures(jobId))}>
+          Import…
+        </button>
+      </span>
+      {(exporting.running || exporting.result || exporting.error !== null || importing.running || importing.result || importing.error !== null) && (
+        <span className="job-line">
+          <FileJobStatus job={exporting} unit="captures" verb="exported" />
+          <FileJobStatus job={importing} unit="captures" verb="imported" />
+        </span>
+      )}
+    </>
   );
 }

@@ -19,7 +19,7 @@ export function ListenerChecks() {
   return (
     <details className="card settings-card" open={open} onToggle={(e) => setOpen(e.currentTarget.open)}>
       <summary data-testid="listener-checks">
-        <span className="summary-title">Check the listener as a receiver</span>
+        <span className="summary-title">Receiver check</span>
         <span className="muted small">· the spec&apos;s signing and endpoint rules, as the service meets them</span>
       </summary>
       <div className="settings-body checks-body">

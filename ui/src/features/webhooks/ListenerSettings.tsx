@@ -16,7 +16,7 @@ export function ListenerSettings({ view }: { view: ListenerView }) {
   return (
     <details className="card settings-card" open={open} onToggle={(e) => setOpen(e.currentTarget.open)}>
       <summary data-testid="listener-settings">
-        <span className="summary-title">Listener settings</span>
+        <span className="summary-title">Settings</span>
         <span className="muted small mono">{view.configuredAddress}{view.path}</span>
         <span className="muted small">· keeps {describeRetention(view.retention)}</span>
         {view.problem && <span className="pill failed">not running</span>}

@@ -33,7 +33,7 @@ export function MissedNotifications() {
   return (
     <details className="card settings-card" open={open} onToggle={(e) => setOpen(e.currentTarget.open)}>
       <summary data-testid="missed">
-        <span className="summary-title">Missed notifications</span>
+        <span className="summary-title">Missed</span>
         <span className="muted small">· what the service sent while the listener was down, worked out from the API</span>
         {find.data && <span className={`pill ${find.data.missed.length ? "failed" : "valid"}`} data-testid="missed-count">{find.data.missed.length} missed</span>}
       </summary>

@@ -21,7 +21,7 @@ export function SandboxDeliveries() {
   return (
     <details className="card settings-card" open={open} onToggle={(e) => setOpen(e.currentTarget.open)}>
       <summary data-testid="deliveries">
-        <span className="summary-title">What the service sent</span>
+        <span className="summary-title">Service deliveries</span>
         <span className="muted small">· the sandbox&apos;s delivery records, beside what the listener kept</span>
         {deliveries.data && <span className="muted small" data-testid="deliveries-count">· {list.length} notifications{never ? `, ${never} never seen by the listener` : ""}</span>}
       </summary>

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { api, type ListenerView, type RepointOffer } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { STATUS_KEY } from "../../startup";
@@ -11,9 +11,11 @@ import { MissedNotifications } from "./MissedNotifications";
 import { SandboxDeliveries } from "./SandboxDeliveries";
 import { TestModeSettings } from "./TestModeSettings";
 import { RepointOfferPanel } from "./RepointOfferPanel";
+import { ForwardRules } from "./ForwardRules";
 
 export function WebhooksScreen({ selectedCapture = null, sandbox = false }: { selectedCapture?: number | null; sandbox?: boolean }) {
   const listener = useQuery({ queryKey: ["listener"], queryFn: api.listenerStatus, retry: false });
+  const strip = useOneOpen();
   return (
     <div className="page fill">
       <div className="toolbar">
@@ -21,14 +23,42 @@ export function WebhooksScreen({ selectedCapture = null, sandbox = false }: { se
         {listener.data && <ListenerControls view={listener.data} />}
       </div>
       {listener.isError && <ErrorPanel error={listener.error} onRetry={() => void listener.refetch()} />}
-      {listener.data && <ListenerSettings view={listener.data} />}
-      {listener.data && <TestModeSettings view={listener.data} />}
-      {listener.data && <ListenerChecks />}
-      {listener.data && <MissedNotifications />}
-      {listener.data && sandbox && <SandboxDeliveries />}
+      {listener.data && (
+        <div className="tool-strip" ref={strip} aria-label="Listener tools">
+          <ListenerSettings view={listener.data} />
+          <ForwardRules view={listener.data} />
+          <TestModeSettings view={listener.data} />
+          <ListenerChecks />
+          <MissedNotifications />
+          {sandbox && <SandboxDeliveries />}
+        </div>
+      )}
       <Inspector selectedCapture={selectedCapture} />
     </div>
   );
+}
+
+/**
+ * The tools sit folded in one strip above the inspector, and one opens at a time (below the
+ * strip, at most part of the window), so the inspector keeps its room at 960x600.
+ */
+function useOneOpen() {
+  const strip = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const element = strip.current;
+    if (!element) return;
+    // `toggle` does not bubble: caught on its way down instead.
+    const onToggle = (e: Event) => {
+      const opened = e.target;
+      if (!(opened instanceof HTMLDetailsElement) || !opened.open || opened.parentElement !== element) return;
+      for (const other of element.querySelectorAll<HTMLDetailsElement>(":scope > details[open]")) {
+        if (other !== opened) other.open = false;
+      }
+    };
+    element.addEventListener("toggle", onToggle, true);
+    return () => element.removeEventListener("toggle", onToggle, true);
+  });
+  return strip;
 }
 
 export function ListenerControls({ view }: { view: ListenerView }) {

@@ -1,8 +1,9 @@
 /**
- * The inspector's data: every capture summary, newest first, kept in the page with its
- * searchable text built once on arrival (see `CaptureList`), details fetched on demand.
+ * The inspector's data rules, kept pure for tests: the page holds only windows ("blocks") of
+ * rows the capture store answered, never the whole store, so a million captures cost what a
+ * hundred do. Counts, choices and search are the store's (see `useInspector`).
  */
-import type { CaptureSummary, Verdict } from "../../platform";
+import type { CaptureSummary, InspectorFilter, Verdict } from "../../platform";
 
 export const VERDICTS: Verdict[] = [
   "valid",
@@ -16,66 +17,91 @@ export const VERDICTS: Verdict[] = [
   "wrong-method",
 ];
 
-export interface InspectorFilter {
+/** Rows read from the store at a time. */
+export const BLOCK = 100;
+
+/** What the filter bar holds; `""`/`"all"` mean no restriction. */
+export interface FilterForm {
   verdict: Verdict | "all";
-  eventType: string | "all";
+  eventType: string;
+  resourceType: string;
+  subscriptionId: string;
+  /** `datetime-local` values, read as the user's local time. */
+  since: string;
+  until: string;
   text: string;
 }
 
-export const NO_FILTER: InspectorFilter = { verdict: "all", eventType: "all", text: "" };
+export const NO_FILTER: FilterForm = { verdict: "all", eventType: "", resourceType: "", subscriptionId: "", since: "", until: "", text: "" };
 
-/**
- * The captures in the page, newest first, with each one's searchable text (lowercased) in a
- * parallel array, built once when the capture arrives: a keystroke in the filter is then one
- * `includes` per capture, with no string building, lowercasing or map look-up in that loop.
- */
-export interface CaptureList {
-  rows: CaptureSummary[];
-  text: string[];
+/** A `datetime-local` value as an RFC 3339 instant (local time), or null when empty or bad. */
+export function instantOf(local: string): string | null {
+  if (local.trim() === "") return null;
+  const time = new Date(local);
+  return Number.isNaN(time.getTime()) ? null : time.toISOString();
 }
 
-export const EMPTY_LIST: CaptureList = { rows: [], text: [] };
-
-function searchText(c: CaptureSummary): string {
-  return `${c.resourceId}\u0000${c.eventId}\u0000${c.instanceId}\u0000${c.resourceType}\u0000${c.subscriptionId}`.toLowerCase();
+/** The store's filter for the form. */
+export function storeFilter(form: FilterForm): InspectorFilter {
+  const named = (v: string) => (v.trim() === "" ? null : v.trim());
+  return {
+    verdict: form.verdict === "all" ? null : form.verdict,
+    eventType: named(form.eventType),
+    resourceType: named(form.resourceType),
+    subscriptionId: named(form.subscriptionId),
+    since: instantOf(form.since),
+    until: instantOf(form.until),
+    text: named(form.text),
+  };
 }
 
-/** A list of captures already newest first (as the shell's `captures` answers). */
-export function listOf(rows: CaptureSummary[]): CaptureList {
-  return { rows, text: rows.map(searchText) };
+/** Whether the form restricts anything. */
+export function isFiltered(form: FilterForm): boolean {
+  const f = storeFilter(form);
+  return Object.values(f).some((v) => v !== null);
 }
 
-/** Adds a batch (oldest first, as the shell sends it) to a newest-first list; ids are unique. */
-export function mergeBatch(current: CaptureList, batch: CaptureSummary[]): CaptureList {
-  if (batch.length === 0) return current;
-  const known = new Set<number>();
-  const headLength = Math.min(current.rows.length, batch.length * 4 + 64);
-  for (let i = 0; i < headLength; i += 1) known.add((current.rows[i] as CaptureSummary).id);
-  const fresh = batch.filter((c) => !known.has(c.id)).sort((a, b) => b.id - a.id);
-  if (fresh.length === 0) return current;
-  return { rows: fresh.concat(current.rows), text: fresh.map(searchText).concat(current.text) };
-}
-
-export function applyFilter(list: CaptureList, filter: InspectorFilter): CaptureSummary[] {
-  const needle = filter.text.trim().toLowerCase();
-  const { rows, text } = list;
-  if (filter.verdict === "all" && filter.eventType === "all" && needle === "") return rows;
-  const anyVerdict = filter.verdict === "all";
-  const anyEvent = filter.eventType === "all";
-  const out: CaptureSummary[] = [];
-  for (let i = 0; i < rows.length; i += 1) {
-    const c = rows[i] as CaptureSummary;
-    if ((anyVerdict || c.verdict === filter.verdict) && (anyEvent || c.eventType === filter.eventType) && (needle === "" || (text[i] as string).includes(needle))) {
-      out.push(c);
-    }
-  }
+/** The blocks that cover rows `first..=last` (clamped to `total`), plus one block either side. */
+export function blocksFor(first: number, last: number, total: number): number[] {
+  if (total <= 0) return [0];
+  const lastRow = Math.min(Math.max(last, first), total - 1);
+  const from = Math.max(0, Math.floor(Math.max(0, first) / BLOCK) - 1);
+  const to = Math.min(Math.floor((total - 1) / BLOCK), Math.floor(lastRow / BLOCK) + 1);
+  const out: number[] = [];
+  for (let b = from; b <= to; b += 1) out.push(b);
   return out;
 }
 
-export function countByVerdict(captures: CaptureSummary[]): Record<Verdict, number> {
-  const counts = Object.fromEntries(VERDICTS.map((v) => [v, 0])) as Record<Verdict, number>;
-  for (const c of captures) counts[c.verdict] += 1;
-  return counts;
+/** The row at `index` in the loaded blocks, or undefined while its block is on its way. */
+export function rowAt(blocks: ReadonlyMap<number, CaptureSummary[]>, index: number): CaptureSummary | undefined {
+  return blocks.get(Math.floor(index / BLOCK))?.[index % BLOCK];
+}
+
+/** One row of the list as drawn: a capture (or notification), or one of its folded attempts. */
+export type ListRow =
+  | { kind: "row"; index: number }
+  | { kind: "attempt"; parentIndex: number; attempt: CaptureSummary; number: number };
+
+/** An open notification row and its attempts, shown under it. */
+export interface Expanded {
+  index: number;
+  id: number;
+  attempts: CaptureSummary[];
+}
+
+/** Rows drawn: the list's total plus the open notification's attempts. */
+export function drawnCount(total: number, expanded: Expanded | null): number {
+  return total + (expanded ? expanded.attempts.length : 0);
+}
+
+/** What drawn row `i` shows. */
+export function drawnRow(i: number, expanded: Expanded | null): ListRow {
+  if (!expanded || i <= expanded.index) return { kind: "row", index: i };
+  const into = i - expanded.index - 1;
+  if (into < expanded.attempts.length) {
+    return { kind: "attempt", parentIndex: expanded.index, attempt: expanded.attempts[into] as CaptureSummary, number: into + 1 };
+  }
+  return { kind: "row", index: i - expanded.attempts.length };
 }
 
 /** Auto-scroll follows new captures only while the user is at the top of the list. */
@@ -87,34 +113,7 @@ export function shortResource(resourceType: string): string {
   return resourceType.replace("urn:svc:partner:", "");
 }
 
-/**
- * The ids "Clear shown" deletes: the captures the filter shows. None when it shows every
- * capture (then it is "Clear all") or none at all: an empty list is never sent, since the
- * store reads no ids as no restriction.
- */
-export function shownIds(visible: CaptureSummary[], total: number): number[] | null {
-  if (visible.length === 0 || visible.length >= total) return null;
-  return visible.map((c) => c.id);
-}
-
-/** The list without the cleared captures (every one when `ids` is null). */
-export function withoutCaptures(list: CaptureList, ids: number[] | null): CaptureList {
-  if (ids === null) return EMPTY_LIST;
-  if (ids.length === 0) return list;
-  const gone = new Set(ids);
-  const rows: CaptureSummary[] = [];
-  const text: string[] = [];
-  for (let i = 0; i < list.rows.length; i += 1) {
-    const c = list.rows[i] as CaptureSummary;
-    if (!gone.has(c.id)) {
-      rows.push(c);
-      text.push(list.text[i] as string);
-    }
-  }
-  return rows.length === list.rows.length ? list : { rows, text };
-}
-
-/** `3 captures`, `1 capture`. */
-export function captureCount(n: number): string {
-  return `${n} capture${n === 1 ? "" : "s"}`;
+/** `3 captures`, `1 capture`; `10,000+ captures` when the store stopped counting. */
+export function captureCount(n: number, atLeast = false): string {
+  return `${n.toLocaleString("en-US")}${atLeast ? "+" : ""} capture${n === 1 && !atLeast ? "" : "s"}`;
 }

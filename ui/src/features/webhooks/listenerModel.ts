@@ -1,4 +1,4 @@
-import type { ListenerAddressForm, RepointResult, RetentionForm, TestMode, TunnelCheck, TunnelFailureKind } from "../../platform";
+import type { ForwardRuleView, ListenerAddressForm, RepointResult, RetentionForm, TestMode, TunnelCheck, TunnelFailureKind } from "../../platform";
 
 /** The test-mode form's fields, as typed. */
 export type TestModeFields = { enabled: boolean; status: string; delay: string; failPercent: string; failFirst: string; failureStatus: string };
@@ -149,4 +149,40 @@ export function describeRepoint(result: RepointResult): string {
   const changed = `Re-pointed ${n} subscription${n === 1 ? "" : "s"}.`;
   const failed = result.failures.length;
   return failed === 0 ? changed : `${changed} ${failed} product${failed === 1 ? "" : "s"} could not be changed:`;
+}
+
+/** The resource types a forward rule can name (the service's, short). */
+export const FORWARD_RESOURCE_TYPES = ["transaction", "transaction:event"] as const;
+/** The event types a forward rule can name. */
+export const FORWARD_EVENT_TYPES = ["created", "updated"] as const;
+
+/** `transaction created → http://…`, `any → http://…`. */
+export function describeForwardRule(rule: ForwardRuleView): string {
+  const what = [rule.resourceType, rule.eventType].filter((v) => v !== null && v !== "").join(" ");
+  return `${what || "any"} → ${rule.url}`;
+}
+
+/** What keeps the rules from being saved, in the user's words (the shell checks them again). */
+export function forwardRuleProblems(rules: ForwardRuleView[]): string[] {
+  const problems: string[] = [];
+  rules.forEach((rule, i) => {
+    const url = rule.url.trim();
+    if (url === "") {
+      problems.push(`Rule ${i + 1} needs a URL.`);
+      return;
+    }
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(url);
+    } catch {
+      problems.push(`Rule ${i + 1}: ${url} is not a URL (http://host:port/path).`);
+      return;
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") problems.push(`Rule ${i + 1}: the URL must start with http:// or https://.`);
+  });
+  const catchAll = rules.findIndex((r) => !r.resourceType && !r.eventType);
+  if (catchAll >= 0 && catchAll < rules.length - 1) {
+    problems.push(`Rule ${catchAll + 1} matches every notification, so the rules after it never would: move it last.`);
+  }
+  return problems;
 }

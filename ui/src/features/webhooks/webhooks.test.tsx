@@ -1,10 +1,12 @@
 import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { emit } from "@tauri-apps/api/event";
 import { describe, expect, it } from "vitest";
-import type { CaptureSummary, RepointOffer, TunnelSaved } from "../../platform";
-import { listenerView } from "../../test/fixtures";
+import type { CaptureDetail, CaptureSummary, ForwardRuleView, RepointOffer, TunnelSaved } from "../../platform";
+import { captureStore, listenerView } from "../../test/fixtures";
 import { mockCommands, renderWithClient } from "../../test/render";
 import { Inspector } from "./Inspector";
+import { CaptureDetailPane } from "./CaptureDetailPane";
+import { ForwardRules } from "./ForwardRules";
 import { ListenerChecks } from "./ListenerChecks";
 import { MissedNotifications } from "./MissedNotifications";
 import { SandboxDeliveries } from "./SandboxDeliveries";
@@ -13,7 +15,7 @@ import { ListenerSettings } from "./ListenerSettings";
 import { ListenerControls, WebhooksScreen } from "./WebhooksScreen";
 
 function capture(id: number, verdict: CaptureSummary["verdict"] = "valid"): CaptureSummary {
-  return { id, receivedAt: new Date(1_700_000_000_000 + id * 1000).toISOString(), verdict, eventType: "created", resourceType: "urn:svc:partner:transaction", resourceId: `tx-${id}`, instanceId: "demo", eventId: `e-${id}`, subscriptionId: "s", attempts: 1, replayed: false };
+  return { id, receivedAt: new Date(1_700_000_000_000 + id * 1000).toISOString(), verdict, eventType: "created", resourceType: "urn:svc:partner:transaction", resourceId: `tx-${id}`, instanceId: "demo", eventId: `e-${id}`, subscriptionId: "s", attempts: 1, replayed: false, groupAttempts: 1 };
 }
 
 const taken = { kind: "listener" as const, message: "127.0.0.1:7070 is already in use by another program; 127.0.0.1:7071 is free.", hint: "Use 127.0.0.1:7071, or stop what holds 7070.", status: null, errorCode: null };
@@ -169,22 +171,52 @@ describe("tunnel URL and re-pointing", () => {
   });
 });
 
-describe("clearing captures", () => {
-  function store(initial: CaptureSummary[]) {
-    let rows = initial;
-    return {
-      captures: () => rows,
-      clear_captures: (a: Record<string, unknown>) => {
-        const ids = (a.form as { ids: number[] | null }).ids;
-        const before = rows.length;
-        rows = ids === null ? [] : rows.filter((c) => !ids.includes(c.id));
-        return { cleared: before - rows.length };
-      },
-    };
-  }
+describe("the inspector over the store", () => {
+  it("asks the store for one block at a time, with the filter, and counts what the store counts", async () => {
+    const store = captureStore([capture(3, "invalid-signature"), capture(2), capture(1)]);
+    const calls = mockCommands(store.handlers);
+    renderWithClient(<Inspector />);
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("3 of 3"));
+    expect(within(screen.getByLabelText("Counts by verdict")).getByText("invalid-signature").parentElement).toHaveTextContent("1");
+    // Never the whole store: one block of rows, from the top.
+    expect(calls.find((c) => c.cmd === "inspector_page")?.args).toEqual({
+      query: { filter: { verdict: null, eventType: null, resourceType: null, subscriptionId: null, since: null, until: null, text: null }, grouped: false, offset: 0, limit: 100 },
+    });
+    fireEvent.change(screen.getByLabelText("Search captures"), { target: { value: "e-2" } });
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("1 of 3"));
+    expect(calls.filter((c) => c.cmd === "inspector_page").at(-1)?.args).toMatchObject({ query: { filter: { text: "e-2" }, offset: 0 } });
+  });
 
-  it("deletes what the filter shows after a confirmation naming the count, and drops those rows", async () => {
-    const calls = mockCommands(store([capture(4, "invalid-signature"), capture(3), capture(2, "invalid-signature"), capture(1)]));
+  it("groups the attempts of a notification into one row", async () => {
+    const again = (id: number): CaptureSummary => ({ ...capture(id), eventId: "e-1", attempts: id });
+    const store = captureStore([again(1), again(2), again(3), capture(4)]);
+    const calls = mockCommands(store.handlers);
+    renderWithClient(<Inspector />);
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("4 of 4"));
+    fireEvent.click(screen.getByLabelText("Group attempts"));
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("2 notifications of 4"));
+    expect(calls.filter((c) => c.cmd === "inspector_page").at(-1)?.args).toMatchObject({ query: { grouped: true } });
+  });
+
+  it("refreshes from the store when live captures arrive, and says when the live feed fell behind", async () => {
+    const store = captureStore([capture(1)]);
+    const calls = mockCommands(store.handlers);
+    renderWithClient(<Inspector />);
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("1 of 1"));
+    store.add(capture(2));
+    store.add(capture(3));
+    store.add(capture(4));
+    await emit("captures", { captures: [capture(4)], missed: 2 });
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("4 of 4"));
+    expect(screen.getByTestId("live-gap")).toHaveTextContent("2 captures arrived faster than the page could show them live");
+    expect(calls.filter((c) => c.cmd === "inspector_page").length).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe("clearing captures", () => {
+  it("deletes what the filter shows after a confirmation naming the count, up to the newest shown", async () => {
+    const store = captureStore([capture(4, "invalid-signature"), capture(3), capture(2, "invalid-signature"), capture(1)]);
+    const calls = mockCommands(store.handlers);
     renderWithClient(<Inspector />);
     await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("4 of 4"));
     // Every capture shown: "Clear shown" would be "Clear all".
@@ -192,70 +224,38 @@ describe("clearing captures", () => {
     fireEvent.change(screen.getByLabelText("Verdict filter"), { target: { value: "invalid-signature" } });
     await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("2 of 4"));
     fireEvent.click(screen.getByTestId("clear-shown"));
+    const confirm = await screen.findByTestId("clear-confirm");
     expect(calls.some((c) => c.cmd === "clear_captures")).toBe(false);
-    const confirm = screen.getByTestId("clear-confirm");
     expect(confirm).toHaveTextContent("Delete the 2 captures the filter shows?");
+    // One arrives while the user reads the confirmation: it is kept.
+    store.add(capture(5, "invalid-signature"));
     fireEvent.click(within(confirm).getByRole("button", { name: "Delete 2 captures" }));
     expect(await screen.findByTestId("clear-result")).toHaveTextContent("Deleted 2 captures.");
-    expect(calls.find((c) => c.cmd === "clear_captures")?.args).toEqual({ form: { ids: [4, 2] } });
-    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("0 of 2"));
-    fireEvent.change(screen.getByLabelText("Verdict filter"), { target: { value: "all" } });
-    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("2 of 2"));
-    // (jsdom lays nothing out, so the virtual list draws no rows: the counts are what it shows.)
-    expect(within(screen.getByLabelText("Counts by verdict")).getByText("invalid-signature").parentElement).toHaveTextContent("0");
+    expect(calls.find((c) => c.cmd === "clear_captures")?.args).toMatchObject({ form: { filter: { verdict: "invalid-signature" }, upToId: 4 } });
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("1 of 3"));
+    expect(store.rows().map((c) => c.id)).toEqual([5, 3, 1]);
   });
 
-  it("clears every capture with ids null, and cancelling sends nothing", async () => {
-    const calls = mockCommands(store([capture(2), capture(1)]));
+  it("clears every capture with no filter, and cancelling sends nothing", async () => {
+    const store = captureStore([capture(2), capture(1)]);
+    const calls = mockCommands(store.handlers);
     renderWithClient(<Inspector />);
     await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("2 of 2"));
     fireEvent.click(screen.getByTestId("clear-all"));
-    fireEvent.click(screen.getByRole("button", { name: "Cancel" }));
+    fireEvent.click(await screen.findByRole("button", { name: "Cancel" }));
     expect(screen.queryByTestId("clear-confirm")).toBeNull();
     fireEvent.click(screen.getByTestId("clear-all"));
-    expect(screen.getByTestId("clear-confirm")).toHaveTextContent("Delete every capture (2 captures) from the capture store?");
+    expect(await screen.findByTestId("clear-confirm")).toHaveTextContent("Delete every capture (2 captures) from the capture store?");
     fireEvent.click(screen.getByRole("button", { name: "Delete 2 captures" }));
     await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("0 of 0"));
-    expect(calls.filter((c) => c.cmd === "clear_captures").map((c) => c.args)).toEqual([{ form: { ids: null } }]);
+    expect(calls.filter((c) => c.cmd === "clear_captures").map((c) => c.args)).toEqual([{ form: { filter: null, upToId: 2 } }]);
     expect(screen.getByTestId("clear-all")).toBeDisabled();
   });
 
-  it("keeps a capture that arrives while the list is read again after a clear", async () => {
-    let answer: (rows: CaptureSummary[]) => void = () => {};
-    let reads = 0;
-    mockCommands({
-      captures: () => {
-        reads += 1;
-        return reads === 1 ? [capture(2), capture(1)] : new Promise<CaptureSummary[]>((resolve) => (answer = resolve));
-      },
-      clear_captures: () => ({ cleared: 2 }),
-    });
-    renderWithClient(<Inspector />);
-    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("2 of 2"));
-    fireEvent.click(screen.getByTestId("clear-all"));
-    fireEvent.click(screen.getByRole("button", { name: "Delete 2 captures" }));
-    await waitFor(() => expect(reads).toBe(2));
-    // A new capture lands while the store is read again, and the read (made before it) lacks it.
-    await emit("captures", { captures: [capture(3, "invalid-signature")], missed: 0 });
-    answer([]);
-    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("1 of 1"));
-    expect(within(screen.getByLabelText("Counts by verdict")).getByText("invalid-signature").parentElement).toHaveTextContent("1");
-  });
-
-  it("reads the store again when the live feed says it dropped captures", async () => {
-    let stored = [capture(1)];
-    const calls = mockCommands({ captures: () => stored });
-    renderWithClient(<Inspector />);
-    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("1 of 1"));
-    stored = [capture(4), capture(3), capture(2), capture(1)];
-    await emit("captures", { captures: [capture(4)], missed: 2 });
-    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("4 of 4"));
-    expect(calls.filter((c) => c.cmd === "captures")).toHaveLength(2);
-  });
-
   it("says what failed when the store refuses, and keeps the rows", async () => {
+    const store = captureStore([capture(2), capture(1)]);
     mockCommands({
-      captures: () => [capture(2), capture(1)],
+      ...store.handlers,
       clear_captures: () => {
         throw { kind: "io", message: "The capture store is read-only.", hint: "Check the file's permissions.", status: null, errorCode: null };
       },
@@ -263,15 +263,54 @@ describe("clearing captures", () => {
     renderWithClient(<Inspector />);
     await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("2 of 2"));
     fireEvent.click(screen.getByTestId("clear-all"));
-    fireEvent.click(screen.getByRole("button", { name: "Delete 2 captures" }));
+    fireEvent.click(await screen.findByRole("button", { name: "Delete 2 captures" }));
     expect(await screen.findByRole("alert")).toHaveTextContent("The capture store is read-only.");
     expect(screen.getByTestId("capture-count")).toHaveTextContent("2 of 2");
   });
 });
 
+describe("exporting and importing captures", () => {
+  it("exports what the filter shows through the save dialog, with progress, and imports back", async () => {
+    const store = captureStore([capture(2), capture(1)]);
+    const calls = mockCommands({
+      ...store.handlers,
+      export_captures: async (a) => {
+        const form = a.form as { jobId: string };
+        await emit("job-progress", { jobId: form.jobId, done: 1, total: 2 });
+        return { path: "/home/me/captures.har", count: 2, skipped: 0, cancelled: false };
+      },
+      import_captures: () => ({ path: "/home/me/captures.jsonl", count: 3, skipped: 1, cancelled: false }),
+    });
+    renderWithClient(<Inspector />);
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("2 of 2"));
+    fireEvent.change(screen.getByLabelText("Capture export"), { target: { value: "har shown" } });
+    fireEvent.click(screen.getByRole("button", { name: "Export…" }));
+    expect(await screen.findByText("2 captures exported · /home/me/captures.har")).toBeInTheDocument();
+    expect(calls.find((c) => c.cmd === "export_captures")?.args).toMatchObject({ form: { format: "har", ids: null, filter: { verdict: null } } });
+    fireEvent.click(screen.getByRole("button", { name: "Import…" }));
+    expect(await screen.findByText("3 captures imported (1 already there) · /home/me/captures.jsonl")).toBeInTheDocument();
+  });
+
+  it("says a cancelled export wrote nothing", async () => {
+    const store = captureStore([capture(1)]);
+    const calls = mockCommands({
+      ...store.handlers,
+      export_captures: () => new Promise((resolve) => setTimeout(() => resolve({ path: "/x.jsonl", count: 0, skipped: 0, cancelled: true }), 50)),
+      cancel_job: () => null,
+    });
+    renderWithClient(<Inspector />);
+    await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("1 of 1"));
+    fireEvent.click(screen.getByRole("button", { name: "Export…" }));
+    fireEvent.click(await screen.findByRole("button", { name: "Cancel" }));
+    expect(await screen.findByText("Stopped: nothing was written.")).toBeInTheDocument();
+    const job = (calls.find((c) => c.cmd === "export_captures")?.args.form as { jobId: string }).jobId;
+    expect(calls.find((c) => c.cmd === "cancel_job")?.args).toEqual({ jobId: job });
+  });
+});
+
 describe("Webhooks screen", () => {
   it("shows the listener controls, the settings and the inspector together", async () => {
-    mockCommands({ listener_status: () => listenerView(), captures: () => [capture(1)] });
+    mockCommands({ listener_status: () => listenerView(), ...captureStore([capture(1)]).handlers });
     renderWithClient(<WebhooksScreen />);
     expect(await screen.findByTestId("listener-settings")).toHaveTextContent("127.0.0.1:7070/webhooks");
     expect(screen.getByTestId("listener-address")).toHaveTextContent("127.0.0.1:7070");
@@ -398,5 +437,77 @@ describe("what the service sent (a sandbox's deliveries)", () => {
     expect(rows[2]).toHaveTextContent("2: 503 · 200");
     fireEvent.click(screen.getByTestId("delivery-capture-9"));
     expect(window.location.hash).toBe("#/webhooks/9");
+  });
+});
+
+describe("forward rules", () => {
+  it("saves ordered rules and shows what is forwarded", async () => {
+    const calls = mockCommands({
+      set_forward_rules: (a) => listenerView({ forwardRules: a.rules as ForwardRuleView[] }),
+    });
+    renderWithClient(<ForwardRules view={listenerView()} />);
+    expect(screen.getByTestId("forwarding-summary")).toHaveTextContent("off");
+    fireEvent.click(screen.getByTestId("forwarding"));
+    fireEvent.click(screen.getByRole("button", { name: "Add rule" }));
+    fireEvent.change(screen.getByLabelText("Rule 1 resource type"), { target: { value: "transaction:event" } });
+    fireEvent.change(screen.getByLabelText("Rule 1 URL"), { target: { value: " http://localhost:3000/hooks/events " } });
+    fireEvent.click(screen.getByRole("button", { name: "Add rule" }));
+    // A rule with no URL cannot be saved.
+    expect(screen.getByText("Rule 2 needs a URL.")).toBeInTheDocument();
+    expect(screen.getByTestId("forward-save")).toBeDisabled();
+    fireEvent.change(screen.getByLabelText("Rule 2 URL"), { target: { value: "http://localhost:4000/all" } });
+    fireEvent.click(screen.getByTestId("forward-save"));
+    expect(await screen.findByText("Saved: 2 rules.")).toBeInTheDocument();
+    expect(calls.find((c) => c.cmd === "set_forward_rules")?.args).toEqual({
+      rules: [
+        { resourceType: "transaction:event", eventType: null, url: "http://localhost:3000/hooks/events" },
+        { resourceType: null, eventType: null, url: "http://localhost:4000/all" },
+      ],
+    });
+  });
+});
+
+describe("a capture's detail", () => {
+  const detail = (patch: Partial<CaptureDetail> = {}): CaptureDetail => ({
+    summary: capture(7),
+    headers: [],
+    rawBody: "{}",
+    prettyBody: "{}",
+    resourceRef: "http://127.0.0.1:3000/partner/v2/transactions/t-1/events/e-7",
+    attempts: [capture(7)],
+    answeredStatus: 200,
+    outbound: [],
+    open: { kind: "event", transactionId: "t-1", eventId: "e-7" },
+    ...patch,
+  });
+
+  it("opens the event within its transaction, or says why it is not offered", async () => {
+    mockCommands({ capture_detail: () => detail() });
+    const view = renderWithClient(<CaptureDetailPane id={7} onSelect={() => {}} />);
+    fireEvent.click(await screen.findByTestId("open-resource"));
+    expect(window.location.hash).toBe("#/transactions/t-1/events/e-7");
+    view.unmount();
+    mockCommands({ capture_detail: () => detail({ open: { kind: "refused", reason: "Not offered: the resourceRef points at http://evil.example, not at the active connection." } }) });
+    renderWithClient(<CaptureDetailPane id={7} onSelect={() => {}} />);
+    expect(await screen.findByTestId("open-refused")).toHaveTextContent("points at http://evil.example");
+    expect(screen.queryByTestId("open-resource")).toBeNull();
+  });
+
+  it("shows the forward's answer, and replays to another URL", async () => {
+    const forward = { kind: "forward", url: "http://localhost:3000/hooks", sentAt: new Date().toISOString(), status: 500, responseHeaders: [["content-type", "text/plain"]] as Array<[string, string]>, responseBody: "boom", elapsedMs: 12, error: null };
+    const calls = mockCommands({
+      capture_detail: () => detail({ outbound: [forward] }),
+      replay_capture: () => ({ answer: { ...forward, kind: "replay", url: "http://localhost:4000/x", status: 202, responseBody: "ok" }, verdict: null }),
+    });
+    renderWithClient(<CaptureDetailPane id={7} onSelect={() => {}} />);
+    fireEvent.click(await screen.findByRole("tab", { name: "forwards (1)" }));
+    expect(screen.getByTestId("outbound-status")).toHaveTextContent("500");
+    expect(screen.getByTestId("outbound-body")).toHaveTextContent("boom");
+    fireEvent.click(screen.getByRole("tab", { name: "replay" }));
+    fireEvent.click(screen.getByLabelText("To another URL"));
+    fireEvent.change(screen.getByLabelText("Replay URL"), { target: { value: "http://localhost:4000/x" } });
+    fireEvent.click(screen.getByRole("button", { name: "Replay unchanged" }));
+    expect(await screen.findByTestId("replay-answer")).toHaveTextContent("http://localhost:4000/x answered 202 in 12 ms.");
+    expect(calls.find((c) => c.cmd === "replay_capture")?.args).toEqual({ form: { captureId: 7, body: null, target: "http://localhost:4000/x" } });
   });
 });

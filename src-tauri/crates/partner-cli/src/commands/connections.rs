@@ -79,7 +79,7 @@ pub async fn run(args: Args) -> Result<()> {
 
 /// The app's settings, read only (a file the app cannot use is reported, not moved: that is
 /// the app's to do at its next start).
-fn saved_settings() -> Result<Settings> {
+pub(crate) fn saved_settings() -> Result<Settings> {
     let file = SettingsFile::in_data_dir().map_err(|e| CliError::Usage(e.to_string()))?;
     match std::fs::read(file.path()) {
         Ok(bytes) => partner_local::settings::parse(&bytes).map_err(|problem| {

@@ -50,7 +50,7 @@ pub struct MissedArgs {
 }
 
 /// `2024-05-01T10:00:00Z`, `2h` (that long ago) or `now`.
-fn parse_instant(text: &str) -> std::result::Result<DateTime<Utc>, String> {
+pub(crate) fn parse_instant(text: &str) -> std::result::Result<DateTime<Utc>, String> {
     let text = text.trim();
     if text.eq_ignore_ascii_case("now") {
         return Ok(Utc::now());

@@ -6,6 +6,7 @@ pub mod connections;
 pub mod docs;
 pub mod listen;
 pub mod listing;
+pub mod local_index;
 pub mod missed;
 pub mod products;
 pub mod render;

@@ -1,4 +1,5 @@
-//! `partner transactions list|get|events`.
+//! `partner transactions list|get|events`, and `sync|find|forget` over the local index
+//! (see `local_index`).
 
 use super::connect::ConnectionArgs;
 use super::listing::{run_list, ListArgs};
@@ -32,11 +33,29 @@ pub enum TransactionsCommand {
         #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
         output: OutputFormat,
     },
+    /// Copy the connection's transactions and products to an encrypted local index (resumable;
+    /// later runs fetch only what changed). Asks --yes on a production connection.
+    Sync(super::local_index::SyncArgs),
+    /// Answer from the local index, newest first, without asking the service.
+    Find(super::local_index::FindArgs),
+    /// Delete the connection's local index and its key.
+    Forget,
 }
 
 pub async fn run(args: Args) -> Result<()> {
+    match &args.command {
+        TransactionsCommand::Sync(sync) => {
+            return super::local_index::sync(&args.connection, sync).await
+        }
+        TransactionsCommand::Find(find) => return super::local_index::find(&args.connection, find),
+        TransactionsCommand::Forget => return super::local_index::forget(&args.connection),
+        _ => {}
+    }
     let client = args.connection.client()?;
     match args.command {
+        TransactionsCommand::Sync(_)
+        | TransactionsCommand::Find(_)
+        | TransactionsCommand::Forget => Ok(()),
         TransactionsCommand::List(list) => run_list::<Transaction>(&client, &list).await,
         TransactionsCommand::Get { id, output } => {
             print_one(output, &client.get_transaction(&id).await?)

@@ -1118,3 +1118,124 @@ async fn trigger_plays_the_lender_and_lists_the_notifications_it_queued() {
     assert_eq!(bad_loan.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad_loan.stderr).contains("JSON object"));
 }
+
+#[tokio::test]
+async fn sync_refuses_a_production_connection_without_yes_and_makes_nothing() {
+    let cli = Cli::start(5).await;
+    let data = cli.home.path().join("app-data");
+    let mut settings = partner_local::Settings::default();
+    settings.connections.push(partner_local::SavedConnection {
+        id: "p-1".into(),
+        label: "Live".into(),
+        base_url: cli.sandbox.base_url().to_string(),
+        client_id: cli.sandbox.client_id().to_string(),
+        environment: partner_local::Environment::Production,
+    });
+    partner_local::SettingsFile::new(data.join("settings.json"))
+        .save(&settings)
+        .unwrap();
+    let env = [("PARTNER_DATA_DIR", data.to_str().unwrap())];
+    let refused = cli
+        .run(&["--connection", "Live", "transactions", "sync"], &env)
+        .await;
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    let said = stderr(&refused);
+    assert!(said.contains("production connection"), "{said}");
+    assert!(said.contains("lenders' and borrowers' data"), "{said}");
+    assert!(said.contains("--yes"), "{said}");
+    assert!(!data.join("index").exists(), "no local copy was made");
+
+    // A connection named only by the environment is judged as the app judges one it adopts:
+    // anything but loopback is production. Refused before any request (the host is invalid).
+    let unnamed = cli
+        .run(
+            &["transactions", "sync"],
+            &[
+                ("PARTNER_DATA_DIR", data.to_str().unwrap()),
+                ("PARTNER_BASE_URL", "https://partner.example.invalid"),
+            ],
+        )
+        .await;
+    assert_eq!(unnamed.status.code(), Some(2), "{}", stderr(&unnamed));
+    assert!(stderr(&unnamed).contains("--yes"));
+    assert!(!data.join("index").exists());
+
+    // Nothing to find before a sync, said in words.
+    let nothing = cli.run(&["transactions", "find"], &env).await;
+    assert_eq!(nothing.status.code(), Some(2));
+    assert!(stderr(&nothing).contains("partner transactions sync"));
+    // Bad filters are usage errors.
+    let bad = cli
+        .run(&["transactions", "find", "--status", "lost"], &env)
+        .await;
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = cli
+        .run(&["transactions", "find", "--loan", "noequals"], &env)
+        .await;
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[tokio::test]
+async fn sync_find_and_forget_through_the_keychain() {
+    if std::env::var("PARTNER_KEYCHAIN_TESTS").as_deref() != Ok("1") {
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "SKIPPED sync_find_and_forget_through_the_keychain: set PARTNER_KEYCHAIN_TESTS=1 under dbus-run-session with an unlocked gnome-keyring");
+        return;
+    }
+    let cli = Cli::start(120).await;
+    let synced = cli.run(&["transactions", "sync", "--json"], &[]).await;
+    assert!(synced.status.success(), "{}", stderr(&synced));
+    let report: serde_json::Value = serde_json::from_slice(&synced.stdout).unwrap();
+    assert_eq!(report["state"]["transactions"], 120);
+    assert_eq!(report["end"], "complete");
+    let files = files_under(&cli.home.path().join("data/partner-console/index"));
+    assert!(
+        files
+            .iter()
+            .any(|f| f.extension().is_some_and(|e| e == "sqlite3")),
+        "{files:?}"
+    );
+    for file in &files {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", file.display());
+    }
+
+    let found = cli
+        .json(&[
+            "transactions",
+            "find",
+            "--status",
+            "completed",
+            "--limit",
+            "1000",
+            "--json",
+        ])
+        .await;
+    let listed = cli
+        .json(&["transactions", "list", "--all", "--output", "json"])
+        .await;
+    let want = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["status"] == "completed")
+        .count();
+    assert_eq!(found.as_array().unwrap().len(), want);
+    let csv = cli
+        .run(
+            &["transactions", "find", "--text", "LN-000007", "--csv"],
+            &[],
+        )
+        .await;
+    assert!(csv.status.success());
+    let text = stdout(&csv);
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.contains("LN-000007"));
+
+    let forgot = cli.run(&["transactions", "forget"], &[]).await;
+    assert!(forgot.status.success(), "{}", stderr(&forgot));
+    assert!(files_under(&cli.home.path().join("data/partner-console/index")).is_empty());
+    let after = cli.run(&["transactions", "find"], &[]).await;
+    assert_eq!(after.status.code(), Some(2));
+}

@@ -280,6 +280,38 @@ async fn the_pager_walks_everything_in_order_and_stops_when_dropped() {
     let ids = |items: &[Transaction]| items.iter().map(|t| t.id.clone()).collect::<Vec<_>>();
     assert_eq!(ids(&walked), ids(&sequential), "server order kept");
 
+    // From a position: the same items from there on, pages not aligned with it; at the
+    // total, nothing; past it, the service's refusal.
+    for start in [0u64, 1, 19, 20, 137, 236, 237] {
+        let resumed: Vec<Transaction> = setup
+            .client
+            .pager_from::<Transaction>(
+                start,
+                sort.clone(),
+                PagerOptions {
+                    page_size: 20,
+                    concurrency: 3,
+                },
+            )
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+            .await;
+        assert_eq!(
+            ids(&resumed),
+            ids(&sequential[start as usize..]),
+            "from {start}"
+        );
+    }
+    let past: Vec<_> = setup
+        .client
+        .pager_from::<Transaction>(238, sort.clone(), PagerOptions::default())
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(past.len(), 1);
+    assert!(past[0].is_err());
+
     // Taking ten and dropping the stream cancels the rest.
     let ten: Vec<_> = setup
         .client

@@ -1,0 +1,312 @@
+//! `partner transactions sync|find|forget`: the connection's local index (`partner-index`),
+//! the same code and the same file as the desktop app's.
+//!
+//! - The index of a connection is named by its base URL and client id (`partner_index::index_id`)
+//!   and lives in the console's data folder; its key is in the OS keychain.
+//! - `sync` on a production connection makes a local copy of lenders' and borrowers' data, so it
+//!   refuses without `--yes` (before anything is sent or written). The environment is the saved
+//!   connection's; a connection named only by URL and client id is judged the way the app judges
+//!   one it adopts from the environment (loopback is a sandbox, anything else production).
+//! - Ctrl-C or SIGTERM stops a sync between batches; what was stored stays and the next run
+//!   resumes (exit status 130).
+//! - `find` never sends a request: it answers from the file, and says "as of" when.
+
+use super::connect::ConnectionArgs;
+use super::render::{ListWriter, OutputFormat};
+use crate::error::{CliError, Result};
+use chrono::{DateTime, Utc};
+use clap::Args as ClapArgs;
+use partner_api::{ResponseStatus, Transaction, TransactionStatus};
+use partner_client::KeyringStore;
+use partner_index::{Export, Filter, Index, LoanField, SyncPhase};
+use partner_local::Environment;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Clone, ClapArgs)]
+pub struct SyncArgs {
+    /// Make the local copy even though the connection is a production one (it holds lenders'
+    /// and borrowers' data).
+    #[arg(long)]
+    pub yes: bool,
+    /// The sync's report as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, ClapArgs)]
+pub struct FindArgs {
+    /// created, processing or completed.
+    #[arg(long, value_parser = parse_status)]
+    pub status: Option<TransactionStatus>,
+    /// A product's id or name.
+    #[arg(long)]
+    pub product: Option<String>,
+    #[arg(long)]
+    pub request_type: Option<String>,
+    /// processing, completed, failed, canceled or inputRequired.
+    #[arg(long, value_parser = parse_response_status)]
+    pub response_status: Option<ResponseStatus>,
+    /// Created at or after: an RFC 3339 time, or a duration back from now (2h, 3days).
+    #[arg(long, value_name = "TIME", value_parser = super::missed::parse_instant)]
+    pub created_since: Option<DateTime<Utc>>,
+    /// Created before (same forms).
+    #[arg(long, value_name = "TIME", value_parser = super::missed::parse_instant)]
+    pub created_before: Option<DateTime<Utc>>,
+    /// Updated at or after (same forms).
+    #[arg(long, value_name = "TIME", value_parser = super::missed::parse_instant)]
+    pub updated_since: Option<DateTime<Utc>>,
+    /// Updated before (same forms).
+    #[arg(long, value_name = "TIME", value_parser = super::missed::parse_instant)]
+    pub updated_before: Option<DateTime<Utc>>,
+    /// The response's partnerStatus.
+    #[arg(long)]
+    pub partner_status: Option<String>,
+    /// The response's referenceNumber.
+    #[arg(long)]
+    pub reference: Option<String>,
+    /// Part of the requesting party's name.
+    #[arg(long)]
+    pub requesting_party: Option<String>,
+    /// A field of the request's loan, e.g. `--loan loanNumber=LN-000123` (repeatable).
+    #[arg(long, value_name = "FIELD=VALUE", value_parser = parse_loan_field)]
+    pub loan: Vec<LoanField>,
+    /// Words that must all appear in the request or the response.
+    #[arg(long)]
+    pub text: Option<String>,
+    /// Transactions shown at most (newest first).
+    #[arg(long, default_value_t = 50)]
+    pub limit: u64,
+    #[arg(long, default_value_t = 0)]
+    pub offset: u64,
+    /// The transactions as a JSON array (the service's objects).
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// The transactions as CSV, the shape of `list --output csv`.
+    #[arg(long)]
+    pub csv: bool,
+    /// How many match per status and per product, instead of the transactions.
+    #[arg(long)]
+    pub counts: bool,
+}
+
+fn parse_status(text: &str) -> std::result::Result<TransactionStatus, String> {
+    serde_json::from_value(serde_json::Value::String(text.trim().to_lowercase()))
+        .map_err(|_| format!("`{text}` is not created, processing or completed"))
+}
+
+fn parse_response_status(text: &str) -> std::result::Result<ResponseStatus, String> {
+    ResponseStatus::ALL
+        .into_iter()
+        .find(|s| s.as_str().eq_ignore_ascii_case(text.trim()))
+        .ok_or_else(|| {
+            format!("`{text}` is not processing, completed, failed, canceled or inputRequired")
+        })
+}
+
+fn parse_loan_field(text: &str) -> std::result::Result<LoanField, String> {
+    let (field, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}` is not FIELD=VALUE"))?;
+    Ok(LoanField {
+        field: field.trim().to_string(),
+        value: value.to_string(),
+    })
+}
+
+/// The connection's index file and whether it is a production connection.
+struct Target {
+    data_dir: PathBuf,
+    index_id: String,
+    environment: Environment,
+}
+
+fn target(connection: &ConnectionArgs) -> Result<Target> {
+    let resolved = connection.resolved()?;
+    let base_url = partner_client::parse_base_url(&resolved.base_url)?;
+    let client_id = resolved.client_id()?.to_string();
+    let settings = super::connections::saved_settings()?;
+    // The app's rule for a connection it adopts: the saved one if there is one, else loopback
+    // is a sandbox and anything else production.
+    let (saved, _) = partner_local::environment::ConnectionFromEnvironment {
+        base_url: base_url.clone(),
+        client_id: client_id.clone(),
+        client_secret: partner_api::Secret::new(String::new()),
+    }
+    .adopt(&settings);
+    Ok(Target {
+        data_dir: partner_local::paths::data_dir()?,
+        index_id: partner_index::index_id(&base_url, &client_id),
+        environment: saved.environment,
+    })
+}
+
+/// The index if a sync has made one (never creates a file).
+fn existing(target: &Target, keychain: &KeyringStore) -> Result<Index> {
+    let path = partner_index::index_path(&target.data_dir, &target.index_id)?;
+    if !path.exists() {
+        return Err(CliError::Usage(
+            "this connection has no local copy yet: run `partner transactions sync` first".into(),
+        ));
+    }
+    Ok(Index::open(&target.data_dir, &target.index_id, keychain)?)
+}
+
+pub async fn sync(connection: &ConnectionArgs, args: &SyncArgs) -> Result<()> {
+    let target = target(connection)?;
+    if target.environment == Environment::Production && !args.yes {
+        return Err(CliError::Usage(
+            "this is a production connection: a sync makes a local copy of lenders' and borrowers' data on this machine (encrypted, its key in the keychain). Run again with --yes to make it".into(),
+        ));
+    }
+    let client = connection.client()?;
+    let keychain = KeyringStore::default();
+    let index = Index::open(&target.data_dir, &target.index_id, &keychain)?;
+    let cancel = CancellationToken::new();
+    let stop = super::signal::stop_signal()?;
+    let on_stop = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            stop.await;
+            cancel.cancel();
+        }
+    });
+    let terminal = std::io::stderr().is_terminal();
+    let mut last_line = std::time::Instant::now();
+    let report = partner_index::sync(
+        &client,
+        &index,
+        |progress| {
+            let due = last_line.elapsed() >= std::time::Duration::from_millis(250)
+                || progress.total == Some(progress.done);
+            if !due {
+                return;
+            }
+            last_line = std::time::Instant::now();
+            let what = match progress.phase {
+                SyncPhase::Products => "products",
+                SyncPhase::Fill => "transactions",
+                SyncPhase::Refresh => "changed transactions",
+            };
+            let line = match progress.total {
+                Some(total) => format!("{what}: {} of {total}", progress.done),
+                None => format!("{what}: {}", progress.done),
+            };
+            if terminal {
+                eprint!("\r\x1b[2K{line}");
+            } else {
+                eprintln!("{line}");
+            }
+        },
+        &cancel,
+    )
+    .await;
+    on_stop.abort();
+    if terminal {
+        eprint!("\r\x1b[2K");
+    }
+    let report = report?;
+    if args.json {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &report)
+            .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
+        writeln!(out).map_err(CliError::Output)?;
+    }
+    let state = &report.state;
+    match report.end {
+        partner_index::SyncEnd::Complete => {
+            eprintln!(
+                "{} transactions and {} products in the local copy, as of {}; {} stored now, {} changed since the last sync",
+                state.transactions,
+                state.products,
+                state.as_of.map(|t| t.to_rfc3339()).unwrap_or_default(),
+                report.filled,
+                report.changes.len()
+            );
+            Ok(())
+        }
+        partner_index::SyncEnd::Cancelled => {
+            eprintln!(
+                "stopped: {} of {} transactions stored; run `partner transactions sync` again to go on from there",
+                state.fill_position.max(state.transactions),
+                state
+                    .fill_total
+                    .map_or_else(|| "?".to_string(), |t| t.to_string())
+            );
+            Err(CliError::Cancelled)
+        }
+    }
+}
+
+pub fn find(connection: &ConnectionArgs, args: &FindArgs) -> Result<()> {
+    let target = target(connection)?;
+    let index = existing(&target, &KeyringStore::default())?;
+    let filter = Filter {
+        status: args.status,
+        product: args.product.clone(),
+        request_type: args.request_type.clone(),
+        response_status: args.response_status,
+        created_since: args.created_since,
+        created_before: args.created_before,
+        updated_since: args.updated_since,
+        updated_before: args.updated_before,
+        partner_status: args.partner_status.clone(),
+        reference_number: args.reference.clone(),
+        requesting_party: args.requesting_party.clone(),
+        loan: args.loan.clone(),
+        text: args.text.clone(),
+    };
+    let as_of = |at: Option<DateTime<Utc>>| {
+        at.map_or_else(
+            || "never completed a sync".to_string(),
+            |t| format!("as of {}", t.to_rfc3339()),
+        )
+    };
+    if args.counts {
+        let counts = index.counts(&filter)?;
+        let mut out = std::io::stdout().lock();
+        if args.json {
+            serde_json::to_writer_pretty(&mut out, &counts)
+                .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
+            writeln!(out).map_err(CliError::Output)?;
+        } else {
+            for (status, n) in &counts.by_status {
+                writeln!(out, "status\t{status}\t{n}").map_err(CliError::Output)?;
+            }
+            for (id, name, n) in &counts.by_product {
+                writeln!(out, "product\t{name} ({id})\t{n}").map_err(CliError::Output)?;
+            }
+        }
+        eprintln!("{} match, {}", counts.total, as_of(counts.as_of));
+        return Ok(());
+    }
+    let found = index.find(&filter, args.limit, args.offset)?;
+    if args.json || args.csv {
+        let format = if args.csv { Export::Csv } else { Export::Json };
+        let out = std::io::BufWriter::new(std::io::stdout().lock());
+        let (mut out, _) = index.export(&filter, Some(args.limit), args.offset, format, out)?;
+        out.flush().map_err(CliError::Output)?;
+    } else {
+        let mut writer = ListWriter::<Transaction>::new(OutputFormat::Table)?;
+        for item in &found.items {
+            writer.item(item)?;
+        }
+        writer.finish()?;
+    }
+    eprintln!(
+        "{} of {} matching (from {}), {}",
+        found.items.len(),
+        found.total,
+        found.offset,
+        as_of(found.as_of)
+    );
+    Ok(())
+}
+
+pub fn forget(connection: &ConnectionArgs) -> Result<()> {
+    let target = target(connection)?;
+    partner_index::forget(&target.data_dir, &target.index_id, &KeyringStore::default())?;
+    eprintln!("the local copy of this connection's transactions and its key are gone");
+    Ok(())
+}

@@ -1,0 +1,432 @@
+//! Bringing the index up to date: the first fill, then incremental refreshes.
+//!
+//! Why shaped so:
+//! - The first fill is one walk through the pager (several pages in flight) over
+//!   `sort=created,id` ascending. In that order a transaction keeps its position as the listing
+//!   grows (a new one has the newest `created` and goes to the end; `id` breaks ties), so the
+//!   count of items stored is where the walk stands: it is saved with every batch, in the same
+//!   SQL transaction, and the next sync resumes there (`PartnerClient::pager_from`) instead of
+//!   starting over. Under `-updated` or the natural order, positions move with every change.
+//! - Before the fill begins, one request (`sort=-updated`, `limit=1`) learns the newest
+//!   `updated` stamp: the watermark. Whatever changes while the fill runs (or between a
+//!   cancelled fill and its resumption) gets a newer stamp, so the refresh that follows the fill
+//!   catches it, including a transaction created at a position the fill had passed.
+//! - A refresh is [`PartnerClient::walk_updated_since`] from the watermark: the same walker as
+//!   the missed-notification check, newest first, ending where the listing reaches stamps the
+//!   index already holds (an item it has unchanged, older than the watermark). Items it meets
+//!   are compared with what is stored (the `updated` stamp and the JSON) and only differences are
+//!   written and reported. The watermark moves to the newest stamp seen only when a walk
+//!   completes; a cancelled one leaves it, so nothing is skipped.
+//! - [`refresh_one`] fetches one transaction and its events (for a captured notification). It
+//!   never moves the watermark: an item fetched out of order must not make a refresh stop early.
+//! - Events of a transaction are fetched only by [`refresh_one`]: the listing does not carry
+//!   them, and a custom event does not change the transaction's `updated` stamp.
+//! - During the fill, one writer on the blocking pool takes the pages as they come (whatever
+//!   is waiting, up to [`FILL_BATCH`] items, per SQL transaction), so the walk keeps pages in
+//!   flight while a batch is written; the position saved is what the writer has committed.
+
+use crate::error::{Error, Result};
+use crate::store::{
+    meta_keys, micros, replace_products, set_meta, stored_version, upsert_transaction, Index,
+    IndexState,
+};
+use chrono::{DateTime, Utc};
+use futures::StreamExt;
+use partner_api::{Product, SortKey, SortSpec, Sortable, Transaction};
+use partner_client::{PageRequest, PagerOptions, PartnerClient, WalkEnd, WALK_PAGER};
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Items written per SQL transaction at most during the fill.
+pub const FILL_BATCH: usize = 2_000;
+
+/// Batches fetched and waiting for the writer at most (then the walk waits).
+const WRITE_QUEUE: usize = 16;
+
+/// What a sync is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SyncPhase {
+    Products,
+    Fill,
+    Refresh,
+}
+
+/// How far a sync has come: `done` of `total` (the fill knows its total; a refresh does not).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncProgress {
+    pub phase: SyncPhase,
+    pub done: u64,
+    pub total: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SyncEnd {
+    Complete,
+    /// Cancelled: what was stored stays, and the next sync continues from there.
+    Cancelled,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ChangeKind {
+    Created,
+    Updated,
+    Unchanged,
+}
+
+/// A transaction a refresh found new or changed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    pub id: String,
+    pub kind: ChangeKind,
+}
+
+/// What a sync did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncReport {
+    pub end: SyncEnd,
+    /// Transactions stored by the fill in this run.
+    pub filled: u64,
+    /// What the refresh found created or updated (not the fill's items).
+    pub changes: Vec<Change>,
+    pub products: u64,
+    pub state: IndexState,
+}
+
+/// Brings `index` up to date with the service `client` talks to: products relisted, the first
+/// fill (or its resumption), then a refresh. Tells `progress` as it goes; `cancel` stops it
+/// between batches with what was stored kept.
+pub async fn sync(
+    client: &PartnerClient,
+    index: &Index,
+    progress: impl FnMut(&SyncProgress),
+    cancel: &CancellationToken,
+) -> Result<SyncReport> {
+    sync_with(client, index, PagerOptions::default(), progress, cancel).await
+}
+
+/// [`sync`] with the fill's pages and requests in flight chosen (a benchmark compares one
+/// page at a time with the default).
+pub async fn sync_with(
+    client: &PartnerClient,
+    index: &Index,
+    fill_pager: PagerOptions,
+    mut progress: impl FnMut(&SyncProgress),
+    cancel: &CancellationToken,
+) -> Result<SyncReport> {
+    let mut report = SyncReport {
+        end: SyncEnd::Complete,
+        filled: 0,
+        changes: Vec::new(),
+        products: 0,
+        state: index.state()?,
+    };
+    report.products = sync_products(client, index, &mut progress, cancel).await?;
+    if cancel.is_cancelled() {
+        return cancelled(index, report);
+    }
+    if !report.state.filled {
+        let (filled, end) = fill(client, index, fill_pager, &mut progress, cancel).await?;
+        report.filled = filled;
+        if end == SyncEnd::Cancelled {
+            return cancelled(index, report);
+        }
+    }
+    let (changes, end) = refresh(client, index, &mut progress, cancel).await?;
+    report.changes = changes;
+    report.end = end;
+    if end == SyncEnd::Complete {
+        let now = micros(Utc::now()).to_string();
+        index.write(|tx| set_meta(tx, meta_keys::AS_OF, &now))?;
+    }
+    report.state = index.state()?;
+    Ok(report)
+}
+
+fn cancelled(index: &Index, mut report: SyncReport) -> Result<SyncReport> {
+    report.end = SyncEnd::Cancelled;
+    report.state = index.state()?;
+    Ok(report)
+}
+
+async fn sync_products(
+    client: &PartnerClient,
+    index: &Index,
+    progress: &mut impl FnMut(&SyncProgress),
+    cancel: &CancellationToken,
+) -> Result<u64> {
+    let mut products: Vec<Product> = Vec::new();
+    let mut stream = client.pager::<Product>(SortSpec::default(), PagerOptions::default())?;
+    loop {
+        let next = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Ok(0),
+            next = stream.next() => next,
+        };
+        let Some(product) = next else { break };
+        products.push(product?);
+    }
+    let count = products.len() as u64;
+    let index = index.clone();
+    blocking(move || index.write(|tx| replace_products(tx, &products))).await?;
+    progress(&SyncProgress {
+        phase: SyncPhase::Products,
+        done: count,
+        total: Some(count),
+    });
+    Ok(count)
+}
+
+/// The first fill, from where the last one stopped.
+async fn fill(
+    client: &PartnerClient,
+    index: &Index,
+    pager: PagerOptions,
+    progress: &mut impl FnMut(&SyncProgress),
+    cancel: &CancellationToken,
+) -> Result<(u64, SyncEnd)> {
+    let state = index.state()?;
+    // The newest stamp now: changes from here on are the refresh's to find.
+    let newest_first = SortSpec::new(vec![SortKey::desc("updated")], Transaction::SORT_KEYS)
+        .map_err(|e| Error::Invalid(e.to_string()))?;
+    let probe = client
+        .list::<Transaction>(
+            &PageRequest::new(0, 1)
+                .map_err(|e| Error::Invalid(e.to_string()))?
+                .sorted(newest_first),
+        )
+        .await?;
+    let total = probe.total;
+    if state.watermark.is_none() {
+        if let Some(newest) = probe.items.first() {
+            let watermark = micros(newest.updated).to_string();
+            index.write(|tx| set_meta(tx, meta_keys::WATERMARK, &watermark))?;
+        }
+    }
+    // Transactions are never deleted, so the listing only grows; a position past the total
+    // (another service behind the same URL?) starts over.
+    let mut position = state.fill_position;
+    if position > total {
+        position = 0;
+    }
+    let oldest_first = SortSpec::new(
+        vec![SortKey::asc("created"), SortKey::asc("id")],
+        Transaction::SORT_KEYS,
+    )
+    .map_err(|e| Error::Invalid(e.to_string()))?;
+    progress(&SyncProgress {
+        phase: SyncPhase::Fill,
+        done: position,
+        total: Some(total),
+    });
+    let mut stream = client
+        .pager_from::<Transaction>(position, oldest_first, pager)?
+        .ready_chunks(FILL_BATCH);
+    // The writer runs beside the walk, so pages keep coming while a batch is written.
+    let stored = Arc::new(AtomicU64::new(position));
+    let (batches, mut to_write) = tokio::sync::mpsc::channel::<Vec<Transaction>>(WRITE_QUEUE);
+    let writer = {
+        let index = index.clone();
+        let stored = stored.clone();
+        tokio::task::spawn_blocking(move || -> Result<()> {
+            while let Some(mut items) = to_write.blocking_recv() {
+                // Whatever else is waiting goes into the same SQL transaction.
+                while items.len() < FILL_BATCH {
+                    match to_write.try_recv() {
+                        Ok(more) => items.extend(more),
+                        Err(_) => break,
+                    }
+                }
+                let at = stored.load(Ordering::SeqCst) + items.len() as u64;
+                index.write(|tx| {
+                    for item in &items {
+                        let body = serde_json::to_string(item).map_err(Error::json)?;
+                        upsert_transaction(tx, item, &body, None)?;
+                    }
+                    set_meta(tx, meta_keys::FILL_POSITION, &at.to_string())?;
+                    set_meta(tx, meta_keys::FILL_TOTAL, &total.to_string())
+                })?;
+                stored.store(at, Ordering::SeqCst);
+            }
+            Ok(())
+        })
+    };
+    let mut outcome: Result<SyncEnd> = Ok(SyncEnd::Complete);
+    loop {
+        let next = tokio::select! {
+            biased;
+            () = cancel.cancelled() => {
+                outcome = Ok(SyncEnd::Cancelled);
+                break;
+            }
+            next = stream.next() => next,
+        };
+        let Some(chunk) = next else { break };
+        let mut items = Vec::with_capacity(chunk.len());
+        let mut failed = None;
+        for item in chunk {
+            match item {
+                Ok(item) => items.push(item),
+                Err(error) => {
+                    failed = Some(error);
+                    break;
+                }
+            }
+        }
+        if !items.is_empty() && batches.send(items).await.is_err() {
+            break; // the writer failed; its error is taken below
+        }
+        progress(&SyncProgress {
+            phase: SyncPhase::Fill,
+            done: stored.load(Ordering::SeqCst),
+            total: Some(total),
+        });
+        if let Some(error) = failed {
+            outcome = Err(error.into());
+            break;
+        }
+    }
+    drop(stream);
+    drop(batches);
+    writer
+        .await
+        .map_err(|e| Error::Sqlite(format!("the index writer ended unexpectedly ({e})")))??;
+    let at = stored.load(Ordering::SeqCst);
+    let filled = at - position;
+    progress(&SyncProgress {
+        phase: SyncPhase::Fill,
+        done: at,
+        total: Some(total),
+    });
+    let end = outcome?;
+    if end == SyncEnd::Complete {
+        index.write(|tx| set_meta(tx, meta_keys::FILLED, "1"))?;
+    }
+    Ok((filled, end))
+}
+
+/// Everything changed since the watermark, through the incremental walker.
+async fn refresh(
+    client: &PartnerClient,
+    index: &Index,
+    progress: &mut impl FnMut(&SyncProgress),
+    cancel: &CancellationToken,
+) -> Result<(Vec<Change>, SyncEnd)> {
+    let since = index
+        .state()?
+        .watermark
+        .unwrap_or(DateTime::<Utc>::UNIX_EPOCH);
+    let mut seen: Vec<Transaction> = Vec::new();
+    let summary = client
+        .walk_updated_since::<Transaction>(
+            since,
+            WALK_PAGER,
+            cancel,
+            |walk| {
+                progress(&SyncProgress {
+                    phase: SyncPhase::Refresh,
+                    done: walk.yielded,
+                    total: None,
+                })
+            },
+            |item| {
+                seen.push(item);
+                ControlFlow::Continue(())
+            },
+        )
+        .await?;
+    let complete = summary.end == WalkEnd::Complete;
+    let newest = summary.progress.newest.map_or(since, |n| n.max(since));
+    let writer = index.clone();
+    let changes = blocking(move || {
+        writer.write(|tx| {
+            let mut changes = Vec::new();
+            // Oldest first, so a transaction seen twice ends at its newest version.
+            for item in seen.iter().rev() {
+                let kind = store_if_changed(tx, item, None)?;
+                if kind != ChangeKind::Unchanged
+                    && !changes.iter().any(|c: &Change| c.id == item.id)
+                {
+                    changes.push(Change {
+                        id: item.id.clone(),
+                        kind,
+                    });
+                }
+            }
+            if complete {
+                set_meta(tx, meta_keys::WATERMARK, &micros(newest).to_string())?;
+            }
+            Ok(changes)
+        })
+    })
+    .await?;
+    let end = if complete {
+        SyncEnd::Complete
+    } else {
+        SyncEnd::Cancelled
+    };
+    Ok((changes, end))
+}
+
+/// Stores `item` when it is new or differs from the stored version; says which.
+fn store_if_changed(
+    tx: &rusqlite::Transaction<'_>,
+    item: &Transaction,
+    events: Option<&[partner_api::TransactionEvent]>,
+) -> Result<ChangeKind> {
+    let body = serde_json::to_string(item).map_err(Error::json)?;
+    let kind = match stored_version(tx, &item.id)? {
+        None => ChangeKind::Created,
+        Some((updated, stored)) if updated == micros(item.updated) && stored == body => {
+            let events_same = match events {
+                None => true,
+                Some(events) => {
+                    let fresh = serde_json::to_string(events).map_err(Error::json)?;
+                    let stored: Option<String> = tx
+                        .prepare_cached(
+                            "SELECT b.events FROM transactions t
+                             JOIN transaction_bodies b ON b.rowid = t.rowid WHERE t.id = ?1",
+                        )?
+                        .query_row([&item.id], |r| r.get(0))?;
+                    stored.as_deref() == Some(fresh.as_str())
+                }
+            };
+            if events_same {
+                return Ok(ChangeKind::Unchanged);
+            }
+            ChangeKind::Updated
+        }
+        Some(_) => ChangeKind::Updated,
+    };
+    upsert_transaction(tx, item, &body, events)?;
+    Ok(kind)
+}
+
+/// Fetches transaction `id` and its events and stores them (a captured notification named it).
+pub async fn refresh_one(client: &PartnerClient, index: &Index, id: &str) -> Result<Change> {
+    let (transaction, events) =
+        tokio::try_join!(client.get_transaction(id), client.list_events(id))?;
+    let writer = index.clone();
+    let kind =
+        blocking(move || writer.write(|tx| store_if_changed(tx, &transaction, Some(&events))))
+            .await?;
+    Ok(Change {
+        id: id.to_string(),
+        kind,
+    })
+}
+
+async fn blocking<R: Send + 'static>(
+    work: impl FnOnce() -> Result<R> + Send + 'static,
+) -> Result<R> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| Error::Sqlite(format!("a write to the index ended unexpectedly ({e})")))?
+}

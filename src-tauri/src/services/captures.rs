@@ -1,0 +1,544 @@
+//! The inspector's reads and its files: every list, count and filter choice is answered by the
+//! capture store (`partner_listener::StoreReader::page` / `facets`), so the page holds only the
+//! rows on screen whether the store has a hundred captures or a million; exports and imports go
+//! through the desktop's dialogs and run as jobs with progress and cancel.
+//!
+//! The store is read on the blocking pool: a read at a million captures may take tens of
+//! milliseconds and must not hold an async worker.
+use crate::bridge::{
+    CaptureExportForm, CaptureFileFormat, CaptureSummary, ClearCapturesForm, FileJobResult,
+    InspectorFacets, InspectorFilter, InspectorPage, InspectorQuery, OpenResource, OutboundView,
+};
+use crate::error::{AppError, ErrorKind, Result};
+use crate::events::summary;
+use crate::services::file_dialog::{self, FileChoice};
+use crate::services::jobs::Job;
+use crate::state::AppState;
+use partner_api::{ResourceAddress, ResourceRefMismatch};
+use partner_listener::export::{ExportFormat, ExportReport};
+use partner_listener::{
+    Capture, CaptureFilter, CaptureQuery, Grouping, OutboundRecord, Store, Verdict,
+};
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use tauri::{AppHandle, Manager};
+
+/// The most rows one inspector read returns.
+pub const MAX_PAGE: u32 = 500;
+
+/// The store's filter for what the inspector shows (a bad time is the user's mistake).
+pub fn store_filter(filter: &InspectorFilter) -> Result<CaptureFilter> {
+    let time = |text: &Option<String>,
+                what: &str|
+     -> Result<Option<chrono::DateTime<chrono::Utc>>> {
+        match text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            None => Ok(None),
+            Some(text) => chrono::DateTime::parse_from_rfc3339(text)
+                .map(|t| Some(t.with_timezone(&chrono::Utc)))
+                .map_err(|_| {
+                    AppError::invalid(format!(
+                        "The {what} time {text:?} is not a date and time (RFC 3339, e.g. 2026-11-24T09:30:00Z)."
+                    ))
+                }),
+        }
+    };
+    let named = |value: &Option<String>| {
+        value
+            .as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    };
+    Ok(CaptureFilter {
+        ids: Vec::new(),
+        max_id: None,
+        verdicts: filter.verdict.into_iter().collect(),
+        event_type: named(&filter.event_type),
+        resource_type: named(&filter.resource_type),
+        subscription_id: named(&filter.subscription_id),
+        since: time(&filter.since, "from")?,
+        until: time(&filter.until, "until")?,
+        text: named(&filter.text),
+    })
+}
+
+/// Runs a read of the store on the blocking pool.
+async fn read<T: Send + 'static>(
+    store: Store,
+    work: impl FnOnce(&Store) -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tauri::async_runtime::spawn_blocking(move || work(&store))
+        .await
+        .map_err(|e| {
+            AppError::new(
+                ErrorKind::Internal,
+                format!("Reading captures failed: {e}."),
+                "Try again.",
+            )
+        })?
+}
+
+/// One window of the inspector's list.
+pub async fn page(state: &AppState, query: InspectorQuery) -> Result<InspectorPage> {
+    let store = state.captures()?;
+    let filter = store_filter(&query.filter)?;
+    let offset = query.offset;
+    let grouping = if query.grouped {
+        Grouping::ByNotification
+    } else {
+        Grouping::EveryAttempt
+    };
+    let limit = u64::from(query.limit.clamp(1, MAX_PAGE));
+    read(store, move |store| {
+        let page = store.page(&CaptureQuery {
+            filter,
+            grouping,
+            offset,
+            limit,
+        })?;
+        Ok(InspectorPage {
+            offset,
+            total: page.total,
+            total_capped: page.total_capped,
+            items: page
+                .items
+                .iter()
+                .map(|listed| CaptureSummary {
+                    group_attempts: listed.group_attempts,
+                    ..summary(&listed.capture)
+                })
+                .collect(),
+        })
+    })
+    .await
+}
+
+/// The filter's choices and the verdict counts under the rest of the filter.
+pub async fn facets(state: &AppState, filter: InspectorFilter) -> Result<InspectorFacets> {
+    let store = state.captures()?;
+    let filter = store_filter(&filter)?;
+    read(store, move |store| {
+        let facets = store.facets(&filter)?;
+        let stored = store.count(&CaptureFilter::default())?;
+        Ok(InspectorFacets {
+            capped: facets.capped,
+            verdicts: facets.verdicts,
+            event_types: facets.event_types,
+            resource_types: facets.resource_types,
+            subscriptions: facets.subscriptions,
+            stored,
+        })
+    })
+    .await
+}
+
+/// Deletes the captures the filter shows (every capture without one), up to `form.up_to_id`;
+/// returns how many were deleted.
+pub async fn clear(state: &AppState, form: ClearCapturesForm) -> Result<u64> {
+    let store = state.captures()?;
+    let mut filter = match &form.filter {
+        Some(filter) => store_filter(filter)?,
+        None => CaptureFilter::default(),
+    };
+    filter.max_id = Some(form.up_to_id);
+    Ok(store.clear(&filter).await?)
+}
+
+/// Every attempt of the notification capture `id` belongs to, first first.
+pub async fn attempts(state: &AppState, id: i64) -> Result<Vec<CaptureSummary>> {
+    let store = state.captures()?;
+    read(store, move |store| {
+        Ok(store.attempts_of(id)?.iter().map(summary).collect())
+    })
+    .await
+}
+
+/// A forward or replay as the detail pane shows it.
+pub fn outbound_view(record: &OutboundRecord) -> OutboundView {
+    OutboundView {
+        kind: record.kind.as_str().to_string(),
+        url: record.url.clone(),
+        sent_at: record.sent_at.to_rfc3339(),
+        status: record.status,
+        response_headers: record
+            .response_headers
+            .iter()
+            .map(|h| (h.name.clone(), h.value.clone()))
+            .collect(),
+        response_body: record.response_body.clone(),
+        elapsed_ms: record.elapsed_ms,
+        error: record.error.clone(),
+    }
+}
+
+/// Where "Open" takes the user from `capture`, on the connection at `base_url` (none when no
+/// connection is active): offered only for a notification whose signature verified and whose
+/// `resourceRef` is a transaction or event of that connection's service.
+pub fn open_resource(capture: &Capture, base_url: Option<&str>) -> OpenResource {
+    let refused = |reason: String| OpenResource::Refused { reason };
+    if capture.verdict != Verdict::Valid {
+        return refused(format!(
+            "Not offered: the notification's verdict is {}, so nothing in it can be trusted.",
+            capture.verdict.as_str()
+        ));
+    }
+    let Some(reference) = capture.fields.resource_ref.as_deref() else {
+        return refused("Not offered: the notification has no resourceRef.".into());
+    };
+    let Some(base_url) = base_url else {
+        return refused("Not offered: no connection is active.".into());
+    };
+    match partner_api::resource_at(base_url, reference) {
+        Ok(ResourceAddress::Transaction { transaction_id }) => {
+            OpenResource::Transaction { transaction_id }
+        }
+        Ok(ResourceAddress::Event {
+            transaction_id,
+            event_id,
+        }) => OpenResource::Event {
+            transaction_id,
+            event_id,
+        },
+        Err(ResourceRefMismatch::OtherService { found, expected }) => refused(format!(
+            "Not offered: the resourceRef points at {found}, not at the active connection ({expected})."
+        )),
+        Err(mismatch) => refused(format!("Not offered: {mismatch}.")),
+    }
+}
+
+impl CaptureFileFormat {
+    fn library(self) -> ExportFormat {
+        match self {
+            CaptureFileFormat::Jsonl => ExportFormat::JsonLines,
+            CaptureFileFormat::Har => ExportFormat::Har,
+        }
+    }
+
+    fn extension(self) -> &'static str {
+        match self {
+            CaptureFileFormat::Jsonl => "jsonl",
+            CaptureFileFormat::Har => "har",
+        }
+    }
+
+    fn kind(self) -> &'static str {
+        match self {
+            CaptureFileFormat::Jsonl => "JSON Lines",
+            CaptureFileFormat::Har => "HAR 1.2",
+        }
+    }
+}
+
+/// A name to suggest for a new file: `<stem>-<time>.<extension>`.
+pub fn suggested_name(stem: &str, extension: &str) -> String {
+    format!(
+        "{stem}-{}.{extension}",
+        chrono::Utc::now().format("%Y%m%d-%H%M%S")
+    )
+}
+
+/// Exports the chosen or filtered captures to a file the user picks in the save dialog.
+/// Written beside the target first and moved over it at the end, so a cancelled or failed
+/// export leaves no half file and never clobbers what was there.
+pub async fn export(app: &AppHandle, form: CaptureExportForm) -> Result<FileJobResult> {
+    let state = app.state::<AppState>();
+    let store = state.captures()?;
+    let mut filter = store_filter(&form.filter)?;
+    if let Some(ids) = form.ids.filter(|ids| !ids.is_empty()) {
+        filter = CaptureFilter {
+            ids,
+            ..CaptureFilter::default()
+        };
+    }
+    let choice = FileChoice {
+        title: "Export captures".into(),
+        suggested_name: suggested_name("captures", form.format.extension()),
+        folder: state.exports_dir(),
+        kind: form.format.kind(),
+        extensions: match form.format {
+            CaptureFileFormat::Jsonl => &["jsonl"],
+            CaptureFileFormat::Har => &["har"],
+        },
+    };
+    let Some(path) = file_dialog::save(app, choice).await else {
+        return Ok(FileJobResult::closed());
+    };
+    let job = Job::start(app, &form.job_id);
+    let format = form.format.library();
+    let total = store.count(&filter).ok();
+    let target = path.clone();
+    let report = tauri::async_runtime::spawn_blocking(move || -> Result<ExportReport> {
+        write_replacing(&target, |out| {
+            let mut progress = |done: u64| {
+                job.progress(done, total);
+                if job.cancelled() {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            };
+            let report =
+                partner_listener::export::export_with(&store, &filter, format, out, &mut progress)?;
+            Ok((!report.cancelled, report))
+        })
+    })
+    .await
+    .map_err(|e| {
+        AppError::new(
+            ErrorKind::Internal,
+            format!("The export failed: {e}."),
+            "Try again.",
+        )
+    })??;
+    Ok(FileJobResult {
+        path: Some(path.display().to_string()),
+        count: report.written,
+        skipped: 0,
+        cancelled: report.cancelled,
+    })
+}
+
+/// Imports captures from a JSON Lines file the user picks in the open dialog. Captures already
+/// in the store (same id) are skipped; a cancel keeps what was imported until then.
+pub async fn import(app: &AppHandle, job_id: String) -> Result<FileJobResult> {
+    let state = app.state::<AppState>();
+    let store = state.captures()?;
+    let choice = FileChoice {
+        title: "Import captures".into(),
+        suggested_name: "captures.jsonl".into(),
+        folder: state.exports_dir(),
+        kind: "JSON Lines",
+        extensions: &["jsonl"],
+    };
+    let Some(path) = file_dialog::open(app, choice).await else {
+        return Ok(FileJobResult::closed());
+    };
+    let file = std::fs::File::open(&path)
+        .map_err(|e| AppError::io(&format!("open {}", path.display()), &e))?;
+    let job = Job::start(app, &job_id);
+    let runtime = tokio::runtime::Handle::current();
+    // Read on a blocking thread (the file may be gigabytes); the store's writer does the rest.
+    let report = tauri::async_runtime::spawn_blocking(move || {
+        let reader = std::io::BufReader::new(file);
+        let mut progress = |lines: u64| {
+            job.progress(lines, None);
+            if job.cancelled() {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        runtime.block_on(partner_listener::export::import_jsonl_with(
+            &store,
+            reader,
+            &mut progress,
+        ))
+    })
+    .await
+    .map_err(|e| {
+        AppError::new(
+            ErrorKind::Internal,
+            format!("The import failed: {e}."),
+            "Try again.",
+        )
+    })??;
+    Ok(FileJobResult {
+        path: Some(path.display().to_string()),
+        count: report.imported,
+        skipped: report.skipped,
+        cancelled: report.cancelled,
+    })
+}
+
+impl FileJobResult {
+    /// The user closed the dialog: nothing was read or written.
+    pub fn closed() -> Self {
+        Self {
+            path: None,
+            count: 0,
+            skipped: 0,
+            cancelled: false,
+        }
+    }
+}
+
+/// Writes `path` through `write` into a new file beside it, then moves that file over `path`
+/// when `write` says to keep it (`true`), or removes it (`false`, or an error).
+pub fn write_replacing<T>(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> Result<(bool, T)>,
+) -> Result<T> {
+    let partial = partial_path(path);
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| AppError::io("create the export folder", &e))?;
+    }
+    let file = std::fs::File::create(&partial)
+        .map_err(|e| AppError::io(&format!("write {}", partial.display()), &e))?;
+    let mut out = std::io::BufWriter::new(file);
+    let outcome = write(&mut out).and_then(|(keep, value)| {
+        use std::io::Write;
+        out.flush()
+            .and_then(|()| out.get_ref().sync_all())
+            .map_err(|e| AppError::io(&format!("write {}", partial.display()), &e))?;
+        Ok((keep, value))
+    });
+    drop(out);
+    match outcome {
+        Ok((true, value)) => {
+            std::fs::rename(&partial, path)
+                .map_err(|e| AppError::io(&format!("write {}", path.display()), &e))?;
+            Ok(value)
+        }
+        Ok((false, value)) => {
+            let _ = std::fs::remove_file(&partial);
+            Ok(value)
+        }
+        Err(error) => {
+            let _ = std::fs::remove_file(&partial);
+            Err(error)
+        }
+    }
+}
+
+fn partial_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    path.with_file_name(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use partner_listener::{Capture, NotificationFields, ResponseRecord};
+
+    fn capture(verdict: Verdict, resource_ref: Option<&str>) -> Capture {
+        Capture {
+            id: 1,
+            received_at: chrono::Utc::now(),
+            method: "POST".into(),
+            path: "/webhooks".into(),
+            headers: Vec::new(),
+            body: None,
+            body_size: 0,
+            peer: None,
+            verdict,
+            matched_key: None,
+            subscription_id: Some("sub".into()),
+            fields: NotificationFields {
+                resource_ref: resource_ref.map(str::to_string),
+                ..NotificationFields::default()
+            },
+            attempt: 1,
+            notification_id: None,
+            response: ResponseRecord {
+                status: 200,
+                body: String::new(),
+                from_test_mode: false,
+                delay_ms: 0,
+            },
+            processing_micros: 0,
+            replay: false,
+        }
+    }
+
+    const BASE: &str = "http://127.0.0.1:3000";
+
+    #[test]
+    fn open_is_offered_only_for_a_verified_notification_about_the_active_service() {
+        let event = format!("{BASE}/partner/v2/transactions/t-1/events/e-1");
+        match open_resource(&capture(Verdict::Valid, Some(&event)), Some(BASE)) {
+            OpenResource::Event {
+                transaction_id,
+                event_id,
+            } => assert_eq!((transaction_id.as_str(), event_id.as_str()), ("t-1", "e-1")),
+            other => panic!("{other:?}"),
+        }
+        let transaction = format!("{BASE}/partner/v2/transactions/t-1");
+        assert!(matches!(
+            open_resource(&capture(Verdict::Valid, Some(&transaction)), Some(BASE)),
+            OpenResource::Transaction { .. }
+        ));
+        let refused = |c: &Capture, base: Option<&str>| match open_resource(c, base) {
+            OpenResource::Refused { reason } => reason,
+            other => panic!("offered: {other:?}"),
+        };
+        assert!(refused(
+            &capture(Verdict::InvalidSignature, Some(&event)),
+            Some(BASE)
+        )
+        .contains("invalid-signature"));
+        assert!(refused(&capture(Verdict::Valid, None), Some(BASE)).contains("no resourceRef"));
+        assert!(refused(&capture(Verdict::Valid, Some(&event)), None).contains("no connection"));
+        let elsewhere = "http://evil.example/partner/v2/transactions/t-1";
+        let reason = refused(&capture(Verdict::Valid, Some(elsewhere)), Some(BASE));
+        assert!(
+            reason.contains("http://evil.example") && reason.contains(BASE),
+            "{reason}"
+        );
+    }
+
+    #[test]
+    fn the_inspector_filter_reads_times_and_leaves_blanks_out() {
+        let filter = store_filter(&InspectorFilter {
+            verdict: Some(Verdict::Valid),
+            event_type: Some("  ".into()),
+            since: Some("2026-11-24T09:30:00+01:00".into()),
+            text: Some(" loan 42 ".into()),
+            ..InspectorFilter::default()
+        })
+        .expect("filter");
+        assert_eq!(filter.verdicts, vec![Verdict::Valid]);
+        assert_eq!(filter.event_type, None);
+        assert_eq!(filter.text.as_deref(), Some("loan 42"));
+        assert_eq!(
+            filter.since.map(|t| t.to_rfc3339()),
+            Some("2026-11-24T08:30:00+00:00".into())
+        );
+        let bad = store_filter(&InspectorFilter {
+            until: Some("yesterday".into()),
+            ..InspectorFilter::default()
+        })
+        .expect_err("not a time");
+        assert!(bad.message.contains("\"yesterday\""), "{}", bad.message);
+    }
+
+    #[test]
+    fn a_stopped_or_failed_export_leaves_no_file_and_the_old_one_untouched() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("captures.jsonl");
+        std::fs::write(&path, "what was there").expect("write");
+        // Stopped: nothing replaces it, nothing is left beside it.
+        write_replacing(&path, |out| {
+            out.write_all(b"half").expect("write");
+            Ok((false, ()))
+        })
+        .expect("stopped");
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "what was there"
+        );
+        // Failed: the same.
+        let failed = write_replacing(&path, |out| -> Result<(bool, ())> {
+            out.write_all(b"half").expect("write");
+            Err(AppError::invalid("broken"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "what was there"
+        );
+        // Finished: moved over it.
+        write_replacing(&path, |out| {
+            out.write_all(b"whole").expect("write");
+            Ok((true, ()))
+        })
+        .expect("done");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "whole");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "no partial file: {names:?}");
+    }
+}

@@ -1,0 +1,59 @@
+//! Long file jobs the user can watch and stop: exports of captures and listings, imports of
+//! captures. Each runs under an id the UI chose, reports `job-progress` events (so the UI can
+//! show a bar) and stops when `cancel` names it or the app exits.
+use crate::bridge::JobProgress;
+use crate::state::AppState;
+use tauri::{AppHandle, Emitter, Manager};
+use tokio_util::sync::CancellationToken;
+
+/// A running job: its stop signal, and what reports its progress. Dropping it forgets the job.
+/// It owns what it needs, so it can move onto the blocking pool with the file work.
+#[derive(Debug)]
+pub struct Job {
+    app: AppHandle,
+    id: String,
+    pub stop: CancellationToken,
+}
+
+impl Job {
+    /// Registers job `id` (a second job under the same id replaces the first's stop signal).
+    pub fn start(app: &AppHandle, id: &str) -> Self {
+        let state = app.state::<AppState>();
+        let stop = state.shutdown.child_token();
+        state.lock().jobs.insert(id.to_string(), stop.clone());
+        Self {
+            app: app.clone(),
+            id: id.to_string(),
+            stop,
+        }
+    }
+
+    /// Tells the UI how far the job is (`total` when known).
+    pub fn progress(&self, done: u64, total: Option<u64>) {
+        let _ = self.app.emit(
+            crate::events::JOB_PROGRESS,
+            JobProgress {
+                job_id: self.id.clone(),
+                done,
+                total,
+            },
+        );
+    }
+
+    pub fn cancelled(&self) -> bool {
+        self.stop.is_cancelled()
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        self.app.state::<AppState>().lock().jobs.remove(&self.id);
+    }
+}
+
+/// Stops job `id`, if it is still running.
+pub fn cancel(state: &AppState, id: &str) {
+    if let Some(stop) = state.lock().jobs.remove(id) {
+        stop.cancel();
+    }
+}

@@ -1,0 +1,162 @@
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
+import { api, events, type CaptureSummary, type InspectorFacets, type InspectorFilter } from "../../platform";
+import { BLOCK } from "./inspectorModel";
+
+/** Live captures refresh the list at most this often, so a burst costs a few reads, not one per batch. */
+const LIVE_REFRESH_MS = 250;
+
+export interface InspectorData {
+  /** Rows the filter selects (notifications, grouped). */
+  total: number;
+  /** The store stopped counting a search or groups: at least `total`. */
+  capped: boolean;
+  blocks: ReadonlyMap<number, CaptureSummary[]>;
+  facets: InspectorFacets | null;
+  loading: boolean;
+  error: unknown;
+  /** Captures the live feed dropped while the page fell behind (the store has them all). */
+  missed: number;
+  /** Captures that arrived while the user was scrolled away from the top. */
+  arrivedAway: number;
+  /** Reads these blocks if they are not in the page yet. */
+  want: (blocks: number[]) => void;
+  /** Reads the list again from the top (new captures, a clear, "jump to newest"). */
+  refresh: () => void;
+}
+
+/**
+ * The inspector's rows, read from the capture store a block at a time for the part of the list
+ * on screen, with the filter's choices and counts. A new filter starts a new generation: answers
+ * for an older one are dropped. Live captures refresh the top of the list while the user follows
+ * it, and are only counted while they are scrolled away (the rows under their eyes stay put).
+ */
+export function useInspector(filter: InspectorFilter, grouped: boolean, following: boolean): InspectorData {
+  const [total, setTotal] = useState(0);
+  const [capped, setCapped] = useState(false);
+  const [blocks, setBlocks] = useState<ReadonlyMap<number, CaptureSummary[]>>(new Map());
+  const [facets, setFacets] = useState<InspectorFacets | null>(null);
+  const [loading, setLoading] = useState(true);
+  const [error, setError] = useState<unknown>(null);
+  const [missed, setMissed] = useState(0);
+  const [arrivedAway, setArrivedAway] = useState(0);
+  const generation = useRef(0);
+  const requested = useRef(new Set<number>());
+  const key = JSON.stringify([filter, grouped]);
+  const query = useRef({ filter, grouped });
+  const followingRef = useRef(following);
+  // Before the effects below run: they read what the user asks for now.
+  useLayoutEffect(() => {
+    query.current = { filter, grouped };
+    followingRef.current = following;
+  });
+
+  /** The generation each block in the page was read in: an answer of a newer one drops the rest. */
+  const blockGen = useRef(new Map<number, number>());
+
+  const load = useCallback((block: number, gen: number) => {
+    requested.current.add(block);
+    const { filter: f, grouped: g } = query.current;
+    return api
+      .inspectorPage({ filter: f, grouped: g, offset: block * BLOCK, limit: BLOCK })
+      .then((page) => {
+        if (gen !== generation.current) return;
+        setTotal(page.total);
+        setCapped(page.totalCapped);
+        blockGen.current.set(block, gen);
+        setBlocks((cur) => {
+          const next = new Map<number, CaptureSummary[]>();
+          for (const [b, rows] of cur) if (blockGen.current.get(b) === gen) next.set(b, rows);
+          next.set(block, page.items);
+          return next;
+        });
+        setError(null);
+      })
+      .catch((e: unknown) => {
+        if (gen !== generation.current) return;
+        requested.current.delete(block);
+        setError(e);
+      });
+  }, []);
+
+  const loadFacets = useCallback((gen: number) => {
+    return api
+      .inspectorFacets(query.current.filter)
+      .then((f) => {
+        if (gen === generation.current) setFacets(f);
+      })
+      .catch(() => {
+        // The list's own error says what is wrong with the store.
+      });
+  }, []);
+
+  /**
+   * A new generation from the top: the rows on screen stay until the new first block replaces
+   * them. One read of the top at a time: asked again while one runs (a burst of keystrokes, of
+   * live captures), the answer on its way is dropped and one more read follows it, for what is
+   * asked by then, so a slow search never queues a read per keystroke behind it.
+   */
+  const running = useRef(false);
+  const again = useRef(false);
+  const refreshRef = useRef<() => void>(() => {});
+  const refresh = useCallback(() => {
+    generation.current += 1;
+    if (running.current) {
+      again.current = true;
+      return;
+    }
+    running.current = true;
+    const gen = generation.current;
+    requested.current = new Set();
+    setArrivedAway(0);
+    setLoading(true);
+    void Promise.allSettled([load(0, gen), loadFacets(gen)]).then(() => {
+      running.current = false;
+      if (again.current) {
+        again.current = false;
+        refreshRef.current();
+      } else if (gen === generation.current) {
+        setLoading(false);
+      }
+    });
+  }, [load, loadFacets]);
+  useLayoutEffect(() => {
+    refreshRef.current = refresh;
+  }, [refresh]);
+
+  // A new filter or grouping: read from the top.
+  useEffect(() => {
+    refresh();
+  }, [key, refresh]);
+
+  // Live captures: refresh while following (throttled), count them while away.
+  const due = useRef<ReturnType<typeof setTimeout> | null>(null);
+  useEffect(() => {
+    const stop = events.onCaptures((batch) => {
+      if (batch.missed > 0) setMissed((m) => m + batch.missed);
+      if (!followingRef.current) {
+        setArrivedAway((n) => n + batch.captures.length + batch.missed);
+        return;
+      }
+      if (due.current === null) {
+        due.current = setTimeout(() => {
+          due.current = null;
+          refresh();
+        }, LIVE_REFRESH_MS);
+      }
+    });
+    return () => {
+      stop();
+      if (due.current !== null) clearTimeout(due.current);
+    };
+  }, [refresh]);
+
+  const want = useCallback(
+    (wanted: number[]) => {
+      const gen = generation.current;
+      for (const block of wanted) if (!requested.current.has(block)) void load(block, gen);
+    },
+    [load],
+  );
+
+  return { total, capped, blocks, facets, loading, error, missed, arrivedAway, want, refresh };
+}
