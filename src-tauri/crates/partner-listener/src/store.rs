@@ -988,7 +988,7 @@ impl StoreReader {
         filter: &CaptureFilter,
         search: Option<&SearchText>,
         with_verdicts: bool,
-    ) -> Vec<(String, Vec<Box<dyn ToSql>>)> {
+    ) -> Vec<search::Stream> {
         let parts = FilterParts {
             verdicts: with_verdicts,
             text: false,
