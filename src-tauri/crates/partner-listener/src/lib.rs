@@ -39,7 +39,7 @@ pub use server::{Listener, ListenerConfig, DEFAULT_ADDR, DEFAULT_BODY_LIMIT, DEF
 pub use store::{
     ArrivedNotification, CaptureFilter, CaptureList, CapturePage, CaptureQuery, Durability, Facets,
     Grouping, ImportReport, ListedCapture, Retention, Store, StoreOptions, StoreReader, COUNT_CAP,
-    MAX_PAGE_LIMIT,
+    COUNT_TIME_BUDGET, MAX_PAGE_LIMIT,
 };
 pub use test_mode::TestMode;
 pub use tunnel::{check_tunnel, TunnelFailure, TunnelReport};

@@ -200,13 +200,9 @@ impl SearchText {
     /// Why not one `UNION ... ORDER BY` in SQL: SQLite then sorts each arm in a temporary
     /// B-tree before merging (the virtual table's order is not used there), which read all
     /// million hits of a common word (about 0.9 s at 1,000,000 captures, `benches/query.rs`).
-    pub fn streams(
-        &self,
-        indexed: bool,
-        filter: &dyn Fn(&mut Vec<Box<dyn ToSql>>) -> String,
-    ) -> Vec<(String, Vec<Box<dyn ToSql>>)> {
+    pub fn streams(&self, indexed: bool, filter: &dyn Fn(&mut SqlArgs) -> String) -> Vec<Stream> {
         let mut streams = Vec::new();
-        let mut add = |make: &dyn Fn(&str, &mut Vec<Box<dyn ToSql>>) -> String| {
+        let mut add = |make: &dyn Fn(&str, &mut SqlArgs) -> String| {
             let mut args = Vec::new();
             let condition = filter(&mut args);
             let sql = make(&condition, &mut args);
@@ -252,6 +248,11 @@ impl SearchText {
     }
 }
 
+/// The arguments of a statement, numbered `?1`, `?2`... in order.
+pub(crate) type SqlArgs = Vec<Box<dyn ToSql>>;
+/// A statement listing captures newest first, with its arguments.
+pub(crate) type Stream = (String, SqlArgs);
+
 /// A hit of a search stream: a capture's id, its notification and its verdict.
 pub(crate) type Hit = (i64, Option<i64>, String);
 
@@ -259,7 +260,7 @@ pub(crate) type Hit = (i64, Option<i64>, String);
 /// `visit` until it returns `false`.
 pub(crate) fn merge_newest_first(
     conn: &Connection,
-    streams: &[(String, Vec<Box<dyn ToSql>>)],
+    streams: &[Stream],
     visit: &mut dyn FnMut(&Hit) -> bool,
 ) -> Result<()> {
     let mut statements = streams
@@ -602,6 +603,11 @@ pub(crate) fn indexer_loop(
             Err(mpsc::RecvTimeoutError::Timeout)
         )
     };
+    // Not at once: a store just opened has its writer's first jobs (the run's start, the first
+    // captures) to do, and an index batch would hold the write lock while they wait.
+    if !wait(INDEX_POLL) {
+        return;
+    }
     loop {
         let batch = if activity.within(&activity.last_import_ms, IMPORT_QUIET) {
             None

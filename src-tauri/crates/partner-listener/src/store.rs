@@ -25,6 +25,24 @@
 //! Of the writer's time under load, most is the kernel's: the fsync of each commit (about 60%
 //! of a commit) and the WAL writes (about 30%); SQLite's own insert work is about a fifth.
 //!
+//! The inspector reads the store, not a copy of it ([`StoreReader::page`], [`StoreReader::facets`]):
+//! a page of rows, its count, the filter choices and text search are answered here, so the app
+//! holds one screen of captures whatever the store's size. What keeps those reads fast at a
+//! million captures (`benches/query.rs`) without slowing the writer:
+//! - `captures_list`, an index of the id and every filtered column, is what a page walks
+//!   newest first (stepping over 60-byte entries, not 2.5 KB rows) and what a count under two
+//!   or more filters scans; one narrow index per filtered column (verdict, event type,
+//!   resource type, subscription: (value, id), so a new capture lands at the end of its
+//!   value's run, as in a log) answers a one-filter page and count, the verdict facet and the
+//!   lists of values. Tried and dropped: each column's index holding the other columns too
+//!   (counts under any combination without `captures_list`): the writer's CPU per capture went
+//!   from 15 to 24 µs (`benches/store.rs`; 20 µs with the narrow ones), and ordered by
+//!   (column, other columns) a million-capture import fell to 11,000 captures/s;
+//! - text search has its own index, kept by a thread behind the writer, never in its
+//!   transaction ([`crate::search`]);
+//! - counts that can only be had by walking (a search's hits, a grouping's notifications) stop
+//!   past [`COUNT_CAP`]: the page says "more than" instead of reading a million hits.
+//!
 //! Tried and measured no cheaper (BENCHMARKS.md, listener, round 3), so not done: answering a
 //! committed batch through one task inside the runtime instead of waking each request from the
 //! writer's thread, and SQLite built with `fdatasync` instead of `fsync`.
@@ -86,14 +104,15 @@ CREATE INDEX IF NOT EXISTS captures_received ON captures (received_at_us);
 CREATE INDEX IF NOT EXISTS captures_by_notification ON captures (notification_id);
 CREATE INDEX IF NOT EXISTS captures_list ON captures (id, verdict, event_type, resource_type,
     subscription_id, notification_id, received_at_us);
-CREATE INDEX IF NOT EXISTS captures_by_verdict ON captures (verdict, event_type,
-    resource_type, subscription_id, received_at_us);
-CREATE INDEX IF NOT EXISTS captures_by_event_type ON captures (event_type, verdict,
-    resource_type, subscription_id, received_at_us);
-CREATE INDEX IF NOT EXISTS captures_by_resource_type ON captures (resource_type, verdict,
-    event_type, subscription_id, received_at_us);
-CREATE INDEX IF NOT EXISTS captures_by_subscription ON captures (subscription_id, verdict,
-    event_type, resource_type, received_at_us);
+DROP INDEX IF EXISTS captures_verdicts;
+DROP INDEX IF EXISTS captures_by_verdict;
+DROP INDEX IF EXISTS captures_by_event_type;
+DROP INDEX IF EXISTS captures_by_resource_type;
+DROP INDEX IF EXISTS captures_by_subscription;
+CREATE INDEX IF NOT EXISTS captures_verdict ON captures (verdict);
+CREATE INDEX IF NOT EXISTS captures_event_type ON captures (event_type);
+CREATE INDEX IF NOT EXISTS captures_resource_type ON captures (resource_type);
+CREATE INDEX IF NOT EXISTS captures_subscription ON captures (subscription_id);
 CREATE TABLE IF NOT EXISTS notifications (
     id INTEGER PRIMARY KEY,
     key BLOB NOT NULL,
@@ -202,6 +221,11 @@ pub struct CaptureQuery {
 pub const MAX_PAGE_LIMIT: u64 = 1000;
 /// Counts that have to walk search hits or groups stop here (see [`CapturePage::total_capped`]).
 pub const COUNT_CAP: u64 = 10_000;
+/// How long such a walk goes on counting once the page is filled: a common word under a narrow
+/// filter (every capture has the word, one in 25 the verdict) reads 250,000 hits to count
+/// 10,000 (`benches/query.rs`, "search + verdict": 195 ms at p50 on a million captures), and
+/// only time bounds what SQLite reads to find each match.
+pub const COUNT_TIME_BUDGET: std::time::Duration = std::time::Duration::from_millis(40);
 
 /// A row of a page: a capture and, grouped, how many attempts of its notification match.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -220,9 +244,11 @@ pub struct CapturePage {
     pub items: Vec<ListedCapture>,
     /// Rows (or groups) matching, over all pages; a lower bound when `total_capped`.
     pub total: u64,
-    /// The count stopped: more than `total` match. Only a text search or a grouped listing
-    /// is counted by walking its hits, and stops past [`COUNT_CAP`] (or past the page asked
-    /// for, when that is further): counting a word every capture has would read them all.
+    /// The count stopped early: at least `total` match, and likely more ("10,000+"). Only a
+    /// text search or a grouped listing is counted by walking its hits; the walk stops at
+    /// [`COUNT_CAP`] matches (or at the page asked for, when that is further), or when
+    /// [`COUNT_TIME_BUDGET`] has passed since the page was filled: counting a word every
+    /// capture has would read them all.
     pub total_capped: bool,
 }
 
@@ -239,7 +265,8 @@ pub struct Facets {
     pub subscriptions: Vec<String>,
     /// Captures matching the whole filter.
     pub total: u64,
-    /// A text search's counts stopped past [`COUNT_CAP`] captures: they are lower bounds.
+    /// A text search's counts stopped early ([`COUNT_CAP`] captures counted or
+    /// [`COUNT_TIME_BUDGET`] spent): they are lower bounds.
     pub capped: bool,
 }
 
@@ -875,7 +902,10 @@ impl StoreReader {
         {
             // Exact count, and only the page's ids read from the index.
             let total: i64 = conn.query_row(
-                &format!("SELECT COUNT(*) FROM captures c WHERE {condition}"),
+                &format!(
+                    "SELECT COUNT(*) FROM captures c {} WHERE {condition}",
+                    count_index(&query.filter, true)
+                ),
                 params_from_iter(args.iter()),
                 |row| row.get(0),
             )?;
@@ -897,7 +927,18 @@ impl StoreReader {
             let mut seen_groups = std::collections::HashSet::new();
             let mut counted = 0u64;
             let mut capped = false;
+            let page_end = query.offset.saturating_add(limit);
+            let mut filled_at: Option<std::time::Instant> = None;
             search::merge_newest_first(&conn, &streams, &mut |&(id, notification, _)| {
+                if counted >= page_end
+                    && filled_at
+                        .get_or_insert_with(std::time::Instant::now)
+                        .elapsed()
+                        > COUNT_TIME_BUDGET
+                {
+                    capped = true;
+                    return false;
+                }
                 if grouped && !seen_groups.insert(group_key(id, notification)) {
                     return true;
                 }
@@ -947,7 +988,7 @@ impl StoreReader {
         filter: &CaptureFilter,
         search: Option<&SearchText>,
         with_verdicts: bool,
-    ) -> Vec<(String, Vec<Box<dyn ToSql>>)> {
+    ) -> Vec<search::Stream> {
         let parts = FilterParts {
             verdicts: with_verdicts,
             text: false,
@@ -1028,8 +1069,9 @@ impl StoreReader {
         match filter.text.as_deref().and_then(SearchText::parse) {
             None => {
                 let mut select = conn.prepare(&format!(
-                    "SELECT c.verdict, COUNT(*) FROM captures c WHERE {condition} \
-                     GROUP BY c.verdict"
+                    "SELECT c.verdict, COUNT(*) FROM captures c {} WHERE {condition} \
+                     GROUP BY c.verdict",
+                    verdict_count_index(filter)
                 ))?;
                 let mut rows = select.query(params_from_iter(args.iter()))?;
                 while let Some(row) = rows.next()? {
@@ -1040,13 +1082,14 @@ impl StoreReader {
             }
             Some(search) => {
                 let streams = self.streams(filter, Some(&search), false);
-                let mut walked = 0;
+                let mut counted = 0;
+                let started = std::time::Instant::now();
                 search::merge_newest_first(&conn, &streams, &mut |(_, _, verdict)| {
-                    walked += 1;
-                    if walked > COUNT_CAP {
+                    if counted >= COUNT_CAP || started.elapsed() > COUNT_TIME_BUDGET {
                         facets.capped = true;
                         return false;
                     }
+                    counted += 1;
                     if let Some(verdict) = Verdict::parse(verdict) {
                         *counts.entry(verdict).or_default() += 1;
                     }
@@ -1763,13 +1806,58 @@ fn outbound_from_row(row: &Row<'_>) -> rusqlite::Result<OutboundRecord> {
     })
 }
 
-/// The index a walk over `filter`'s captures, newest first, reads: `captures_list` (the id
-/// and every filtered column), unless the filter names its captures.
+/// The index a walk over `filter`'s captures, newest first, reads: for one value of one
+/// column, that column's narrow index, (value, id), in id order already; else
+/// `captures_list` (the id and every filtered column), unless the filter names its captures.
 fn list_index(filter: &CaptureFilter) -> &'static str {
-    if filter.ids.is_empty() {
+    let one_value_of_one_column = filtered_columns(filter, true) == 1
+        && filter.verdicts.len() <= 1
+        && filter.since.is_none()
+        && filter.until.is_none();
+    if !filter.ids.is_empty() || one_value_of_one_column {
+        ""
+    } else {
+        "INDEXED BY captures_list"
+    }
+}
+
+/// How many of the filter's columns (verdict when `with_verdicts`, event type, resource type,
+/// subscription, time) it restricts.
+fn filtered_columns(filter: &CaptureFilter, with_verdicts: bool) -> usize {
+    [
+        with_verdicts && !filter.verdicts.is_empty(),
+        filter.event_type.is_some(),
+        filter.resource_type.is_some(),
+        filter.subscription_id.is_some(),
+        filter.since.is_some() || filter.until.is_some(),
+    ]
+    .into_iter()
+    .filter(|&restricted| restricted)
+    .count()
+}
+
+/// The index an exact count under `filter` reads. One column: its own narrow index (SQLite
+/// picks it). Two or more: `captures_list`, which holds them all, so no row is read; the
+/// narrow index of one column would have SQLite read a 2.5 KB row per entry to check the
+/// others.
+fn count_index(filter: &CaptureFilter, with_verdicts: bool) -> &'static str {
+    if filter.ids.is_empty() && filtered_columns(filter, with_verdicts) >= 2 {
         "INDEXED BY captures_list"
     } else {
         ""
+    }
+}
+
+/// The index the verdict facet (verdicts counted under `filter` without its verdicts) reads:
+/// the narrow verdict index when nothing else is filtered, else `captures_list` (see
+/// [`count_index`]).
+fn verdict_count_index(filter: &CaptureFilter) -> &'static str {
+    if !filter.ids.is_empty() {
+        ""
+    } else if filtered_columns(filter, false) == 0 {
+        "INDEXED BY captures_verdict"
+    } else {
+        "INDEXED BY captures_list"
     }
 }
 

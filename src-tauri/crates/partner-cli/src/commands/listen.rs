@@ -830,7 +830,7 @@ fn run_captures(args: CapturesArgs) -> Result<()> {
             "captures"
         };
         let total = if page.total_capped {
-            format!("more than {}", page.total)
+            format!("{}+", page.total)
         } else {
             page.total.to_string()
         };
