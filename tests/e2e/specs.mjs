@@ -203,6 +203,13 @@ await step("replay a capture", async () => {
   await shot("webhooks");
 });
 
+/** Waits until the inspector's list has the store's answer for its filter (rows move when it
+ * lands, so a click before it can hit the wrong one). */
+async function listSettled() {
+  await browser.pause(200); // the search box waits for a pause in typing before it asks
+  await browser.waitUntil(async () => (await (await $(".capture-scroll")).getAttribute("aria-busy")) === "false", { timeout: 15000, timeoutMsg: "the capture list never settled" });
+}
+
 /** Sets the listener's test mode through its card on the Webhooks screen. */
 async function setTestMode(enabled, fields = {}, shotName = null) {
   await go("#/webhooks");
@@ -313,6 +320,7 @@ await step("open an event notification: the event within its transaction", async
   await go("#/webhooks");
   await (await $("select[aria-label='Resource type filter']")).selectByAttribute("value", "urn:svc:partner:transaction:event");
   await (await $("select[aria-label='Verdict filter']")).selectByAttribute("value", "valid");
+  await listSettled();
   const row = await $("[data-verdict=valid][data-capture-id]");
   await row.waitForExist({ timeout: 15000 });
   const eventId = await row.getAttribute("data-event-id");
@@ -331,7 +339,9 @@ await step("open an event notification: the event within its transaction", async
   await go("#/webhooks");
   await (await $("select[aria-label='Resource type filter']")).selectByAttribute("value", "");
   await (await $("select[aria-label='Verdict filter']")).selectByAttribute("value", "invalid-signature");
+  await listSettled();
   await (await $("[data-verdict=invalid-signature][data-capture-id]")).click();
+  await waitText("[data-testid=detail-verdict]", /invalid-signature/);
   await waitText("[data-testid=open-refused]", /verdict is invalid-signature/);
   await (await $("select[aria-label='Verdict filter']")).selectByAttribute("value", "all");
 });
@@ -658,6 +668,81 @@ await step("search across a store of 100,000 captures", async () => {
   await browser.keys(["Control", "a"]);
   await browser.keys("Backspace");
   await browser.waitUntil(async () => !/of 10\d,\d\d\d$/.test(await text("[data-testid=capture-count]")), { timeout: 15000 });
+});
+
+await step("a partner-console:// link opens its transaction in the running app", async () => {
+  assert.ok(transactionId, "a transaction from the first steps");
+  const link = (await partner(["link", "--embedded", "transaction", transactionId])).trim();
+  assert.match(link, /^partner-console:\/\/open\/transactions\//);
+  await go("#/products");
+  // What the desktop does when the link is clicked: the app started with it. The running app
+  // takes it over (one instance), and the second start ends.
+  const second = spawn(binary, [link], { stdio: "ignore" });
+  const ended = await new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(null), 20000);
+    second.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+  assert.notEqual(ended, null, "the second start handed the link over and ended");
+  await browser.waitUntil(async () => (await browser.execute(() => window.location.hash)) === `#/transactions/${encodeURIComponent(transactionId)}`, { timeout: 15000, timeoutMsg: "the link's transaction was not opened" });
+  await waitText("h1", /Transaction/);
+});
+
+await step("support desk: a local copy of the connection, asked and exported without a page walk", async () => {
+  await go("#/support");
+  await clickButton("Make a local copy");
+  await waitText("[data-testid=sync-result]", /^Synced: [\d,]+ read/, 60000);
+  const summary = await text("[data-testid=support-summary]");
+  const stored = Number(summary.match(/^([\d,]+) transactions/)[1].replace(/,/g, ""));
+  assert.ok(stored > 200, `the embedded sandbox's transactions are in the copy (${summary})`);
+  assert.match(summary, /as of/);
+  await waitText("[data-testid=support-range]", new RegExp(`of ${stored.toLocaleString("en-US")} · as of`));
+  await shot("support");
+  // The processing ones: the count the index gives is the count the service's listing has.
+  await (await $("form[aria-label=Filter] select[aria-label=Status]")).selectByAttribute("value", "processing");
+  await clickButton("Find");
+  await waitText("[data-testid=support-range]", /^1–\d+ of [\d,]+ · as of/);
+  const processing = Number((await text("[data-testid=support-range]")).match(/of ([\d,]+) ·/)[1].replace(/,/g, ""));
+  assert.ok(processing > 0 && processing < stored, `a part of them (${processing})`);
+  for (const row of await browser.$$("[data-testid=support-row] .pill")) assert.equal(await row.getText(), "processing");
+  await browser.setWindowSize(960, 600);
+  try {
+    const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling (${overflow} px)`);
+    await shot("small-support");
+  } finally {
+    await browser.setWindowSize(1280, 800);
+  }
+  // The filtered set exported: every row processing, as many as the count.
+  await clickButton("Export filtered…");
+  const path = await jobPath(".page.support [data-job=exported]", "csv");
+  const lines = readFileSync(path, "utf8").trim().split("\n");
+  assert.equal(lines.length - 1, processing, "one CSV row per transaction found");
+  const cells = (line) => [...line.matchAll(/("(?:[^"]|"")*"|[^,]*)(,|$)/g)].map((m) => m[1].replace(/^"|"$/g, "").replace(/""/g, '"')).slice(0, -1);
+  const statusColumn = cells(lines[0]).indexOf("status");
+  assert.ok(statusColumn >= 0, `a status column (${lines[0].slice(0, 80)})`);
+  assert.ok(lines.slice(1).every((l) => cells(l)[statusColumn] === "processing"), "only processing ones");
+  // A row opens its transaction.
+  await (await $("[data-testid=support-row]")).click();
+  await waitText("h1", /Transaction/);
+
+  // Go to: paste an id, and the same through Ctrl+K.
+  await go("#/products");
+  const goTo = await $("form[aria-label='Go to'] input");
+  await goTo.setValue(transactionId);
+  await browser.keys("Enter");
+  await browser.waitUntil(async () => (await browser.execute(() => window.location.hash)) === `#/transactions/${encodeURIComponent(transactionId)}`, { timeout: 15000, timeoutMsg: "Go to did not open the transaction" });
+  await go("#/products");
+  await browser.keys(["Control", "k"]);
+  const command = await $("[role=dialog] input[aria-label=Command]");
+  await command.waitForExist({ timeout: 5000 });
+  await command.setValue("no-such-thing-42");
+  await browser.keys("Enter");
+  await waitText("[data-testid=palette-message]", /Nothing named no-such-thing-42/);
+  await shot("palette-not-found");
+  await browser.keys("Escape");
 });
 
 await step("token screen", async () => {

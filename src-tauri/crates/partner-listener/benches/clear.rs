@@ -3,7 +3,8 @@
 //! captures, then clears them while one more capture is inserted right behind the clear, and
 //! reports the clear's time, that insert's wait, and the database and WAL sizes. Twice: through
 //! a filter that selects every capture (the row-by-row path of `Store::clear`) and as clear-all
-//! (the path without WHERE).
+//! (the path without WHERE). And through a search every capture matches, once the search index
+//! has caught up (each row once looked up in the MATCH's result, not one MATCH per row).
 //!
 //! Run: `cargo bench -p partner-listener --bench clear` (env: CLEAR_CAPTURES).
 
@@ -90,8 +91,12 @@ fn sizes(db: &Path) -> String {
 /// Clears with `filter` while one capture is inserted right behind the clear.
 async fn measure(store: &Store, captures: usize, filter: CaptureFilter, name: &str) {
     fill(store, captures).await;
-    // Let the checkpointer catch up, so the clear does not pay for the fill's WAL.
+    // Let the checkpointer (and the search indexer) catch up, so the clear does not pay for
+    // the fill's WAL or search an unindexed tail.
     tokio::time::sleep(Duration::from_secs(2)).await;
+    while store.search_backlog().expect("backlog") > 0 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
     println!("{name}: before, {}", sizes(store.path()));
     // The clear's first poll hands it to the writer, so the insert after it is queued behind
     // it (the writer takes its queue in order) and waits for as long as the clear holds it.
@@ -142,6 +147,12 @@ fn main() {
             ..CaptureFilter::default()
         };
         measure(&store, captures, every_valid, "clear by filter").await;
+        // A word in every body: the search's path, once the index has caught up.
+        let every_bench = CaptureFilter {
+            text: Some("bench".into()),
+            ..CaptureFilter::default()
+        };
+        measure(&store, captures, every_bench, "clear by search").await;
         measure(&store, captures, CaptureFilter::default(), "clear-all").await;
     });
 }
