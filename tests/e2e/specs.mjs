@@ -774,7 +774,7 @@ const TUNNEL = "https://e2e-tunnel.example.invalid/webhooks";
 /** Runs the `partner` command; resolves with its stdout, rejects with its stderr. */
 function partner(args, env = {}) {
   return new Promise((resolve, reject) => {
-    execFile(cliBinary, args, { env: { ...process.env, ...env }, timeout: 60000 }, (error, stdout, stderr) => {
+    execFile(cliBinary, args, { env: { ...process.env, ...env }, timeout: 60000, maxBuffer: 512 * 1024 * 1024 }, (error, stdout, stderr) => {
       if (error) reject(new Error(`partner ${args.join(" ")}: ${stderr || error.message}`));
       else resolve(stdout);
     });
