@@ -54,6 +54,16 @@ fn load_settings(
 
 pub fn run() {
     startup::mark_process_start();
+    // A console already runs on this data folder: it takes this start's link, if any, and
+    // this start ends (`services::instance`).
+    if let Ok(data_dir) = partner_local::paths::data_dir() {
+        let link = std::env::args()
+            .nth(1)
+            .filter(|a| a.starts_with("partner-console:"));
+        if services::instance::hand_over(&data_dir, link.as_deref()) {
+            return;
+        }
+    }
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("PARTNER_LOG")
@@ -64,13 +74,6 @@ pub fn run() {
     startup::milestone("logging ready");
     let keychain_probe = std::thread::spawn(|| probe_keychain(&KeyringStore::default()));
     let app = tauri::Builder::default()
-        // First: a second start (a link clicked while the app runs) hands its arguments to this
-        // one, whose deep-link plugin reads the link from them, and ends.
-        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
-            if let Some(window) = app.get_webview_window("main") {
-                let _ = window.set_focus();
-            }
-        }))
         .plugin(tauri_plugin_deep_link::init())
         .plugin(tauri_plugin_dialog::init())
         .on_page_load(|_, payload| {
@@ -127,6 +130,7 @@ pub fn run() {
             tauri::async_runtime::spawn(startup::first_run(handle));
             tauri::async_runtime::spawn(exit_on_termination(app.handle().clone()));
             follow_links(app.handle());
+            services::instance::listen(app.handle(), &data_dir);
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
