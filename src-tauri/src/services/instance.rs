@@ -29,6 +29,8 @@ pub fn hand_over(data_dir: &Path, link: Option<&str>) -> bool {
 /// forward. A socket file a crashed console left behind is replaced.
 pub fn listen(app: &AppHandle, data_dir: &Path) {
     let path = socket_path(data_dir);
+    // The first start makes the data folder later in start-up: the socket needs it now.
+    let _ = std::fs::create_dir_all(data_dir);
     let _ = std::fs::remove_file(&path);
     let listener = match UnixListener::bind(&path) {
         Ok(listener) => listener,
