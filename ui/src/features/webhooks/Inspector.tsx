@@ -362,11 +362,8 @@ function AttemptRow({ capture: c, number, top, selected, onSelect }: { capture: 
     >
       <span className="mono">{shortTime(c.receivedAt)}</span>
       <span><span className={`pill ${c.verdict}`}>{c.verdict}</span></span>
-      <span className="muted">attempt {number}{c.replayed ? " ↻ replay" : ""}</span>
-      <span />
-      <span />
-      <span />
-      <span>{c.attempts}</span>
+      <span className="muted attempt-label">attempt {number}{c.replayed ? " ↻ replay" : ""}</span>
+      <span className="attempt-number">{c.attempts}</span>
     </div>
   );
 }
