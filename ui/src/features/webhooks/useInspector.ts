@@ -93,13 +93,33 @@ export function useInspector(filter: InspectorFilter, grouped: boolean, followin
    * A new generation from the top: the rows on screen stay until the new first block replaces
    * them. One read of the top at a time: asked again while one runs (a burst of keystrokes, of
    * live captures), the answer on its way is dropped and one more read follows it, for what is
-   * asked by then, so a slow search never queues a read per keystroke behind it.
+   * asked by then, so a slow search never queues a read per keystroke behind it. The counts and
+   * choices are read beside the rows, on the same terms, and never hold the rows back: the list
+   * is shown (not busy) as soon as its rows are in.
    */
   const running = useRef(false);
   const again = useRef(false);
+  const facetsRunning = useRef(false);
+  const facetsAgain = useRef(false);
   const refreshRef = useRef<() => void>(() => {});
+  const facetsRef = useRef<() => void>(() => {});
+  const refreshFacets = useCallback(() => {
+    if (facetsRunning.current) {
+      facetsAgain.current = true;
+      return;
+    }
+    facetsRunning.current = true;
+    void loadFacets(generation.current).finally(() => {
+      facetsRunning.current = false;
+      if (facetsAgain.current) {
+        facetsAgain.current = false;
+        facetsRef.current();
+      }
+    });
+  }, [loadFacets]);
   const refresh = useCallback(() => {
     generation.current += 1;
+    refreshFacets();
     if (running.current) {
       again.current = true;
       return;
@@ -109,7 +129,7 @@ export function useInspector(filter: InspectorFilter, grouped: boolean, followin
     requested.current = new Set();
     setArrivedAway(0);
     setLoading(true);
-    void Promise.allSettled([load(0, gen), loadFacets(gen)]).then(() => {
+    void load(0, gen).finally(() => {
       running.current = false;
       if (again.current) {
         again.current = false;
@@ -118,10 +138,11 @@ export function useInspector(filter: InspectorFilter, grouped: boolean, followin
         setLoading(false);
       }
     });
-  }, [load, loadFacets]);
+  }, [load, refreshFacets]);
   useLayoutEffect(() => {
     refreshRef.current = refresh;
-  }, [refresh]);
+    facetsRef.current = refreshFacets;
+  }, [refresh, refreshFacets]);
 
   // A new filter or grouping: read from the top.
   useEffect(() => {
