@@ -76,7 +76,10 @@ grep -qx 'Name=Partner Console' "$unpacked$desktop_entry" || fail "desktop entry
 grep -qE '^Categories=.*Development' "$unpacked$desktop_entry" || fail "desktop entry's Categories"
 grep -qx 'Icon=partner-console' "$unpacked$desktop_entry" || fail "desktop entry's Icon"
 grep -qE '^Comment=.+' "$unpacked$desktop_entry" || fail "desktop entry has no Comment"
-grep -qx 'Exec=partner-console' "$unpacked$desktop_entry" || fail "desktop entry's Exec"
+# The link a `partner-console://` click gives is the app's argument (%u), and the entry says it
+# handles that scheme (the desktop registers it from the installed entry).
+grep -qx 'Exec=partner-console %u' "$unpacked$desktop_entry" || fail "desktop entry's Exec (with %u for links)"
+grep -qx 'MimeType=x-scheme-handler/partner-console;' "$unpacked$desktop_entry" || fail "desktop entry does not register partner-console:// links"
 ok "desktop entry valid: $(grep -E '^(Name|Categories|Comment)=' "$unpacked$desktop_entry" | tr '\n' ' ')"
 
 for size in 16 256; do
