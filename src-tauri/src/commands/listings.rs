@@ -199,20 +199,12 @@ pub async fn export_listing(app: AppHandle, request: ExportRequest) -> Result<Fi
         ListingKind::Products => "products",
         ListingKind::Transactions => "transactions",
     };
-    let (extension, kind): (&'static str, &'static str) = match request.format {
-        ExportFormat::Csv => ("csv", "CSV"),
-        ExportFormat::Json => ("json", "JSON"),
-    };
-    let choice = FileChoice {
-        title: format!("Export {stem}"),
-        suggested_name: crate::services::captures::suggested_name(stem, extension),
-        folder: state.exports_dir(),
-        kind,
-        extensions: match request.format {
-            ExportFormat::Csv => &["csv"],
-            ExportFormat::Json => &["json"],
-        },
-    };
+    let choice = FileChoice::table_export(
+        format!("Export {stem}"),
+        stem,
+        request.format,
+        state.exports_dir(),
+    );
     let Some(path) = file_dialog::save(&app, choice).await else {
         return Ok(FileJobResult::closed());
     };

@@ -28,37 +28,17 @@ pub const MAX_PAGE: u32 = 500;
 
 /// The store's filter for what the inspector shows (a bad time is the user's mistake).
 pub fn store_filter(filter: &InspectorFilter) -> Result<CaptureFilter> {
-    let time = |text: &Option<String>,
-                what: &str|
-     -> Result<Option<chrono::DateTime<chrono::Utc>>> {
-        match text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-            None => Ok(None),
-            Some(text) => chrono::DateTime::parse_from_rfc3339(text)
-                .map(|t| Some(t.with_timezone(&chrono::Utc)))
-                .map_err(|_| {
-                    AppError::invalid(format!(
-                        "The {what} time {text:?} is not a date and time (RFC 3339, e.g. 2026-11-24T09:30:00Z)."
-                    ))
-                }),
-        }
-    };
-    let named = |value: &Option<String>| {
-        value
-            .as_deref()
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-            .map(str::to_string)
-    };
+    use crate::services::form::{instant, trimmed};
     Ok(CaptureFilter {
         ids: Vec::new(),
         max_id: None,
         verdicts: filter.verdict.into_iter().collect(),
-        event_type: named(&filter.event_type),
-        resource_type: named(&filter.resource_type),
-        subscription_id: named(&filter.subscription_id),
-        since: time(&filter.since, "from")?,
-        until: time(&filter.until, "until")?,
-        text: named(&filter.text),
+        event_type: trimmed(&filter.event_type),
+        resource_type: trimmed(&filter.resource_type),
+        subscription_id: trimmed(&filter.subscription_id),
+        since: instant(&filter.since, "from")?,
+        until: instant(&filter.until, "until")?,
+        text: trimmed(&filter.text),
     })
 }
 

@@ -24,6 +24,30 @@ pub struct FileChoice {
     pub extensions: &'static [&'static str],
 }
 
+impl FileChoice {
+    /// The save dialog of a CSV or JSON export of transactions or products, suggesting
+    /// `<stem>-<time>.<csv|json>` in `folder`.
+    pub fn table_export(
+        title: String,
+        stem: &str,
+        format: crate::bridge::ExportFormat,
+        folder: PathBuf,
+    ) -> Self {
+        use crate::bridge::ExportFormat;
+        let (kind, extensions): (&'static str, &'static [&'static str]) = match format {
+            ExportFormat::Csv => ("CSV", &["csv"]),
+            ExportFormat::Json => ("JSON", &["json"]),
+        };
+        Self {
+            title,
+            suggested_name: crate::services::captures::suggested_name(stem, extensions[0]),
+            folder,
+            kind,
+            extensions,
+        }
+    }
+}
+
 /// The path to write to, or `None` when the user closed the dialog.
 pub async fn save(app: &AppHandle, choice: FileChoice) -> Option<PathBuf> {
     if let Some(dir) = test_dir() {

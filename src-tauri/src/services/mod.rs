@@ -11,6 +11,7 @@ pub mod embedded;
 pub mod evidence;
 pub mod exports;
 pub mod file_dialog;
+pub mod form;
 pub mod instance;
 pub mod jobs;
 pub mod keys;

@@ -182,39 +182,19 @@ pub async fn sync(app: &AppHandle, form: SupportSyncForm) -> Result<SupportSyncR
 
 /// The index's filter for the screen's (bad times and statuses are the user's to correct).
 pub fn filter_of(filter: &SupportFilter) -> Result<partner_index::Filter> {
-    let text = |value: &Option<String>| {
-        value
-            .as_deref()
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-            .map(str::to_string)
-    };
-    let time = |value: &Option<String>,
-                what: &str|
-     -> Result<Option<chrono::DateTime<chrono::Utc>>> {
-        match text(value) {
-            None => Ok(None),
-            Some(value) => chrono::DateTime::parse_from_rfc3339(&value)
-                .map(|t| Some(t.with_timezone(&chrono::Utc)))
-                .map_err(|_| {
-                    AppError::invalid(format!(
-                        "The {what} time {value:?} is not a date and time (RFC 3339, e.g. 2026-11-24T09:30:00Z)."
-                    ))
-                }),
-        }
-    };
+    use crate::services::form::{instant, trimmed};
     Ok(partner_index::Filter {
         status: filter.status,
-        product: text(&filter.product),
-        request_type: text(&filter.request_type),
+        product: trimmed(&filter.product),
+        request_type: trimmed(&filter.request_type),
         response_status: filter.response_status,
-        created_since: time(&filter.created_since, "created from")?,
-        created_before: time(&filter.created_before, "created before")?,
-        updated_since: time(&filter.updated_since, "updated from")?,
-        updated_before: time(&filter.updated_before, "updated before")?,
-        partner_status: text(&filter.partner_status),
-        reference_number: text(&filter.reference_number),
-        requesting_party: text(&filter.requesting_party),
+        created_since: instant(&filter.created_since, "created from")?,
+        created_before: instant(&filter.created_before, "created before")?,
+        updated_since: instant(&filter.updated_since, "updated from")?,
+        updated_before: instant(&filter.updated_before, "updated before")?,
+        partner_status: trimmed(&filter.partner_status),
+        reference_number: trimmed(&filter.reference_number),
+        requesting_party: trimmed(&filter.requesting_party),
         loan: filter
             .loan
             .iter()
@@ -224,7 +204,7 @@ pub fn filter_of(filter: &SupportFilter) -> Result<partner_index::Filter> {
                 value: l.value.trim().to_string(),
             })
             .collect(),
-        text: text(&filter.text),
+        text: trimmed(&filter.text),
     })
 }
 
@@ -289,21 +269,16 @@ pub async fn export(app: &AppHandle, form: SupportExportForm) -> Result<FileJobR
     let state = app.state::<AppState>();
     let index = existing(&state).await?;
     let filter = filter_of(&form.filter)?;
-    let (extension, kind, format): (&'static str, &'static str, partner_index::Export) =
-        match form.format {
-            crate::bridge::ExportFormat::Csv => ("csv", "CSV", partner_index::Export::Csv),
-            crate::bridge::ExportFormat::Json => ("json", "JSON", partner_index::Export::Json),
-        };
-    let choice = FileChoice {
-        title: "Export transactions".into(),
-        suggested_name: crate::services::captures::suggested_name("transactions", extension),
-        folder: state.exports_dir(),
-        kind,
-        extensions: match format {
-            partner_index::Export::Csv => &["csv"],
-            partner_index::Export::Json => &["json"],
-        },
+    let format = match form.format {
+        crate::bridge::ExportFormat::Csv => partner_index::Export::Csv,
+        crate::bridge::ExportFormat::Json => partner_index::Export::Json,
     };
+    let choice = FileChoice::table_export(
+        "Export transactions".into(),
+        "transactions",
+        form.format,
+        state.exports_dir(),
+    );
     let Some(path) = file_dialog::save(app, choice).await else {
         return Ok(FileJobResult::closed());
     };

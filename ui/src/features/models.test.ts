@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { CaptureSummary, EventType, TokenView, Transaction } from "../platform";
 import { draftOf, subscriptionChange, subscriptionDraftProblems, toggleEvent } from "./products/subscriptionModel";
-import { BLOCK, blocksFor, captureCount, drawnCount, drawnRow, instantOf, isFiltered, NO_FILTER, rowAt, shouldFollow, storeFilter } from "./webhooks/inspectorModel";
+import { instantOf } from "../lib/format";
+import { BLOCK, blocksFor, captureCount, drawnCount, drawnRow, isFiltered, NO_FILTER, rowAt, shouldFollow, storeFilter } from "./webhooks/inspectorModel";
 import { describeForwardRule, forwardRuleProblems, describeRepoint, describeRetention, describeTestMode, parseListenerAddress, parseRetention, parseTestMode, testModeFields } from "./webhooks/listenerModel";
 import { firstExpiry, secondsLeft } from "./token/tokenModel";
 import { baseUrlLabel, connectionActions, draftProblems, EMPTY_DRAFT, toNewConnection } from "./connections/connectionModel";

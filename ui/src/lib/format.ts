@@ -48,3 +48,10 @@ export function flatten(value: unknown, prefix = ""): Array<[string, string]> {
 export function tableTime(iso: string): string {
   return formatTime(iso).slice(0, 16);
 }
+
+/** A `datetime-local` value (read in the machine's zone) as an RFC 3339 instant; blank or bad is none. */
+export function instantOf(local: string): string | null {
+  if (local.trim() === "") return null;
+  const time = new Date(local);
+  return Number.isNaN(time.getTime()) ? null : time.toISOString();
+}

@@ -3,6 +3,7 @@
  * the filter form as the index wants it, the words of the header, the progress and the page
  * range, the production consent, the command palette's choices and where "Go to" leads.
  */
+import { instantOf } from "../../lib/format";
 import type {
   GoToTarget,
   LoanFieldFilter,
@@ -64,12 +65,6 @@ export const EMPTY_FORM: SupportForm = {
   text: "",
 };
 
-/** A datetime-local value (read in the machine's zone) as an RFC 3339 instant; blank or bad is none. */
-export function instantOf(local: string): string | null {
-  if (local.trim() === "") return null;
-  const time = new Date(local);
-  return Number.isNaN(time.getTime()) ? null : time.toISOString();
-}
 
 const named = (v: string) => (v.trim() === "" ? null : v.trim());
 

@@ -4,6 +4,7 @@
  * hundred do. Counts, choices and search are the store's (see `useInspector`).
  */
 import type { CaptureSummary, InspectorFilter, Verdict } from "../../platform";
+import { instantOf } from "../../lib/format";
 
 export const VERDICTS: Verdict[] = [
   "valid",
@@ -34,12 +35,6 @@ export interface FilterForm {
 
 export const NO_FILTER: FilterForm = { verdict: "all", eventType: "", resourceType: "", subscriptionId: "", since: "", until: "", text: "" };
 
-/** A `datetime-local` value as an RFC 3339 instant (local time), or null when empty or bad. */
-export function instantOf(local: string): string | null {
-  if (local.trim() === "") return null;
-  const time = new Date(local);
-  return Number.isNaN(time.getTime()) ? null : time.toISOString();
-}
 
 /** The store's filter for the form. */
 export function storeFilter(form: FilterForm): InspectorFilter {
