@@ -323,6 +323,19 @@ impl Listener {
         listener: TcpListener,
         shutdown: impl Future<Output = ()>,
     ) -> Result<()> {
+        self.serve_announced(listener, shutdown, || Ok(())).await
+    }
+
+    /// [`Listener::serve`], calling `ready` once the run's start is in the store and before the
+    /// first connection is taken: whoever announces "listening" there (`partner listen`'s
+    /// first line) is never ahead of the record a missed-notification check reads. An error
+    /// from `ready` stops the listener before it serves.
+    pub async fn serve_announced(
+        &self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()>,
+        ready: impl FnOnce() -> std::io::Result<()>,
+    ) -> Result<()> {
         let config = &self.shared.config;
         let max_connections = config
             .max_connections
@@ -346,6 +359,14 @@ impl Listener {
                 None
             }
         };
+        if let Err(error) = ready() {
+            if let Some(run) = run {
+                if let Err(error) = self.shared.store.record_run_stop(run, Utc::now()).await {
+                    tracing::warn!(%error, "could not record the listener's stop in its store");
+                }
+            }
+            return Err(crate::Error::Io(error));
+        }
         tokio::pin!(shutdown);
         loop {
             let (stream, peer) = tokio::select! {

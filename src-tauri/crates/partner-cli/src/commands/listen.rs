@@ -440,12 +440,6 @@ async fn run_listener(args: ServeArgs) -> Result<()> {
     })?;
     let feed = listener.subscribe();
     let stop = super::signal::stop_signal()?;
-    {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "listening on http://{local}{}", listener.config().path)
-            .map_err(CliError::Output)?;
-        out.flush().map_err(CliError::Output)?;
-    }
     tracing::info!(db = %db.display(), "capture store");
     // A thread of its own: a reader of stdout that stops reading blocks only this thread (the
     // feed then reports what it missed), never the runtime that answers the service.
@@ -454,8 +448,15 @@ async fn run_listener(args: ServeArgs) -> Result<()> {
         .name("capture-printer".into())
         .spawn(move || print_captures(feed, json))
         .map_err(CliError::Output)?;
-    let served = listener.serve(tcp, stop).await;
-    served?;
+    // The first line once the run is in the store (a `listen missed` run right after it sees
+    // this run).
+    let path = listener.config().path.clone();
+    let announce = move || {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening on http://{local}{path}")?;
+        out.flush()
+    };
+    listener.serve_announced(tcp, stop, announce).await?;
     Ok(())
 }
 
