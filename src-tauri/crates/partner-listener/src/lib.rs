@@ -16,6 +16,7 @@ pub mod forward;
 pub mod keys;
 pub mod live;
 pub mod outbound;
+mod readers;
 mod redelivery;
 pub mod runs;
 pub mod search;

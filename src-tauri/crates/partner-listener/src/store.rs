@@ -48,6 +48,7 @@
 //! writer's thread, and SQLite built with `fdatasync` instead of `fsync`.
 
 use crate::capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
+use crate::readers::{Reader, ReaderPool};
 use crate::redelivery::{NotificationKey, PendingChanges, Redeliveries, Seen};
 use crate::runs::ListenerRun;
 use crate::search::{self, SearchText};
@@ -338,7 +339,7 @@ enum WriteOp {
 }
 
 /// A handle to the store that writes: it holds the store's writer lock (one writer per store,
-/// see [`crate::writer_lock`]); clones share the writer thread and the reader connection. Every
+/// see [`crate::writer_lock`]); clones share the writer thread and the read connections. Every
 /// read of [`StoreReader`] is available on it too (`Deref`).
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -352,7 +353,7 @@ pub struct Store {
 #[derive(Debug)]
 pub struct StoreReader {
     path: PathBuf,
-    conn: Mutex<Connection>,
+    readers: ReaderPool,
     /// The store has the search index (schema 4). A store made by an older version, read
     /// beside its older listener, has not: a search scans it all then.
     indexed: bool,
@@ -487,6 +488,22 @@ pub struct StoreOptions {
     pub holder: &'static str,
 }
 
+/// A connection that only reads, for [`StoreReader::open`].
+fn open_read_only(path: &Path) -> Result<Connection> {
+    let open_error = |source| Error::OpenStore {
+        path: path.to_path_buf(),
+        source,
+    };
+    let conn = Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(open_error)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
+    search::register_functions(&conn).map_err(open_error)?;
+    Ok(conn)
+}
+
 fn open_connection(path: &Path, durability: Durability) -> Result<Connection> {
     let conn = Connection::open(path).map_err(|source| Error::OpenStore {
         path: path.to_path_buf(),
@@ -538,6 +555,10 @@ impl Store {
         writer_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         writer_conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
         let reader = open_connection(&path, options.durability)?;
+        let readers = ReaderPool::new(reader, {
+            let (path, durability) = (path.clone(), options.durability);
+            move || open_connection(&path, durability)
+        });
         let checkpointer = open_connection(&path, options.durability)?;
         let (checkpoint_stop, stop_rx) = mpsc::channel::<()>();
         let restart_due = Arc::new(AtomicBool::new(false));
@@ -577,7 +598,7 @@ impl Store {
                 writer: Mutex::new(Some(tx)),
                 reader: StoreReader {
                     path,
-                    conn: Mutex::new(reader),
+                    readers,
                     indexed: true,
                 },
                 redeliveries,
@@ -776,17 +797,11 @@ impl StoreReader {
         if !path.exists() {
             return Err(Error::NoStore(path));
         }
+        let conn = open_read_only(&path)?;
         let open_error = |source| Error::OpenStore {
             path: path.clone(),
             source,
         };
-        let conn = Connection::open_with_flags(
-            &path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(open_error)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
-        search::register_functions(&conn).map_err(open_error)?;
         let has_captures: bool = conn
             .query_row(
                 "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' \
@@ -805,9 +820,13 @@ impl StoreReader {
                 |row| row.get(0),
             )
             .map_err(open_error)?;
+        let readers = ReaderPool::new(conn, {
+            let path = path.clone();
+            move || open_read_only(&path)
+        });
         Ok(Self {
             path,
-            conn: Mutex::new(conn),
+            readers,
             indexed,
         })
     }
@@ -816,8 +835,9 @@ impl StoreReader {
         &self.path
     }
 
-    fn reader(&self) -> std::sync::MutexGuard<'_, Connection> {
-        lock(&self.conn)
+    /// A read connection of its own for as long as it is held (see [`crate::readers`]).
+    fn reader(&self) -> Reader<'_> {
+        self.readers.get()
     }
 
     pub fn get(&self, id: i64) -> Result<Capture> {
