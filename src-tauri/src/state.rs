@@ -8,7 +8,7 @@
 
 use crate::bridge::{
     AppStatus, ConnectionView, DemoSubscription, KeychainView, ListenerBrief, StartupPhase,
-    TestMode, TokenHistoryEntry, TunnelStatus,
+    TokenHistoryEntry, TunnelStatus,
 };
 use crate::error::{AppError, ErrorKind, Result};
 use partner_client::{PartnerClient, SecretStore};
@@ -105,7 +105,6 @@ pub struct Inner {
     pub listener_address: ListenerAddress,
     pub listener_problem: Option<ListenerProblem>,
     pub tunnel: Option<TunnelStatus>,
-    pub test_mode: TestMode,
     pub token_history: Vec<TokenHistoryEntry>,
     pub searches: HashMap<String, CancellationToken>,
     /// The route a `partner-console://` link asked for, until the page takes it.
@@ -169,7 +168,6 @@ impl AppState {
                 listener_address,
                 listener_problem: None,
                 tunnel: None,
-                test_mode: TestMode::default(),
                 token_history: Vec::new(),
                 searches: HashMap::new(),
                 jobs: HashMap::new(),

@@ -953,6 +953,9 @@ await step("restart: set up what must survive", async () => {
   await waitText("[data-testid=listener-settings]", /at most 5000 captures/);
   await shot("webhooks-listener-settings");
 
+  // The test mode, on: every notification's first attempt fails with 503.
+  await setTestMode(true, { "Fail first": "1", "Failure status": "503" });
+
   // The tunnel URL of this connection.
   await saveTunnel(TUNNEL);
   await waitText("[data-testid=tunnel-status]", /Tunnel/);
@@ -983,6 +986,18 @@ await step("after the restart: the listener's address, the tunnel URL and the ca
   await browser.waitUntil(async () => (await browser.$$("[data-capture-id]")).length >= before.captures, { timeout: 15000, timeoutMsg: "the captures from before are listed" });
   assert.ok(await (await $("[data-verdict=invalid-signature][data-capture-id]")).isExisting(), "the wrong-key capture from before is there");
   await shot("restart-webhooks");
+});
+
+await step("after the restart: the test mode is still on, answering as it was set", async () => {
+  await go("#/webhooks");
+  await waitText("[data-testid=test-mode-summary]", /first attempt fails with 503/);
+  const response = await notify(before.listenerAddress, subscriptionId, SECOND_KEY, "e2e-after-restart-test-mode");
+  assert.equal(response.status, 503, `the first attempt failed on purpose (${response.status})`);
+  await setTestMode(false);
+  // Off, its values wait for the next time it is turned on.
+  await (await $("[data-testid=test-mode]")).click();
+  assert.equal(await (await $("form[aria-label='Test mode'] input[aria-label='Failure status']")).getValue(), "503");
+  await (await $("[data-testid=test-mode]")).click();
 });
 
 await step("after the restart: a notification signed with the previous key verifies, in its grace period", async () => {

@@ -14,6 +14,7 @@ use crate::error::{AppError, ErrorKind, Result};
 use crate::state::{AppState, ListenerProblem, RunningListener};
 use partner_listener::{ForwardRule, Listener, ListenerConfig, Retention, Store};
 use partner_local::listener_address::{self, BindError};
+use partner_local::settings::TestModeSettings;
 use partner_local::ListenerAddress;
 use std::sync::Arc;
 use std::time::Duration;
@@ -146,7 +147,7 @@ async fn serve(
     let (test_mode, forward_rules) = {
         let inner = state.lock();
         (
-            listener_test_mode(&inner.test_mode),
+            inner.settings.listener.test_mode.in_effect(),
             inner.settings.listener.forward_rules.clone(),
         )
     };
@@ -260,27 +261,45 @@ async fn rebind_released(
     }
 }
 
-/// The listener's test mode from the screen's (on/off, status, delay, failures).
-pub fn listener_test_mode(mode: &TestMode) -> partner_listener::TestMode {
-    if !mode.enabled {
-        return partner_listener::TestMode::default();
-    }
-    partner_listener::TestMode {
-        status: Some(mode.status),
-        delay: (mode.delay_ms > 0).then(|| Duration::from_millis(mode.delay_ms)),
-        fail_rate: mode.fail_rate,
-        fail_first_attempts: mode.fail_first_attempts,
-        failure_status: Some(mode.failure_status),
+/// The test mode as the screen gives it (on/off, status, delay, failures), as it is kept.
+fn test_mode_settings(mode: &TestMode) -> TestModeSettings {
+    TestModeSettings {
+        enabled: mode.enabled,
+        answer: partner_listener::TestMode {
+            status: Some(mode.status),
+            delay: (mode.delay_ms > 0).then(|| Duration::from_millis(mode.delay_ms)),
+            fail_rate: mode.fail_rate,
+            fail_first_attempts: mode.fail_first_attempts,
+            failure_status: Some(mode.failure_status),
+        },
     }
 }
 
-pub fn set_test_mode(state: &AppState, mode: TestMode) -> Result<()> {
-    let listener_mode = listener_test_mode(&mode);
-    listener_mode.validate()?;
-    if let Some(running) = state.lock().listener.as_ref() {
-        running.listener.set_test_mode(listener_mode)?;
+/// The test mode as the screen shows it, from what is kept.
+fn test_mode_view(kept: &TestModeSettings) -> TestMode {
+    let shown = TestMode::default();
+    TestMode {
+        enabled: kept.enabled,
+        status: kept.answer.status.unwrap_or(shown.status),
+        delay_ms: kept
+            .answer
+            .delay
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        fail_rate: kept.answer.fail_rate,
+        fail_first_attempts: kept.answer.fail_first_attempts,
+        failure_status: kept.answer.failure_status.unwrap_or(shown.failure_status),
     }
-    state.lock().test_mode = mode;
+}
+
+/// The test mode: checked, saved (so it is still on after a restart), and applied to the
+/// running listener at once.
+pub fn set_test_mode(state: &AppState, mode: TestMode) -> Result<()> {
+    let kept = test_mode_settings(&mode);
+    kept.answer.validate()?;
+    if let Some(running) = state.lock().listener.as_ref() {
+        running.listener.set_test_mode(kept.in_effect())?;
+    }
+    crate::services::settings::update(state, |s| s.listener.test_mode = kept)?;
     Ok(())
 }
 
@@ -435,7 +454,7 @@ pub fn view(state: &AppState) -> ListenerView {
         address_from_environment: inner.listener_address.from_environment,
         callback_url: tunnel.clone().or_else(|| running.map(RunningListener::url)),
         tunnel_url: tunnel,
-        test_mode: inner.test_mode.clone(),
+        test_mode: test_mode_view(&inner.settings.listener.test_mode),
         problem: inner.listener_problem.as_ref().map(|p| p.error.clone()),
         suggested_address: inner
             .listener_problem

@@ -51,7 +51,7 @@ pub struct SavedConnection {
 }
 
 /// Where the webhook listener listens.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListenerSettings {
     pub address: SocketAddr,
@@ -60,6 +60,30 @@ pub struct ListenerSettings {
     /// `partner_listener::forward`). Missing in files written before forwarding was kept.
     #[serde(default)]
     pub forward_rules: Vec<partner_listener::ForwardRule>,
+    /// The test mode as the user left it. Missing in files written before it was kept.
+    #[serde(default)]
+    pub test_mode: TestModeSettings,
+}
+
+/// The listener's test mode as the user left it: on or off, and its answer. The answer is kept
+/// while the mode is off, so turning it on again (after a restart too) brings the same values
+/// back instead of the defaults.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TestModeSettings {
+    pub enabled: bool,
+    pub answer: partner_listener::TestMode,
+}
+
+impl TestModeSettings {
+    /// What the listener answers by: `answer` when on, the verdicts' own answers when off.
+    pub fn in_effect(&self) -> partner_listener::TestMode {
+        if self.enabled {
+            self.answer.clone()
+        } else {
+            partner_listener::TestMode::default()
+        }
+    }
 }
 
 impl Default for ListenerSettings {
@@ -70,6 +94,7 @@ impl Default for ListenerSettings {
                 .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 7070))),
             path: DEFAULT_LISTENER_PATH.into(),
             forward_rules: Vec::new(),
+            test_mode: TestModeSettings::default(),
         }
     }
 }
@@ -92,7 +117,7 @@ impl Default for RetentionSettings {
 }
 
 /// Everything the console keeps between runs, secrets aside.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Settings {
     pub version: u32,
@@ -461,6 +486,55 @@ mod tests {
         let loaded = file.load(None).expect("load");
         assert!(loaded.notice.is_none());
         assert!(loaded.settings.listener.forward_rules.is_empty());
+        assert_eq!(loaded.settings.connections, sample().connections);
+    }
+
+    #[test]
+    fn the_test_mode_is_kept_with_its_answer_while_off_and_an_older_file_has_it_off() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = SettingsFile::new(dir.path().join("settings.json"));
+        let mut settings = sample();
+        let answer = partner_listener::TestMode {
+            status: Some(202),
+            delay: Some(std::time::Duration::from_millis(1500)),
+            fail_rate: 0.25,
+            fail_first_attempts: 2,
+            failure_status: Some(503),
+        };
+        settings.listener.test_mode = TestModeSettings {
+            enabled: true,
+            answer: answer.clone(),
+        };
+        file.save(&settings).expect("save");
+        let loaded = file.load(None).expect("load").settings.listener.test_mode;
+        assert!(loaded.enabled);
+        assert_eq!(loaded.answer, answer);
+        assert_eq!(loaded.in_effect(), answer);
+
+        // Off: the listener answers by verdict, and the values wait for the next time it is on.
+        settings.listener.test_mode.enabled = false;
+        file.save(&settings).expect("save");
+        let loaded = file.load(None).expect("load").settings.listener.test_mode;
+        assert!(!loaded.enabled);
+        assert_eq!(loaded.answer, answer);
+        assert!(!loaded.in_effect().is_active());
+
+        // A file from before the test mode was kept: off, nothing else lost.
+        let mut older: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("settings.json")).expect("read"),
+        )
+        .expect("json");
+        older["listener"]
+            .as_object_mut()
+            .expect("listener")
+            .remove("testMode");
+        std::fs::write(dir.path().join("settings.json"), older.to_string()).expect("write");
+        let loaded = file.load(None).expect("load");
+        assert!(loaded.notice.is_none());
+        assert_eq!(
+            loaded.settings.listener.test_mode,
+            TestModeSettings::default()
+        );
         assert_eq!(loaded.settings.connections, sample().connections);
     }
 
