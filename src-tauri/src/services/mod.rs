@@ -1,5 +1,5 @@
 //! The app's services: what the commands call, and what never calls a command. Each owns one
-//! part of the app (connections, the embedded sandbox, the listener, the signing keys, the
+//! part of the app (connections, listings, the embedded sandbox, the listener, the signing keys, the
 //! settings, start-up, the token, subscriptions, the tunnel check) and does its work through
 //! the libraries (`partner-client`, `partner-listener`, `partner-sandbox`, `partner-local`).
 //! Calls go one way: commands → services → libraries; `events` only sends to the UI.
@@ -17,6 +17,7 @@ pub mod jobs;
 pub mod keys;
 pub mod links;
 pub mod listener;
+pub mod listings;
 pub mod missed;
 pub mod receiver_check;
 pub mod settings;
