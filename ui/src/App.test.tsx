@@ -110,6 +110,23 @@ describe("App start-up", () => {
     expect(calls.map((c) => c.cmd)).toEqual(["app_status"]);
   });
 
+  it("makes the Webhooks screen ready while the first one is read: its store's first block and counts are read once", async () => {
+    const calls = mockCommands({
+      app_status: () => ready({ phase: "done", productName: "Product 1", error: null }),
+      sort_keys: sortKeys,
+      list_products: (args) => pageOf([product(1)], args, 1),
+      inspector_page: () => ({ offset: 0, total: 0, totalCapped: false, items: [] }),
+      inspector_facets: () => ({ capped: false, verdicts: {}, eventTypes: [], resourceTypes: [], subscriptions: [], stored: 0 }),
+    });
+    render(<QueryClientProvider client={client()}><App /></QueryClientProvider>);
+    expect(await screen.findAllByText("Product 1")).not.toHaveLength(0);
+    expect(calls.some((c) => c.cmd === "inspector_page"), "not before the first screen is up").toBe(false);
+    await waitFor(() => expect(calls.some((c) => c.cmd === "inspector_facets")).toBe(true), { timeout: 5000 });
+    const page = calls.find((c) => c.cmd === "inspector_page");
+    expect(page?.args).toMatchObject({ query: { offset: 0, grouped: false } });
+    expect(window.location.hash).not.toContain("webhooks");
+  });
+
   it("shows a failed demo subscription in words while the tables stay usable", async () => {
     mockCommands({
       app_status: () =>

@@ -12,6 +12,18 @@ import { SandboxDeliveries } from "./SandboxDeliveries";
 import { TestModeSettings } from "./TestModeSettings";
 import { RepointOfferPanel } from "./RepointOfferPanel";
 import { ForwardRules } from "./ForwardRules";
+import { BLOCK, NO_FILTER, storeFilter } from "./inspectorModel";
+
+/**
+ * Reads what the screen's first open reads (the inspector's first block and its counts, with
+ * no filter), answers dropped: the store's pages and the read path are warm for the real open.
+ * Failures are left for the screen to show.
+ */
+export function warmWebhooks(): void {
+  const filter = storeFilter(NO_FILTER);
+  api.inspectorPage({ filter, grouped: false, offset: 0, limit: BLOCK }).catch(() => {});
+  api.inspectorFacets(filter).catch(() => {});
+}
 
 export function WebhooksScreen({ selectedCapture = null, sandbox = false }: { selectedCapture?: number | null; sandbox?: boolean }) {
   const listener = useQuery({ queryKey: ["listener"], queryFn: api.listenerStatus, retry: false });
