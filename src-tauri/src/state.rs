@@ -109,8 +109,8 @@ pub struct Inner {
     pub searches: HashMap<String, CancellationToken>,
     /// The route a `partner-console://` link asked for, until the page takes it.
     pub pending_link: Option<String>,
-    /// The active connection's local index, open (`services::support`), by its id.
-    pub support_index: Option<(String, partner_index::Index)>,
+    /// The active connection's local index, open (`services::support`).
+    pub support_index: Option<OpenIndex>,
     /// Running exports and imports, by the id the UI gave them (`services::jobs`).
     pub jobs: HashMap<String, CancellationToken>,
     /// Running receiver checks, by subscription id.
@@ -355,6 +355,48 @@ impl AppState {
 }
 
 /// A state over `dir` with an in-memory keychain, for tests.
+/// A local index the app holds open, by its id, with the file it opened.
+#[derive(Debug, Clone)]
+pub struct OpenIndex {
+    pub id: String,
+    pub index: partner_index::Index,
+    /// The file as opened: when the file at the index's path is no longer this one (deleted,
+    /// or deleted and made again, by `partner transactions forget` and `sync` while the app
+    /// runs), the index is opened again rather than read from the deleted file.
+    pub file: FileIdentity,
+}
+
+/// Which file a path names: device and inode where there are such (the same path can name a
+/// new file after the old was deleted), the path's existence elsewhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileIdentity {
+    device: u64,
+    inode: u64,
+}
+
+impl FileIdentity {
+    /// The file at `path` now, or `None` when there is none.
+    pub fn of(path: &std::path::Path) -> Option<Self> {
+        let metadata = std::fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Some(Self {
+                device: metadata.dev(),
+                inode: metadata.ino(),
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = metadata;
+            Some(Self {
+                device: 0,
+                inode: 0,
+            })
+        }
+    }
+}
+
 #[cfg(test)]
 pub fn test_state(dir: PathBuf) -> AppState {
     test_state_with(dir, Arc::new(partner_client::MemoryStore::new()))

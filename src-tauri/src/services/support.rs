@@ -17,7 +17,7 @@ use crate::bridge::{
 use crate::error::{AppError, ErrorKind, Result};
 use crate::services::file_dialog::{self, FileChoice};
 use crate::services::jobs::Job;
-use crate::state::AppState;
+use crate::state::{AppState, FileIdentity, OpenIndex};
 use partner_api::ResourceAddress;
 use partner_client::{ClientError, PartnerClient};
 use partner_index::{ChangeKind, Index, SyncEnd};
@@ -58,12 +58,17 @@ fn index_id(view: &ConnectionView) -> Result<String> {
 /// the blocking pool (the keychain, the file).
 async fn open(state: &AppState, view: &ConnectionView, create: bool) -> Result<Option<Index>> {
     let id = index_id(view)?;
-    if let Some((open_id, index)) = state.lock().support_index.as_ref() {
-        if *open_id == id {
-            return Ok(Some(index.clone()));
+    let path = partner_index::index_path(&state.data_dir, &id)?;
+    {
+        let mut inner = state.lock();
+        if let Some(open) = inner.support_index.as_ref() {
+            if open.id == id && FileIdentity::of(&path) == Some(open.file) {
+                return Ok(Some(open.index.clone()));
+            }
+            // Another connection's, or a file deleted (and perhaps made again) under it.
+            inner.support_index = None;
         }
     }
-    let path = partner_index::index_path(&state.data_dir, &id)?;
     if !create && !path.exists() {
         return Ok(None);
     }
@@ -75,7 +80,13 @@ async fn open(state: &AppState, view: &ConnectionView, create: bool) -> Result<O
     })
     .await
     .map_err(|e| internal(&e))??;
-    state.lock().support_index = Some((id, index.clone()));
+    if let Some(file) = FileIdentity::of(&path) {
+        state.lock().support_index = Some(OpenIndex {
+            id,
+            index: index.clone(),
+            file,
+        });
+    }
     Ok(Some(index))
 }
 
@@ -464,4 +475,72 @@ fn captured_event(
         }
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use partner_local::settings::Environment;
+
+    fn connection() -> ConnectionView {
+        ConnectionView {
+            id: "c1".into(),
+            label: "A sandbox".into(),
+            base_url: "http://127.0.0.1:9/".into(),
+            client_id: "client-1".into(),
+            environment: Environment::Sandbox,
+            embedded: false,
+        }
+    }
+
+    #[tokio::test]
+    async fn an_index_forgotten_or_made_again_under_the_running_app_is_not_read_from_the_deleted_file(
+    ) {
+        let dir = tempfile::tempdir().expect("dir");
+        let state = crate::state::test_state(dir.path().to_path_buf());
+        let view = connection();
+        let id = index_id(&view).expect("id");
+        let first = open(&state, &view, true)
+            .await
+            .expect("open")
+            .expect("made");
+        let first_path = first.path().to_path_buf();
+        assert!(
+            open(&state, &view, false).await.expect("open").is_some(),
+            "kept open while its file is there"
+        );
+        drop(first);
+
+        // `partner transactions forget` while the app runs: no index any more.
+        partner_index::forget(&state.data_dir, &id, state.secrets.as_ref()).expect("forget");
+        assert!(open(&state, &view, false).await.expect("open").is_none());
+        assert!(
+            state.lock().support_index.is_none(),
+            "the stale handle is dropped"
+        );
+
+        // Open again; then, while the app holds it, forgotten and made again by the CLI (a new
+        // file at the same path): the new file is the one read.
+        let held = open(&state, &view, true)
+            .await
+            .expect("open")
+            .expect("made");
+        let held_file = FileIdentity::of(held.path()).expect("a file");
+        partner_index::forget(&state.data_dir, &id, state.secrets.as_ref()).expect("forget");
+        drop(Index::open(&state.data_dir, &id, state.secrets.as_ref()).expect("remake"));
+        let again = open(&state, &view, false)
+            .await
+            .expect("open")
+            .expect("the new file");
+        assert_eq!(again.path(), first_path.as_path());
+        let open_file = state
+            .lock()
+            .support_index
+            .as_ref()
+            .map(|open| open.file)
+            .expect("open");
+        assert_eq!(Some(open_file), FileIdentity::of(&first_path));
+        assert_ne!(open_file, held_file, "not the deleted file still held");
+        drop(held);
+    }
 }
