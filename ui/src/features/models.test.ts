@@ -42,12 +42,14 @@ describe("inspector", () => {
     expect(instantOf("")).toBeNull();
     expect(instantOf("not a time")).toBeNull();
   });
-  it("reads only the blocks under the window, one either side", () => {
-    expect(blocksFor(0, 20, 0)).toEqual([0]);
-    expect(blocksFor(0, 20, 1_000_000)).toEqual([0, 1]);
-    expect(blocksFor(5 * BLOCK + 10, 5 * BLOCK + 30, 1_000_000)).toEqual([4, 5, 6]);
+  it("reads the blocks under the window first, and one either side of them", () => {
+    expect(blocksFor(0, 20, 0)).toEqual({ inView: [0], around: [] });
+    expect(blocksFor(0, 20, 1_000_000)).toEqual({ inView: [0], around: [1] });
+    expect(blocksFor(5 * BLOCK + 10, 5 * BLOCK + 30, 1_000_000)).toEqual({ inView: [5], around: [4, 6] });
     // The end of the list: no block past it.
-    expect(blocksFor(999_990, 999_999, 1_000_000)).toEqual([9998, 9999]);
+    expect(blocksFor(999_990, 999_999, 1_000_000)).toEqual({ inView: [9999], around: [9998] });
+    // A window across two blocks has both in view.
+    expect(blocksFor(BLOCK - 5, BLOCK + 5, 1_000_000)).toEqual({ inView: [0, 1], around: [2] });
     const blocks = new Map([[1, [capture(7)]]]);
     expect(rowAt(blocks, BLOCK)?.id).toBe(7);
     expect(rowAt(blocks, 0)).toBeUndefined();

@@ -214,13 +214,15 @@ const CaptureList = memo(function CaptureList({ data, grouped, expanded, followi
   const first = virtualItems[0]?.index ?? 0;
   const last = virtualItems[virtualItems.length - 1]?.index ?? 0;
 
-  // The blocks under the window (and one either side) are read as the window moves.
+  // The blocks under the window are read as the window moves; once they are in (this runs
+  // again when blocks arrive), the one either side, for the next scroll.
   useEffect(() => {
     const firstRow = drawnRow(first, expanded);
     const lastRow = drawnRow(last, expanded);
     const from = firstRow.kind === "row" ? firstRow.index : firstRow.parentIndex;
     const to = lastRow.kind === "row" ? lastRow.index : lastRow.parentIndex;
-    want(blocksFor(from, to, total));
+    const { inView, around } = blocksFor(from, to, total);
+    want(inView.every((b) => blocks.has(b)) ? [...inView, ...around] : inView);
   }, [first, last, total, blocks, expanded, want]);
 
   useEffect(() => {

@@ -56,15 +56,19 @@ export function isFiltered(form: FilterForm): boolean {
   return Object.values(f).some((v) => v !== null);
 }
 
-/** The blocks that cover rows `first..=last` (clamped to `total`), plus one block either side. */
-export function blocksFor(first: number, last: number, total: number): number[] {
-  if (total <= 0) return [0];
+/**
+ * The blocks that cover rows `first..=last` (clamped to `total`), and the one either side of
+ * them: read after the rows in view, so a jump's own rows never wait behind its neighbours.
+ */
+export function blocksFor(first: number, last: number, total: number): { inView: number[]; around: number[] } {
+  if (total <= 0) return { inView: [0], around: [] };
   const lastRow = Math.min(Math.max(last, first), total - 1);
-  const from = Math.max(0, Math.floor(Math.max(0, first) / BLOCK) - 1);
-  const to = Math.min(Math.floor((total - 1) / BLOCK), Math.floor(lastRow / BLOCK) + 1);
-  const out: number[] = [];
-  for (let b = from; b <= to; b += 1) out.push(b);
-  return out;
+  const from = Math.floor(Math.max(0, first) / BLOCK);
+  const to = Math.floor(lastRow / BLOCK);
+  const inView: number[] = [];
+  for (let b = from; b <= to; b += 1) inView.push(b);
+  const around = [from - 1, to + 1].filter((b) => b >= 0 && b <= Math.floor((total - 1) / BLOCK));
+  return { inView, around };
 }
 
 /** The row at `index` in the loaded blocks, or undefined while its block is on its way. */
