@@ -206,7 +206,7 @@ await step("replay a capture", async () => {
 /** Waits until the inspector's list has the store's answer for its filter (rows move when it
  * lands, so a click before it can hit the wrong one). */
 async function listSettled() {
-  await browser.pause(200); // the search box waits for a pause in typing before it asks
+  await browser.pause(200); // the list turns busy once the change reaches it
   await browser.waitUntil(async () => (await (await $(".capture-scroll")).getAttribute("aria-busy")) === "false", { timeout: 15000, timeoutMsg: "the capture list never settled" });
 }
 
