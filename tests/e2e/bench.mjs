@@ -7,21 +7,27 @@ const binary = process.env.PARTNER_APP_BINARY;
 const captures = Number(process.env.PARTNER_BENCH_CAPTURES ?? 10000);
 
 function appRssKb(program = binary) {
-  let total = 0;
+  return Object.values(rssByProcess(program)).reduce((a, b) => a + b, 0);
+}
+
+/** RSS in kB of the app (or blank window) and of its WebKit web and network processes, by kind. */
+function rssByProcess(program = binary) {
+  const kinds = {};
   for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
       const comm = readFileSync(`/proc/${pid}/comm`, "utf8").trim();
       // The app and its WebKit web/network processes.
-      if (cmd.startsWith(program) || comm.startsWith("WebKitWebProces") || comm.startsWith("WebKitNetworkPr")) {
+      const kind = cmd.startsWith(program) ? "app" : comm.startsWith("WebKitWebProces") ? "web" : comm.startsWith("WebKitNetworkPr") ? "network" : null;
+      if (kind) {
         const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-        if (rss) total += Number(rss[1]);
+        if (rss) kinds[kind] = (kinds[kind] ?? 0) + Number(rss[1]);
       }
     } catch {
       // gone
     }
   }
-  return total;
+  return kinds;
 }
 
 const blank = process.env.PARTNER_BLANK_BINARY;
@@ -80,6 +86,7 @@ async function blankRss() {
   const b = await startTo(blank, "#blank");
   await b.session.pause(1500);
   const kb = appRssKb(blank);
+  console.log(JSON.stringify({ metric: "rss_kb_blank_window_by_process", value: rssByProcess(blank) }));
   await b.session.deleteSession();
   return kb;
 }
@@ -112,13 +119,12 @@ console.log(JSON.stringify({ metric: "capture_count_shown", value: await (await 
 
 // Scroll: jump to a position → every row in view is a loaded capture (no placeholder) and the
 // next frame painted.
-const scrolls = [];
-for (let i = 0; i < 30; i += 1) {
-  const where = ((i * 7919) % 1000) / 1000;
-  scrolls.push(await browser.executeAsync((at, done) => {
+// `where` is a share of the list's height, or with `screens`, a number of screens from here.
+function jumpTo(where, screens = false) {
+  return browser.executeAsync((at, byScreens, done) => {
     const list = document.querySelector(".capture-scroll");
     const t0 = performance.now();
-    list.scrollTop = Math.floor((list.scrollHeight - list.clientHeight) * at);
+    list.scrollTop = byScreens ? list.scrollTop + list.clientHeight * at : Math.floor((list.scrollHeight - list.clientHeight) * at);
     const ready = () => {
       const box = list.getBoundingClientRect();
       const rows = [...list.querySelectorAll(".capture-row")].filter((r) => {
@@ -129,9 +135,23 @@ for (let i = 0; i < 30; i += 1) {
     };
     const check = () => (ready() ? requestAnimationFrame(() => done(performance.now() - t0)) : requestAnimationFrame(check));
     requestAnimationFrame(check);
-  }, where));
+  }, where, screens);
 }
+const positions = Array.from({ length: 30 }, (_, i) => ((i * 7919) % 1000) / 1000);
+const scrolls = [];
+for (const where of positions) scrolls.push(await jumpTo(where));
 summary("scroll_to_rows_shown_ms", scrolls);
+// The reference: a screen down at a time from the middle, each move landing on rows already
+// read (the blocks either side of the window are read ahead), so no store read: what moving
+// the list costs the webview alone (layout and paint of the rows in view).
+await jumpTo(0.5);
+await browser.pause(500);
+const pages = [];
+for (let i = 0; i < 30; i += 1) {
+  pages.push(await jumpTo(1, true));
+  await browser.pause(100);
+}
+summary("scroll_a_screen_rows_already_read_ms", pages);
 await browser.execute(() => { document.querySelector(".capture-scroll").scrollTop = 0; });
 await browser.pause(500);
 
@@ -193,5 +213,6 @@ summary("filter_and_search_all_ms", everything);
 
 await browser.pause(1000);
 const appKb = appRssKb(binary);
+console.log(JSON.stringify({ metric: "rss_kb_app_by_process", captures, value: rssByProcess(binary) }));
 console.log(JSON.stringify({ metric: "rss_kb_app_after_inspector", captures, value: appKb, ratio_to_blank: +(appKb / blankKb).toFixed(2) }));
 await browser.deleteSession();

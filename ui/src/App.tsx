@@ -18,8 +18,7 @@ const TransactionsScreen = lazy(() => import("./features/transactions/Transactio
 const TransactionDetail = lazy(() => import("./features/transactions/TransactionDetail").then((m) => ({ default: m.TransactionDetail })));
 const loadWebhooks = () => import("./features/webhooks/WebhooksScreen");
 const WebhooksScreen = lazy(() => loadWebhooks().then((m) => ({ default: m.WebhooksScreen })));
-/** How long after the first screen is ready the Webhooks screen is made ready too (see below). */
-const WARM_WEBHOOKS_AFTER_MS = 1500;
+
 const TokenScreen = lazy(() => import("./features/token/TokenScreen").then((m) => ({ default: m.TokenScreen })));
 const ConnectionsScreen = lazy(() => import("./features/connections/ConnectionsScreen").then((m) => ({ default: m.ConnectionsScreen })));
 const SupportScreen = lazy(() => import("./features/support/SupportScreen").then((m) => ({ default: m.SupportScreen })));
@@ -84,19 +83,21 @@ export function App() {
     if (connection !== null) shownConnection.current = connection;
   }, [connection, client]);
 
-  // Once the first screen is up and the user reads it, the Webhooks screen (the largest chunk,
-  // and the capture store behind it) is made ready: its code fetched and compiled, the store's
-  // first page and counts read once, so its first open costs what a later one does instead of
-  // several times that.
+  // Once the shell is ready and has painted, while the user reads the first screen, the
+  // Webhooks screen (the largest chunk, and the capture store behind it) is made ready: its code
+  // fetched and compiled, the store's first block and counts read once, so its first open costs
+  // what a later one does instead of several times that.
   const ready = status.data?.phase === "ready";
   useEffect(() => {
     if (!ready) return;
-    const timer = setTimeout(() => {
-      loadWebhooks()
-        .then((m) => m.warmWebhooks())
-        .catch(() => {});
-    }, WARM_WEBHOOKS_AFTER_MS);
-    return () => clearTimeout(timer);
+    let frame = requestAnimationFrame(() => {
+      frame = requestAnimationFrame(() => {
+        loadWebhooks()
+          .then((m) => m.warmWebhooks())
+          .catch(() => {});
+      });
+    });
+    return () => cancelAnimationFrame(frame);
   }, [ready]);
 
   // `partner-console://` links: the route the shell sends (the link opened its connection first),

@@ -4,6 +4,12 @@ import { BLOCK } from "./inspectorModel";
 
 /** Live captures refresh the list at most this often, so a burst costs a few reads, not one per batch. */
 const LIVE_REFRESH_MS = 250;
+/**
+ * Blocks kept either side of the one just read: the page holds what is on screen and a margin,
+ * not every block a long scroll passed (a jump back further reads its block again). The first
+ * block (the newest captures) is always kept.
+ */
+export const KEEP_BLOCKS_AROUND = 2;
 
 export interface InspectorData {
   /** Rows the filter selects (notifications, grouped). */
@@ -50,6 +56,11 @@ export function useInspector(filter: InspectorFilter, grouped: boolean, followin
     followingRef.current = following;
   });
 
+  /** The blocks the list last asked for (under its window and around it). */
+  const wanted = useRef<number[]>([0]);
+  /** Whether block `b` is kept: the first one, and those near what the list last asked for. */
+  const nearWanted = useCallback((b: number) => b === 0 || wanted.current.some((w) => Math.abs(b - w) <= KEEP_BLOCKS_AROUND), []);
+
   /** The generation each block in the page was read in: an answer of a newer one drops the rest. */
   const blockGen = useRef(new Map<number, number>());
 
@@ -62,10 +73,18 @@ export function useInspector(filter: InspectorFilter, grouped: boolean, followin
         if (gen !== generation.current) return;
         setTotal(page.total);
         setCapped(page.totalCapped);
+        if (!nearWanted(block)) {
+          // Scrolled far away while it was read: not kept (read again if the list comes back).
+          requested.current.delete(block);
+          return;
+        }
         blockGen.current.set(block, gen);
         setBlocks((cur) => {
           const next = new Map<number, CaptureSummary[]>();
-          for (const [b, rows] of cur) if (blockGen.current.get(b) === gen) next.set(b, rows);
+          for (const [b, rows] of cur) {
+            if (blockGen.current.get(b) === gen && nearWanted(b)) next.set(b, rows);
+            else requested.current.delete(b);
+          }
           next.set(block, page.items);
           return next;
         });
@@ -76,7 +95,7 @@ export function useInspector(filter: InspectorFilter, grouped: boolean, followin
         requested.current.delete(block);
         setError(e);
       });
-  }, []);
+  }, [nearWanted]);
 
   const loadFacets = useCallback((gen: number) => {
     return api
@@ -172,9 +191,10 @@ export function useInspector(filter: InspectorFilter, grouped: boolean, followin
   }, [refresh]);
 
   const want = useCallback(
-    (wanted: number[]) => {
+    (blocks: number[]) => {
+      wanted.current = blocks;
       const gen = generation.current;
-      for (const block of wanted) if (!requested.current.has(block)) void load(block, gen);
+      for (const block of blocks) if (!requested.current.has(block)) void load(block, gen);
     },
     [load],
   );

@@ -1,0 +1,66 @@
+import { act, renderHook, waitFor } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import type { CaptureSummary, InspectorFilter } from "../../platform";
+import { mockCommands } from "../../test/render";
+import { BLOCK } from "./inspectorModel";
+import { KEEP_BLOCKS_AROUND, useInspector } from "./useInspector";
+
+const TOTAL = 100_000;
+function summary(id: number): CaptureSummary {
+  return { id, receivedAt: new Date(1_700_000_000_000 + id * 1000).toISOString(), verdict: "valid", eventType: "created", resourceType: "urn:svc:partner:transaction", resourceId: `tx-${id}`, instanceId: "demo", eventId: `e-${id}`, subscriptionId: "s", attempts: 1, replayed: false, groupAttempts: 1 };
+}
+const noFilter: InspectorFilter = { verdict: null, eventType: null, resourceType: null, subscriptionId: null, since: null, until: null, text: null };
+
+describe("useInspector", () => {
+  it("holds the blocks near the window and the first, not every block a long scroll passed", async () => {
+    const calls = mockCommands({
+      inspector_page: (args) => {
+        const { offset, limit } = (args as { query: { offset: number; limit: number } }).query;
+        const items = Array.from({ length: Math.min(limit, TOTAL - offset) }, (_, i) => summary(TOTAL - offset - i));
+        return { offset, total: TOTAL, totalCapped: false, items };
+      },
+      inspector_facets: () => ({ capped: false, verdicts: { valid: TOTAL }, eventTypes: [], resourceTypes: [], subscriptions: [], stored: TOTAL }),
+    });
+    const { result } = renderHook(() => useInspector(noFilter, false, false));
+    await waitFor(() => expect(result.current.blocks.has(0)).toBe(true));
+
+    // A scroll through the middle of the list, block after block, then a jump far down.
+    for (const block of [10, 11, 12, 13, 14, 15]) {
+      act(() => result.current.want([block]));
+      await waitFor(() => expect(result.current.blocks.has(block)).toBe(true));
+    }
+    // The first block, and those within KEEP_BLOCKS_AROUND (2) of the last one asked for.
+    expect(KEEP_BLOCKS_AROUND).toBe(2);
+    expect([...result.current.blocks.keys()].sort((a, b) => a - b)).toEqual([0, 13, 14, 15]);
+    act(() => result.current.want([900]));
+    await waitFor(() => expect(result.current.blocks.has(900)).toBe(true));
+    expect([...result.current.blocks.keys()].sort((a, b) => a - b)).toEqual([0, 900]);
+    expect(result.current.blocks.get(900)?.[0]?.id).toBe(TOTAL - 900 * BLOCK);
+
+    // Back where it was: the block dropped is read again.
+    const before = calls.filter((c) => c.cmd === "inspector_page").length;
+    act(() => result.current.want([14]));
+    await waitFor(() => expect(result.current.blocks.has(14)).toBe(true));
+    expect(calls.filter((c) => c.cmd === "inspector_page").length).toBe(before + 1);
+  });
+
+  it("drops a block that lands after the list moved far from it", async () => {
+    let answerSlow: () => void = () => {};
+    mockCommands({
+      inspector_page: (args) => {
+        const { offset, limit } = (args as { query: { offset: number; limit: number } }).query;
+        const page = { offset, total: TOTAL, totalCapped: false, items: Array.from({ length: limit }, (_, i) => summary(TOTAL - offset - i)) };
+        return offset === 50 * BLOCK ? new Promise((resolve) => (answerSlow = () => resolve(page))) : page;
+      },
+      inspector_facets: () => ({ capped: false, verdicts: {}, eventTypes: [], resourceTypes: [], subscriptions: [], stored: TOTAL }),
+    });
+    const { result } = renderHook(() => useInspector(noFilter, false, false));
+    await waitFor(() => expect(result.current.blocks.has(0)).toBe(true));
+    act(() => result.current.want([50]));
+    act(() => result.current.want([700]));
+    await waitFor(() => expect(result.current.blocks.has(700)).toBe(true));
+    await act(async () => answerSlow());
+    expect(result.current.blocks.has(50)).toBe(false);
+    expect(result.current.blocks.has(700)).toBe(true);
+  });
+});
