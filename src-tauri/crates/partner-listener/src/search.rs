@@ -25,6 +25,10 @@
 //! the same terms, phrases and last-word prefix over the same letter-and-digit tokens), except
 //! that the index also folds diacritics (`zoe` finds `Zoë` only once indexed).
 //!
+//! The same thread, in the same transactions and under the same watermark, keeps the counts of
+//! the captures per verdict, event type, resource type and subscription that the inspector's
+//! filter counts read ([`crate::facet_counts`]).
+//!
 //! Both indexes are contentless FTS5 tables (`content=''`, so bodies are not stored twice) with
 //! `contentless_delete=1`, so a clear or prune deletes its captures' entries in its own
 //! transaction (done in the writer, see `store::Writer::clear`). Results are always joined to

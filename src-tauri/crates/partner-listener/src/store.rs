@@ -30,14 +30,16 @@
 //! holds one screen of captures whatever the store's size. What keeps those reads fast at a
 //! million captures (`benches/query.rs`) without slowing the writer:
 //! - `captures_list`, an index of the id and every filtered column, is what a page walks
-//!   newest first (stepping over 60-byte entries, not 2.5 KB rows) and what a count under two
-//!   or more filters scans; one narrow index per filtered column (verdict, event type,
-//!   resource type, subscription: (value, id), so a new capture lands at the end of its
-//!   value's run, as in a log) answers a one-filter page and count, the verdict facet and the
-//!   lists of values. Tried and dropped: each column's index holding the other columns too
-//!   (counts under any combination without `captures_list`): the writer's CPU per capture went
-//!   from 15 to 24 µs (`benches/store.rs`; 20 µs with the narrow ones), and ordered by
-//!   (column, other columns) a million-capture import fell to 11,000 captures/s;
+//!   newest first (stepping over 60-byte entries, not 2.5 KB rows), what a count under a time
+//!   range or an id bound scans, and where the scans of the unindexed tail read;
+//! - the counts under the column filters (verdict, event type, resource type, subscription),
+//!   the verdict facet, a page's total and the lists of values come from `facet_counts`, a few
+//!   rows kept by the search indexer thread behind the writer, plus a scan of the captures it
+//!   has not reached ([`crate::facet_counts`]). Schema 4 had one narrow index per filtered
+//!   column instead, kept inside the writer's insert: its CPU per capture went from 15 to
+//!   20 µs (`benches/store.rs`); schema 5 dropped them. Tried and dropped before that: each
+//!   column's index holding the other columns too (24 µs per capture, and ordered by
+//!   (column, other columns) a million-capture import fell to 11,000 captures/s);
 //! - text search has its own index, kept by a thread behind the writer, never in its
 //!   transaction ([`crate::search`]);
 //! - counts that can only be had by walking (a search's hits, a grouping's notifications) stop
@@ -939,8 +941,9 @@ impl StoreReader {
     /// How it stays fast on a large store (measured in `benches/query.rs`):
     /// - without a search, rows are walked newest first in `captures_list`, an index of the
     ///   id and every filtered column, so skipping to a middle page steps over index entries
-    ///   (about 60 bytes) instead of rows (2.5 KB); the count is SQL's, over the narrowest
-    ///   index that applies;
+    ///   (about 60 bytes) instead of rows (2.5 KB); the count under column filters is read
+    ///   from `facet_counts` and the unindexed tail ([`crate::facet_counts`]), others are
+    ///   SQL's over `captures_list` (or the time index);
     /// - a search merges the ordered hits of the full-text index, of the id index and of the
     ///   unindexed tail ([`SearchText::streams`]), each joined to its capture for the other
     ///   filters, and stops after the page: a word in every capture reads one page of hits;
@@ -1911,9 +1914,9 @@ fn outbound_from_row(row: &Row<'_>) -> rusqlite::Result<OutboundRecord> {
     })
 }
 
-/// The index a walk over `filter`'s captures, newest first, reads: for one value of one
-/// column, that column's narrow index, (value, id), in id order already; else
-/// `captures_list` (the id and every filtered column), unless the filter names its captures.
+/// The index a walk over `filter`'s captures, newest first, reads: `captures_list` (the id and
+/// every filtered column), unless the filter names its captures; in a store of schema 4, for
+/// one value of one column, that column's narrow index, (value, id), in id order already.
 fn list_index(filter: &CaptureFilter, layout: IndexLayout) -> &'static str {
     match layout {
         IndexLayout::Plain => return "",
