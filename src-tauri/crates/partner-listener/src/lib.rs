@@ -12,6 +12,7 @@ pub mod debugger;
 pub mod error;
 pub mod evidence;
 pub mod export;
+mod facet_counts;
 pub mod forward;
 pub mod keys;
 pub mod live;

@@ -25,6 +25,10 @@
 //! the same terms, phrases and last-word prefix over the same letter-and-digit tokens), except
 //! that the index also folds diacritics (`zoe` finds `Zoë` only once indexed).
 //!
+//! The same thread, in the same transactions and under the same watermark, keeps the counts of
+//! the captures per verdict, event type, resource type and subscription that the inspector's
+//! filter counts read ([`crate::facet_counts`]).
+//!
 //! Both indexes are contentless FTS5 tables (`content=''`, so bodies are not stored twice) with
 //! `contentless_delete=1`, so a clear or prune deletes its captures' entries in its own
 //! transaction (done in the writer, see `store::Writer::clear`). Results are always joined to
@@ -426,7 +430,9 @@ fn header_values(headers_json: &str) -> String {
 }
 
 /// Indexes the captures `SELECT ... FROM captures WHERE <selection>` returns into both search
-/// tables, replacing any entry they had. Returns how many and the highest id indexed.
+/// tables, replacing any entry they had, and counts them in `facet_counts` (so the selection
+/// must not hold a capture indexed before: the counts are kept under the same watermark, see
+/// [`crate::facet_counts`]). Returns how many and the highest id indexed.
 pub(crate) fn index_rows(
     conn: &Connection,
     selection: &str,
@@ -434,7 +440,7 @@ pub(crate) fn index_rows(
 ) -> Result<(u64, Option<i64>)> {
     let mut select = conn.prepare_cached(&format!(
         "SELECT id, body, headers, event_id, resource_id, instance_id, subscription_id, \
-         resource_ref FROM captures WHERE {selection}"
+         resource_ref, verdict, event_type, resource_type FROM captures WHERE {selection}"
     ))?;
     let mut text = conn.prepare_cached(
         "INSERT OR REPLACE INTO search_text (rowid, body, header_values) VALUES (?1, ?2, ?3)",
@@ -446,6 +452,7 @@ pub(crate) fn index_rows(
     let mut rows = select.query(args)?;
     let mut highest = None;
     let mut count = 0;
+    let mut tally = crate::facet_counts::Tally::default();
     while let Some(row) = rows.next()? {
         let id: i64 = row.get(0)?;
         let body: Option<Vec<u8>> = row.get(1)?;
@@ -460,9 +467,12 @@ pub(crate) fn index_rows(
             row.get::<_, Option<String>>(6)?,
             row.get::<_, Option<String>>(7)?,
         ])?;
+        tally.add_columns(row.get(8)?, row.get(9)?, row.get(10)?, row.get(6)?, 1);
         highest = Some(highest.map_or(id, |h: i64| h.max(id)));
         count += 1;
     }
+    drop(rows);
+    tally.write(conn)?;
     Ok((count, highest))
 }
 
@@ -475,9 +485,10 @@ pub(crate) fn indexed_through(conn: &Connection) -> Result<i64> {
         .unwrap_or(0))
 }
 
-/// Removes the entries of the captures `where_captures` selects (run before deleting them, in
-/// the same transaction).
+/// Removes the entries of the captures `where_captures` selects, and takes them off the counts
+/// kept with the index (run before deleting them, in the same transaction).
 pub(crate) fn unindex(conn: &Connection, where_captures: &str, args: &[&dyn ToSql]) -> Result<()> {
+    crate::facet_counts::uncount(conn, where_captures, args)?;
     for table in ["search_text", "search_ids"] {
         conn.execute(
             &format!("DELETE FROM {table} WHERE rowid IN (SELECT id FROM captures WHERE {where_captures})"),
@@ -498,8 +509,9 @@ pub(crate) fn unindex_ids(conn: &Connection, ids: &[i64]) -> Result<()> {
     Ok(())
 }
 
-/// Empties both indexes (a clear of everything).
+/// Empties both indexes and the counts kept with them (a clear of everything).
 pub(crate) fn unindex_all(conn: &Connection) -> Result<()> {
+    crate::facet_counts::uncount_all(conn)?;
     for table in ["search_text", "search_ids"] {
         conn.execute(
             &format!("INSERT INTO {table} ({table}) VALUES ('delete-all')"),

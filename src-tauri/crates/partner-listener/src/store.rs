@@ -30,14 +30,16 @@
 //! holds one screen of captures whatever the store's size. What keeps those reads fast at a
 //! million captures (`benches/query.rs`) without slowing the writer:
 //! - `captures_list`, an index of the id and every filtered column, is what a page walks
-//!   newest first (stepping over 60-byte entries, not 2.5 KB rows) and what a count under two
-//!   or more filters scans; one narrow index per filtered column (verdict, event type,
-//!   resource type, subscription: (value, id), so a new capture lands at the end of its
-//!   value's run, as in a log) answers a one-filter page and count, the verdict facet and the
-//!   lists of values. Tried and dropped: each column's index holding the other columns too
-//!   (counts under any combination without `captures_list`): the writer's CPU per capture went
-//!   from 15 to 24 µs (`benches/store.rs`; 20 µs with the narrow ones), and ordered by
-//!   (column, other columns) a million-capture import fell to 11,000 captures/s;
+//!   newest first (stepping over 60-byte entries, not 2.5 KB rows), what a count under a time
+//!   range or an id bound scans, and where the scans of the unindexed tail read;
+//! - the counts under the column filters (verdict, event type, resource type, subscription),
+//!   the verdict facet, a page's total and the lists of values come from `facet_counts`, a few
+//!   rows kept by the search indexer thread behind the writer, plus a scan of the captures it
+//!   has not reached ([`crate::facet_counts`]). Schema 4 had one narrow index per filtered
+//!   column instead, kept inside the writer's insert: its CPU per capture went from 15 to
+//!   20 µs (`benches/store.rs`); schema 5 dropped them. Tried and dropped before that: each
+//!   column's index holding the other columns too (24 µs per capture, and ordered by
+//!   (column, other columns) a million-capture import fell to 11,000 captures/s);
 //! - text search has its own index, kept by a thread behind the writer, never in its
 //!   transaction ([`crate::search`]);
 //! - counts that can only be had by walking (a search's hits, a grouping's notifications) stop
@@ -48,6 +50,7 @@
 //! writer's thread, and SQLite built with `fdatasync` instead of `fsync`.
 
 use crate::capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
+use crate::facet_counts;
 use crate::readers::{Reader, ReaderPool};
 use crate::redelivery::{NotificationKey, PendingChanges, Redeliveries, Seen};
 use crate::runs::ListenerRun;
@@ -110,10 +113,6 @@ DROP INDEX IF EXISTS captures_by_verdict;
 DROP INDEX IF EXISTS captures_by_event_type;
 DROP INDEX IF EXISTS captures_by_resource_type;
 DROP INDEX IF EXISTS captures_by_subscription;
-CREATE INDEX IF NOT EXISTS captures_verdict ON captures (verdict);
-CREATE INDEX IF NOT EXISTS captures_event_type ON captures (event_type);
-CREATE INDEX IF NOT EXISTS captures_resource_type ON captures (resource_type);
-CREATE INDEX IF NOT EXISTS captures_subscription ON captures (subscription_id);
 CREATE TABLE IF NOT EXISTS notifications (
     id INTEGER PRIMARY KEY,
     key BLOB NOT NULL,
@@ -151,8 +150,13 @@ CREATE TABLE IF NOT EXISTS highest_deleted (
 /// opens; version 3 adds `listener_runs` ([`crate::runs`]), empty in a store made before it;
 /// version 4 adds the indexes the inspector's filters and facets use and the search index
 /// ([`crate::search`]), which an older store gets built by the indexer thread after it opens
-/// (queries stay complete meanwhile: what is not indexed yet is scanned).
-const SCHEMA_VERSION: i64 = 4;
+/// (queries stay complete meanwhile: what is not indexed yet is scanned); version 5 replaces
+/// the four single-column indexes of version 4 (verdict, event type, resource type,
+/// subscription) with the counts of `facet_counts`, kept by the indexer thread
+/// ([`crate::facet_counts`]) and made from the captures when an older store opens.
+const SCHEMA_VERSION: i64 = 5;
+/// The version from which `facet_counts` is kept (older stores make it from their captures).
+const COUNTS_SINCE_VERSION: i64 = 5;
 /// The version from which `notifications` is kept (older stores fill it from their captures).
 const NOTIFICATIONS_SINCE_VERSION: i64 = 2;
 /// Runs kept in `listener_runs`; older ones are dropped when a run starts.
@@ -357,6 +361,52 @@ pub struct StoreReader {
     /// The store has the search index (schema 4). A store made by an older version, read
     /// beside its older listener, has not: a search scans it all then.
     indexed: bool,
+    /// What answers its counts and which indexes its queries may name.
+    layout: IndexLayout,
+}
+
+/// How a store answers the inspector's counts, by the version that made (or last wrote) it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IndexLayout {
+    /// Schema 5: `facet_counts` and `captures_list`, no single-column index.
+    Counted,
+    /// Schema 4 (or a store of schema 5 a listener of schema 4 has written since, whose counts
+    /// are stale until a listener of schema 5 opens it): one index per filtered column and
+    /// `captures_list`.
+    Narrow,
+    /// Older: neither (everything counted by scanning).
+    Plain,
+}
+
+impl IndexLayout {
+    fn read(conn: &Connection) -> rusqlite::Result<Self> {
+        let exists = |name: &str| -> rusqlite::Result<bool> {
+            conn.query_row(
+                "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = ?1)",
+                [name],
+                |row| row.get(0),
+            )
+        };
+        Ok(if exists(facet_counts::REPLACED_INDEXES[0])? {
+            Self::Narrow
+        } else if exists("facet_counts")? {
+            Self::Counted
+        } else {
+            Self::Plain
+        })
+    }
+}
+
+/// Makes `facet_counts` from the captures the indexer has reached and drops the indexes it
+/// replaces, in one transaction (see [`crate::facet_counts`]).
+fn count_captures(conn: &mut Connection) -> Result<()> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    for index in facet_counts::REPLACED_INDEXES {
+        tx.execute_batch(&format!("DROP INDEX IF EXISTS {index}"))?;
+    }
+    facet_counts::recount(&tx)?;
+    tx.commit()?;
+    Ok(())
 }
 
 #[derive(Debug)]
@@ -548,8 +598,15 @@ impl Store {
         };
         let lock = WriterLock::acquire(&path, &holder)?;
         let mut writer_conn = open_connection(&path, options.durability)?;
+        let version: i64 = writer_conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+        // Before `SCHEMA`, which makes no such index: found, a listener of schema 4 wrote here.
+        let written_by_schema_4 = IndexLayout::read(&writer_conn)? == IndexLayout::Narrow;
         writer_conn.execute_batch(SCHEMA)?;
         writer_conn.execute_batch(search::SEARCH_SCHEMA)?;
+        writer_conn.execute_batch(facet_counts::FACET_SCHEMA)?;
+        if version < COUNTS_SINCE_VERSION || written_by_schema_4 {
+            count_captures(&mut writer_conn)?;
+        }
         let redeliveries = Arc::new(Mutex::new(load_redeliveries(&mut writer_conn)?));
         let highest_deleted = highest_deleted(&writer_conn)?;
         writer_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
@@ -600,6 +657,7 @@ impl Store {
                     path,
                     readers,
                     indexed: true,
+                    layout: IndexLayout::Counted,
                 },
                 redeliveries,
                 writer_thread: Mutex::new(Some(thread)),
@@ -820,6 +878,7 @@ impl StoreReader {
                 |row| row.get(0),
             )
             .map_err(open_error)?;
+        let layout = IndexLayout::read(&conn).map_err(open_error)?;
         let readers = ReaderPool::new(conn, {
             let path = path.clone();
             move || open_read_only(&path)
@@ -828,6 +887,7 @@ impl StoreReader {
             path,
             readers,
             indexed,
+            layout,
         })
     }
 
@@ -869,6 +929,9 @@ impl StoreReader {
 
     /// How many captures `filter` selects.
     pub fn count(&self, filter: &CaptureFilter) -> Result<u64> {
+        if self.layout == IndexLayout::Counted && facet_counts::answers(filter) {
+            return self.counted_total(&self.reader(), filter);
+        }
         let (condition, args) = filter_sql(filter, self.indexed);
         let total: i64 = self.reader().query_row(
             &format!("SELECT COUNT(*) FROM captures WHERE {condition}"),
@@ -898,8 +961,9 @@ impl StoreReader {
     /// How it stays fast on a large store (measured in `benches/query.rs`):
     /// - without a search, rows are walked newest first in `captures_list`, an index of the
     ///   id and every filtered column, so skipping to a middle page steps over index entries
-    ///   (about 60 bytes) instead of rows (2.5 KB); the count is SQL's, over the narrowest
-    ///   index that applies;
+    ///   (about 60 bytes) instead of rows (2.5 KB); the count under column filters is read
+    ///   from `facet_counts` and the unindexed tail ([`crate::facet_counts`]), others are
+    ///   SQL's over `captures_list` (or the time index);
     /// - a search merges the ordered hits of the full-text index, of the id index and of the
     ///   unindexed tail ([`SearchText::streams`]), each joined to its capture for the other
     ///   filters, and stops after the page: a word in every capture reads one page of hits;
@@ -921,25 +985,31 @@ impl StoreReader {
         let (total, total_capped) = if search.is_none() && query.grouping == Grouping::EveryAttempt
         {
             // Exact count, and only the page's ids read from the index.
-            let total: i64 = conn.query_row(
-                &format!(
-                    "SELECT COUNT(*) FROM captures c {} WHERE {condition}",
-                    count_index(&query.filter, true)
-                ),
-                params_from_iter(args.iter()),
-                |row| row.get(0),
-            )?;
+            let total =
+                if self.layout == IndexLayout::Counted && facet_counts::answers(&query.filter) {
+                    self.counted_total(&conn, &query.filter)?
+                } else {
+                    let total: i64 = conn.query_row(
+                        &format!(
+                            "SELECT COUNT(*) FROM captures c {} WHERE {condition}",
+                            count_index(&query.filter, true, self.layout)
+                        ),
+                        params_from_iter(args.iter()),
+                        |row| row.get(0),
+                    )?;
+                    total.max(0) as u64
+                };
             let mut select = conn.prepare(&format!(
                 "SELECT c.id, c.notification_id FROM captures c {} WHERE {condition} \
                  ORDER BY c.id DESC LIMIT {limit} OFFSET {}",
-                list_index(&query.filter),
+                list_index(&query.filter, self.layout),
                 query.offset.min(i64::MAX as u64)
             ))?;
             let mut rows = select.query(params_from_iter(args.iter()))?;
             while let Some(row) = rows.next()? {
                 ids.push((row.get(0)?, row.get(1)?));
             }
-            (total.max(0) as u64, false)
+            (total, false)
         } else {
             let streams = self.streams(&query.filter, search.as_ref(), true);
             let grouped = query.grouping == Grouping::ByNotification;
@@ -1025,7 +1095,7 @@ impl StoreReader {
                     format!(
                         "SELECT c.id, c.notification_id, c.verdict FROM captures c {} \
                          WHERE {condition} ORDER BY c.id DESC",
-                        list_index(filter)
+                        list_index(filter, self.layout)
                     ),
                     args,
                 )]
@@ -1053,6 +1123,23 @@ impl StoreReader {
         Ok(u32::try_from(count).unwrap_or(u32::MAX).max(1))
     }
 
+    /// How many captures `filter` (which [`facet_counts::answers`]) selects, from the counts
+    /// and the tail above them.
+    fn counted_total(&self, conn: &Connection, filter: &CaptureFilter) -> Result<u64> {
+        let mut args: Vec<Box<dyn ToSql>> = Vec::new();
+        let parts = FilterParts {
+            verdicts: true,
+            text: false,
+        };
+        let rows = facet_counts::counted_rows(&mut |alias| {
+            filter_condition(filter, alias, self.indexed, parts, &mut args)
+        });
+        let total: i64 = conn
+            .prepare_cached(&format!("SELECT COALESCE(SUM(captures), 0) FROM ({rows})"))?
+            .query_row(params_from_iter(args.iter()), |row| row.get(0))?;
+        Ok(total.max(0) as u64)
+    }
+
     /// Captures the search index has not reached yet (the indexer works behind the writer, see
     /// [`crate::search`]); a search reads these by scanning them, so it is slower, not less
     /// complete, while this is large (after an import or the migration of an older store).
@@ -1073,10 +1160,14 @@ impl StoreReader {
     /// past [`COUNT_CAP`] ([`Facets::capped`]).
     pub fn facets(&self, filter: &CaptureFilter) -> Result<Facets> {
         let conn = self.reader();
+        let values = |column| match self.layout {
+            IndexLayout::Counted => facet_counts::distinct_values(&conn, column),
+            _ => distinct_values(&conn, column),
+        };
         let mut facets = Facets {
-            event_types: distinct_values(&conn, "event_type")?,
-            resource_types: distinct_values(&conn, "resource_type")?,
-            subscriptions: distinct_values(&conn, "subscription_id")?,
+            event_types: values("event_type")?,
+            resource_types: values("resource_type")?,
+            subscriptions: values("subscription_id")?,
             ..Facets::default()
         };
         let mut args: Vec<Box<dyn ToSql>> = Vec::new();
@@ -1088,11 +1179,20 @@ impl StoreReader {
         let mut counts: BTreeMap<Verdict, u64> = BTreeMap::new();
         match filter.text.as_deref().and_then(SearchText::parse) {
             None => {
-                let mut select = conn.prepare(&format!(
-                    "SELECT c.verdict, COUNT(*) FROM captures c {} WHERE {condition} \
-                     GROUP BY c.verdict",
-                    verdict_count_index(filter)
-                ))?;
+                let sql = if self.layout == IndexLayout::Counted && facet_counts::answers(filter) {
+                    args.clear();
+                    let rows = facet_counts::counted_rows(&mut |alias| {
+                        filter_condition(filter, alias, self.indexed, parts, &mut args)
+                    });
+                    format!("SELECT verdict, SUM(captures) FROM ({rows}) GROUP BY verdict")
+                } else {
+                    format!(
+                        "SELECT c.verdict, COUNT(*) FROM captures c {} WHERE {condition} \
+                         GROUP BY c.verdict",
+                        verdict_count_index(filter, self.layout)
+                    )
+                };
+                let mut select = conn.prepare(&sql)?;
                 let mut rows = select.query(params_from_iter(args.iter()))?;
                 while let Some(row) = rows.next()? {
                     if let Some(verdict) = Verdict::parse(&row.get::<_, String>(0)?) {
@@ -1219,8 +1319,14 @@ impl StoreReader {
 
     /// When the first capture of `subscription_id` still in the store was received.
     pub fn first_capture_of(&self, subscription_id: &str) -> Result<Option<DateTime<Utc>>> {
+        // Without the subscription's own index (schema 5), one pass over `captures_list` rather
+        // than a walk of the time index reading each row.
+        let hint = match self.layout {
+            IndexLayout::Counted => "INDEXED BY captures_list",
+            _ => "",
+        };
         let first: Option<i64> = self.reader().query_row(
-            "SELECT MIN(received_at_us) FROM captures WHERE subscription_id = ?1",
+            &format!("SELECT MIN(received_at_us) FROM captures {hint} WHERE subscription_id = ?1"),
             [subscription_id],
             |row| row.get(0),
         )?;
@@ -1489,6 +1595,8 @@ impl Writer {
                 .prepare(&format!("SELECT id FROM captures WHERE {condition}"))?
                 .query_map(params_from_iter(args.iter()), |row| row.get(0))?
                 .collect::<rusqlite::Result<_>>()?;
+            let arg_refs: Vec<&dyn ToSql> = args.iter().map(|arg| arg.as_ref()).collect();
+            facet_counts::uncount(&tx, &condition, &arg_refs)?;
             let deleted = tx.execute(
                 &format!("DELETE FROM captures WHERE {condition}"),
                 params_from_iter(args.iter()),
@@ -1826,10 +1934,16 @@ fn outbound_from_row(row: &Row<'_>) -> rusqlite::Result<OutboundRecord> {
     })
 }
 
-/// The index a walk over `filter`'s captures, newest first, reads: for one value of one
-/// column, that column's narrow index, (value, id), in id order already; else
-/// `captures_list` (the id and every filtered column), unless the filter names its captures.
-fn list_index(filter: &CaptureFilter) -> &'static str {
+/// The index a walk over `filter`'s captures, newest first, reads: `captures_list` (the id and
+/// every filtered column), unless the filter names its captures; in a store of schema 4, for
+/// one value of one column, that column's narrow index, (value, id), in id order already.
+fn list_index(filter: &CaptureFilter, layout: IndexLayout) -> &'static str {
+    match layout {
+        IndexLayout::Plain => return "",
+        IndexLayout::Counted if filter.ids.is_empty() => return "INDEXED BY captures_list",
+        IndexLayout::Counted => return "",
+        IndexLayout::Narrow => {}
+    }
     let one_value_of_one_column = filtered_columns(filter, true) == 1
         && filter.verdicts.len() <= 1
         && filter.since.is_none()
@@ -1860,8 +1974,25 @@ fn filtered_columns(filter: &CaptureFilter, with_verdicts: bool) -> usize {
 /// picks it). Two or more: `captures_list`, which holds them all, so no row is read; the
 /// narrow index of one column would have SQLite read a 2.5 KB row per entry to check the
 /// others.
-fn count_index(filter: &CaptureFilter, with_verdicts: bool) -> &'static str {
-    if filter.ids.is_empty() && filtered_columns(filter, with_verdicts) >= 2 {
+fn count_index(filter: &CaptureFilter, with_verdicts: bool, layout: IndexLayout) -> &'static str {
+    let least_columns = match layout {
+        IndexLayout::Plain => return "",
+        // No column has its own index: under a column, or an id bound, the count reads
+        // `captures_list`, not the rows; a time range alone reads its own index.
+        IndexLayout::Counted => {
+            let time_alone = filter.max_id.is_none()
+                && filtered_columns(filter, with_verdicts) == 1
+                && (filter.since.is_some() || filter.until.is_some());
+            let restricted = filter.max_id.is_some() || filtered_columns(filter, with_verdicts) > 0;
+            return if filter.ids.is_empty() && restricted && !time_alone {
+                "INDEXED BY captures_list"
+            } else {
+                ""
+            };
+        }
+        IndexLayout::Narrow => 2,
+    };
+    if filter.ids.is_empty() && filtered_columns(filter, with_verdicts) >= least_columns {
         "INDEXED BY captures_list"
     } else {
         ""
@@ -1871,9 +2002,11 @@ fn count_index(filter: &CaptureFilter, with_verdicts: bool) -> &'static str {
 /// The index the verdict facet (verdicts counted under `filter` without its verdicts) reads:
 /// the narrow verdict index when nothing else is filtered, else `captures_list` (see
 /// [`count_index`]).
-fn verdict_count_index(filter: &CaptureFilter) -> &'static str {
-    if !filter.ids.is_empty() {
+fn verdict_count_index(filter: &CaptureFilter, layout: IndexLayout) -> &'static str {
+    if !filter.ids.is_empty() || layout == IndexLayout::Plain {
         ""
+    } else if layout == IndexLayout::Counted {
+        "INDEXED BY captures_list"
     } else if filtered_columns(filter, false) == 0 {
         "INDEXED BY captures_verdict"
     } else {

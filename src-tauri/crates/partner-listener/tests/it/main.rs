@@ -6,6 +6,7 @@ mod end_to_end;
 mod evidence;
 mod export;
 mod export_progress;
+mod facet_counts;
 mod forward_replay;
 mod forward_rules;
 mod limits;
