@@ -1,5 +1,5 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { act, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { emit } from "@tauri-apps/api/event";
 import { describe, expect, it } from "vitest";
 import { App } from "./App";
@@ -124,6 +124,18 @@ describe("App start-up", () => {
     const page = calls.find((c) => c.cmd === "inspector_page");
     expect(page?.args).toMatchObject({ query: { offset: 0, grouped: false } });
     expect(window.location.hash).not.toContain("webhooks");
+
+    // Opened now, it renders at once: no "Loading…" while a lazy chunk resolves.
+    act(() => {
+      window.location.hash = "#/webhooks";
+      window.dispatchEvent(new HashChangeEvent("hashchange"));
+    });
+    expect(screen.queryByText("Loading…")).toBeNull();
+    expect(screen.getByRole("heading", { name: "Webhooks" })).toBeInTheDocument();
+    act(() => {
+      window.location.hash = "";
+      window.dispatchEvent(new HashChangeEvent("hashchange"));
+    });
   });
 
   it("shows a failed demo subscription in words while the tables stay usable", async () => {
