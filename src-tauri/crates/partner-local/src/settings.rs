@@ -455,6 +455,18 @@ mod tests {
         );
     }
 
+    /// Rewrites the settings file at `path` as an older version wrote it: without the listener's
+    /// field `name`.
+    fn write_without_listener_field(path: &Path, name: &str) {
+        let mut older: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("json");
+        older["listener"]
+            .as_object_mut()
+            .expect("listener")
+            .remove(name);
+        std::fs::write(path, older.to_string()).expect("write");
+    }
+
     #[test]
     fn forward_rules_are_kept_in_order_and_an_older_file_has_none() {
         let dir = tempfile::tempdir().expect("dir");
@@ -474,15 +486,7 @@ mod tests {
         assert_eq!(loaded.listener.forward_rules, vec![events, rest]);
 
         // A file from before forwarding was kept: no rules, nothing else lost.
-        let mut older: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.path().join("settings.json")).expect("read"),
-        )
-        .expect("json");
-        older["listener"]
-            .as_object_mut()
-            .expect("listener")
-            .remove("forwardRules");
-        std::fs::write(dir.path().join("settings.json"), older.to_string()).expect("write");
+        write_without_listener_field(&dir.path().join("settings.json"), "forwardRules");
         let loaded = file.load(None).expect("load");
         assert!(loaded.notice.is_none());
         assert!(loaded.settings.listener.forward_rules.is_empty());
@@ -520,15 +524,7 @@ mod tests {
         assert!(!loaded.in_effect().is_active());
 
         // A file from before the test mode was kept: off, nothing else lost.
-        let mut older: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.path().join("settings.json")).expect("read"),
-        )
-        .expect("json");
-        older["listener"]
-            .as_object_mut()
-            .expect("listener")
-            .remove("testMode");
-        std::fs::write(dir.path().join("settings.json"), older.to_string()).expect("write");
+        write_without_listener_field(&dir.path().join("settings.json"), "testMode");
         let loaded = file.load(None).expect("load");
         assert!(loaded.notice.is_none());
         assert_eq!(
