@@ -993,6 +993,7 @@ await step("after the restart: the test mode is still on, answering as it was se
   await waitText("[data-testid=test-mode-summary]", /first attempt fails with 503/);
   const response = await notify(before.listenerAddress, subscriptionId, SECOND_KEY, "e2e-after-restart-test-mode");
   assert.equal(response.status, 503, `the first attempt failed on purpose (${response.status})`);
+  await browser.waitUntil(async () => (await (await $("[data-capture-id]")).getAttribute("data-event-id")) === "e2e-after-restart-test-mode", { timeout: 15000, timeoutMsg: "the failed attempt is not listed" });
   await setTestMode(false);
   // Off, its values wait for the next time it is turned on.
   await (await $("[data-testid=test-mode]")).click();
@@ -1001,11 +1002,10 @@ await step("after the restart: the test mode is still on, answering as it was se
 });
 
 await step("after the restart: a notification signed with the previous key verifies, in its grace period", async () => {
-  const newestBefore = await (await $("[data-capture-id]")).getAttribute("data-capture-id");
   const response = await notify(before.listenerAddress, subscriptionId, ROTATED_KEY, "e2e-after-restart-previous-key");
   assert.equal(response.status, 200, `the listener acknowledged it (${response.status})`);
   // Newest first: the notification just sent becomes the first row.
-  await browser.waitUntil(async () => (await (await $("[data-capture-id]")).getAttribute("data-capture-id")) !== newestBefore, { timeout: 15000, timeoutMsg: "the notification did not show" });
+  await browser.waitUntil(async () => (await (await $("[data-capture-id]")).getAttribute("data-event-id")) === "e2e-after-restart-previous-key", { timeout: 15000, timeoutMsg: "the notification did not show" });
   const row = await $("[data-capture-id]");
   assert.equal(await row.getAttribute("data-verdict"), "valid");
   await row.click();
