@@ -35,6 +35,11 @@ pub fn milestone(what: &str) {
 
 pub async fn first_run(app: AppHandle) {
     milestone("first run begins");
+    // The listener and the connection start side by side, and the screens are ready once the
+    // connection is: the listener's store can take a moment to open when it holds a million
+    // captures (it rebuilds its notification map), and the products table does not need it. The
+    // listener announces itself when it is up; the demo subscription and the tunnel check wait
+    // for it.
     let listener = {
         let app = app.clone();
         tauri::async_runtime::spawn(async move {
@@ -46,14 +51,10 @@ pub async fn first_run(app: AppHandle) {
     let connection = {
         let app = app.clone();
         tauri::async_runtime::spawn(async move { open_at_start(&app).await })
-    };
-    let (listener, connection) = futures::join!(listener, connection);
-    let listener = listener.unwrap_or_else(|e| Err(task_failed(&e)));
-    let connection = connection.unwrap_or_else(|e| Err(task_failed(&e)));
-    let state = app.state::<AppState>();
-    if let Err(error) = &listener {
-        tracing::error!(%error, "the listener did not start");
     }
+    .await
+    .unwrap_or_else(|e| Err(task_failed(&e)));
+    let state = app.state::<AppState>();
     if let Err(error) = &connection {
         tracing::error!(%error, "start-up failed");
         state.lock().startup_error = Some(error.clone());
@@ -65,6 +66,10 @@ pub async fn first_run(app: AppHandle) {
     };
     crate::events::announce(&app, |_| state.set_phase(phase));
     milestone("ready");
+    let listener = listener.await.unwrap_or_else(|e| Err(task_failed(&e)));
+    if let Err(error) = &listener {
+        tracing::error!(%error, "the listener did not start");
+    }
     if let Ok(Some(client)) = connection {
         if listener.is_ok() {
             spawn_demo_subscription(app.clone(), client);
