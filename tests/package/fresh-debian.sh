@@ -64,10 +64,15 @@ kill %1
 export HOME=/tmp/home XDG_RUNTIME_DIR=/tmp/run
 mkdir -p \$HOME \$XDG_RUNTIME_DIR; chmod 700 \$XDG_RUNTIME_DIR
 Xvfb :7 -screen 0 1280x800x24 -nolisten tcp >/tmp/xvfb.log 2>&1 &
+xvfb=\$!
 for _ in \$(seq 50); do xdpyinfo -display :7 >/dev/null 2>&1 && break; sleep 0.1; done
 export DISPLAY=:7 PARTNER_LISTENER_ADDR=127.0.0.1:17070
-dbus-run-session -- bash -c 'echo -n fresh | gnome-keyring-daemon --unlock --components=secrets >/dev/null; exec partner-console' >/tmp/app.log 2>&1 &
+# A session of its own, so the end can stop all of it: the app, its WebKit processes and the
+# session bus (a kill of dbus-run-session alone left the app running after the check).
+setsid dbus-run-session -- bash -c 'echo -n fresh | gnome-keyring-daemon --unlock --components=secrets >/dev/null; exec partner-console' >/tmp/app.log 2>&1 &
 app=\$!
+# Whatever way this script ends (set -e applies inside the trap too: each kill may fail).
+trap 'kill -- -\$app 2>/dev/null || true; kill \$xvfb 2>/dev/null || true' EXIT
 for _ in \$(seq 120); do
   xwininfo -root -tree | grep -q '"Partner Console"' && break
   kill -0 \$app 2>/dev/null || { cat /tmp/app.log; exit 1; }
@@ -83,7 +88,10 @@ done
 sleep 8
 import -window root /tmp/fresh-debian-app.png
 echo "fresh debian: the installed app's window is up, its listener answered \$code"
-kill \$app; wait \$app 2>/dev/null || true
+kill -- -\$app 2>/dev/null || kill \$app
+wait \$app 2>/dev/null || true
+kill \$xvfb 2>/dev/null || true
+wait \$xvfb 2>/dev/null || true
 INSIDE
 chmod +x "$system/tmp/inside.sh"
 
