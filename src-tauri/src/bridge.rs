@@ -767,6 +767,11 @@ pub struct InspectorQuery {
     #[ts(type = "number")]
     pub offset: u64,
     pub limit: u32,
+    /// A search's count goes on past the page (up to the store's cap). False when the caller
+    /// takes the count from [`InspectorFacets::total`], read beside the page anyway: the page
+    /// then counts only through itself and one hit more (the count would walk the same hits
+    /// twice).
+    pub count_past_page: bool,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -795,7 +800,10 @@ pub struct InspectorFacets {
     /// Captures in the store.
     #[ts(type = "number")]
     pub stored: u64,
-    /// A search's verdict counts stopped counting: lower bounds.
+    /// Captures matching the whole filter (a lower bound when `capped`).
+    #[ts(type = "number")]
+    pub total: u64,
+    /// A search's counts stopped counting: lower bounds.
     pub capped: bool,
 }
 

@@ -127,6 +127,25 @@ const settled = await browser.executeAsync((done) => {
   requestAnimationFrame(tick);
 });
 console.log(JSON.stringify({ metric: "start_up_frames_steady_after_ms", value: settled }));
+// What the app holds before the inspector: its shell and the products screen.
+await browser.pause(1000);
+console.log(JSON.stringify({ metric: "rss_kb_app_at_products_by_process", captures, value: rssByProcess(binary) }));
+// Every store read the inspector makes, timed where the page asks for it (the app's IPC).
+await browser.execute(() => {
+  const internals = window.__TAURI_INTERNALS__;
+  const invoke = internals.invoke.bind(internals);
+  window.benchReads = [];
+  internals.invoke = (cmd, args, options) => {
+    const started = performance.now();
+    const done = invoke(cmd, args, options);
+    if (cmd === "inspector_page" || cmd === "inspector_facets") {
+      const read = { cmd, offset: args?.query?.offset ?? null, started, ended: null };
+      window.benchReads.push(read);
+      done.then(() => { read.ended = performance.now(); }, () => { read.ended = performance.now(); });
+    }
+    return done;
+  };
+});
 const opens = [];
 for (let i = 0; i < 7; i += 1) {
   await browser.execute(() => { window.location.hash = "#/products"; });
@@ -171,14 +190,26 @@ function jumpTo(where, screens = false) {
       });
       return rows.length > 0 && rows.every((r) => r.hasAttribute("data-capture-id"));
     };
-    const check = () => (ready() ? requestAnimationFrame(() => done(performance.now() - t0)) : requestAnimationFrame(check));
+    // Where the time went: the first page read asked after the scroll, how long the reads
+    // asked before the rows were in took (first asked to last answered), and the rest after.
+    const parts = (shown) => {
+      const reads = window.benchReads.filter((r) => r.cmd === "inspector_page" && r.started >= t0 && r.ended !== null && r.ended <= t0 + shown);
+      if (reads.length === 0) return { ms: shown, asked: null, read: null, after: null, reads: 0 };
+      const asked = Math.min(...reads.map((r) => r.started)) - t0;
+      const answered = Math.max(...reads.map((r) => r.ended)) - t0;
+      return { ms: shown, asked, read: answered - asked, after: shown - answered, reads: reads.length };
+    };
+    const check = () => (ready() ? requestAnimationFrame(() => done(parts(performance.now() - t0))) : requestAnimationFrame(check));
     requestAnimationFrame(check);
   }, where, screens);
 }
 const positions = Array.from({ length: 30 }, (_, i) => ((i * 7919) % 1000) / 1000);
-const scrolls = [];
-for (const where of positions) scrolls.push(await jumpTo(where));
+const jumps = [];
+for (const where of positions) jumps.push(await jumpTo(where));
+const scrolls = jumps.map((j) => j.ms);
 summary("scroll_to_rows_shown_ms", scrolls);
+const withReads = jumps.filter((j) => j.reads > 0);
+for (const part of ["asked", "read", "after"]) summary(`scroll_parts_${part}_ms`, withReads.map((j) => j[part]));
 // The reference: a screen down at a time from the middle, each move landing on rows already
 // read (the blocks either side of the window are read ahead), so no store read: what moving
 // the list costs the webview alone (layout and paint of the rows in view).
@@ -186,7 +217,7 @@ await jumpTo(0.5);
 await browser.pause(500);
 const pages = [];
 for (let i = 0; i < 30; i += 1) {
-  pages.push(await jumpTo(1, true));
+  pages.push((await jumpTo(1, true)).ms);
   await browser.pause(100);
 }
 summary("scroll_a_screen_rows_already_read_ms", pages);
@@ -220,7 +251,12 @@ async function timeChange(selector, value) {
       watch.disconnect();
       // What a run that saw no answer was left with, for the log.
       if (ms < 0) window.benchUnanswered = { sel, val, busy: list.getAttribute("aria-busy"), count: document.querySelector("[data-testid=capture-count]")?.textContent, firstRow: document.querySelector(".capture-scroll .capture-row")?.outerHTML.slice(0, 200) };
-      done(ms);
+      // How long the first page read and the facets read asked for by this change took.
+      const took = (cmd) => {
+        const read = window.benchReads.find((r) => r.cmd === cmd && r.started >= t0 && r.ended !== null);
+        return read ? read.ended - read.started : null;
+      };
+      done({ ms, page: took("inspector_page"), facets: took("inspector_facets") });
     };
     const check = () => (ok() ? requestAnimationFrame(() => finish(performance.now() - t0)) : performance.now() - t0 > 20000 ? finish(-1) : requestAnimationFrame(check));
     check();
@@ -233,8 +269,11 @@ const choices = await browser.execute(() => ({
 }));
 const searches = (process.env.PARTNER_BENCH_SEARCHES ?? "transaction,created,loan,zzzznothing").split(",");
 const filterRuns = {};
-const record = async (name, ms) => {
+const readTimes = {};
+const record = async (name, { ms, page, facets }) => {
   (filterRuns[name] ??= []).push(ms);
+  if (page !== null) ((readTimes[name] ??= {}).page ??= []).push(page);
+  if (facets !== null) ((readTimes[name] ??= {}).facets ??= []).push(facets);
   if (ms < 0) console.log(JSON.stringify({ unanswered: name, state: await browser.execute(() => window.benchUnanswered) }));
 };
 for (let round = 0; round < 3; round += 1) {
@@ -256,6 +295,7 @@ for (let round = 0; round < 3; round += 1) {
 }
 const everything = Object.values(filterRuns).flat();
 for (const [name, runs] of Object.entries(filterRuns)) summary(`filter_${name.replace(/ /g, "_")}_ms`, runs);
+for (const [name, reads] of Object.entries(readTimes)) for (const [cmd, runs] of Object.entries(reads)) summary(`filter_${name.replace(/ /g, "_")}_${cmd}_read_ms`, runs);
 summary("filter_and_search_all_ms", everything);
 
 await browser.pause(1000);

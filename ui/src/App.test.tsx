@@ -116,7 +116,7 @@ describe("App start-up", () => {
       sort_keys: sortKeys,
       list_products: (args) => pageOf([product(1)], args, 1),
       inspector_page: () => ({ offset: 0, total: 0, totalCapped: false, items: [] }),
-      inspector_facets: () => ({ capped: false, verdicts: {}, eventTypes: [], resourceTypes: [], subscriptions: [], stored: 0 }),
+      inspector_facets: () => ({ capped: false, verdicts: {}, eventTypes: [], resourceTypes: [], subscriptions: [], stored: 0, total: 0 }),
     });
     render(<QueryClientProvider client={client()}><App /></QueryClientProvider>);
     expect(await screen.findAllByText("Product 1")).not.toHaveLength(0);

@@ -17,7 +17,7 @@ use crate::state::AppState;
 use partner_api::{ResourceAddress, ResourceRefMismatch};
 use partner_listener::export::{ExportFormat, ExportReport};
 use partner_listener::{
-    Capture, CaptureFilter, CaptureQuery, Grouping, OutboundRecord, Store, Verdict,
+    Capture, CaptureFilter, CaptureQuery, Grouping, HitCount, OutboundRecord, Store, Verdict,
 };
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -69,12 +69,18 @@ pub async fn page(state: &AppState, query: InspectorQuery) -> Result<InspectorPa
         Grouping::EveryAttempt
     };
     let limit = u64::from(query.limit.clamp(1, MAX_PAGE));
+    let count = if query.count_past_page {
+        HitCount::UpToCap
+    } else {
+        HitCount::ThroughPage
+    };
     read(store, move |store| {
         let page = store.page(&CaptureQuery {
             filter,
             grouping,
             offset,
             limit,
+            count,
         })?;
         Ok(InspectorPage {
             offset,
@@ -102,6 +108,7 @@ pub async fn facets(state: &AppState, filter: InspectorFilter) -> Result<Inspect
         let stored = store.count(&CaptureFilter::default())?;
         Ok(InspectorFacets {
             capped: facets.capped,
+            total: facets.total,
             verdicts: facets.verdicts,
             event_types: facets.event_types,
             resource_types: facets.resource_types,

@@ -456,6 +456,8 @@ fn captured_event(
             ..partner_listener::CaptureFilter::default()
         },
         limit: 20,
+        // Only the rows: the count is not shown.
+        count: partner_listener::HitCount::ThroughPage,
         ..partner_listener::CaptureQuery::default()
     })?;
     for listed in page.items {

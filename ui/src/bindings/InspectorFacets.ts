@@ -14,6 +14,10 @@ verdicts: { [key in Verdict]?: number }, eventTypes: Array<string>, resourceType
  */
 stored: number, 
 /**
- * A search's verdict counts stopped counting: lower bounds.
+ * Captures matching the whole filter (a lower bound when `capped`).
+ */
+total: number, 
+/**
+ * A search's counts stopped counting: lower bounds.
  */
 capped: boolean, };

@@ -8,4 +8,11 @@ export type InspectorQuery = { filter: InspectorFilter,
 /**
  * One row per notification (its attempts folded under it) instead of one per attempt.
  */
-grouped: boolean, offset: number, limit: number, };
+grouped: boolean, offset: number, limit: number, 
+/**
+ * A search's count goes on past the page (up to the store's cap). False when the caller
+ * takes the count from [`InspectorFacets::total`], read beside the page anyway: the page
+ * then counts only through itself and one hit more (the count would walk the same hits
+ * twice).
+ */
+countPastPage: boolean, };

@@ -120,14 +120,17 @@ export function captureStore(initial: CaptureSummary[]) {
         }
         hits = [...seen.values()];
       }
-      return { offset: q.offset, total: hits.length, totalCapped: false, items: hits.slice(q.offset, q.offset + q.limit) };
+      // Counted through the page only, as the store does when asked: "this far, and more".
+      const end = q.offset + q.limit;
+      const more = !q.countPastPage && hits.length > end;
+      return { offset: q.offset, total: more ? end : hits.length, totalCapped: more, items: hits.slice(q.offset, end) };
     },
     inspector_facets: (a: Record<string, unknown>) => {
       const f = a.filter as InspectorFilter;
       const verdicts: Record<string, number> = {};
       for (const c of rows) if (matches(f, c, false)) verdicts[c.verdict] = (verdicts[c.verdict] ?? 0) + 1;
       const distinct = (pick: (c: CaptureSummary) => string) => [...new Set(rows.map(pick))].sort();
-      return { verdicts, eventTypes: distinct((c) => c.eventType), resourceTypes: distinct((c) => c.resourceType), subscriptions: distinct((c) => c.subscriptionId), stored: rows.length, capped: false };
+      return { verdicts, eventTypes: distinct((c) => c.eventType), resourceTypes: distinct((c) => c.resourceType), subscriptions: distinct((c) => c.subscriptionId), stored: rows.length, total: rows.filter((c) => matches(f, c)).length, capped: false };
     },
     clear_captures: (a: Record<string, unknown>) => {
       const form = a.form as ClearCapturesForm;

@@ -13,7 +13,8 @@
 use chrono::Duration;
 use partner_listener::export::import_jsonl;
 use partner_listener::{
-    CaptureFilter, CaptureQuery, Grouping, Retention, Store, StoreOptions, StoreReader, Verdict,
+    CaptureFilter, CaptureQuery, Grouping, HitCount, Retention, Store, StoreOptions, StoreReader,
+    Verdict,
 };
 use std::io::{BufWriter, Write};
 use std::time::Instant;
@@ -208,6 +209,13 @@ fn time_reads(reader: &StoreReader, size: u64, runs: usize) {
                 page(text(corpus::COMMON_WORD), 0),
             ),
             (
+                "search: every body, through page",
+                CaptureQuery {
+                    count: HitCount::ThroughPage,
+                    ..page(text(corpus::COMMON_WORD), 0)
+                },
+            ),
+            (
                 "search: every body, offset 5000",
                 page(text(corpus::COMMON_WORD), 5000),
             ),
@@ -230,6 +238,19 @@ fn time_reads(reader: &StoreReader, size: u64, runs: usize) {
                     },
                     0,
                 ),
+            ),
+            (
+                "search + verdict, through page",
+                CaptureQuery {
+                    count: HitCount::ThroughPage,
+                    ..page(
+                        CaptureFilter {
+                            verdicts: vec![Verdict::InvalidSignature],
+                            ..text(corpus::COMMON_WORD)
+                        },
+                        0,
+                    )
+                },
             ),
         ];
         println!(
@@ -273,6 +294,7 @@ fn page(filter: CaptureFilter, offset: u64) -> CaptureQuery {
         grouping: Grouping::EveryAttempt,
         offset,
         limit: 50,
+        count: HitCount::UpToCap,
     }
 }
 

@@ -40,8 +40,8 @@ pub use runs::{last_down_time, ListenerRun};
 pub use server::{Listener, ListenerConfig, DEFAULT_ADDR, DEFAULT_BODY_LIMIT, DEFAULT_PATH};
 pub use store::{
     ArrivedNotification, CaptureFilter, CaptureList, CapturePage, CaptureQuery, Durability, Facets,
-    Grouping, ImportReport, ListedCapture, Retention, Store, StoreOptions, StoreReader, COUNT_CAP,
-    COUNT_TIME_BUDGET, MAX_PAGE_LIMIT,
+    Grouping, HitCount, ImportReport, ListedCapture, Retention, Store, StoreOptions, StoreReader,
+    COUNT_CAP, COUNT_TIME_BUDGET, MAX_PAGE_LIMIT,
 };
 pub use test_mode::TestMode;
 pub use tunnel::{check_tunnel, TunnelFailure, TunnelReport};

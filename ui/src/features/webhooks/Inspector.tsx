@@ -372,7 +372,7 @@ function ClearCaptures({ filter, shown, shownCapped, stored, newestShown, onClea
   const ask = (which: InspectorFilter | null, count: number, atLeast = false) => {
     setDone(null);
     setError(null);
-    const top = which === null ? api.inspectorPage({ filter: storeFilter(NO_FILTER), grouped: false, offset: 0, limit: 1 }).then((p) => p.items[0]?.id ?? 0) : Promise.resolve(newestShown ?? 0);
+    const top = which === null ? api.inspectorPage({ filter: storeFilter(NO_FILTER), grouped: false, offset: 0, limit: 1, countPastPage: true }).then((p) => p.items[0]?.id ?? 0) : Promise.resolve(newestShown ?? 0);
     top.then((upToId) => setAsked({ filter: which, count, atLeast, upToId }), setError);
   };
   const confirm = () => {

@@ -21,7 +21,7 @@ import { BLOCK, NO_FILTER, storeFilter } from "./inspectorModel";
  */
 export function warmWebhooks(): void {
   const filter = storeFilter(NO_FILTER);
-  api.inspectorPage({ filter, grouped: false, offset: 0, limit: BLOCK }).catch(() => {});
+  api.inspectorPage({ filter, grouped: false, offset: 0, limit: BLOCK, countPastPage: true }).catch(() => {});
   api.inspectorFacets(filter).catch(() => {});
 }
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { CaptureSummary, InspectorFilter } from "../../platform";
 import { mockCommands } from "../../test/render";
 import { BLOCK } from "./inspectorModel";
-import { KEEP_BLOCKS_AROUND, useInspector } from "./useInspector";
+import { KEEP_BLOCKS_AROUND, furthest, useInspector } from "./useInspector";
 
 const TOTAL = 100_000;
 function summary(id: number): CaptureSummary {
@@ -19,7 +19,7 @@ describe("useInspector", () => {
         const items = Array.from({ length: Math.min(limit, TOTAL - offset) }, (_, i) => summary(TOTAL - offset - i));
         return { offset, total: TOTAL, totalCapped: false, items };
       },
-      inspector_facets: () => ({ capped: false, verdicts: { valid: TOTAL }, eventTypes: [], resourceTypes: [], subscriptions: [], stored: TOTAL }),
+      inspector_facets: () => ({ capped: false, verdicts: { valid: TOTAL }, eventTypes: [], resourceTypes: [], subscriptions: [], stored: TOTAL, total: TOTAL }),
     });
     const { result } = renderHook(() => useInspector(noFilter, false, false));
     await waitFor(() => expect(result.current.blocks.has(0)).toBe(true));
@@ -52,7 +52,7 @@ describe("useInspector", () => {
         const page = { offset, total: TOTAL, totalCapped: false, items: Array.from({ length: limit }, (_, i) => summary(TOTAL - offset - i)) };
         return offset === 50 * BLOCK ? new Promise((resolve) => (answerSlow = () => resolve(page))) : page;
       },
-      inspector_facets: () => ({ capped: false, verdicts: {}, eventTypes: [], resourceTypes: [], subscriptions: [], stored: TOTAL }),
+      inspector_facets: () => ({ capped: false, verdicts: {}, eventTypes: [], resourceTypes: [], subscriptions: [], stored: TOTAL, total: TOTAL }),
     });
     const { result } = renderHook(() => useInspector(noFilter, false, false));
     await waitFor(() => expect(result.current.blocks.has(0)).toBe(true));
@@ -62,5 +62,56 @@ describe("useInspector", () => {
     await act(async () => answerSlow());
     expect(result.current.blocks.has(50)).toBe(false);
     expect(result.current.blocks.has(700)).toBe(true);
+  });
+
+  it("counts a search once, by the facets, while its pages count only through themselves", async () => {
+    const HITS = 30_000;
+    const CAP = 10_000;
+    let answerFacets: () => void = () => {};
+    const calls = mockCommands({
+      inspector_page: (args) => {
+        const { offset, limit, countPastPage } = (args as { query: { offset: number; limit: number; countPastPage: boolean } }).query;
+        const items = Array.from({ length: Math.min(limit, HITS - offset) }, (_, i) => summary(HITS - offset - i));
+        // The store's two ways: up to its cap, or through the page and one hit more.
+        return countPastPage
+          ? { offset, total: CAP, totalCapped: true, items }
+          : { offset, total: Math.min(HITS, offset + limit), totalCapped: HITS > offset + limit, items };
+      },
+      inspector_facets: () =>
+        new Promise((resolve) => {
+          answerFacets = () => resolve({ capped: true, verdicts: { valid: CAP }, eventTypes: [], resourceTypes: [], subscriptions: [], stored: 90_000, total: CAP });
+        }),
+    });
+    const search = { ...noFilter, text: "partner" };
+    const { result } = renderHook(() => useInspector(search, false, false));
+    await waitFor(() => expect(result.current.blocks.has(0)).toBe(true));
+    // The rows are shown before the count is in: "100+", then further as blocks further down land.
+    expect([result.current.total, result.current.capped, result.current.loading]).toEqual([BLOCK, true, false]);
+    act(() => result.current.want([40]));
+    await waitFor(() => expect(result.current.blocks.has(40)).toBe(true));
+    expect([result.current.total, result.current.capped]).toEqual([41 * BLOCK, true]);
+    // A block nearer the top again never shortens the list.
+    act(() => result.current.want([1]));
+    await waitFor(() => expect(result.current.blocks.has(1)).toBe(true));
+    expect(result.current.total).toBe(41 * BLOCK);
+    await act(async () => answerFacets());
+    expect([result.current.total, result.current.capped]).toEqual([CAP, true]);
+    const pages = calls.filter((c) => c.cmd === "inspector_page").map((c) => (c.args as { query: { countPastPage: boolean } }).query.countPastPage);
+    expect(pages.length).toBeGreaterThan(0);
+    expect(pages.every((counted) => !counted)).toBe(true);
+
+    // Grouped, the facets count captures, not notifications: the pages count themselves.
+    const grouped = renderHook(() => useInspector(search, true, false));
+    await waitFor(() => expect(grouped.result.current.blocks.has(0)).toBe(true));
+    expect([grouped.result.current.total, grouped.result.current.capped]).toEqual([CAP, true]);
+    const last = calls.filter((c) => c.cmd === "inspector_page").at(-1)?.args as { query: { countPastPage: boolean; grouped: boolean } };
+    expect(last.query).toMatchObject({ grouped: true, countPastPage: true });
+  });
+
+  it("keeps the further of two counts of one generation, and an exact one at a tie", () => {
+    expect(furthest({ gen: 1, total: 500, capped: true }, { gen: 1, total: 100, capped: true })).toEqual({ gen: 1, total: 500, capped: true });
+    expect(furthest({ gen: 1, total: 100, capped: true }, { gen: 1, total: 250, capped: false })).toEqual({ gen: 1, total: 250, capped: false });
+    expect(furthest({ gen: 1, total: 250, capped: true }, { gen: 1, total: 250, capped: false })).toEqual({ gen: 1, total: 250, capped: false });
+    expect(furthest({ gen: 1, total: 9000, capped: true }, { gen: 2, total: 3, capped: false })).toEqual({ gen: 2, total: 3, capped: false });
   });
 });

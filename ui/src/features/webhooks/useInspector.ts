@@ -37,10 +37,11 @@ export interface InspectorData {
  * it, and are only counted while they are scrolled away (the rows under their eyes stay put).
  */
 export function useInspector(filter: InspectorFilter, grouped: boolean, following: boolean): InspectorData {
-  const [total, setTotal] = useState(0);
-  const [capped, setCapped] = useState(false);
+  const [pageCount, setPageCount] = useState<Count>({ gen: 0, total: 0, capped: false });
   const [blocks, setBlocks] = useState<ReadonlyMap<number, CaptureSummary[]>>(new Map());
   const [facets, setFacets] = useState<InspectorFacets | null>(null);
+  /** The filter the facets were read for (a live refresh keeps its count until the next). */
+  const [facetsFor, setFacetsFor] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<unknown>(null);
   const [missed, setMissed] = useState(0);
@@ -67,12 +68,13 @@ export function useInspector(filter: InspectorFilter, grouped: boolean, followin
   const load = useCallback((block: number, gen: number) => {
     requested.current.add(block);
     const { filter: f, grouped: g } = query.current;
+    const countPastPage = !countedByFacets(f, g);
     return api
-      .inspectorPage({ filter: f, grouped: g, offset: block * BLOCK, limit: BLOCK })
+      .inspectorPage({ filter: f, grouped: g, offset: block * BLOCK, limit: BLOCK, countPastPage })
       .then((page) => {
         if (gen !== generation.current) return;
-        setTotal(page.total);
-        setCapped(page.totalCapped);
+        const answered = { gen, total: page.total, capped: page.totalCapped };
+        setPageCount((cur) => (countPastPage ? answered : furthest(cur, answered)));
         if (!nearWanted(block)) {
           // Scrolled far away while it was read: not kept (read again if the list comes back).
           requested.current.delete(block);
@@ -98,10 +100,13 @@ export function useInspector(filter: InspectorFilter, grouped: boolean, followin
   }, [nearWanted]);
 
   const loadFacets = useCallback((gen: number) => {
+    const asked = query.current.filter;
     return api
-      .inspectorFacets(query.current.filter)
+      .inspectorFacets(asked)
       .then((f) => {
-        if (gen === generation.current) setFacets(f);
+        if (gen !== generation.current) return;
+        setFacets(f);
+        setFacetsFor(JSON.stringify(asked));
       })
       .catch(() => {
         // The list's own error says what is wrong with the store.
@@ -199,5 +204,39 @@ export function useInspector(filter: InspectorFilter, grouped: boolean, followin
     [load],
   );
 
+  // A search's hits are counted once, by the facets (of this filter: while a live refresh reads
+  // them again, the last count stands, so the count does not flicker down to the page's own);
+  // its pages count only through themselves.
+  const { total, capped } =
+    countedByFacets(filter, grouped) && facets !== null && facetsFor === JSON.stringify(filter)
+      ? furthest(pageCount, { gen: pageCount.gen, total: facets.total, capped: facets.capped })
+      : pageCount;
   return { total, capped, blocks, facets, loading, error, missed, arrivedAway, want, refresh };
+}
+
+/** A count the store gave for one generation: `total` rows, or at least that many if `capped`. */
+interface Count {
+  gen: number;
+  total: number;
+  capped: boolean;
+}
+
+/**
+ * Whether the facets, read beside every new filter, count what the list shows: a search of
+ * every attempt (they count its hits up to the store's cap). The pages then count only through
+ * themselves, so the same hits are not walked twice (at a million captures, about 30 ms each).
+ */
+export function countedByFacets(filter: InspectorFilter, grouped: boolean): boolean {
+  return filter.text !== null && !grouped;
+}
+
+/**
+ * The further of two counts of one generation (a page's "through here, and more", the facets'
+ * count up to the cap): a later block never shortens the list an earlier one made. A count of
+ * a newer generation replaces the other; at equal totals, an exact one wins.
+ */
+export function furthest(cur: Count, next: Count): Count {
+  if (next.gen !== cur.gen || next.total > cur.total) return next;
+  if (next.total < cur.total) return cur;
+  return { ...cur, capped: cur.capped && next.capped };
 }

@@ -180,11 +180,11 @@ describe("the inspector over the store", () => {
     expect(within(screen.getByLabelText("Counts by verdict")).getByText("invalid-signature").parentElement).toHaveTextContent("1");
     // Never the whole store: one block of rows, from the top.
     expect(calls.find((c) => c.cmd === "inspector_page")?.args).toEqual({
-      query: { filter: { verdict: null, eventType: null, resourceType: null, subscriptionId: null, since: null, until: null, text: null }, grouped: false, offset: 0, limit: 100 },
+      query: { filter: { verdict: null, eventType: null, resourceType: null, subscriptionId: null, since: null, until: null, text: null }, grouped: false, offset: 0, limit: 100, countPastPage: true },
     });
     fireEvent.change(screen.getByLabelText("Search captures"), { target: { value: "e-2" } });
     await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("1 of 3"));
-    expect(calls.filter((c) => c.cmd === "inspector_page").at(-1)?.args).toMatchObject({ query: { filter: { text: "e-2" }, offset: 0 } });
+    expect(calls.filter((c) => c.cmd === "inspector_page").at(-1)?.args).toMatchObject({ query: { filter: { text: "e-2" }, offset: 0, countPastPage: false } });
   });
 
   it("groups the attempts of a notification into one row", async () => {
@@ -195,7 +195,7 @@ describe("the inspector over the store", () => {
     await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("4 of 4"));
     fireEvent.click(screen.getByLabelText("Group attempts"));
     await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("2 notifications of 4"));
-    expect(calls.filter((c) => c.cmd === "inspector_page").at(-1)?.args).toMatchObject({ query: { grouped: true } });
+    expect(calls.filter((c) => c.cmd === "inspector_page").at(-1)?.args).toMatchObject({ query: { grouped: true, countPastPage: true } });
   });
 
   it("refreshes from the store when live captures arrive, and says when the live feed fell behind", async () => {

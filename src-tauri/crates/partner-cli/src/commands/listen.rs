@@ -29,9 +29,9 @@ use partner_listener::evidence::{self, EvidenceOptions, FieldPath, Selection, Se
 use partner_listener::export::{export, import_jsonl, ExportFormat};
 use partner_listener::keys::{KeySource, MemoryKeys, SubscriptionKeys};
 use partner_listener::{
-    Capture, CaptureFilter, CaptureQuery, ForwardRules, Grouping, Listener, ListenerConfig,
-    LiveEvent, OutboundRecord, Retention, Store, StoreOptions, StoreReader, TestMode, Verdict,
-    MAX_PAGE_LIMIT,
+    Capture, CaptureFilter, CaptureQuery, ForwardRules, Grouping, HitCount, Listener,
+    ListenerConfig, LiveEvent, OutboundRecord, Retention, Store, StoreOptions, StoreReader,
+    TestMode, Verdict, MAX_PAGE_LIMIT,
 };
 use partner_local::KeychainKeys;
 use std::collections::BTreeSet;
@@ -773,6 +773,7 @@ fn run_captures(args: CapturesArgs) -> Result<()> {
         },
         offset: args.offset,
         limit: args.limit,
+        count: HitCount::UpToCap,
     };
     let store = StoreReader::open(store_path(args.db)?)?;
     let page = store.page(&query)?;

@@ -8,8 +8,8 @@
 use chrono::{Duration, Utc};
 use partner_listener::export::{import_jsonl_with, write_jsonl};
 use partner_listener::{
-    Capture, CaptureFilter, CaptureQuery, Grouping, Header, NotificationFields, ResponseRecord,
-    Retention, Store, StoreReader, Verdict,
+    Capture, CaptureFilter, CaptureQuery, Grouping, Header, HitCount, NotificationFields,
+    ResponseRecord, Retention, Store, StoreReader, Verdict,
 };
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -219,6 +219,7 @@ fn assert_exact(store: &StoreReader, path: &Path) -> i64 {
                 grouping: Grouping::EveryAttempt,
                 offset: 0,
                 limit: 5,
+                count: HitCount::UpToCap,
             })
             .unwrap();
         assert_eq!(page.total, brute_count(&conn, &filter, true), "{filter:?}");

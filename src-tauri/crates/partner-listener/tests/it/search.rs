@@ -6,8 +6,8 @@
 use chrono::{Duration, Utc};
 use partner_listener::export::{import_jsonl_with, write_jsonl, IMPORT_BATCH};
 use partner_listener::{
-    Capture, CaptureFilter, CaptureQuery, Grouping, Header, NotificationFields, ResponseRecord,
-    Retention, Store, StoreReader, Verdict,
+    Capture, CaptureFilter, CaptureQuery, Grouping, Header, HitCount, NotificationFields,
+    ResponseRecord, Retention, Store, StoreReader, Verdict,
 };
 use std::ops::ControlFlow;
 
@@ -62,6 +62,7 @@ fn page(filter: CaptureFilter, offset: u64, limit: u64) -> CaptureQuery {
         grouping: Grouping::EveryAttempt,
         offset,
         limit,
+        count: HitCount::UpToCap,
     }
 }
 
@@ -224,6 +225,65 @@ async fn each_filter_alone_and_combined_pages_and_counts() {
     let list = store.query(&CaptureFilter::default(), 0, 2).unwrap();
     assert_eq!(list.items[0].id, stored[11].id);
     assert_eq!(list.total, 12);
+}
+
+#[tokio::test]
+async fn a_page_counted_through_itself_stops_one_hit_past_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("s.db"), Retention::default()).unwrap();
+    let stored = twelve(&store).await;
+    indexed(&store).await;
+    let through = |filter: CaptureFilter, grouping: Grouping, offset: u64, limit: u64| {
+        store
+            .page(&CaptureQuery {
+                filter,
+                grouping,
+                offset,
+                limit,
+                count: HitCount::ThroughPage,
+            })
+            .unwrap()
+    };
+    let newest_first = |page: &partner_listener::CapturePage| -> Vec<i64> {
+        page.items.iter().map(|row| row.capture.id).collect()
+    };
+    // Twelve hits of a word every capture has: the same rows as the counted page, and a total
+    // that says only "this far, and more follow".
+    let counted = store.page(&page(text("falcon"), 3, 4)).unwrap();
+    assert_eq!((counted.total, counted.total_capped), (12, false));
+    let first = through(text("falcon"), Grouping::EveryAttempt, 3, 4);
+    assert_eq!(newest_first(&first), newest_first(&counted));
+    assert_eq!((first.total, first.total_capped), (7, true));
+    // The last page: nothing follows, so the total is exact.
+    let last = through(text("falcon"), Grouping::EveryAttempt, 8, 4);
+    assert_eq!(
+        newest_first(&last),
+        vec![stored[3].id, stored[2].id, stored[1].id, stored[0].id]
+    );
+    assert_eq!((last.total, last.total_capped), (12, false));
+    // A page that ends exactly on the last hit, one past the end, and a word in no capture.
+    let exact = through(text("falcon"), Grouping::EveryAttempt, 0, 12);
+    assert_eq!(
+        (exact.items.len(), exact.total, exact.total_capped),
+        (12, 12, false)
+    );
+    let past = through(text("falcon"), Grouping::EveryAttempt, 20, 4);
+    assert_eq!(
+        (past.items.len(), past.total, past.total_capped),
+        (0, 12, false)
+    );
+    let none = through(text("osprey"), Grouping::EveryAttempt, 0, 4);
+    assert_eq!(
+        (none.items.len(), none.total, none.total_capped),
+        (0, 0, false)
+    );
+    // Grouped, each capture its own notification here.
+    let grouped = through(text("falcon"), Grouping::ByNotification, 0, 5);
+    assert_eq!(grouped.items.len(), 5);
+    assert_eq!((grouped.total, grouped.total_capped), (5, true));
+    // A count that needs no walk is exact whatever the query asks.
+    let listed = through(CaptureFilter::default(), Grouping::EveryAttempt, 0, 2);
+    assert_eq!((listed.total, listed.total_capped), (12, false));
 }
 
 #[tokio::test]
@@ -428,6 +488,7 @@ async fn grouped_pages_list_each_notification_once_with_its_matching_attempts() 
                 grouping: Grouping::ByNotification,
                 offset,
                 limit,
+                count: HitCount::UpToCap,
             })
             .unwrap()
     };
