@@ -130,22 +130,17 @@ console.log(JSON.stringify({ metric: "start_up_frames_steady_after_ms", value: s
 // What the app holds before the inspector: its shell and the products screen.
 await browser.pause(1000);
 console.log(JSON.stringify({ metric: "rss_kb_app_at_products_by_process", captures, value: rssByProcess(binary) }));
-// Every store read the inspector makes, timed where the page asks for it (the app's IPC).
-await browser.execute(() => {
-  const internals = window.__TAURI_INTERNALS__;
-  const invoke = internals.invoke.bind(internals);
-  window.benchReads = [];
-  internals.invoke = (cmd, args, options) => {
-    const started = performance.now();
-    const done = invoke(cmd, args, options);
-    if (cmd === "inspector_page" || cmd === "inspector_facets") {
-      const read = { cmd, offset: args?.query?.offset ?? null, started, ended: null };
-      window.benchReads.push(read);
-      done.then(() => { read.ended = performance.now(); }, () => { read.ended = performance.now(); });
-    }
-    return done;
-  };
+// Every store read the inspector makes, timed where the page asks for it: the app's IPC is a
+// fetch of `ipc://localhost/<command>`, which the page's resource timing records.
+const readTiming = await browser.execute(() => {
+  performance.setResourceTimingBufferSize(100000);
+  window.benchReads = (cmd, since) =>
+    performance.getEntriesByType("resource")
+      .filter((e) => e.name.includes(`/${cmd}`) && e.startTime >= since)
+      .map((e) => ({ started: e.startTime, ended: e.responseEnd }));
+  return performance.getEntriesByType("resource").map((e) => e.name).filter((n) => n.startsWith("ipc:")).slice(0, 3);
 });
+console.log(JSON.stringify({ metric: "read_timing_source", value: readTiming }));
 const opens = [];
 for (let i = 0; i < 7; i += 1) {
   await browser.execute(() => { window.location.hash = "#/products"; });
@@ -193,7 +188,7 @@ function jumpTo(where, screens = false) {
     // Where the time went: the first page read asked after the scroll, how long the reads
     // asked before the rows were in took (first asked to last answered), and the rest after.
     const parts = (shown) => {
-      const reads = window.benchReads.filter((r) => r.cmd === "inspector_page" && r.started >= t0 && r.ended !== null && r.ended <= t0 + shown);
+      const reads = window.benchReads("inspector_page", t0).filter((r) => r.ended <= t0 + shown);
       if (reads.length === 0) return { ms: shown, asked: null, read: null, after: null, reads: 0 };
       const asked = Math.min(...reads.map((r) => r.started)) - t0;
       const answered = Math.max(...reads.map((r) => r.ended)) - t0;
@@ -253,7 +248,7 @@ async function timeChange(selector, value) {
       if (ms < 0) window.benchUnanswered = { sel, val, busy: list.getAttribute("aria-busy"), count: document.querySelector("[data-testid=capture-count]")?.textContent, firstRow: document.querySelector(".capture-scroll .capture-row")?.outerHTML.slice(0, 200) };
       // How long the first page read and the facets read asked for by this change took.
       const took = (cmd) => {
-        const read = window.benchReads.find((r) => r.cmd === cmd && r.started >= t0 && r.ended !== null);
+        const read = window.benchReads(cmd, t0)[0];
         return read ? read.ended - read.started : null;
       };
       done({ ms, page: took("inspector_page"), facets: took("inspector_facets") });

@@ -4,12 +4,12 @@
  * are the store's. It follows new arrivals while the user is at the top and holds still when
  * they scroll away, saying how many arrived meanwhile.
  */
-import { useVirtualizer } from "@tanstack/react-virtual";
 import { memo, useEffect, useMemo, useRef, useState, type KeyboardEvent, type RefObject } from "react";
 import { api, type CaptureFileFormat, type CaptureSummary, type InspectorFilter } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { FileJobStatus, useFileJob } from "../../components/FileJob";
 import { shortTime, shortId } from "../../lib/format";
+import { useFixedRows } from "../../lib/fixedRows";
 import {
   blocksFor,
   captureCount,
@@ -193,13 +193,7 @@ interface CaptureListProps {
 const CaptureList = memo(function CaptureList({ data, grouped, expanded, following, selectedId, scrollRef, filtered, onFollowingChange, onSelect, onToggle }: CaptureListProps) {
   const { total, blocks, want, loading } = data;
   const count = drawnCount(total, expanded);
-  const virtualizer = useVirtualizer({
-    count,
-    getScrollElement: () => scrollRef.current,
-    estimateSize: () => ROW_HEIGHT,
-    overscan: OVERSCAN,
-  });
-  const virtualItems = virtualizer.getVirtualItems();
+  const { rows: virtualItems, totalHeight, scrollToIndex } = useFixedRows({ count, rowHeight: ROW_HEIGHT, overscan: OVERSCAN, scrollRef });
   const first = virtualItems[0]?.index ?? 0;
   const last = virtualItems[virtualItems.length - 1]?.index ?? 0;
 
@@ -242,7 +236,7 @@ const CaptureList = memo(function CaptureList({ data, grouped, expanded, followi
     if (e.key === "ArrowUp") next = Math.max(0, next - 1);
     if (e.key === "Home") next = 0;
     if (e.key === "End") next = count - 1;
-    virtualizer.scrollToIndex(next, { align: "auto" });
+    scrollToIndex(next);
     const capture = captureAt(next);
     if (capture) onSelect(capture.id);
   };
@@ -262,22 +256,22 @@ const CaptureList = memo(function CaptureList({ data, grouped, expanded, followi
         onKeyDown={onKey}
         onScroll={(e) => onFollowingChange(shouldFollow(e.currentTarget.scrollTop))}
       >
-        <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
+        <div style={{ height: totalHeight, position: "relative" }}>
           {virtualItems.map((item) => {
             const row = drawnRow(item.index, expanded);
             // Keyed by slot in the window, not by capture: a scroll or a new filter
             // updates the text of the rows already in the page instead of replacing them.
             const key = item.index % slots;
             if (row.kind === "attempt") {
-              return <AttemptRow key={key} capture={row.attempt} number={row.number} top={item.start} selected={row.attempt.id === selectedId} onSelect={onSelect} />;
+              return <AttemptRow key={key} capture={row.attempt} number={row.number} top={item.top} selected={row.attempt.id === selectedId} onSelect={onSelect} />;
             }
             const c = rowAt(blocks, row.index);
-            if (!c) return <div key={key} className="capture-row pending" style={{ height: ROW_HEIGHT, transform: `translateY(${item.start}px)` }} aria-hidden="true" />;
+            if (!c) return <div key={key} className="capture-row pending" style={{ height: ROW_HEIGHT, transform: `translateY(${item.top}px)` }} aria-hidden="true" />;
             return (
               <CaptureRow
                 key={key}
                 capture={c}
-                top={item.start}
+                top={item.top}
                 selected={c.id === selectedId}
                 grouped={grouped}
                 open={expanded?.id === c.id}
