@@ -130,17 +130,12 @@ console.log(JSON.stringify({ metric: "start_up_frames_steady_after_ms", value: s
 // What the app holds before the inspector: its shell and the products screen.
 await browser.pause(1000);
 console.log(JSON.stringify({ metric: "rss_kb_app_at_products_by_process", captures, value: rssByProcess(binary) }));
-// Every store read the inspector makes, timed where the page asks for it: the app's IPC is a
-// fetch of `ipc://localhost/<command>`, which the page's resource timing records.
-const readTiming = await browser.execute(() => {
-  performance.setResourceTimingBufferSize(100000);
-  window.benchReads = (cmd, since) =>
-    performance.getEntriesByType("resource")
-      .filter((e) => e.name.includes(`/${cmd}`) && e.startTime >= since)
-      .map((e) => ({ started: e.startTime, ended: e.responseEnd }));
-  return performance.getEntriesByType("resource").map((e) => e.name).filter((n) => n.startsWith("ipc:")).slice(0, 3);
+// Every store read the inspector makes, timed where the page asks for it: the app's command
+// calls are recorded while `window.partnerCallTrace` is an array (`ui/src/platform`).
+await browser.execute(() => {
+  window.partnerCallTrace = [];
+  window.benchReads = (cmd, since) => window.partnerCallTrace.filter((c) => c.command === cmd && c.started >= since);
 });
-console.log(JSON.stringify({ metric: "read_timing_source", value: readTiming }));
 const opens = [];
 for (let i = 0; i < 7; i += 1) {
   await browser.execute(() => { window.location.hash = "#/products"; });

@@ -118,11 +118,22 @@ export function toCommandError(raw: unknown): CommandError {
   });
 }
 
+/** A command's timing, recorded while `window.partnerCallTrace` is an array (the benchmark sets one). */
+interface CallTiming {
+  command: string;
+  started: number;
+  ended: number;
+}
+
 async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
+  const trace = (window as { partnerCallTrace?: CallTiming[] }).partnerCallTrace;
+  const started = trace ? performance.now() : 0;
   try {
     return await invoke<T>(command, args);
   } catch (raw) {
     throw toCommandError(raw);
+  } finally {
+    trace?.push({ command, started, ended: performance.now() });
   }
 }
 
