@@ -228,6 +228,67 @@ async fn each_filter_alone_and_combined_pages_and_counts() {
 }
 
 #[tokio::test]
+async fn every_page_of_the_whole_list_is_right_with_or_without_gaps_in_the_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("s.db"), Retention::default()).unwrap();
+    twelve(&store).await;
+    twelve(&store).await;
+    // Every page (of several sizes, and past the end) against the ids as SQL lists them.
+    let check = |when: &str| {
+        let conn = rusqlite::Connection::open(dir.path().join("s.db")).unwrap();
+        let all: Vec<i64> = conn
+            .prepare("SELECT id FROM captures ORDER BY id DESC")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        for limit in [1u64, 5, 7, 100] {
+            for offset in 0..=all.len() as u64 + 2 {
+                let got = store
+                    .page(&page(CaptureFilter::default(), offset, limit))
+                    .unwrap();
+                let ids: Vec<i64> = got.items.iter().map(|row| row.capture.id).collect();
+                let want: Vec<i64> = all
+                    .iter()
+                    .skip(offset as usize)
+                    .take(limit as usize)
+                    .copied()
+                    .collect();
+                assert_eq!(ids, want, "{when}: offset {offset}, limit {limit}");
+                assert_eq!(got.total, all.len() as u64, "{when}");
+            }
+        }
+    };
+    check("ids with no gap");
+    // Retention deletes the oldest: still no gap.
+    store
+        .prune(Retention {
+            max_count: Some(20),
+            max_age: None,
+        })
+        .await
+        .unwrap();
+    check("after a prune");
+    // A clear under a filter leaves gaps in the middle.
+    store
+        .clear(&CaptureFilter {
+            verdicts: vec![Verdict::InvalidSignature],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    check("after a clear by verdict");
+    // Newer captures after the gap, then everything cleared and new ones again.
+    twelve(&store).await;
+    check("captures after the gap");
+    store.clear_all().await.unwrap();
+    check("empty");
+    twelve(&store).await;
+    check("after a clear of everything");
+}
+
+#[tokio::test]
 async fn a_page_counted_through_itself_stops_one_hit_past_its_end() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("s.db"), Retention::default()).unwrap();
