@@ -28,23 +28,29 @@
 //!   entries instead of the whole array;
 //! - the notifications added since the array was last merged in a small hash map, merged into
 //!   the array (one backward pass that moves each run of entries once) when it holds 1/64 of
-//!   the array's entries (at least [`MIN_MERGE`]): a new notification costs a lookup, an insert
-//!   and an amortised move of 64 entries (~1.3 KB);
+//!   the array's entries (at least [`MIN_MERGE`]; 2^15 buckets, 1.1 MB, at its fullest at a
+//!   million): a new notification costs a lookup, an insert and an amortised move of 64
+//!   entries (~1.3 KB);
 //! - the facts that do not fit the narrow fields (a capture id above `u32::MAX` or negative, 255
 //!   attempts or more) in a side map, their entry in the array marked as such: exact for every
 //!   value, and empty in practice (ids count captures from 1).
 //!
-//! Measured (2026-11-24, 2 shared cores, mimalloc as in the app): the 1,000,000-capture store
-//! (793,029 notifications) opens in 109 ms instead of 157 (`examples/open_store.rs`, 3 runs
-//! each, warm cache) and its process holds 28.5 MiB instead of 86.4 (`VmRSS` = `VmHWM` with
-//! the store open; 8.4 MiB before opening): the map is 16.9 MB instead of 34.6, and loading it
-//! no longer leaves the tables a growing map outgrew. At a million notifications
-//! (`map_costs_at_a_million` below, against the `HashMap` it replaces): 21.3 MB instead of 69;
-//! built in 56 ms instead of 136; a lookup that hits 86-91 ns instead of 99-113; a redelivery
-//! (hit, update) 190-310 ns, as the map's 190-250; a new notification (miss, insert) 330-360
-//! ns instead of 100-130, most of it the merges (one takes 2.5-3.9 ms at 1.2 million, the
-//! writer holding the map meanwhile): +0.25 µs against the writer's ~14 µs of CPU per capture
-//! (BENCHMARKS.md, store).
+//! Measured (2026-11-24, 2 cores shared with builds, mimalloc as in the app):
+//! - a 1,000,000-capture store (793,029 notifications) opens in 123 ms instead of 190
+//!   (medians of 5, `examples/open_store.rs`) and the process holds 30.5 MiB instead of 86.5
+//!   with it open (`VmRSS` = `VmHWM`; 8.4 before opening). The map is 16.9 MB instead of 34.6,
+//!   and loading it leaves nothing behind: the tables a growing `HashMap` outgrew were freed
+//!   but still resident (with `MIMALLOC_PURGE_DELAY=0`: 47 MiB held, 68 at the peak, before);
+//! - with 1,093,029 notifications (1.3 million captures) 34.4 MiB instead of 154.5, 82 with
+//!   `MIMALLOC_PURGE_DELAY=0` (peak 118), opened in 195 ms instead of 250-480;
+//! - at a million notifications (`map_costs_at_a_million` below, against the `HashMap` it
+//!   replaces, 3 runs): 21.3 MB instead of 69; built in 49-76 ms instead of 145-166; a lookup
+//!   that hits 98-124 ns against 115-197; a redelivery (hit, update) 293-325 ns against
+//!   268-410; a new notification (miss, insert) 344-383 ns against 134-137, most of the
+//!   difference the merges (one takes 2.6 ms at 1.2 million, the writer holding the map's lock
+//!   meanwhile, as it held it for a whole rehash when a `HashMap` grew);
+//! - the writer's CPU per capture adding 50,000 captures to that store (`benches/store.rs` with
+//!   `STORE_FILE`, 3 alternated runs): 16.6 / 17.0 / 16.4 µs against 16.4 / 16.6 / 15.8 µs.
 //!
 //! A replay (`Svc-Replay: 1`, sent by the console, [`crate::Listener::replay`]) is not an
 //! attempt of the service ([`counts_as_attempt`]): it is stored as a capture of its own (attempt
