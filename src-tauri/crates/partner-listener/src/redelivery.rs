@@ -106,7 +106,8 @@ pub(crate) struct Seen {
 
 /// The recent part is merged into the sorted array once it holds this many entries, or 1/64
 /// of the array's (whichever is more): small stores merge rarely, a large one keeps its recent
-/// map at ~1/64 of its size (~0.5 B a notification) and moves ~64 entries per insert.
+/// map at most ~1/64 of its size (about a byte a notification at its fullest) and moves ~64
+/// entries per insert.
 const MIN_MERGE: usize = 4096;
 /// See [`MIN_MERGE`].
 const MERGE_FRACTION: usize = 64;
