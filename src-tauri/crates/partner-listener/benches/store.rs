@@ -5,10 +5,14 @@
 //! says the listener is slow, and is far less noisy than the end-to-end run on a shared machine.
 //!
 //! Run: `cargo bench -p partner-listener --bench store` (env: STORE_CAPTURES, STORE_SENDERS,
-//! STORE_DURABILITY=full|normal). Linux only (it reads `/proc`).
+//! STORE_DURABILITY=full|normal, STORE_FILE=an existing store to add to). Linux only (it reads
+//! `/proc`).
 
 use chrono::Utc;
-use partner_listener::{Capture, Durability, Header, NotificationFields, ResponseRecord, Verdict};
+use partner_listener::{
+    Capture, Durability, Header, NotificationFields, ResponseRecord, Retention, Store,
+    StoreOptions, Verdict,
+};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -77,7 +81,22 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let (_dir, store) = fresh_store(durability);
+    // STORE_FILE=PATH: adds the captures to that store (keep a copy: they stay in it) instead
+    // of a new one, to see the writer's cost in a large store (its map of notifications).
+    let (_dir, store) = match std::env::var("STORE_FILE") {
+        Ok(path) => {
+            let options = StoreOptions {
+                retention: Retention::default(),
+                durability,
+                holder: "the store bench",
+            };
+            (None, Store::open_with(path, options).expect("store"))
+        }
+        Err(_) => {
+            let (dir, store) = fresh_store(durability);
+            (Some(dir), store)
+        }
+    };
     let before = thread_cpu();
     let started = Instant::now();
     runtime.block_on(async {

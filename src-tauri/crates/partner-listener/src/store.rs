@@ -52,7 +52,7 @@
 use crate::capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
 use crate::facet_counts;
 use crate::readers::{Reader, ReaderPool};
-use crate::redelivery::{NotificationKey, PendingChanges, Redeliveries, Seen};
+use crate::redelivery::{NotificationKey, PendingChanges, Redeliveries, RedeliveriesLoader, Seen};
 use crate::runs::ListenerRun;
 use crate::search::{self, SearchText};
 use crate::verdict::{MatchedKey, NotificationFields, Verdict};
@@ -1815,13 +1815,16 @@ fn load_redeliveries(conn: &mut Connection) -> Result<Redeliveries> {
         // `listener_runs` was made by `SCHEMA` (empty): nothing else changed.
         conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     }
-    let mut redeliveries = Redeliveries::default();
+    // Counted first, so the map is allocated once, at its size (see [`crate::redelivery`]).
+    let rows: i64 = conn.query_row("SELECT COUNT(*) FROM notifications", [], |row| row.get(0))?;
+    let mut loader = RedeliveriesLoader::with_capacity(usize::try_from(rows).unwrap_or(0));
     let mut select = conn.prepare("SELECT id, key, attempts FROM notifications")?;
     let mut rows = select.query([])?;
     while let Some(row) = rows.next()? {
-        let bytes: Vec<u8> = row.get(1)?;
-        if let Some(key) = NotificationKey::from_bytes(&bytes) {
-            redeliveries.set(
+        if let Some(key) =
+            NotificationKey::from_bytes(row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?)
+        {
+            loader.push(
                 key,
                 Seen {
                     first_id: row.get(0)?,
@@ -1830,7 +1833,7 @@ fn load_redeliveries(conn: &mut Connection) -> Result<Redeliveries> {
             );
         }
     }
-    Ok(redeliveries)
+    Ok(loader.finish())
 }
 
 fn headers_json(headers: &[Header]) -> Result<String> {

@@ -370,6 +370,82 @@ async fn redeliveries_are_linked_across_a_reopen_and_counted_for_the_test_mode()
     assert_eq!(store.attempts_of(first_id).unwrap().len(), 3);
 }
 
+/// Inserts captures of `m-{i}` for each `i` of `range`, all at once.
+async fn insert_all(store: &Store, range: std::ops::Range<u32>) -> Vec<Capture> {
+    let inserts: Vec<_> = range
+        .map(|i| store.insert(capture(&format!("m-{i}"), Verdict::Valid, 0)))
+        .collect();
+    futures::future::try_join_all(inserts).await.unwrap()
+}
+
+/// The writer's map keeps the notifications it loaded at open in a sorted array and new ones
+/// apart until they are 4,096 (`MIN_MERGE` in `redelivery.rs`), then merges them into it:
+/// attempts stay numbered and linked for notifications loaded, merged and not merged yet,
+/// after a clear, and after a reopen rebuilds the map.
+#[tokio::test]
+async fn redeliveries_are_linked_across_the_maps_merge_and_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let first_of = |stored: &[Capture], event_id: &str| {
+        let capture = stored
+            .iter()
+            .find(|c| c.fields.event_id.as_deref() == Some(event_id))
+            .unwrap();
+        assert_eq!(capture.attempt, 1, "{event_id}");
+        assert_eq!(capture.notification_id, Some(capture.id), "{event_id}");
+        capture.id
+    };
+    let mut firsts = std::collections::HashMap::new();
+    {
+        let store = Store::open(&path, Retention::default()).unwrap();
+        let stored = insert_all(&store, 0..300).await;
+        for i in [0, 1, 150, 299] {
+            firsts.insert(i, first_of(&stored, &format!("m-{i}")));
+        }
+    }
+    {
+        // Opened with 300 in its sorted array; 4,200 new ones merge into it once.
+        let store = Store::open(&path, Retention::default()).unwrap();
+        let stored = insert_all(&store, 300..4_500).await;
+        for i in [300, 2_000, 4_499] {
+            firsts.insert(i, first_of(&stored, &format!("m-{i}")));
+        }
+        for i in [0, 150, 299, 300, 2_000, 4_499] {
+            let (attempt, notification, _) = attempt_of(&store, &format!("m-{i}")).await;
+            assert_eq!((attempt, notification), (2, Some(firsts[&i])), "m-{i}");
+        }
+        // Cleared: m-1 has no capture left, so it is forgotten and starts again.
+        store
+            .clear(&CaptureFilter {
+                ids: vec![firsts[&1]],
+                ..CaptureFilter::default()
+            })
+            .await
+            .unwrap();
+        let (attempt, notification, again) = attempt_of(&store, "m-1").await;
+        assert_eq!((attempt, notification), (1, Some(again)));
+        firsts.insert(1, again);
+    }
+    let store = Store::open(&path, Retention::default()).unwrap();
+    let transaction = "urn:svc:partner:transaction";
+    assert_eq!(store.prior_attempts(SUB, transaction, "m-0"), 2);
+    assert_eq!(store.prior_attempts(SUB, transaction, "m-1"), 1);
+    assert_eq!(store.prior_attempts(SUB, transaction, "m-7"), 1);
+    assert_eq!(store.prior_attempts(SUB, transaction, "m-3000"), 1);
+    assert_eq!(store.prior_attempts(SUB, transaction, "m-99999"), 0);
+    for i in [0, 1, 150, 299, 300, 2_000, 4_499] {
+        let expected = if i == 1 { 2 } else { 3 };
+        let (attempt, notification, _) = attempt_of(&store, &format!("m-{i}")).await;
+        assert_eq!(
+            (attempt, notification),
+            (expected, Some(firsts[&i])),
+            "m-{i}"
+        );
+    }
+    let (attempt, notification, id) = attempt_of(&store, "m-new").await;
+    assert_eq!((attempt, notification), (1, Some(id)));
+}
+
 /// A store written before `notifications` existed (schema version 1: an index on the three
 /// fields, no table) gets its notifications from its captures when it opens, and loses the
 /// old index.
