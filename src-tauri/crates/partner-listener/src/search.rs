@@ -33,6 +33,17 @@
 //! `contentless_delete=1`, so a clear or prune deletes its captures' entries in its own
 //! transaction (done in the writer, see `store::Writer::clear`). Results are always joined to
 //! `captures`, so a capture deleted is never found even if its entry were left.
+//!
+//! **The words' index is cut by id into shards** of [`TEXT_SHARD_SIZE`] captures, a table
+//! each (`search_text_<n>` holds ids `n * size ..`), and a search walks them newest first.
+//! Why: the last word is a prefix, and FTS5 answers a prefix query by merging the hits of every
+//! word with that prefix into one list before it returns the first, however few rows are
+//! asked for (measured at 1,000,000 captures: `partner*` 22 ms, `loan*` 35 ms for a page of 51
+//! hits, against 0.1 ms for the exact word; a rowid range does not shorten it). So one table
+//! costs a prefix search in proportion to the whole store, while a shard costs it in
+//! proportion to 65,536 captures, and a page of a common word is filled from the newest shard
+//! alone. A store of version 5 had one table, `search_text`: it is read as one shard until a
+//! writer of this version opens the store and has the indexer build the shards.
 
 use crate::capture::Header;
 use crate::Result;
@@ -41,13 +52,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// The search tables of schema version 4. `search_text` indexes the body and the header values;
-/// `search_ids` the ids, one column each so a substring never spans two of them.
+/// The search tables: `search_ids` indexes the ids, one column each so a substring never spans
+/// two of them; the shards of the words' index (the body and the header values) are made as
+/// the indexer reaches their ids ([`text_shard_sql`]).
 pub(crate) const SEARCH_SCHEMA: &str = "
-CREATE VIRTUAL TABLE IF NOT EXISTS search_text USING fts5(
-    body, header_values, content='', contentless_delete=1,
-    tokenize='unicode61 remove_diacritics 2'
-);
 CREATE VIRTUAL TABLE IF NOT EXISTS search_ids USING fts5(
     event_id, resource_id, instance_id, subscription_id, resource_ref,
     content='', contentless_delete=1, tokenize='trigram'
@@ -58,6 +66,111 @@ CREATE TABLE IF NOT EXISTS search_state (
 );
 INSERT OR IGNORE INTO search_state (one, indexed_through) VALUES (1, 0);
 ";
+
+/// Captures per shard of the words' index (see the module notes).
+pub(crate) const TEXT_SHARD_SIZE: i64 = 1 << 16;
+/// The words' index of schema version 5, one table for every id.
+const LEGACY_TEXT_TABLE: &str = "search_text";
+
+/// The table of shard `n` of the words' index.
+fn text_shard_table(n: i64) -> String {
+    format!("{LEGACY_TEXT_TABLE}_{n}")
+}
+
+/// The shard capture `id` is indexed in.
+fn text_shard_of(id: i64) -> i64 {
+    id.max(0) / TEXT_SHARD_SIZE
+}
+
+/// Makes shard `n` of the words' index if it is not there.
+fn text_shard_sql(n: i64) -> String {
+    format!(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS {} USING fts5(body, header_values, content='', \
+         contentless_delete=1, tokenize='unicode61 remove_diacritics 2')",
+        text_shard_table(n)
+    )
+}
+
+/// One table of the words' index and the ids it can hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TextShard {
+    pub table: String,
+    pub lowest: i64,
+    pub highest: i64,
+}
+
+/// What of the search index a statement reads, as one snapshot of the store has it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SearchTables {
+    /// The store has the search tables (a store of an older version, read beside its older
+    /// listener, has none: everything is the tail then).
+    pub indexed: bool,
+    /// The highest id indexed: the tail is above it.
+    pub indexed_through: i64,
+    /// The oldest capture's id (where the walk of the shards ends).
+    pub oldest: i64,
+    /// The words' index, newest shard first.
+    pub text: Vec<TextShard>,
+}
+
+impl SearchTables {
+    /// The tables as `conn`'s snapshot has them (read in the transaction of the statements
+    /// that use them: a shard the indexer makes meanwhile is then in neither the list nor
+    /// below the watermark).
+    pub fn read(conn: &Connection, indexed: bool) -> Result<Self> {
+        if !indexed {
+            return Ok(Self::default());
+        }
+        let indexed_through = indexed_through(conn)?;
+        let oldest: Option<i64> = conn
+            .prepare_cached("SELECT MIN(id) FROM captures")?
+            .query_row([], |row| row.get(0))?;
+        let mut text = Vec::new();
+        let mut names = conn.prepare_cached(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name GLOB 'search_text*' \
+             AND sql LIKE 'CREATE VIRTUAL TABLE%'",
+        )?;
+        let names = names
+            .query_map([], |row| row.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        for table in names {
+            if table == LEGACY_TEXT_TABLE {
+                text.push(TextShard {
+                    table,
+                    lowest: 0,
+                    highest: i64::MAX,
+                });
+            } else if let Some(n) = table
+                .strip_prefix("search_text_")
+                .and_then(|n| n.parse::<i64>().ok())
+            {
+                text.push(TextShard {
+                    table,
+                    lowest: n * TEXT_SHARD_SIZE,
+                    highest: (n + 1) * TEXT_SHARD_SIZE - 1,
+                });
+            }
+        }
+        text.sort_by_key(|shard| std::cmp::Reverse(shard.lowest));
+        Ok(Self {
+            indexed,
+            indexed_through,
+            oldest: oldest.unwrap_or(i64::MAX),
+            text,
+        })
+    }
+
+    /// The tables for a filter without a search: none are read.
+    pub fn unread(indexed: bool) -> Self {
+        Self {
+            indexed,
+            ..Self::default()
+        }
+    }
+}
+
+/// The highest id indexed, as a statement reads it (in its own snapshot).
+const WATERMARK: &str = "(SELECT indexed_through FROM search_state WHERE one = 1)";
 
 /// Shortest id substring the trigram index answers.
 const MIN_ID_SUBSTRING: usize = 3;
@@ -119,22 +232,33 @@ impl SearchText {
     }
 
     /// The condition on a `captures` row (named `alias`) and its arguments, numbered from
-    /// `first_arg`. `indexed` says the store has the search tables (a store made by an older
-    /// version, read beside its older listener, has none: everything is the tail then).
-    pub fn condition(&self, alias: &str, indexed: bool, args: &mut Vec<Box<dyn ToSql>>) -> String {
+    /// `first_arg`, over the search tables as `tables` has them.
+    pub fn condition(
+        &self,
+        alias: &str,
+        tables: &SearchTables,
+        args: &mut Vec<Box<dyn ToSql>>,
+    ) -> String {
+        let indexed = tables.indexed;
         let mut push = |value: Box<dyn ToSql>| {
             args.push(value);
             format!("?{}", args.len())
         };
         let mut any: Vec<String> = Vec::new();
         if indexed {
-            if let Some(fts) = &self.fts {
+            if let (Some(fts), false) = (&self.fts, tables.text.is_empty()) {
                 let p = push(Box::new(fts.clone()));
                 // Uncorrelated: SQLite runs the MATCH once and looks each row up in its
                 // result, instead of one MATCH per row (minutes for a word in every body).
-                any.push(format!(
-                    "{alias}.id IN (SELECT rowid FROM search_text WHERE search_text MATCH {p})"
-                ));
+                let shards: Vec<String> = tables
+                    .text
+                    .iter()
+                    .map(|shard| {
+                        let table = &shard.table;
+                        format!("SELECT rowid FROM {table} WHERE {table} MATCH {p}")
+                    })
+                    .collect();
+                any.push(format!("{alias}.id IN ({})", shards.join(" UNION ALL ")));
             }
             if let Some(ids) = &self.ids_fts {
                 let p = push(Box::new(ids.clone()));
@@ -187,68 +311,118 @@ impl SearchText {
             return None;
         }
         let start = if indexed {
-            format!("{alias}.id > (SELECT indexed_through FROM search_state WHERE one = 1) AND ")
+            format!("{alias}.id > {WATERMARK} AND ")
         } else {
             String::new()
         };
         Some(format!("({start}({}))", tail.join(" OR ")))
     }
 
-    /// The streams that list the captures matching this search and a filter, each a query
-    /// with its own arguments giving `id, notification_id, verdict` newest first without a
-    /// sort: the full-text hits in the index's rowid order, the id hits likewise, the unindexed
-    /// tail by the table's order, the capture id itself. [`merge_newest_first`] merges them, so
-    /// a page of a search that matches every capture reads one page of hits.
+    /// The streams that list the captures matching this search and a filter, by ranges of
+    /// ids newest first (every hit of a range is newer than every hit of the next), each
+    /// stream a query with its own arguments giving `id, notification_id, verdict` newest first
+    /// without a sort: the unindexed tail by the table's order; then, shard by shard, the
+    /// full-text hits in the shard's rowid order, the id hits of the same ids likewise; the
+    /// capture id itself in its range. [`merge_ranges_newest_first`] walks them, so a page of
+    /// a search that matches every capture reads one page of hits from the newest shard.
     ///
     /// `filter` writes the filter's condition on `captures` named `c`, appending its arguments.
     /// Why not one `UNION ... ORDER BY` in SQL: SQLite then sorts each arm in a temporary
     /// B-tree before merging (the virtual table's order is not used there), which read all
     /// million hits of a common word (about 0.9 s at 1,000,000 captures, `benches/query.rs`).
-    pub fn streams(&self, indexed: bool, filter: &dyn Fn(&mut SqlArgs) -> String) -> Vec<Stream> {
-        let mut streams = Vec::new();
-        let mut add = |make: &dyn Fn(&str, &mut SqlArgs) -> String| {
+    pub fn ranges(
+        &self,
+        tables: &SearchTables,
+        filter: &dyn Fn(&mut SqlArgs) -> String,
+    ) -> Vec<Vec<Stream>> {
+        let stream = |make: &dyn Fn(&str, &mut SqlArgs) -> Option<String>| {
             let mut args = Vec::new();
             let condition = filter(&mut args);
-            let sql = make(&condition, &mut args);
-            streams.push((sql, args));
+            make(&condition, &mut args).map(|sql| (sql, args))
         };
-        if indexed {
-            for (table, query) in [("search_text", &self.fts), ("search_ids", &self.ids_fts)] {
-                if let Some(query) = query {
-                    add(&|condition, args| {
-                        args.push(Box::new(query.clone()));
-                        format!(
-                            "SELECT {table}.rowid AS id, c.notification_id, c.verdict \
-                             FROM {table} CROSS JOIN captures c INDEXED BY captures_list \
-                             ON c.id = {table}.rowid \
-                             WHERE {table} MATCH ?{} AND {condition} ORDER BY {table}.rowid DESC",
+        let indexed = tables.indexed;
+        let id_in = |lowest: i64, highest: i64| {
+            self.capture_id.and_then(|id| {
+                (lowest..=highest).contains(&id).then(|| {
+                    stream(&|condition, args| {
+                        args.push(Box::new(id));
+                        Some(format!(
+                            "SELECT c.id, c.notification_id, c.verdict FROM captures c \
+                             WHERE c.id = ?{} AND {condition}",
                             args.len()
-                        )
-                    });
+                        ))
+                    })
+                })?
+            })
+        };
+        let matches = |table: &str, query: &str, bounds: Option<(i64, i64)>| {
+            stream(&|condition, args| {
+                args.push(Box::new(query.to_string()));
+                let within = bounds.map_or(String::new(), |(lowest, highest)| {
+                    format!(" AND {table}.rowid BETWEEN {lowest} AND {highest}")
+                });
+                Some(format!(
+                    "SELECT {table}.rowid AS id, c.notification_id, c.verdict \
+                     FROM {table} CROSS JOIN captures c INDEXED BY captures_list \
+                     ON c.id = {table}.rowid \
+                     WHERE {table} MATCH ?{}{within} AND {condition} ORDER BY {table}.rowid DESC",
+                    args.len()
+                ))
+            })
+        };
+        let mut ranges = Vec::new();
+        // Above the watermark (every capture when the store has no index): the tail's scan.
+        let tail = stream(&|condition, args| {
+            let tail = self.tail_condition("c", indexed, args)?;
+            Some(format!(
+                "SELECT c.id, c.notification_id, c.verdict FROM captures c \
+                 WHERE {tail} AND {condition} ORDER BY c.id DESC"
+            ))
+        });
+        let above = if indexed {
+            tables.indexed_through + 1
+        } else {
+            0
+        };
+        ranges.push(tail.into_iter().chain(id_in(above, i64::MAX)).collect());
+        if !indexed || tables.indexed_through < tables.oldest {
+            return ranges;
+        }
+        // Below it, shard by shard (one range for a store of version 5's single table).
+        let mut bounds: Vec<(i64, i64, Option<&str>)> = Vec::new();
+        match tables.text.first() {
+            Some(legacy) if legacy.highest == i64::MAX => {
+                bounds.push((tables.oldest, tables.indexed_through, Some(&legacy.table)));
+            }
+            _ => {
+                for n in
+                    (text_shard_of(tables.oldest)..=text_shard_of(tables.indexed_through)).rev()
+                {
+                    let lowest = (n * TEXT_SHARD_SIZE).max(tables.oldest);
+                    let highest = ((n + 1) * TEXT_SHARD_SIZE - 1).min(tables.indexed_through);
+                    let table = tables
+                        .text
+                        .iter()
+                        .find(|shard| shard.lowest == n * TEXT_SHARD_SIZE)
+                        .map(|shard| shard.table.as_str());
+                    bounds.push((lowest, highest, table));
                 }
             }
         }
-        add(
-            &|condition, args| match self.tail_condition("c", indexed, args) {
-                Some(tail) => format!(
-                    "SELECT c.id, c.notification_id, c.verdict FROM captures c \
-                 WHERE {tail} AND {condition} ORDER BY c.id DESC"
-                ),
-                None => String::new(),
-            },
-        );
-        if let Some(id) = self.capture_id {
-            add(&|condition, args| {
-                args.push(Box::new(id));
-                format!(
-                    "SELECT c.id, c.notification_id, c.verdict FROM captures c \
-                     WHERE c.id = ?{} AND {condition}",
-                    args.len()
-                )
-            });
+        for (lowest, highest, table) in bounds {
+            let mut range = Vec::new();
+            if let (Some(table), Some(query)) = (table, &self.fts) {
+                range.extend(matches(table, query, None));
+            }
+            if let Some(query) = &self.ids_fts {
+                range.extend(matches("search_ids", query, Some((lowest, highest))));
+            }
+            range.extend(id_in(lowest, highest));
+            if !range.is_empty() {
+                ranges.push(range);
+            }
         }
-        streams.retain(|(sql, _)| !sql.is_empty());
-        streams
+        ranges
     }
 }
 
@@ -260,13 +434,30 @@ pub(crate) type Stream = (String, SqlArgs);
 /// A hit of a search stream: a capture's id, its notification and its verdict.
 pub(crate) type Hit = (i64, Option<i64>, String);
 
+/// Walks `ranges` ([`SearchText::ranges`]: each range's hits newer than the next range's) as
+/// one list, newest first, each capture once, calling `visit` until it returns `false`. A
+/// range's statements run only once the walk reaches it.
+pub(crate) fn merge_ranges_newest_first(
+    conn: &Connection,
+    ranges: &[Vec<Stream>],
+    visit: &mut dyn FnMut(&Hit) -> bool,
+) -> Result<()> {
+    for streams in ranges {
+        if !merge_newest_first(conn, streams, visit)? {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// Walks `streams` (each newest first) as one list, newest first, each capture once, calling
-/// `visit` until it returns `false`.
+/// `visit` until it returns `false`; says whether the streams ran out (`false`: `visit`
+/// stopped the walk).
 pub(crate) fn merge_newest_first(
     conn: &Connection,
     streams: &[Stream],
     visit: &mut dyn FnMut(&Hit) -> bool,
-) -> Result<()> {
+) -> Result<bool> {
     let mut statements = streams
         .iter()
         .map(|(sql, _)| conn.prepare(sql))
@@ -288,7 +479,7 @@ pub(crate) fn merge_newest_first(
             .filter_map(|head| head.as_ref().map(|hit| hit.0))
             .max();
         let Some(newest) = newest else {
-            return Ok(());
+            return Ok(true);
         };
         let mut taken = None;
         for (head, cursor) in heads.iter_mut().zip(cursors.iter_mut()) {
@@ -299,7 +490,7 @@ pub(crate) fn merge_newest_first(
         }
         if let Some(hit) = taken {
             if !visit(&hit) {
-                return Ok(());
+                return Ok(false);
             }
         }
     }
@@ -442,9 +633,7 @@ pub(crate) fn index_rows(
         "SELECT id, body, headers, event_id, resource_id, instance_id, subscription_id, \
          resource_ref, verdict, event_type, resource_type FROM captures WHERE {selection}"
     ))?;
-    let mut text = conn.prepare_cached(
-        "INSERT OR REPLACE INTO search_text (rowid, body, header_values) VALUES (?1, ?2, ?3)",
-    )?;
+    let mut shards_made = std::collections::HashSet::new();
     let mut ids = conn.prepare_cached(
         "INSERT OR REPLACE INTO search_ids (rowid, event_id, resource_id, instance_id, \
          subscription_id, resource_ref) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -458,7 +647,15 @@ pub(crate) fn index_rows(
         let body: Option<Vec<u8>> = row.get(1)?;
         let body = body.map(|b| String::from_utf8_lossy(&b).into_owned());
         let headers: String = row.get(2)?;
-        text.execute(params![id, body, header_values(&headers)])?;
+        let shard = text_shard_of(id);
+        if shards_made.insert(shard) {
+            conn.execute_batch(&text_shard_sql(shard))?;
+        }
+        conn.prepare_cached(&format!(
+            "INSERT OR REPLACE INTO {} (rowid, body, header_values) VALUES (?1, ?2, ?3)",
+            text_shard_table(shard)
+        ))?
+        .execute(params![id, body, header_values(&headers)])?;
         ids.execute(params![
             id,
             row.get::<_, Option<String>>(3)?,
@@ -489,9 +686,22 @@ pub(crate) fn indexed_through(conn: &Connection) -> Result<i64> {
 /// kept with the index (run before deleting them, in the same transaction).
 pub(crate) fn unindex(conn: &Connection, where_captures: &str, args: &[&dyn ToSql]) -> Result<()> {
     crate::facet_counts::uncount(conn, where_captures, args)?;
-    for table in ["search_text", "search_ids"] {
+    let tables = SearchTables::read(conn, true)?;
+    let mut deletes: Vec<(String, String)> = tables
+        .text
+        .iter()
+        .map(|shard| {
+            let bounds = format!("id BETWEEN {} AND {}", shard.lowest, shard.highest);
+            (shard.table.clone(), bounds)
+        })
+        .collect();
+    deletes.push(("search_ids".into(), "1 = 1".into()));
+    for (table, bounds) in deletes {
         conn.execute(
-            &format!("DELETE FROM {table} WHERE rowid IN (SELECT id FROM captures WHERE {where_captures})"),
+            &format!(
+                "DELETE FROM {table} WHERE rowid IN \
+                 (SELECT id FROM captures WHERE ({where_captures}) AND {bounds})"
+            ),
             args,
         )?;
     }
@@ -500,25 +710,74 @@ pub(crate) fn unindex(conn: &Connection, where_captures: &str, args: &[&dyn ToSq
 
 /// Removes the entries of these captures.
 pub(crate) fn unindex_ids(conn: &Connection, ids: &[i64]) -> Result<()> {
-    for table in ["search_text", "search_ids"] {
-        let mut delete = conn.prepare_cached(&format!("DELETE FROM {table} WHERE rowid = ?1"))?;
-        for id in ids {
-            delete.execute([id])?;
+    let tables = SearchTables::read(conn, true)?;
+    for id in ids {
+        let shard = tables
+            .text
+            .iter()
+            .find(|shard| (shard.lowest..=shard.highest).contains(id));
+        for table in shard
+            .map(|s| s.table.as_str())
+            .into_iter()
+            .chain(["search_ids"])
+        {
+            conn.prepare_cached(&format!("DELETE FROM {table} WHERE rowid = ?1"))?
+                .execute([id])?;
         }
     }
     Ok(())
 }
 
-/// Empties both indexes and the counts kept with them (a clear of everything).
+/// Empties both indexes and the counts kept with them (a clear of everything): the words'
+/// shards are dropped.
 pub(crate) fn unindex_all(conn: &Connection) -> Result<()> {
     crate::facet_counts::uncount_all(conn)?;
-    for table in ["search_text", "search_ids"] {
-        conn.execute(
-            &format!("INSERT INTO {table} ({table}) VALUES ('delete-all')"),
-            [],
-        )?;
+    for shard in SearchTables::read(conn, true)?.text {
+        conn.execute_batch(&format!("DROP TABLE {}", shard.table))?;
+    }
+    conn.execute(
+        "INSERT INTO search_ids (search_ids) VALUES ('delete-all')",
+        [],
+    )?;
+    Ok(())
+}
+
+/// Drops the shards of the words' index that hold no capture at or above `oldest_kept` (after
+/// a prune deleted the captures below it): dropping a table is quicker than deleting its
+/// entries one by one.
+pub(crate) fn drop_shards_below(conn: &Connection, oldest_kept: i64) -> Result<()> {
+    for shard in SearchTables::read(conn, true)?.text {
+        if shard.highest < oldest_kept {
+            conn.execute_batch(&format!("DROP TABLE {}", shard.table))?;
+        }
     }
     Ok(())
+}
+
+/// Makes a store's words' index of version 5 (one table) into shards: the table is dropped and
+/// every capture indexed again by the indexer thread, in the background (a search scans what
+/// is not indexed yet meanwhile: slower, not less complete). The counts kept under the same
+/// watermark start again with it. Run by the writer at open; says whether it had to.
+pub(crate) fn shard_legacy_index(conn: &Connection) -> Result<bool> {
+    let legacy: bool = conn.query_row(
+        "SELECT EXISTS(SELECT 1 FROM sqlite_schema WHERE name = ?1)",
+        [LEGACY_TEXT_TABLE],
+        |row| row.get(0),
+    )?;
+    if !legacy {
+        return Ok(false);
+    }
+    conn.execute_batch(&format!("DROP TABLE {LEGACY_TEXT_TABLE}"))?;
+    conn.execute(
+        "INSERT INTO search_ids (search_ids) VALUES ('delete-all')",
+        [],
+    )?;
+    crate::facet_counts::uncount_all(conn)?;
+    conn.execute(
+        "UPDATE search_state SET indexed_through = 0 WHERE one = 1",
+        [],
+    )?;
+    Ok(true)
 }
 
 /// One round of the indexer: indexes up to `batch` captures above the indexed id in one

@@ -153,8 +153,10 @@ CREATE TABLE IF NOT EXISTS highest_deleted (
 /// (queries stay complete meanwhile: what is not indexed yet is scanned); version 5 replaces
 /// the four single-column indexes of version 4 (verdict, event type, resource type,
 /// subscription) with the counts of `facet_counts`, kept by the indexer thread
-/// ([`crate::facet_counts`]) and made from the captures when an older store opens.
-const SCHEMA_VERSION: i64 = 5;
+/// ([`crate::facet_counts`]) and made from the captures when an older store opens; version 6
+/// cuts the words' index into shards by id (see [`crate::search`]), which an older store gets
+/// rebuilt by the indexer thread after it opens.
+const SCHEMA_VERSION: i64 = 6;
 /// The version from which `facet_counts` is kept (older stores make it from their captures).
 const COUNTS_SINCE_VERSION: i64 = 5;
 /// The version from which `notifications` is kept (older stores fill it from their captures).
@@ -623,6 +625,8 @@ impl Store {
         writer_conn.execute_batch(SCHEMA)?;
         writer_conn.execute_batch(search::SEARCH_SCHEMA)?;
         writer_conn.execute_batch(facet_counts::FACET_SCHEMA)?;
+        // Before the counts are made: the shards start the watermark again (and the counts).
+        search::shard_legacy_index(&writer_conn)?;
         if version < COUNTS_SINCE_VERSION || written_by_schema_4 {
             count_captures(&mut writer_conn)?;
         }
@@ -948,11 +952,14 @@ impl StoreReader {
 
     /// How many captures `filter` selects.
     pub fn count(&self, filter: &CaptureFilter) -> Result<u64> {
+        let conn = self.reader();
         if self.layout == IndexLayout::Counted && facet_counts::answers(filter) {
-            return self.counted_total(&self.reader(), filter);
+            return self.counted_total(&conn, filter);
         }
-        let (condition, args) = filter_sql(filter, self.indexed);
-        let total: i64 = self.reader().query_row(
+        let snapshot = conn.unchecked_transaction()?;
+        let tables = self.tables(&snapshot, filter)?;
+        let (condition, args) = filter_sql(filter, &tables);
+        let total: i64 = snapshot.query_row(
             &format!("SELECT COUNT(*) FROM captures WHERE {condition}"),
             params_from_iter(args.iter()),
             |row| row.get(0),
@@ -1003,7 +1010,8 @@ impl StoreReader {
             verdicts: true,
             text: false,
         };
-        let condition = filter_condition(&query.filter, "c", self.indexed, parts, &mut args);
+        let tables = self.tables(conn, &query.filter)?;
+        let condition = filter_condition(&query.filter, "c", &tables, parts, &mut args);
         let mut ids: Vec<(i64, Option<i64>)> = Vec::new();
         let (total, total_capped) = if search.is_none() && query.grouping == Grouping::EveryAttempt
         {
@@ -1045,7 +1053,7 @@ impl StoreReader {
             }
             (total, false)
         } else {
-            let streams = self.streams(&query.filter, search.as_ref(), true);
+            let ranges = self.ranges(&tables, &query.filter, search.as_ref(), true);
             let grouped = query.grouping == Grouping::ByNotification;
             let page_end = query.offset.saturating_add(limit);
             let enough = match query.count {
@@ -1056,7 +1064,7 @@ impl StoreReader {
             let mut counted = 0u64;
             let mut capped = false;
             let mut filled_at: Option<std::time::Instant> = None;
-            search::merge_newest_first(conn, &streams, &mut |&(id, notification, _)| {
+            search::merge_ranges_newest_first(conn, &ranges, &mut |&(id, notification, _)| {
                 if counted >= page_end
                     && filled_at
                         .get_or_insert_with(std::time::Instant::now)
@@ -1091,7 +1099,7 @@ impl StoreReader {
             };
             let group_attempts = match (query.grouping, notification) {
                 (Grouping::ByNotification, Some(notification)) => {
-                    self.matching_attempts(conn, &query.filter, notification)?
+                    self.matching_attempts(conn, &tables, &query.filter, notification)?
                 }
                 _ => 1,
             };
@@ -1109,35 +1117,45 @@ impl StoreReader {
         })
     }
 
+    /// The search tables a query of `filter` reads, in `conn`'s snapshot (none without a
+    /// search: then the list of shards is not read).
+    fn tables(&self, conn: &Connection, filter: &CaptureFilter) -> Result<search::SearchTables> {
+        if self.indexed && filter.text.as_deref().and_then(SearchText::parse).is_some() {
+            search::SearchTables::read(conn, true)
+        } else {
+            Ok(search::SearchTables::unread(self.indexed))
+        }
+    }
+
     /// The ordered streams of captures matching `filter` (with or without its verdicts) and
-    /// `search` for [`search::merge_newest_first`]: one walk of `captures_list` without a
-    /// search, the search's streams ([`SearchText::streams`]) with one.
-    fn streams(
+    /// `search`, by ranges of ids, for [`search::merge_ranges_newest_first`]: one walk of
+    /// `captures_list` without a search, the search's ranges ([`SearchText::ranges`]) with one.
+    fn ranges(
         &self,
+        tables: &search::SearchTables,
         filter: &CaptureFilter,
         search: Option<&SearchText>,
         with_verdicts: bool,
-    ) -> Vec<search::Stream> {
+    ) -> Vec<Vec<search::Stream>> {
         let parts = FilterParts {
             verdicts: with_verdicts,
             text: false,
         };
-        let condition = |args: &mut Vec<Box<dyn ToSql>>| {
-            filter_condition(filter, "c", self.indexed, parts, args)
-        };
+        let condition =
+            |args: &mut Vec<Box<dyn ToSql>>| filter_condition(filter, "c", tables, parts, args);
         match search {
-            Some(search) => search.streams(self.indexed, &condition),
+            Some(search) => search.ranges(tables, &condition),
             None => {
                 let mut args = Vec::new();
                 let condition = condition(&mut args);
-                vec![(
+                vec![vec![(
                     format!(
                         "SELECT c.id, c.notification_id, c.verdict FROM captures c {} \
                          WHERE {condition} ORDER BY c.id DESC",
                         list_index(filter, self.layout)
                     ),
                     args,
-                )]
+                )]]
             }
         }
     }
@@ -1146,11 +1164,12 @@ impl StoreReader {
     fn matching_attempts(
         &self,
         conn: &Connection,
+        tables: &search::SearchTables,
         filter: &CaptureFilter,
         notification_id: i64,
     ) -> Result<u32> {
         let mut args: Vec<Box<dyn ToSql>> = vec![Box::new(notification_id)];
-        let condition = filter_condition(filter, "c", self.indexed, FilterParts::ALL, &mut args);
+        let condition = filter_condition(filter, "c", tables, FilterParts::ALL, &mut args);
         let count: i64 = conn.query_row(
             &format!(
                 "SELECT COUNT(*) FROM captures c INDEXED BY captures_by_notification \
@@ -1170,8 +1189,9 @@ impl StoreReader {
             verdicts: true,
             text: false,
         };
+        let tables = search::SearchTables::unread(self.indexed);
         let rows = facet_counts::counted_rows(&mut |alias| {
-            filter_condition(filter, alias, self.indexed, parts, &mut args)
+            filter_condition(filter, alias, &tables, parts, &mut args)
         });
         let total: i64 = conn
             .prepare_cached(&format!("SELECT COALESCE(SUM(captures), 0) FROM ({rows})"))?
@@ -1198,10 +1218,13 @@ impl StoreReader {
     /// store, and the count under the whole filter. A search's counts walk its hits and stop
     /// past [`COUNT_CAP`] ([`Facets::capped`]).
     pub fn facets(&self, filter: &CaptureFilter) -> Result<Facets> {
-        let conn = self.reader();
+        let reader = self.reader();
+        let snapshot = reader.unchecked_transaction()?;
+        let conn = &*snapshot;
+        let tables = self.tables(conn, filter)?;
         let values = |column| match self.layout {
-            IndexLayout::Counted => facet_counts::distinct_values(&conn, column),
-            _ => distinct_values(&conn, column),
+            IndexLayout::Counted => facet_counts::distinct_values(conn, column),
+            _ => distinct_values(conn, column),
         };
         let mut facets = Facets {
             event_types: values("event_type")?,
@@ -1214,14 +1237,14 @@ impl StoreReader {
             verdicts: false,
             text: false,
         };
-        let condition = filter_condition(filter, "c", self.indexed, parts, &mut args);
+        let condition = filter_condition(filter, "c", &tables, parts, &mut args);
         let mut counts: BTreeMap<Verdict, u64> = BTreeMap::new();
         match filter.text.as_deref().and_then(SearchText::parse) {
             None => {
                 let sql = if self.layout == IndexLayout::Counted && facet_counts::answers(filter) {
                     args.clear();
                     let rows = facet_counts::counted_rows(&mut |alias| {
-                        filter_condition(filter, alias, self.indexed, parts, &mut args)
+                        filter_condition(filter, alias, &tables, parts, &mut args)
                     });
                     format!("SELECT verdict, SUM(captures) FROM ({rows}) GROUP BY verdict")
                 } else {
@@ -1240,10 +1263,10 @@ impl StoreReader {
                 }
             }
             Some(search) => {
-                let streams = self.streams(filter, Some(&search), false);
+                let ranges = self.ranges(&tables, filter, Some(&search), false);
                 let mut counted = 0;
                 let started = std::time::Instant::now();
-                search::merge_newest_first(&conn, &streams, &mut |(_, _, verdict)| {
+                search::merge_ranges_newest_first(conn, &ranges, &mut |(_, _, verdict)| {
                     if counted >= COUNT_CAP || started.elapsed() > COUNT_TIME_BUDGET {
                         facets.capped = true;
                         return false;
@@ -1277,9 +1300,11 @@ impl StoreReader {
         filter: &CaptureFilter,
         mut f: impl FnMut(Capture) -> Result<()>,
     ) -> Result<()> {
-        let (condition, args) = filter_sql(filter, self.indexed);
-        let conn = self.reader();
-        let mut stmt = conn.prepare(&format!(
+        let reader = self.reader();
+        let snapshot = reader.unchecked_transaction()?;
+        let tables = self.tables(&snapshot, filter)?;
+        let (condition, args) = filter_sql(filter, &tables);
+        let mut stmt = snapshot.prepare(&format!(
             "SELECT {CAPTURE_COLUMNS} FROM captures WHERE {condition} ORDER BY id"
         ))?;
         let mut rows = stmt.query(params_from_iter(args.iter()))?;
@@ -1291,9 +1316,11 @@ impl StoreReader {
 
     /// The number of captures per verdict among those matching `filter` (verdicts with none left out).
     pub fn count_by_verdict(&self, filter: &CaptureFilter) -> Result<BTreeMap<Verdict, u64>> {
-        let (condition, args) = filter_sql(filter, self.indexed);
-        let conn = self.reader();
-        let mut stmt = conn.prepare(&format!(
+        let reader = self.reader();
+        let snapshot = reader.unchecked_transaction()?;
+        let tables = self.tables(&snapshot, filter)?;
+        let (condition, args) = filter_sql(filter, &tables);
+        let mut stmt = snapshot.prepare(&format!(
             "SELECT verdict, COUNT(*) FROM captures WHERE {condition} GROUP BY verdict"
         ))?;
         let mut counts = BTreeMap::new();
@@ -1578,6 +1605,9 @@ impl Writer {
             "DELETE FROM outbound WHERE capture_id NOT IN (SELECT id FROM captures)",
             [],
         )?;
+        let oldest_capture: Option<i64> =
+            tx.query_row("SELECT MIN(id) FROM captures", [], |row| row.get(0))?;
+        search::drop_shards_below(&tx, oldest_capture.unwrap_or(i64::MAX))?;
         // Oldest first, so the notifications no capture refers to any more are those older than
         // the oldest one still referred to (a redelivery of one of them later starts afresh).
         let oldest_kept: i64 = tx.query_row(
@@ -1613,7 +1643,7 @@ impl Writer {
             search::unindex_all(&tx)?;
             (tx.execute("DELETE FROM captures", [])? as u64, None)
         } else {
-            let (condition, args) = filter_sql(filter, true);
+            let (condition, args) = filter_sql(filter, &search::SearchTables::read(&tx, true)?);
             let touched: Vec<i64> = tx
                 .prepare(&format!(
                     "SELECT DISTINCT notification_id FROM captures WHERE ({condition}) \
@@ -2120,9 +2150,12 @@ impl FilterParts {
 }
 
 /// The WHERE clause and its arguments for a filter, on the whole store.
-fn filter_sql(filter: &CaptureFilter, indexed: bool) -> (String, Vec<Box<dyn ToSql>>) {
+fn filter_sql(
+    filter: &CaptureFilter,
+    tables: &search::SearchTables,
+) -> (String, Vec<Box<dyn ToSql>>) {
     let mut args = Vec::new();
-    let condition = filter_condition(filter, "captures", indexed, FilterParts::ALL, &mut args);
+    let condition = filter_condition(filter, "captures", tables, FilterParts::ALL, &mut args);
     (condition, args)
 }
 
@@ -2131,7 +2164,7 @@ fn filter_sql(filter: &CaptureFilter, indexed: bool) -> (String, Vec<Box<dyn ToS
 fn filter_condition(
     filter: &CaptureFilter,
     alias: &str,
-    indexed: bool,
+    tables: &search::SearchTables,
     parts: FilterParts,
     args: &mut Vec<Box<dyn ToSql>>,
 ) -> String {
@@ -2180,7 +2213,7 @@ fn filter_condition(
     }
     if parts.text {
         if let Some(search) = filter.text.as_deref().and_then(SearchText::parse) {
-            clauses.push(search.condition(alias, indexed, args));
+            clauses.push(search.condition(alias, tables, args));
         }
     }
     clauses.join(" AND ")

@@ -612,16 +612,18 @@ async fn grouped_pages_list_each_notification_once_with_its_matching_attempts() 
     assert_eq!(invalid.items[0].capture.attempt, 2);
 }
 
-/// Whether the search tables hold an entry for `id` (read straight from the file).
+/// Whether the search tables hold an entry for `id` (read straight from the file; the words'
+/// index is cut into shards of 65,536 ids, `search_text_<id / 65,536>`).
 fn in_index(path: &std::path::Path, id: i64) -> bool {
     let conn = rusqlite::Connection::open(path).unwrap();
+    let shard = format!("search_text_{}", id / 65_536);
     let text: i64 = conn
         .query_row(
-            "SELECT COUNT(*) FROM search_text WHERE rowid = ?1",
+            &format!("SELECT COUNT(*) FROM {shard} WHERE rowid = ?1"),
             [id],
             |row| row.get(0),
         )
-        .unwrap();
+        .unwrap_or(0);
     let ids: i64 = conn
         .query_row(
             "SELECT COUNT(*) FROM search_ids WHERE rowid = ?1",
@@ -790,7 +792,7 @@ async fn a_version_3_store_is_migrated_and_searchable() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
 }
 
 #[tokio::test]
@@ -857,4 +859,201 @@ async fn an_import_reports_progress_and_a_cancel_keeps_what_was_imported() {
     indexed(&whole).await;
     let listed = whole.page(&page(text("bulk-1234"), 0, 5)).unwrap();
     assert_eq!(listed.items.len(), 1);
+}
+
+/// Imports captures with these ids (an import keeps them), each noting "falcon number<id>".
+async fn with_ids(store: &Store, ids: &[i64]) {
+    let mut lines = String::new();
+    for &id in ids {
+        let mut c = capture(
+            &format!("ev-{id}"),
+            "created",
+            TX,
+            "sub-a",
+            Verdict::Valid,
+            &format!("falcon number{id}"),
+        );
+        c.id = id;
+        lines.push_str(&serde_json::to_string(&c).unwrap());
+        lines.push('\n');
+    }
+    let report = import_jsonl_with(store, lines.as_bytes(), &mut |_| ControlFlow::Continue(()))
+        .await
+        .unwrap();
+    assert_eq!(report.imported, ids.len() as u64);
+}
+
+fn ids_of(page: &partner_listener::CapturePage) -> Vec<i64> {
+    page.items.iter().map(|row| row.capture.id).collect()
+}
+
+fn shard_tables(path: &std::path::Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut names: Vec<String> = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE name GLOB 'search_text*' \
+             AND sql LIKE 'CREATE VIRTUAL TABLE%'",
+        )
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn a_search_walks_the_shards_of_the_index_newest_first_across_their_boundaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let store = Store::open(&path, Retention::default()).unwrap();
+    // Shard 0 ends at 65,535; shard 2 starts at 131,072; nothing in between but these.
+    let mut ids: Vec<i64> = vec![3, 4];
+    ids.extend(65_530..=65_541);
+    ids.extend(140_000..=140_003);
+    with_ids(&store, &ids).await;
+    indexed(&store).await;
+    assert_eq!(
+        shard_tables(&path),
+        vec!["search_text_0", "search_text_1", "search_text_2"]
+    );
+    assert!(ids.iter().all(|&id| in_index(&path, id)));
+    let newest_first: Vec<i64> = ids.iter().rev().copied().collect();
+
+    // Every hit, newest first, by pages of every size, counted or through the page.
+    for limit in [1u64, 3, 7, 50] {
+        for offset in 0..ids.len() as u64 + 1 {
+            let counted = store.page(&page(text("falcon"), offset, limit)).unwrap();
+            let want: Vec<i64> = newest_first
+                .iter()
+                .skip(offset as usize)
+                .take(limit as usize)
+                .copied()
+                .collect();
+            assert_eq!(ids_of(&counted), want, "offset {offset}, limit {limit}");
+            assert_eq!(
+                (counted.total, counted.total_capped),
+                (ids.len() as u64, false)
+            );
+            let through = store
+                .page(&CaptureQuery {
+                    count: HitCount::ThroughPage,
+                    ..page(text("fal"), offset, limit)
+                })
+                .unwrap();
+            assert_eq!(
+                ids_of(&through),
+                want,
+                "prefix, offset {offset}, limit {limit}"
+            );
+        }
+    }
+    let facets = store.facets(&text("falcon")).unwrap();
+    assert_eq!((facets.total, facets.capped), (ids.len() as u64, false));
+    assert_eq!(store.count(&text("falcon")).unwrap(), ids.len() as u64);
+    // A word in one capture of each shard, an id substring and a capture id.
+    assert_eq!(found(&store, "number65535"), vec!["ev-65535"]);
+    assert_eq!(found(&store, "number65536"), vec!["ev-65536"]);
+    assert_eq!(
+        found(&store, "number14000"),
+        vec!["ev-140003", "ev-140002", "ev-140001", "ev-140000"]
+    );
+    assert_eq!(found(&store, "ev-65537"), vec!["ev-65537"]);
+    assert_eq!(found(&store, "140001"), vec!["ev-140001"]);
+
+    // A clear by a search reaches into every shard; a prune drops the shards it empties.
+    assert_eq!(store.clear(&text("number65536 falcon")).await.unwrap(), 1);
+    assert!(!in_index(&path, 65_536));
+    assert_eq!(store.count(&text("falcon")).unwrap(), ids.len() as u64 - 1);
+    store
+        .prune(Retention {
+            max_count: Some(6),
+            max_age: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(shard_tables(&path), vec!["search_text_1", "search_text_2"]);
+    assert_eq!(
+        ids_of(&store.page(&page(text("falcon"), 0, 50)).unwrap()),
+        vec![140_003, 140_002, 140_001, 140_000, 65_541, 65_540]
+    );
+    // New captures above every shard are found before the index reaches them (the tail),
+    // then from their own shard.
+    let fresh = store
+        .insert(capture(
+            "ev-new",
+            "created",
+            TX,
+            "sub-a",
+            Verdict::Valid,
+            "falcon fresh",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(fresh.id, 140_004);
+    assert_eq!(found(&store, "fresh"), vec!["ev-new"]);
+    indexed(&store).await;
+    assert!(in_index(&path, fresh.id));
+    assert_eq!(found(&store, "fresh"), vec!["ev-new"]);
+    store.clear_all().await.unwrap();
+    assert!(shard_tables(&path).is_empty());
+    assert!(found(&store, "falcon").is_empty());
+}
+
+#[tokio::test]
+async fn a_version_5_store_is_read_through_its_single_index_and_sharded_when_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v5.db");
+    {
+        let store = Store::open(&path, Retention::default()).unwrap();
+        twelve(&store).await;
+        indexed(&store).await;
+    }
+    // What version 5 left: one table for the words, every capture indexed in it.
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "DROP TABLE search_text_0;
+             CREATE VIRTUAL TABLE search_text USING fts5(body, header_values, content='',
+                 contentless_delete=1, tokenize='unicode61 remove_diacritics 2');
+             PRAGMA user_version = 5;",
+        )
+        .unwrap();
+        let rows: Vec<(i64, Vec<u8>, String)> = conn
+            .prepare("SELECT id, body, headers FROM captures")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        for (id, body, headers) in rows {
+            let values: Vec<Header> = serde_json::from_str(&headers).unwrap();
+            let values: Vec<String> = values.into_iter().map(|h| h.value).collect();
+            conn.execute(
+                "INSERT INTO search_text (rowid, body, header_values) VALUES (?1, ?2, ?3)",
+                rusqlite::params![id, String::from_utf8(body).unwrap(), values.join("\n")],
+            )
+            .unwrap();
+        }
+    }
+    // Read as it is (the command line beside an older app): the single table is a shard.
+    let reader = StoreReader::open(&path).unwrap();
+    assert_eq!(found(&reader, "falcon").len(), 12);
+    assert_eq!(found(&reader, "number7").len(), 1);
+    drop(reader);
+    // Opened by a writer of this version: the table goes, every capture is indexed again into
+    // shards, and searches stay complete meanwhile.
+    let store = Store::open(&path, Retention::default()).unwrap();
+    assert_eq!(found(&store, "falcon").len(), 12);
+    indexed(&store).await;
+    assert_eq!(shard_tables(&path), vec!["search_text_0"]);
+    assert_eq!(found(&store, "falcon").len(), 12);
+    assert_eq!(found(&store, "number7").len(), 1);
+    assert_eq!(store.facets(&CaptureFilter::default()).unwrap().total, 12);
+    let version: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, 6);
 }

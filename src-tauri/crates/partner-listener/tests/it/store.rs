@@ -483,7 +483,7 @@ async fn a_version_1_store_is_migrated_and_keeps_linking() {
             |row| row.get(0),
         )
         .unwrap();
-    assert_eq!((version, old_index), (5, 0));
+    assert_eq!((version, old_index), (6, 0));
 }
 
 /// Pruning and clearing forget the notifications no capture refers to any more: a later
@@ -917,7 +917,7 @@ async fn a_version_2_store_gains_the_runs_table() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
 }
 
 /// The listener records its own start and clean stop; a run without a stop (a crash) ended at
