@@ -105,10 +105,6 @@ pub(crate) struct SearchTables {
     /// The store has the search tables (a store of an older version, read beside its older
     /// listener, has none: everything is the tail then).
     pub indexed: bool,
-    /// The highest id indexed: the tail is above it.
-    pub indexed_through: i64,
-    /// The oldest capture's id (where the walk of the shards ends).
-    pub oldest: i64,
     /// The words' index, newest shard first.
     pub text: Vec<TextShard>,
 }
@@ -121,10 +117,6 @@ impl SearchTables {
         if !indexed {
             return Ok(Self::default());
         }
-        let indexed_through = indexed_through(conn)?;
-        let oldest: Option<i64> = conn
-            .prepare_cached("SELECT MIN(id) FROM captures")?
-            .query_row([], |row| row.get(0))?;
         let mut text = Vec::new();
         let mut names = conn.prepare_cached(
             "SELECT name FROM sqlite_schema WHERE type = 'table' AND name GLOB 'search_text*' \
@@ -152,12 +144,7 @@ impl SearchTables {
             }
         }
         text.sort_by_key(|shard| std::cmp::Reverse(shard.lowest));
-        Ok(Self {
-            indexed,
-            indexed_through,
-            oldest: oldest.unwrap_or(i64::MAX),
-            text,
-        })
+        Ok(Self { indexed, text })
     }
 
     /// The tables for a filter without a search: none are read.
@@ -318,19 +305,20 @@ impl SearchText {
         Some(format!("({start}({}))", tail.join(" OR ")))
     }
 
-    /// The streams that list the captures matching this search and a filter, by ranges of
-    /// ids newest first (every hit of a range is newer than every hit of the next), each
-    /// stream a query with its own arguments giving `id, notification_id, verdict` newest first
-    /// without a sort: the unindexed tail by the table's order; then, shard by shard, the
-    /// full-text hits in the shard's rowid order, the id hits of the same ids likewise; the
-    /// capture id itself in its range. [`merge_ranges_newest_first`] walks them, so a page of
-    /// a search that matches every capture reads one page of hits from the newest shard.
+    /// The streams that list the captures matching this search and a filter, as chains for
+    /// [`merge_newest_first`]: each stream a query with its own arguments giving
+    /// `id, notification_id, verdict` newest first without a sort. One chain is the unindexed
+    /// tail by the table's order, then the full-text hits shard by shard, newest shard first,
+    /// each in its rowid order (every shard's ids are below the tail's and the shard before);
+    /// the id hits are a chain of their own (the trigram index is one table), and so is the
+    /// capture id itself. So a page of a search that matches every capture reads one page of
+    /// hits from the newest shard.
     ///
     /// `filter` writes the filter's condition on `captures` named `c`, appending its arguments.
     /// Why not one `UNION ... ORDER BY` in SQL: SQLite then sorts each arm in a temporary
     /// B-tree before merging (the virtual table's order is not used there), which read all
     /// million hits of a common word (about 0.9 s at 1,000,000 captures, `benches/query.rs`).
-    pub fn ranges(
+    pub fn chains(
         &self,
         tables: &SearchTables,
         filter: &dyn Fn(&mut SqlArgs) -> String,
@@ -340,89 +328,56 @@ impl SearchText {
             let condition = filter(&mut args);
             make(&condition, &mut args).map(|sql| (sql, args))
         };
-        let indexed = tables.indexed;
-        let id_in = |lowest: i64, highest: i64| {
-            self.capture_id.and_then(|id| {
-                (lowest..=highest).contains(&id).then(|| {
-                    stream(&|condition, args| {
-                        args.push(Box::new(id));
-                        Some(format!(
-                            "SELECT c.id, c.notification_id, c.verdict FROM captures c \
-                             WHERE c.id = ?{} AND {condition}",
-                            args.len()
-                        ))
-                    })
-                })?
-            })
-        };
-        let matches = |table: &str, query: &str, bounds: Option<(i64, i64)>| {
+        let matches = |table: &str, query: &str| {
             stream(&|condition, args| {
                 args.push(Box::new(query.to_string()));
-                let within = bounds.map_or(String::new(), |(lowest, highest)| {
-                    format!(" AND {table}.rowid BETWEEN {lowest} AND {highest}")
-                });
                 Some(format!(
                     "SELECT {table}.rowid AS id, c.notification_id, c.verdict \
                      FROM {table} CROSS JOIN captures c INDEXED BY captures_list \
                      ON c.id = {table}.rowid \
-                     WHERE {table} MATCH ?{}{within} AND {condition} ORDER BY {table}.rowid DESC",
+                     WHERE {table} MATCH ?{} AND {condition} ORDER BY {table}.rowid DESC",
                     args.len()
                 ))
             })
         };
-        let mut ranges = Vec::new();
+        let indexed = tables.indexed;
         // Above the watermark (every capture when the store has no index): the tail's scan.
-        let tail = stream(&|condition, args| {
+        let mut words: Vec<Stream> = stream(&|condition, args| {
             let tail = self.tail_condition("c", indexed, args)?;
             Some(format!(
                 "SELECT c.id, c.notification_id, c.verdict FROM captures c \
                  WHERE {tail} AND {condition} ORDER BY c.id DESC"
             ))
-        });
-        let above = if indexed {
-            tables.indexed_through + 1
-        } else {
-            0
-        };
-        ranges.push(tail.into_iter().chain(id_in(above, i64::MAX)).collect());
-        if !indexed || tables.indexed_through < tables.oldest {
-            return ranges;
-        }
-        // Below it, shard by shard (one range for a store of version 5's single table).
-        let mut bounds: Vec<(i64, i64, Option<&str>)> = Vec::new();
-        match tables.text.first() {
-            Some(legacy) if legacy.highest == i64::MAX => {
-                bounds.push((tables.oldest, tables.indexed_through, Some(&legacy.table)));
-            }
-            _ => {
-                for n in
-                    (text_shard_of(tables.oldest)..=text_shard_of(tables.indexed_through)).rev()
-                {
-                    let lowest = (n * TEXT_SHARD_SIZE).max(tables.oldest);
-                    let highest = ((n + 1) * TEXT_SHARD_SIZE - 1).min(tables.indexed_through);
-                    let table = tables
-                        .text
-                        .iter()
-                        .find(|shard| shard.lowest == n * TEXT_SHARD_SIZE)
-                        .map(|shard| shard.table.as_str());
-                    bounds.push((lowest, highest, table));
+        })
+        .into_iter()
+        .collect();
+        let mut chains = Vec::new();
+        if indexed {
+            if let Some(query) = &self.fts {
+                for shard in &tables.text {
+                    words.extend(matches(&shard.table, query));
                 }
             }
-        }
-        for (lowest, highest, table) in bounds {
-            let mut range = Vec::new();
-            if let (Some(table), Some(query)) = (table, &self.fts) {
-                range.extend(matches(table, query, None));
-            }
             if let Some(query) = &self.ids_fts {
-                range.extend(matches("search_ids", query, Some((lowest, highest))));
-            }
-            range.extend(id_in(lowest, highest));
-            if !range.is_empty() {
-                ranges.push(range);
+                chains.extend(matches("search_ids", query).map(|ids| vec![ids]));
             }
         }
-        ranges
+        chains.push(words);
+        if let Some(id) = self.capture_id {
+            chains.extend(
+                stream(&|condition, args| {
+                    args.push(Box::new(id));
+                    Some(format!(
+                        "SELECT c.id, c.notification_id, c.verdict FROM captures c \
+                         WHERE c.id = ?{} AND {condition}",
+                        args.len()
+                    ))
+                })
+                .map(|by_id| vec![by_id]),
+            );
+        }
+        chains.retain(|chain| !chain.is_empty());
+        chains
     }
 }
 
@@ -434,44 +389,35 @@ pub(crate) type Stream = (String, SqlArgs);
 /// A hit of a search stream: a capture's id, its notification and its verdict.
 pub(crate) type Hit = (i64, Option<i64>, String);
 
-/// Walks `ranges` ([`SearchText::ranges`]: each range's hits newer than the next range's) as
-/// one list, newest first, each capture once, calling `visit` until it returns `false`. A
-/// range's statements run only once the walk reaches it.
-pub(crate) fn merge_ranges_newest_first(
-    conn: &Connection,
-    ranges: &[Vec<Stream>],
-    visit: &mut dyn FnMut(&Hit) -> bool,
-) -> Result<()> {
-    for streams in ranges {
-        if !merge_newest_first(conn, streams, visit)? {
-            break;
-        }
-    }
-    Ok(())
-}
-
-/// Walks `streams` (each newest first) as one list, newest first, each capture once, calling
-/// `visit` until it returns `false`; says whether the streams ran out (`false`: `visit`
-/// stopped the walk).
+/// Walks `chains` as one list, newest first, each capture once, calling `visit` until it
+/// returns `false`. A chain is statements each listing captures newest first, every hit of one
+/// newer than every hit of the next ([`SearchText::chains`]); a statement runs only once the
+/// walk reaches it, so the older shards of the words' index are not searched while the newer
+/// ones fill the page.
 pub(crate) fn merge_newest_first(
     conn: &Connection,
-    streams: &[Stream],
+    chains: &[Vec<Stream>],
     visit: &mut dyn FnMut(&Hit) -> bool,
-) -> Result<bool> {
-    let mut statements = streams
+) -> Result<()> {
+    let mut statements = chains
         .iter()
-        .map(|(sql, _)| conn.prepare(sql))
+        .map(|chain| {
+            chain
+                .iter()
+                .map(|(sql, args)| Ok((conn.prepare(sql)?, args)))
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut cursors = Vec::with_capacity(statements.len());
-    for (statement, (_, args)) in statements.iter_mut().zip(streams) {
-        cursors.push(statement.query(rusqlite::params_from_iter(args.iter()))?);
-    }
-    let read = |row: &rusqlite::Row<'_>| -> rusqlite::Result<Hit> {
-        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-    };
+    let mut cursors: Vec<ChainCursor<'_, '_>> = statements
+        .iter_mut()
+        .map(|chain| ChainCursor {
+            rest: chain.iter_mut(),
+            rows: None,
+        })
+        .collect();
     let mut heads: Vec<Option<Hit>> = Vec::with_capacity(cursors.len());
     for cursor in &mut cursors {
-        heads.push(cursor.next()?.map(read).transpose()?);
+        heads.push(cursor.next_hit()?);
     }
     loop {
         let newest = heads
@@ -479,19 +425,41 @@ pub(crate) fn merge_newest_first(
             .filter_map(|head| head.as_ref().map(|hit| hit.0))
             .max();
         let Some(newest) = newest else {
-            return Ok(true);
+            return Ok(());
         };
         let mut taken = None;
         for (head, cursor) in heads.iter_mut().zip(cursors.iter_mut()) {
             if head.as_ref().is_some_and(|hit| hit.0 == newest) {
                 taken = head.take();
-                *head = cursor.next()?.map(read).transpose()?;
+                *head = cursor.next_hit()?;
             }
         }
         if let Some(hit) = taken {
             if !visit(&hit) {
-                return Ok(false);
+                return Ok(());
             }
+        }
+    }
+}
+
+/// Where the walk of one chain is: the statement running, and those after it.
+struct ChainCursor<'s, 'c> {
+    rest: std::slice::IterMut<'s, (rusqlite::Statement<'c>, &'s SqlArgs)>,
+    rows: Option<rusqlite::Rows<'s>>,
+}
+
+impl ChainCursor<'_, '_> {
+    fn next_hit(&mut self) -> Result<Option<Hit>> {
+        loop {
+            if let Some(rows) = &mut self.rows {
+                if let Some(row) = rows.next()? {
+                    return Ok(Some((row.get(0)?, row.get(1)?, row.get(2)?)));
+                }
+            }
+            let Some((statement, args)) = self.rest.next() else {
+                return Ok(None);
+            };
+            self.rows = Some(statement.query(rusqlite::params_from_iter(args.iter()))?);
         }
     }
 }

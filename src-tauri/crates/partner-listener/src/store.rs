@@ -1053,7 +1053,7 @@ impl StoreReader {
             }
             (total, false)
         } else {
-            let ranges = self.ranges(&tables, &query.filter, search.as_ref(), true);
+            let chains = self.chains(&tables, &query.filter, search.as_ref(), true);
             let grouped = query.grouping == Grouping::ByNotification;
             let page_end = query.offset.saturating_add(limit);
             let enough = match query.count {
@@ -1064,7 +1064,7 @@ impl StoreReader {
             let mut counted = 0u64;
             let mut capped = false;
             let mut filled_at: Option<std::time::Instant> = None;
-            search::merge_ranges_newest_first(conn, &ranges, &mut |&(id, notification, _)| {
+            search::merge_newest_first(conn, &chains, &mut |&(id, notification, _)| {
                 if counted >= page_end
                     && filled_at
                         .get_or_insert_with(std::time::Instant::now)
@@ -1128,9 +1128,9 @@ impl StoreReader {
     }
 
     /// The ordered streams of captures matching `filter` (with or without its verdicts) and
-    /// `search`, by ranges of ids, for [`search::merge_ranges_newest_first`]: one walk of
-    /// `captures_list` without a search, the search's ranges ([`SearchText::ranges`]) with one.
-    fn ranges(
+    /// `search`, in chains, for [`search::merge_newest_first`]: one walk of `captures_list`
+    /// without a search, the search's chains ([`SearchText::chains`]) with one.
+    fn chains(
         &self,
         tables: &search::SearchTables,
         filter: &CaptureFilter,
@@ -1144,7 +1144,7 @@ impl StoreReader {
         let condition =
             |args: &mut Vec<Box<dyn ToSql>>| filter_condition(filter, "c", tables, parts, args);
         match search {
-            Some(search) => search.ranges(tables, &condition),
+            Some(search) => search.chains(tables, &condition),
             None => {
                 let mut args = Vec::new();
                 let condition = condition(&mut args);
@@ -1263,10 +1263,10 @@ impl StoreReader {
                 }
             }
             Some(search) => {
-                let ranges = self.ranges(&tables, filter, Some(&search), false);
+                let chains = self.chains(&tables, filter, Some(&search), false);
                 let mut counted = 0;
                 let started = std::time::Instant::now();
-                search::merge_ranges_newest_first(conn, &ranges, &mut |(_, _, verdict)| {
+                search::merge_newest_first(conn, &chains, &mut |(_, _, verdict)| {
                     if counted >= COUNT_CAP || started.elapsed() > COUNT_TIME_BUDGET {
                         facets.capped = true;
                         return false;
