@@ -161,6 +161,12 @@ for (let i = 0; i < 7; i += 1) {
   if (i === 0) console.log(JSON.stringify({ metric: "first_open_cold_parts_ms", value: Math.round(open.ms), screen_mounted: Math.round(open.mounted), screen_made_ready_at: open.warmedAt }));
 }
 summary("first_rows_after_opening_webhooks_ms", opens);
+// Where the memory goes, by phase: after the opens, after the scrolls, after filters and search.
+const rssPhase = async (phase) => {
+  await browser.pause(1000);
+  console.log(JSON.stringify({ metric: "rss_kb_by_process_after", phase, captures, value: rssByProcess(binary) }));
+};
+await rssPhase("opens");
 await browser.waitUntil(async () => / of [\d,]+$/.test(await (await browser.$("[data-testid=capture-count]")).getText()), { timeout: 60000 });
 console.log(JSON.stringify({ metric: "capture_count_shown", value: await (await browser.$("[data-testid=capture-count]")).getText() }));
 
@@ -211,6 +217,7 @@ for (let i = 0; i < 30; i += 1) {
   await browser.pause(100);
 }
 summary("scroll_a_screen_rows_already_read_ms", pages);
+await rssPhase("scrolls");
 await browser.execute(() => { document.querySelector(".capture-scroll").scrollTop = 0; });
 await browser.pause(500);
 
