@@ -12,7 +12,7 @@ import { SandboxDeliveries } from "./SandboxDeliveries";
 import { TestModeSettings } from "./TestModeSettings";
 import { RepointOfferPanel } from "./RepointOfferPanel";
 import { ForwardRules } from "./ForwardRules";
-import { BLOCK, NO_FILTER, storeFilter } from "./inspectorModel";
+import { NO_FILTER, blockQuery, storeFilter } from "./inspectorModel";
 
 /**
  * Reads what the screen's first open reads (the inspector's first block and its counts, with
@@ -21,7 +21,7 @@ import { BLOCK, NO_FILTER, storeFilter } from "./inspectorModel";
  */
 export function warmWebhooks(): void {
   const filter = storeFilter(NO_FILTER);
-  api.inspectorPage({ filter, grouped: false, offset: 0, limit: BLOCK, countPastPage: true }).catch(() => {});
+  api.inspectorPage(blockQuery(filter, false, 0)).catch(() => {});
   api.inspectorFacets(filter).catch(() => {});
 }
 

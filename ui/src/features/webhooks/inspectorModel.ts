@@ -3,7 +3,7 @@
  * rows the capture store answered, never the whole store, so a million captures cost what a
  * hundred do. Counts, choices and search are the store's (see `useInspector`).
  */
-import type { CaptureSummary, InspectorFilter, Verdict } from "../../platform";
+import type { CaptureSummary, InspectorFilter, InspectorQuery, Verdict } from "../../platform";
 import { instantOf } from "../../lib/format";
 
 export const VERDICTS: Verdict[] = [
@@ -35,6 +35,20 @@ export interface FilterForm {
 
 export const NO_FILTER: FilterForm = { verdict: "all", eventType: "", resourceType: "", subscriptionId: "", since: "", until: "", text: "" };
 
+
+/**
+ * Whether the facets, read beside every new filter, count what the list shows: a search of
+ * every attempt (they count its hits up to the store's cap). The pages then count only through
+ * themselves, so the same hits are not walked twice (at a million captures, about 30 ms each).
+ */
+export function countedByFacets(filter: InspectorFilter, grouped: boolean): boolean {
+  return filter.text !== null && !grouped;
+}
+
+/** The store read of block `block` of the list: the inspector's, and the warm-up's of block 0. */
+export function blockQuery(filter: InspectorFilter, grouped: boolean, block: number): InspectorQuery {
+  return { filter, grouped, offset: block * BLOCK, limit: BLOCK, countPastPage: !countedByFacets(filter, grouped) };
+}
 
 /** The store's filter for the form. */
 export function storeFilter(form: FilterForm): InspectorFilter {

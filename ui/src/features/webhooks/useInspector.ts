@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { api, events, type CaptureSummary, type InspectorFacets, type InspectorFilter } from "../../platform";
-import { BLOCK } from "./inspectorModel";
+import { blockQuery, countedByFacets } from "./inspectorModel";
 
 /** Live captures refresh the list at most this often, so a burst costs a few reads, not one per batch. */
 const LIVE_REFRESH_MS = 250;
@@ -68,13 +68,13 @@ export function useInspector(filter: InspectorFilter, grouped: boolean, followin
   const load = useCallback((block: number, gen: number) => {
     requested.current.add(block);
     const { filter: f, grouped: g } = query.current;
-    const countPastPage = !countedByFacets(f, g);
+    const asked = blockQuery(f, g, block);
     return api
-      .inspectorPage({ filter: f, grouped: g, offset: block * BLOCK, limit: BLOCK, countPastPage })
+      .inspectorPage(asked)
       .then((page) => {
         if (gen !== generation.current) return;
         const answered = { gen, total: page.total, capped: page.totalCapped };
-        setPageCount((cur) => (countPastPage ? answered : furthest(cur, answered)));
+        setPageCount((cur) => (asked.countPastPage ? answered : furthest(cur, answered)));
         if (!nearWanted(block)) {
           // Scrolled far away while it was read: not kept (read again if the list comes back).
           requested.current.delete(block);
@@ -219,15 +219,6 @@ interface Count {
   gen: number;
   total: number;
   capped: boolean;
-}
-
-/**
- * Whether the facets, read beside every new filter, count what the list shows: a search of
- * every attempt (they count its hits up to the store's cap). The pages then count only through
- * themselves, so the same hits are not walked twice (at a million captures, about 30 ms each).
- */
-export function countedByFacets(filter: InspectorFilter, grouped: boolean): boolean {
-  return filter.text !== null && !grouped;
 }
 
 /**
