@@ -39,6 +39,8 @@ export interface InspectorData {
 export function useInspector(filter: InspectorFilter, grouped: boolean, following: boolean): InspectorData {
   const [pageCount, setPageCount] = useState<Count>({ gen: 0, total: 0, capped: false });
   const [blocks, setBlocks] = useState<ReadonlyMap<number, CaptureSummary[]>>(new Map());
+  /** The blocks as last set (answers land one at a time, each building on the one before). */
+  const blocksNow = useRef<ReadonlyMap<number, CaptureSummary[]>>(blocks);
   const [facets, setFacets] = useState<InspectorFacets | null>(null);
   /** The filter the facets were read for (a live refresh keeps its count until the next). */
   const [facetsFor, setFacetsFor] = useState<string | null>(null);
@@ -81,15 +83,16 @@ export function useInspector(filter: InspectorFilter, grouped: boolean, followin
           return;
         }
         blockGen.current.set(block, gen);
-        setBlocks((cur) => {
-          const next = new Map<number, CaptureSummary[]>();
-          for (const [b, rows] of cur) {
-            if (blockGen.current.get(b) === gen && nearWanted(b)) next.set(b, rows);
-            else requested.current.delete(b);
-          }
-          next.set(block, page.items);
-          return next;
-        });
+        // The blocks of older generations and those far from the window go (read again if
+        // the list comes back to them).
+        const next = new Map<number, CaptureSummary[]>();
+        for (const [b, rows] of blocksNow.current) {
+          if (blockGen.current.get(b) === gen && nearWanted(b)) next.set(b, rows);
+          else requested.current.delete(b);
+        }
+        next.set(block, page.items);
+        blocksNow.current = next;
+        setBlocks(next);
         setError(null);
       })
       .catch((e: unknown) => {
