@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { lazy, Suspense, useEffect, useRef, useState, type ComponentProps } from "react";
+import { Suspense, useEffect, useRef } from "react";
 import { api, events, type AppStatus, type DemoSubscription } from "./platform";
 import { ErrorPanel } from "./components/ErrorPanel";
 import { navigate, routeHref, SCREENS, useRoute, type Screen } from "./lib/router";
@@ -10,37 +10,18 @@ import { ShellBanners } from "./shell/Banners";
 import { ListenerBadge, TunnelBadge } from "./shell/TopBarStatus";
 import { GoToBox } from "./shell/GoToBox";
 import { CommandPalette } from "./shell/CommandPalette";
+import { chunkedScreen } from "./lib/chunkedScreen";
 
 // The products table is the first screen; every other screen is its own chunk, loaded when
 // first opened, so the bundle parsed before the first table is small.
-const ProductDetail = lazy(() => import("./features/products/ProductDetail").then((m) => ({ default: m.ProductDetail })));
-const TransactionsScreen = lazy(() => import("./features/transactions/TransactionsScreen").then((m) => ({ default: m.TransactionsScreen })));
-const TransactionDetail = lazy(() => import("./features/transactions/TransactionDetail").then((m) => ({ default: m.TransactionDetail })));
-const loadWebhooks = () => import("./features/webhooks/WebhooksScreen");
-/** The Webhooks screen's component once its chunk is in (opened, or made ready after start-up). */
-let loadedWebhooks: typeof import("./features/webhooks/WebhooksScreen").WebhooksScreen | null = null;
-const preloadWebhooks = () =>
-  loadWebhooks().then((m) => {
-    loadedWebhooks = m.WebhooksScreen;
-    return m;
-  });
-const LazyWebhooks = lazy(() => preloadWebhooks().then((m) => ({ default: m.WebhooksScreen })));
-/**
- * The Webhooks screen: rendered directly once its chunk is in, through `React.lazy` before.
- * A lazy component suspends at its first render even when its chunk was loaded already, and
- * React then keeps the Suspense fallback up for at least 300 ms (its reveal throttle): that was
- * most of a first open (313 of 467 ms measured) even after the chunk was made ready.
- */
-function WebhooksScreen(props: ComponentProps<typeof LazyWebhooks>) {
-  // Chosen once per mount: switching from the lazy one to the loaded one would remount it.
-  const [Loaded] = useState(() => loadedWebhooks);
-  return Loaded ? <Loaded {...props} /> : <LazyWebhooks {...props} />;
-}
-
-const TokenScreen = lazy(() => import("./features/token/TokenScreen").then((m) => ({ default: m.TokenScreen })));
-const ConnectionsScreen = lazy(() => import("./features/connections/ConnectionsScreen").then((m) => ({ default: m.ConnectionsScreen })));
-const SupportScreen = lazy(() => import("./features/support/SupportScreen").then((m) => ({ default: m.SupportScreen })));
-const DemoScreen = lazy(() => import("./features/demo/DemoScreen").then((m) => ({ default: m.DemoScreen })));
+const { Screen: ProductDetail } = chunkedScreen(() => import("./features/products/ProductDetail"), (m) => m.ProductDetail);
+const { Screen: TransactionsScreen } = chunkedScreen(() => import("./features/transactions/TransactionsScreen"), (m) => m.TransactionsScreen);
+const { Screen: TransactionDetail } = chunkedScreen(() => import("./features/transactions/TransactionDetail"), (m) => m.TransactionDetail);
+const { Screen: WebhooksScreen, preload: preloadWebhooks } = chunkedScreen(() => import("./features/webhooks/WebhooksScreen"), (m) => m.WebhooksScreen);
+const { Screen: TokenScreen } = chunkedScreen(() => import("./features/token/TokenScreen"), (m) => m.TokenScreen);
+const { Screen: ConnectionsScreen } = chunkedScreen(() => import("./features/connections/ConnectionsScreen"), (m) => m.ConnectionsScreen);
+const { Screen: SupportScreen } = chunkedScreen(() => import("./features/support/SupportScreen"), (m) => m.SupportScreen);
+const { Screen: DemoScreen } = chunkedScreen(() => import("./features/demo/DemoScreen"), (m) => m.DemoScreen);
 
 export function App() {
   const client = useQueryClient();
