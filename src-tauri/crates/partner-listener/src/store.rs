@@ -247,7 +247,8 @@ pub struct CaptureQuery {
 pub const MAX_PAGE_LIMIT: u64 = 1000;
 /// Counts that have to walk search hits or groups stop here (see [`CapturePage::total_capped`]).
 pub const COUNT_CAP: u64 = 10_000;
-/// How long such a walk goes on counting once the page is filled: a common word under a narrow
+/// How long such a walk goes on counting once the page is filled (the facets: once the first
+/// hit is found): a common word under a narrow
 /// filter (every capture has the word, one in 25 the verdict) reads 250,000 hits to count
 /// 10,000 (`benches/query.rs`, "search + verdict": 195 ms at p50 on a million captures), and
 /// only time bounds what SQLite reads to find each match.
@@ -1265,9 +1266,13 @@ impl StoreReader {
             Some(search) => {
                 let chains = self.chains(&tables, filter, Some(&search), false);
                 let mut counted = 0;
-                let started = std::time::Instant::now();
+                // Timed from the first hit, as a page's count is from its last row: a search
+                // whose first hit takes long to find (a scan of captures not indexed yet after
+                // an import) still counts what it found, rather than "0+" for every verdict.
+                let mut first_hit: Option<std::time::Instant> = None;
                 search::merge_newest_first(conn, &chains, &mut |(_, _, verdict)| {
-                    if counted >= COUNT_CAP || started.elapsed() > COUNT_TIME_BUDGET {
+                    let counting = first_hit.get_or_insert_with(std::time::Instant::now);
+                    if counted >= COUNT_CAP || counting.elapsed() > COUNT_TIME_BUDGET {
                         facets.capped = true;
                         return false;
                     }
