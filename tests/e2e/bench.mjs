@@ -87,10 +87,14 @@ async function blankRss() {
   await b.session.pause(1500);
   const kb = appRssKb(blank);
   console.log(JSON.stringify({ metric: "rss_kb_blank_window_by_process", value: rssByProcess(blank) }));
+  // Settled as the app is below: 10 s more.
+  await b.session.pause(10000);
+  const settled = appRssKb(blank);
+  console.log(JSON.stringify({ metric: "rss_kb_blank_window_by_process_settled", value: rssByProcess(blank) }));
   await b.session.deleteSession();
-  return kb;
+  return { kb, settled };
 }
-const blankKb = await blankRss();
+const { kb: blankKb, settled: blankSettledKb } = await blankRss();
 console.log(JSON.stringify({ metric: "rss_kb_blank_window", value: blankKb }));
 
 const { session: browser } = await startTo(binary, "[data-row-id]");
@@ -137,7 +141,7 @@ await browser.execute(() => {
   window.benchReads = (cmd, since) => window.partnerCallTrace.filter((c) => c.command === cmd && c.started >= since);
 });
 const opens = [];
-for (let i = 0; i < 7; i += 1) {
+for (let i = 0; i < Number(process.env.PARTNER_BENCH_OPENS ?? 7); i += 1) {
   await browser.execute(() => { window.location.hash = "#/products"; });
   await browser.pause(400);
   const open = await browser.executeAsync((done) => {
@@ -299,4 +303,10 @@ await browser.pause(1000);
 const appKb = appRssKb(binary);
 console.log(JSON.stringify({ metric: "rss_kb_app_by_process", captures, value: rssByProcess(binary) }));
 console.log(JSON.stringify({ metric: "rss_kb_app_after_inspector", captures, value: appKb, ratio_to_blank: +(appKb / blankKb).toFixed(2) }));
+// And settled: left alone 10 s more, as the app sits between uses (WebKit's collector and its
+// allocator give memory back some time after the work, not at once).
+await browser.pause(10000);
+const settledKb = appRssKb(binary);
+console.log(JSON.stringify({ metric: "rss_kb_app_by_process_settled", captures, value: rssByProcess(binary) }));
+console.log(JSON.stringify({ metric: "rss_kb_app_after_inspector_settled", captures, value: settledKb, blank_settled: blankSettledKb, ratio_to_blank: +(settledKb / blankSettledKb).toFixed(2) }));
 await browser.deleteSession();
