@@ -13,6 +13,7 @@ pub mod bridge;
 pub mod commands;
 pub mod error;
 pub mod events;
+pub mod rendering;
 pub mod services;
 pub mod state;
 
@@ -54,6 +55,7 @@ fn load_settings(
 
 pub fn run() {
     startup::mark_process_start();
+    rendering::prefer_cpu_painting();
     // A console already runs on this data folder: it takes this start's link, if any, and
     // this start ends (`services::instance`).
     if let Ok(data_dir) = partner_local::paths::data_dir() {
