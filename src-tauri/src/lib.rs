@@ -55,7 +55,7 @@ fn load_settings(
 
 pub fn run() {
     startup::mark_process_start();
-    rendering::prefer_cpu_painting();
+    rendering::apply_compositing_choice();
     // A console already runs on this data folder: it takes this start's link, if any, and
     // this start ends (`services::instance`).
     if let Ok(data_dir) = partner_local::paths::data_dir() {
