@@ -53,8 +53,7 @@ pub(crate) const REPLACED_INDEXES: [&str; 4] = [
     "captures_subscription",
 ];
 
-/// The watermark, as SQL: captures above it are not counted in the table yet.
-pub(crate) const WATERMARK_SQL: &str = "(SELECT indexed_through FROM search_state WHERE one = 1)";
+use crate::search::WATERMARK_SQL;
 
 /// A combination of the counted columns.
 type Combination = (String, Option<String>, Option<String>, Option<String>);

@@ -133,7 +133,8 @@ impl SearchTables {
                     highest: i64::MAX,
                 });
             } else if let Some(n) = table
-                .strip_prefix("search_text_")
+                .strip_prefix(LEGACY_TEXT_TABLE)
+                .and_then(|rest| rest.strip_prefix('_'))
                 .and_then(|n| n.parse::<i64>().ok())
             {
                 text.push(TextShard {
@@ -156,8 +157,10 @@ impl SearchTables {
     }
 }
 
-/// The highest id indexed, as a statement reads it (in its own snapshot).
-const WATERMARK: &str = "(SELECT indexed_through FROM search_state WHERE one = 1)";
+/// The highest id indexed, as a statement reads it (in its own snapshot): the captures above it
+/// are the tail, for the search and for the counts kept under the same mark
+/// ([`crate::facet_counts`]).
+pub(crate) const WATERMARK_SQL: &str = "(SELECT indexed_through FROM search_state WHERE one = 1)";
 
 /// Shortest id substring the trigram index answers.
 const MIN_ID_SUBSTRING: usize = 3;
@@ -298,7 +301,7 @@ impl SearchText {
             return None;
         }
         let start = if indexed {
-            format!("{alias}.id > {WATERMARK} AND ")
+            format!("{alias}.id > {WATERMARK_SQL} AND ")
         } else {
             String::new()
         };
@@ -725,7 +728,8 @@ pub(crate) fn drop_shards_below(conn: &Connection, oldest_kept: i64) -> Result<(
 /// Makes a store's words' index of version 5 (one table) into shards: the table is dropped and
 /// every capture indexed again by the indexer thread, in the background (a search scans what
 /// is not indexed yet meanwhile: slower, not less complete). The counts kept under the same
-/// watermark start again with it. Run by the writer at open; says whether it had to.
+/// watermark start again with it. Run by the writer at open, in one transaction with nothing
+/// else (see its caller); says whether it had to.
 pub(crate) fn shard_legacy_index(conn: &Connection) -> Result<bool> {
     let legacy: bool = conn.query_row(
         "SELECT EXISTS(SELECT 1 FROM sqlite_schema WHERE name = ?1)",

@@ -627,7 +627,12 @@ impl Store {
         writer_conn.execute_batch(search::SEARCH_SCHEMA)?;
         writer_conn.execute_batch(facet_counts::FACET_SCHEMA)?;
         // Before the counts are made: the shards start the watermark again (and the counts).
-        search::shard_legacy_index(&writer_conn)?;
+        // One transaction: a crash between dropping the old table and moving the watermark back
+        // would leave captures neither indexed nor in the tail a search scans.
+        let sharding =
+            writer_conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        search::shard_legacy_index(&sharding)?;
+        sharding.commit()?;
         if version < COUNTS_SINCE_VERSION || written_by_schema_4 {
             count_captures(&mut writer_conn)?;
         }
