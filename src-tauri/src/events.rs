@@ -1,87 +1,65 @@
-//! Live data to the UI as Tauri events: captures batched by the listener's `Coalescer` (one
-//! event per 100 ms window at most), token state changes, status changes. This module only
-//! sends; the services decide what to send. Every task here stops with the app's shutdown
-//! signal (or its own child of it).
+//! The one place the app's events reach the window: the console's [`EventSink`], forwarding
+//! each event to the webview under its name, and the desktop's file dialogs for
+//! [`FileDialogs`]. The services decide what to send (captures arrive already coalesced, one
+//! event per 100 ms window at most); this module only delivers.
 
-use crate::bridge::{CaptureBatch, CaptureSummary};
-use crate::state::AppState;
-use partner_listener::{Capture, Coalescer, Listener, LiveEvent};
-use std::time::Duration;
+use partner_console_core::{AppEvent, EventSink, FileChoice, FileDialogs};
+use std::path::PathBuf;
 use tauri::{AppHandle, Emitter, Manager};
-use tokio_util::sync::CancellationToken;
+use tauri_plugin_dialog::DialogExt;
 
-pub const CAPTURES: &str = "captures";
-pub const TOKEN: &str = "token";
-pub const SEARCH_PROGRESS: &str = "search-progress";
-pub const STATUS: &str = "status";
-pub const MISSED_PROGRESS: &str = "missed-progress";
-pub const JOB_PROGRESS: &str = "job-progress";
-pub const SUPPORT_SYNC_PROGRESS: &str = "support-sync-progress";
-pub const OPEN_LINK: &str = "open-link";
+/// The window, as the console's event sink.
+#[derive(Debug)]
+pub struct WindowSink {
+    pub app: AppHandle,
+}
 
-/// How long the coalescer gathers captures before one event goes out.
-pub const BATCH_WINDOW: Duration = Duration::from_millis(100);
-/// Most captures in one event.
-pub const BATCH_MAX: usize = 2000;
-
-pub fn summary(c: &Capture) -> CaptureSummary {
-    CaptureSummary {
-        id: c.id,
-        received_at: c.received_at.to_rfc3339(),
-        verdict: c.verdict,
-        event_type: c.fields.event_type.clone().unwrap_or_default(),
-        resource_type: c.fields.resource_type.clone().unwrap_or_default(),
-        resource_id: c.fields.resource_id.clone().unwrap_or_default(),
-        instance_id: c.fields.instance_id.clone().unwrap_or_default(),
-        event_id: c.fields.event_id.clone().unwrap_or_default(),
-        subscription_id: c.subscription_id.clone().unwrap_or_default(),
-        attempts: c.attempt,
-        replayed: c.replay,
-        group_attempts: 1,
+impl EventSink for WindowSink {
+    fn send(&self, event: AppEvent) {
+        let _ = self.app.emit(event.name(), &event);
     }
-}
 
-/// Sends the listener's captures to the UI in batches, until `stop`.
-pub fn spawn_capture_feed(app: AppHandle, listener: &Listener, stop: CancellationToken) {
-    let feed = Coalescer::new(listener.subscribe(), BATCH_WINDOW, BATCH_MAX);
-    tauri::async_runtime::spawn(forward_captures(app, feed, stop));
-}
-
-async fn forward_captures(app: AppHandle, mut coalescer: Coalescer, stop: CancellationToken) {
-    loop {
-        let batch = tokio::select! {
-            batch = coalescer.next_batch() => batch,
-            () = stop.cancelled() => return,
-        };
-        let Some(batch) = batch else { return };
-        let captures: Vec<CaptureSummary> = batch
-            .events
-            .iter()
-            .filter_map(|event| match event {
-                LiveEvent::Captured(capture) => Some(summary(capture)),
-                LiveEvent::Outbound(_) => None,
-            })
-            .collect();
-        if !captures.is_empty() || batch.missed > 0 {
-            let _ = app.emit(
-                CAPTURES,
-                CaptureBatch {
-                    captures,
-                    missed: batch.missed,
-                },
-            );
+    fn bring_to_front(&self) {
+        if let Some(window) = self.app.get_webview_window("main") {
+            let _ = window.set_focus();
         }
     }
 }
 
-/// Makes a change of the status and tells the UI, under a new version (see
-/// [`AppState::announce`]).
-pub fn announce(app: &AppHandle, change: impl FnOnce(&mut crate::state::Inner)) {
-    let state = app.state::<AppState>();
-    emit_status(app, state.announce(change));
+/// The desktop's save and open dialogs (Tauri's dialog plugin).
+#[derive(Debug)]
+pub struct DesktopDialogs {
+    pub app: AppHandle,
 }
 
-/// Tells the UI of a status already announced (by [`AppState::announce_locked`]).
-pub fn emit_status(app: &AppHandle, status: crate::bridge::AppStatus) {
-    let _ = app.emit(STATUS, status);
+impl DesktopDialogs {
+    fn builder(&self, choice: &FileChoice) -> tauri_plugin_dialog::FileDialogBuilder<tauri::Wry> {
+        let _ = std::fs::create_dir_all(&choice.folder);
+        self.app
+            .dialog()
+            .file()
+            .set_title(&choice.title)
+            .set_directory(&choice.folder)
+            .add_filter(choice.kind, choice.extensions)
+    }
+}
+
+impl FileDialogs for DesktopDialogs {
+    fn save(&self, choice: FileChoice) -> futures::future::BoxFuture<'static, Option<PathBuf>> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.builder(&choice)
+            .set_file_name(&choice.suggested_name)
+            .save_file(move |path| {
+                let _ = tx.send(path.and_then(|p| p.into_path().ok()));
+            });
+        Box::pin(async move { rx.await.ok().flatten() })
+    }
+
+    fn open(&self, choice: FileChoice) -> futures::future::BoxFuture<'static, Option<PathBuf>> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.builder(&choice).pick_file(move |path| {
+            let _ = tx.send(path.and_then(|p| p.into_path().ok()));
+        });
+        Box::pin(async move { rx.await.ok().flatten() })
+    }
 }

@@ -1,14 +1,14 @@
 //! The Demo screen: play the embedded sandbox's lender, move its clock, try the demo
 //! subscription again. Thin adapters over `services::embedded` and `services::startup`.
-use crate::bridge::{AppStatus, DemoOutcome};
-use crate::error::Result;
-use crate::services::embedded;
-use crate::state::AppState;
-use tauri::{AppHandle, State};
+use partner_console_core::bridge::{AppStatus, DemoOutcome};
+use partner_console_core::services::embedded;
+use partner_console_core::Console;
+use partner_console_core::Result;
+use tauri::State;
 
 #[tauri::command]
 pub async fn demo_new_transaction(
-    state: State<'_, AppState>,
+    state: State<'_, Console>,
     product_id: String,
 ) -> Result<DemoOutcome> {
     embedded::new_transaction(&state, product_id).await
@@ -16,7 +16,7 @@ pub async fn demo_new_transaction(
 
 #[tauri::command]
 pub async fn demo_update_transaction(
-    state: State<'_, AppState>,
+    state: State<'_, Console>,
     transaction_id: String,
 ) -> Result<DemoOutcome> {
     embedded::update_transaction(&state, transaction_id).await
@@ -24,7 +24,7 @@ pub async fn demo_update_transaction(
 
 #[tauri::command]
 pub async fn demo_custom_event(
-    state: State<'_, AppState>,
+    state: State<'_, Console>,
     transaction_id: String,
     text: String,
 ) -> Result<DemoOutcome> {
@@ -32,11 +32,11 @@ pub async fn demo_custom_event(
 }
 
 #[tauri::command]
-pub fn demo_advance_clock(state: State<'_, AppState>, minutes: u32) -> Result<DemoOutcome> {
+pub fn demo_advance_clock(state: State<'_, Console>, minutes: u32) -> Result<DemoOutcome> {
     embedded::advance_clock(&state, minutes)
 }
 
 #[tauri::command]
-pub fn retry_demo_subscription(app: AppHandle) -> Result<AppStatus> {
-    crate::services::startup::retry_demo_subscription(&app)
+pub fn retry_demo_subscription(state: State<'_, Console>) -> Result<AppStatus> {
+    partner_console_core::services::demo::retry_subscription(&state)
 }

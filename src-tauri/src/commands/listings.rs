@@ -1,27 +1,21 @@
 //! Products and transactions listings: the commands (see `services::listings`).
-use crate::bridge::{
+use partner_api::{Product, Transaction};
+use partner_console_core::bridge::{
     ExportRequest, FileJobResult, PageQuery, PageView, SearchRequest, SearchResult, SortKeys,
 };
-use crate::error::Result;
-use crate::services::listings;
-use crate::state::AppState;
-use partner_api::{Product, Sortable, Transaction};
-use tauri::{AppHandle, State};
+use partner_console_core::services::listings;
+use partner_console_core::Console;
+use partner_console_core::Result;
+use tauri::State;
 
 #[tauri::command]
 pub fn sort_keys() -> SortKeys {
-    SortKeys {
-        products: Product::SORT_KEYS.iter().map(|k| k.to_string()).collect(),
-        transactions: Transaction::SORT_KEYS
-            .iter()
-            .map(|k| k.to_string())
-            .collect(),
-    }
+    listings::sort_keys()
 }
 
 #[tauri::command]
 pub async fn list_products(
-    state: State<'_, AppState>,
+    state: State<'_, Console>,
     query: PageQuery,
 ) -> Result<PageView<Product>> {
     listings::page(&state.client()?, &query).await
@@ -29,25 +23,31 @@ pub async fn list_products(
 
 #[tauri::command]
 pub async fn list_transactions(
-    state: State<'_, AppState>,
+    state: State<'_, Console>,
     query: PageQuery,
 ) -> Result<PageView<Transaction>> {
     listings::page(&state.client()?, &query).await
 }
 
 #[tauri::command]
-pub async fn search_listing(app: AppHandle, request: SearchRequest) -> Result<SearchResult> {
-    listings::search(&app, request).await
+pub async fn search_listing(
+    state: State<'_, Console>,
+    request: SearchRequest,
+) -> Result<SearchResult> {
+    listings::search(&state, request).await
 }
 
 #[tauri::command]
-pub fn cancel_search(state: State<'_, AppState>, search_id: String) {
+pub fn cancel_search(state: State<'_, Console>, search_id: String) {
     listings::cancel_search(&state, &search_id);
 }
 
 /// Exports a whole listing (every page, in the current sort) to a file the user picks in the
 /// save dialog, reporting progress as a job the user can stop; nothing is written when stopped.
 #[tauri::command]
-pub async fn export_listing(app: AppHandle, request: ExportRequest) -> Result<FileJobResult> {
-    listings::export(&app, request).await
+pub async fn export_listing(
+    state: State<'_, Console>,
+    request: ExportRequest,
+) -> Result<FileJobResult> {
+    listings::export(&state, request).await
 }

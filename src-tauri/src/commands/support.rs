@@ -1,50 +1,56 @@
 //! Support screen and "Go to": the active connection's local index (sync, questions, export,
 //! forget) and opening anything by its id. Thin adapters over `services::support`.
-use crate::bridge::{
+use partner_console_core::bridge::{
     FileJobResult, GoToTarget, SupportCounts, SupportExportForm, SupportFilter, SupportIndexView,
     SupportPage, SupportQuery, SupportSyncForm, SupportSyncResult,
 };
-use crate::error::Result;
-use crate::services::support;
-use crate::state::AppState;
-use tauri::{AppHandle, State};
+use partner_console_core::services::support;
+use partner_console_core::Console;
+use partner_console_core::Result;
+use tauri::State;
 
 #[tauri::command]
-pub async fn support_index(state: State<'_, AppState>) -> Result<SupportIndexView> {
+pub async fn support_index(state: State<'_, Console>) -> Result<SupportIndexView> {
     support::view(&state).await
 }
 
 #[tauri::command]
-pub async fn support_sync(app: AppHandle, form: SupportSyncForm) -> Result<SupportSyncResult> {
-    support::sync(&app, form).await
+pub async fn support_sync(
+    state: State<'_, Console>,
+    form: SupportSyncForm,
+) -> Result<SupportSyncResult> {
+    support::sync(&state, form).await
 }
 
 #[tauri::command]
-pub async fn support_find(state: State<'_, AppState>, query: SupportQuery) -> Result<SupportPage> {
+pub async fn support_find(state: State<'_, Console>, query: SupportQuery) -> Result<SupportPage> {
     support::find(&state, query).await
 }
 
 #[tauri::command]
 pub async fn support_counts(
-    state: State<'_, AppState>,
+    state: State<'_, Console>,
     filter: SupportFilter,
 ) -> Result<SupportCounts> {
     support::counts(&state, filter).await
 }
 
 #[tauri::command]
-pub async fn support_export(app: AppHandle, form: SupportExportForm) -> Result<FileJobResult> {
-    support::export(&app, form).await
+pub async fn support_export(
+    state: State<'_, Console>,
+    form: SupportExportForm,
+) -> Result<FileJobResult> {
+    support::export(&state, form).await
 }
 
 #[tauri::command]
-pub async fn support_forget(state: State<'_, AppState>) -> Result<SupportIndexView> {
+pub async fn support_forget(state: State<'_, Console>) -> Result<SupportIndexView> {
     support::forget(&state).await
 }
 
 /// Opens anything by its id or `resourceRef`, on the active connection.
 #[tauri::command]
-pub async fn go_to(state: State<'_, AppState>, text: String) -> Result<GoToTarget> {
+pub async fn go_to(state: State<'_, Console>, text: String) -> Result<GoToTarget> {
     support::go_to(&state, &text).await
 }
 
@@ -52,16 +58,16 @@ pub async fn go_to(state: State<'_, AppState>, text: String) -> Result<GoToTarge
 /// active connection.
 #[tauri::command]
 pub fn resource_link(
-    state: State<'_, AppState>,
+    state: State<'_, Console>,
     screen: String,
     id: String,
     event_id: Option<String>,
 ) -> Result<String> {
-    crate::services::links::link_to(&state, &screen, &id, event_id.as_deref())
+    partner_console_core::services::links::link_to(&state, &screen, &id, event_id.as_deref())
 }
 
 /// The route a link asked for before the page was listening, once.
 #[tauri::command]
-pub fn take_pending_link(state: State<'_, AppState>) -> Option<String> {
-    crate::services::links::take_pending(&state)
+pub fn take_pending_link(state: State<'_, Console>) -> Option<String> {
+    partner_console_core::services::links::take_pending(&state)
 }

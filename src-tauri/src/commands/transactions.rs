@@ -1,18 +1,18 @@
 //! Transaction detail: the transaction, its events, and the partner's response.
-use crate::bridge::RespondForm;
-use crate::error::Result;
-use crate::state::AppState;
-use partner_api::{Transaction, TransactionEvent, TransactionResponse};
+use partner_api::{Transaction, TransactionEvent};
+use partner_console_core::bridge::RespondForm;
+use partner_console_core::services::transactions;
+use partner_console_core::{Console, Result};
 use tauri::State;
 
 #[tauri::command]
-pub async fn get_transaction(state: State<'_, AppState>, id: String) -> Result<Transaction> {
+pub async fn get_transaction(state: State<'_, Console>, id: String) -> Result<Transaction> {
     Ok(state.client()?.get_transaction(&id).await?)
 }
 
 #[tauri::command]
 pub async fn transaction_events(
-    state: State<'_, AppState>,
+    state: State<'_, Console>,
     id: String,
 ) -> Result<Vec<TransactionEvent>> {
     Ok(state.client()?.list_events(&id).await?)
@@ -20,20 +20,8 @@ pub async fn transaction_events(
 
 #[tauri::command]
 pub async fn respond_transaction(
-    state: State<'_, AppState>,
+    state: State<'_, Console>,
     form: RespondForm,
 ) -> Result<Transaction> {
-    let response = TransactionResponse {
-        status: form.status,
-        partner_status: form.partner_status.filter(|s| !s.trim().is_empty()),
-        reference_number: form.reference_number.filter(|s| !s.trim().is_empty()),
-        responding_party: None,
-        loan: None,
-        resources: None,
-        errors: None,
-    };
-    Ok(state
-        .client()?
-        .respond_to_transaction(&form.transaction_id, &response)
-        .await?)
+    transactions::respond(&state, form).await
 }

@@ -5,10 +5,10 @@
 //!
 //! Why not Tauri's single-instance plugin: under WebKitWebDriver it made reading an element's
 //! text hang (the end-to-end tests read text everywhere), and the hand-over is a few lines.
+use crate::console::Console;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use tauri::{AppHandle, Manager};
 
 /// The socket the running app listens on.
 fn socket_path(data_dir: &Path) -> PathBuf {
@@ -27,7 +27,7 @@ pub fn hand_over(data_dir: &Path, link: Option<&str>) -> bool {
 
 /// Listens for what later starts hand over: a link is opened, and either way the window comes
 /// forward. A socket file a crashed console left behind is replaced.
-pub fn listen(app: &AppHandle, data_dir: &Path) {
+pub fn listen(app: &Console, data_dir: &Path) {
     let path = socket_path(data_dir);
     // The first start makes the data folder later in start-up: the socket needs it now.
     let _ = std::fs::create_dir_all(data_dir);
@@ -48,13 +48,11 @@ pub fn listen(app: &AppHandle, data_dir: &Path) {
                 if BufReader::new(stream).read_line(&mut line).is_err() {
                     continue;
                 }
-                if let Some(window) = app.get_webview_window("main") {
-                    let _ = window.set_focus();
-                }
+                app.bring_to_front();
                 let link = line.trim().to_string();
                 if let Ok(url) = url::Url::parse(&link) {
                     let app = app.clone();
-                    tauri::async_runtime::spawn(async move {
+                    app.clone().spawn(async move {
                         crate::services::links::open(&app, vec![url]).await;
                     });
                 }

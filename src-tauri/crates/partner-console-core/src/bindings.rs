@@ -1,7 +1,7 @@
 //! Writes the TypeScript declarations of every type that crosses the bridge into
 //! `ui/src/bindings/`, and checks that the committed files match the Rust.
 //!
-//! The check is a test (`cargo test -p partner-console bindings`): it generates into a scratch
+//! The check is a test (`cargo test -p partner-console-core bindings`): it generates into a scratch
 //! folder and compares file by file, so a Rust change that forgets to regenerate fails CI.
 //! `PARTNER_WRITE_BINDINGS=1` makes the same test rewrite the committed files instead.
 
@@ -94,7 +94,7 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
 
 /// `ui/src/bindings/` of this checkout.
 pub fn committed_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/bindings")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../ui/src/bindings")
 }
 
 #[cfg(test)]
@@ -141,7 +141,7 @@ mod tests {
             assert_eq!(
                 committed.get(name),
                 Some(text),
-                "ui/src/bindings/{name} is out of date: run `PARTNER_WRITE_BINDINGS=1 cargo test -p partner-console bindings`"
+                "ui/src/bindings/{name} is out of date: run `PARTNER_WRITE_BINDINGS=1 cargo test -p partner-console-core bindings`"
             );
         }
         for name in committed.keys() {

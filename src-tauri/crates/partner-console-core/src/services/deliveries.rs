@@ -46,7 +46,7 @@ pub async fn list(state: &AppState) -> Result<Vec<DeliveryView>> {
         .map(|d| d.enqueued_at)
         .min()
         .map(|oldest| oldest - chrono::Duration::minutes(10));
-    let captured = tauri::async_runtime::spawn_blocking(move || {
+    let captured = tokio::task::spawn_blocking(move || {
         let mut by_notification: HashMap<(String, String, String), Vec<i64>> = HashMap::new();
         let filter = CaptureFilter {
             since,

@@ -4,10 +4,9 @@
 //! learn its subscription ids) and reads the keychain for each, a D-Bus round trip apiece; start-up must not wait for
 //! it (the products table comes first). Until it has run, a notification for a subscription not
 //! yet loaded is still verified: the key source reads the keychain on a miss.
+use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
-use crate::state::AppState;
 use partner_client::PartnerClient;
-use tauri::{AppHandle, Manager};
 use tokio_util::sync::CancellationToken;
 
 /// The subscription ids of every product of `client`'s connection.
@@ -22,28 +21,28 @@ pub async fn subscription_ids(client: &PartnerClient) -> Result<Vec<String>> {
 
 /// Reads the keys of the connection's subscriptions into the listener's key source, then
 /// tells the UI whether the keychain answered. Stops with `stop` (another connection).
-pub fn load_in_background(app: AppHandle, client: PartnerClient, stop: CancellationToken) {
-    tauri::async_runtime::spawn(async move {
+pub fn load_in_background(app: Console, client: PartnerClient, stop: CancellationToken) {
+    app.clone().spawn(async move {
         let loaded = tokio::select! {
             loaded = load(&app, &client) => loaded,
             () = stop.cancelled() => return,
         };
         match loaded {
             Ok(count) => {
-                crate::services::startup::milestone(&format!("signing keys loaded ({count})"));
+                crate::milestones::milestone(&format!("signing keys loaded ({count})"));
             }
             Err(error) => tracing::warn!(%error, "loading the signing keys failed"),
         }
-        crate::events::announce(&app, |_| {});
+        app.announce(|_| {});
     });
 }
 
 /// Lists the subscriptions and reads their keys (off the async workers).
-pub async fn load(app: &AppHandle, client: &PartnerClient) -> Result<usize> {
+pub async fn load(app: &Console, client: &PartnerClient) -> Result<usize> {
     let ids = subscription_ids(client).await?;
     let app = app.clone();
-    tauri::async_runtime::spawn_blocking(move || {
-        let state = app.state::<AppState>();
+    tokio::task::spawn_blocking(move || {
+        let state = app.state();
         state.keys.forget_misses();
         state.keys.load(&ids).map_err(AppError::from)
     })
@@ -59,10 +58,10 @@ pub async fn load(app: &AppHandle, client: &PartnerClient) -> Result<usize> {
 
 /// "Try again" on the keychain banner: reads the active connection's keys again now (which
 /// also makes the Secret Service ask to unlock, where it does), and says how that went.
-pub async fn retry(app: &AppHandle) -> Result<()> {
-    let state = app.state::<AppState>();
+pub async fn retry(app: &Console) -> Result<()> {
+    let state = app.state();
     let client = state.client()?;
     let outcome = load(app, &client).await;
-    crate::events::announce(app, |_| {});
+    app.announce(|_| {});
     outcome.map(|_| ())
 }

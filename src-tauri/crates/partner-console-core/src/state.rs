@@ -349,12 +349,25 @@ impl AppState {
         inner.token_history.drain(..excess);
     }
 
+    /// The time the token countdowns run on: the embedded sandbox's clock when it is the
+    /// active connection (so "advance clock" moves them), the system clock otherwise.
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        let inner = self.lock();
+        match (&inner.embedded, &inner.active) {
+            (Some(embedded), Some(active))
+                if active.view.id == partner_local::settings::EMBEDDED_CONNECTION_ID =>
+            {
+                embedded.sandbox.clock().now()
+            }
+            _ => chrono::Utc::now(),
+        }
+    }
+
     pub fn exports_dir(&self) -> PathBuf {
         self.data_dir.join("exports")
     }
 }
 
-/// A state over `dir` with an in-memory keychain, for tests.
 /// A local index the app holds open, by its id, with the file it opened.
 #[derive(Debug, Clone)]
 pub struct OpenIndex {
@@ -397,17 +410,19 @@ impl FileIdentity {
     }
 }
 
+/// A state over `dir` with an in-memory keychain, for tests.
 #[cfg(test)]
 pub fn test_state(dir: PathBuf) -> AppState {
-    test_state_with(dir, Arc::new(partner_client::MemoryStore::new()))
+    headless_state(dir, Arc::new(partner_client::MemoryStore::new()))
 }
 
-/// A state over `dir` with the given keychain, for tests.
-#[cfg(test)]
-pub fn test_state_with(dir: PathBuf, secrets: Arc<dyn SecretStore>) -> AppState {
+/// A state over `dir` with the given keychain, default settings and the listener on a free
+/// loopback port: a console without a window (tests, a headless run) that touches nothing of
+/// the user's.
+pub fn headless_state(dir: PathBuf, secrets: Arc<dyn SecretStore>) -> AppState {
     let settings = Settings::default();
     let address = ListenerAddress::resolve(&settings.listener, Some("127.0.0.1:0"))
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|_| ListenerAddress::from_settings(&settings.listener));
     AppState::new(
         dir.clone(),
         SettingsFile::new(dir.join(partner_local::paths::SETTINGS)),

@@ -1,16 +1,16 @@
 //! The token as the Token screen and the top bar show it, and the watcher that sends every
 //! change of it to the UI and into the history.
 use crate::bridge::{TokenHistoryEntry, TokenPhase, TokenView};
+use crate::console::{AppEvent, Console};
 use crate::state::AppState;
 use chrono::{DateTime, Utc};
 use partner_client::{PartnerClient, TokenState};
-use tauri::{AppHandle, Emitter, Manager};
 use tokio_util::sync::CancellationToken;
 
 /// The time the token countdowns run on: the embedded sandbox's clock when it is the active
 /// connection (so "advance clock" moves them), the system clock otherwise.
 pub fn now(state: &AppState) -> DateTime<Utc> {
-    crate::services::embedded::now(state)
+    state.now()
 }
 
 /// The token view of a state, with the history so far.
@@ -89,8 +89,8 @@ pub fn history_entry(
 }
 
 /// Sends every token state change of `client` to the UI and into the history, until `stop`.
-pub fn watch(app: AppHandle, client: PartnerClient, stop: CancellationToken) {
-    tauri::async_runtime::spawn(async move {
+pub fn watch(app: Console, client: PartnerClient, stop: CancellationToken) {
+    app.clone().spawn(async move {
         let mut rx = client.tokens().subscribe();
         let mut previous = rx.borrow().clone();
         loop {
@@ -99,13 +99,39 @@ pub fn watch(app: AppHandle, client: PartnerClient, stop: CancellationToken) {
                 () = stop.cancelled() => return,
             }
             let next = rx.borrow_and_update().clone();
-            let state = app.state::<AppState>();
-            let now = now(&state);
+            let state = app.state();
+            let now = now(state);
             if let Some(entry) = history_entry(&previous, &next, now) {
                 state.record_token_event(entry);
             }
-            let _ = app.emit(crate::events::TOKEN, token_view(&state, &next, now));
+            app.emit(AppEvent::Token(token_view(state, &next, now)));
             previous = next;
         }
     });
+}
+
+/// The active connection's token as the Token screen shows it.
+pub fn current(state: &AppState) -> crate::error::Result<TokenView> {
+    let client = state.client()?;
+    Ok(token_view(state, &client.tokens().state(), now(state)))
+}
+
+/// Replaces the token with a new one now: the old one is revoked, a fresh one issued.
+pub async fn refresh(state: &AppState) -> crate::error::Result<TokenView> {
+    let client = state.client()?;
+    client.tokens().revoke().await?;
+    client.tokens().ensure_fresh().await?;
+    Ok(token_view(state, &client.tokens().state(), now(state)))
+}
+
+/// Revokes the token; the next call issues a new one.
+pub async fn revoke(state: &AppState) -> crate::error::Result<TokenView> {
+    let client = state.client()?;
+    client.tokens().revoke().await?;
+    Ok(token_view(state, &client.tokens().state(), now(state)))
+}
+
+/// What the service says of the token in use.
+pub async fn introspect(state: &AppState) -> crate::error::Result<partner_api::Introspection> {
+    Ok(state.client()?.tokens().introspect().await?)
 }

@@ -5,13 +5,13 @@
 //! The app holds the store's writer, so it knows whether its listener is serving now; the
 //! check reads through a clone of that store (no second connection, no lock taken).
 use crate::bridge::{MissedForm, MissedProgressView};
+use crate::console::{AppEvent, Console};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::AppState;
 use partner_local::missed::{find_missed, MissedProgress, MissedQuery, MissedReport};
-use tauri::{AppHandle, Emitter, Manager};
 
-pub async fn find(app: &AppHandle, form: MissedForm) -> Result<MissedReport> {
-    let state = app.state::<AppState>();
+pub async fn find(app: &Console, form: MissedForm) -> Result<MissedReport> {
+    let state = app.state();
     let client = state.client()?;
     let (store, listening_now) = {
         let inner = state.lock();
@@ -38,7 +38,7 @@ pub async fn find(app: &AppHandle, form: MissedForm) -> Result<MissedReport> {
         running.cancel();
     }
     let progress = |p: MissedProgress| {
-        let _ = app.emit(crate::events::MISSED_PROGRESS, MissedProgressView::from(&p));
+        app.emit(AppEvent::MissedProgress(MissedProgressView::from(&p)));
     };
     let outcome = find_missed(&client, &store, &query, &stop, progress).await;
     if !stop.is_cancelled() {

@@ -10,6 +10,7 @@
 //! moves its clock in-process.
 
 use crate::bridge::{ConnectionView, DemoOutcome};
+use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::{AppState, Inner};
 use chrono::{DateTime, Utc};
@@ -22,7 +23,6 @@ use partner_local::settings::EMBEDDED_CONNECTION_ID;
 use partner_sandbox::{ClientCredentials, DemoData, Sandbox, SandboxConfig, SandboxHandle};
 use std::sync::Arc;
 use std::time::Duration;
-use tauri::{AppHandle, Manager};
 
 /// Transactions seeded into the embedded sandbox (enough to make paging and sorting real).
 pub const DEMO_TRANSACTIONS: usize = 240;
@@ -41,18 +41,6 @@ struct SandboxTime(partner_sandbox::Clock);
 impl partner_client::Clock for SandboxTime {
     fn now(&self) -> DateTime<Utc> {
         self.0.now()
-    }
-}
-
-/// The time the token countdowns run on: the embedded sandbox's clock when it is the active
-/// connection, the system clock otherwise.
-pub fn now(state: &AppState) -> DateTime<Utc> {
-    let inner = state.lock();
-    match (&inner.embedded, &inner.active) {
-        (Some(embedded), Some(active)) if active.view.id == EMBEDDED_CONNECTION_ID => {
-            embedded.sandbox.clock().now()
-        }
-        _ => Utc::now(),
     }
 }
 
@@ -87,15 +75,15 @@ pub fn data_file(state: &AppState) -> std::path::PathBuf {
 
 /// Starts the embedded sandbox unless it runs, and returns its client (signed in). Starts are
 /// one at a time, so two quick switches cannot start two sandboxes on one data file.
-pub async fn ensure_started(app: &AppHandle) -> Result<PartnerClient> {
-    let state = app.state::<AppState>();
+pub async fn ensure_started(app: &Console) -> Result<PartnerClient> {
+    let state = app.state();
     let _one_at_a_time = state.embedded_start.lock().await;
     if let Some(embedded) = &state.lock().embedded {
         return Ok(embedded.client.clone());
     }
-    let secret = tauri::async_runtime::spawn_blocking({
+    let secret = tokio::task::spawn_blocking({
         let app = app.clone();
-        move || client_secret(&app.state::<AppState>())
+        move || client_secret(app.state())
     })
     .await
     .map_err(|e| {
@@ -118,7 +106,7 @@ pub async fn ensure_started(app: &AppHandle) -> Result<PartnerClient> {
             transactions: DEMO_TRANSACTIONS,
         }),
         allow_http_callbacks: true,
-        data_file: Some(data_file(&state)),
+        data_file: Some(data_file(state)),
         ..SandboxConfig::default()
     };
     let socket = tokio::net::TcpListener::bind(("127.0.0.1", 0))
@@ -137,7 +125,7 @@ pub async fn ensure_started(app: &AppHandle) -> Result<PartnerClient> {
             "Use Reset sandbox in Connections to start it again from the demo data, or add a real connection meanwhile.",
         )
     })?;
-    crate::services::startup::milestone("sandbox started");
+    crate::milestones::milestone("sandbox started");
     let demo = sandbox.demo_client();
     let connection = ConnectionConfig::new(
         sandbox.base_url(),
@@ -151,39 +139,8 @@ pub async fn ensure_started(app: &AppHandle) -> Result<PartnerClient> {
         sandbox: Arc::new(sandbox),
     });
     client.tokens().ensure_fresh().await?;
-    crate::services::startup::milestone("token issued");
+    crate::milestones::milestone("token issued");
     Ok(client)
-}
-
-/// Starts the embedded sandbox again from its demo data: stopped, its data file set aside by
-/// the sandbox library, started, and made active again if it was. Its demo product is
-/// subscribed to the listener again afterwards.
-pub async fn reset(app: &AppHandle) -> Result<()> {
-    let state = app.state::<AppState>();
-    let was_active = state.active_id().as_deref() == Some(EMBEDDED_CONNECTION_ID);
-    {
-        let _one_at_a_time = state.embedded_start.lock().await;
-        let running = state.lock().embedded.take();
-        if let Some(running) = running {
-            running.stop().await;
-        }
-        partner_sandbox::reset_data_file(&data_file(&state)).map_err(|e| {
-            AppError::new(
-                ErrorKind::Io,
-                format!("The embedded sandbox's data could not be reset: {e}."),
-                "Check the data folder's permissions, then try again.",
-            )
-        })?;
-    }
-    let client = ensure_started(app).await?;
-    if was_active {
-        // The view is taken first: `activate` takes the state's lock itself (holding it across
-        // the call deadlocked the app).
-        let view = view(&state.lock());
-        crate::services::connections::activate(app, view, client.clone());
-        crate::services::startup::spawn_demo_subscription(app.clone(), client);
-    }
-    Ok(())
 }
 
 /// Points the first demo product at the listener, for transactions and for their events.
@@ -459,7 +416,7 @@ mod tests {
         });
         let dir = std::env::temp_dir().join(format!("partner-demo-{}", uuid::Uuid::new_v4()));
         std::fs::create_dir_all(&dir).expect("data dir");
-        let state = crate::state::test_state_with(dir.clone(), keychain.clone());
+        let state = crate::state::headless_state(dir.clone(), keychain.clone());
         let listener_url = "http://127.0.0.1:9/webhooks".to_string();
         let to_listener = |product: &partner_api::Product| -> Vec<ResourceType> {
             product

@@ -14,6 +14,7 @@ use crate::bridge::{
     SupportFilter, SupportIndexView, SupportPage, SupportQuery, SupportSyncForm,
     SupportSyncProgress, SupportSyncResult,
 };
+use crate::console::{AppEvent, Console};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::services::file_dialog::{self, FileChoice};
 use crate::services::jobs::Job;
@@ -23,7 +24,6 @@ use partner_client::{ClientError, PartnerClient};
 use partner_index::{ChangeKind, Index, SyncEnd};
 use partner_listener::{Listener, LiveEvent, Verdict};
 use partner_local::Environment;
-use tauri::{AppHandle, Emitter, Manager};
 use tokio_util::sync::CancellationToken;
 
 /// The most transactions one page of answers holds.
@@ -75,11 +75,10 @@ async fn open(state: &AppState, view: &ConnectionView, create: bool) -> Result<O
     let data_dir = state.data_dir.clone();
     let secrets = state.secrets.clone();
     let opened_id = id.clone();
-    let index = tauri::async_runtime::spawn_blocking(move || {
-        Index::open(&data_dir, &opened_id, secrets.as_ref())
-    })
-    .await
-    .map_err(|e| internal(&e))??;
+    let index =
+        tokio::task::spawn_blocking(move || Index::open(&data_dir, &opened_id, secrets.as_ref()))
+            .await
+            .map_err(|e| internal(&e))??;
     if let Some(file) = FileIdentity::of(&path) {
         state.lock().support_index = Some(OpenIndex {
             id,
@@ -102,7 +101,7 @@ fn internal(error: &dyn std::fmt::Display) -> AppError {
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> std::result::Result<T, partner_index::Error> + Send + 'static,
 ) -> Result<T> {
-    Ok(tauri::async_runtime::spawn_blocking(work)
+    Ok(tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| internal(&e))??)
 }
@@ -139,10 +138,10 @@ pub async fn view(state: &AppState) -> Result<SupportIndexView> {
 /// Fills or refreshes the index, as job `form.job_id` (progress as `support-sync-progress`
 /// events, stopped by `cancel_job`). A production connection's first copy needs the user's
 /// yes (`allow_production`): it holds lenders' and borrowers' data.
-pub async fn sync(app: &AppHandle, form: SupportSyncForm) -> Result<SupportSyncResult> {
-    let state = app.state::<AppState>();
-    let (connection, client) = active(&state)?;
-    let exists = open(&state, &connection, false).await?.is_some();
+pub async fn sync(app: &Console, form: SupportSyncForm) -> Result<SupportSyncResult> {
+    let state = app.state();
+    let (connection, client) = active(state)?;
+    let exists = open(state, &connection, false).await?.is_some();
     if connection.environment == Environment::Production && !exists && !form.allow_production {
         return Err(AppError::new(
             ErrorKind::InvalidInput,
@@ -153,7 +152,7 @@ pub async fn sync(app: &AppHandle, form: SupportSyncForm) -> Result<SupportSyncR
             "Agree to keep an encrypted copy on this machine, or use the service's own pages.",
         ));
     }
-    let Some(index) = open(&state, &connection, true).await? else {
+    let Some(index) = open(state, &connection, true).await? else {
         return Err(internal(&"no index"));
     };
     let job = Job::start(app, &form.job_id);
@@ -168,15 +167,12 @@ pub async fn sync(app: &AppHandle, form: SupportSyncForm) -> Result<SupportSyncR
                 partner_index::SyncPhase::Fill => "fill",
                 partner_index::SyncPhase::Refresh => "refresh",
             };
-            let _ = emitter.emit(
-                crate::events::SUPPORT_SYNC_PROGRESS,
-                SupportSyncProgress {
-                    job_id: job_id.clone(),
-                    phase: phase.into(),
-                    done: progress.done,
-                    total: progress.total,
-                },
-            );
+            emitter.emit(AppEvent::SupportSyncProgress(SupportSyncProgress {
+                job_id: job_id.clone(),
+                phase: phase.into(),
+                done: progress.done,
+                total: progress.total,
+            }));
         },
         &job.stop,
     )
@@ -187,7 +183,7 @@ pub async fn sync(app: &AppHandle, form: SupportSyncForm) -> Result<SupportSyncR
         filled: report.filled,
         created: count(ChangeKind::Created),
         updated: count(ChangeKind::Updated),
-        index: view(&state).await?,
+        index: view(state).await?,
     })
 }
 
@@ -276,9 +272,9 @@ pub async fn counts(state: &AppState, filter: SupportFilter) -> Result<SupportCo
 }
 
 /// Exports the filtered set (the listing export's CSV shape, or JSON) to a file the user picks.
-pub async fn export(app: &AppHandle, form: SupportExportForm) -> Result<FileJobResult> {
-    let state = app.state::<AppState>();
-    let index = existing(&state).await?;
+pub async fn export(app: &Console, form: SupportExportForm) -> Result<FileJobResult> {
+    let state = app.state();
+    let index = existing(state).await?;
     let filter = filter_of(&form.filter)?;
     let format = match form.format {
         crate::bridge::ExportFormat::Csv => partner_index::Export::Csv,
@@ -295,7 +291,7 @@ pub async fn export(app: &AppHandle, form: SupportExportForm) -> Result<FileJobR
     };
     let job = Job::start(app, &form.job_id);
     let target = path.clone();
-    let written = tauri::async_runtime::spawn_blocking(move || {
+    let written = tokio::task::spawn_blocking(move || {
         crate::services::captures::write_replacing(&target, |out| {
             let (_, written) = index.export(&filter, None, 0, format, out)?;
             job.progress(written, Some(written));
@@ -327,9 +323,9 @@ pub async fn forget(state: &AppState) -> Result<SupportIndexView> {
 /// Keeps the active connection's index fresh from the listener: each valid notification about
 /// a transaction of the active connection's service refreshes that transaction (and its events)
 /// at once, when there is an index. Stops with `stop`.
-pub fn follow_captures(app: AppHandle, listener: &Listener, stop: CancellationToken) {
+pub fn follow_captures(app: Console, listener: &Listener, stop: CancellationToken) {
     let mut feed = listener.subscribe();
-    tauri::async_runtime::spawn(async move {
+    app.clone().spawn(async move {
         loop {
             let event = tokio::select! {
                 event = feed.recv() => event,
@@ -347,8 +343,8 @@ pub fn follow_captures(app: AppHandle, listener: &Listener, stop: CancellationTo
             let Some(reference) = capture.fields.resource_ref.clone() else {
                 continue;
             };
-            let state = app.state::<AppState>();
-            let Ok((connection, client)) = active(&state) else {
+            let state = app.state();
+            let Ok((connection, client)) = active(state) else {
                 continue;
             };
             let transaction_id = match partner_api::resource_at(&connection.base_url, &reference) {
@@ -356,7 +352,7 @@ pub fn follow_captures(app: AppHandle, listener: &Listener, stop: CancellationTo
                 | Ok(ResourceAddress::Event { transaction_id, .. }) => transaction_id,
                 Err(_) => continue,
             };
-            let Ok(Some(index)) = open(&state, &connection, false).await else {
+            let Ok(Some(index)) = open(state, &connection, false).await else {
                 continue;
             };
             if let Err(error) = partner_index::refresh_one(&client, &index, &transaction_id).await {

@@ -5,10 +5,10 @@
 //! Why a pending route: a link that starts the app arrives before the page listens for events,
 //! so the route it asks for is kept until the UI takes it (`take_pending_link`) as well as sent
 //! as an `open-link` event for a page that is already listening.
+use crate::console::{AppEvent, Console};
 use crate::error::{AppError, Result};
 use crate::state::AppState;
 use partner_local::links::{Link, LinkTarget};
-use tauri::{AppHandle, Emitter, Manager};
 
 /// The link to a transaction (or one of its events) or a product on the active connection.
 pub fn link_to(state: &AppState, screen: &str, id: &str, event_id: Option<&str>) -> Result<String> {
@@ -51,10 +51,10 @@ fn route_of(target: &LinkTarget) -> String {
 
 /// Opens the first of `urls` that is a console link: on its connection (switched to when it is
 /// another one), at its resource. A link that cannot be opened becomes a notice saying why.
-pub async fn open(app: &AppHandle, urls: Vec<url::Url>) {
+pub async fn open(app: &Console, urls: Vec<url::Url>) {
     let Some(url) = urls.first() else { return };
     if let Err(error) = open_one(app, url.as_str()).await {
-        crate::events::announce(app, |inner| {
+        app.announce(|inner| {
             inner.notices.push(format!(
                 "The link could not be opened: {} {}",
                 error.message, error.hint
@@ -63,11 +63,11 @@ pub async fn open(app: &AppHandle, urls: Vec<url::Url>) {
     }
 }
 
-async fn open_one(app: &AppHandle, text: &str) -> Result<()> {
+async fn open_one(app: &Console, text: &str) -> Result<()> {
     let link = Link::parse(text).map_err(|e| {
         AppError::invalid(format!("{}.", crate::error::capitalised(&e.to_string())))
     })?;
-    let state = app.state::<AppState>();
+    let state = app.state();
     // Start-up opens a connection first; the link's is opened after it, never raced.
     state.started().await;
     let known = link.connection == partner_local::settings::EMBEDDED_CONNECTION_ID
@@ -83,10 +83,8 @@ async fn open_one(app: &AppHandle, text: &str) -> Result<()> {
     }
     let route = route_of(&link.target);
     state.lock().pending_link = Some(route.clone());
-    let _ = app.emit(crate::events::OPEN_LINK, route);
-    if let Some(window) = app.get_webview_window("main") {
-        let _ = window.set_focus();
-    }
+    app.emit(AppEvent::OpenLink(route));
+    app.bring_to_front();
     Ok(())
 }
 

@@ -9,6 +9,7 @@ use crate::bridge::{
     CaptureExportForm, CaptureFileFormat, CaptureSummary, ClearCapturesForm, FileJobResult,
     InspectorFacets, InspectorFilter, InspectorPage, InspectorQuery, OpenResource, OutboundView,
 };
+use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
 use crate::events::summary;
 use crate::services::file_dialog::{self, FileChoice};
@@ -21,7 +22,6 @@ use partner_listener::{
 };
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use tauri::{AppHandle, Manager};
 
 /// The most rows one inspector read returns.
 pub const MAX_PAGE: u32 = 500;
@@ -47,7 +47,7 @@ async fn read<T: Send + 'static>(
     store: Store,
     work: impl FnOnce(&Store) -> Result<T> + Send + 'static,
 ) -> Result<T> {
-    tauri::async_runtime::spawn_blocking(move || work(&store))
+    tokio::task::spawn_blocking(move || work(&store))
         .await
         .map_err(|e| {
             AppError::new(
@@ -216,19 +216,11 @@ impl CaptureFileFormat {
     }
 }
 
-/// A name to suggest for a new file: `<stem>-<time>.<extension>`.
-pub fn suggested_name(stem: &str, extension: &str) -> String {
-    format!(
-        "{stem}-{}.{extension}",
-        chrono::Utc::now().format("%Y%m%d-%H%M%S")
-    )
-}
-
 /// Exports the chosen or filtered captures to a file the user picks in the save dialog.
 /// Written beside the target first and moved over it at the end, so a cancelled or failed
 /// export leaves no half file and never clobbers what was there.
-pub async fn export(app: &AppHandle, form: CaptureExportForm) -> Result<FileJobResult> {
-    let state = app.state::<AppState>();
+pub async fn export(app: &Console, form: CaptureExportForm) -> Result<FileJobResult> {
+    let state = app.state();
     let store = state.captures()?;
     let mut filter = store_filter(&form.filter)?;
     if let Some(ids) = form.ids.filter(|ids| !ids.is_empty()) {
@@ -239,7 +231,10 @@ pub async fn export(app: &AppHandle, form: CaptureExportForm) -> Result<FileJobR
     }
     let choice = FileChoice {
         title: "Export captures".into(),
-        suggested_name: suggested_name("captures", form.format.extension()),
+        suggested_name: crate::services::file_dialog::suggested_name(
+            "captures",
+            form.format.extension(),
+        ),
         folder: state.exports_dir(),
         kind: form.format.kind(),
         extensions: match form.format {
@@ -254,7 +249,7 @@ pub async fn export(app: &AppHandle, form: CaptureExportForm) -> Result<FileJobR
     let format = form.format.library();
     let total = store.count(&filter).ok();
     let target = path.clone();
-    let report = tauri::async_runtime::spawn_blocking(move || -> Result<ExportReport> {
+    let report = tokio::task::spawn_blocking(move || -> Result<ExportReport> {
         write_replacing(&target, |out| {
             let mut progress = |done: u64| {
                 job.progress(done, total);
@@ -287,8 +282,8 @@ pub async fn export(app: &AppHandle, form: CaptureExportForm) -> Result<FileJobR
 
 /// Imports captures from a JSON Lines file the user picks in the open dialog. Captures already
 /// in the store (same id) are skipped; a cancel keeps what was imported until then.
-pub async fn import(app: &AppHandle, job_id: String) -> Result<FileJobResult> {
-    let state = app.state::<AppState>();
+pub async fn import(app: &Console, job_id: String) -> Result<FileJobResult> {
+    let state = app.state();
     let store = state.captures()?;
     let choice = FileChoice {
         title: "Import captures".into(),
@@ -305,7 +300,7 @@ pub async fn import(app: &AppHandle, job_id: String) -> Result<FileJobResult> {
     let job = Job::start(app, &job_id);
     let runtime = tokio::runtime::Handle::current();
     // Read on a blocking thread (the file may be gigabytes); the store's writer does the rest.
-    let report = tauri::async_runtime::spawn_blocking(move || {
+    let report = tokio::task::spawn_blocking(move || {
         let reader = std::io::BufReader::new(file);
         let mut progress = |lines: u64| {
             job.progress(lines, None);
@@ -392,6 +387,33 @@ fn partial_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".partial");
     path.with_file_name(name)
+}
+
+/// Everything the inspector shows of capture `id`: headers, body raw and pretty, its
+/// notification's attempts, what was forwarded or replayed, and whether it can be opened.
+pub fn detail(state: &AppState, id: i64) -> Result<crate::bridge::CaptureDetail> {
+    let store = state.captures()?;
+    let capture = store.get(id)?;
+    let raw_body = capture.body_text().unwrap_or_default();
+    let pretty_body = serde_json::from_str::<serde_json::Value>(&raw_body)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok());
+    let attempts = store.attempts_of(id)?.iter().map(summary).collect();
+    Ok(crate::bridge::CaptureDetail {
+        summary: summary(&capture),
+        headers: capture
+            .headers
+            .iter()
+            .map(|h| (h.name.clone(), h.value.clone()))
+            .collect(),
+        raw_body,
+        pretty_body,
+        resource_ref: capture.fields.resource_ref.clone(),
+        attempts,
+        answered_status: capture.response.status,
+        outbound: store.outbound_of(id)?.iter().map(outbound_view).collect(),
+        open: open_resource(&capture, state.base_url().as_deref()),
+    })
 }
 
 #[cfg(test)]

@@ -9,11 +9,11 @@
 
 use crate::bridge::{StepPhase, TunnelStatus};
 use crate::bridge::{TunnelCheck, TunnelFailureKind};
+use crate::console::Console;
 use crate::state::{AppState, RunningListener};
 use partner_listener::tunnel::{self, TunnelFailure, TunnelReport};
 use std::net::SocketAddr;
 use std::time::Duration;
-use tauri::{AppHandle, Manager};
 
 /// Runs the library's check against `running` and words its report.
 pub async fn run_tunnel_check(
@@ -28,14 +28,42 @@ pub async fn run_tunnel_check(
 
 /// Checks the active connection's tunnel URL in the background, its progress and outcome in
 /// the status (the top bar). Nothing to do when no tunnel URL is set or the listener is off.
-pub fn check_in_background(app: AppHandle) {
-    let state = app.state::<AppState>();
-    let Some(url) = crate::services::listener::tunnel_url(&state) else {
-        crate::events::announce(&app, |inner| inner.tunnel = None);
+/// Checks the active connection's tunnel URL now, through the running listener.
+pub async fn check_now(state: &AppState) -> crate::error::Result<TunnelCheck> {
+    let running = state.listener()?;
+    let Some(tunnel) = crate::services::listener::tunnel_url(state) else {
+        return Err(crate::error::AppError::new(
+            crate::error::ErrorKind::InvalidInput,
+            "No tunnel URL is set.",
+            "Paste the https:// URL your tunnel tool (ngrok, cloudflared) prints, save it, then check.",
+        ));
+    };
+    Ok(run_tunnel_check(&running, &tunnel, tunnel::DEFAULT_TIMEOUT).await)
+}
+
+/// Saves the active connection's tunnel URL, checks it in the background, and offers to
+/// re-point the subscriptions that still use the URL it replaced.
+pub async fn save_url(
+    app: &Console,
+    url: Option<String>,
+) -> crate::error::Result<crate::bridge::TunnelSaved> {
+    let replaced = crate::services::listener::set_tunnel_url(app, url)?;
+    check_in_background(app.clone());
+    let repoint = crate::services::subscriptions::repoint_offer(app, replaced).await?;
+    Ok(crate::bridge::TunnelSaved {
+        listener: crate::services::listener::view(app),
+        repoint,
+    })
+}
+
+pub fn check_in_background(app: Console) {
+    let state = app.state();
+    let Some(url) = crate::services::listener::tunnel_url(state) else {
+        app.announce(|inner| inner.tunnel = None);
         return;
     };
     let Ok(running) = state.listener() else {
-        crate::events::announce(&app, |inner| inner.tunnel = None);
+        app.announce(|inner| inner.tunnel = None);
         return;
     };
     // One check of a URL at a time: at start, opening the connection and the end of start-up
@@ -56,20 +84,20 @@ pub fn check_in_background(app: AppHandle) {
     let Some(status) = started else {
         return;
     };
-    crate::events::emit_status(&app, status);
+    app.emit_status(status);
     let stop = state.shutdown.child_token();
-    tauri::async_runtime::spawn(async move {
+    app.clone().spawn(async move {
         let check = tokio::select! {
             check = run_tunnel_check(&running, &url, tunnel::DEFAULT_TIMEOUT) => check,
             () = stop.cancelled() => return,
         };
-        let state = app.state::<AppState>();
+        let state = app.state();
         // A result for a URL that has since changed is not shown.
-        if crate::services::listener::tunnel_url(&state).as_deref() != Some(url.as_str()) {
+        if crate::services::listener::tunnel_url(state).as_deref() != Some(url.as_str()) {
             return;
         }
-        crate::services::startup::milestone("tunnel checked");
-        crate::events::announce(&app, |inner| {
+        crate::milestones::milestone("tunnel checked");
+        app.announce(|inner| {
             inner.tunnel = Some(TunnelStatus {
                 url: url.clone(),
                 phase: if check.ok {

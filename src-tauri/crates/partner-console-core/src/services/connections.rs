@@ -6,18 +6,18 @@
 //! subscriptions' signing keys into the listener, and the check of its tunnel URL; all three
 //! stop when another connection takes over.
 use crate::bridge::{ConnectionView, NewConnection};
+use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::{Active, AppState};
 use partner_api::Secret;
 use partner_client::{ConnectionConfig, PartnerClient};
 use partner_local::settings::EMBEDDED_CONNECTION_ID;
 use partner_local::SavedConnection;
-use tauri::{AppHandle, Manager};
 
 /// Makes `client` the active connection; starts its token watcher, its keys' loading and its
 /// tunnel check.
-pub fn activate(app: &AppHandle, view: ConnectionView, client: PartnerClient) {
-    let state = app.state::<AppState>();
+pub fn activate(app: &Console, view: ConnectionView, client: PartnerClient) {
+    let state = app.state();
     let stop = state.shutdown.child_token();
     let previous = {
         let mut inner = state.lock();
@@ -31,7 +31,7 @@ pub fn activate(app: &AppHandle, view: ConnectionView, client: PartnerClient) {
     if let Some(previous) = previous {
         previous.stop.cancel();
     }
-    crate::events::announce(app, |_| {});
+    app.announce(|_| {});
     crate::services::token::watch(app.clone(), client.clone(), stop.clone());
     crate::services::keys::load_in_background(app.clone(), client, stop);
     crate::services::tunnel::check_in_background(app.clone());
@@ -45,12 +45,12 @@ fn client_for(view: &ConnectionView, secret: Secret) -> Result<PartnerClient> {
 /// Opens a connection by id: the embedded sandbox (started if it is not running) or a saved
 /// one (its secret from the keychain), and remembers it as the one to open at the next start.
 /// Returns the client when it was the embedded sandbox.
-pub async fn open(app: &AppHandle, id: &str) -> Result<Option<PartnerClient>> {
-    let state = app.state::<AppState>();
+pub async fn open(app: &Console, id: &str) -> Result<Option<PartnerClient>> {
+    let state = app.state();
     if id == EMBEDDED_CONNECTION_ID {
         let client = crate::services::embedded::ensure_started(app).await?;
         let view = crate::services::embedded::view(&state.lock());
-        remember_last_active(&state, id);
+        remember_last_active(state, id);
         activate(app, view, client.clone());
         return Ok(Some(client));
     }
@@ -64,7 +64,7 @@ pub async fn open(app: &AppHandle, id: &str) -> Result<Option<PartnerClient>> {
     let base_url = partner_client::parse_base_url(&view.base_url)?;
     let secrets = state.secrets.clone();
     let client_id = view.client_id.clone();
-    let secret = tauri::async_runtime::spawn_blocking(move || {
+    let secret = tokio::task::spawn_blocking(move || {
         partner_client::client_secret(secrets.as_ref(), &base_url, &client_id)
     })
     .await
@@ -83,7 +83,7 @@ pub async fn open(app: &AppHandle, id: &str) -> Result<Option<PartnerClient>> {
         )
     })?;
     let client = client_for(&view, secret)?;
-    remember_last_active(&state, id);
+    remember_last_active(state, id);
     activate(app, view, client);
     Ok(None)
 }
@@ -100,8 +100,8 @@ fn remember_last_active(state: &AppState, id: &str) {
 
 /// Adds a connection: signs in first (so a wrong secret is caught now), then keeps the secret
 /// in the keychain and the rest in the settings, and opens it.
-pub async fn add(app: &AppHandle, form: NewConnection) -> Result<()> {
-    let state = app.state::<AppState>();
+pub async fn add(app: &Console, form: NewConnection) -> Result<()> {
+    let state = app.state();
     if form.label.trim().is_empty() {
         return Err(AppError::invalid("Give the connection a name."));
     }
@@ -124,7 +124,7 @@ pub async fn add(app: &AppHandle, form: NewConnection) -> Result<()> {
         &secret,
     )?;
     let id = saved.id.clone();
-    crate::services::settings::update(&state, |s| {
+    crate::services::settings::update(state, |s| {
         s.connections.push(saved);
         s.last_active = Some(id);
     })?;
@@ -167,7 +167,7 @@ pub fn remove(state: &AppState, id: &str) -> Result<()> {
 /// The connection `PARTNER_BASE_URL`, `PARTNER_CLIENT_ID` and `PARTNER_CLIENT_SECRET` name,
 /// added (or the saved one to the same service and client reused), its secret kept in the
 /// keychain. Returns its id, or `None` when the variables are not set.
-pub async fn adopt_environment(app: &AppHandle) -> Result<Option<String>> {
+pub async fn adopt_environment(app: &Console) -> Result<Option<String>> {
     let Some(named) = partner_local::environment::read().map_err(|e| {
         AppError::new(
             ErrorKind::InvalidInput,
@@ -178,7 +178,7 @@ pub async fn adopt_environment(app: &AppHandle) -> Result<Option<String>> {
     else {
         return Ok(None);
     };
-    let state = app.state::<AppState>();
+    let state = app.state();
     let (saved, new) = named.adopt(&state.lock().settings);
     let secrets = state.secrets.clone();
     let (base_url, client_id, secret) = (
@@ -186,7 +186,7 @@ pub async fn adopt_environment(app: &AppHandle) -> Result<Option<String>> {
         named.client_id.clone(),
         named.client_secret.clone(),
     );
-    tauri::async_runtime::spawn_blocking(move || {
+    tokio::task::spawn_blocking(move || {
         partner_client::save_client_secret(secrets.as_ref(), &base_url, &client_id, &secret)
     })
     .await
@@ -199,7 +199,7 @@ pub async fn adopt_environment(app: &AppHandle) -> Result<Option<String>> {
     })??;
     let id = saved.id.clone();
     if new {
-        crate::services::settings::update(&state, |s| s.connections.push(saved))?;
+        crate::services::settings::update(state, |s| s.connections.push(saved))?;
     }
     Ok(Some(id))
 }

@@ -31,7 +31,7 @@ pub async fn check(state: &AppState, form: ReceiverCheckForm) -> Result<Report> 
         })?;
     let keys = state.keys.clone();
     let id = form.subscription_id.clone();
-    let held = tauri::async_runtime::spawn_blocking(move || keys.keys(&id))
+    let held = tokio::task::spawn_blocking(move || keys.keys(&id))
         .await
         .map_err(|e| {
             AppError::new(

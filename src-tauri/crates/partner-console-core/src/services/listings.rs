@@ -5,6 +5,7 @@ use crate::bridge::{
     ExportFormat, ExportRequest, FileJobResult, ListingKind, PageQuery, PageView, SearchProgress,
     SearchRequest, SearchResult,
 };
+use crate::console::{AppEvent, Console};
 use crate::error::{AppError, Result};
 use crate::services::file_dialog::{self, FileChoice};
 use crate::services::jobs::Job;
@@ -15,7 +16,6 @@ use partner_client::listing_export::{self, TextSearch};
 use partner_client::{Listed, PageRequest, PagerOptions, PartnerClient};
 use serde::Serialize;
 use std::path::Path;
-use tauri::{AppHandle, Emitter, Manager};
 
 fn sort_spec<T: Sortable>(raw: &str) -> Result<SortSpec> {
     SortSpec::parse(raw, T::SORT_KEYS)
@@ -23,6 +23,17 @@ fn sort_spec<T: Sortable>(raw: &str) -> Result<SortSpec> {
 }
 
 /// One page of a listing, in the sort asked for.
+/// The sort keys the embedded sandbox knows for each listing.
+pub fn sort_keys() -> crate::bridge::SortKeys {
+    crate::bridge::SortKeys {
+        products: Product::SORT_KEYS.iter().map(|k| k.to_string()).collect(),
+        transactions: Transaction::SORT_KEYS
+            .iter()
+            .map(|k| k.to_string())
+            .collect(),
+    }
+}
+
 pub async fn page<T: Listed + Serialize + ts_rs::TS>(
     client: &PartnerClient,
     query: &PageQuery,
@@ -77,8 +88,8 @@ async fn total_of(client: &PartnerClient, kind: ListingKind) -> Result<u64> {
 
 /// Searches a whole listing for `request.text` (every page, in the current sort), reporting
 /// progress as it goes; [`cancel_search`] stops it, keeping what was found.
-pub async fn search(app: &AppHandle, request: SearchRequest) -> Result<SearchResult> {
-    let state = app.state::<AppState>();
+pub async fn search(app: &Console, request: SearchRequest) -> Result<SearchResult> {
+    let state = app.state();
     let client = state.client()?;
     let stop = state.shutdown.child_token();
     state
@@ -98,15 +109,12 @@ pub async fn search(app: &AppHandle, request: SearchRequest) -> Result<SearchRes
                     items.push(value);
                 }
                 if seen.is_multiple_of(50) || seen == total {
-                    let _ = app.emit(
-                        crate::events::SEARCH_PROGRESS,
-                        SearchProgress {
-                            search_id: request.search_id.clone(),
-                            scanned: seen,
-                            total,
-                            matched: items.len() as u64,
-                        },
-                    );
+                    app.emit(AppEvent::SearchProgress(SearchProgress {
+                        search_id: request.search_id.clone(),
+                        scanned: seen,
+                        total,
+                        matched: items.len() as u64,
+                    }));
                 }
             };
             match request.kind {
@@ -163,8 +171,8 @@ pub fn write_export(path: &Path, format: ExportFormat, rows: &[serde_json::Value
 
 /// Exports a whole listing (every page, in the current sort) to a file the user picks in the
 /// save dialog, reporting progress as a job the user can stop; nothing is written when stopped.
-pub async fn export(app: &AppHandle, request: ExportRequest) -> Result<FileJobResult> {
-    let state = app.state::<AppState>();
+pub async fn export(app: &Console, request: ExportRequest) -> Result<FileJobResult> {
+    let state = app.state();
     let client = state.client()?;
     let stem = match request.kind {
         ListingKind::Products => "products",

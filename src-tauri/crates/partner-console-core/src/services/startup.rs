@@ -10,14 +10,14 @@
 //! subscription (a list, two PATCHes, keys into the keychain) run after start-up in the
 //! background, their outcomes in the status. The UI does not poll: `wait_for_start` answers the
 //! moment the phase leaves `starting`.
-use crate::bridge::{AppStatus, DemoSubscription, StartupPhase, StepPhase};
+use crate::bridge::{AppStatus, StartupPhase};
+use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::AppState;
 use partner_client::PartnerClient;
 use partner_local::settings::EMBEDDED_CONNECTION_ID;
 use std::sync::OnceLock;
 use std::time::Instant;
-use tauri::{AppHandle, Manager};
 
 static PROCESS_START: OnceLock<Instant> = OnceLock::new();
 
@@ -33,7 +33,7 @@ pub fn milestone(what: &str) {
     tracing::info!(since_start_ms = ms, "start-up: {what}");
 }
 
-pub async fn first_run(app: AppHandle) {
+pub async fn first_run(app: Console) {
     milestone("first run begins");
     // The listener and the connection start side by side, and the screens are ready once the
     // connection is: the listener's store can take a moment to open when it holds a million
@@ -42,7 +42,7 @@ pub async fn first_run(app: AppHandle) {
     // for it.
     let listener = {
         let app = app.clone();
-        tauri::async_runtime::spawn(async move {
+        app.clone().spawn(async move {
             let started = crate::services::listener::start(&app).await;
             milestone("listener started");
             started
@@ -50,11 +50,11 @@ pub async fn first_run(app: AppHandle) {
     };
     let connection = {
         let app = app.clone();
-        tauri::async_runtime::spawn(async move { open_at_start(&app).await })
+        app.clone().spawn(async move { open_at_start(&app).await })
     }
     .await
     .unwrap_or_else(|e| Err(task_failed(&e)));
-    let state = app.state::<AppState>();
+    let state = app.state();
     if let Err(error) = &connection {
         tracing::error!(%error, "start-up failed");
         state.lock().startup_error = Some(error.clone());
@@ -64,7 +64,7 @@ pub async fn first_run(app: AppHandle) {
     } else {
         StartupPhase::Failed
     };
-    crate::events::announce(&app, |_| state.set_phase(phase));
+    app.announce(|_| state.set_phase(phase));
     milestone("ready");
     let listener = listener.await.unwrap_or_else(|e| Err(task_failed(&e)));
     if let Err(error) = &listener {
@@ -72,14 +72,14 @@ pub async fn first_run(app: AppHandle) {
     }
     if let Ok(Some(client)) = connection {
         if listener.is_ok() {
-            spawn_demo_subscription(app.clone(), client);
+            crate::services::demo::spawn_subscription(app.clone(), client);
         }
     }
     // The tunnel check waits for the listener: run it now that both are up.
     crate::services::tunnel::check_in_background(app.clone());
 }
 
-fn task_failed(error: &tauri::Error) -> AppError {
+fn task_failed(error: &tokio::task::JoinError) -> AppError {
     AppError::new(
         ErrorKind::Internal,
         format!("A start-up task failed: {error}."),
@@ -90,10 +90,10 @@ fn task_failed(error: &tauri::Error) -> AppError {
 /// The connection to open at start: the environment's, else the last active one, else the
 /// embedded sandbox. What could not be opened is told as a notice, and the next one is tried.
 /// Returns the embedded sandbox's client when that was opened (it gets its demo subscription).
-async fn open_at_start(app: &AppHandle) -> Result<Option<PartnerClient>> {
-    let state = app.state::<AppState>();
+async fn open_at_start(app: &Console) -> Result<Option<PartnerClient>> {
+    let state = app.state();
     let notice = |text: String| {
-        crate::events::announce(app, |inner| inner.notices.push(text));
+        app.announce(|inner| inner.notices.push(text));
     };
     match crate::services::connections::adopt_environment(app).await {
         Ok(Some(id)) => match crate::services::connections::open(app, &id).await {
@@ -122,95 +122,22 @@ async fn open_at_start(app: &AppHandle) -> Result<Option<PartnerClient>> {
     crate::services::connections::open(app, EMBEDDED_CONNECTION_ID).await
 }
 
-/// Subscribes the embedded sandbox's first demo product to the listener, in the background.
-pub fn spawn_demo_subscription(app: AppHandle, client: PartnerClient) {
-    tauri::async_runtime::spawn(subscribe_demo_product(app, client));
-}
-
-/// The embedded sandbox's demo subscription, after start-up (and again from
-/// [`retry_demo_subscription`] after a failure); its outcome goes to the UI as a status.
-async fn subscribe_demo_product(app: AppHandle, client: PartnerClient) {
-    let state = app.state::<AppState>();
-    let set = |subscription: DemoSubscription| {
-        crate::events::announce(&app, |inner| inner.demo_subscription = Some(subscription));
-    };
-    set(DemoSubscription {
-        phase: StepPhase::Running,
-        product_name: None,
-        error: None,
-    });
-    let outcome = match state.listener() {
-        Ok(listener) => {
-            crate::services::embedded::subscribe_demo_product(&state, &client, &listener.url())
-                .await
-        }
-        Err(error) => Err(error),
-    };
-    milestone("demo product subscribed");
-    set(match outcome {
-        Ok(product_name) => DemoSubscription {
-            phase: StepPhase::Done,
-            product_name,
-            error: None,
-        },
-        Err(error) => {
-            tracing::error!(%error, "subscribing the demo product failed");
-            DemoSubscription {
-                phase: StepPhase::Failed,
-                product_name: None,
-                error: Some(error),
-            }
-        }
-    });
-}
-
-/// Runs the demo subscription again after it failed (a locked keychain, say), once the user
-/// has dealt with the cause. Its progress reaches the UI as the first run's does.
-pub fn retry_demo_subscription(app: &AppHandle) -> Result<AppStatus> {
-    let state = app.state::<AppState>();
-    crate::services::embedded::active_sandbox(&state)?;
-    let client = state.client()?;
-    state.listener()?;
-    let announced = {
-        let mut inner = state.lock();
-        let failed = matches!(
-            inner.demo_subscription.as_ref().map(|d| d.phase),
-            Some(StepPhase::Failed)
-        );
-        if !failed {
-            return Err(AppError::invalid(
-                "The demo subscription has not failed, so there is nothing to try again.",
-            ));
-        }
-        // Marked here, not in the task, so a second click cannot start a second run.
-        inner.demo_subscription = Some(DemoSubscription {
-            phase: StepPhase::Running,
-            product_name: None,
-            error: None,
-        });
-        state.announce_locked(&inner)
-    };
-    spawn_demo_subscription(app.clone(), client);
-    crate::events::emit_status(app, announced.clone());
-    Ok(announced)
-}
-
 /// Forgets a notice the user has read (a start-up notice: a settings file kept aside, a
 /// connection that could not be opened); tells the UI.
-pub fn dismiss_notice(app: &AppHandle, index: usize) -> AppStatus {
-    let state = app.state::<AppState>();
+pub fn dismiss_notice(app: &Console, index: usize) -> AppStatus {
+    let state = app.state();
     let status = state.announce(|inner| {
         if index < inner.notices.len() {
             inner.notices.remove(index);
         }
     });
-    crate::events::emit_status(app, status.clone());
+    app.emit_status(status.clone());
     status
 }
 
 /// Stops what runs in the background, after the shutdown signal: the embedded sandbox last.
-pub async fn stop(app: AppHandle) {
-    let state = app.state::<AppState>();
+pub async fn stop(app: Console) {
+    let state = app.state();
     // The listener first: its run's stop is written once the requests in flight are answered,
     // so the next start knows when it went down (a few seconds at most; a listener that does
     // not finish by then is left to the process's end, and its run reads as unclean).
@@ -233,3 +160,91 @@ pub async fn stop(app: AppHandle) {
 
 /// How long quitting waits for the listener to answer what is in flight and close its run.
 const LISTENER_STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Asks the OS keychain once: a D-Bus round trip to the Secret Service (100+ ms on a cold
+/// session) that the shell runs on a thread of its own before it builds the window, so it
+/// overlaps the window's creation instead of holding the page load. Its answer only sets the
+/// keychain's health (the banner); the keychain is used either way, and "Try again" asks it
+/// again after an unlock.
+pub fn probe_keychain() -> std::result::Result<(), String> {
+    use partner_client::{KeyringStore, SecretSlot, SecretStore};
+    let probe = SecretSlot::SigningKey {
+        subscription_id: "keychain-probe".into(),
+    };
+    KeyringStore::default()
+        .get(&probe)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// The app's state at start: the settings read from `data_dir` (a file that cannot be read is
+/// reported and never written over; `legacy` is the connections file of consoles before the
+/// settings file), this run's listener address, the OS keychain with the listener's keys over
+/// it, and what `keychain_probe` said of it.
+pub fn open_state(
+    data_dir: std::path::PathBuf,
+    legacy: Option<std::path::PathBuf>,
+    keychain_probe: std::result::Result<(), String>,
+) -> AppState {
+    use partner_client::{KeyringStore, SecretStore};
+    use partner_local::{KeychainKeys, ListenerAddress, SettingsFile};
+    use std::sync::Arc;
+    let file = SettingsFile::new(data_dir.join(partner_local::paths::SETTINGS));
+    let (settings, mut notices, writable) = match file.load(legacy.as_deref()) {
+        Ok(loaded) => (loaded.settings, loaded.notice.into_iter().collect(), true),
+        Err(error) => (
+            partner_local::Settings::default(),
+            vec![format!("The settings could not be read ({error}); the app runs on its defaults and will not write over the file.")],
+            false,
+        ),
+    };
+    let listener_address =
+        ListenerAddress::from_env(&settings.listener).unwrap_or_else(|problem| {
+            notices.push(format!(
+                "{problem}; the listener uses the address in the settings."
+            ));
+            ListenerAddress::from_settings(&settings.listener)
+        });
+    let secrets: Arc<dyn SecretStore> = Arc::new(KeyringStore::default());
+    // A replaced key keeps verifying until the user retires it (Product detail).
+    let keys = Arc::new(KeychainKeys::new(
+        secrets.clone(),
+        crate::state::PREVIOUS_KEY_GRACE,
+    ));
+    if let Err(why) = keychain_probe {
+        keys.mark_unavailable(why);
+    }
+    let state = AppState::new(
+        data_dir.clone(),
+        SettingsFile::new(data_dir.join(partner_local::paths::SETTINGS)),
+        settings,
+        listener_address,
+        secrets,
+        keys,
+    );
+    {
+        let mut inner = state.lock();
+        inner.notices = notices;
+        inner.settings_writable = writable;
+    }
+    state
+}
+
+/// SIGTERM (a session logging out, `kill`, a test driver ending its session) and SIGINT: waits
+/// for either, so the shell can quit the way closing its window does and the same clean stop
+/// runs (the listener answers what is in flight and closes its run, the embedded sandbox
+/// stops). Never returns when the signals cannot be watched.
+pub async fn termination() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut terminate), Ok(mut interrupt)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::warn!("termination signals cannot be watched; they end the app at once");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = terminate.recv() => tracing::info!("SIGTERM: quitting"),
+        _ = interrupt.recv() => tracing::info!("SIGINT: quitting"),
+    }
+}

@@ -76,10 +76,9 @@ pub async fn bundle(state: &AppState, form: EvidenceForm) -> Result<EvidenceResu
         }
     };
     let selected_store = store.clone();
-    let chosen =
-        tauri::async_runtime::spawn_blocking(move || evidence::select(&selected_store, &selection))
-            .await
-            .map_err(internal)??;
+    let chosen = tokio::task::spawn_blocking(move || evidence::select(&selected_store, &selection))
+        .await
+        .map_err(internal)??;
 
     // What the client holds is masked wherever it turns up; a sandbox's records are included.
     let mut other_secrets = Vec::new();
@@ -99,7 +98,7 @@ pub async fn bundle(state: &AppState, form: EvidenceForm) -> Result<EvidenceResu
     let with_deliveries = deliveries.is_some();
     let path = bundle_path(state, form.path.as_deref(), form.capture_id)?;
     let keys = state.keys.clone();
-    let written = tauri::async_runtime::spawn_blocking(move || {
+    let written = tokio::task::spawn_blocking(move || {
         let mut options = EvidenceOptions::new(chrono::Utc::now());
         options.mask_body_fields = mask_body_fields;
         options.deliveries = deliveries;

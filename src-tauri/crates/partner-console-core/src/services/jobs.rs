@@ -2,23 +2,23 @@
 //! captures. Each runs under an id the UI chose, reports `job-progress` events (so the UI can
 //! show a bar) and stops when `cancel` names it or the app exits.
 use crate::bridge::JobProgress;
+use crate::console::{AppEvent, Console};
 use crate::state::AppState;
-use tauri::{AppHandle, Emitter, Manager};
 use tokio_util::sync::CancellationToken;
 
 /// A running job: its stop signal, and what reports its progress. Dropping it forgets the job.
 /// It owns what it needs, so it can move onto the blocking pool with the file work.
 #[derive(Debug)]
 pub struct Job {
-    app: AppHandle,
+    app: Console,
     id: String,
     pub stop: CancellationToken,
 }
 
 impl Job {
     /// Registers job `id` (a second job under the same id replaces the first's stop signal).
-    pub fn start(app: &AppHandle, id: &str) -> Self {
-        let state = app.state::<AppState>();
+    pub fn start(app: &Console, id: &str) -> Self {
+        let state = app.state();
         let stop = state.shutdown.child_token();
         state.lock().jobs.insert(id.to_string(), stop.clone());
         Self {
@@ -30,14 +30,11 @@ impl Job {
 
     /// Tells the UI how far the job is (`total` when known).
     pub fn progress(&self, done: u64, total: Option<u64>) {
-        let _ = self.app.emit(
-            crate::events::JOB_PROGRESS,
-            JobProgress {
-                job_id: self.id.clone(),
-                done,
-                total,
-            },
-        );
+        self.app.emit(AppEvent::JobProgress(JobProgress {
+            job_id: self.id.clone(),
+            done,
+            total,
+        }));
     }
 
     pub fn cancelled(&self) -> bool {
@@ -47,7 +44,7 @@ impl Job {
 
 impl Drop for Job {
     fn drop(&mut self) {
-        self.app.state::<AppState>().lock().jobs.remove(&self.id);
+        self.app.state().lock().jobs.remove(&self.id);
     }
 }
 

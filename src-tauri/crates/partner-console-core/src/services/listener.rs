@@ -10,6 +10,7 @@ use crate::bridge::{
     ForwardRuleView, ListenerAddressForm, ListenerView, ReplayForm, ReplayResult, RetentionForm,
     TestMode,
 };
+use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::{AppState, ListenerProblem, RunningListener};
 use partner_listener::{ForwardRule, Listener, ListenerConfig, Retention, Store};
@@ -18,7 +19,6 @@ use partner_local::settings::TestModeSettings;
 use partner_local::ListenerAddress;
 use std::sync::Arc;
 use std::time::Duration;
-use tauri::{AppHandle, Manager};
 use tokio_util::sync::CancellationToken;
 
 /// The store's retention from the settings.
@@ -33,15 +33,15 @@ pub fn retention_of(form: &partner_local::settings::RetentionSettings) -> Retent
 
 /// Opens the capture store once (on the blocking pool: opening rebuilds the store's map of
 /// notifications); every listener of this run uses it.
-pub async fn open_store(app: &AppHandle) -> Result<Store> {
-    let state = app.state::<AppState>();
+pub async fn open_store(app: &Console) -> Result<Store> {
+    let state = app.state();
     if let Some(store) = state.lock().captures.clone() {
         return Ok(store);
     }
     let path = state.data_dir.join(partner_local::paths::CAPTURE_STORE);
     let retention = retention_of(&state.lock().settings.retention);
     let data_dir = state.data_dir.clone();
-    let opened = tauri::async_runtime::spawn_blocking(move || {
+    let opened = tokio::task::spawn_blocking(move || {
         partner_local::paths::create_private_dir(&data_dir).map_err(|e| {
             AppError::new(
                 ErrorKind::Io,
@@ -78,7 +78,7 @@ pub async fn open_store(app: &AppHandle) -> Result<Store> {
                 format!("The capture store could not be opened: {}", error.message),
                 "Stop the other listener using it (`partner listen`, or another Partner Console), then turn the listener on in Webhooks.",
             );
-            crate::events::announce(app, |inner| {
+            app.announce(|inner| {
                 inner.listener_problem = Some(ListenerProblem {
                     error: error.clone(),
                     suggestion: None,
@@ -90,8 +90,8 @@ pub async fn open_store(app: &AppHandle) -> Result<Store> {
 }
 
 /// Starts the listener on this run's address, unless it runs.
-pub async fn start(app: &AppHandle) -> Result<RunningListener> {
-    let state = app.state::<AppState>();
+pub async fn start(app: &Console) -> Result<RunningListener> {
+    let state = app.state();
     if let Some(running) = state.lock().listener.clone() {
         return Ok(running);
     }
@@ -100,7 +100,7 @@ pub async fn start(app: &AppHandle) -> Result<RunningListener> {
         Ok(socket) => socket,
         Err(problem) => {
             let error = problem.error.clone();
-            crate::events::announce(app, |inner| inner.listener_problem = Some(problem));
+            app.announce(|inner| inner.listener_problem = Some(problem));
             return Err(error);
         }
     };
@@ -138,11 +138,11 @@ fn bind(address: &ListenerAddress) -> std::result::Result<std::net::TcpListener,
 /// Serves the listener on a bound socket, with the capture store and the keychain's keys, and
 /// the feed of its captures to the UI.
 async fn serve(
-    app: &AppHandle,
+    app: &Console,
     socket: std::net::TcpListener,
     address: ListenerAddress,
 ) -> Result<RunningListener> {
-    let state = app.state::<AppState>();
+    let state = app.state();
     let store = open_store(app).await?;
     let (test_mode, forward_rules) = {
         let inner = state.lock();
@@ -166,13 +166,13 @@ async fn serve(
     let serving = listener.clone();
     let stopped = stop.clone();
     let done = finished.clone();
-    tauri::async_runtime::spawn(async move {
+    app.spawn(async move {
         if let Err(error) = serving.serve(socket, stopped.cancelled_owned()).await {
             tracing::error!(%error, "the listener stopped with an error");
         }
         done.cancel();
     });
-    crate::events::spawn_capture_feed(app.clone(), &listener, stop.clone());
+    crate::events::spawn_capture_feed(app, &listener, stop.clone());
     crate::services::support::follow_captures(app.clone(), &listener, stop.clone());
     let running = RunningListener {
         listener,
@@ -180,7 +180,7 @@ async fn serve(
         stop,
         finished,
     };
-    crate::events::announce(app, |inner| {
+    app.announce(|inner| {
         inner.listener = Some(running.clone());
         inner.listener_problem = None;
         inner.listener_address = address;
@@ -189,18 +189,19 @@ async fn serve(
 }
 
 /// Stops the listener (its captures stay in the store).
-pub fn stop(app: &AppHandle) {
-    crate::events::announce(app, |inner| {
+pub fn stop(app: &Console) -> ListenerView {
+    app.announce(|inner| {
         if let Some(running) = inner.listener.take() {
             running.stop.cancel();
         }
     });
+    view(app)
 }
 
 /// Moves the listener to a new address and path, kept in the settings. The new address is
 /// bound before the old listener stops, so a taken port leaves everything as it was.
-pub async fn move_to(app: &AppHandle, form: ListenerAddressForm) -> Result<()> {
-    let state = app.state::<AppState>();
+pub async fn move_to(app: &Console, form: ListenerAddressForm) -> Result<()> {
+    let state = app.state();
     let address = listener_address::parse_address(&form.address)
         .map_err(|e| AppError::invalid(format!("The listener's address: {e}.")))?;
     partner_local::settings::check_listener_path(form.path.trim())
@@ -226,7 +227,7 @@ pub async fn move_to(app: &AppHandle, form: ListenerAddressForm) -> Result<()> {
             None => bind(&target).map_err(|problem| {
                 let error = problem.error.clone();
                 if current.is_none() {
-                    crate::events::announce(app, |inner| inner.listener_problem = Some(problem));
+                    app.announce(|inner| inner.listener_problem = Some(problem));
                 }
                 error
             })?,
@@ -237,7 +238,7 @@ pub async fn move_to(app: &AppHandle, form: ListenerAddressForm) -> Result<()> {
         state.lock().listener = None;
         serve(app, socket, target).await?;
     }
-    crate::services::settings::update(&state, |settings| {
+    crate::services::settings::update(state, |settings| {
         settings.listener.address = address;
         settings.listener.path = path;
     })?;
@@ -471,4 +472,10 @@ pub fn view(state: &AppState) -> ListenerView {
             .display()
             .to_string(),
     }
+}
+
+/// The listener's view after `done`, or `done`'s error: what a command that changes the
+/// listener answers.
+pub fn view_after<T>(state: &AppState, done: Result<T>) -> Result<ListenerView> {
+    done.map(|_| view(state))
 }

@@ -1,0 +1,97 @@
+//! A console without a window, started as the app starts it.
+use partner_console_core::bridge::{AppStatus, StartupPhase, StepPhase};
+use partner_console_core::services::startup;
+use partner_console_core::state::headless_state;
+use partner_console_core::{AppEvent, Console, FolderDialogs, RecordingSink};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct Headless {
+    pub console: Console,
+    pub sink: Arc<RecordingSink>,
+    /// Where the dialogs save and open files.
+    pub dialogs: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Headless {
+    /// Starts the console as the app's first run does: the listener and the embedded sandbox,
+    /// then (in the background) the demo product's subscription to the listener.
+    pub async fn start() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let dialogs = dir.path().join("dialogs");
+        std::fs::create_dir_all(&dialogs).expect("dialog folder");
+        let state = headless_state(
+            dir.path().join("data"),
+            Arc::new(partner_client::MemoryStore::new()),
+        );
+        let sink = RecordingSink::new();
+        let console = Console::new(
+            state,
+            sink.clone(),
+            Arc::new(FolderDialogs {
+                folder: dialogs.clone(),
+            }),
+            tokio::runtime::Handle::current(),
+        );
+        startup::first_run(console.clone()).await;
+        assert_eq!(
+            console.phase(),
+            StartupPhase::Ready,
+            "{:?}",
+            console.status()
+        );
+        Self {
+            console,
+            sink,
+            dialogs,
+            _dir: dir,
+        }
+    }
+
+    /// Waits until the demo product is subscribed to the listener (it runs after start-up).
+    pub async fn demo_subscribed(&self) -> AppStatus {
+        self.wait_for("the demo subscription", || {
+            let status = self.console.status();
+            match status.demo_subscription.as_ref().map(|d| d.phase) {
+                Some(StepPhase::Done) => Some(status),
+                Some(StepPhase::Failed) => panic!("the demo subscription failed: {status:?}"),
+                _ => None,
+            }
+        })
+        .await
+    }
+
+    /// Waits (up to 20 s) until `check` gives a value.
+    pub async fn wait_for<T>(&self, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(value) = check() {
+                return value;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{what}: not there after 20 s; events: {:?}",
+                self.sink.names()
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// The events of one kind so far.
+    pub fn events<T>(&self, pick: impl Fn(&AppEvent) -> Option<T>) -> Vec<T> {
+        self.sink.events().iter().filter_map(pick).collect()
+    }
+
+    /// Stops it as quitting the app does.
+    pub async fn stop(self) {
+        self.console.shutdown.cancel();
+        startup::stop(self.console.clone()).await;
+    }
+}
+
+/// A bridge form from its JSON, as the UI sends it.
+pub fn form<T: serde::de::DeserializeOwned>(json: serde_json::Value) -> T {
+    serde_json::from_value(json).expect("a valid form")
+}

@@ -1,0 +1,144 @@
+//! Listings (pages, search across pages, export through the save dialog), products and their
+//! subscriptions and keys, and a transaction's response.
+use crate::harness::{form, Headless};
+use partner_api::{Product, Transaction};
+use partner_console_core::bridge::PageQuery;
+use partner_console_core::services::{listings, products, transactions};
+use partner_console_core::AppEvent;
+
+fn page(sort: &str) -> PageQuery {
+    form(serde_json::json!({"start": 0, "limit": 10, "sort": sort}))
+}
+
+#[tokio::test]
+async fn listings_page_search_and_export_without_a_window() {
+    let app = Headless::start().await;
+    let client = app.console.client().expect("client");
+    let products = listings::page::<Product>(&client, &page("listingName"))
+        .await
+        .expect("products");
+    assert!(!products.items.is_empty());
+    let transactions = listings::page::<Transaction>(&client, &page("-created"))
+        .await
+        .expect("transactions");
+    assert_eq!(transactions.items.len(), 10);
+    assert!(transactions.total >= 240);
+
+    let found = listings::search(
+        &app.console,
+        form(serde_json::json!({
+            "searchId": "s1", "kind": "transactions", "sort": "created", "text": "completed"
+        })),
+    )
+    .await
+    .expect("search");
+    assert!(!found.items.is_empty());
+    let progress = app.events(|e| match e {
+        AppEvent::SearchProgress(p) if p.search_id == "s1" => Some(p.scanned),
+        _ => None,
+    });
+    assert!(
+        !progress.is_empty(),
+        "the search's progress reached the window"
+    );
+
+    let exported = listings::export(
+        &app.console,
+        form(serde_json::json!({
+            "jobId": "j1", "kind": "products", "format": "csv", "sort": "listingName"
+        })),
+    )
+    .await
+    .expect("export");
+    let path = exported.path.expect("written");
+    assert!(path.starts_with(app.dialogs.to_str().unwrap()), "{path}");
+    let csv = std::fs::read_to_string(&path).expect("the file");
+    assert_eq!(
+        csv.lines().count() as u64,
+        exported.count + 1,
+        "a header and a row each"
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_product_is_created_subscribed_rotated_and_its_keys_retired() {
+    let app = Headless::start().await;
+    let created = products::create(
+        &app.console,
+        form(serde_json::json!({
+            "name": "headless-product", "listingName": "Headless product",
+            "requestTypes": ["NEW_REQUEST"], "interfaceUrl": " "
+        })),
+    )
+    .await
+    .expect("created");
+    let listener = app.console.listener().expect("listener").url();
+    let shown = products::add_subscription(
+        &app.console,
+        form(serde_json::json!({
+            "productId": created.id, "url": listener, "events": ["created", "updated"],
+            "resource": "urn:svc:partner:transaction", "signingKey": null
+        })),
+    )
+    .await
+    .expect("subscribed");
+    assert!(partner_api::signing_key::check(&shown.key).is_ok());
+    let held = products::keys_held(&app.console, shown.subscription_id.clone())
+        .await
+        .expect("keys");
+    assert!(held.has_current && !held.has_previous);
+
+    let rotated = products::rotate_key(
+        &app.console,
+        form(serde_json::json!({
+            "productId": created.id, "subscriptionId": shown.subscription_id, "signingKey": null
+        })),
+    )
+    .await
+    .expect("rotated");
+    assert_ne!(rotated.key, shown.key);
+    assert!(rotated.previous_still_verifies);
+    let retired = products::retire_previous_key(&app.console, shown.subscription_id.clone())
+        .expect("retired");
+    assert!(retired.has_current && !retired.has_previous);
+
+    let weak = products::add_subscription(
+        &app.console,
+        form(serde_json::json!({
+            "productId": created.id, "url": listener, "events": ["created"],
+            "resource": "urn:svc:partner:transaction", "signingKey": "too-short"
+        })),
+    )
+    .await
+    .expect_err("a key that breaks the rule");
+    assert!(!weak.message.contains("too-short"), "never echoes the key");
+    assert!(!products::signing_key_problems("too-short").is_empty());
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_transaction_is_answered() {
+    let app = Headless::start().await;
+    let client = app.console.client().expect("client");
+    let open = listings::page::<Transaction>(&client, &page("-created"))
+        .await
+        .expect("transactions")
+        .items
+        .into_iter()
+        .find(|t| t.status == partner_api::TransactionStatus::Created)
+        .expect("an open transaction");
+    let answered = transactions::respond(
+        &app.console,
+        form(serde_json::json!({
+            "transactionId": open.id, "status": "processing",
+            "partnerStatus": "Looking", "referenceNumber": " "
+        })),
+    )
+    .await
+    .expect("answered");
+    let response = answered.response.expect("a response");
+    assert_eq!(response.partner_status.as_deref(), Some("Looking"));
+    assert_eq!(response.reference_number, None, "a blank field is left out");
+    app.stop().await;
+}

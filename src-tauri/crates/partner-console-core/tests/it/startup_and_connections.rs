@@ -1,0 +1,124 @@
+//! Start-up, the status the window follows, connections, the token and quitting.
+use crate::harness::{form, Headless};
+use partner_console_core::bridge::StartupPhase;
+use partner_console_core::services::{connections, startup};
+use partner_console_core::AppEvent;
+use partner_local::settings::EMBEDDED_CONNECTION_ID;
+
+#[tokio::test]
+async fn start_up_opens_the_embedded_sandbox_and_subscribes_its_demo_product_to_the_listener() {
+    let app = Headless::start().await;
+    let status = app.demo_subscribed().await;
+    assert_eq!(status.phase, StartupPhase::Ready);
+    assert_eq!(
+        status.active.as_ref().map(|a| a.id.as_str()),
+        Some(EMBEDDED_CONNECTION_ID)
+    );
+    assert!(status.listener.running, "{status:?}");
+    assert!(status.embedded_sandbox.is_some());
+    assert!(status.demo_subscription.unwrap().product_name.is_some());
+    // Every step reached the window as a status, each newer than the one before.
+    let versions = app.events(|e| match e {
+        AppEvent::Status(status) => Some(status.version),
+        _ => None,
+    });
+    assert!(versions.len() >= 3, "{versions:?}");
+    assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_connection_is_added_opened_and_removed_and_the_token_reaches_the_window() {
+    let app = Headless::start().await;
+    let other = partner_testkit::TestSandbox::start_demo().await;
+    connections::add(
+        &app.console,
+        form(serde_json::json!({
+            "label": "Second sandbox",
+            "baseUrl": other.base_url(),
+            "clientId": other.client_id(),
+            "clientSecret": other.client_secret().expose(),
+            "environment": "sandbox",
+        })),
+    )
+    .await
+    .expect("added");
+    let status = app.console.status();
+    let added = status.active.clone().expect("the new connection is active");
+    assert_eq!(added.label, "Second sandbox");
+    assert!(status.connections.iter().any(|c| c.id == added.id));
+    // Its token is watched: using the client issues one, and the window hears of it.
+    let client = app.console.client().expect("client");
+    client.tokens().ensure_fresh().await.expect("token");
+    app.wait_for("a token event", || {
+        app.events(|e| match e {
+            AppEvent::Token(view) => Some(view.phase),
+            _ => None,
+        })
+        .into_iter()
+        .next()
+    })
+    .await;
+    // Back to the embedded sandbox, then the added one is forgotten.
+    connections::open(&app.console, EMBEDDED_CONNECTION_ID)
+        .await
+        .expect("opened");
+    connections::remove(&app.console, &added.id).expect("removed");
+    assert!(!app
+        .console
+        .status()
+        .connections
+        .iter()
+        .any(|c| c.id == added.id));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_bad_connection_is_refused_with_a_clear_error_and_nothing_is_saved() {
+    let app = Headless::start().await;
+    let before = app.console.status().connections.len();
+    let refused = connections::add(
+        &app.console,
+        form(serde_json::json!({
+            "label": " ",
+            "baseUrl": "http://127.0.0.1:9",
+            "clientId": "x",
+            "clientSecret": "y",
+            "environment": "sandbox",
+        })),
+    )
+    .await
+    .expect_err("no name");
+    assert_eq!(refused.kind, partner_console_core::ErrorKind::InvalidInput);
+    assert_eq!(app.console.status().connections.len(), before);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_notice_is_dismissed_and_the_window_told() {
+    let app = Headless::start().await;
+    app.console
+        .announce(|inner| inner.notices.push("read me".into()));
+    let status = startup::dismiss_notice(&app.console, 0);
+    assert!(status.notices.is_empty());
+    let last = app
+        .events(|e| match e {
+            AppEvent::Status(status) => Some(status.notices.len()),
+            _ => None,
+        })
+        .pop();
+    assert_eq!(last, Some(0));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn quitting_stops_the_listener_and_the_embedded_sandbox() {
+    let app = Headless::start().await;
+    let url = app.console.listener().expect("listener").url();
+    let console = app.console.clone();
+    app.stop().await;
+    assert!(console.lock().listener.is_none());
+    assert!(console.lock().embedded.is_none());
+    let refused = reqwest::Client::new().post(&url).body("{}").send().await;
+    assert!(refused.is_err(), "nothing listens at {url} any more");
+}

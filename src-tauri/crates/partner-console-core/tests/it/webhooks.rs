@@ -1,0 +1,180 @@
+//! A notification's way through the console without a window: the lender acts on the embedded
+//! sandbox, the service signs and sends, the listener verifies and keeps it, the window hears of
+//! it in a batch, and the inspector, the detail, the signature debugger, replay, export, import,
+//! clear and the listener's own switches all work on it.
+use crate::harness::{form, Headless};
+use partner_console_core::bridge::InspectorPage;
+use partner_console_core::services::{captures, embedded, listener, signatures};
+use partner_console_core::AppEvent;
+use partner_listener::Verdict;
+
+async fn inspector(app: &Headless) -> InspectorPage {
+    captures::page(
+        &app.console,
+        form(serde_json::json!({
+            "filter": {"verdict": null, "eventType": null, "resourceType": null,
+                       "subscriptionId": null, "since": null, "until": null, "text": null},
+            "grouped": false, "offset": 0, "limit": 50, "countPastPage": true
+        })),
+    )
+    .await
+    .expect("a page")
+}
+
+/// A demo product's id (the one subscribed to the listener at start-up).
+async fn subscribed_product(app: &Headless) -> String {
+    let name = app
+        .demo_subscribed()
+        .await
+        .demo_subscription
+        .and_then(|d| d.product_name)
+        .expect("a subscribed product");
+    let client = app.console.client().expect("client");
+    let products = client
+        .list_products(&partner_client::PageRequest::new(0, 50).expect("a page"))
+        .await
+        .expect("products");
+    products
+        .items
+        .into_iter()
+        .find(|p| p.listing_name == name)
+        .map(|p| p.id)
+        .expect("the product")
+}
+
+#[tokio::test]
+async fn a_lender_s_transaction_reaches_the_inspector_verified_and_the_window_in_a_batch() {
+    let app = Headless::start().await;
+    let product = subscribed_product(&app).await;
+    let made = embedded::new_transaction(&app.console, product)
+        .await
+        .expect("the lender's transaction");
+    let transaction = made.transaction_id.expect("its id");
+
+    let batch = app
+        .wait_for("captures in the window", || {
+            app.events(|e| match e {
+                AppEvent::Captures(batch) => Some(batch.captures.clone()),
+                _ => None,
+            })
+            .into_iter()
+            .flatten()
+            .find(|c| c.resource_id == transaction)
+        })
+        .await;
+    assert_eq!(batch.verdict, Verdict::Valid);
+
+    let page = inspector(&app).await;
+    let row = page
+        .items
+        .iter()
+        .find(|c| c.resource_id == transaction)
+        .expect("in the inspector");
+    let detail = captures::detail(&app.console, row.id).expect("detail");
+    assert!(detail.raw_body.contains(&transaction));
+    assert!(
+        matches!(
+            &detail.open,
+            partner_console_core::bridge::OpenResource::Transaction { transaction_id }
+                if *transaction_id == transaction
+        ),
+        "a valid notification of this service opens its transaction: {:?}",
+        detail.open
+    );
+
+    let report = signatures::report(&app.console, row.id, None).expect("report");
+    assert!(report.checks.iter().any(|c| c.matches), "{report:?}");
+    assert!(report
+        .explanation
+        .starts_with("The signature matches the current key"));
+
+    // Replayed to the listener itself: kept as a replay, verified again.
+    let replayed = listener::replay(
+        &app.console,
+        form(serde_json::json!({"captureId": row.id, "body": null, "target": null})),
+    )
+    .await
+    .expect("replayed");
+    assert_eq!(replayed.verdict, Some(Verdict::Valid), "{replayed:?}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn captures_are_exported_imported_and_cleared_through_the_dialogs() {
+    let app = Headless::start().await;
+    let product = subscribed_product(&app).await;
+    for _ in 0..3 {
+        embedded::new_transaction(&app.console, product.clone())
+            .await
+            .expect("made");
+    }
+    // Each transaction is told twice (the transaction, and its "request created" event), to
+    // the two subscriptions of the demo product.
+    let kept = app
+        .wait_for("six notifications kept", || {
+            let page = futures::executor::block_on(inspector(&app));
+            (page.total >= 6).then_some(page.total)
+        })
+        .await;
+    assert_eq!(kept, 6, "nothing else arrives");
+    let no_filter = serde_json::json!({"verdict": null, "eventType": null, "resourceType": null,
+        "subscriptionId": null, "since": null, "until": null, "text": null});
+    let exported = captures::export(
+        &app.console,
+        form(
+            serde_json::json!({"jobId": "e1", "format": "jsonl", "filter": no_filter, "ids": null}),
+        ),
+    )
+    .await
+    .expect("exported");
+    assert_eq!(exported.count, kept);
+    let jobs = app.events(|e| match e {
+        AppEvent::JobProgress(p) if p.job_id == "e1" => Some(p.done),
+        _ => None,
+    });
+    assert!(!jobs.is_empty(), "the export's progress reached the window");
+    let written = std::path::PathBuf::from(exported.path.expect("a file"));
+
+    let newest = inspector(&app).await.items[0].id;
+    let cleared = captures::clear(
+        &app.console,
+        form(serde_json::json!({"filter": null, "upToId": newest})),
+    )
+    .await
+    .expect("cleared");
+    assert_eq!(cleared, kept);
+    assert_eq!(inspector(&app).await.total, 0);
+
+    // The open dialog offers the name an import suggests: put the export there.
+    std::fs::rename(&written, app.dialogs.join("captures.jsonl")).expect("moved");
+    let imported = captures::import(&app.console, "i1".into())
+        .await
+        .expect("imported");
+    assert_eq!(imported.count, kept);
+    assert_eq!(inspector(&app).await.total, kept);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_listener_is_stopped_started_and_moved_and_its_view_follows() {
+    let app = Headless::start().await;
+    assert!(listener::view(&app.console).running);
+    listener::stop(&app.console);
+    assert!(!listener::view(&app.console).running);
+    assert!(!app.console.status().listener.running);
+    listener::start(&app.console).await.expect("started");
+    assert!(listener::view(&app.console).running);
+    listener::move_to(
+        &app.console,
+        form(serde_json::json!({"address": "127.0.0.1:0", "path": "/hooks"})),
+    )
+    .await
+    .expect("moved");
+    let view = listener::view(&app.console);
+    assert!(view.running);
+    assert!(
+        view.path == "/hooks" && view.port.is_some_and(|p| p != 0),
+        "{view:?}"
+    );
+    app.stop().await;
+}
