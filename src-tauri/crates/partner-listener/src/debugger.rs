@@ -35,6 +35,8 @@ pub enum KeyRole {
         subscription_id: String,
         previous: bool,
     },
+    /// A key the user pasted to try (never kept): the sender's, say.
+    Pasted,
 }
 
 /// A JSON layout of the same document.
@@ -158,6 +160,7 @@ impl std::fmt::Display for KeyRole {
                 "the {} key of subscription `{subscription_id}`",
                 if *previous { "previous" } else { "current" }
             ),
+            KeyRole::Pasted => write!(f, "the pasted key"),
         }
     }
 }
@@ -189,6 +192,12 @@ impl std::fmt::Display for Diagnosis {
             } => write!(
                 f,
                 "The signature matches {key}: the sender still signs with the replaced key; give it the current one."
+            ),
+            Diagnosis::Matches {
+                key: key @ KeyRole::Pasted,
+            } => write!(
+                f,
+                "The signature matches {key}: the sender signs with it; rotate the subscription to that key, or give the sender the current one."
             ),
             Diagnosis::Matches { key } => write!(
                 f,
@@ -294,11 +303,22 @@ pub fn diagnose_capture(
     keys: &dyn KeySource,
     now: DateTime<Utc>,
 ) -> SignatureReport {
-    diagnose(
+    diagnose_capture_with(capture, keys, None, now)
+}
+
+/// [`diagnose_with`] for a stored capture: also tries a key the user pasted.
+pub fn diagnose_capture_with(
+    capture: &Capture,
+    keys: &dyn KeySource,
+    pasted: Option<&Secret>,
+    now: DateTime<Utc>,
+) -> SignatureReport {
+    diagnose_with(
         capture.body.as_deref(),
         capture.header(SIGNATURE_HEADER),
         capture.header(SUBSCRIPTION_HEADER),
         keys,
+        pasted,
         now,
     )
 }
@@ -311,6 +331,7 @@ struct Candidate {
 fn candidates(
     subscription_id: Option<&str>,
     keys: &dyn KeySource,
+    pasted: Option<&Secret>,
     now: DateTime<Utc>,
 ) -> Vec<Candidate> {
     let grace = keys.previous_key_grace();
@@ -329,6 +350,12 @@ fn candidates(
                 key: previous.key,
             });
         }
+    }
+    if let Some(pasted) = pasted {
+        found.push(Candidate {
+            role: KeyRole::Pasted,
+            key: pasted.clone(),
+        });
     }
     for (id, other) in keys.all() {
         if Some(id.as_str()) == subscription_id {
@@ -362,7 +389,20 @@ pub fn diagnose(
     keys: &dyn KeySource,
     now: DateTime<Utc>,
 ) -> SignatureReport {
-    let candidates = candidates(subscription_id, keys, now);
+    diagnose_with(body, received, subscription_id, keys, None, now)
+}
+
+/// [`diagnose`], also trying a key the user pasted (after the subscription's own keys, before
+/// other subscriptions'); a match with it never makes the notification valid.
+pub fn diagnose_with(
+    body: Option<&[u8]>,
+    received: Option<&str>,
+    subscription_id: Option<&str>,
+    keys: &dyn KeySource,
+    pasted: Option<&Secret>,
+    now: DateTime<Utc>,
+) -> SignatureReport {
+    let candidates = candidates(subscription_id, keys, pasted, now);
     let own_keys = subscription_id.and_then(|id| keys.keys(id));
     let expected = match (&own_keys, body) {
         (Some(k), Some(body)) => Some(signature::sign(k.current.expose().as_bytes(), body)),
@@ -377,7 +417,7 @@ pub fn diagnose(
     // Keys that break the rule are worth saying whatever else is found.
     let rule_findings: Vec<Diagnosis> = candidates
         .iter()
-        .filter(|c| !matches!(c.role, KeyRole::OtherSubscription { .. }))
+        .filter(|c| !matches!(c.role, KeyRole::OtherSubscription { .. } | KeyRole::Pasted))
         .filter_map(|c| {
             let problems = signing_key::problems(c.key.expose());
             (!problems.is_empty()).then(|| Diagnosis::KeyBreaksRule {
@@ -408,7 +448,7 @@ pub fn diagnose(
             report.valid = match &candidate.role {
                 KeyRole::Current => true,
                 KeyRole::Previous { in_grace, .. } => *in_grace,
-                KeyRole::OtherSubscription { .. } => false,
+                KeyRole::OtherSubscription { .. } | KeyRole::Pasted => false,
             };
             report.diagnoses.push(Diagnosis::Matches {
                 key: candidate.role.clone(),

@@ -29,7 +29,10 @@ pub mod verdict;
 pub mod writer_lock;
 
 pub use capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
-pub use debugger::{diagnose, diagnose_capture, Diagnosis, SignatureReport};
+pub use debugger::{
+    diagnose, diagnose_capture, diagnose_capture_with, diagnose_with, Diagnosis, KeyRole,
+    SignatureReport,
+};
 pub use error::{Error, Result};
 pub use export::{export_with, ExportFormat, ExportReport};
 pub use forward::{ForwardRule, ForwardRules};

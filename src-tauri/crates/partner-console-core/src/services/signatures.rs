@@ -1,8 +1,9 @@
-//! The signature debugger's report on a capture: `partner_listener::debugger` diagnoses (every
-//! known key, and the body variants a known mistake produces: re-serialised JSON, a trailing
-//! newline, a text encoding, a signature in another encoding, a key that breaks the rule);
-//! this adds the expected signature under each of the subscription's keys for display, and
-//! checks a key the user pasted (never stored) beside them.
+//! The signature debugger's report on a capture. Every sentence is `partner_listener::debugger`'s
+//! (every known key and a key the user pasted, never stored; the body variants a known mistake
+//! produces: re-serialised JSON, a trailing newline, a text encoding, a signature in another
+//! encoding, a key that breaks the rule), so the CLI and the app say the same. This adds only
+//! the expected signature under each key for display, and the keychain's state when it did not
+//! answer (the keys may then not be loaded).
 use crate::bridge::{SignatureCheck, SignatureReport};
 use crate::error::Result;
 use crate::state::AppState;
@@ -48,8 +49,8 @@ pub fn signature_view(
             labelled.push(("previous key".into(), previous.key));
         }
     }
-    if let Some(pasted) = pasted {
-        labelled.push((PASTED_KEY.into(), pasted));
+    if let Some(pasted) = &pasted {
+        labelled.push((PASTED_KEY.into(), pasted.clone()));
     }
     let checks: Vec<SignatureCheck> = labelled
         .iter()
@@ -61,21 +62,12 @@ pub fn signature_view(
                 .is_some_and(|r| signature::verify(key.expose().as_bytes(), body, r)),
         })
         .collect();
-    let pasted_matches = checks
+    let diagnosis = partner_listener::diagnose_capture_with(capture, keys, pasted.as_ref(), now);
+    let sentences: Vec<String> = diagnosis
+        .diagnoses
         .iter()
-        .any(|c| c.key_label == PASTED_KEY && c.matches);
-    let diagnosis = partner_listener::diagnose_capture(capture, keys, now);
-    let mut sentences = Vec::new();
-    if pasted_matches {
-        sentences.push("The signature matches the pasted key: the sender signs with it; rotate the subscription to that key, or give the sender the current one.".to_string());
-    }
-    sentences.extend(
-        diagnosis
-            .diagnoses
-            .iter()
-            .filter(|d| !(pasted_matches && **d == partner_listener::Diagnosis::NoExplanation))
-            .map(ToString::to_string),
-    );
+        .map(ToString::to_string)
+        .collect();
     SignatureReport {
         received,
         body_bytes: u32::try_from(body.len()).unwrap_or(u32::MAX),

@@ -5,7 +5,8 @@ use chrono::{Duration, Utc};
 use partner_api::signature::sign;
 use partner_api::SigningKeyProblem;
 use partner_listener::debugger::{
-    diagnose, Diagnosis, EncodingChange, JsonLayout, KeyRole, NewlineChange, SignatureForm,
+    diagnose, diagnose_with, Diagnosis, EncodingChange, JsonLayout, KeyRole, NewlineChange,
+    SignatureForm,
 };
 use partner_listener::MemoryKeys;
 
@@ -404,4 +405,63 @@ fn every_diagnosis_reads_as_a_sentence_naming_the_key_and_what_to_do() {
         }
         assert!(!sentence.contains(KEY) && !sentence.contains(OTHER_KEY));
     }
+}
+
+#[test]
+fn a_pasted_key_is_tried_and_named_but_never_makes_a_notification_valid() {
+    let keys = keys();
+    let sender = "Sender#Key0123456789abcdefghijKLMNO";
+    let body = COMPACT.as_bytes();
+    let signature = sign(sender.as_bytes(), body);
+    let pasted = partner_api::Secret::new(sender);
+    let report = diagnose_with(
+        Some(body),
+        Some(&signature),
+        Some(SUB),
+        &keys,
+        Some(&pasted),
+        Utc::now(),
+    );
+    assert!(!report.valid, "only the subscription's keys verify");
+    assert_eq!(
+        report.diagnoses,
+        vec![Diagnosis::Matches {
+            key: KeyRole::Pasted
+        }]
+    );
+    assert!(report.diagnoses[0]
+        .to_string()
+        .starts_with("The signature matches the pasted key: the sender signs with it"));
+    assert!(
+        !format!("{report:?}").contains(sender),
+        "never shows the key"
+    );
+
+    // Re-serialised after signing with the pasted key: the same diagnosis as for a known key.
+    let pretty =
+        serde_json::to_string_pretty(&serde_json::from_slice::<serde_json::Value>(body).unwrap())
+            .unwrap();
+    let report = diagnose_with(
+        Some(pretty.as_bytes()),
+        Some(&signature),
+        Some(SUB),
+        &keys,
+        Some(&pasted),
+        Utc::now(),
+    );
+    assert!(
+        report.diagnoses.iter().any(|d| matches!(
+            d,
+            Diagnosis::BodyReserialised {
+                key: KeyRole::Pasted,
+                ..
+            }
+        )),
+        "{:?}",
+        report.diagnoses
+    );
+
+    // Without it, nothing known explains the signature.
+    let report = diagnose(Some(body), Some(&signature), Some(SUB), &keys, Utc::now());
+    assert_eq!(report.diagnoses, vec![Diagnosis::NoExplanation]);
 }
