@@ -13,6 +13,8 @@ scripts/setup.sh
 
 echo "== cargo fmt"
 cargo fmt --all --check
+echo "== import circles (modules of every crate, crate graph, tauri only in the shell)"
+scripts/check-import-circles.sh
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
