@@ -5,7 +5,7 @@
 # and `cargo metadata`.
 #   scripts/check-import-circles.sh                   # every crate and the shell (src-tauri/src)
 #   scripts/check-import-circles.sh --libraries-only  # src-tauri/crates/* only
-#   scripts/check-import-circles.sh --verbose [PATH_PREFIX ...]
+#   scripts/check-import-circles.sh --verbose [PATH_PART ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"

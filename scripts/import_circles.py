@@ -21,11 +21,12 @@ Crate level (`cargo metadata`): the normal and build dependencies between worksp
 no cycle (dev-dependency cycles, such as a test kit, are allowed by Cargo and are fine), and no
 crate but the shell package `partner-console` depends on `tauri`, directly or through others.
 
-Usage: import_circles.py [--libraries-only] [--no-crates] [--verbose] [PATH_PREFIX ...]
+Usage: import_circles.py [--libraries-only] [--no-crates] [--verbose] [PATH_PART ...]
   --libraries-only   leave out the shell (src-tauri/src); check src-tauri/crates/* only
   --no-crates        skip the cargo metadata checks (module circles only)
   --verbose          print every edge
-  PATH_PREFIX        only report circles among files under these paths (relative to the repo)
+  PATH_PART          only report circles with a file whose path contains one of these
+                     (`partner-listener`, `src-tauri/src/services`)
 """
 
 from __future__ import annotations
@@ -585,7 +586,7 @@ def check_modules(repo: Path, libraries_only: bool, prefixes: list[str], verbose
         for component in strongly_connected(nodes, edges):
             if len(component) < 2:
                 continue
-            if prefixes and not any(str(f).startswith(p) for f in component for p in prefixes):
+            if prefixes and not any(p in str(f) for f in component for p in prefixes):
                 continue
             circles += 1
             members = set(component)
@@ -678,7 +679,7 @@ def main(argv: list[str]) -> int:
     os.chdir(repo)
     libraries_only = "--libraries-only" in flags
     scope = "the libraries (src-tauri/crates/*)" if libraries_only else "every crate and the shell"
-    print(f"import circles: {scope}" + (f", reporting under {', '.join(args)}" if args else ""))
+    print(f"import circles: {scope}" + (f", reporting circles with a file matching {', '.join(args)}" if args else ""))
     circles = check_modules(repo, libraries_only, args, "--verbose" in flags)
     crate_failures = 0 if "--no-crates" in flags else check_crates(repo)
     if circles or crate_failures:
