@@ -516,7 +516,7 @@ impl StoreReader {
     ///   from `facet_counts` and the unindexed tail ([`crate::facet_counts`]), others are
     ///   SQL's over `captures_list` (or the time index);
     /// - a search merges the ordered hits of the full-text index, of the id index and of the
-    ///   unindexed tail ([`crate::search::SearchText::streams`]), each joined to its capture for
+    ///   unindexed tail ([`crate::search::SearchText::chains`]), each joined to its capture for
     ///   the other filters, and stops after the page: a word in every capture reads one page of
     ///   hits;
     /// - grouped, the same walk keeps the first (newest) row of each notification.
