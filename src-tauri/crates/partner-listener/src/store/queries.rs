@@ -413,7 +413,7 @@ impl QueryPlanner {
 /// Whether the counts of `filter` can be read from `facet_counts` ([`crate::facet_counts`]): it
 /// restricts only the counted columns (no ids, id bound, time range or search, which keep their own
 /// paths).
-pub(super) fn counts_answer(filter: &CaptureFilter) -> bool {
+fn counts_answer(filter: &CaptureFilter) -> bool {
     filter.ids.is_empty()
         && filter.max_id.is_none()
         && filter.since.is_none()
@@ -428,11 +428,7 @@ pub(super) fn counts_answer(filter: &CaptureFilter) -> bool {
 /// `benches/query.rs`). Ids are given in arrival order and retention deletes the oldest, so a
 /// store stays dense until a clear under a filter (or an import of older ids) leaves a gap;
 /// the index walk answers then.
-pub(super) fn dense_ids(
-    conn: &Connection,
-    filter: &CaptureFilter,
-    total: u64,
-) -> Result<Option<(i64, i64)>> {
+fn dense_ids(conn: &Connection, filter: &CaptureFilter, total: u64) -> Result<Option<(i64, i64)>> {
     if *filter != CaptureFilter::default() || total == 0 {
         return Ok(None);
     }
@@ -452,7 +448,7 @@ pub(super) fn dense_ids(
 /// The index a walk over `filter`'s captures, newest first, reads: `captures_list` (the id and
 /// every filtered column), unless the filter names its captures; in a store of schema 4, for
 /// one value of one column, that column's narrow index, (value, id), in id order already.
-pub(super) fn list_index(filter: &CaptureFilter, layout: IndexLayout) -> &'static str {
+fn list_index(filter: &CaptureFilter, layout: IndexLayout) -> &'static str {
     match layout {
         IndexLayout::Plain => return "",
         IndexLayout::Counted if filter.ids.is_empty() => return "INDEXED BY captures_list",
@@ -472,7 +468,7 @@ pub(super) fn list_index(filter: &CaptureFilter, layout: IndexLayout) -> &'stati
 
 /// How many of the filter's columns (verdict when `with_verdicts`, event type, resource type,
 /// subscription, time) it restricts.
-pub(super) fn filtered_columns(filter: &CaptureFilter, with_verdicts: bool) -> usize {
+fn filtered_columns(filter: &CaptureFilter, with_verdicts: bool) -> usize {
     [
         with_verdicts && !filter.verdicts.is_empty(),
         filter.event_type.is_some(),
@@ -489,11 +485,7 @@ pub(super) fn filtered_columns(filter: &CaptureFilter, with_verdicts: bool) -> u
 /// picks it). Two or more: `captures_list`, which holds them all, so no row is read; the
 /// narrow index of one column would have SQLite read a 2.5 KB row per entry to check the
 /// others.
-pub(super) fn count_index(
-    filter: &CaptureFilter,
-    with_verdicts: bool,
-    layout: IndexLayout,
-) -> &'static str {
+fn count_index(filter: &CaptureFilter, with_verdicts: bool, layout: IndexLayout) -> &'static str {
     let least_columns = match layout {
         IndexLayout::Plain => return "",
         // No column has its own index: under a column, or an id bound, the count reads
@@ -521,7 +513,7 @@ pub(super) fn count_index(
 /// The index the verdict facet (verdicts counted under `filter` without its verdicts) reads:
 /// the narrow verdict index when nothing else is filtered, else `captures_list` (see
 /// [`count_index`]).
-pub(super) fn verdict_count_index(filter: &CaptureFilter, layout: IndexLayout) -> &'static str {
+fn verdict_count_index(filter: &CaptureFilter, layout: IndexLayout) -> &'static str {
     if !filter.ids.is_empty() || layout == IndexLayout::Plain {
         ""
     } else if layout == IndexLayout::Counted {
@@ -534,7 +526,7 @@ pub(super) fn verdict_count_index(filter: &CaptureFilter, layout: IndexLayout) -
 }
 
 /// The group a row of a grouped page belongs to: its notification, or itself.
-pub(super) fn group_key(id: i64, notification_id: Option<i64>) -> (bool, i64) {
+fn group_key(id: i64, notification_id: Option<i64>) -> (bool, i64) {
     match notification_id {
         Some(notification) => (true, notification),
         None => (false, id),
@@ -543,7 +535,7 @@ pub(super) fn group_key(id: i64, notification_id: Option<i64>) -> (bool, i64) {
 
 /// The distinct values of an indexed column, sorted, by skipping through its index (one
 /// seek per value) rather than reading every entry.
-pub(super) fn distinct_values(conn: &Connection, column: &str) -> Result<Vec<String>> {
+fn distinct_values(conn: &Connection, column: &str) -> Result<Vec<String>> {
     let mut select = conn.prepare_cached(&format!(
         "WITH RECURSIVE next(value) AS ( \
              SELECT MIN({column}) FROM captures \
@@ -560,7 +552,7 @@ pub(super) fn distinct_values(conn: &Connection, column: &str) -> Result<Vec<Str
 
 /// Which parts of a filter [`filter_sql`] writes.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct FilterParts {
+struct FilterParts {
     verdicts: bool,
     text: bool,
 }
@@ -584,7 +576,7 @@ pub(super) fn filter_sql(
 
 /// The condition `filter` puts on a `captures` row named `alias`, its arguments appended to
 /// `args` (numbered placeholders, so a caller can use the condition in several places).
-pub(super) fn filter_condition(
+fn filter_condition(
     filter: &CaptureFilter,
     alias: &str,
     tables: &search::SearchTables,

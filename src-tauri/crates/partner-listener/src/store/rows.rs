@@ -74,7 +74,7 @@ pub(super) fn insert_row_or_ignore(conn: &Connection, c: &Capture, text: &RowTex
     Ok(insert_with(conn, insert_sql!("INSERT OR IGNORE"), c, text, Some(c.id))? == 1)
 }
 
-pub(super) fn insert_with(
+fn insert_with(
     conn: &Connection,
     sql: &str,
     c: &Capture,
@@ -112,15 +112,15 @@ pub(super) fn insert_with(
     ])?)
 }
 
-pub(super) fn conversion_error(column: usize, message: String) -> rusqlite::Error {
+fn conversion_error(column: usize, message: String) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, message.into())
 }
 
-pub(super) fn parse_headers(column: usize, text: &str) -> rusqlite::Result<Vec<Header>> {
+fn parse_headers(column: usize, text: &str) -> rusqlite::Result<Vec<Header>> {
     serde_json::from_str(text).map_err(|e| conversion_error(column, e.to_string()))
 }
 
-pub(super) fn parse_time(column: usize, text: &str) -> rusqlite::Result<DateTime<Utc>> {
+fn parse_time(column: usize, text: &str) -> rusqlite::Result<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text)
         .map(|t| t.with_timezone(&Utc))
         .map_err(|e| conversion_error(column, e.to_string()))

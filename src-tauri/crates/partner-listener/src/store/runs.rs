@@ -3,7 +3,8 @@
 //! outbound records of forwards and replays (`outbound`).
 //!
 //! Written as jobs of the writer thread (so in order with the captures), read on a read
-//! connection; neither touches the captures' tables, so they need only the row mapping.
+//! connection. Kept apart from the captures' writer and planner: they write tables of their own
+//! and read the captures only for a run's last capture, so they need nothing but the row mapping.
 
 use super::rows::{from_micros, headers_json, outbound_from_row};
 use crate::capture::OutboundRecord;
@@ -13,7 +14,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection};
 
 /// Runs kept in `listener_runs`; older ones are dropped when a run starts.
-pub(super) const RUNS_KEPT: i64 = 200;
+const RUNS_KEPT: i64 = 200;
 
 /// Records a run's start at `at` and drops the oldest runs past the last [`RUNS_KEPT`];
 /// returns the run's id.

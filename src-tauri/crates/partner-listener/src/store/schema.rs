@@ -98,11 +98,11 @@ CREATE TABLE IF NOT EXISTS highest_deleted (
 /// ([`crate::facet_counts`]) and made from the captures when an older store opens; version 6
 /// cuts the words' index into shards by id (see [`crate::search`]), which an older store gets
 /// rebuilt by the indexer thread after it opens.
-pub(super) const SCHEMA_VERSION: i64 = 6;
+const SCHEMA_VERSION: i64 = 6;
 /// The version from which `facet_counts` is kept (older stores make it from their captures).
 pub(super) const COUNTS_SINCE_VERSION: i64 = 5;
 /// The version from which `notifications` is kept (older stores fill it from their captures).
-pub(super) const NOTIFICATIONS_SINCE_VERSION: i64 = 2;
+const NOTIFICATIONS_SINCE_VERSION: i64 = 2;
 
 /// How a store answers the inspector's counts, by the version that made (or last wrote) it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

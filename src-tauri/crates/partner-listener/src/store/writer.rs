@@ -23,13 +23,13 @@ use std::sync::{mpsc, Arc, Mutex};
 use tokio::sync::oneshot;
 
 /// Most captures written in one transaction.
-pub(super) const MAX_BATCH: usize = 1024;
+const MAX_BATCH: usize = 1024;
 /// Retention is enforced after this many inserts (and on demand).
-pub(super) const PRUNE_EVERY: u64 = 256;
+const PRUNE_EVERY: u64 = 256;
 
 /// A write that is not an insert, run alone in the writer thread, with the writer's state (the
 /// map of notifications, the retention, the highest id ever deleted) it may have to change.
-pub(super) type Job = Box<dyn FnOnce(&mut Connection, &mut Writer) + Send>;
+type Job = Box<dyn FnOnce(&mut Connection, &mut Writer) + Send>;
 
 /// A capture on its way to the writer, with every value the row needs that takes formatting
 /// (the header JSON, the timestamp text) already made by the request's own task, so the single
@@ -47,10 +47,10 @@ pub(super) enum WriteOp {
 }
 
 /// How often the checkpoint thread moves the WAL into the database file.
-pub(super) const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
 /// How long the writer's WAL restart may wait for a reader to step off the WAL before it gives
 /// up until the next round (it holds the write lock meanwhile, so acknowledgements wait too).
-pub(super) const RESTART_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
+const RESTART_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// Checkpoints run here rather than inside the writer's commits (`wal_autocheckpoint=0` on the
 /// writer), so copying the WAL into the database and its fsync never stall an acknowledgement.
@@ -84,7 +84,7 @@ pub(super) fn checkpoint_loop(
 /// Copies what is left of the WAL and has the next transaction start it over (see
 /// [`checkpoint_loop`]). Busy (a reader on the WAL, the checkpointer at work) is fine: the
 /// checkpoint thread asks again after its next round.
-pub(super) fn restart_wal(conn: &Connection) {
+fn restart_wal(conn: &Connection) {
     let outcome = conn
         .busy_timeout(RESTART_WAIT)
         .and_then(|()| conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(())));
@@ -391,7 +391,7 @@ impl Writer {
 }
 
 /// The newest capture's id, 0 when there is none.
-pub(super) fn newest_id(conn: &Connection) -> Result<i64> {
+fn newest_id(conn: &Connection) -> Result<i64> {
     Ok(conn
         .prepare_cached("SELECT COALESCE(MAX(id), 0) FROM captures")?
         .query_row([], |row| row.get(0))?)
@@ -414,7 +414,7 @@ pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The notification a capture is an attempt of, if it names one.
-pub(super) fn notification_key(capture: &Capture) -> Option<NotificationKey> {
+fn notification_key(capture: &Capture) -> Option<NotificationKey> {
     crate::redelivery::counts_as_attempt(capture).then_some(())?;
     Some(NotificationKey::of(
         capture.subscription_id.as_deref()?,
@@ -425,7 +425,7 @@ pub(super) fn notification_key(capture: &Capture) -> Option<NotificationKey> {
 
 /// Sets `attempt` and `notification_id` from earlier captures of the same notification (see
 /// [`crate::redelivery`]) and records this attempt in `notifications`.
-pub(super) fn link_attempt(
+fn link_attempt(
     conn: &Connection,
     committed: &Mutex<Redeliveries>,
     changes: &mut PendingChanges,
@@ -470,7 +470,7 @@ pub(super) fn link_attempt(
 
 /// Adds an imported capture's notification to `notifications` (imports keep their own attempt
 /// numbers and links): later redeliveries of it then link to it.
-pub(super) fn record_imported_attempt(
+fn record_imported_attempt(
     conn: &Connection,
     committed: &Mutex<Redeliveries>,
     changes: &mut PendingChanges,
