@@ -429,13 +429,6 @@ PATH_IN_CODE = re.compile(
 WORD = re.compile(IDENT)
 
 
-@dataclass
-class Edge:
-    source: Path
-    target: Path
-    reasons: list[str]
-
-
 def module_edges(crate: Crate) -> dict[tuple[Path, Path], list[str]]:
     edges: dict[tuple[Path, Path], list[str]] = {}
 
@@ -668,6 +661,58 @@ def check_crates(repo: Path) -> int:
     return failures
 
 
+
+# ---------------------------------------------------------------------------------------------
+# A check of the checker: a small crate whose edges are known, read before every run (a few
+# milliseconds), so a change to the reading above cannot quietly stop seeing edges.
+
+SELF_TEST_CRATE = {
+    "src/lib.rs": """
+        //! `crate::b::X` in a comment is no edge
+        pub mod a;
+        mod b;
+        mod c;
+        mod d;
+        pub use b::{X as Y, self};
+        pub use c::*;
+        fn f() { let s = "crate::c::Z"; }
+        #[cfg(test)]
+        mod tests { use crate::c::Z; }
+    """,
+    "src/a/mod.rs": "mod inner;\npub struct A;\nfn g() { inner::h(); }\n",
+    "src/a/inner.rs": "use super::A;\npub fn h() -> A { let _ = crate::Z; A }\n",
+    "src/b.rs": "pub struct X;\nmod m { use super::X; fn q() -> X { X } }\n",
+    "src/c.rs": "pub struct Z;\nfn k() -> crate::Y { todo!() }\n",
+    "src/d.rs": "#[cfg(test)]\nuse crate::a::A;\nfn r() -> char { 'a' }\nfn s<'a>(x: &'a str) -> &'a str { x }\n",
+}
+SELF_TEST_EDGES = {
+    ("src/a/mod.rs", "src/a/inner.rs"),  # a child module named in code
+    ("src/a/inner.rs", "src/a/mod.rs"),  # super::
+    ("src/a/inner.rs", "src/c.rs"),  # crate::Z through lib.rs's glob re-export
+    ("src/c.rs", "src/b.rs"),  # crate::Y, a renamed re-export
+}
+
+
+def self_test() -> None:
+    import tempfile
+    import textwrap
+
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        for name, text in SELF_TEST_CRATE.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(textwrap.dedent(text))
+        crate = Crate(root, "self-test", Path("src/lib.rs"))
+        found = {(str(a), str(b)) for a, b in module_edges(crate)}
+        circles = [c for c in strongly_connected(sorted(crate.files[m].path for m in crate.files),
+                                                 module_edges(crate)) if len(c) > 1]
+    if found != SELF_TEST_EDGES or len(circles) != 1:
+        raise SystemExit(
+            f"import_circles.py reads its own test crate wrongly: edges {sorted(found)}, "
+            f"expected {sorted(SELF_TEST_EDGES)}; circles {circles}"
+        )
+
+
 def main(argv: list[str]) -> int:
     args = [a for a in argv if not a.startswith("--")]
     flags = {a for a in argv if a.startswith("--")}
@@ -675,6 +720,7 @@ def main(argv: list[str]) -> int:
     if unknown or "--help" in flags:
         print(__doc__)
         return 2 if unknown else 0
+    self_test()
     repo = Path(__file__).resolve().parent.parent
     os.chdir(repo)
     libraries_only = "--libraries-only" in flags
