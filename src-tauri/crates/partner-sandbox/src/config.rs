@@ -1,7 +1,10 @@
 //! What a sandbox is started with.
 //!
 //! Everything is plain data so the CLI, the desktop app and the tests build it the same way;
-//! secrets in it are [`Secret`]s, so a `Debug` print of a config never shows one.
+//! secrets in it are [`Secret`]s, so a `Debug` print of a config never shows one. The delivery
+//! rules ([`DeliveryConfig`]) are here with the rest, not in `dispatch`, which applies them: the
+//! dispatcher writes through the data file, which reaches this module (the clients' credentials,
+//! through `tokens`), so a config that needed the dispatcher closed a circle.
 
 use partner_api::delivery;
 use partner_api::Secret;
@@ -167,32 +170,6 @@ impl fmt::Debug for SandboxConfig {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn client_flag_parses_and_never_echoes_the_secret() {
-        let client: ClientCredentials = "acme:s3cret:with:colons".parse().unwrap();
-        assert_eq!(client.client_id, "acme");
-        assert_eq!(client.client_secret.expose(), "s3cret:with:colons");
-        assert!(!format!("{client:?}").contains("s3cret"));
-        let err = "no-colon-s3cret".parse::<ClientCredentials>().unwrap_err();
-        assert!(!err.contains("s3cret"));
-        assert!(":s3cret".parse::<ClientCredentials>().is_err());
-        assert!("acme:".parse::<ClientCredentials>().is_err());
-        assert!("ac me:x".parse::<ClientCredentials>().is_err());
-    }
-
-    #[test]
-    fn generated_clients_are_valid_and_differ() {
-        let a = ClientCredentials::generate();
-        let b = ClientCredentials::generate();
-        assert!(a.check().is_ok());
-        assert_ne!(a.client_id, b.client_id);
-    }
-}
-
 /// How many notifications may wait for delivery at once by default (in an attempt or before a
 /// retry). Each is a task holding its body, and a receiver that is down keeps each for about
 /// two minutes (three 30 s attempts, 20 s apart), so a flood of events to dead receivers would
@@ -223,5 +200,31 @@ impl Default for DeliveryConfig {
             max_attempts: delivery::MAX_ATTEMPTS,
             max_pending: DEFAULT_MAX_PENDING,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_flag_parses_and_never_echoes_the_secret() {
+        let client: ClientCredentials = "acme:s3cret:with:colons".parse().unwrap();
+        assert_eq!(client.client_id, "acme");
+        assert_eq!(client.client_secret.expose(), "s3cret:with:colons");
+        assert!(!format!("{client:?}").contains("s3cret"));
+        let err = "no-colon-s3cret".parse::<ClientCredentials>().unwrap_err();
+        assert!(!err.contains("s3cret"));
+        assert!(":s3cret".parse::<ClientCredentials>().is_err());
+        assert!("acme:".parse::<ClientCredentials>().is_err());
+        assert!("ac me:x".parse::<ClientCredentials>().is_err());
+    }
+
+    #[test]
+    fn generated_clients_are_valid_and_differ() {
+        let a = ClientCredentials::generate();
+        let b = ClientCredentials::generate();
+        assert!(a.check().is_ok());
+        assert_ne!(a.client_id, b.client_id);
     }
 }
