@@ -45,10 +45,12 @@ pub const DEFAULT_START: u64 = 0;
 pub const DEFAULT_LIMIT: u32 = 25;
 pub const MAX_LIMIT: u32 = 50;
 
-/// The OpenAPI pattern of a `sort` over `keys`, matching exactly what [`SortSpec::parse`](crate::list::SortSpec::parse)
+/// The OpenAPI pattern of a `sort` over `keys`, matching exactly what [`SortSpec::parse`]
 /// accepts: empty or blank for no sort, otherwise comma-separated keys, each one of `keys`
 /// with an optional leading `-`, none twice, with white space around them ignored. `\s` here is
 /// Unicode White_Space, as `str::trim` removes it.
+///
+/// [`SortSpec::parse`]: crate::list::SortSpec::parse
 pub fn sort_pattern(keys: &[&str]) -> String {
     let key = keys.join("|");
     let s = format!("[{}]", white_space_class());
@@ -72,8 +74,10 @@ pub const MAX_WEBHOOKS: usize = 20;
 /// Request types a product may accept.
 pub const REQUEST_TYPES: &[&str] = &["NEW_REQUEST"];
 
-/// The OpenAPI pattern of `interfaceUrl` and `adminInterfaceUrl`: [`check_web_address`](crate::product::check_web_address)'s
+/// The OpenAPI pattern of `interfaceUrl` and `adminInterfaceUrl`: [`check_web_address`]'s
 /// grammar as a regular expression (a test holds the two together).
+///
+/// [`check_web_address`]: crate::product::check_web_address
 pub const WEB_URL_PATTERN: &str = r"^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9]))(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?(/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?(\?[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?(#[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?$";
 /// The OpenAPI pattern of a webhook callback `url`: as [`WEB_URL_PATTERN`], `https://` only
 /// (the sandbox's `--allow-http-callbacks` also admits `http://` to a loopback host).
@@ -102,7 +106,9 @@ pub fn event_type_pattern() -> String {
 
 /// The OpenAPI pattern of the issuance form's `scope`: `pc` and `pcapi`, in any order, each any
 /// number of times, separated by white space (as `split_whitespace` reads it). Exactly what
-/// [`check_grant`](crate::token::check_grant) accepts.
+/// [`check_grant`] accepts.
+///
+/// [`check_grant`]: crate::token::check_grant
 pub fn scope_pattern() -> String {
     let s = format!("[{}]", white_space_class());
     format!(r"^{s}*(pc({s}+pc)*{s}+pcapi|pcapi({s}+pcapi)*{s}+pc)({s}+(pc|pcapi))*{s}*$")
