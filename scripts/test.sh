@@ -8,11 +8,29 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
+# What the working tree holds now (each changed or new file with its content's hash), so the
+# end of the run can tell what the run itself changed from a developer's own uncommitted edits.
+# Ignored paths (target/, node_modules/, ...) are not listed, so the run may write there.
+tree_state() {
+  git -C "$root" status --porcelain=v1 --untracked-files=all -z |
+    while IFS= read -r -d '' entry; do
+      path=${entry:3}
+      if [ -f "$root/$path" ]; then
+        printf '%s %s\n' "$entry" "$(git -C "$root" hash-object -- "$path")"
+      else
+        printf '%s\n' "$entry"
+      fi
+    done
+}
+tree_before=$(tree_state)
+
 scripts/setup.sh
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
 
 echo "== cargo fmt"
 cargo fmt --all --check
+echo "== import circles (modules of every crate, crate graph, tauri only in the shell)"
+scripts/check-import-circles.sh
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
@@ -55,3 +73,14 @@ echo "== packages"
 scripts/package.sh
 tests/package/check.sh
 if [ "$(id -u)" -eq 0 ]; then tests/package/fresh-debian.sh; else sudo tests/package/fresh-debian.sh; fi
+
+# A test run leaves the working tree as it found it: no tracked file changed, no new file outside
+# ignored folders (the end-to-end screenshots go to target/; scripts/refresh-screenshots.sh is
+# the deliberate way to update docs/screenshots/).
+echo "== the working tree is as the run found it"
+tree_after=$(tree_state)
+if [ "$tree_before" != "$tree_after" ]; then
+  echo "the test run changed the working tree (< before the run, > after it):"
+  diff <(printf '%s\n' "$tree_before") <(printf '%s\n' "$tree_after") | grep '^[<>]' || true
+  exit 1
+fi

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end tests of the real app: builds the UI and the app (UI embedded), then under a private
 # session bus (with an unlocked gnome-keyring) and Xvfb starts tauri-driver, which starts the app
-# through WebKitWebDriver, and runs tests/e2e/specs.mjs. Screenshots go to docs/screenshots/.
+# through WebKitWebDriver, and runs tests/e2e/specs.mjs. Screenshots go to target/e2e-screenshots/
+# (or $PARTNER_SCREENSHOTS), never into the tracked docs/screenshots/: a test run leaves the working
+# tree as it found it. scripts/refresh-screenshots.sh runs this and copies them into docs/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -31,7 +33,11 @@ export PARTNER_E2E_EXPORTS=$scratch/exports
 # The app's save and open dialogs answer from this folder instead of showing a window
 # (WebDriver cannot reach a GTK dialog): saves land under the suggested name, opens read it.
 export PARTNER_TEST_DIALOG_DIR=$PARTNER_E2E_EXPORTS
-export PARTNER_SCREENSHOTS="$root/docs/screenshots"
+if [ -z "${PARTNER_SCREENSHOTS:-}" ]; then
+  export PARTNER_SCREENSHOTS="$root/target/e2e-screenshots"
+  # This run's shots only (refresh-screenshots.sh copies what is here).
+  rm -f "$PARTNER_SCREENSHOTS"/*.png
+fi
 mkdir -p "$PARTNER_SCREENSHOTS" "$PARTNER_E2E_EXPORTS"
 
 dbus-run-session -- xvfb-run -a -s "-screen 0 1280x800x24" bash -c '

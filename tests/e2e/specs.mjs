@@ -1,6 +1,7 @@
 // End-to-end specs: the real app (embedded sandbox, real listener, real keychain) driven through
 // tauri-driver and WebKitWebDriver. Each step asserts what the user would see; every screen is
-// photographed into docs/screenshots/. Run by tests/e2e/run.sh (which sets the environment).
+// photographed into $PARTNER_SCREENSHOTS (target/e2e-screenshots/; scripts/refresh-screenshots.sh
+// copies them into docs/screenshots/). Run by tests/e2e/run.sh (which sets the environment).
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { createServer, connect } from "node:net";
@@ -11,6 +12,7 @@ import { join } from "node:path";
 const { remote } = await import(new URL("../../ui/node_modules/webdriverio/build/node.js", import.meta.url));
 
 const shots = process.env.PARTNER_SCREENSHOTS;
+if (!shots) throw new Error("PARTNER_SCREENSHOTS is not set: run the specs through tests/e2e/run.sh");
 const exportsDir = process.env.PARTNER_E2E_EXPORTS;
 const binary = process.env.PARTNER_APP_BINARY;
 const cliBinary = process.env.PARTNER_CLI_BINARY;

@@ -5,6 +5,7 @@
 //! complexity rule and the notification signature. The crate does no I/O, so the server that
 //! enforces a rule and the client that checks it before sending can never disagree.
 
+pub mod constraints;
 pub mod delivery;
 pub mod error;
 pub mod firing;

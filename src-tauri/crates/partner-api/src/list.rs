@@ -5,14 +5,11 @@
 //! the spec: keys in the order listed, `-` for descending, strings A to Z, numbers by magnitude,
 //! ISO 8601 date-times as instants. Ties keep the listing's natural order (a stable sort).
 
+pub use crate::constraints::{sort_pattern, DEFAULT_LIMIT, DEFAULT_START, MAX_LIMIT};
 use chrono::{DateTime, Utc};
 use std::cmp::Ordering;
 use std::fmt;
 use thiserror::Error;
-
-pub const DEFAULT_START: u64 = 0;
-pub const DEFAULT_LIMIT: u32 = 25;
-pub const MAX_LIMIT: u32 = 50;
 
 /// A list request's parameter that breaks a rule of the spec, said in words.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -118,18 +115,6 @@ fn parse_non_negative(raw: &str) -> Option<u64> {
     // All digits but too large for u64 is still "a non-negative integer": saturate, and the
     // limit or start check says what is wrong with it.
     Some(trimmed.parse::<u64>().unwrap_or(u64::MAX))
-}
-
-/// The OpenAPI pattern of a `sort` over `keys`, matching exactly what [`SortSpec::parse`]
-/// accepts: empty or blank for no sort, otherwise comma-separated keys, each one of `keys`
-/// with an optional leading `-`, none twice, with white space around them ignored. `\s` here is
-/// Unicode White_Space, as `str::trim` removes it.
-pub fn sort_pattern(keys: &[&str]) -> String {
-    let key = keys.join("|");
-    let s = format!("[{}]", crate::openapi::white_space_class());
-    format!(
-        r"^{s}*$|^(?![\s\S]*\b({key})\b[\s\S]*\b\1\b){s}*-?{s}*({key}){s}*(,{s}*-?{s}*({key}){s}*)*$"
-    )
 }
 
 fn excerpt(raw: &str) -> String {

@@ -1,57 +1,28 @@
 //! The rules of this crate as OpenAPI schemas, built from the same constants the checks use.
 //!
 //! utoipa's derive takes only literals for lengths and patterns, so a field whose rule lives in
-//! a constant here (`NAME_MAX`, the signing-key pattern, `MAX_LIMIT`) names one of these
-//! functions with `#[schema(schema_with = ...)]` instead: the served document then states
-//! exactly what the server enforces, and changing the constant changes both.
+//! a constant (`NAME_MAX`, the signing-key pattern, `MAX_LIMIT`) names one of these functions
+//! with `#[schema(schema_with = ...)]` instead: the served document then states exactly what
+//! the server enforces, and changing the constant changes both. The constants themselves are in
+//! `constraints`, below this module and the wire types alike: the wire types name these
+//! functions, so this module must not need the wire types back. (The token forms' schemas are in
+//! `token`, beside the forms and the grant type they are built from.)
 
-use crate::list::MAX_LIMIT;
+pub use crate::constraints::white_space_class;
+use crate::constraints::{
+    event_type_pattern, sort_pattern, CALLBACK_URL_PATTERN, CREDENTIAL_ID_MAX, DEFAULT_LIMIT,
+    DEFAULT_START, EVENT_COMMENTS_MAX, EVENT_TEXT_MAX, EVENT_TYPE_MAX, INTEGRATION_TYPE_MAX,
+    LISTING_NAME_MAX, MAX_LIMIT, MAX_WEBHOOKS, NAME_MAX, REQUEST_TYPES, RESPONSE_TEXT_MAX,
+    WEB_URL_PATTERN,
+};
 use crate::notification::EventType;
-use crate::product::{
-    CALLBACK_URL_PATTERN, CREDENTIAL_ID_MAX, INTEGRATION_TYPE_MAX, LISTING_NAME_MAX, MAX_WEBHOOKS,
-    NAME_MAX, REQUEST_TYPES, WEB_URL_PATTERN,
-};
 use crate::signing_key;
-use crate::transaction::{
-    event_type_pattern, EVENT_COMMENTS_MAX, EVENT_TEXT_MAX, EVENT_TYPE_MAX, RESPONSE_TEXT_MAX,
-};
-use std::sync::OnceLock;
 use utoipa::openapi::schema::{
     AdditionalProperties, AllOf, AllOfBuilder, AnyOfBuilder, ArrayBuilder, KnownFormat, Object,
     ObjectBuilder, Schema, SchemaFormat, SchemaType, Type,
 };
 use utoipa::openapi::RefOr;
 use utoipa::PartialSchema;
-
-/// Unicode White_Space, what `char::is_whitespace` and `str::trim` go by, as the inside of a
-/// regex character class of `\uXXXX` escapes, made from `char::is_whitespace` itself. Patterns
-/// use it instead of `\s`, on which ECMA-262, Python and Rust disagree (U+FEFF, U+0085,
-/// U+001C..U+001F).
-pub fn white_space_class() -> &'static str {
-    static CLASS: OnceLock<String> = OnceLock::new();
-    CLASS.get_or_init(|| {
-        let mut class = String::new();
-        let mut chars = (0..=0xFFFF_u32)
-            .filter_map(char::from_u32)
-            .filter(|c| c.is_whitespace())
-            .peekable();
-        while let Some(first) = chars.next() {
-            let mut last = first;
-            while let Some(&next) = chars.peek() {
-                if next as u32 != last as u32 + 1 {
-                    break;
-                }
-                last = next;
-                chars.next();
-            }
-            class.push_str(&format!("\\u{:04X}", first as u32));
-            if last != first {
-                class.push_str(&format!("-\\u{:04X}", last as u32));
-            }
-        }
-        class
-    })
-}
 
 /// The pattern of required text (`name`, `listingName`, ...): at least one character that is
 /// not white space, as `str::trim` sees it.
@@ -228,7 +199,7 @@ pub fn list_start() -> Object {
         .schema_type(Type::Integer)
         .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
         .minimum(Some(0))
-        .default(Some(crate::list::DEFAULT_START.into()))
+        .default(Some(DEFAULT_START.into()))
         .build()
 }
 
@@ -239,14 +210,14 @@ pub fn list_limit() -> Object {
         .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int32)))
         .minimum(Some(0))
         .maximum(Some(MAX_LIMIT))
-        .default(Some(crate::list::DEFAULT_LIMIT.into()))
+        .default(Some(DEFAULT_LIMIT.into()))
         .build()
 }
 
 /// `sort` of a list request over `keys`: comma-separated keys, each at most once, `-` for
 /// descending; empty for the natural order.
 pub fn list_sort(keys: &[&str]) -> Object {
-    text(0, None, Some(&crate::list::sort_pattern(keys))).build()
+    text(0, None, Some(&sort_pattern(keys))).build()
 }
 
 /// A field that may only be `null` (a server-assigned id on create).
@@ -312,53 +283,6 @@ pub fn transaction_update() -> AllOf {
         .item(one_object("loan"))
         .item(one_object("options"));
     AllOfBuilder::new().item(fields).item(at_least_one).build()
-}
-
-/// A form: `fields`, then any other parameter (ignored), each given once as text.
-fn form(fields: ObjectBuilder) -> Object {
-    fields
-        .additional_properties(Some(ObjectBuilder::new().schema_type(Type::String)))
-        .build()
-}
-
-/// The issuance form.
-pub fn token_request() -> Object {
-    form(
-        ObjectBuilder::new()
-            .property("grant_type", crate::token::GrantType::schema())
-            .required("grant_type")
-            .property(
-                "scope",
-                text(1, None, Some(&crate::token::scope_pattern()))
-                    .description(Some("`pc pcapi` (the two scopes in any order)")),
-            )
-            .required("scope")
-            .property(
-                "client_id",
-                text(0, None, None)
-                    .description(Some("The client id, when it is not sent as HTTP Basic")),
-            )
-            .property(
-                "client_secret",
-                text(0, None, None)
-                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::Password)))
-                    .description(Some("The client secret, when it is not sent as HTTP Basic")),
-            ),
-    )
-}
-
-/// The introspection and revocation form: the `token` (an access token of the calling client).
-pub fn token_form() -> Object {
-    form(
-        ObjectBuilder::new()
-            .property(
-                "token",
-                text(1, None, None)
-                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::Password)))
-                    .description(Some("An access token of the calling client")),
-            )
-            .required("token"),
-    )
 }
 
 #[cfg(test)]

@@ -3,30 +3,16 @@
 //! Signing keys are write-only: [`WebhookSubscriptionInput`] carries one to the server, and
 //! [`WebhookSubscription`], what the server answers with, has no field for it at all.
 
+pub use crate::constraints::{
+    CALLBACK_URL_PATTERN, CREDENTIAL_ID_MAX, INTEGRATION_TYPE_MAX, LISTING_NAME_MAX, MAX_WEBHOOKS,
+    NAME_MAX, REQUEST_TYPES, WEB_URL_PATTERN,
+};
 use crate::list::{SortValue, Sortable};
 use crate::notification::{EventType, ResourceType};
 use crate::secret::Secret;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
-
-pub const NAME_MAX: usize = 64;
-pub const LISTING_NAME_MAX: usize = 256;
-/// `integrationType`, when sent, is 1 to 32 characters.
-pub const INTEGRATION_TYPE_MAX: usize = 32;
-/// A credential definition's `id` is 1 to 64 characters, unique within the product.
-pub const CREDENTIAL_ID_MAX: usize = 64;
-/// The most webhook subscriptions one product may carry.
-pub const MAX_WEBHOOKS: usize = 20;
-/// Request types a product may accept.
-pub const REQUEST_TYPES: &[&str] = &["NEW_REQUEST"];
-
-/// The OpenAPI pattern of `interfaceUrl` and `adminInterfaceUrl`: [`check_web_address`]'s
-/// grammar as a regular expression (a test holds the two together).
-pub const WEB_URL_PATTERN: &str = r"^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9]))(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?(/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?(\?[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?(#[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?$";
-/// The OpenAPI pattern of a webhook callback `url`: as [`WEB_URL_PATTERN`], `https://` only
-/// (the sandbox's `--allow-http-callbacks` also admits `http://` to a loopback host).
-pub const CALLBACK_URL_PATTERN: &str = r"^https://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9]))(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?(/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?(\?[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?(#[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?$";
 
 /// Checks an `http(s)://` address by the documented grammar: `scheme://host[:port][/path]
 /// [?query][#fragment]`, the host a DNS name (labels of letters, digits and inner hyphens, up

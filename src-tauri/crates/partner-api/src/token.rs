@@ -4,10 +4,13 @@
 //! [`TokenLifetime`] is that rule's one home: the sandbox uses it to refuse a token and the
 //! client to replace one before it lapses.
 
+pub use crate::constraints::scope_pattern;
+use crate::openapi::text;
 use crate::secret::Secret;
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::openapi::schema::{KnownFormat, Object, ObjectBuilder, SchemaFormat, Type};
+use utoipa::{PartialSchema, ToSchema};
 
 pub const GRANT_TYPE: &str = "client_credentials";
 pub const SCOPE: &str = "pc pcapi";
@@ -47,14 +50,6 @@ pub struct Introspection {
     pub encompass_client_id: String,
 }
 
-/// The OpenAPI pattern of the issuance form's `scope`: `pc` and `pcapi`, in any order, each any
-/// number of times, separated by white space (as `split_whitespace` reads it). Exactly what
-/// [`check_grant`] accepts.
-pub fn scope_pattern() -> String {
-    let s = format!("[{}]", crate::openapi::white_space_class());
-    format!(r"^{s}*(pc({s}+pc)*{s}+pcapi|pcapi({s}+pcapi)*{s}+pc)({s}+(pc|pcapi))*{s}*$")
-}
-
 /// The issuance form's `grant_type`: the one grant the service has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub enum GrantType {
@@ -78,7 +73,7 @@ pub struct TokenRequest {
 
 impl utoipa::PartialSchema for TokenRequest {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        crate::openapi::token_request().into()
+        token_request().into()
     }
 }
 
@@ -92,11 +87,58 @@ pub struct TokenForm {
 
 impl utoipa::PartialSchema for TokenForm {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        crate::openapi::token_form().into()
+        token_form().into()
     }
 }
 
 impl ToSchema for TokenForm {}
+
+/// A form: `fields`, then any other parameter (ignored), each given once as text.
+fn form(fields: ObjectBuilder) -> Object {
+    fields
+        .additional_properties(Some(ObjectBuilder::new().schema_type(Type::String)))
+        .build()
+}
+
+/// The issuance form.
+pub fn token_request() -> Object {
+    form(
+        ObjectBuilder::new()
+            .property("grant_type", GrantType::schema())
+            .required("grant_type")
+            .property(
+                "scope",
+                text(1, None, Some(&scope_pattern()))
+                    .description(Some("`pc pcapi` (the two scopes in any order)")),
+            )
+            .required("scope")
+            .property(
+                "client_id",
+                text(0, None, None)
+                    .description(Some("The client id, when it is not sent as HTTP Basic")),
+            )
+            .property(
+                "client_secret",
+                text(0, None, None)
+                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::Password)))
+                    .description(Some("The client secret, when it is not sent as HTTP Basic")),
+            ),
+    )
+}
+
+/// The introspection and revocation form: the `token` (an access token of the calling client).
+pub fn token_form() -> Object {
+    form(
+        ObjectBuilder::new()
+            .property(
+                "token",
+                text(1, None, None)
+                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::Password)))
+                    .description(Some("An access token of the calling client")),
+            )
+            .required("token"),
+    )
+}
 
 /// Checks the issuance form's `grant_type` and `scope`; the message names what was wrong.
 pub fn check_grant(grant_type: Option<&str>, scope: Option<&str>) -> Result<(), String> {

@@ -4,29 +4,16 @@
 //! both, which is why [`ResponseStatus::is_final`] and [`ResponseStatus::transaction_status`]
 //! live here: the sandbox enforces the lock and the console greys out the form by the same rule.
 
+pub use crate::constraints::{
+    event_type_pattern, EVENT_COMMENTS_MAX, EVENT_TEXT_MAX, EVENT_TYPE_MAX, RESPONSE_TEXT_MAX,
+    SYSTEM_EVENT_TYPE_PREFIX,
+};
 use crate::list::{SortValue, Sortable};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
 use utoipa::ToSchema;
-
-/// The most characters of a response's `partnerStatus` and `referenceNumber`.
-pub const RESPONSE_TEXT_MAX: usize = 256;
-/// The most characters of a custom event's `type`, `text` and `comments`.
-pub const EVENT_TYPE_MAX: usize = 200;
-pub const EVENT_TEXT_MAX: usize = 512;
-pub const EVENT_COMMENTS_MAX: usize = 4096;
-/// The system's own event types start with this; a custom event may not.
-pub const SYSTEM_EVENT_TYPE_PREFIX: &str = "urn:svc:partner:transaction";
-/// The OpenAPI pattern of a custom event's `type`: `urn:` and at least one more character, no
-/// white space or control character, and not one of the system's own names.
-pub fn event_type_pattern() -> String {
-    format!(
-        r"^(?!{SYSTEM_EVENT_TYPE_PREFIX})urn:[^\u0000-\u001F\u007F-\u009F{}]+$",
-        crate::openapi::white_space_class()
-    )
-}
 
 /// System event types (`request:updated` and `response:failed` are the sandbox's own).
 pub mod event_types {

@@ -25,7 +25,7 @@
 //! matched with `IS`, which SQLite's unique constraints do not do, so the table has a plain index
 //! and the upsert is an `UPDATE` then, if nothing matched, an `INSERT`.
 
-use crate::store::CaptureFilter;
+use crate::watermark::WATERMARK_SQL;
 use crate::Result;
 use rusqlite::{params, Connection, Row, ToSql};
 use std::collections::HashMap;
@@ -52,8 +52,6 @@ pub(crate) const REPLACED_INDEXES: [&str; 4] = [
     "captures_resource_type",
     "captures_subscription",
 ];
-
-use crate::search::WATERMARK_SQL;
 
 /// A combination of the counted columns.
 type Combination = (String, Option<String>, Option<String>, Option<String>);
@@ -157,20 +155,6 @@ pub(crate) fn recount(conn: &Connection) -> Result<()> {
         [],
     )?;
     Ok(())
-}
-
-/// Whether the counts of `filter` can be read from the table: it restricts only the counted
-/// columns (no ids, id bound, time range or search, which keep their own paths).
-pub(crate) fn answers(filter: &CaptureFilter) -> bool {
-    filter.ids.is_empty()
-        && filter.max_id.is_none()
-        && filter.since.is_none()
-        && filter.until.is_none()
-        && filter
-            .text
-            .as_deref()
-            .and_then(crate::search::SearchText::parse)
-            .is_none()
 }
 
 /// A query giving `(verdict, captures)` rows whose sums are the counts under a filter: the

@@ -26,6 +26,7 @@ pub mod store;
 pub mod test_mode;
 pub mod tunnel;
 pub mod verdict;
+mod watermark;
 pub mod writer_lock;
 
 pub use capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};

@@ -46,8 +46,9 @@
 //! writer of this version opens the store and has the indexer build the shards.
 
 use crate::capture::Header;
+pub(crate) use crate::watermark::{indexed_through, WATERMARK_SQL};
 use crate::Result;
-use rusqlite::{params, Connection, OptionalExtension, ToSql};
+use rusqlite::{params, Connection, ToSql};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -156,11 +157,6 @@ impl SearchTables {
         }
     }
 }
-
-/// The highest id indexed, as a statement reads it (in its own snapshot): the captures above it
-/// are the tail, for the search and for the counts kept under the same mark
-/// ([`crate::facet_counts`]).
-pub(crate) const WATERMARK_SQL: &str = "(SELECT indexed_through FROM search_state WHERE one = 1)";
 
 /// Shortest id substring the trigram index answers.
 const MIN_ID_SUBSTRING: usize = 3;
@@ -642,15 +638,6 @@ pub(crate) fn index_rows(
     drop(rows);
     tally.write(conn)?;
     Ok((count, highest))
-}
-
-/// The highest capture id the indexes cover (captures above it are the tail).
-pub(crate) fn indexed_through(conn: &Connection) -> Result<i64> {
-    Ok(conn
-        .prepare_cached("SELECT indexed_through FROM search_state WHERE one = 1")?
-        .query_row([], |row| row.get(0))
-        .optional()?
-        .unwrap_or(0))
 }
 
 /// Removes the entries of the captures `where_captures` selects, and takes them off the counts

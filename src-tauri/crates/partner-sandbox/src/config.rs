@@ -1,12 +1,17 @@
 //! What a sandbox is started with.
 //!
 //! Everything is plain data so the CLI, the desktop app and the tests build it the same way;
-//! secrets in it are [`Secret`]s, so a `Debug` print of a config never shows one.
+//! secrets in it are [`Secret`]s, so a `Debug` print of a config never shows one. The delivery
+//! rules ([`DeliveryConfig`]) are here with the rest, not in `dispatch`, which applies them: the
+//! dispatcher writes through the data file, which reaches this module (the clients' credentials,
+//! through `tokens`), so a config that needed the dispatcher closed a circle.
 
+use partner_api::delivery;
 use partner_api::Secret;
 use rand::distr::{Alphanumeric, SampleString};
 use std::fmt;
 use std::str::FromStr;
+use std::time::Duration;
 
 /// Default body limit of every endpoint: 1 MiB. Bigger bodies are a 413.
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
@@ -120,7 +125,7 @@ pub struct SandboxConfig {
     /// holding the connection forever.
     pub header_read_timeout: std::time::Duration,
     /// Webhook delivery rules (retry delay, attempt timeout, attempts).
-    pub delivery: crate::dispatch::DeliveryConfig,
+    pub delivery: DeliveryConfig,
     /// Keep the data in this SQLite file across restarts (`None`: in memory, gone at the
     /// stop). Created when missing; a file the sandbox cannot use is refused at start and
     /// left as it is. See the `data_file` module for what it holds (never a client secret:
@@ -139,7 +144,7 @@ impl Default for SandboxConfig {
             body_limit: DEFAULT_BODY_LIMIT,
             body_timeout: DEFAULT_BODY_TIMEOUT,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
-            delivery: crate::dispatch::DeliveryConfig::default(),
+            delivery: DeliveryConfig::default(),
             data_file: None,
         }
     }
@@ -162,6 +167,39 @@ impl fmt::Debug for SandboxConfig {
             .field("delivery", &self.delivery)
             .field("data_file", &self.data_file)
             .finish()
+    }
+}
+
+/// How many notifications may wait for delivery at once by default (in an attempt or before a
+/// retry). Each is a task holding its body, and a receiver that is down keeps each for about
+/// two minutes (three 30 s attempts, 20 s apart), so a flood of events to dead receivers would
+/// otherwise grow memory without end. Past it a notification is discarded at once, recorded
+/// with the reason.
+pub const DEFAULT_MAX_PENDING: usize = 100_000;
+
+/// The delivery rules of the spec, adjustable for demos and tests
+/// (`--retry-delay`, `--attempt-timeout`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeliveryConfig {
+    /// Wait after a failed attempt before the next one (spec: 20 s). Sandbox-clock time.
+    pub retry_delay: Duration,
+    /// How long one attempt may take before it fails (spec: 30 s). Real time.
+    pub attempt_timeout: Duration,
+    /// Attempts before the notification is discarded (spec: 3). Zero is taken as one.
+    pub max_attempts: u32,
+    /// Notifications waiting for delivery at once; past it a new one is discarded unsent
+    /// (see [`DEFAULT_MAX_PENDING`]).
+    pub max_pending: usize,
+}
+
+impl Default for DeliveryConfig {
+    fn default() -> Self {
+        Self {
+            retry_delay: delivery::RETRY_DELAY,
+            attempt_timeout: delivery::ATTEMPT_TIMEOUT,
+            max_attempts: delivery::MAX_ATTEMPTS,
+            max_pending: DEFAULT_MAX_PENDING,
+        }
     }
 }
 

@@ -35,7 +35,7 @@
 //! resumed after a restart: the service promised retries), and the clock's offset. Not in it:
 //! tokens (a restart signs every client out), the simulated latency, and the sort cache.
 
-use crate::dispatch::DeliveryRecord;
+use crate::delivery_record::DeliveryRecord;
 use crate::error::Error;
 use crate::store::{Change, ProductRecord, Store, TransactionRecord};
 use crate::tokens::{Client, SecretDigest};

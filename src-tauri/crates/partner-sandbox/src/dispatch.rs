@@ -31,12 +31,13 @@
 //!   its receiver may hear the notification twice (at least once, as the spec promises).
 
 use crate::clock::Clock;
+pub use crate::config::{DeliveryConfig, DEFAULT_MAX_PENDING};
 use crate::data_file::{Journal, Row, StoredDelivery, Ticket};
+pub use crate::delivery_record::{DeliveryAttempt, DeliveryRecord, DeliveryState};
 use bytes::Bytes;
 use chrono::{DateTime, TimeDelta, Utc};
 use partner_api::delivery;
-use partner_api::{EventType, Notification, ResourceType, Secret, SignedNotification};
-use serde::{Deserialize, Serialize};
+use partner_api::{Notification, Secret, SignedNotification};
 use std::collections::VecDeque;
 use std::error::Error as _;
 use std::fmt;
@@ -45,46 +46,12 @@ use std::time::{Duration, Instant};
 use tokio::sync::{watch, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use utoipa::ToSchema;
 
 /// How many delivery records are kept by [`Dispatcher::start`]; the oldest go first.
 pub const DEFAULT_RECORD_LIMIT: usize = 10_000;
 
 /// How many delivery attempts may be in flight at once, over all receivers.
 pub const MAX_IN_FLIGHT: usize = 512;
-
-/// How many notifications may wait for delivery at once by default (in an attempt or before a
-/// retry). Each is a task holding its body, and a receiver that is down keeps each for about
-/// two minutes (three 30 s attempts, 20 s apart), so a flood of events to dead receivers would
-/// otherwise grow memory without end. Past it a notification is discarded at once, recorded
-/// with the reason.
-pub const DEFAULT_MAX_PENDING: usize = 100_000;
-
-/// The delivery rules of the spec, adjustable for demos and tests
-/// (`--retry-delay`, `--attempt-timeout`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DeliveryConfig {
-    /// Wait after a failed attempt before the next one (spec: 20 s). Sandbox-clock time.
-    pub retry_delay: Duration,
-    /// How long one attempt may take before it fails (spec: 30 s). Real time.
-    pub attempt_timeout: Duration,
-    /// Attempts before the notification is discarded (spec: 3). Zero is taken as one.
-    pub max_attempts: u32,
-    /// Notifications waiting for delivery at once; past it a new one is discarded unsent
-    /// (see [`DEFAULT_MAX_PENDING`]).
-    pub max_pending: usize,
-}
-
-impl Default for DeliveryConfig {
-    fn default() -> Self {
-        Self {
-            retry_delay: delivery::RETRY_DELAY,
-            attempt_timeout: delivery::ATTEMPT_TIMEOUT,
-            max_attempts: delivery::MAX_ATTEMPTS,
-            max_pending: DEFAULT_MAX_PENDING,
-        }
-    }
-}
 
 /// One notification for one subscription.
 #[derive(Debug, Clone)]
@@ -93,62 +60,6 @@ pub struct Outgoing {
     pub url: String,
     pub signing_key: Secret,
     pub notification: Notification,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum DeliveryState {
-    /// Not delivered yet: an attempt is running or a retry is due at `nextAttemptAt`.
-    Pending,
-    /// A receiver answered 200-399.
-    Delivered,
-    /// Every attempt failed; the notification was dropped.
-    Discarded,
-}
-
-/// One notification to one subscription, and what became of it.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DeliveryRecord {
-    /// The sandbox's id of this delivery (not part of the partner API).
-    pub id: String,
-    pub event_id: String,
-    pub subscription_id: String,
-    pub url: String,
-    pub resource_type: ResourceType,
-    pub resource_id: String,
-    pub event_type: EventType,
-    pub state: DeliveryState,
-    /// When the notification was queued (sandbox clock).
-    pub enqueued_at: DateTime<Utc>,
-    /// Finished attempts, oldest first.
-    pub attempts: Vec<DeliveryAttempt>,
-    /// When the next attempt is due (sandbox clock), while a retry is waiting.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    /// Why it was discarded without an attempt (too many notifications already waiting).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub not_sent_because: Option<String>,
-}
-
-/// One finished attempt: the receiver's status, or why there was none.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DeliveryAttempt {
-    /// 1 for the first attempt.
-    pub number: u32,
-    /// Sandbox clock.
-    pub started_at: DateTime<Utc>,
-    /// Sandbox clock.
-    pub finished_at: DateTime<Utc>,
-    /// Real time the attempt took.
-    pub duration_ms: u64,
-    /// The receiver's HTTP status, when it answered.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
-    /// Why there was no answer: `timed out after 30s`, `connection refused`, ...
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
 }
 
 /// Why an attempt got no HTTP status. The text is what a record and a log line show.

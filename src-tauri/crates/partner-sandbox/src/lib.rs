@@ -45,11 +45,13 @@ pub mod error;
 
 mod app;
 mod data_file;
+mod delivery_record;
 mod demo;
 mod extract;
 mod notify;
 mod routes;
 mod server;
+mod state;
 mod store;
 mod tokens;
 

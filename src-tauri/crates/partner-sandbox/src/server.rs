@@ -4,13 +4,14 @@
 //!
 //! Both take a pre-bound listener, so a test binds 127.0.0.1:0 and learns the real port.
 
-use crate::app::{self, AppState};
+use crate::app;
 use crate::clock::Clock;
 use crate::config::{ClientCredentials, SandboxConfig};
 use crate::data_file::{self, Journal, Loaded, Opened};
 use crate::demo;
 use crate::dispatch::Dispatcher;
 use crate::error::{Error, Result};
+use crate::state::AppState;
 use crate::store::Store;
 use crate::tokens::{Client, Tokens};
 use hyper::body::Incoming;

@@ -11,7 +11,7 @@
 
 use super::connect::{secret_from_stdin, ConnectionArgs};
 use super::listing::{run_list, ListArgs};
-use super::render::{print_one, ListWriter, OutputFormat, Row};
+use super::render::{events_cell, print_one, ListWriter, OutputFormat, Row};
 use crate::error::{CliError, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use partner_api::WebhookSubscription;
@@ -168,6 +168,29 @@ pub struct AddedSubscription {
     pub resource: ResourceType,
     pub events: Vec<EventType>,
     pub generated: bool,
+}
+
+// Its table row is here, beside it: `render` knows the API's types, and a command's own
+// output types stay in the command (render needing this module back made a circle).
+impl Row for AddedSubscription {
+    const HEADERS: &'static [&'static str] = &[
+        "product",
+        "subscription",
+        "url",
+        "resource",
+        "events",
+        "generated",
+    ];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.product.clone(),
+            self.subscription_id.clone(),
+            self.url.clone(),
+            self.resource.to_string(),
+            events_cell(&self.events),
+            self.generated.to_string(),
+        ]
+    }
 }
 
 /// What `subscriptions delete` did.

@@ -120,27 +120,6 @@ impl Row for Introspection {
     }
 }
 
-impl Row for super::products::AddedSubscription {
-    const HEADERS: &'static [&'static str] = &[
-        "product",
-        "subscription",
-        "url",
-        "resource",
-        "events",
-        "generated",
-    ];
-    fn cells(&self) -> Vec<String> {
-        vec![
-            self.product.clone(),
-            self.subscription_id.clone(),
-            self.url.clone(),
-            self.resource.to_string(),
-            events_cell(&self.events),
-            self.generated.to_string(),
-        ]
-    }
-}
-
 impl Row for Rotation {
     const HEADERS: &'static [&'static str] =
         &["product", "subscription", "replacedAt", "generated"];

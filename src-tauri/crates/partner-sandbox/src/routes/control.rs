@@ -4,9 +4,9 @@
 //! else the sandbox refuses to start without an admin token, and every control then needs
 //! `Authorization: Bearer <admin token>` (compared in constant time).
 
-use crate::app::SharedState;
 use crate::error::HttpError;
 use crate::extract::{json_body, JSON};
+use crate::state::SharedState;
 use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -42,7 +42,7 @@ async fn require_admin(State(state): State<SharedState>, request: Request, next:
         return next.run(request).await;
     };
     let (parts, body) = request.into_parts();
-    let presented = crate::app::bearer_token(&parts).ok();
+    let presented = crate::state::bearer_token(&parts).ok();
     if presented.is_some_and(|token| expected.ct_eq(token)) {
         return next.run(Request::from_parts(parts, body)).await;
     }

@@ -2,11 +2,11 @@
 //! and what became of the notifications. Each write fires its notifications (see the crate's
 //! table) after the store's lock is released; `enqueue` never blocks.
 
-use crate::app::SharedState;
 use crate::dispatch::DeliveryRecord;
 use crate::error::HttpError;
 use crate::extract::{get, json_body, query_pairs, JSON, MERGE_PATCH_JSON};
 use crate::notify;
+use crate::state::SharedState;
 use crate::store::Change;
 use axum::body::Bytes;
 use axum::extract::{Path, State};

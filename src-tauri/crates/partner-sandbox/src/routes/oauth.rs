@@ -8,9 +8,9 @@
 //! whatever its body, as for every other endpoint (only issuance without Basic has to read the
 //! form first, and then a body that is not a form is a 401 too: nothing names the client).
 
-use crate::app::SharedState;
 use crate::error::HttpError;
 use crate::extract::{self, form_body, get};
+use crate::state::SharedState;
 use crate::tokens::{Client, TokenRefusal};
 use axum::body::Bytes;
 use axum::extract::State;

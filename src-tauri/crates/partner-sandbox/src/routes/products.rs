@@ -4,9 +4,9 @@
 //! is the one that needs a cache). Signing keys go in and never come out: responses are
 //! `partner_api::Product`, whose subscriptions have no key field.
 
-use crate::app::SharedState;
 use crate::error::HttpError;
 use crate::extract::{json_value, list_rule_error, ListQuery, JSON, MERGE_PATCH_JSON};
+use crate::state::SharedState;
 use crate::tokens::Caller;
 use axum::body::Bytes;
 use axum::extract::{Path, State};

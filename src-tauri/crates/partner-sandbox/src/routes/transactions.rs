@@ -6,9 +6,9 @@
 //! indexes in `SortCache`; a request then slices its page out of it and serialises only those
 //! 50 items, under a read lock.
 
-use crate::app::SharedState;
 use crate::error::HttpError;
 use crate::extract::{json_body, list_rule_error, ListQuery, JSON, MERGE_PATCH_JSON};
+use crate::state::SharedState;
 use crate::tokens::Caller;
 use axum::body::Bytes;
 use axum::extract::{Path, State};

@@ -1,0 +1,612 @@
+//! The capture store: SQLite in WAL mode, written by one thread with group commit.
+//!
+//! Why shaped so: the listener may answer 2xx only once a capture is durably on disk, and one
+//! fsync per request would cap the rate at the disk's fsync rate. So every insert goes to a single
+//! writer thread; the writer takes whatever requests queued up while it was committing the last
+//! batch, writes them in one transaction, commits once (`synchronous=FULL`: the WAL is fsynced on
+//! every commit, so a commit survives a power cut, not only a `kill -9`), and only then tells each
+//! waiting request that its capture is stored. Under load batches grow by themselves; when idle a
+//! batch is one capture and nothing waits for a window to close. Readers use their own connection,
+//! which WAL lets run beside the writer.
+//!
+//! The writer also links redeliveries, so attempt numbers never race: it keeps the store's
+//! notifications by (subscription, resource type, eventId) in memory and in the append-only
+//! table `notifications`, instead of an index on those fields (why: [`crate::redelivery`]).
+//!
+//! The writer is the one thread every acknowledgement waits on, so it does nothing another
+//! thread can do (measured with `benches/store.rs` and `perf`, see BENCHMARKS.md):
+//! - the request's own task formats the row (header JSON, timestamp text) before the hand-off;
+//!   the writer binds ready values to cached statements;
+//! - checkpoints run on their own thread, and the writer only finishes each round with a short
+//!   `RESTART` so the WAL is written from its start again instead of growing for as long as a
+//!   burst lasts (see [`writer::checkpoint_loop`]);
+//! - 8 KiB pages keep a 2 KiB notification's row off overflow pages (see [`schema::PAGE_SIZE`]).
+//!
+//! Of the writer's time under load, most is the kernel's: the fsync of each commit (about 60%
+//! of a commit) and the WAL writes (about 30%); SQLite's own insert work is about a fifth.
+//!
+//! The inspector reads the store, not a copy of it ([`StoreReader::page`], [`StoreReader::facets`]):
+//! a page of rows, its count, the filter choices and text search are answered here, so the app
+//! holds one screen of captures whatever the store's size. What keeps those reads fast at a
+//! million captures (`benches/query.rs`) without slowing the writer:
+//! - `captures_list`, an index of the id and every filtered column, is what a page walks
+//!   newest first (stepping over 60-byte entries, not 2.5 KB rows), what a count under a time
+//!   range or an id bound scans, and where the scans of the unindexed tail read;
+//! - the counts under the column filters (verdict, event type, resource type, subscription),
+//!   the verdict facet, a page's total and the lists of values come from `facet_counts`, a few
+//!   rows kept by the search indexer thread behind the writer, plus a scan of the captures it
+//!   has not reached ([`crate::facet_counts`]). Schema 4 had one narrow index per filtered
+//!   column instead, kept inside the writer's insert: its CPU per capture went from 15 to
+//!   20 µs (`benches/store.rs`); schema 5 dropped them. Tried and dropped before that: each
+//!   column's index holding the other columns too (24 µs per capture, and ordered by
+//!   (column, other columns) a million-capture import fell to 11,000 captures/s);
+//! - text search has its own index, kept by a thread behind the writer, never in its
+//!   transaction ([`crate::search`]);
+//! - counts that can only be had by walking (a search's hits, a grouping's notifications) stop
+//!   past [`COUNT_CAP`]: the page says "more than" instead of reading a million hits.
+//!
+//! Tried and measured no cheaper (BENCHMARKS.md, listener, round 3), so not done: answering a
+//! committed batch through one task inside the runtime instead of waking each request from the
+//! writer's thread, and SQLite built with `fdatasync` instead of `fsync`.
+//!
+//! The parts, each one job, in layers (a file uses only the ones below it):
+//! - this module: the handles ([`Store`], [`StoreReader`]) and the public API, which wire
+//!   the parts together;
+//! - `writer`: the writer thread (group commit, clear, prune, import) and the checkpoints;
+//! - `queries`: planning the inspector's pages, counts and facets, and a filter's SQL;
+//! - `runs`: the run log and the outbound records;
+//! - `schema`: the tables, the migrations at open and the connections' settings;
+//! - `rows`: a capture and an outbound record as rows;
+//! - `types`: the values callers pass and get back ([`CaptureFilter`], [`CapturePage`], ...).
+
+mod queries;
+mod rows;
+mod runs;
+mod schema;
+mod types;
+mod writer;
+
+pub use types::{
+    ArrivedNotification, CaptureFilter, CaptureList, CapturePage, CaptureQuery, Durability, Facets,
+    Grouping, HitCount, ImportReport, ListedCapture, Retention, StoreOptions, COUNT_CAP,
+    COUNT_TIME_BUDGET, MAX_PAGE_LIMIT,
+};
+
+use crate::capture::{Capture, OutboundRecord};
+use crate::facet_counts;
+use crate::readers::{Reader, ReaderPool};
+use crate::redelivery::{NotificationKey, Redeliveries};
+use crate::runs::ListenerRun;
+use crate::search;
+use crate::verdict::Verdict;
+use crate::writer_lock::WriterLock;
+use crate::{Error, Result};
+use chrono::{DateTime, Utc};
+use queries::QueryPlanner;
+use rows::{capture_from_row, from_micros, RowText, CAPTURE_COLUMNS};
+use rusqlite::{params, Connection, OptionalExtension};
+use schema::{
+    count_captures, load_redeliveries, open_connection, open_read_only, IndexLayout,
+    COUNTS_SINCE_VERSION, SCHEMA, WAL_SIZE_LIMIT,
+};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{mpsc, Arc, Mutex};
+use tokio::sync::oneshot;
+use writer::{checkpoint_loop, highest_deleted, lock, PendingInsert, WriteOp, Writer};
+
+/// A handle to the store that writes: it holds the store's writer lock (one writer per store,
+/// see [`crate::writer_lock`]); clones share the writer thread and the read connections. Every
+/// read of [`StoreReader`] is available on it too (`Deref`).
+#[derive(Debug, Clone)]
+pub struct Store {
+    inner: Arc<StoreInner>,
+}
+
+/// Reads a store: queries, counts, export. Opened on its own ([`StoreReader::open`]) it takes
+/// no lock and never writes, so it works while a listener (the app's or `partner listen`'s)
+/// writes the same store: WAL lets readers in other processes read beside the writer, each
+/// read seeing the captures committed when it began.
+#[derive(Debug)]
+pub struct StoreReader {
+    path: PathBuf,
+    readers: ReaderPool,
+    /// Whether the store has the search index and how it answers counts.
+    planner: QueryPlanner,
+}
+
+#[derive(Debug)]
+struct StoreInner {
+    writer: Mutex<Option<mpsc::Sender<WriteOp>>>,
+    reader: StoreReader,
+    /// Written by the writer thread only (after each commit); read for the test mode's count.
+    redeliveries: Arc<Mutex<Redeliveries>>,
+    writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Dropping it stops the checkpoint thread.
+    checkpoint_stop: Mutex<Option<mpsc::Sender<()>>>,
+    checkpoint_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Dropping it stops the search indexer thread ([`crate::search`]).
+    indexer_stop: Mutex<Option<mpsc::Sender<()>>>,
+    indexer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Released when the store is dropped, after the threads above have stopped (fields drop
+    /// after `Drop::drop`), so no write can follow its release.
+    _lock: WriterLock,
+}
+
+impl std::ops::Deref for Store {
+    type Target = StoreReader;
+
+    fn deref(&self) -> &StoreReader {
+        &self.inner.reader
+    }
+}
+
+impl Drop for StoreInner {
+    fn drop(&mut self) {
+        if let Ok(mut writer) = self.writer.lock() {
+            writer.take();
+        }
+        for stop in [&self.checkpoint_stop, &self.indexer_stop] {
+            if let Ok(mut stop) = stop.lock() {
+                stop.take();
+            }
+        }
+        for thread in [
+            &self.indexer_thread,
+            &self.writer_thread,
+            &self.checkpoint_thread,
+        ] {
+            if let Ok(mut thread) = thread.lock() {
+                if let Some(handle) = thread.take() {
+                    let _ = handle.join();
+                }
+            }
+        }
+    }
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `path` with full durability and starts its
+    /// writer thread.
+    pub fn open(path: impl AsRef<Path>, retention: Retention) -> Result<Self> {
+        Self::open_with(
+            path,
+            StoreOptions {
+                retention,
+                ..StoreOptions::default()
+            },
+        )
+    }
+
+    /// Opens (creating if needed) the store at `path` and starts its writer thread.
+    ///
+    /// Takes the store's writer lock first: while another `Store` (in this process or another)
+    /// has the store open, this fails with [`Error::StoreInUse`] and touches nothing.
+    pub fn open_with(path: impl AsRef<Path>, options: StoreOptions) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let holder = match options.holder {
+            "" => crate::writer_lock::default_holder(),
+            named => named.to_string(),
+        };
+        let lock = WriterLock::acquire(&path, &holder)?;
+        let mut writer_conn = open_connection(&path, options.durability)?;
+        let version: i64 = writer_conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+        // Before `SCHEMA`, which makes no such index: found, a listener of schema 4 wrote here.
+        let written_by_schema_4 = IndexLayout::read(&writer_conn)? == IndexLayout::Narrow;
+        writer_conn.execute_batch(SCHEMA)?;
+        writer_conn.execute_batch(search::SEARCH_SCHEMA)?;
+        writer_conn.execute_batch(facet_counts::FACET_SCHEMA)?;
+        // Before the counts are made: the shards start the watermark again (and the counts).
+        // One transaction: a crash between dropping the old table and moving the watermark back
+        // would leave captures neither indexed nor in the tail a search scans.
+        let sharding =
+            writer_conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        search::shard_legacy_index(&sharding)?;
+        sharding.commit()?;
+        if version < COUNTS_SINCE_VERSION || written_by_schema_4 {
+            count_captures(&mut writer_conn)?;
+        }
+        let redeliveries = Arc::new(Mutex::new(load_redeliveries(&mut writer_conn)?));
+        let highest_deleted = highest_deleted(&writer_conn)?;
+        writer_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        writer_conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
+        let reader = open_connection(&path, options.durability)?;
+        let readers = ReaderPool::new(reader, {
+            let (path, durability) = (path.clone(), options.durability);
+            move || open_connection(&path, durability)
+        });
+        let checkpointer = open_connection(&path, options.durability)?;
+        let (checkpoint_stop, stop_rx) = mpsc::channel::<()>();
+        let restart_due = Arc::new(AtomicBool::new(false));
+        let checkpoint_thread = std::thread::Builder::new()
+            .name("capture-checkpoint".into())
+            .spawn({
+                let restart_due = restart_due.clone();
+                move || checkpoint_loop(&checkpointer, &stop_rx, &restart_due)
+            })?;
+        // The index can be rebuilt, so its commits need not wait for the disk (NORMAL); they
+        // stay atomic with the indexed id they record.
+        let mut indexer = open_connection(&path, Durability::Normal)?;
+        let (indexer_stop, indexer_rx) = mpsc::channel::<()>();
+        let activity = Arc::new(search::WriterActivity::new());
+        let indexer_thread = std::thread::Builder::new()
+            .name("capture-indexer".into())
+            .spawn({
+                let activity = activity.clone();
+                move || search::indexer_loop(&mut indexer, &activity, &indexer_rx)
+            })?;
+        let (tx, rx) = mpsc::channel::<WriteOp>();
+        let retention = options.retention;
+        let thread = std::thread::Builder::new()
+            .name("capture-writer".into())
+            .spawn({
+                let mut writer = Writer {
+                    retention,
+                    restart_due,
+                    activity,
+                    redeliveries: redeliveries.clone(),
+                    highest_deleted,
+                };
+                move || writer.run(&mut writer_conn, rx)
+            })?;
+        Ok(Self {
+            inner: Arc::new(StoreInner {
+                writer: Mutex::new(Some(tx)),
+                reader: StoreReader {
+                    path,
+                    readers,
+                    planner: QueryPlanner {
+                        indexed: true,
+                        layout: IndexLayout::Counted,
+                    },
+                },
+                redeliveries,
+                writer_thread: Mutex::new(Some(thread)),
+                checkpoint_stop: Mutex::new(Some(checkpoint_stop)),
+                checkpoint_thread: Mutex::new(Some(checkpoint_thread)),
+                indexer_stop: Mutex::new(Some(indexer_stop)),
+                indexer_thread: Mutex::new(Some(indexer_thread)),
+                _lock: lock,
+            }),
+        })
+    }
+
+    /// Everything this store can read, as a [`StoreReader`] (what `Deref` gives too).
+    pub fn reader(&self) -> &StoreReader {
+        &self.inner.reader
+    }
+
+    fn send(&self, op: WriteOp) -> Result<()> {
+        let writer = self.inner.writer.lock().map_err(|_| Error::WriterStopped)?;
+        writer
+            .as_ref()
+            .ok_or(Error::WriterStopped)?
+            .send(op)
+            .map_err(|_| Error::WriterStopped)
+    }
+
+    /// Stores a capture and returns it with its id and attempt number, once it is committed.
+    pub async fn insert(&self, capture: Capture) -> Result<Capture> {
+        let (tx, rx) = oneshot::channel();
+        let text = RowText::of(&capture)?;
+        self.send(WriteOp::Insert(PendingInsert {
+            capture: Box::new(capture),
+            text,
+            reply: tx,
+        }))?;
+        rx.await.map_err(|_| Error::WriterStopped)?
+    }
+
+    /// Runs `job` on the writer connection, in order with the captures written before and
+    /// after it, and waits for its result.
+    async fn run<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&mut Connection, &mut Writer) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let (tx, rx) = oneshot::channel();
+        self.send(WriteOp::Run(Box::new(move |conn, writer| {
+            let _ = tx.send(job(conn, writer));
+        })))?;
+        rx.await.map_err(|_| Error::WriterStopped)?
+    }
+
+    /// Records a forward or replay and returns it with its id.
+    pub async fn insert_outbound(&self, record: OutboundRecord) -> Result<OutboundRecord> {
+        self.run(move |conn, _| runs::insert_outbound(conn, record))
+            .await
+    }
+
+    /// Deletes the captures `filter` selects, with their forwards and replays; returns how
+    /// many captures were deleted. An empty filter deletes everything ([`Store::clear_all`]).
+    ///
+    /// Runs in the writer thread, in order with the captures being written: it deletes what
+    /// was stored when it ran, and a capture acknowledged after it is kept. A notification
+    /// none of whose captures are left is forgotten, so its next redelivery is recorded as a
+    /// new first attempt (attempt 1), as after retention pruning; one with captures left keeps
+    /// counting (see `clear` in this module). Ids are never handed out again.
+    pub async fn clear(&self, filter: &CaptureFilter) -> Result<u64> {
+        let filter = filter.clone();
+        self.run(move |conn, writer| writer.clear(conn, &filter))
+            .await
+    }
+
+    /// Deletes every capture and outbound record; returns how many captures were deleted.
+    pub async fn clear_all(&self) -> Result<u64> {
+        self.clear(&CaptureFilter::default()).await
+    }
+
+    /// Applies a retention policy now, once; returns how many captures were pruned. The
+    /// store's own policy stays as it is (see [`Store::set_retention`]).
+    pub async fn prune(&self, retention: Retention) -> Result<u64> {
+        self.run(move |conn, writer| writer.prune(conn, retention))
+            .await
+    }
+
+    /// Makes `retention` the store's policy from now on (the app's settings change it without
+    /// reopening the store) and applies it at once; returns how many captures that pruned.
+    pub async fn set_retention(&self, retention: Retention) -> Result<u64> {
+        self.run(move |conn, writer| {
+            writer.retention = retention;
+            writer.prune(conn, retention)
+        })
+        .await
+    }
+
+    /// The retention policy the writer applies now.
+    pub async fn retention(&self) -> Result<Retention> {
+        self.run(|_, writer| Ok(writer.retention)).await
+    }
+
+    /// Adds captures as they are (ids, attempts and all), skipping ids already present, in
+    /// one transaction. For a large import, hand it batches (as [`crate::export::import_jsonl`]
+    /// does): each batch holds the writer while it is written.
+    pub async fn import(&self, captures: Vec<Capture>) -> Result<ImportReport> {
+        self.start_import(captures)?
+            .await
+            .map_err(|_| Error::WriterStopped)?
+    }
+
+    /// Queues an import batch on the writer and returns at once with where its report will
+    /// come, so the caller can read the next batch meanwhile.
+    pub(crate) fn start_import(
+        &self,
+        captures: Vec<Capture>,
+    ) -> Result<oneshot::Receiver<Result<ImportReport>>> {
+        let (tx, rx) = oneshot::channel();
+        self.send(WriteOp::Run(Box::new(move |conn, writer| {
+            let _ = tx.send(writer.import(conn, &captures));
+        })))?;
+        Ok(rx)
+    }
+
+    /// Records that a listener started serving on this store at `at`; returns the run's id for
+    /// [`Store::record_run_stop`]. The oldest runs past the last 200 are dropped.
+    pub async fn record_run_start(&self, at: DateTime<Utc>) -> Result<i64> {
+        self.run(move |conn, _| runs::record_start(conn, at)).await
+    }
+
+    /// Records that the run `run_id` stopped cleanly at `at`.
+    pub async fn record_run_stop(&self, run_id: i64, at: DateTime<Utc>) -> Result<()> {
+        self.run(move |conn, _| runs::record_stop(conn, run_id, at))
+            .await
+    }
+
+    /// How many captures of (subscription, resource type, eventId) are stored already.
+    pub fn prior_attempts(
+        &self,
+        subscription_id: &str,
+        resource_type: &str,
+        event_id: &str,
+    ) -> u32 {
+        let key = NotificationKey::of(subscription_id, resource_type, event_id);
+        lock(&self.inner.redeliveries)
+            .get(&key)
+            .map_or(0, |seen| seen.attempts)
+    }
+}
+
+impl StoreReader {
+    /// Opens the store at `path` to read only: no writer lock, no schema change, nothing
+    /// created. Fails with [`Error::NoStore`] when there is no file, [`Error::NotAStore`] when
+    /// the file is not a capture store.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        if !path.exists() {
+            return Err(Error::NoStore(path));
+        }
+        let conn = open_read_only(&path)?;
+        let open_error = |source| Error::OpenStore {
+            path: path.clone(),
+            source,
+        };
+        let has_captures: bool = conn
+            .query_row(
+                "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' \
+                 AND name = 'captures')",
+                [],
+                |row| row.get(0),
+            )
+            .map_err(open_error)?;
+        if !has_captures {
+            return Err(Error::NotAStore(path));
+        }
+        let indexed: bool = conn
+            .query_row(
+                "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = 'search_state')",
+                [],
+                |row| row.get(0),
+            )
+            .map_err(open_error)?;
+        let layout = IndexLayout::read(&conn).map_err(open_error)?;
+        let readers = ReaderPool::new(conn, {
+            let path = path.clone();
+            move || open_read_only(&path)
+        });
+        Ok(Self {
+            path,
+            readers,
+            planner: QueryPlanner { indexed, layout },
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A read connection of its own for as long as it is held (see [`crate::readers`]).
+    fn reader(&self) -> Reader<'_> {
+        self.readers.get()
+    }
+
+    pub fn get(&self, id: i64) -> Result<Capture> {
+        let conn = self.reader();
+        conn.query_row(
+            &format!("SELECT {CAPTURE_COLUMNS} FROM captures WHERE id = ?1"),
+            [id],
+            capture_from_row,
+        )
+        .optional()?
+        .ok_or(Error::NoSuchCapture(id))
+    }
+
+    /// Every attempt of the notification `id` belongs to, first attempt first.
+    pub fn attempts_of(&self, id: i64) -> Result<Vec<Capture>> {
+        let capture = self.get(id)?;
+        let Some(notification_id) = capture.notification_id else {
+            return Ok(vec![capture]);
+        };
+        let conn = self.reader();
+        let rows = conn
+            .prepare_cached(&format!(
+                "SELECT {CAPTURE_COLUMNS} FROM captures WHERE notification_id = ?1 ORDER BY id"
+            ))?
+            .query_map([notification_id], capture_from_row)?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+
+    /// How many captures `filter` selects.
+    pub fn count(&self, filter: &CaptureFilter) -> Result<u64> {
+        self.planner.count(&self.reader(), filter)
+    }
+
+    /// A page of captures matching `filter`, newest first, every attempt a row: [`Self::page`]
+    /// without the grouping (`total` as [`CapturePage::total`] counts it).
+    pub fn query(&self, filter: &CaptureFilter, offset: u64, limit: u64) -> Result<CaptureList> {
+        let page = self.page(&CaptureQuery {
+            filter: filter.clone(),
+            grouping: Grouping::EveryAttempt,
+            offset,
+            limit,
+            count: HitCount::UpToCap,
+        })?;
+        Ok(CaptureList {
+            items: page.items.into_iter().map(|row| row.capture).collect(),
+            total: page.total,
+        })
+    }
+
+    /// The rows of `query` on screen, newest first (by id), and how many rows match.
+    ///
+    /// How it stays fast on a large store (measured in `benches/query.rs`):
+    /// - without a search, rows are walked newest first in `captures_list`, an index of the
+    ///   id and every filtered column, so skipping to a middle page steps over index entries
+    ///   (about 60 bytes) instead of rows (2.5 KB); the count under column filters is read
+    ///   from `facet_counts` and the unindexed tail ([`crate::facet_counts`]), others are
+    ///   SQL's over `captures_list` (or the time index);
+    /// - a search merges the ordered hits of the full-text index, of the id index and of the
+    ///   unindexed tail ([`crate::search::SearchText::chains`]), each joined to its capture for
+    ///   the other filters, and stops after the page: a word in every capture reads one page of
+    ///   hits;
+    /// - grouped, the same walk keeps the first (newest) row of each notification.
+    ///
+    /// Walked counts (a search, a grouping) stop past [`COUNT_CAP`] or past the page asked for
+    /// ([`CapturePage::total_capped`]).
+    pub fn page(&self, query: &CaptureQuery) -> Result<CapturePage> {
+        self.planner.page(&self.reader(), query)
+    }
+
+    /// Captures the search index has not reached yet (the indexer works behind the writer, see
+    /// [`crate::search`]); a search reads these by scanning them, so it is slower, not less
+    /// complete, while this is large (after an import or the migration of an older store).
+    pub fn search_backlog(&self) -> Result<u64> {
+        self.planner.search_backlog(&self.reader())
+    }
+
+    /// What the inspector's filter controls show for `filter`: per-verdict counts (ignoring
+    /// `filter.verdicts`), the event types, resource types and subscriptions present in the
+    /// store, and the count under the whole filter. A search's counts walk its hits and stop
+    /// past [`COUNT_CAP`] ([`Facets::capped`]).
+    pub fn facets(&self, filter: &CaptureFilter) -> Result<Facets> {
+        self.planner.facets(&self.reader(), filter)
+    }
+
+    /// Every capture matching `filter`, oldest first (for export).
+    pub fn for_each(
+        &self,
+        filter: &CaptureFilter,
+        f: impl FnMut(Capture) -> Result<()>,
+    ) -> Result<()> {
+        self.planner.for_each(&self.reader(), filter, f)
+    }
+
+    /// The number of captures per verdict among those matching `filter` (verdicts with none left
+    /// out).
+    pub fn count_by_verdict(&self, filter: &CaptureFilter) -> Result<BTreeMap<Verdict, u64>> {
+        self.planner.count_by_verdict(&self.reader(), filter)
+    }
+
+    /// The listener's runs on this store, oldest first (none in a store made before runs were
+    /// kept), each with its last capture (see [`crate::runs`]).
+    pub fn listener_runs(&self) -> Result<Vec<ListenerRun>> {
+        runs::listener_runs(&self.reader())
+    }
+
+    /// When the listener last went down (see [`crate::runs::last_down_time`]); pass
+    /// `listening_now` when a listener is serving this store now (its run has not ended).
+    pub fn last_down_time(&self, listening_now: bool) -> Result<Option<DateTime<Utc>>> {
+        Ok(crate::runs::last_down_time(
+            &self.listener_runs()?,
+            listening_now,
+        ))
+    }
+
+    /// When the first capture of `subscription_id` still in the store was received.
+    pub fn first_capture_of(&self, subscription_id: &str) -> Result<Option<DateTime<Utc>>> {
+        self.planner
+            .first_capture_of(&self.reader(), subscription_id)
+    }
+
+    /// The notifications that arrived for `subscription_id` at or after `since`, whatever their
+    /// verdict (a request that arrived was not missed), one per (resource type, eventId) with
+    /// its first arrival: the identity receivers deduplicate on (field notes, "Webhooks").
+    pub fn arrived_since(
+        &self,
+        subscription_id: &str,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<ArrivedNotification>> {
+        let conn = self.reader();
+        let mut select = conn.prepare_cached(
+            "SELECT resource_type, event_id, MIN(received_at_us) FROM captures \
+             WHERE received_at_us >= ?2 AND subscription_id = ?1 \
+             AND resource_type IS NOT NULL AND event_id IS NOT NULL \
+             GROUP BY resource_type, event_id",
+        )?;
+        let arrived = select
+            .query_map(params![subscription_id, since.timestamp_micros()], |row| {
+                Ok(ArrivedNotification {
+                    resource_type: row.get(0)?,
+                    event_id: row.get(1)?,
+                    first_received_at: from_micros(row.get(2)?),
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(arrived)
+    }
+
+    /// Forwards and replays of a capture, oldest first.
+    pub fn outbound_of(&self, capture_id: i64) -> Result<Vec<OutboundRecord>> {
+        runs::outbound_of(&self.reader(), capture_id)
+    }
+}

@@ -1,0 +1,252 @@
+//! The store's tables and their versions: the schema a writer makes, the migrations of older
+//! stores at open, the layout of indexes a store has (which decides how its counts are
+//! answered), and the connections' settings (WAL, page size, durability).
+//!
+//! Everything here runs when a store is opened, never while it serves: the writer and the
+//! query planner only read the results (the connections, [`IndexLayout`]).
+
+use super::types::Durability;
+use crate::facet_counts;
+use crate::redelivery::{NotificationKey, Redeliveries, RedeliveriesLoader, Seen};
+use crate::search;
+use crate::{Error, Result};
+use rusqlite::{params, Connection};
+use std::path::Path;
+
+/// How long a connection waits for a lock another connection holds.
+pub(super) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+pub(super) const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS captures (
+    id INTEGER PRIMARY KEY,
+    received_at TEXT NOT NULL,
+    received_at_us INTEGER NOT NULL,
+    method TEXT NOT NULL,
+    path TEXT NOT NULL,
+    headers TEXT NOT NULL,
+    body BLOB,
+    body_size INTEGER NOT NULL,
+    peer TEXT,
+    verdict TEXT NOT NULL,
+    matched_key TEXT,
+    subscription_id TEXT,
+    event_id TEXT,
+    event_time TEXT,
+    event_type TEXT,
+    instance_id TEXT,
+    resource_id TEXT,
+    resource_type TEXT,
+    resource_ref TEXT,
+    attempt INTEGER NOT NULL,
+    notification_id INTEGER,
+    response_status INTEGER NOT NULL,
+    response_body TEXT NOT NULL,
+    response_from_test_mode INTEGER NOT NULL,
+    response_delay_ms INTEGER NOT NULL,
+    processing_micros INTEGER NOT NULL,
+    replay INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS captures_received ON captures (received_at_us);
+CREATE INDEX IF NOT EXISTS captures_by_notification ON captures (notification_id);
+CREATE INDEX IF NOT EXISTS captures_list ON captures (id, verdict, event_type, resource_type,
+    subscription_id, notification_id, received_at_us);
+DROP INDEX IF EXISTS captures_verdicts;
+DROP INDEX IF EXISTS captures_by_verdict;
+DROP INDEX IF EXISTS captures_by_event_type;
+DROP INDEX IF EXISTS captures_by_resource_type;
+DROP INDEX IF EXISTS captures_by_subscription;
+CREATE TABLE IF NOT EXISTS notifications (
+    id INTEGER PRIMARY KEY,
+    key BLOB NOT NULL,
+    attempts INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS outbound (
+    id INTEGER PRIMARY KEY,
+    capture_id INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    url TEXT NOT NULL,
+    sent_at TEXT NOT NULL,
+    request_headers TEXT NOT NULL,
+    request_body BLOB,
+    status INTEGER,
+    response_headers TEXT NOT NULL,
+    response_body TEXT,
+    elapsed_ms INTEGER NOT NULL,
+    error TEXT
+);
+CREATE INDEX IF NOT EXISTS outbound_capture ON outbound (capture_id);
+CREATE TABLE IF NOT EXISTS listener_runs (
+    id INTEGER PRIMARY KEY,
+    started_at_us INTEGER NOT NULL,
+    stopped_at_us INTEGER
+);
+CREATE TABLE IF NOT EXISTS highest_deleted (
+    one INTEGER PRIMARY KEY CHECK (one = 1),
+    id INTEGER NOT NULL
+);
+";
+
+/// The schema version (`PRAGMA user_version`) this code writes. Version 1 linked redeliveries
+/// through an index on (subscription, resource type, eventId); version 2 through
+/// `notifications` (see [`crate::redelivery`]), filled from the captures when an older store
+/// opens; version 3 adds `listener_runs` ([`crate::runs`]), empty in a store made before it;
+/// version 4 adds the indexes the inspector's filters and facets use and the search index
+/// ([`crate::search`]), which an older store gets built by the indexer thread after it opens
+/// (queries stay complete meanwhile: what is not indexed yet is scanned); version 5 replaces
+/// the four single-column indexes of version 4 (verdict, event type, resource type,
+/// subscription) with the counts of `facet_counts`, kept by the indexer thread
+/// ([`crate::facet_counts`]) and made from the captures when an older store opens; version 6
+/// cuts the words' index into shards by id (see [`crate::search`]), which an older store gets
+/// rebuilt by the indexer thread after it opens.
+const SCHEMA_VERSION: i64 = 6;
+/// The version from which `facet_counts` is kept (older stores make it from their captures).
+pub(super) const COUNTS_SINCE_VERSION: i64 = 5;
+/// The version from which `notifications` is kept (older stores fill it from their captures).
+const NOTIFICATIONS_SINCE_VERSION: i64 = 2;
+
+/// How a store answers the inspector's counts, by the version that made (or last wrote) it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum IndexLayout {
+    /// Schema 5: `facet_counts` and `captures_list`, no single-column index.
+    Counted,
+    /// Schema 4 (or a store of schema 5 a listener of schema 4 has written since, whose counts
+    /// are stale until a listener of schema 5 opens it): one index per filtered column and
+    /// `captures_list`.
+    Narrow,
+    /// Older: neither (everything counted by scanning).
+    Plain,
+}
+
+impl IndexLayout {
+    pub(super) fn read(conn: &Connection) -> rusqlite::Result<Self> {
+        let exists = |name: &str| -> rusqlite::Result<bool> {
+            conn.query_row(
+                "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = ?1)",
+                [name],
+                |row| row.get(0),
+            )
+        };
+        Ok(if exists(facet_counts::REPLACED_INDEXES[0])? {
+            Self::Narrow
+        } else if exists("facet_counts")? {
+            Self::Counted
+        } else {
+            Self::Plain
+        })
+    }
+}
+
+/// Makes `facet_counts` from the captures the indexer has reached and drops the indexes it
+/// replaces, in one transaction (see [`crate::facet_counts`]).
+pub(super) fn count_captures(conn: &mut Connection) -> Result<()> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    for index in facet_counts::REPLACED_INDEXES {
+        tx.execute_batch(&format!("DROP INDEX IF EXISTS {index}"))?;
+    }
+    facet_counts::recount(&tx)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// 8 KiB pages hold two or three captures of a 2 KiB notification (a row is about 2.5 KB), so
+/// no row spills onto an overflow page. Every commit also writes
+/// the last, partly filled page of each B-tree it touched, so larger pages cost more per
+/// commit: with spec-shaped 2 KiB notifications and random eventIds (`benches/store.rs`,
+/// 30,000 captures, 32 concurrent inserts, three interleaved rounds), 8 KiB gave 22,341-22,424
+/// captures/s, 16 KiB 19,601-20,489 and 4 KiB (one row per page) 18,148-21,068.
+pub(super) const PAGE_SIZE: i64 = 8 * 1024;
+/// A WAL file larger than this is cut back to it when the WAL restarts.
+pub(super) const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
+
+/// A connection that only reads, for [`StoreReader::open`](super::StoreReader::open).
+pub(super) fn open_read_only(path: &Path) -> Result<Connection> {
+    let open_error = |source| Error::OpenStore {
+        path: path.to_path_buf(),
+        source,
+    };
+    let conn = Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(open_error)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
+    search::register_functions(&conn).map_err(open_error)?;
+    Ok(conn)
+}
+
+pub(super) fn open_connection(path: &Path, durability: Durability) -> Result<Connection> {
+    let conn = Connection::open(path).map_err(|source| Error::OpenStore {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // Only takes effect on a new, empty database (before WAL mode is set); an existing store
+    // keeps the page size it was made with.
+    conn.pragma_update(None, "page_size", PAGE_SIZE)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    let synchronous = match durability {
+        Durability::Full => "FULL",
+        Durability::Normal => "NORMAL",
+    };
+    conn.pragma_update(None, "synchronous", synchronous)?;
+    search::register_functions(&conn)?;
+    Ok(conn)
+}
+
+/// Brings a store to [`SCHEMA_VERSION`] and reads its notifications into memory.
+///
+/// A version-1 store has no `notifications` rows: they are made once from its captures (one
+/// pass over the table), and its index on the three fields is dropped.
+pub(super) fn load_redeliveries(conn: &mut Connection) -> Result<Redeliveries> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if version < NOTIFICATIONS_SINCE_VERSION {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        tx.execute("DELETE FROM notifications", [])?;
+        {
+            let mut insert = tx.prepare(
+                "INSERT INTO notifications (id, key, attempts) VALUES (?1, ?2, ?3)                  ON CONFLICT (id) DO UPDATE SET attempts = MAX(attempts, excluded.attempts)",
+            )?;
+            let mut select = tx.prepare(
+                "SELECT notification_id, subscription_id, resource_type, event_id,                  MAX(attempt) FROM captures WHERE notification_id IS NOT NULL                  AND subscription_id IS NOT NULL AND resource_type IS NOT NULL                  AND event_id IS NOT NULL GROUP BY notification_id",
+            )?;
+            let mut rows = select.query([])?;
+            while let Some(row) = rows.next()? {
+                let key = NotificationKey::of(
+                    &row.get::<_, String>(1)?,
+                    &row.get::<_, String>(2)?,
+                    &row.get::<_, String>(3)?,
+                );
+                insert.execute(params![
+                    row.get::<_, i64>(0)?,
+                    key.as_bytes(),
+                    row.get::<_, i64>(4)?
+                ])?;
+            }
+        }
+        tx.execute_batch("DROP INDEX IF EXISTS captures_notification")?;
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        tx.commit()?;
+    } else if version < SCHEMA_VERSION {
+        // `listener_runs` was made by `SCHEMA` (empty): nothing else changed.
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    }
+    // Counted first, so the map is allocated once, at its size (see [`crate::redelivery`]).
+    let rows: i64 = conn.query_row("SELECT COUNT(*) FROM notifications", [], |row| row.get(0))?;
+    let mut loader = RedeliveriesLoader::with_capacity(usize::try_from(rows).unwrap_or(0));
+    let mut select = conn.prepare("SELECT id, key, attempts FROM notifications")?;
+    let mut rows = select.query([])?;
+    while let Some(row) = rows.next()? {
+        if let Some(key) =
+            NotificationKey::from_bytes(row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?)
+        {
+            loader.push(
+                key,
+                Seen {
+                    first_id: row.get(0)?,
+                    attempts: u32::try_from(row.get::<_, i64>(2)?).unwrap_or(u32::MAX),
+                },
+            );
+        }
+    }
+    Ok(loader.finish())
+}

@@ -1,0 +1,213 @@
+//! The store's values as its callers see them: what a query, a count, an export or a clear
+//! covers ([`CaptureFilter`], [`CaptureQuery`]), what comes back ([`CapturePage`], [`Facets`],
+//! ...), and how a store is opened and what it keeps ([`StoreOptions`], [`Retention`]).
+//!
+//! Plain data, below every other part of the store: the writer, the query planner and modules
+//! outside the store (`facet_counts`, `export`, `evidence`) use these types without needing the
+//! store's machinery, so none of them has to reach back into a file that reaches them.
+
+use crate::capture::Capture;
+use crate::verdict::Verdict;
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How much the store keeps. Oldest captures go first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Retention {
+    pub max_count: Option<u64>,
+    #[serde(default, with = "optional_seconds")]
+    pub max_age: Option<Duration>,
+}
+
+/// Which captures a query, a count or an export covers. Empty fields match everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CaptureFilter {
+    /// Only these captures (a selection in the inspector).
+    pub ids: Vec<i64>,
+    /// Only captures up to this id: what was stored when the user looked (a clear confirmed
+    /// later leaves the captures that arrived meanwhile).
+    pub max_id: Option<i64>,
+    pub verdicts: Vec<Verdict>,
+    pub event_type: Option<String>,
+    pub resource_type: Option<String>,
+    pub subscription_id: Option<String>,
+    /// Received at or after.
+    pub since: Option<DateTime<Utc>>,
+    /// Received before.
+    pub until: Option<DateTime<Utc>>,
+    /// A search: words in the body or a header value, or a substring of an id (see
+    /// [`crate::search`] for exactly what it means).
+    pub text: Option<String>,
+}
+
+/// How [`StoreReader::page`](super::StoreReader::page) lists captures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Grouping {
+    /// Every capture is a row.
+    #[default]
+    EveryAttempt,
+    /// One row per notification: its newest attempt that matches the filter (a capture that
+    /// names no notification is a row of its own).
+    ByNotification,
+}
+
+/// How far [`StoreReader::page`](super::StoreReader::page) counts when its count has to walk the
+/// hits (a text search, a grouped listing); other counts are exact and cheap, and always made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum HitCount {
+    /// On past the page, up to [`COUNT_CAP`] or [`COUNT_TIME_BUDGET`]: `partner listen
+    /// captures` prints "1-50 of 10,000+".
+    #[default]
+    UpToCap,
+    /// Through the page and one hit more: `total` is the rows up to the page's end and
+    /// `total_capped` says whether more follow. For a caller that counts the same hits elsewhere:
+    /// the inspector reads [`StoreReader::facets`](super::StoreReader::facets) beside every new
+    /// search, which walks them again (at a million captures, counting a word every capture has
+    /// costs about 30 ms, and the page alone under 2).
+    ThroughPage,
+}
+
+/// A page the inspector asks for: which captures, how grouped, which rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CaptureQuery {
+    pub filter: CaptureFilter,
+    pub grouping: Grouping,
+    /// Rows (or groups) to skip, newest first.
+    pub offset: u64,
+    /// Rows (or groups) to return, at most [`MAX_PAGE_LIMIT`].
+    pub limit: u64,
+    /// How far a walked count goes.
+    pub count: HitCount,
+}
+
+/// Most rows one page returns.
+pub const MAX_PAGE_LIMIT: u64 = 1000;
+/// Counts that have to walk search hits or groups stop here (see [`CapturePage::total_capped`]).
+pub const COUNT_CAP: u64 = 10_000;
+/// How long such a walk goes on counting once the page is filled (the facets: once the first
+/// hit is found): a common word under a narrow
+/// filter (every capture has the word, one in 25 the verdict) reads 250,000 hits to count
+/// 10,000 (`benches/query.rs`, "search + verdict": 195 ms at p50 on a million captures), and
+/// only time bounds what SQLite reads to find each match.
+pub const COUNT_TIME_BUDGET: std::time::Duration = std::time::Duration::from_millis(40);
+
+/// A row of a page: a capture and, grouped, how many attempts of its notification match.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedCapture {
+    #[serde(flatten)]
+    pub capture: Capture,
+    /// Captures of its notification matching the filter (1 listing every attempt).
+    pub group_attempts: u32,
+}
+
+/// One page of [`StoreReader::page`](super::StoreReader::page), newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapturePage {
+    pub items: Vec<ListedCapture>,
+    /// Rows (or groups) matching, over all pages; a lower bound when `total_capped`.
+    pub total: u64,
+    /// The count stopped early: at least `total` match, and likely more ("10,000+"). Only a
+    /// text search or a grouped listing is counted by walking its hits; the walk stops at
+    /// [`COUNT_CAP`] matches (or at the page asked for, when that is further), or when
+    /// [`COUNT_TIME_BUDGET`] has passed since the page was filled: counting a word every
+    /// capture has would read them all.
+    pub total_capped: bool,
+}
+
+/// What the inspector's filter controls offer and count.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Facets {
+    /// Captures per verdict under the filter without its verdicts (so every pill has its
+    /// count); verdicts with none left out.
+    pub verdicts: BTreeMap<Verdict, u64>,
+    /// Every event type, resource type and subscription id in the store, sorted.
+    pub event_types: Vec<String>,
+    pub resource_types: Vec<String>,
+    pub subscriptions: Vec<String>,
+    /// Captures matching the whole filter.
+    pub total: u64,
+    /// A text search's counts stopped early ([`COUNT_CAP`] captures counted or
+    /// [`COUNT_TIME_BUDGET`] spent): they are lower bounds.
+    pub capped: bool,
+}
+
+/// A notification that reached the listener, as
+/// [`StoreReader::arrived_since`](super::StoreReader::arrived_since) tells it: the fields that
+/// identify it for its subscription, as they arrived.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArrivedNotification {
+    /// `$.meta.resourceType` as sent.
+    pub resource_type: String,
+    pub event_id: String,
+    pub first_received_at: DateTime<Utc>,
+}
+
+/// Captures as [`StoreReader::query`](super::StoreReader::query) lists them, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureList {
+    pub items: Vec<Capture>,
+    /// Captures matching the filter, over all pages.
+    pub total: u64,
+}
+
+/// How many captures an import added and how many it skipped because their id was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportReport {
+    pub imported: u64,
+    pub skipped: u64,
+    /// The import was cancelled; the captures counted above were imported and stay.
+    #[serde(default)]
+    pub cancelled: bool,
+}
+
+/// How hard a commit tries to reach the disk before the listener answers 2xx.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Durability {
+    /// `synchronous=FULL`: every commit fsyncs the WAL. An acknowledged capture survives a
+    /// `kill -9`, an OS crash and a power cut. One fsync per batch, not per capture.
+    #[default]
+    Full,
+    /// `synchronous=NORMAL` (in WAL mode): a commit is written to the WAL in the OS's page cache
+    /// before the answer, so it survives `kill -9` and any crash of the process; only an OS crash
+    /// or power cut in the following moments could lose it. The WAL is fsynced at checkpoints.
+    Normal,
+}
+
+/// How a store is opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoreOptions {
+    pub retention: Retention,
+    pub durability: Durability,
+    /// What this program calls itself in the store's lock file, so a second writer's refusal
+    /// can name it ("partner listen", "Partner Console app"). Empty: the executable's name.
+    pub holder: &'static str,
+}
+
+mod optional_seconds {
+    use chrono::Duration;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(d) => s.serialize_i64(d.num_seconds()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Ok(Option::<i64>::deserialize(d)?.map(Duration::seconds))
+    }
+}

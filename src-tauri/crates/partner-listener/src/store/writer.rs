@@ -1,0 +1,497 @@
+//! The one thread that writes a store: group commit of captures, and every other write (clear,
+//! prune, import, the run log, outbound records) as a job between two batches, in order with the
+//! captures around it; and the checkpoint thread beside it.
+//!
+//! Why one thread: the listener may answer 2xx only once a capture is durably on disk, and one
+//! fsync per request would cap the rate at the disk's fsync rate; and the writer numbers attempts
+//! and hands out ids from its memory, which must not race (see the store's notes). Why
+//! checkpoints have their own thread: see [`checkpoint_loop`].
+
+use super::queries::filter_sql;
+use super::rows::{insert_row, insert_row_or_ignore, RowText};
+use super::schema::BUSY_TIMEOUT;
+use super::types::{CaptureFilter, ImportReport, Retention};
+use crate::capture::Capture;
+use crate::facet_counts;
+use crate::redelivery::{NotificationKey, PendingChanges, Redeliveries, Seen};
+use crate::search;
+use crate::{Error, Result};
+use chrono::Utc;
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, ToSql};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use tokio::sync::oneshot;
+
+/// Most captures written in one transaction.
+const MAX_BATCH: usize = 1024;
+/// Retention is enforced after this many inserts (and on demand).
+const PRUNE_EVERY: u64 = 256;
+
+/// A write that is not an insert, run alone in the writer thread, with the writer's state (the
+/// map of notifications, the retention, the highest id ever deleted) it may have to change.
+type Job = Box<dyn FnOnce(&mut Connection, &mut Writer) + Send>;
+
+/// A capture on its way to the writer, with every value the row needs that takes formatting
+/// (the header JSON, the timestamp text) already made by the request's own task, so the single
+/// writer thread only binds ready values.
+pub(super) struct PendingInsert {
+    pub(super) capture: Box<Capture>,
+    pub(super) text: RowText,
+    pub(super) reply: oneshot::Sender<Result<Capture>>,
+}
+
+pub(super) enum WriteOp {
+    Insert(PendingInsert),
+    /// Anything else that writes, run alone in the writer thread.
+    Run(Job),
+}
+
+/// How often the checkpoint thread moves the WAL into the database file.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+/// How long the writer's WAL restart may wait for a reader to step off the WAL before it gives
+/// up until the next round (it holds the write lock meanwhile, so acknowledgements wait too).
+const RESTART_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// Checkpoints run here rather than inside the writer's commits (`wal_autocheckpoint=0` on the
+/// writer), so copying the WAL into the database and its fsync never stall an acknowledgement.
+/// `PASSIVE` never blocks the writer.
+///
+/// A passive checkpoint alone never lets the WAL start over while captures keep arriving: by
+/// the time it has copied what it saw, the writer has appended more, and SQLite restarts the WAL
+/// only when a write begins with everything copied. The WAL would grow for as long as the load
+/// lasts (hundreds of MB in a minute of the benchmark), every commit appending to the file
+/// (block allocation and a journal commit in each fsync). So after each round this thread
+/// raises `restart_due`, and the writer, between two batches, finishes the job itself
+/// ([`restart_wal`]): it copies the few frames committed since, and its next transaction
+/// writes the WAL from the start again, over blocks that already exist.
+pub(super) fn checkpoint_loop(
+    conn: &Connection,
+    stop: &mpsc::Receiver<()>,
+    restart_due: &AtomicBool,
+) {
+    while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(CHECKPOINT_EVERY) {
+        match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+            row.get::<_, i64>(1)
+        }) {
+            Ok(frames) if frames > 0 => restart_due.store(true, Ordering::Relaxed),
+            Ok(_) => {}
+            Err(error) => tracing::warn!(%error, "checkpointing the capture store failed"),
+        }
+    }
+    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+}
+
+/// Copies what is left of the WAL and has the next transaction start it over (see
+/// [`checkpoint_loop`]). Busy (a reader on the WAL, the checkpointer at work) is fine: the
+/// checkpoint thread asks again after its next round.
+fn restart_wal(conn: &Connection) {
+    let outcome = conn
+        .busy_timeout(RESTART_WAIT)
+        .and_then(|()| conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(())));
+    if let Err(error) = outcome {
+        tracing::debug!(%error, "restarting the WAL failed; trying again later");
+    }
+    if let Err(error) = conn.busy_timeout(BUSY_TIMEOUT) {
+        tracing::warn!(%error, "resetting the writer's busy timeout failed");
+    }
+}
+
+/// The writer thread's state: everything it needs besides its connection and its queue.
+pub(super) struct Writer {
+    /// The store's policy; [`Store::set_retention`](super::Store::set_retention) changes it.
+    pub(super) retention: Retention,
+    pub(super) restart_due: Arc<AtomicBool>,
+    /// Told of every commit, so the search indexer keeps out of the way ([`crate::search`]).
+    pub(super) activity: Arc<search::WriterActivity>,
+    pub(super) redeliveries: Arc<Mutex<Redeliveries>>,
+    /// The highest capture id ever deleted (kept in `highest_deleted`): new ids start above
+    /// it, so a capture id names one capture for the life of the store, even after the newest
+    /// captures were cleared (an export, a forward record, the app's list may still name it).
+    pub(super) highest_deleted: i64,
+}
+
+impl Writer {
+    pub(super) fn run(&mut self, conn: &mut Connection, rx: mpsc::Receiver<WriteOp>) {
+        let mut since_prune = 0u64;
+        let mut inserts = Vec::new();
+        while let Ok(first) = rx.recv() {
+            let mut pending = Some(first);
+            while let Some(op) = pending.take() {
+                match op {
+                    WriteOp::Insert(insert) => {
+                        inserts.push(insert);
+                        if inserts.len() < MAX_BATCH {
+                            pending = rx.try_recv().ok();
+                        }
+                    }
+                    WriteOp::Run(job) => {
+                        since_prune += self.commit_batch(conn, &mut inserts);
+                        job(conn, self);
+                        if inserts.is_empty() {
+                            pending = rx.try_recv().ok();
+                        }
+                    }
+                }
+            }
+            since_prune += self.commit_batch(conn, &mut inserts);
+            if self.restart_due.swap(false, Ordering::Relaxed) {
+                restart_wal(conn);
+            }
+            let pruning_due = self.retention != Retention::default() && since_prune >= PRUNE_EVERY;
+            if pruning_due {
+                since_prune = 0;
+                if let Err(error) = self.prune(conn, self.retention) {
+                    tracing::warn!(%error, "pruning the capture store failed");
+                }
+            }
+        }
+    }
+
+    /// Writes the queued inserts in one transaction, then answers each; returns how many were
+    /// stored.
+    pub(super) fn commit_batch(
+        &self,
+        conn: &mut Connection,
+        inserts: &mut Vec<PendingInsert>,
+    ) -> u64 {
+        if inserts.is_empty() {
+            return 0;
+        }
+        let mut batch = std::mem::take(inserts);
+        let mut changes = PendingChanges::default();
+        let written = (|| -> Result<()> {
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            // One writer, so the next ids are known: each row is written once, its own id
+            // included as the notification id of a first attempt.
+            let after_newest: i64 = tx
+                .prepare_cached("SELECT COALESCE(MAX(id), 0) + 1 FROM captures")?
+                .query_row([], |row| row.get(0))?;
+            let first_id = after_newest.max(self.highest_deleted.saturating_add(1));
+            for (id, insert) in (first_id..).zip(batch.iter_mut()) {
+                let capture = &mut insert.capture;
+                capture.id = id;
+                link_attempt(&tx, &self.redeliveries, &mut changes, capture)?;
+                insert_row(&tx, capture, &insert.text, Some(id))?;
+            }
+            tx.commit()?;
+            Ok(())
+        })();
+        match written {
+            Ok(()) => {
+                changes.apply(&mut lock(&self.redeliveries));
+                self.activity.wrote();
+                let count = batch.len() as u64;
+                for insert in batch {
+                    let _ = insert.reply.send(Ok(*insert.capture));
+                }
+                count
+            }
+            Err(error) => {
+                tracing::error!(%error, "committing captures failed");
+                let message = error.to_string();
+                for insert in batch {
+                    let _ = insert.reply.send(Err(Error::Commit(message.clone())));
+                }
+                0
+            }
+        }
+    }
+
+    /// Writes imported captures: `INSERT OR IGNORE` tells a taken id (skipped) without a
+    /// lookup per row. A capture at or below the search index's indexed id (an import into a
+    /// store with newer captures) is indexed here, in the same transaction, as the indexer
+    /// only looks above it; the others it indexes after (see [`crate::search`]).
+    pub(super) fn import(
+        &self,
+        conn: &mut Connection,
+        captures: &[Capture],
+    ) -> Result<ImportReport> {
+        let redeliveries = &*self.redeliveries;
+        let mut changes = PendingChanges::default();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let indexed_through = crate::watermark::indexed_through(&tx)?;
+        let mut report = ImportReport {
+            imported: 0,
+            skipped: 0,
+            cancelled: false,
+        };
+        let mut below_index = Vec::new();
+        for capture in captures {
+            if insert_row_or_ignore(&tx, capture, &RowText::of(capture)?)? {
+                record_imported_attempt(&tx, redeliveries, &mut changes, capture)?;
+                report.imported += 1;
+                if capture.id <= indexed_through {
+                    below_index.push(capture.id);
+                }
+            } else {
+                report.skipped += 1;
+            }
+        }
+        for id in below_index {
+            search::index_rows(&tx, "id = ?1", &[&id])?;
+        }
+        tx.commit()?;
+        changes.apply(&mut lock(redeliveries));
+        self.activity.imported();
+        Ok(report)
+    }
+
+    /// Applies `retention` once; returns how many captures it deleted.
+    pub(super) fn prune(&mut self, conn: &mut Connection, retention: Retention) -> Result<u64> {
+        if retention == Retention::default() {
+            return Ok(0);
+        }
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let newest_before = newest_id(&tx)?;
+        let mut pruned = 0u64;
+        if let Some(max_age) = retention.max_age {
+            let cutoff = (Utc::now() - max_age).timestamp_micros();
+            search::unindex(&tx, "received_at_us < ?1", &[&cutoff])?;
+            pruned +=
+                tx.execute("DELETE FROM captures WHERE received_at_us < ?1", [cutoff])? as u64;
+        }
+        if let Some(max_count) = retention.max_count {
+            let max_count = i64::try_from(max_count).unwrap_or(i64::MAX);
+            search::unindex(
+                &tx,
+                "id <= (SELECT id FROM captures ORDER BY id DESC LIMIT 1 OFFSET ?1)",
+                &[&max_count],
+            )?;
+            pruned += tx.execute(
+                "DELETE FROM captures WHERE id <= (SELECT id FROM captures ORDER BY id DESC \
+                 LIMIT 1 OFFSET ?1)",
+                [max_count],
+            )? as u64;
+        }
+        if pruned == 0 {
+            return Ok(0);
+        }
+        tx.execute(
+            "DELETE FROM outbound WHERE capture_id NOT IN (SELECT id FROM captures)",
+            [],
+        )?;
+        let oldest_capture: Option<i64> =
+            tx.query_row("SELECT MIN(id) FROM captures", [], |row| row.get(0))?;
+        search::drop_shards_below(&tx, oldest_capture.unwrap_or(i64::MAX))?;
+        // Oldest first, so the notifications no capture refers to any more are those older than
+        // the oldest one still referred to (a redelivery of one of them later starts afresh).
+        let oldest_kept: i64 = tx.query_row(
+            "SELECT COALESCE((SELECT MIN(notification_id) FROM captures), \
+             (SELECT MAX(id) + 1 FROM notifications), 0)",
+            [],
+            |row| row.get(0),
+        )?;
+        tx.execute("DELETE FROM notifications WHERE id < ?1", [oldest_kept])?;
+        let highest_deleted = self.note_deleted_newest(&tx, newest_before)?;
+        tx.commit()?;
+        self.highest_deleted = highest_deleted;
+        lock(&self.redeliveries).forget_before(oldest_kept);
+        Ok(pruned)
+    }
+
+    /// Deletes the captures `filter` selects (see [`Store::clear`](super::Store::clear)), in one
+    /// transaction.
+    ///
+    /// A notification is forgotten (its row in `notifications` and its entry in the map) once no
+    /// capture of it is left, so a redelivery of it is a first attempt again: the user cleared it,
+    /// and an "attempt 4" whose attempts 1-3 cannot be shown would point at nothing. When some of
+    /// its captures are left (a clear by verdict may take only some), it keeps its link and count,
+    /// and the next redelivery continues the numbering, beside the attempts that are still there.
+    pub(super) fn clear(&mut self, conn: &mut Connection, filter: &CaptureFilter) -> Result<u64> {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let newest_before = newest_id(&tx)?;
+        let everything = *filter == CaptureFilter::default();
+        let (deleted, forgotten) = if everything {
+            // No WHERE: SQLite drops the tables' pages wholesale instead of row by row.
+            tx.execute("DELETE FROM outbound", [])?;
+            tx.execute("DELETE FROM notifications", [])?;
+            search::unindex_all(&tx)?;
+            (tx.execute("DELETE FROM captures", [])? as u64, None)
+        } else {
+            let (condition, args) = filter_sql(filter, &search::SearchTables::read(&tx, true)?);
+            let touched: Vec<i64> = tx
+                .prepare(&format!(
+                    "SELECT DISTINCT notification_id FROM captures WHERE ({condition}) \
+                     AND notification_id IS NOT NULL"
+                ))?
+                .query_map(params_from_iter(args.iter()), |row| row.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            tx.execute(
+                &format!(
+                    "DELETE FROM outbound WHERE capture_id IN \
+                     (SELECT id FROM captures WHERE {condition})"
+                ),
+                params_from_iter(args.iter()),
+            )?;
+            // The ids first: a search condition reads the index, so the index entries go
+            // after the captures.
+            let doomed: Vec<i64> = tx
+                .prepare(&format!("SELECT id FROM captures WHERE {condition}"))?
+                .query_map(params_from_iter(args.iter()), |row| row.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let arg_refs: Vec<&dyn ToSql> = args.iter().map(|arg| arg.as_ref()).collect();
+            facet_counts::uncount(&tx, &condition, &arg_refs)?;
+            let deleted = tx.execute(
+                &format!("DELETE FROM captures WHERE {condition}"),
+                params_from_iter(args.iter()),
+            )? as u64;
+            search::unindex_ids(&tx, &doomed)?;
+            let mut forget = tx.prepare(
+                "DELETE FROM notifications WHERE id = ?1 \
+                 AND NOT EXISTS (SELECT 1 FROM captures WHERE notification_id = ?1)",
+            )?;
+            let mut forgotten = std::collections::HashSet::new();
+            for id in touched {
+                if forget.execute([id])? > 0 {
+                    forgotten.insert(id);
+                }
+            }
+            drop(forget);
+            (deleted, Some(forgotten))
+        };
+        if deleted == 0 {
+            return Ok(0);
+        }
+        let highest_deleted = self.note_deleted_newest(&tx, newest_before)?;
+        tx.commit()?;
+        self.highest_deleted = highest_deleted;
+        let mut redeliveries = lock(&self.redeliveries);
+        match forgotten {
+            None => redeliveries.clear(),
+            Some(forgotten) => redeliveries.forget(&forgotten),
+        }
+        drop(redeliveries);
+        // Emptied: give the disk back. VACUUM copies only what is left, here nothing, so it
+        // holds the writer briefly (measured in `benches/clear.rs`); the file shrinks at the
+        // next checkpoint. A partial clear leaves its pages on the free list for the next
+        // captures instead: a VACUUM then would copy the whole store while every
+        // acknowledgement waits.
+        if newest_id(conn)? == 0 {
+            if let Err(error) = conn.execute_batch("VACUUM") {
+                tracing::warn!(%error, "compacting the emptied capture store failed");
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// After a delete inside `tx`: when it took the newest capture(s), records the newest id
+    /// there was in `highest_deleted`, so ids are not handed out again. Returns the value to
+    /// keep in memory once `tx` commits.
+    pub(super) fn note_deleted_newest(&self, tx: &Connection, newest_before: i64) -> Result<i64> {
+        if newest_id(tx)? >= newest_before || newest_before <= self.highest_deleted {
+            return Ok(self.highest_deleted);
+        }
+        tx.execute(
+            "INSERT INTO highest_deleted (one, id) VALUES (1, ?1) \
+             ON CONFLICT (one) DO UPDATE SET id = MAX(id, excluded.id)",
+            [newest_before],
+        )?;
+        Ok(newest_before)
+    }
+}
+
+/// The newest capture's id, 0 when there is none.
+fn newest_id(conn: &Connection) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT COALESCE(MAX(id), 0) FROM captures")?
+        .query_row([], |row| row.get(0))?)
+}
+
+/// The highest capture id ever deleted (see [`Writer::highest_deleted`]).
+pub(super) fn highest_deleted(conn: &Connection) -> Result<i64> {
+    Ok(conn
+        .query_row("SELECT id FROM highest_deleted WHERE one = 1", [], |row| {
+            row.get(0)
+        })
+        .optional()?
+        .unwrap_or(0))
+}
+
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The notification a capture is an attempt of, if it names one.
+fn notification_key(capture: &Capture) -> Option<NotificationKey> {
+    crate::redelivery::counts_as_attempt(capture).then_some(())?;
+    Some(NotificationKey::of(
+        capture.subscription_id.as_deref()?,
+        capture.fields.resource_type.as_deref()?,
+        capture.fields.event_id.as_deref()?,
+    ))
+}
+
+/// Sets `attempt` and `notification_id` from earlier captures of the same notification (see
+/// [`crate::redelivery`]) and records this attempt in `notifications`.
+fn link_attempt(
+    conn: &Connection,
+    committed: &Mutex<Redeliveries>,
+    changes: &mut PendingChanges,
+    capture: &mut Capture,
+) -> Result<()> {
+    capture.attempt = 1;
+    capture.notification_id = None;
+    let Some(key) = notification_key(capture) else {
+        return Ok(());
+    };
+    // Only this thread changes the map, so it is locked just to read, never across a commit
+    // (the test mode reads it from the request tasks).
+    let known = changes.get(&lock(committed), &key);
+    let seen = match known {
+        Some(earlier) => {
+            let seen = Seen {
+                first_id: earlier.first_id,
+                attempts: earlier.attempts.saturating_add(1),
+            };
+            conn.prepare_cached("UPDATE notifications SET attempts = ?2 WHERE id = ?1")?
+                .execute(params![seen.first_id, seen.attempts])?;
+            seen
+        }
+        // The first attempt is the notification: it links to itself.
+        None => {
+            let seen = Seen {
+                first_id: capture.id,
+                attempts: 1,
+            };
+            conn.prepare_cached(
+                "INSERT OR REPLACE INTO notifications (id, key, attempts) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![seen.first_id, key.as_bytes(), seen.attempts])?;
+            seen
+        }
+    };
+    capture.attempt = seen.attempts;
+    capture.notification_id = Some(seen.first_id);
+    changes.set(key, seen);
+    Ok(())
+}
+
+/// Adds an imported capture's notification to `notifications` (imports keep their own attempt
+/// numbers and links): later redeliveries of it then link to it.
+fn record_imported_attempt(
+    conn: &Connection,
+    committed: &Mutex<Redeliveries>,
+    changes: &mut PendingChanges,
+    capture: &Capture,
+) -> Result<()> {
+    let (Some(key), Some(first_id)) = (notification_key(capture), capture.notification_id) else {
+        return Ok(());
+    };
+    let known = changes.get(&lock(committed), &key);
+    let attempts = match known {
+        // Already known under another first capture (the same notification received live):
+        // keep that link.
+        Some(known) if known.first_id != first_id => return Ok(()),
+        Some(known) => known.attempts.max(capture.attempt),
+        None => capture.attempt.max(1),
+    };
+    conn.prepare_cached(
+        "INSERT INTO notifications (id, key, attempts) VALUES (?1, ?2, ?3) \
+         ON CONFLICT (id) DO UPDATE SET attempts = MAX(attempts, excluded.attempts)",
+    )?
+    .execute(params![first_id, key.as_bytes(), attempts])?;
+    changes.set(key, Seen { first_id, attempts });
+    Ok(())
+}
