@@ -105,18 +105,6 @@ pub struct Inner {
     pub listener_address: ListenerAddress,
     pub listener_problem: Option<ListenerProblem>,
     pub tunnel: Option<TunnelStatus>,
-    pub token_history: Vec<TokenHistoryEntry>,
-    pub searches: HashMap<String, CancellationToken>,
-    /// The route a `partner-console://` link asked for, until the page takes it.
-    pub pending_link: Option<String>,
-    /// The active connection's local index, open (`services::support`).
-    pub support_index: Option<OpenIndex>,
-    /// Running exports and imports, by the id the UI gave them (`services::jobs`).
-    pub jobs: HashMap<String, CancellationToken>,
-    /// Running receiver checks, by subscription id.
-    pub receiver_checks: HashMap<String, CancellationToken>,
-    /// The running missed-notification check.
-    pub missed_check: Option<CancellationToken>,
 }
 
 #[derive(Debug)]
@@ -135,6 +123,25 @@ pub struct AppState {
     pub secrets: Arc<dyn SecretStore>,
     /// The keys the listener verifies with, read from `secrets`.
     pub keys: Arc<KeychainKeys>,
+    /// What each service keeps for itself, each behind a lock of its own (the fields of
+    /// [`Inner`] are the ones the status is made of, changed and read under one lock so a
+    /// status is a snapshot of one version):
+    /// the token's history (`services::token`),
+    pub token_history: Mutex<Vec<TokenHistoryEntry>>,
+    /// running searches across a listing's pages, by the id the UI gave them
+    /// (`services::listings`),
+    pub searches: Mutex<HashMap<String, CancellationToken>>,
+    /// running exports and imports, by the id the UI gave them (`services::jobs`),
+    pub jobs: Mutex<HashMap<String, CancellationToken>>,
+    /// running receiver checks, by subscription id (`services::receiver_check`),
+    pub receiver_checks: Mutex<HashMap<String, CancellationToken>>,
+    /// the running missed-notification check (`services::missed`),
+    pub missed_check: Mutex<Option<CancellationToken>>,
+    /// the route a `partner-console://` link asked for, until the page takes it
+    /// (`services::links`),
+    pub pending_link: Mutex<Option<String>>,
+    /// and the active connection's local index, open (`services::support`).
+    pub support_index: Mutex<Option<OpenIndex>>,
     /// The start-up phase, watched so a command can answer the moment start-up ends (the UI
     /// awaits it instead of polling).
     phase: tokio::sync::watch::Sender<StartupPhase>,
@@ -168,13 +175,6 @@ impl AppState {
                 listener_address,
                 listener_problem: None,
                 tunnel: None,
-                token_history: Vec::new(),
-                searches: HashMap::new(),
-                jobs: HashMap::new(),
-                support_index: None,
-                pending_link: None,
-                receiver_checks: HashMap::new(),
-                missed_check: None,
             }),
             shutdown: CancellationToken::new(),
             data_dir,
@@ -183,6 +183,13 @@ impl AppState {
             embedded_start: tokio::sync::Mutex::new(()),
             secrets,
             keys,
+            token_history: Mutex::default(),
+            searches: Mutex::default(),
+            jobs: Mutex::default(),
+            receiver_checks: Mutex::default(),
+            missed_check: Mutex::default(),
+            pending_link: Mutex::default(),
+            support_index: Mutex::default(),
             phase: tokio::sync::watch::Sender::new(StartupPhase::Starting),
             status_version: AtomicU64::new(0),
         }
@@ -209,9 +216,7 @@ impl AppState {
 
     /// The state under its lock; never held across an await.
     pub fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        locked(&self.inner)
     }
 
     pub fn client(&self) -> Result<PartnerClient> {
@@ -335,18 +340,15 @@ impl AppState {
     /// Adds a token event; a run of `used` events is kept as one line (the latest), so the
     /// history shows issuance, refresh, revocation and failure rather than every request.
     pub fn record_token_event(&self, entry: TokenHistoryEntry) {
-        let mut inner = self.lock();
-        let repeat_use = entry.kind == "used"
-            && inner
-                .token_history
-                .last()
-                .is_some_and(|last| last.kind == "used");
+        let mut history = locked(&self.token_history);
+        let repeat_use =
+            entry.kind == "used" && history.last().is_some_and(|last| last.kind == "used");
         if repeat_use {
-            inner.token_history.pop();
+            history.pop();
         }
-        inner.token_history.push(entry);
-        let excess = inner.token_history.len().saturating_sub(TOKEN_HISTORY);
-        inner.token_history.drain(..excess);
+        history.push(entry);
+        let excess = history.len().saturating_sub(TOKEN_HISTORY);
+        history.drain(..excess);
     }
 
     /// The time the token countdowns run on: the embedded sandbox's clock when it is the
@@ -366,6 +368,14 @@ impl AppState {
     pub fn exports_dir(&self) -> PathBuf {
         self.data_dir.join("exports")
     }
+}
+
+/// `mutex` locked; a lock a panicking thread left behind is taken as it is (every value kept
+/// under these locks is whole between statements).
+pub fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A local index the app holds open, by its id, with the file it opened.

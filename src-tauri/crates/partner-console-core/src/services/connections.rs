@@ -8,6 +8,7 @@
 use crate::bridge::{ConnectionView, NewConnection};
 use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
+use crate::state::locked;
 use crate::state::{Active, AppState};
 use partner_api::Secret;
 use partner_client::{ConnectionConfig, PartnerClient};
@@ -20,8 +21,8 @@ pub fn activate(app: &Console, view: ConnectionView, client: PartnerClient) {
     let state = app.state();
     let stop = state.shutdown.child_token();
     let previous = {
+        locked(&state.token_history).clear();
         let mut inner = state.lock();
-        inner.token_history.clear();
         inner.active.replace(Active {
             view,
             client: client.clone(),

@@ -3,6 +3,7 @@
 //! show a bar) and stops when `cancel` names it or the app exits.
 use crate::bridge::JobProgress;
 use crate::console::{AppEvent, Console};
+use crate::state::locked;
 use crate::state::AppState;
 use tokio_util::sync::CancellationToken;
 
@@ -20,7 +21,7 @@ impl Job {
     pub fn start(app: &Console, id: &str) -> Self {
         let state = app.state();
         let stop = state.shutdown.child_token();
-        state.lock().jobs.insert(id.to_string(), stop.clone());
+        locked(&state.jobs).insert(id.to_string(), stop.clone());
         Self {
             app: app.clone(),
             id: id.to_string(),
@@ -44,13 +45,13 @@ impl Job {
 
 impl Drop for Job {
     fn drop(&mut self) {
-        self.app.state().lock().jobs.remove(&self.id);
+        locked(&self.app.state().jobs).remove(&self.id);
     }
 }
 
 /// Stops job `id`, if it is still running.
 pub fn cancel(state: &AppState, id: &str) {
-    if let Some(stop) = state.lock().jobs.remove(id) {
+    if let Some(stop) = locked(&state.jobs).remove(id) {
         stop.cancel();
     }
 }

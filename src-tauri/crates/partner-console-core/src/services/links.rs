@@ -7,6 +7,7 @@
 //! as an `open-link` event for a page that is already listening.
 use crate::console::{AppEvent, Console};
 use crate::error::{AppError, Result};
+use crate::state::locked;
 use crate::state::AppState;
 use partner_local::links::{Link, LinkTarget};
 
@@ -82,7 +83,7 @@ async fn open_one(app: &Console, text: &str) -> Result<()> {
         crate::services::connections::open(app, &link.connection).await?;
     }
     let route = route_of(&link.target);
-    state.lock().pending_link = Some(route.clone());
+    *locked(&state.pending_link) = Some(route.clone());
     app.emit(AppEvent::OpenLink(route));
     app.bring_to_front();
     Ok(())
@@ -90,5 +91,5 @@ async fn open_one(app: &Console, text: &str) -> Result<()> {
 
 /// The route a link asked for that the page has not taken yet.
 pub fn take_pending(state: &AppState) -> Option<String> {
-    state.lock().pending_link.take()
+    locked(&state.pending_link).take()
 }

@@ -9,6 +9,7 @@ use crate::console::{AppEvent, Console};
 use crate::error::{AppError, Result};
 use crate::services::file_dialog::{self, FileChoice};
 use crate::services::jobs::Job;
+use crate::state::locked;
 use crate::state::AppState;
 use futures::StreamExt;
 use partner_api::{Product, SortSpec, Sortable, Transaction};
@@ -92,10 +93,7 @@ pub async fn search(app: &Console, request: SearchRequest) -> Result<SearchResul
     let state = app.state();
     let client = state.client()?;
     let stop = state.shutdown.child_token();
-    state
-        .lock()
-        .searches
-        .insert(request.search_id.clone(), stop.clone());
+    locked(&state.searches).insert(request.search_id.clone(), stop.clone());
     let search = TextSearch::new(&request.text);
     let total = total_of(&client, request.kind).await;
     let mut items = Vec::new();
@@ -127,7 +125,7 @@ pub async fn search(app: &Console, request: SearchRequest) -> Result<SearchResul
             }
         }
     };
-    state.lock().searches.remove(&request.search_id);
+    locked(&state.searches).remove(&request.search_id);
     let cancelled = outcome?;
     Ok(SearchResult {
         search_id: request.search_id,
@@ -139,7 +137,7 @@ pub async fn search(app: &Console, request: SearchRequest) -> Result<SearchResul
 
 /// Stops the search `search_id` (its answer says it was cancelled).
 pub fn cancel_search(state: &AppState, search_id: &str) {
-    if let Some(stop) = state.lock().searches.remove(search_id) {
+    if let Some(stop) = locked(&state.searches).remove(search_id) {
         stop.cancel();
     }
 }

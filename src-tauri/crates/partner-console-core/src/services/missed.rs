@@ -7,6 +7,7 @@
 use crate::bridge::{MissedForm, MissedProgressView};
 use crate::console::{AppEvent, Console};
 use crate::error::{AppError, ErrorKind, Result};
+use crate::state::locked;
 use crate::state::AppState;
 use partner_local::missed::{find_missed, MissedProgress, MissedQuery, MissedReport};
 
@@ -34,7 +35,7 @@ pub async fn find(app: &Console, form: MissedForm) -> Result<MissedReport> {
         listening_now,
     };
     let stop = state.shutdown.child_token();
-    if let Some(running) = state.lock().missed_check.replace(stop.clone()) {
+    if let Some(running) = locked(&state.missed_check).replace(stop.clone()) {
         running.cancel();
     }
     let progress = |p: MissedProgress| {
@@ -42,7 +43,7 @@ pub async fn find(app: &Console, form: MissedForm) -> Result<MissedReport> {
     };
     let outcome = find_missed(&client, &store, &query, &stop, progress).await;
     if !stop.is_cancelled() {
-        state.lock().missed_check = None;
+        *locked(&state.missed_check) = None;
     }
     outcome.map_err(|e| match e {
         partner_local::Error::Client(error) => AppError::from(error),
@@ -56,7 +57,7 @@ pub async fn find(app: &Console, form: MissedForm) -> Result<MissedReport> {
 
 /// Stops a running check; its report says how far it got (`cancelled`).
 pub fn cancel(state: &AppState) {
-    if let Some(stop) = state.lock().missed_check.take() {
+    if let Some(stop) = locked(&state.missed_check).take() {
         stop.cancel();
     }
 }

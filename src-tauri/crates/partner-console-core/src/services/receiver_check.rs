@@ -8,7 +8,7 @@
 //! at a time; it can be cancelled, and it stops with the app.
 use crate::bridge::{ListenerRoute, ListenerSubscription, ReceiverCheckForm};
 use crate::error::{AppError, ErrorKind, Result};
-use crate::state::AppState;
+use crate::state::{locked, AppState};
 use partner_conformance::{check_receiver, CheckConfig, CheckError, Report};
 use partner_listener::KeySource;
 
@@ -57,10 +57,8 @@ pub async fn check(state: &AppState, form: ReceiverCheckForm) -> Result<Report> 
     config.allow_http = form.allow_http;
 
     let stop = state.shutdown.child_token();
-    if let Some(running) = state
-        .lock()
-        .receiver_checks
-        .insert(form.subscription_id.clone(), stop.clone())
+    if let Some(running) =
+        locked(&state.receiver_checks).insert(form.subscription_id.clone(), stop.clone())
     {
         running.cancel();
     }
@@ -68,14 +66,14 @@ pub async fn check(state: &AppState, form: ReceiverCheckForm) -> Result<Report> 
     // A cancelled run's entry was removed by `cancel`, or replaced by a newer check: only a
     // run that ended by itself removes its own.
     if !stop.is_cancelled() {
-        state.lock().receiver_checks.remove(&form.subscription_id);
+        locked(&state.receiver_checks).remove(&form.subscription_id);
     }
     outcome.map_err(could_not_run)
 }
 
 /// Stops a running check of the subscription (its report is not shown).
 pub fn cancel(state: &AppState, subscription_id: &str) {
-    if let Some(stop) = state.lock().receiver_checks.remove(subscription_id) {
+    if let Some(stop) = locked(&state.receiver_checks).remove(subscription_id) {
         stop.cancel();
     }
 }

@@ -18,6 +18,7 @@ use crate::console::{AppEvent, Console};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::services::file_dialog::{self, FileChoice};
 use crate::services::jobs::Job;
+use crate::state::locked;
 use crate::state::{AppState, FileIdentity, OpenIndex};
 use partner_api::ResourceAddress;
 use partner_client::{ClientError, PartnerClient};
@@ -60,13 +61,13 @@ async fn open(state: &AppState, view: &ConnectionView, create: bool) -> Result<O
     let id = index_id(view)?;
     let path = partner_index::index_path(&state.data_dir, &id)?;
     {
-        let mut inner = state.lock();
-        if let Some(open) = inner.support_index.as_ref() {
+        let mut open_index = locked(&state.support_index);
+        if let Some(open) = open_index.as_ref() {
             if open.id == id && FileIdentity::of(&path) == Some(open.file) {
                 return Ok(Some(open.index.clone()));
             }
             // Another connection's, or a file deleted (and perhaps made again) under it.
-            inner.support_index = None;
+            *open_index = None;
         }
     }
     if !create && !path.exists() {
@@ -80,7 +81,7 @@ async fn open(state: &AppState, view: &ConnectionView, create: bool) -> Result<O
             .await
             .map_err(|e| internal(&e))??;
     if let Some(file) = FileIdentity::of(&path) {
-        state.lock().support_index = Some(OpenIndex {
+        *locked(&state.support_index) = Some(OpenIndex {
             id,
             index: index.clone(),
             file,
@@ -312,7 +313,7 @@ pub async fn export(app: &Console, form: SupportExportForm) -> Result<FileJobRes
 pub async fn forget(state: &AppState) -> Result<SupportIndexView> {
     let (connection, _) = active(state)?;
     let id = index_id(&connection)?;
-    let open = state.lock().support_index.take();
+    let open = locked(&state.support_index).take();
     drop(open);
     let data_dir = state.data_dir.clone();
     let secrets = state.secrets.clone();
@@ -513,7 +514,7 @@ mod tests {
         partner_index::forget(&state.data_dir, &id, state.secrets.as_ref()).expect("forget");
         assert!(open(&state, &view, false).await.expect("open").is_none());
         assert!(
-            state.lock().support_index.is_none(),
+            locked(&state.support_index).is_none(),
             "the stale handle is dropped"
         );
 
@@ -531,9 +532,7 @@ mod tests {
             .expect("open")
             .expect("the new file");
         assert_eq!(again.path(), first_path.as_path());
-        let open_file = state
-            .lock()
-            .support_index
+        let open_file = locked(&state.support_index)
             .as_ref()
             .map(|open| open.file)
             .expect("open");

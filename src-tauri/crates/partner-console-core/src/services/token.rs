@@ -2,6 +2,7 @@
 //! change of it to the UI and into the history.
 use crate::bridge::{TokenHistoryEntry, TokenPhase, TokenView};
 use crate::console::{AppEvent, Console};
+use crate::state::locked;
 use crate::state::AppState;
 use chrono::{DateTime, Utc};
 use partner_client::{PartnerClient, TokenState};
@@ -39,7 +40,7 @@ pub fn token_view(state: &AppState, token: &TokenState, now: DateTime<Utc>) -> T
         max_expires_at: max.map(|d| d.to_rfc3339()),
         now: now.to_rfc3339(),
         last_error: error,
-        history: state.lock().token_history.clone(),
+        history: locked(&state.token_history).clone(),
     }
 }
 
