@@ -30,20 +30,38 @@ pub struct TokenResponse {
 }
 
 /// Body of `POST /oauth2/v1/token/introspection`.
+// The sandbox writes every field; a reader needs only `active`. The others are read leniently
+// (absent or `null` is empty, `exp` as a string is read as its number, absent is 0), since
+// another service may send fewer; `required` keeps the OpenAPI document stating the sandbox's
+// answer. (Plain comments: doc comments would change the document's descriptions.)
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Introspection {
     pub active: bool,
+    #[serde(default, deserialize_with = "crate::read::lenient::text_or_empty")]
+    #[schema(required = true)]
     pub scope: String,
+    #[serde(default, deserialize_with = "crate::read::lenient::text_or_empty")]
+    #[schema(required = true)]
     pub client_id: String,
+    #[serde(default, deserialize_with = "crate::read::lenient::text_or_empty")]
+    #[schema(required = true)]
     pub token_type: String,
     /// When the token lapses if not used again, in seconds since the epoch.
     #[cfg_attr(feature = "ts", ts(type = "number"))]
+    #[serde(default, deserialize_with = "crate::read::lenient::integer_or_zero")]
+    #[schema(required = true)]
     pub exp: i64,
     /// `sandbox` or `production`.
+    #[serde(default, deserialize_with = "crate::read::lenient::text_or_empty")]
+    #[schema(required = true)]
     pub environment: String,
+    #[serde(default, deserialize_with = "crate::read::lenient::text_or_empty")]
+    #[schema(required = true)]
     pub identity_type: String,
     /// The partner's id (named so by the interface).
+    #[serde(default, deserialize_with = "crate::read::lenient::text_or_empty")]
+    #[schema(required = true)]
     pub encompass_client_id: String,
 }
 
