@@ -14,7 +14,11 @@ use tauri::State;
 
 #[tauri::command]
 pub async fn get_product(state: State<'_, AppState>, id: String) -> Result<Product> {
-    Ok(state.client()?.get_product(&id).await?)
+    Ok(state
+        .client()?
+        .get_product_as::<Product>(&id)
+        .await?
+        .into_view())
 }
 
 #[tauri::command]
@@ -26,7 +30,8 @@ pub async fn create_product(state: State<'_, AppState>, form: NewProductForm) ->
         interface_url: form.interface_url.filter(|u| !u.trim().is_empty()),
         ..NewProduct::default()
     };
-    Ok(state.client()?.create_product(&product).await?)
+    let created = state.client()?.create_product(&product).await?;
+    Ok(partner_client::to_record("the new product", &created)?)
 }
 
 /// A pasted key is checked by the rule; none means a generated one.

@@ -7,7 +7,11 @@ use tauri::State;
 
 #[tauri::command]
 pub async fn get_transaction(state: State<'_, AppState>, id: String) -> Result<Transaction> {
-    Ok(state.client()?.get_transaction(&id).await?)
+    Ok(state
+        .client()?
+        .get_transaction_as::<Transaction>(&id)
+        .await?
+        .into_view())
 }
 
 #[tauri::command]
@@ -15,7 +19,11 @@ pub async fn transaction_events(
     state: State<'_, AppState>,
     id: String,
 ) -> Result<Vec<TransactionEvent>> {
-    Ok(state.client()?.list_events(&id).await?)
+    let events = state
+        .client()?
+        .list_events_as::<TransactionEvent>(&id)
+        .await?;
+    Ok(events.into_iter().map(|e| e.into_view()).collect())
 }
 
 #[tauri::command]
@@ -34,6 +42,7 @@ pub async fn respond_transaction(
     };
     Ok(state
         .client()?
-        .respond_to_transaction(&form.transaction_id, &response)
-        .await?)
+        .respond_to_transaction_as::<Transaction>(&form.transaction_id, &response)
+        .await?
+        .into_view())
 }

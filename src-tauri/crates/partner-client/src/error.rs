@@ -485,6 +485,104 @@ mod tests {
         assert!(!ClientError::from_status(400, b"", None, true).is_transient());
     }
 
+    /// One body per shape a service may answer an error with, and the words that must show.
+    #[test]
+    fn every_error_shape_is_shown_in_the_service_s_words() {
+        let cases: [(&[u8], &str); 12] = [
+            (
+                br#"{"errorCode":"not_found","summary":"no such product","details":"p-1"}"#,
+                "no such product: p-1",
+            ),
+            (
+                br#"{"error":"invalid_client","error_description":"Client authentication failed"}"#,
+                "invalid_client: Client authentication failed",
+            ),
+            (br#"{"error":"invalid_grant"}"#, "invalid_grant"),
+            (
+                br#"{"type":"about:blank","title":"Bad Request","detail":"limit may not exceed 50","status":400}"#,
+                "Bad Request: limit may not exceed 50",
+            ),
+            (br#"{"title":"Forbidden"}"#, "Forbidden"),
+            (br#"{"message":"product name taken"}"#, "product name taken"),
+            (
+                br#"{"error":{"code":409,"message":"already exists"}}"#,
+                "already exists",
+            ),
+            (
+                br#"{"errors":["name is required",{"message":"limit too large","code":"E2"}]}"#,
+                "name is required; limit too large",
+            ),
+            (b"upstream connect error\n  or disconnect\n", "upstream connect error or disconnect"),
+            (
+                b"<!DOCTYPE html><html><head><title>502 Bad Gateway</title><style>p{}</style></head><body><h1>Bad Gateway</h1><p>The proxy got an invalid response.</p><script>x()</script></body></html>",
+                "HTML page \"502 Bad Gateway\": Bad Gateway The proxy got an invalid response.",
+            ),
+            (b"", "empty body"),
+            (br#"{"code":7,"reason":"odd"}"#, r#"{"code":7,"reason":"odd"}"#),
+        ];
+        for (body, words) in cases {
+            let error = ClientError::from_status(400, body, None, true);
+            let message = error.to_string();
+            assert!(
+                message.contains(words),
+                "{}: {message}",
+                String::from_utf8_lossy(body)
+            );
+            assert!(!message.contains("understands"), "{message}");
+        }
+        // A token endpoint's error body holds no token: its words show, its raw body is not kept.
+        let withheld = ClientError::from_status(
+            500,
+            br#"{"error":"server_error","error_description":"try later"}"#,
+            None,
+            false,
+        );
+        assert!(withheld.to_string().contains("server_error: try later"));
+        assert!(matches!(
+            withheld,
+            ClientError::Server { raw_body: None, .. }
+        ));
+        // A long page is cut.
+        let long = format!("<html><body>{}</body></html>", "word ".repeat(500));
+        let message = ClientError::from_status(503, long.as_bytes(), None, true).to_string();
+        assert!(message.chars().count() < 400, "{message}");
+    }
+
+    #[test]
+    fn a_success_that_is_not_json_names_the_call_and_what_came() {
+        let error = ClientError::not_json(
+            200,
+            "GET /partner/v2/products",
+            "text/html; charset=utf-8",
+            "expected value at line 1 column 1",
+            b"<html><body>Login required</body></html>",
+            true,
+        );
+        let message = error.to_string();
+        for part in [
+            "GET /partner/v2/products",
+            "(200)",
+            "text/html",
+            "<html><body>Login required",
+        ] {
+            assert!(message.contains(part), "{part}: {message}");
+        }
+        assert!(
+            !message.contains("failed"),
+            "a 2xx is not a failure: {message}"
+        );
+        let withheld = ClientError::not_json(
+            201,
+            "POST /oauth2/v1/token",
+            "text/plain",
+            "expected value",
+            b"access_token=abc",
+            false,
+        );
+        assert!(!withheld.to_string().contains("abc"), "{withheld}");
+        assert!(!format!("{withheld:?}").contains("abc"));
+    }
+
     #[test]
     fn unparseable_bodies_are_kept_except_where_withheld() {
         let err = ClientError::from_status(502, b"<html>bad gateway</html>", None, true);
