@@ -241,6 +241,44 @@ mod tests {
     }
 
     #[test]
+    fn introspection_reads_leniently_and_its_document_still_requires_every_field() {
+        let minimal: Introspection = serde_json::from_str(
+            r#"{"active":true,"client_id":"c","exp":"1795000000","scope":null}"#,
+        )
+        .unwrap();
+        assert!(minimal.active);
+        assert_eq!(
+            (minimal.client_id.as_str(), minimal.exp),
+            ("c", 1_795_000_000)
+        );
+        assert_eq!(minimal.scope, "");
+        assert!(serde_json::from_str::<Introspection>(r#"{"client_id":"c"}"#).is_err());
+
+        let schema =
+            serde_json::to_value(<Introspection as utoipa::PartialSchema>::schema()).unwrap();
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            required,
+            [
+                "active",
+                "scope",
+                "client_id",
+                "token_type",
+                "exp",
+                "environment",
+                "identity_type",
+                "encompass_client_id"
+            ]
+        );
+        assert!(schema["properties"]["exp"].get("default").is_none());
+    }
+
+    #[test]
     fn token_response_debug_hides_the_token() {
         let response = TokenResponse {
             access_token: Secret::new("abc.def"),

@@ -1,7 +1,8 @@
 //! One error type for every caller of the client, with a machine-readable [`ErrorKind`].
 //!
 //! The UI and the CLI branch on [`ClientError::kind`], never on message text. Messages are built
-//! only from text the server wrote (its `summary`/`details`), from the rules of `partner-api`
+//! only from text the server wrote (its error body in whatever shape: [`describe_error_body`];
+//! another service than our sandbox answers in its own), from the rules of `partner-api`
 //! (which never quote a key) and from transport errors (which name the URL, and the client never
 //! puts a secret in a URL), so no message can hold a client secret, a token or a signing key.
 //! A response that could not be parsed keeps its raw body for debugging, except the answers of the

@@ -5,6 +5,10 @@
 //! timeout does not say whether the server acted). Requests are rebuilt for each attempt from a
 //! closure, so a secret that goes into a header or form is exposed only while building it.
 //! Log lines name the method, path, status and time; never a header, a query value or a body.
+//!
+//! A service that says when to come back (429 or 503 with `Retry-After`) is waited for on a
+//! read, within a budget, and the wait is published for progress lines; a write is never sent
+//! twice. Redirects stay within the origin, so the bearer token never follows one elsewhere.
 
 use crate::config::{ConnectionConfig, RetryPolicy};
 use crate::error::{ClientError, Result};
