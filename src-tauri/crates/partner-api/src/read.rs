@@ -331,16 +331,20 @@ pub struct DocumentError(String);
 impl<T: DeserializeOwned> Document<T> {
     /// Reads the view from `value`, which must be a JSON object holding what `T` requires.
     pub fn read(value: Value) -> Result<Self, DocumentError> {
-        match value {
-            Value::Object(raw) => {
-                let view = T::deserialize(&Value::Object(raw.clone()))
-                    .map_err(|e| DocumentError(e.to_string()))?;
-                Ok(Self { raw, view })
-            }
-            other => Err(DocumentError(format!(
+        let not_an_object = |value: &Value| {
+            DocumentError(format!(
                 "expected a JSON object, found {}",
-                json_kind(&other)
-            ))),
+                json_kind(value)
+            ))
+        };
+        if !value.is_object() {
+            return Err(not_an_object(&value));
+        }
+        // Read from the value in place: no copy of the document for its view.
+        let view = T::deserialize(&value).map_err(|e| DocumentError(e.to_string()))?;
+        match value {
+            Value::Object(raw) => Ok(Self { raw, view }),
+            other => Err(not_an_object(&other)),
         }
     }
 

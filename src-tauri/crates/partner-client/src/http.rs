@@ -435,6 +435,60 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_redirect_to_another_host_is_not_followed() {
+        let (url, accepted) = counting_socket(Some(
+            b"HTTP/1.1 302 Found\r\nlocation: http://elsewhere.invalid/partner/v2/products\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        ))
+        .await;
+        let transport = transport(&url);
+        let target = transport.url(&["partner", "v2", "products"]);
+        let err = transport
+            .send(Repeat::Safe, BodyPolicy::Keep, &|http| {
+                http.get(target.clone()).bearer_auth("t")
+            })
+            .await
+            .unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains("redirected to elsewhere.invalid; not followed"),
+            "{message}"
+        );
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            1,
+            "asked once, never elsewhere"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_success_that_is_not_json_names_the_call() {
+        let (url, _) = counting_socket(Some(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 27\r\nconnection: close\r\n\r\n<html>Sign in first</html>\n",
+        ))
+        .await;
+        let transport = transport(&url);
+        let target = transport.url(&["partner", "v2", "products"]);
+        let response = transport
+            .send(Repeat::Safe, BodyPolicy::Keep, &|http| {
+                http.get(target.clone())
+            })
+            .await
+            .unwrap();
+        let err = response
+            .documents::<partner_api::read::Product>("products")
+            .unwrap_err();
+        let message = err.to_string();
+        for part in [
+            "GET /partner/v2/products",
+            "(200)",
+            "text/html",
+            "Sign in first",
+        ] {
+            assert!(message.contains(part), "{part}: {message}");
+        }
+    }
+
+    #[tokio::test]
     async fn a_refused_connection_is_a_network_error() {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
