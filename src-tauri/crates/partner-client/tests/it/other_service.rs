@@ -256,7 +256,9 @@ async fn subscribe_and_rotate_through_the_webhook_merge() {
 async fn a_paged_walk_waits_out_rate_limits_without_losing_or_repeating_an_item() {
     for (status, retry_after) in [
         (429, RetryAfter::Seconds(1)),
-        (503, RetryAfter::HttpDate(1)),
+        // An HTTP date has whole seconds: two ahead is always at least a second of wait, which
+        // a watcher of `waiting()` cannot miss.
+        (503, RetryAfter::HttpDate(2)),
     ] {
         let service = OtherService::start_with(
             Dialect::rate_limited(3, status, retry_after),
@@ -289,7 +291,11 @@ async fn a_paged_walk_waits_out_rate_limits_without_losing_or_repeating_an_item(
             service.transaction_ids(),
             "{status}: every item once, in order"
         );
-        let told = saw_a_wait.await.unwrap();
+        drop(client);
+        let told = tokio::time::timeout(std::time::Duration::from_secs(10), saw_a_wait)
+            .await
+            .expect("a wait was told")
+            .unwrap();
         assert!(told.starts_with("waiting "), "{told}");
         let reason = if status == 429 {
             "rate limited"
