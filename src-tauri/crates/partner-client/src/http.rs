@@ -208,13 +208,16 @@ impl Transport {
             match outcome {
                 Err(failure) if repeat == Repeat::Safe && failure.told_wait.is_some() => {
                     let wait = failure.told_wait.unwrap_or_default();
-                    if told_waits >= self.retry.max_told_waits
-                        || told_waited + wait > self.retry.max_told_wait
-                    {
+                    // `Retry-After` is the service's number: a huge one must not overflow.
+                    let waited = told_waited.checked_add(wait);
+                    let Some(waited) = waited.filter(|w| *w <= self.retry.max_told_wait) else {
+                        return Err(failure.error);
+                    };
+                    if told_waits >= self.retry.max_told_waits {
                         return Err(failure.error);
                     }
                     told_waits += 1;
-                    told_waited += wait;
+                    told_waited = waited;
                     let waiting = Waiting {
                         call: failure.call,
                         wait,

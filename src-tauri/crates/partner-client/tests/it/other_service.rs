@@ -441,3 +441,80 @@ async fn compressed_and_chunked_answers_are_read() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_wait_longer_than_the_budget_is_the_caller_s_to_decide() {
+    let service =
+        OtherService::start(Dialect::rate_limited(1, 429, RetryAfter::Seconds(120))).await;
+    let client = client_of(&service);
+    let started = std::time::Instant::now();
+    let error = client
+        .list_products(&PageRequest::new(0, 5).unwrap())
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "no wait"
+    );
+    assert_eq!(error.kind(), ErrorKind::RateLimited);
+    match error {
+        ClientError::RateLimited { retry_after, .. } => {
+            assert_eq!(retry_after, Some(std::time::Duration::from_secs(120)))
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!(service.api_calls(), 1, "not sent again");
+}
+
+#[tokio::test]
+async fn a_product_is_created_and_its_keys_kept_and_a_bad_key_is_refused_unechoed() {
+    let service = OtherService::start(Dialect::extra()).await;
+    let client = client_of(&service);
+    let store = MemoryStore::default();
+    let key = signing_key::generate();
+    let created = client
+        .create_product_storing_keys(
+            &store,
+            &partner_api::NewProduct {
+                name: "made-elsewhere".into(),
+                listing_name: "Made Elsewhere".into(),
+                request_types: vec!["NEW_REQUEST".into()],
+                webhooks: vec![partner_api::WebhookSubscriptionInput {
+                    url: Some("https://hooks.example/made".into()),
+                    events: Some(vec![EventType::Created, EventType::Updated]),
+                    resource: Some(ResourceType::Transaction),
+                    signing_key: Some(key.clone()),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(created.status.as_deref(), Some("approved-pending"));
+    let subscription = created.webhooks[0].subscription_id.clone().unwrap();
+    assert_eq!(
+        service.signing_key(&subscription).as_deref(),
+        Some(key.expose())
+    );
+    let kept = partner_client::signing_keys(&store, &subscription)
+        .unwrap()
+        .unwrap();
+    assert!(kept.current.ct_eq(key.expose()));
+
+    // The service's own rule, past the client's: a key it refuses is never echoed back.
+    let weak = "weak-key-without-upper-and-special-1234";
+    let patch =
+        serde_json::json!({"webhooks": [{"subscriptionId": subscription, "signingkey": weak}]});
+    let error = client.patch_product(&created.id, &patch).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::InvalidRequest);
+    assert!(
+        error.to_string().contains("complexity rule") && !error.to_string().contains(weak),
+        "{error}"
+    );
+    assert_eq!(
+        service.signing_key(&subscription).as_deref(),
+        Some(key.expose()),
+        "the key stays"
+    );
+}
