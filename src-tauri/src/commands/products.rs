@@ -12,7 +12,7 @@ use tauri::State;
 
 #[tauri::command]
 pub async fn get_product(state: State<'_, Console>, id: String) -> Result<Product> {
-    Ok(state.client()?.get_product(&id).await?)
+    products::get(&state, &id).await
 }
 
 #[tauri::command]

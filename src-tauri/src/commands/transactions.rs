@@ -7,7 +7,7 @@ use tauri::State;
 
 #[tauri::command]
 pub async fn get_transaction(state: State<'_, Console>, id: String) -> Result<Transaction> {
-    Ok(state.client()?.get_transaction(&id).await?)
+    transactions::get(&state, &id).await
 }
 
 #[tauri::command]
@@ -15,7 +15,7 @@ pub async fn transaction_events(
     state: State<'_, Console>,
     id: String,
 ) -> Result<Vec<TransactionEvent>> {
-    Ok(state.client()?.list_events(&id).await?)
+    transactions::events(&state, &id).await
 }
 
 #[tauri::command]

@@ -14,6 +14,7 @@ pub mod list;
 pub mod notification;
 pub mod openapi;
 pub mod product;
+pub mod read;
 pub mod secret;
 pub mod secret_forms;
 pub mod signature;

@@ -33,20 +33,38 @@ pub struct TokenResponse {
 }
 
 /// Body of `POST /oauth2/v1/token/introspection`.
+// The sandbox writes every field; a reader needs only `active`. The others are read leniently
+// (absent or `null` is empty, `exp` as a string is read as its number, absent is 0), since
+// another service may send fewer; `required` keeps the OpenAPI document stating the sandbox's
+// answer. (Plain comments: doc comments would change the document's descriptions.)
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Introspection {
     pub active: bool,
+    #[serde(default, deserialize_with = "crate::read::lenient::text_or_empty")]
+    #[schema(required = true)]
     pub scope: String,
+    #[serde(default, deserialize_with = "crate::read::lenient::text_or_empty")]
+    #[schema(required = true)]
     pub client_id: String,
+    #[serde(default, deserialize_with = "crate::read::lenient::text_or_empty")]
+    #[schema(required = true)]
     pub token_type: String,
     /// When the token lapses if not used again, in seconds since the epoch.
     #[cfg_attr(feature = "ts", ts(type = "number"))]
+    #[serde(default, deserialize_with = "crate::read::lenient::integer_or_zero")]
+    #[schema(required = true)]
     pub exp: i64,
     /// `sandbox` or `production`.
+    #[serde(default, deserialize_with = "crate::read::lenient::text_or_empty")]
+    #[schema(required = true)]
     pub environment: String,
+    #[serde(default, deserialize_with = "crate::read::lenient::text_or_empty")]
+    #[schema(required = true)]
     pub identity_type: String,
     /// The partner's id (named so by the interface).
+    #[serde(default, deserialize_with = "crate::read::lenient::text_or_empty")]
+    #[schema(required = true)]
     pub encompass_client_id: String,
 }
 
@@ -262,6 +280,44 @@ mod tests {
         assert!(check_grant(None, Some("pc pcapi")).is_err());
         assert!(check_grant(Some("client_credentials"), Some("pc")).is_err());
         assert!(check_grant(Some("client_credentials"), None).is_err());
+    }
+
+    #[test]
+    fn introspection_reads_leniently_and_its_document_still_requires_every_field() {
+        let minimal: Introspection = serde_json::from_str(
+            r#"{"active":true,"client_id":"c","exp":"1795000000","scope":null}"#,
+        )
+        .unwrap();
+        assert!(minimal.active);
+        assert_eq!(
+            (minimal.client_id.as_str(), minimal.exp),
+            ("c", 1_795_000_000)
+        );
+        assert_eq!(minimal.scope, "");
+        assert!(serde_json::from_str::<Introspection>(r#"{"client_id":"c"}"#).is_err());
+
+        let schema =
+            serde_json::to_value(<Introspection as utoipa::PartialSchema>::schema()).unwrap();
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            required,
+            [
+                "active",
+                "scope",
+                "client_id",
+                "token_type",
+                "exp",
+                "environment",
+                "identity_type",
+                "encompass_client_id"
+            ]
+        );
+        assert!(schema["properties"]["exp"].get("default").is_none());
     }
 
     #[test]

@@ -14,10 +14,10 @@ use crate::token::TokenManager;
 use partner_api::product::{
     check_callback_url, check_listing_name, check_name, check_request_types,
 };
-use partner_api::{
-    signing_key, NewProduct, Product, Transaction, TransactionEvent, TransactionResponse,
-};
+use partner_api::read::{self, Document};
+use partner_api::{signing_key, NewProduct, TransactionResponse};
 use reqwest::header::CONTENT_TYPE;
+use serde::de::DeserializeOwned;
 use std::sync::Arc;
 use url::Url;
 
@@ -57,6 +57,13 @@ impl PartnerClient {
         self.transport.base_url()
     }
 
+    /// The wait in progress when the service asked the client to come back later (a read
+    /// waits and is sent again; see `RetryPolicy::max_told_waits`), for a progress line:
+    /// "waiting 2 s: rate limited". `None` while nothing waits.
+    pub fn waiting(&self) -> tokio::sync::watch::Receiver<Option<crate::Waiting>> {
+        self.transport.waiting()
+    }
+
     pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
         &self.clock
     }
@@ -72,8 +79,9 @@ impl PartnerClient {
         crate::secrets::forget_client_secret(store, self.base_url(), self.tokens.client_id())
     }
 
-    /// One page of a listing; the request is checked against the spec's rules first.
-    pub async fn list<T: Listed>(&self, request: &PageRequest) -> Result<Page<T>> {
+    /// One page of a listing; the request is checked against the spec's rules first. Each item
+    /// is kept as the service sent it, with the view `T` read from it.
+    pub async fn list<T: Listed>(&self, request: &PageRequest) -> Result<Page<Document<T>>> {
         request.check::<T>().map_err(RuleError::from)?;
         let url = self.transport.url(&["partner", "v2", T::PATH]);
         let query = request.query();
@@ -81,7 +89,7 @@ impl PartnerClient {
             .authorized(Repeat::Safe, &|http| http.get(url.clone()).query(&query))
             .await?;
         let total = total_from(&response.headers, response.status)?;
-        let items: Vec<T> = response.json(T::PATH, BodyPolicy::Keep)?;
+        let items = response.documents::<T>(T::PATH)?;
         Ok(Page {
             items,
             total,
@@ -90,35 +98,51 @@ impl PartnerClient {
         })
     }
 
-    pub async fn list_products(&self, request: &PageRequest) -> Result<Page<Product>> {
+    pub async fn list_products(
+        &self,
+        request: &PageRequest,
+    ) -> Result<Page<Document<read::Product>>> {
         self.list(request).await
     }
 
-    pub async fn list_transactions(&self, request: &PageRequest) -> Result<Page<Transaction>> {
+    pub async fn list_transactions(
+        &self,
+        request: &PageRequest,
+    ) -> Result<Page<Document<read::Transaction>>> {
         self.list(request).await
     }
 
-    pub async fn get_product(&self, id: &str) -> Result<Product> {
+    pub async fn get_product(&self, id: &str) -> Result<Document<read::Product>> {
+        self.get_product_as(id).await
+    }
+
+    /// A product read into the view `T` (the app's shell still reads the sandbox's strict
+    /// record; everything else reads [`read::Product`]).
+    pub async fn get_product_as<T: DeserializeOwned>(&self, id: &str) -> Result<Document<T>> {
         let id = non_empty("product id", id)?;
         let url = self.transport.url(&["partner", "v2", "products", id]);
         self.authorized(Repeat::Safe, &|http| http.get(url.clone()))
             .await?
-            .json("product", BodyPolicy::Keep)
+            .document("product")
     }
 
     /// Creates a product. Its names, request types, callback URLs and any signing keys are
     /// checked first; the signing keys are not stored (see `rotation::create_product_storing_keys`).
-    pub async fn create_product(&self, product: &NewProduct) -> Result<Product> {
+    pub async fn create_product(&self, product: &NewProduct) -> Result<Document<read::Product>> {
         check_new_product(product)?;
         let url = self.transport.url(&["partner", "v2", "products"]);
         self.authorized(Repeat::Once, &|http| http.post(url.clone()).json(product))
             .await?
-            .json("product", BodyPolicy::Keep)
+            .document("product")
     }
 
     /// Sends a JSON merge patch to a product. The body is built by the caller; see
     /// `rotation::rotate_signing_key` for the patch that changes one signing key.
-    pub async fn patch_product(&self, id: &str, patch: &serde_json::Value) -> Result<Product> {
+    pub async fn patch_product(
+        &self,
+        id: &str,
+        patch: &serde_json::Value,
+    ) -> Result<Document<read::Product>> {
         let id = non_empty("product id", id)?;
         let url = self.transport.url(&["partner", "v2", "products", id]);
         let body = serde_json::to_vec(patch)
@@ -129,33 +153,49 @@ impl PartnerClient {
                 .body(body.clone())
         })
         .await?
-        .json("product", BodyPolicy::Keep)
+        .document("product")
     }
 
-    pub async fn get_transaction(&self, id: &str) -> Result<Transaction> {
+    pub async fn get_transaction(&self, id: &str) -> Result<Document<read::Transaction>> {
+        self.get_transaction_as(id).await
+    }
+
+    /// A transaction read into the view `T` (see [`Self::get_product_as`]).
+    pub async fn get_transaction_as<T: DeserializeOwned>(&self, id: &str) -> Result<Document<T>> {
         let id = non_empty("transaction id", id)?;
         let url = self.transport.url(&["partner", "v2", "transactions", id]);
         self.authorized(Repeat::Safe, &|http| http.get(url.clone()))
             .await?
-            .json("transaction", BodyPolicy::Keep)
+            .document("transaction")
     }
 
     /// Every event of a transaction, oldest first.
-    pub async fn list_events(&self, transaction_id: &str) -> Result<Vec<TransactionEvent>> {
+    pub async fn list_events(
+        &self,
+        transaction_id: &str,
+    ) -> Result<Vec<Document<read::TransactionEvent>>> {
+        self.list_events_as(transaction_id).await
+    }
+
+    /// The events read into the view `T` (see [`Self::get_product_as`]).
+    pub async fn list_events_as<T: DeserializeOwned>(
+        &self,
+        transaction_id: &str,
+    ) -> Result<Vec<Document<T>>> {
         let id = non_empty("transaction id", transaction_id)?;
         let url = self
             .transport
             .url(&["partner", "v2", "transactions", id, "events"]);
         self.authorized(Repeat::Safe, &|http| http.get(url.clone()))
             .await?
-            .json("events", BodyPolicy::Keep)
+            .documents("events")
     }
 
     pub async fn get_event(
         &self,
         transaction_id: &str,
         event_id: &str,
-    ) -> Result<TransactionEvent> {
+    ) -> Result<Document<read::TransactionEvent>> {
         let id = non_empty("transaction id", transaction_id)?;
         let event_id = non_empty("event id", event_id)?;
         let url = self
@@ -163,7 +203,7 @@ impl PartnerClient {
             .url(&["partner", "v2", "transactions", id, "events", event_id]);
         self.authorized(Repeat::Safe, &|http| http.get(url.clone()))
             .await?
-            .json("event", BodyPolicy::Keep)
+            .document("event")
     }
 
     /// The partner's answer: `PATCH /partner/v2/transactions/{id}/response`. A final status
@@ -172,14 +212,24 @@ impl PartnerClient {
         &self,
         transaction_id: &str,
         response: &TransactionResponse,
-    ) -> Result<Transaction> {
+    ) -> Result<Document<read::Transaction>> {
+        self.respond_to_transaction_as(transaction_id, response)
+            .await
+    }
+
+    /// The answer, the transaction read back into the view `T` (see [`Self::get_product_as`]).
+    pub async fn respond_to_transaction_as<T: DeserializeOwned>(
+        &self,
+        transaction_id: &str,
+        response: &TransactionResponse,
+    ) -> Result<Document<T>> {
         let id = non_empty("transaction id", transaction_id)?;
         let url = self
             .transport
             .url(&["partner", "v2", "transactions", id, "response"]);
         self.authorized(Repeat::Once, &|http| http.patch(url.clone()).json(response))
             .await?
-            .json("transaction", BodyPolicy::Keep)
+            .document("transaction")
     }
 
     /// Sends with a fresh token; a 401 gets one new token and one more try, never more.

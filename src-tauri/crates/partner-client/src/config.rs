@@ -87,6 +87,11 @@ pub struct RetryPolicy {
     pub max_attempts: u32,
     pub initial_backoff: Duration,
     pub max_backoff: Duration,
+    /// Waits a read makes when the service says when to come back (429 or 503 with
+    /// `Retry-After`), at most this many times…
+    pub max_told_waits: u32,
+    /// …and this long in all; a longer wait is the caller's to decide (the error says it).
+    pub max_told_wait: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -95,6 +100,8 @@ impl Default for RetryPolicy {
             max_attempts: 3,
             initial_backoff: Duration::from_millis(200),
             max_backoff: Duration::from_secs(2),
+            max_told_waits: 5,
+            max_told_wait: Duration::from_secs(60),
         }
     }
 }
@@ -104,6 +111,7 @@ impl RetryPolicy {
     pub fn none() -> Self {
         Self {
             max_attempts: 1,
+            max_told_waits: 0,
             ..Self::default()
         }
     }

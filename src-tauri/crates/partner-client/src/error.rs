@@ -1,7 +1,8 @@
 //! One error type for every caller of the client, with a machine-readable [`ErrorKind`].
 //!
 //! The UI and the CLI branch on [`ClientError::kind`], never on message text. Messages are built
-//! only from text the server wrote (its `summary`/`details`), from the rules of `partner-api`
+//! only from text the server wrote (its error body in whatever shape: [`describe_error_body`];
+//! another service than our sandbox answers in its own), from the rules of `partner-api`
 //! (which never quote a key) and from transport errors (which name the URL, and the client never
 //! puts a secret in a URL), so no message can hold a client secret, a token or a signing key.
 //! A response that could not be parsed keeps its raw body for debugging, except the answers of the
@@ -80,6 +81,16 @@ pub enum ClientError {
         message: String,
         raw_body: Option<String>,
     },
+    /// A success status whose body could not be read (not JSON, or without what the spec
+    /// requires, such as an `id`). The service did not fail; its answer is not the contract.
+    /// `raw_body` as for [`ClientError::Server`].
+    #[error("the answer to {call} ({status}) could not be read: {message}")]
+    Unreadable {
+        status: u16,
+        call: String,
+        message: String,
+        raw_body: Option<String>,
+    },
     #[error("{0}")]
     Rule(#[from] RuleError),
     #[error("keychain: {message}")]
@@ -104,7 +115,7 @@ impl ClientError {
             ClientError::RateLimited { .. } => ErrorKind::RateLimited,
             ClientError::Network { .. } => ErrorKind::Network,
             ClientError::Timeout { .. } => ErrorKind::Timeout,
-            ClientError::Server { .. } => ErrorKind::Server,
+            ClientError::Server { .. } | ClientError::Unreadable { .. } => ErrorKind::Server,
             ClientError::Rule(_) => ErrorKind::Rule,
             ClientError::Keychain { .. } | ClientError::KeysLeftBehind { .. } => {
                 ErrorKind::Keychain
@@ -159,7 +170,9 @@ impl ClientError {
         }
     }
 
-    /// Maps an error status and its body. `keep_body` is false for the token endpoints.
+    /// Maps an error status and its body, in the service's own words whatever the body's
+    /// shape (see [`describe_error_body`]). `keep_body` is false for the token endpoints: their
+    /// raw bodies are not kept, but an error body carries no token, so its words are shown.
     pub(crate) fn from_status(
         status: u16,
         body: &[u8],
@@ -169,7 +182,7 @@ impl ClientError {
         let parsed = serde_json::from_slice::<ApiError>(body).ok();
         let message = match &parsed {
             Some(api) => api.to_string(),
-            None => format!("HTTP {status} without an error body the client understands"),
+            None => describe_error_body(body),
         };
         let code = parsed
             .as_ref()
@@ -195,19 +208,227 @@ impl ClientError {
         }
     }
 
-    /// A success status whose body is not the contract's shape.
+    /// A success status whose body is JSON but not what `what` must hold.
     pub(crate) fn unparseable(
         status: u16,
+        call: &str,
         what: &str,
         error: impl std::fmt::Display,
         body: &[u8],
         keep_body: bool,
     ) -> Self {
-        ClientError::Server {
+        ClientError::Unreadable {
             status,
+            call: call.to_owned(),
             message: format!("the {what} in the response could not be read ({error})"),
             raw_body: if keep_body { raw_excerpt(body) } else { None },
         }
+    }
+
+    /// A success status whose body is not JSON at all: names the content type and, unless
+    /// withheld (a token endpoint's answer may hold a token), the first bytes.
+    pub(crate) fn not_json(
+        status: u16,
+        call: &str,
+        content_type: &str,
+        error: impl std::fmt::Display,
+        body: &[u8],
+        keep_body: bool,
+    ) -> Self {
+        let content_type: String = content_type.chars().take(80).collect();
+        let message = if body.is_empty() {
+            format!("expected JSON, got an empty body ({content_type})")
+        } else if keep_body {
+            format!(
+                "expected JSON, got {content_type} ({error}), starting: {}",
+                first_bytes(body, 120)
+            )
+        } else {
+            format!(
+                "expected JSON, got {content_type} ({error}); {} bytes, not shown",
+                body.len()
+            )
+        };
+        ClientError::Unreadable {
+            status,
+            call: call.to_owned(),
+            message,
+            raw_body: if keep_body { raw_excerpt(body) } else { None },
+        }
+    }
+}
+
+/// The most characters of the service's words an error message carries.
+const WORDS_LIMIT: usize = 300;
+
+/// An error body in the service's own words, whatever its shape: OAuth 2.0
+/// (`error`, `error_description`), RFC 7807 (`title`, `detail`), the sandbox's
+/// (`errorCode`, `summary`, `details`), `{message}`, `{error: {message}}`, `{errors: [...]}`
+/// (strings or objects with a message), plain text, an HTML page (its title and first text),
+/// or an empty body. JSON of another shape is shown compactly, cut to a few hundred characters.
+pub fn describe_error_body(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return "empty body".into();
+    }
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(trimmed) {
+        return cut(&json_words(&value).unwrap_or_else(|| value.to_string()));
+    }
+    if looks_like_html(trimmed) {
+        return cut(&html_words(trimmed));
+    }
+    cut(&collapse_space(trimmed))
+}
+
+fn json_words(value: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let text = |key: &str| {
+        value
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let both = |first: Option<String>, second: Option<String>| match (first, second) {
+        (Some(a), Some(b)) if a != b => Some(format!("{a}: {b}")),
+        (Some(a), _) => Some(a),
+        (None, b) => b,
+    };
+    if let Value::String(s) = value {
+        return Some(s.clone());
+    }
+    // The sandbox's shape.
+    if let Some(words) = both(text("summary"), text("details")) {
+        return Some(words);
+    }
+    // OAuth 2.0 (RFC 6749 section 5.2).
+    if value.get("error").is_some_and(Value::is_string) {
+        return both(text("error"), text("error_description"));
+    }
+    // RFC 7807 problem details.
+    if let Some(words) = both(text("title"), text("detail")) {
+        return Some(words);
+    }
+    if let Some(message) = text("message").or_else(|| text("error_message")) {
+        return Some(message);
+    }
+    if let Some(inner) = value.get("error").filter(|e| e.is_object()) {
+        return json_words(inner);
+    }
+    if let Some(errors) = value.get("errors").and_then(Value::as_array) {
+        let words: Vec<String> = errors
+            .iter()
+            .filter_map(|e| match e {
+                Value::String(s) => Some(s.clone()),
+                other => json_words(other).or_else(|| Some(other.to_string())),
+            })
+            .collect();
+        if !words.is_empty() {
+            return Some(words.join("; "));
+        }
+    }
+    None
+}
+
+fn looks_like_html(text: &str) -> bool {
+    let head: String = text
+        .chars()
+        .take(200)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    head.starts_with("<!doctype html")
+        || head.contains("<html")
+        || head.starts_with("<head")
+        || head.starts_with("<body")
+        || head.starts_with("<h1")
+}
+
+/// An HTML page's title and the first of its text, tags, scripts and styles left out.
+fn html_words(html: &str) -> String {
+    let lower = html.to_ascii_lowercase();
+    let title = lower.find("<title").and_then(|start| {
+        let open_end = start + lower[start..].find('>')? + 1;
+        let close = open_end + lower[open_end..].find("</title")?;
+        Some(collapse_space(&html[open_end..close]))
+    });
+    let body_start = lower.find("<body").unwrap_or(0);
+    let mut text = String::new();
+    let mut rest = &html[body_start..];
+    let mut skipping: Option<&str> = None;
+    while let Some(open) = rest.find('<') {
+        if skipping.is_none() {
+            text.push_str(&rest[..open]);
+            text.push(' ');
+        }
+        let Some(close) = rest[open..].find('>') else {
+            break;
+        };
+        let tag = rest[open + 1..open + close].to_ascii_lowercase();
+        match skipping {
+            Some(name) if tag.starts_with(&format!("/{name}")) => skipping = None,
+            None if tag.starts_with("script") => skipping = Some("script"),
+            None if tag.starts_with("style") => skipping = Some("style"),
+            None if tag.starts_with("title") => skipping = Some("title"),
+            _ => {}
+        }
+        rest = &rest[open + close + 1..];
+    }
+    if skipping.is_none() {
+        text.push_str(rest);
+    }
+    let text = collapse_space(&decode_entities(&text));
+    let title = title.map(|t| decode_entities(&t));
+    match title {
+        Some(title) if !title.is_empty() && !text.starts_with(&title) => {
+            format!("HTML page \"{title}\": {text}")
+        }
+        _ => format!("HTML page: {text}"),
+    }
+}
+
+fn decode_entities(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&nbsp;", " ")
+        .replace("&amp;", "&")
+}
+
+fn collapse_space(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn cut(text: &str) -> String {
+    if text.chars().count() <= WORDS_LIMIT {
+        text.to_owned()
+    } else {
+        let mut short: String = text.chars().take(WORDS_LIMIT).collect();
+        short.push('…');
+        short
+    }
+}
+
+/// The first bytes of a body as text, control characters escaped, cut to `limit` characters.
+fn first_bytes(body: &[u8], limit: usize) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(limit * 4)]);
+    let shown: String = text
+        .chars()
+        .take(limit)
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
+    if text.chars().count() > limit || body.len() > limit * 4 {
+        format!("{shown}…")
+    } else {
+        shown
     }
 }
 
@@ -265,6 +486,104 @@ mod tests {
         assert!(!ClientError::from_status(400, b"", None, true).is_transient());
     }
 
+    /// One body per shape a service may answer an error with, and the words that must show.
+    #[test]
+    fn every_error_shape_is_shown_in_the_service_s_words() {
+        let cases: [(&[u8], &str); 12] = [
+            (
+                br#"{"errorCode":"not_found","summary":"no such product","details":"p-1"}"#,
+                "no such product: p-1",
+            ),
+            (
+                br#"{"error":"invalid_client","error_description":"Client authentication failed"}"#,
+                "invalid_client: Client authentication failed",
+            ),
+            (br#"{"error":"invalid_grant"}"#, "invalid_grant"),
+            (
+                br#"{"type":"about:blank","title":"Bad Request","detail":"limit may not exceed 50","status":400}"#,
+                "Bad Request: limit may not exceed 50",
+            ),
+            (br#"{"title":"Forbidden"}"#, "Forbidden"),
+            (br#"{"message":"product name taken"}"#, "product name taken"),
+            (
+                br#"{"error":{"code":409,"message":"already exists"}}"#,
+                "already exists",
+            ),
+            (
+                br#"{"errors":["name is required",{"message":"limit too large","code":"E2"}]}"#,
+                "name is required; limit too large",
+            ),
+            (b"upstream connect error\n  or disconnect\n", "upstream connect error or disconnect"),
+            (
+                b"<!DOCTYPE html><html><head><title>502 Bad Gateway</title><style>p{}</style></head><body><h1>Bad Gateway</h1><p>The proxy got an invalid response.</p><script>x()</script></body></html>",
+                "HTML page \"502 Bad Gateway\": Bad Gateway The proxy got an invalid response.",
+            ),
+            (b"", "empty body"),
+            (br#"{"code":7,"reason":"odd"}"#, r#"{"code":7,"reason":"odd"}"#),
+        ];
+        for (body, words) in cases {
+            let error = ClientError::from_status(400, body, None, true);
+            let message = error.to_string();
+            assert!(
+                message.contains(words),
+                "{}: {message}",
+                String::from_utf8_lossy(body)
+            );
+            assert!(!message.contains("understands"), "{message}");
+        }
+        // A token endpoint's error body holds no token: its words show, its raw body is not kept.
+        let withheld = ClientError::from_status(
+            500,
+            br#"{"error":"server_error","error_description":"try later"}"#,
+            None,
+            false,
+        );
+        assert!(withheld.to_string().contains("server_error: try later"));
+        assert!(matches!(
+            withheld,
+            ClientError::Server { raw_body: None, .. }
+        ));
+        // A long page is cut.
+        let long = format!("<html><body>{}</body></html>", "word ".repeat(500));
+        let message = ClientError::from_status(503, long.as_bytes(), None, true).to_string();
+        assert!(message.chars().count() < 400, "{message}");
+    }
+
+    #[test]
+    fn a_success_that_is_not_json_names_the_call_and_what_came() {
+        let error = ClientError::not_json(
+            200,
+            "GET /partner/v2/products",
+            "text/html; charset=utf-8",
+            "expected value at line 1 column 1",
+            b"<html><body>Login required</body></html>",
+            true,
+        );
+        let message = error.to_string();
+        for part in [
+            "GET /partner/v2/products",
+            "(200)",
+            "text/html",
+            "<html><body>Login required",
+        ] {
+            assert!(message.contains(part), "{part}: {message}");
+        }
+        assert!(
+            !message.contains("failed"),
+            "a 2xx is not a failure: {message}"
+        );
+        let withheld = ClientError::not_json(
+            201,
+            "POST /oauth2/v1/token",
+            "text/plain",
+            "expected value",
+            b"access_token=abc",
+            false,
+        );
+        assert!(!withheld.to_string().contains("abc"), "{withheld}");
+        assert!(!format!("{withheld:?}").contains("abc"));
+    }
+
     #[test]
     fn unparseable_bodies_are_kept_except_where_withheld() {
         let err = ClientError::from_status(502, b"<html>bad gateway</html>", None, true);
@@ -274,8 +593,14 @@ mod tests {
             }
             other => panic!("unexpected {other:?}"),
         }
-        let withheld =
-            ClientError::unparseable(201, "token", "eof", b"{\"access_token\":\"t", false);
+        let withheld = ClientError::unparseable(
+            201,
+            "POST /oauth2/v1/token",
+            "token",
+            "eof",
+            b"{\"access_token\":\"t",
+            false,
+        );
         assert!(!format!("{withheld:?}").contains("access_token"));
     }
 }

@@ -7,14 +7,28 @@
 //! in words, before the user waits.
 
 use crate::error::{ClientError, Result};
+use partner_api::read;
 use partner_api::{ListRuleError, PageParams, Product, SortSpec, Sortable, Transaction};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-/// A resource served by a list endpoint.
-pub trait Listed: Sortable + DeserializeOwned + Send + 'static {
+/// A resource served by a list endpoint, as the view a page's documents are read into.
+///
+/// The tolerant views of [`partner_api::read`] are what a client of any faithful service
+/// should list. The sandbox's strict records ([`Product`], [`Transaction`]) are listed too,
+/// for callers not yet moved to the views (the app's shell): reading them fails on a service
+/// that leaves out a field the sandbox always sends.
+pub trait Listed: Sortable + DeserializeOwned + Send + Sync + 'static {
     /// The path segment under `/partner/v2`.
     const PATH: &'static str;
+}
+
+impl Listed for read::Product {
+    const PATH: &'static str = "products";
+}
+
+impl Listed for read::Transaction {
+    const PATH: &'static str = "transactions";
 }
 
 impl Listed for Product {

@@ -13,6 +13,7 @@ use crate::error::{ClientError, Result, RuleError};
 use crate::page::{Listed, PageRequest};
 use futures::stream::{self, BoxStream, StreamExt};
 use partner_api::list::MAX_LIMIT;
+use partner_api::read::Document;
 use partner_api::SortSpec;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +39,7 @@ impl PartnerClient {
         &self,
         sort: SortSpec,
         options: PagerOptions,
-    ) -> Result<BoxStream<'static, Result<T>>> {
+    ) -> Result<BoxStream<'static, Result<Document<T>>>> {
         self.pager_from(0, sort, options)
     }
 
@@ -51,7 +52,7 @@ impl PartnerClient {
         start: u64,
         sort: SortSpec,
         options: PagerOptions,
-    ) -> Result<BoxStream<'static, Result<T>>> {
+    ) -> Result<BoxStream<'static, Result<Document<T>>>> {
         let sort = SortSpec::new(sort.keys().to_vec(), T::SORT_KEYS).map_err(RuleError::from)?;
         if options.page_size == 0 || options.page_size > MAX_LIMIT {
             return Err(ClientError::input(format!(

@@ -27,11 +27,12 @@ use crate::error::{ClientError, Result, RuleError};
 use crate::secrets::SecretSlot;
 use crate::secrets::{store_signing_key, SecretStore};
 use crate::subscriptions::{
-    check_events, checked_callback_url, find_subscription, in_keychain, webhooks_patch,
+    check_events, checked_callback_url, find_subscription, in_keychain, keep, webhooks_patch,
 };
 use chrono::{DateTime, Utc};
+use partner_api::read::{self, Document};
 use partner_api::{
-    signing_key, EventType, NewProduct, Product, ResourceType, Secret, WebhookSubscriptionInput,
+    signing_key, EventType, NewProduct, ResourceType, Secret, WebhookSubscriptionInput,
 };
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,7 +42,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Rotation {
-    pub product: Product,
+    pub product: Document<read::Product>,
     pub subscription_id: String,
     pub replaced_at: DateTime<Utc>,
     /// Whether the key was generated (rather than given by the caller).
@@ -60,7 +61,7 @@ pub struct NewSubscription {
 /// keychain too; it is returned once so a caller can show it and hand it to a listener.
 #[derive(Debug, Clone)]
 pub struct Subscribed {
-    pub product: Product,
+    pub product: Document<read::Product>,
     pub subscription_id: String,
     pub key: Secret,
     /// Whether the key was generated (rather than given by the caller).
@@ -85,15 +86,15 @@ impl PartnerClient {
         find_subscription(&product, subscription_id)?;
         let patch = webhooks_patch(
             &product.webhooks,
-            |w| {
-                Some(if w.subscription_id == subscription_id {
+            |_, id| {
+                Some(if id == subscription_id {
                     WebhookSubscriptionInput {
-                        subscription_id: Some(w.subscription_id.clone()),
+                        subscription_id: Some(id.to_owned()),
                         signing_key: Some(key.clone()),
                         ..WebhookSubscriptionInput::default()
                     }
                 } else {
-                    WebhookSubscriptionInput::keep(w)
+                    keep(id)
                 })
             },
             None,
@@ -136,7 +137,7 @@ impl PartnerClient {
         let product = self.get_product(product_id).await?;
         let patch = webhooks_patch(
             &product.webhooks,
-            |w| Some(WebhookSubscriptionInput::keep(w)),
+            |_, id| Some(keep(id)),
             Some(WebhookSubscriptionInput {
                 subscription_id: None,
                 url: Some(url.clone()),
@@ -172,10 +173,11 @@ impl PartnerClient {
             .webhooks
             .iter()
             .filter(|w| {
-                !product
-                    .webhooks
-                    .iter()
-                    .any(|old| old.subscription_id == w.subscription_id)
+                w.subscription_id.is_some()
+                    && !product
+                        .webhooks
+                        .iter()
+                        .any(|old| old.subscription_id == w.subscription_id)
             })
             .collect();
         // Someone else's subscription added at the same moment is told apart by what was sent.
@@ -183,10 +185,14 @@ impl PartnerClient {
             [only] => Some(*only),
             _ => added
                 .iter()
-                .find(|w| w.url == url && w.resource == subscription.resource)
+                .find(|w| {
+                    w.url.as_deref() == Some(url.as_str())
+                        && w.resource.as_ref().and_then(|r| r.known())
+                            == Some(subscription.resource)
+                })
                 .copied(),
         };
-        let Some(subscription_id) = ours.map(|w| w.subscription_id.clone()) else {
+        let Some(subscription_id) = ours.and_then(|w| w.subscription_id.clone()) else {
             return Err(ClientError::Server {
                 status: 200,
                 message: format!(
@@ -225,7 +231,7 @@ impl PartnerClient {
         &self,
         store: &dyn SecretStore,
         product: &NewProduct,
-    ) -> Result<Product> {
+    ) -> Result<Document<read::Product>> {
         let created = self.create_product(product).await?;
         if created.webhooks.len() != product.webhooks.len() {
             return Err(ClientError::Server {
@@ -239,9 +245,21 @@ impl PartnerClient {
             });
         }
         let now = self.clock().now();
-        for (sent, made) in product.webhooks.iter().zip(&created.webhooks) {
+        for (n, (sent, made)) in product.webhooks.iter().zip(&created.webhooks).enumerate() {
             if let Some(key) = &sent.signing_key {
-                store_signing_key(store, &made.subscription_id, key, now)?;
+                let Some(id) = made.subscription_id.as_deref() else {
+                    return Err(ClientError::Unreadable {
+                        status: 201,
+                        call: "POST /partner/v2/products".into(),
+                        message: format!(
+                            "the product {} was created, but its subscription {} has no subscriptionId; its key was not stored",
+                            created.id,
+                            n + 1
+                        ),
+                        raw_body: None,
+                    });
+                };
+                store_signing_key(store, id, key, now)?;
             }
         }
         Ok(created)

@@ -40,9 +40,8 @@ use crate::pager::PagerOptions;
 use crate::secrets::{forget_signing_keys, SecretStore};
 use futures::StreamExt;
 use partner_api::product::check_callback_url;
-use partner_api::{
-    EventType, Product, ResourceType, SortSpec, WebhookSubscription, WebhookSubscriptionInput,
-};
+use partner_api::read::{self, Document, WebhookSubscription};
+use partner_api::{EventType, ResourceType, SortSpec, WebhookSubscriptionInput};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -204,17 +203,17 @@ impl PartnerClient {
         find_subscription(&product, subscription_id)?;
         let patch = webhooks_patch(
             &product.webhooks,
-            |w| {
-                Some(if w.subscription_id == subscription_id {
+            |_, id| {
+                Some(if id == subscription_id {
                     WebhookSubscriptionInput {
-                        subscription_id: Some(w.subscription_id.clone()),
+                        subscription_id: Some(id.to_owned()),
                         url: url.clone(),
                         events: change.events.clone(),
                         resource: change.resource,
                         signing_key: None,
                     }
                 } else {
-                    WebhookSubscriptionInput::keep(w)
+                    keep(id)
                 })
             },
             None,
@@ -222,8 +221,9 @@ impl PartnerClient {
         let patched = self.patch_product(&product.id, &patch).await?;
         let updated = patched
             .webhooks
-            .into_iter()
-            .find(|w| w.subscription_id == subscription_id)
+            .iter()
+            .find(|w| w.subscription_id.as_deref() == Some(subscription_id))
+            .cloned()
             .ok_or_else(|| ClientError::Server {
                 status: 200,
                 message: format!(
@@ -246,19 +246,19 @@ impl PartnerClient {
         store: &Arc<dyn SecretStore>,
         product_id: &str,
         subscription_id: &str,
-    ) -> Result<Product> {
+    ) -> Result<Document<read::Product>> {
         let product = self.get_product(product_id).await?;
         find_subscription(&product, subscription_id)?;
         let patch = webhooks_patch(
             &product.webhooks,
-            |w| (w.subscription_id != subscription_id).then(|| WebhookSubscriptionInput::keep(w)),
+            |_, id| (id != subscription_id).then(|| keep(id)),
             None,
         )?;
         let patched = self.patch_product(&product.id, &patch).await?;
         if patched
             .webhooks
             .iter()
-            .any(|w| w.subscription_id == subscription_id)
+            .any(|w| w.subscription_id.as_deref() == Some(subscription_id))
         {
             return Err(ClientError::Server {
                 status: 200,
@@ -330,14 +330,15 @@ impl PartnerClient {
     /// Every subscription of this connection's products, walked with the pager (the listener
     /// loads their signing keys from it; [`Self::subscriptions_under`] filters it).
     pub async fn all_subscriptions(&self) -> Result<Vec<SubscriptionAt>> {
-        let mut products = self.pager::<Product>(SortSpec::default(), PagerOptions::default())?;
+        let mut products =
+            self.pager::<read::Product>(SortSpec::default(), PagerOptions::default())?;
         let mut found = Vec::new();
         while let Some(product) = products.next().await {
             let product = product?;
             for subscription in &product.webhooks {
                 found.push(SubscriptionAt {
                     product_id: product.id.clone(),
-                    product_name: product.name.clone(),
+                    product_name: product.name.clone().unwrap_or_default(),
                     subscription: subscription.clone(),
                 });
             }
@@ -347,7 +348,12 @@ impl PartnerClient {
 
     async fn subscriptions_under_base(&self, base: &CallbackBase) -> Result<Vec<SubscriptionAt>> {
         let mut found = self.all_subscriptions().await?;
-        found.retain(|at| base.holds(&at.subscription.url));
+        found.retain(|at| {
+            at.subscription
+                .url
+                .as_deref()
+                .is_some_and(|url| base.holds(url))
+        });
         Ok(found)
     }
 
@@ -360,9 +366,12 @@ impl PartnerClient {
         let product = self.get_product(product_id).await?;
         let mut moves: Vec<(String, String, String)> = Vec::new();
         for w in &product.webhooks {
-            if let Some(new_url) = from.rebase(&w.url, to).filter(|new| *new != w.url) {
+            let (Some(id), Some(old_url)) = (&w.subscription_id, &w.url) else {
+                continue;
+            };
+            if let Some(new_url) = from.rebase(old_url, to).filter(|new| new != old_url) {
                 checked_callback_url(&new_url)?;
-                moves.push((w.subscription_id.clone(), w.url.clone(), new_url));
+                moves.push((id.clone(), old_url.clone(), new_url));
             }
         }
         if moves.is_empty() {
@@ -371,17 +380,15 @@ impl PartnerClient {
         }
         let patch = webhooks_patch(
             &product.webhooks,
-            |w| {
-                Some(
-                    match moves.iter().find(|(id, _, _)| *id == w.subscription_id) {
-                        Some((id, _, new_url)) => WebhookSubscriptionInput {
-                            subscription_id: Some(id.clone()),
-                            url: Some(new_url.clone()),
-                            ..WebhookSubscriptionInput::default()
-                        },
-                        None => WebhookSubscriptionInput::keep(w),
+            |_, current| {
+                Some(match moves.iter().find(|(id, _, _)| id == current) {
+                    Some((id, _, new_url)) => WebhookSubscriptionInput {
+                        subscription_id: Some(id.clone()),
+                        url: Some(new_url.clone()),
+                        ..WebhookSubscriptionInput::default()
                     },
-                )
+                    None => keep(current),
+                })
             },
             None,
         )?;
@@ -392,8 +399,9 @@ impl PartnerClient {
                 let new_url = patched
                     .webhooks
                     .iter()
-                    .find(|w| w.subscription_id == subscription_id)
-                    .map_or(sent_url, |w| w.url.clone());
+                    .find(|w| w.subscription_id.as_deref() == Some(subscription_id.as_str()))
+                    .and_then(|w| w.url.clone())
+                    .unwrap_or(sent_url);
                 Repointed {
                     product_id: patched.id.clone(),
                     subscription_id,
@@ -410,16 +418,36 @@ struct WebhooksPatch<'a> {
     webhooks: &'a [WebhookSubscriptionInput],
 }
 
+/// The entry that keeps subscription `id` exactly as it is.
+pub(crate) fn keep(id: &str) -> WebhookSubscriptionInput {
+    WebhookSubscriptionInput {
+        subscription_id: Some(id.to_owned()),
+        ..WebhookSubscriptionInput::default()
+    }
+}
+
 /// The merge patch `{"webhooks": [...]}` for a product whose subscriptions are now `current`:
-/// `entry` says what each becomes (`None` deletes it, [`WebhookSubscriptionInput::keep`] keeps it
-/// as it is) and `added`, if any, is appended as a new subscription.
+/// `entry` says what each (with its id) becomes (`None` deletes it, [`keep`] keeps it as it
+/// is) and `added`, if any, is appended as a new subscription.
+///
+/// A subscription the service shows without a `subscriptionId` cannot be kept (an entry
+/// without an id creates a new one, and one left out is deleted), so no patch is made then.
 pub(crate) fn webhooks_patch(
     current: &[WebhookSubscription],
-    entry: impl FnMut(&WebhookSubscription) -> Option<WebhookSubscriptionInput>,
+    mut entry: impl FnMut(&WebhookSubscription, &str) -> Option<WebhookSubscriptionInput>,
     added: Option<WebhookSubscriptionInput>,
 ) -> Result<serde_json::Value> {
-    let webhooks: Vec<WebhookSubscriptionInput> =
-        current.iter().filter_map(entry).chain(added).collect();
+    let mut webhooks: Vec<WebhookSubscriptionInput> = Vec::with_capacity(current.len() + 1);
+    for (n, subscription) in current.iter().enumerate() {
+        let Some(id) = subscription.subscription_id.as_deref() else {
+            return Err(ClientError::input(format!(
+                "subscription {} of the product has no subscriptionId, so a change to the product's subscriptions would delete it; nothing was sent",
+                n + 1
+            )));
+        };
+        webhooks.extend(entry(subscription, id));
+    }
+    webhooks.extend(added);
     serde_json::to_value(WebhooksPatch {
         webhooks: &webhooks,
     })
@@ -428,13 +456,13 @@ pub(crate) fn webhooks_patch(
 
 /// The subscription `subscription_id` of `product`, or a not-found error naming both.
 pub(crate) fn find_subscription<'a>(
-    product: &'a Product,
+    product: &'a read::Product,
     subscription_id: &str,
 ) -> Result<&'a WebhookSubscription> {
     product
         .webhooks
         .iter()
-        .find(|w| w.subscription_id == subscription_id)
+        .find(|w| w.subscription_id.as_deref() == Some(subscription_id))
         .ok_or_else(|| ClientError::NotFound {
             message: format!(
                 "product {} has no subscription {}",
@@ -571,28 +599,36 @@ mod tests {
     #[test]
     fn the_patch_lists_kept_subscriptions_by_id_and_leaves_deleted_ones_out() {
         let sub = |id: &str| WebhookSubscription {
-            subscription_id: id.into(),
-            url: format!("https://h/{id}"),
-            events: vec![EventType::Created],
-            resource: ResourceType::Transaction,
+            subscription_id: Some(id.into()),
+            url: Some(format!("https://h/{id}")),
+            events: vec![EventType::Created.into()],
+            resource: Some(ResourceType::Transaction.into()),
         };
         let current = [sub("a"), sub("b"), sub("c")];
-        let patch = webhooks_patch(
-            &current,
-            |w| (w.subscription_id != "b").then(|| WebhookSubscriptionInput::keep(w)),
-            None,
-        )
-        .unwrap();
+        let patch = webhooks_patch(&current, |_, id| (id != "b").then(|| keep(id)), None).unwrap();
         assert_eq!(
             patch,
             serde_json::json!({"webhooks": [{"subscriptionId": "a"}, {"subscriptionId": "c"}]})
         );
-        let none = webhooks_patch(&current, |_| None, None).unwrap();
+        let none = webhooks_patch(&current, |_, _| None, None).unwrap();
         assert_eq!(
             none,
             serde_json::json!({"webhooks": []}),
             "an empty array deletes all"
         );
+    }
+
+    #[test]
+    fn a_subscription_without_an_id_stops_the_patch_rather_than_being_deleted() {
+        let shown_without_id = WebhookSubscription {
+            subscription_id: None,
+            url: Some("https://h/x".into()),
+            events: vec![],
+            resource: None,
+        };
+        let error = webhooks_patch(&[shown_without_id], |_, id| Some(keep(id)), None).unwrap_err();
+        assert_eq!(error.kind(), crate::ErrorKind::Rule);
+        assert!(error.to_string().contains("no subscriptionId"), "{error}");
     }
 
     #[test]

@@ -22,7 +22,19 @@ use crate::error::{ClientError, ErrorKind, Result};
 use crate::http::{BodyPolicy, RawResponse, Repeat, Transport};
 use chrono::{DateTime, TimeDelta, Utc};
 use partner_api::token::{GRANT_TYPE, IDLE_LIFETIME, MAX_LIFETIME, SCOPE};
-use partner_api::{Introspection, Secret, TokenLifetime, TokenResponse};
+use partner_api::{Introspection, Secret, TokenLifetime};
+
+/// The issuance answer as read: the spec shows `access_token`, `token_type` (always `Bearer`)
+/// and `expires_in` (seconds), but a token is all a client needs. `expires_in` may be absent,
+/// a string, or any number. Its `Debug` is the secret's: redacted.
+#[derive(Debug, serde::Deserialize)]
+struct IssuedBody {
+    access_token: Secret,
+    #[serde(default, deserialize_with = "partner_api::read::lenient::text")]
+    token_type: Option<String>,
+    #[serde(default, deserialize_with = "partner_api::read::lenient::integer")]
+    expires_in: Option<i64>,
+}
 use serde::Serialize;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -328,34 +340,42 @@ impl TokenManager {
                     .form(&[("grant_type", GRANT_TYPE), ("scope", SCOPE)])
             })
             .await?;
-        let body: TokenResponse = response.json("token", BodyPolicy::Withhold)?;
-        if !body
+        let body: IssuedBody = response.json("token", BodyPolicy::Withhold)?;
+        if let Some(token_type) = body
             .token_type
-            .eq_ignore_ascii_case(partner_api::token::TOKEN_TYPE)
+            .as_deref()
+            .filter(|t| !t.eq_ignore_ascii_case(partner_api::token::TOKEN_TYPE))
         {
-            return Err(ClientError::Server {
+            return Err(ClientError::Unreadable {
                 status: response.status,
+                call: response.call.clone(),
                 message: format!(
                     "the token type is `{}`, not Bearer",
-                    body.token_type.chars().take(20).collect::<String>()
+                    token_type.chars().take(20).collect::<String>()
                 ),
                 raw_body: None,
             });
         }
         if body.access_token.is_empty() {
-            return Err(ClientError::Server {
+            return Err(ClientError::Unreadable {
                 status: response.status,
+                call: response.call.clone(),
                 message: "the token response carries an empty token".into(),
                 raw_body: None,
             });
         }
-        let expires_in = TimeDelta::seconds(i64::try_from(body.expires_in).unwrap_or(i64::MAX));
+        // `expires_in` of any value or none: the spec's 15/120-minute rules hold regardless, and
+        // a stated lifetime only ever shortens the idle window.
+        let expires_in = body
+            .expires_in
+            .filter(|seconds| *seconds > 0)
+            .map_or(IDLE_LIFETIME, TimeDelta::seconds);
         let generation = self.inner.generations.fetch_add(1, Ordering::SeqCst) + 1;
         let issuances = self.inner.issuances.fetch_add(1, Ordering::SeqCst) + 1;
         tracing::debug!(
             generation,
             issuances,
-            expires_in = body.expires_in,
+            expires_in = ?body.expires_in,
             "token issued"
         );
         Ok((

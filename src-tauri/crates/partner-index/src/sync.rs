@@ -171,7 +171,7 @@ async fn sync_products(
             next = stream.next() => next,
         };
         let Some(product) = next else { break };
-        products.push(product?);
+        products.push(product?.into_view());
     }
     let count = products.len() as u64;
     let index = index.clone();
@@ -273,7 +273,7 @@ async fn fill(
         let mut failed = None;
         for item in chunk {
             match item {
-                Ok(item) => items.push(item),
+                Ok(item) => items.push(item.into_view()),
                 Err(error) => {
                     failed = Some(error);
                     break;
@@ -337,7 +337,7 @@ async fn refresh(
                 })
             },
             |item| {
-                seen.push(item);
+                seen.push(item.into_view());
                 ControlFlow::Continue(())
             },
         )
@@ -411,8 +411,13 @@ fn store_if_changed(
 
 /// Fetches transaction `id` and its events and stores them (a captured notification named it).
 pub async fn refresh_one(client: &PartnerClient, index: &Index, id: &str) -> Result<Change> {
-    let (transaction, events) =
-        tokio::try_join!(client.get_transaction(id), client.list_events(id))?;
+    // The index still keeps the sandbox's strict records.
+    let (transaction, events) = tokio::try_join!(
+        client.get_transaction_as::<partner_api::Transaction>(id),
+        client.list_events_as::<partner_api::TransactionEvent>(id)
+    )?;
+    let transaction = transaction.into_view();
+    let events: Vec<_> = events.into_iter().map(|e| e.into_view()).collect();
     let writer = index.clone();
     let kind =
         blocking(move || writer.write(|tx| store_if_changed(tx, &transaction, Some(&events))))

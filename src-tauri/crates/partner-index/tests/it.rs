@@ -60,7 +60,7 @@ async fn service_transactions(client: &PartnerClient) -> Vec<Transaction> {
         .pager::<Transaction>(SortSpec::default(), PagerOptions::default())
         .unwrap();
     while let Some(item) = stream.next().await {
-        all.push(item.unwrap());
+        all.push(item.unwrap().into_view());
     }
     all
 }

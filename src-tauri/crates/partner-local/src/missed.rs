@@ -295,7 +295,7 @@ pub async fn find_missed(
             |transaction| {
                 report.transactions_read += 1;
                 if products_checked.contains(transaction.product.id.as_str()) {
-                    transactions.insert(transaction.id.clone(), transaction);
+                    transactions.insert(transaction.id.clone(), transaction.into_view());
                 }
                 ControlFlow::Continue(())
             },
@@ -311,7 +311,10 @@ pub async fn find_missed(
     let mut reads = futures::stream::iter(transactions.into_values().map(|transaction| {
         let client = client.clone();
         async move {
-            let events = client.list_events(&transaction.id).await;
+            // Still the sandbox's strict records here (`fired_by` reads them).
+            let events = client
+                .list_events_as::<partner_api::TransactionEvent>(&transaction.id)
+                .await;
             (transaction, events)
         }
     }))
@@ -415,7 +418,7 @@ async fn all_products(client: &PartnerClient) -> Result<Vec<Product>> {
     let mut pages = client.pager::<Product>(SortSpec::default(), PagerOptions::default())?;
     let mut products = Vec::new();
     while let Some(product) = pages.next().await {
-        products.push(product?);
+        products.push(product?.into_view());
     }
     Ok(products)
 }

@@ -118,9 +118,13 @@ impl World {
         let ids = product
             .webhooks
             .iter()
-            .map(|w| w.subscription_id.clone())
+            .map(|w| {
+                w.subscription_id
+                    .clone()
+                    .expect("the sandbox names every subscription")
+            })
             .collect();
-        (product.id, ids)
+        (product.id.clone(), ids)
     }
 
     async fn lender(&self, method: reqwest::Method, path: &str, body: Value) -> Value {

@@ -6,6 +6,7 @@ use crate::error::{CliError, Result};
 use clap::Args as ClapArgs;
 use futures::StreamExt;
 use partner_api::list::MAX_LIMIT;
+use partner_api::read::Document;
 use partner_api::ListRuleError;
 use partner_api::SortSpec;
 use partner_client::{ClientError, Listed, PageRequest, PagerOptions, PartnerClient};
@@ -47,10 +48,20 @@ pub async fn run_list<T: Listed + Row + Serialize>(
                 ..PagerOptions::default()
             },
         )?;
-        let mut writer = ListWriter::<T>::new(args.output)?;
+        // The service may ask the walk to wait (429/503 with Retry-After): say so on stderr.
+        let mut waiting = client.waiting();
+        let told = tokio::spawn(async move {
+            while waiting.changed().await.is_ok() {
+                if let Some(wait) = waiting.borrow_and_update().clone() {
+                    eprintln!("{wait}");
+                }
+            }
+        });
+        let mut writer = ListWriter::<Document<T>>::new(args.output)?;
         while let Some(item) = items.next().await {
             writer.item(&item?)?;
         }
+        told.abort();
         let count = writer.finish()?;
         eprintln!("{count} items");
         return Ok(());
@@ -59,7 +70,7 @@ pub async fn run_list<T: Listed + Row + Serialize>(
         .map_err(rule)?
         .sorted(sort);
     let page = client.list::<T>(&request).await?;
-    let mut writer = ListWriter::<T>::new(args.output)?;
+    let mut writer = ListWriter::<Document<T>>::new(args.output)?;
     for item in &page.items {
         writer.item(item)?;
     }

@@ -14,10 +14,8 @@ use super::listing::{run_list, ListArgs};
 use super::render::{events_cell, print_one, ListWriter, OutputFormat, Row};
 use crate::error::{CliError, Result};
 use clap::{Args as ClapArgs, Subcommand};
-use partner_api::WebhookSubscription;
-use partner_api::{
-    signing_key, EventType, NewProduct, Product, ResourceType, WebhookSubscriptionInput,
-};
+use partner_api::read::{self, WebhookSubscription};
+use partner_api::{signing_key, EventType, NewProduct, ResourceType, WebhookSubscriptionInput};
 use partner_client::{KeyringStore, NewSubscription, SecretSlot, SecretStore, SubscriptionChange};
 use serde::Serialize;
 use std::sync::Arc;
@@ -235,7 +233,7 @@ fn keychain_ready(store: &KeyringStore) -> Result<()> {
 pub async fn run(args: Args) -> Result<()> {
     let client = args.connection.client()?;
     match args.command {
-        ProductsCommand::List(list) => run_list::<Product>(&client, &list).await,
+        ProductsCommand::List(list) => run_list::<read::Product>(&client, &list).await,
         ProductsCommand::Get { id, output } => print_one(output, &client.get_product(&id).await?),
         ProductsCommand::Create {
             name,

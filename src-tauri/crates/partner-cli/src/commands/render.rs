@@ -10,7 +10,8 @@
 
 use crate::error::{CliError, Result};
 use clap::ValueEnum;
-use partner_api::{Introspection, Product, Transaction, TransactionEvent};
+use partner_api::read::{self, Document, Open};
+use partner_api::Introspection;
 use partner_client::{listing_export, Rotation};
 use serde::Serialize;
 use std::io::Write;
@@ -29,7 +30,21 @@ pub trait Row {
     fn cells(&self) -> Vec<String>;
 }
 
-impl Row for Transaction {
+// Tables read the tolerant views (`partner_api::read`): a field the service did not send is an
+// empty cell, a value the console does not know is shown as sent.
+
+fn instant_cell(at: Option<chrono::DateTime<chrono::Utc>>) -> String {
+    at.map(|at| at.to_rfc3339()).unwrap_or_default()
+}
+
+impl<T: Row> Row for Document<T> {
+    const HEADERS: &'static [&'static str] = T::HEADERS;
+    fn cells(&self) -> Vec<String> {
+        self.view().cells()
+    }
+}
+
+impl Row for read::Transaction {
     const HEADERS: &'static [&'static str] = &[
         "id",
         "status",
@@ -39,6 +54,27 @@ impl Row for Transaction {
         "created",
         "updated",
     ];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.id.clone(),
+            self.status
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+            self.request_type().unwrap_or_default().to_owned(),
+            self.product_name().unwrap_or_default().to_owned(),
+            self.response_status()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+            instant_cell(self.created),
+            instant_cell(self.updated),
+        ]
+    }
+}
+
+/// The local index's records (the sandbox's strict shape, see `partner-index`).
+impl Row for partner_api::Transaction {
+    const HEADERS: &'static [&'static str] = <read::Transaction as Row>::HEADERS;
     fn cells(&self) -> Vec<String> {
         vec![
             self.id.clone(),
@@ -55,7 +91,7 @@ impl Row for Transaction {
     }
 }
 
-impl Row for Product {
+impl Row for read::Product {
     const HEADERS: &'static [&'static str] = &[
         "id",
         "name",
@@ -68,29 +104,35 @@ impl Row for Product {
     fn cells(&self) -> Vec<String> {
         vec![
             self.id.clone(),
-            self.name.clone(),
-            self.listing_name.clone(),
-            self.status.clone(),
-            self.environment.clone(),
+            self.name.clone().unwrap_or_default(),
+            self.listing_name.clone().unwrap_or_default(),
+            self.status.clone().unwrap_or_default(),
+            self.environment.clone().unwrap_or_default(),
             self.webhooks
                 .iter()
-                .map(|w| format!("{} {}", w.subscription_id, w.resource))
+                .map(|w| {
+                    format!(
+                        "{} {}",
+                        w.subscription_id.as_deref().unwrap_or("-"),
+                        w.resource.as_ref().map(Open::as_str).unwrap_or("-")
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join("; "),
-            self.created.to_rfc3339(),
+            instant_cell(self.created),
         ]
     }
 }
 
-impl Row for TransactionEvent {
+impl Row for read::TransactionEvent {
     const HEADERS: &'static [&'static str] = &["id", "type", "from", "sent", "text"];
     fn cells(&self) -> Vec<String> {
         vec![
             self.id.clone(),
-            self.event_type.clone(),
-            self.from.clone(),
-            self.sent.to_rfc3339(),
-            self.text.clone(),
+            self.event_type.clone().unwrap_or_default(),
+            self.from.clone().unwrap_or_default(),
+            instant_cell(self.sent),
+            self.text.clone().unwrap_or_default(),
         ]
     }
 }
@@ -142,14 +184,21 @@ pub fn events_cell(events: &[partner_api::EventType]) -> String {
         .join(",")
 }
 
-impl Row for partner_api::WebhookSubscription {
+impl Row for read::WebhookSubscription {
     const HEADERS: &'static [&'static str] = &["subscription", "url", "resource", "events"];
     fn cells(&self) -> Vec<String> {
         vec![
-            self.subscription_id.clone(),
-            self.url.clone(),
-            self.resource.to_string(),
-            events_cell(&self.events),
+            self.subscription_id.clone().unwrap_or_default(),
+            self.url.clone().unwrap_or_default(),
+            self.resource
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+            self.events
+                .iter()
+                .map(Open::as_str)
+                .collect::<Vec<_>>()
+                .join(","),
         ]
     }
 }

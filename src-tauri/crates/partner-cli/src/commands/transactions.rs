@@ -6,7 +6,7 @@ use super::listing::{run_list, ListArgs};
 use super::render::{print_one, ListWriter, OutputFormat};
 use crate::error::Result;
 use clap::{Args as ClapArgs, Subcommand};
-use partner_api::{Transaction, TransactionEvent};
+use partner_api::read::{self, Document};
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -56,7 +56,7 @@ pub async fn run(args: Args) -> Result<()> {
         TransactionsCommand::Sync(_)
         | TransactionsCommand::Find(_)
         | TransactionsCommand::Forget => Ok(()),
-        TransactionsCommand::List(list) => run_list::<Transaction>(&client, &list).await,
+        TransactionsCommand::List(list) => run_list::<read::Transaction>(&client, &list).await,
         TransactionsCommand::Get { id, output } => {
             print_one(output, &client.get_transaction(&id).await?)
         }
@@ -71,7 +71,7 @@ pub async fn run(args: Args) -> Result<()> {
             output,
         } => {
             let events = client.list_events(&id).await?;
-            let mut writer = ListWriter::<TransactionEvent>::new(output)?;
+            let mut writer = ListWriter::<Document<read::TransactionEvent>>::new(output)?;
             for event in &events {
                 writer.item(event)?;
             }

@@ -10,4 +10,5 @@ mod evidence;
 mod link;
 mod listen;
 mod missed;
+mod other_service;
 mod sandbox;

@@ -2,6 +2,7 @@
 //! violations refused before sending, and the pager.
 
 use crate::support::Setup;
+use crate::support::Strict;
 use futures::StreamExt;
 use partner_api::{PageParams, Product, SortKey, SortSpec, Sortable, Transaction};
 use partner_client::{ConnectionConfig, ErrorKind, PageRequest, PagerOptions, PartnerClient};
@@ -20,7 +21,8 @@ async fn paging_matches_the_spec_example_of_ten_items() {
         .client
         .list_transactions(&PageRequest::new(0, 5).unwrap())
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     let second = setup
         .client
         .list_transactions(
@@ -29,7 +31,8 @@ async fn paging_matches_the_spec_example_of_ten_items() {
                 .with_known_total(first.total),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     assert_eq!((first.total, first.start, first.limit), (10, 0, 5));
     assert_eq!((second.total, second.start, second.limit), (10, 5, 5));
     assert_eq!(first.items.len(), 5);
@@ -40,7 +43,8 @@ async fn paging_matches_the_spec_example_of_ten_items() {
         .client
         .list_transactions(&PageRequest::new(0, 10).unwrap())
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     let ids = |items: &[Transaction]| items.iter().map(|t| t.id.clone()).collect::<Vec<_>>();
     assert_eq!(ids(&first.items), ids(&all.items[0..5]), "index 0-4");
     assert_eq!(ids(&second.items), ids(&all.items[5..10]), "index 5-9");
@@ -50,7 +54,8 @@ async fn paging_matches_the_spec_example_of_ten_items() {
         .client
         .list_transactions(&PageRequest::new(10, 5).unwrap().with_known_total(10))
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     assert!(end.items.is_empty());
     let err = setup
         .client
@@ -79,7 +84,7 @@ async fn two_keys_in_opposite_directions_match_an_independent_sort() {
         .client
         .pager::<Transaction>(request.sort.clone(), PagerOptions::default())
         .unwrap();
-    let sorted: Vec<Transaction> = stream.map(Result::unwrap).collect().await;
+    let sorted: Vec<Transaction> = stream.map(|item| item.unwrap().into_view()).collect().await;
     assert_eq!(sorted.len(), 120);
     let statuses: std::collections::HashSet<_> = sorted.iter().map(|t| t.status).collect();
     assert!(statuses.len() >= 2, "the demo data has several statuses");
@@ -89,7 +94,7 @@ async fn two_keys_in_opposite_directions_match_an_independent_sort() {
         .client
         .pager::<Transaction>(SortSpec::default(), PagerOptions::default())
         .unwrap()
-        .map(Result::unwrap)
+        .map(|item| item.unwrap().into_view())
         .collect()
         .await;
     independent.sort_by(by_status_then_newest);
@@ -109,7 +114,8 @@ async fn two_keys_in_opposite_directions_match_an_independent_sort() {
                 .sorted(sort("status,-created")),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     assert_eq!(keys(&page.items), keys(&independent[50..100]));
 }
 
@@ -123,7 +129,7 @@ async fn products_sort_by_two_keys() {
             PagerOptions::default(),
         )
         .unwrap()
-        .map(Result::unwrap)
+        .map(|item| item.unwrap().into_view())
         .collect()
         .await;
     assert!(!products.is_empty());
@@ -258,7 +264,7 @@ async fn the_pager_walks_everything_in_order_and_stops_when_dropped() {
             },
         )
         .unwrap()
-        .map(Result::unwrap)
+        .map(|item| item.unwrap().into_view())
         .collect()
         .await;
     assert_eq!(walked.len(), 237);
@@ -269,7 +275,8 @@ async fn the_pager_walks_everything_in_order_and_stops_when_dropped() {
             .client
             .list_transactions(&PageRequest::new(start, 50).unwrap().sorted(sort.clone()))
             .await
-            .unwrap();
+            .unwrap()
+            .strict();
         let n = page.items.len() as u64;
         sequential.extend(page.items);
         start += n;
@@ -294,7 +301,7 @@ async fn the_pager_walks_everything_in_order_and_stops_when_dropped() {
                 },
             )
             .unwrap()
-            .map(Result::unwrap)
+            .map(|item| item.unwrap().into_view())
             .collect()
             .await;
         assert_eq!(
@@ -340,11 +347,22 @@ async fn single_resources_and_events() {
         .client
         .list_transactions(&PageRequest::new(0, 5).unwrap())
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     let listed = &page.items[0];
-    let transaction = setup.client.get_transaction(&listed.id).await.unwrap();
+    let transaction = setup
+        .client
+        .get_transaction(&listed.id)
+        .await
+        .unwrap()
+        .strict();
     assert_eq!(&transaction, listed);
-    let events = setup.client.list_events(&transaction.id).await.unwrap();
+    let events = setup
+        .client
+        .list_events(&transaction.id)
+        .await
+        .unwrap()
+        .strict();
     assert!(
         !events.is_empty(),
         "a created transaction has its request:created event"
@@ -353,14 +371,16 @@ async fn single_resources_and_events() {
         .client
         .get_event(&transaction.id, &events[0].id)
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     assert_eq!(event, events[0]);
 
     let product = setup
         .client
         .get_product(&transaction.product.id)
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     assert_eq!(product.id, transaction.product.id);
 
     for err in [
@@ -394,7 +414,8 @@ async fn responding_moves_the_transaction_and_a_final_answer_locks_it() {
         .client
         .create_product(&crate::rotation::new_product("answering", vec![]))
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     let id = crate::rotation::lender_creates_transaction(&setup, &product.id).await;
     let answer = |status: ResponseStatus| TransactionResponse {
         status,
@@ -409,14 +430,16 @@ async fn responding_moves_the_transaction_and_a_final_answer_locks_it() {
         .client
         .respond_to_transaction(&id, &answer(ResponseStatus::Processing))
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     assert_eq!(processing.status, TransactionStatus::Processing);
     assert!(!processing.is_locked());
     let completed = setup
         .client
         .respond_to_transaction(&id, &answer(ResponseStatus::Completed))
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     assert_eq!(completed.status, TransactionStatus::Completed);
     assert!(completed.is_locked());
     let locked = setup
@@ -425,7 +448,7 @@ async fn responding_moves_the_transaction_and_a_final_answer_locks_it() {
         .await
         .unwrap_err();
     assert_eq!(locked.kind(), ErrorKind::Conflict, "{locked}");
-    let events = setup.client.list_events(&id).await.unwrap();
+    let events = setup.client.list_events(&id).await.unwrap().strict();
     assert!(events
         .iter()
         .any(|e| e.event_type == event_types::RESPONSE_UPDATED));

@@ -4,6 +4,7 @@
 
 use crate::rotation::{new_product, subscription};
 use crate::support::Setup;
+use crate::support::Strict;
 use partner_api::{signing_key, ResourceType, Secret};
 use partner_client::{
     client_secret, forget_client_secret, save_client_secret, signing_keys, ConnectionConfig,
@@ -103,7 +104,8 @@ async fn rotation_keeps_keys_in_the_keychain_and_nowhere_else() {
             ),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     let sub = product.webhooks[0].subscription_id.clone();
     client
         .rotate_signing_key(&store, &product.id, &sub, None)

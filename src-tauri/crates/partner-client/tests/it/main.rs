@@ -7,6 +7,7 @@
 mod browsing;
 mod errors;
 mod keychain;
+mod other_service;
 mod rotation;
 mod secrets;
 mod subscriptions;

@@ -3,6 +3,7 @@
 //! a new subscription's key is kept before the service holds it and removed if it is refused.
 
 use crate::support::Setup;
+use crate::support::Strict;
 use partner_api::signature::{verify, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_api::{
     signing_key, EventType, NewProduct, ResourceType, Secret, WebhookSubscriptionInput,
@@ -74,7 +75,8 @@ async fn a_rotated_key_is_accepted_stored_and_used_while_other_subscriptions_sta
             ),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     let (sub_a, sub_b) = (
         product.webhooks[0].subscription_id.clone(),
         product.webhooks[1].subscription_id.clone(),
@@ -92,7 +94,8 @@ async fn a_rotated_key_is_accepted_stored_and_used_while_other_subscriptions_sta
         .unwrap();
     assert!(rotation.generated);
     assert_eq!(
-        rotation.product.webhooks, product.webhooks,
+        rotation.product.strict().webhooks,
+        product.webhooks,
         "both subscriptions are as they were (ids, urls, events, resources)"
     );
     let keys_a = signing_keys(&store, &sub_a).unwrap().unwrap();
@@ -103,7 +106,12 @@ async fn a_rotated_key_is_accepted_stored_and_used_while_other_subscriptions_sta
     assert_eq!(previous.replaced_at, rotation.replaced_at);
     let keys_b = signing_keys(&store, &sub_b).unwrap().unwrap();
     assert!(keys_b.current.ct_eq(key_b.expose()) && keys_b.previous.is_none());
-    let fetched = setup.client.get_product(&product.id).await.unwrap();
+    let fetched = setup
+        .client
+        .get_product(&product.id)
+        .await
+        .unwrap()
+        .strict();
     assert_eq!(fetched.webhooks, product.webhooks);
 
     // The next notification of A is signed with the new key (not the old), B's with its own.
@@ -157,7 +165,8 @@ async fn a_failed_rotation_changes_nothing() {
             ),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     let sub = product.webhooks[0].subscription_id.clone();
 
     let bad = setup
@@ -258,7 +267,8 @@ async fn an_added_subscription_keeps_the_others_and_its_key_is_kept_first() {
             ),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     let sub_a = product.webhooks[0].subscription_id.clone();
     let before = recording.log().len();
 
@@ -281,8 +291,9 @@ async fn an_added_subscription_keeps_the_others_and_its_key_is_kept_first() {
     let sub_b = subscribed.subscription_id.clone();
     assert_ne!(sub_b, sub_a);
     assert_eq!(subscribed.product.webhooks.len(), 2);
-    assert_eq!(subscribed.product.webhooks[0], product.webhooks[0]);
-    let added = &subscribed.product.webhooks[1];
+    let after = subscribed.product.strict();
+    assert_eq!(after.webhooks[0], product.webhooks[0]);
+    let added = &after.webhooks[1];
     assert_eq!(
         (added.subscription_id.as_str(), added.url.as_str()),
         (sub_b.as_str(), receiver_b.url().as_str()),
@@ -333,7 +344,8 @@ async fn a_refused_subscription_leaves_no_key_behind() {
         .client
         .create_product_storing_keys(store.as_ref(), &new_product("refusing", vec![]))
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     let hook = |url: &str| NewSubscription {
         url: url.into(),
         events: vec![EventType::Created],
@@ -400,6 +412,11 @@ async fn a_refused_subscription_leaves_no_key_behind() {
         .unwrap_err();
     assert_eq!(missing.kind(), ErrorKind::NotFound);
     assert_eq!(recording.log().len(), 2, "nothing more was kept");
-    let fetched = setup.client.get_product(&product.id).await.unwrap();
+    let fetched = setup
+        .client
+        .get_product(&product.id)
+        .await
+        .unwrap()
+        .strict();
     assert!(fetched.webhooks.is_empty());
 }

@@ -2,6 +2,7 @@
 //! in no error message, and in no file the library writes (it has no code that writes one).
 
 use crate::rotation::{new_product, subscription};
+use crate::support::Strict;
 use crate::support::{self, Setup};
 use partner_api::{signing_key, ResourceType, Secret};
 use partner_client::{signing_keys, ConnectionConfig, MemoryStore, PageRequest};
@@ -19,7 +20,8 @@ async fn no_secret_in_any_log_line_or_debug_output() {
         .client
         .list_transactions(&PageRequest::default())
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     secrets.push(setup.client.tokens().bearer().await.unwrap());
     let product = setup
         .client
@@ -35,7 +37,8 @@ async fn no_secret_in_any_log_line_or_debug_output() {
             ),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     let sub = &product.webhooks[0].subscription_id;
     let rotation = setup
         .client
@@ -50,7 +53,8 @@ async fn no_secret_in_any_log_line_or_debug_output() {
         .client
         .list_products(&PageRequest::default())
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     secrets.push(setup.client.tokens().bearer().await.unwrap());
     let bad_key = Secret::new("alllowercaseandnothingelsebutlongenough");
     let rule_error = setup

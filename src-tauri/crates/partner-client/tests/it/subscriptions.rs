@@ -6,6 +6,7 @@
 use crate::rotation::RecordingStore;
 use crate::rotation::{lender_creates_transaction, new_product, subscription, verifies};
 use crate::support::Setup;
+use crate::support::Strict;
 use partner_api::signature::SUBSCRIPTION_HEADER;
 use partner_api::{signing_key, EventType, Product, ResourceType, Secret};
 use partner_client::{
@@ -39,6 +40,7 @@ async fn product_with(
         .create_product_storing_keys(store, &new_product(name, hooks))
         .await
         .unwrap()
+        .strict()
 }
 
 fn current_key(store: &dyn SecretStore, subscription_id: &str) -> Secret {
@@ -81,12 +83,18 @@ async fn an_update_changes_what_it_names_and_the_service_still_signs_with_the_st
             },
         )
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     assert_eq!(updated.subscription_id, sub_a);
     assert_eq!(updated.url, new_url, "sent trimmed");
     assert_eq!(updated.events, vec![EventType::Created]);
     assert_eq!(updated.resource, ResourceType::Transaction, "kept");
-    let fetched = setup.client.get_product(&product.id).await.unwrap();
+    let fetched = setup
+        .client
+        .get_product(&product.id)
+        .await
+        .unwrap()
+        .strict();
     assert_eq!(fetched.webhooks[0], updated);
     assert_eq!(fetched.webhooks[1], product.webhooks[1], "B as it was");
     let keys_a = signing_keys(&store, &sub_a).unwrap().unwrap();
@@ -126,7 +134,8 @@ async fn an_update_changes_what_it_names_and_the_service_still_signs_with_the_st
             },
         )
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     assert_eq!(moved.resource, ResourceType::TransactionEvent);
     assert_eq!(
         (moved.url.as_str(), moved.events.as_slice()),
@@ -199,7 +208,12 @@ async fn a_bad_update_is_refused_in_words_and_changes_nothing() {
         .unwrap_err();
     assert_eq!(missing.kind(), ErrorKind::NotFound);
 
-    let fetched = setup.client.get_product(&product.id).await.unwrap();
+    let fetched = setup
+        .client
+        .get_product(&product.id)
+        .await
+        .unwrap()
+        .strict();
     assert_eq!(fetched.webhooks, product.webhooks);
     assert!(current_key(&store, &sub).ct_eq(key.expose()));
 }
@@ -227,7 +241,8 @@ impl SecretStore for Witness {
         let product = self
             .runtime
             .block_on(self.client.get_product(&self.product_id))
-            .unwrap();
+            .unwrap()
+            .strict();
         let at_service = product
             .webhooks
             .iter()
@@ -293,9 +308,15 @@ async fn a_deleted_subscription_leaves_the_service_then_the_keychain() {
         .client
         .delete_subscription(&store, &product.id, &sub_a)
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     assert_eq!(patched.webhooks, vec![product.webhooks[1].clone()]);
-    let fetched = setup.client.get_product(&product.id).await.unwrap();
+    let fetched = setup
+        .client
+        .get_product(&product.id)
+        .await
+        .unwrap()
+        .strict();
     assert_eq!(fetched.webhooks, vec![product.webhooks[1].clone()]);
     assert_eq!(
         witness.removals.lock().unwrap().clone(),
@@ -329,7 +350,8 @@ async fn a_deleted_subscription_leaves_the_service_then_the_keychain() {
         .client
         .delete_subscription(&store, &product.id, &sub_b)
         .await
-        .unwrap();
+        .unwrap()
+        .strict();
     assert!(empty.webhooks.is_empty());
     assert!(signing_keys(store.as_ref(), &sub_b).unwrap().is_none());
 }
@@ -374,7 +396,12 @@ async fn deleting_an_unknown_subscription_is_a_clear_error_and_touches_nothing()
         "the keychain was not touched"
     );
     assert!(signing_keys(store.as_ref(), &sub).unwrap().is_some());
-    let fetched = setup.client.get_product(&product.id).await.unwrap();
+    let fetched = setup
+        .client
+        .get_product(&product.id)
+        .await
+        .unwrap()
+        .strict();
     assert_eq!(fetched.webhooks, product.webhooks);
 }
 
@@ -437,7 +464,12 @@ async fn a_delete_whose_keys_cannot_be_removed_says_the_subscription_is_gone() {
         "{words}"
     );
     assert!(!words.contains(key.expose()) && !format!("{error:?}").contains(key.expose()));
-    let fetched = setup.client.get_product(&product.id).await.unwrap();
+    let fetched = setup
+        .client
+        .get_product(&product.id)
+        .await
+        .unwrap()
+        .strict();
     assert!(fetched.webhooks.is_empty(), "the delete itself was done");
 }
 
@@ -503,7 +535,7 @@ async fn repointing_moves_exactly_the_subscriptions_under_the_old_base() {
         .map(|at| {
             (
                 at.product_id.clone(),
-                at.subscription.subscription_id.clone(),
+                at.subscription.strict().subscription_id,
             )
         })
         .collect();
@@ -517,7 +549,12 @@ async fn repointing_moves_exactly_the_subscriptions_under_the_old_base() {
     assert_eq!(listed, expected);
     assert!(under.iter().any(|at| at.product_name == "p2"));
     for product in [&p1, &p2, &p3, &p4] {
-        let fetched = setup.client.get_product(&product.id).await.unwrap();
+        let fetched = setup
+            .client
+            .get_product(&product.id)
+            .await
+            .unwrap()
+            .strict();
         assert_eq!(
             fetched.webhooks, product.webhooks,
             "the dry run changed nothing"
@@ -573,7 +610,15 @@ async fn repointing_moves_exactly_the_subscriptions_under_the_old_base() {
     let after = |product: &Product| {
         let setup = &setup;
         let id = product.id.clone();
-        async move { setup.client.get_product(&id).await.unwrap().webhooks }
+        async move {
+            setup
+                .client
+                .get_product(&id)
+                .await
+                .unwrap()
+                .strict()
+                .webhooks
+        }
     };
     let p1_now = after(&p1).await;
     assert_eq!(p1_now[0].url, format!("{base}/a?x=1"));

@@ -17,7 +17,7 @@ async fn newest_first(setup: &Setup) -> Vec<Transaction> {
         .client
         .pager::<Transaction>(SortSpec::default(), PagerOptions::default())
         .unwrap()
-        .map(|t| t.unwrap())
+        .map(|t| t.unwrap().into_view())
         .collect()
         .await;
     all.sort_by_key(|t| std::cmp::Reverse(t.updated));

@@ -172,10 +172,10 @@ pub async fn subscribe_demo_product(
     ] {
         // A run that failed half-way (the keychain locked, say) may have made the first one;
         // running again, after the user dealt with the cause, only adds what is missing.
-        let already = product
-            .webhooks
-            .iter()
-            .any(|w| w.url == listener_url && w.resource == resource);
+        let already = product.webhooks.iter().any(|w| {
+            w.url.as_deref() == Some(listener_url.as_str())
+                && w.resource.as_ref().and_then(|r| r.known()) == Some(resource)
+        });
         if already {
             continue;
         }
@@ -187,7 +187,7 @@ pub async fn subscribe_demo_product(
         crate::services::subscriptions::subscribe(client, state, &product.id, &subscription, None)
             .await?;
     }
-    Ok(Some(product.listing_name.clone()))
+    Ok(Some(product.display_name().to_owned()))
 }
 
 /// The embedded sandbox, when it is the active connection (the Demo screen needs it).
@@ -433,7 +433,7 @@ mod tests {
             ErrorKind::Keychain
         );
         let products = client
-            .list_products(&PageRequest::new(0, 50).expect("page"))
+            .list::<partner_api::Product>(&PageRequest::new(0, 50).expect("page"))
             .await
             .expect("products")
             .items;
@@ -451,7 +451,10 @@ mod tests {
         subscribe_demo_product(&state, &client, &listener_url)
             .await
             .expect("a third run");
-        let demo = client.get_product(&demo.id).await.expect("the product");
+        let demo = client
+            .get_product_as::<partner_api::Product>(&demo.id)
+            .await
+            .expect("the product");
         assert_eq!(
             to_listener(&demo),
             vec![ResourceType::Transaction, ResourceType::TransactionEvent],

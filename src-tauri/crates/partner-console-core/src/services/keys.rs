@@ -15,7 +15,7 @@ pub async fn subscription_ids(client: &PartnerClient) -> Result<Vec<String>> {
         .all_subscriptions()
         .await?
         .into_iter()
-        .map(|at| at.subscription.subscription_id)
+        .filter_map(|at| at.subscription.subscription_id)
         .collect())
 }
 

@@ -44,7 +44,11 @@ pub async fn page<T: Listed + Serialize + ts_rs::TS>(
         .sorted(sort_spec::<T>(&query.sort)?);
     let page = client.list::<T>(&request).await?;
     Ok(PageView {
-        items: page.items,
+        items: page
+            .items
+            .into_iter()
+            .map(|item| item.into_view())
+            .collect(),
         total: page.total,
         start: page.start,
         limit: page.limit,

@@ -20,7 +20,17 @@ pub async fn create(state: &AppState, form: NewProductForm) -> Result<Product> {
         interface_url: form.interface_url.filter(|u| !u.trim().is_empty()),
         ..NewProduct::default()
     };
-    Ok(state.client()?.create_product(&product).await?)
+    let created = state.client()?.create_product(&product).await?;
+    Ok(partner_client::to_record("the new product", &created)?)
+}
+
+/// A product by its id.
+pub async fn get(state: &AppState, id: &str) -> Result<Product> {
+    Ok(state
+        .client()?
+        .get_product_as::<Product>(id)
+        .await?
+        .into_view())
 }
 
 /// A pasted key is checked by the rule; none means a generated one.

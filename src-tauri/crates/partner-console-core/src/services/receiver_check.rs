@@ -14,7 +14,10 @@ use partner_listener::KeySource;
 
 pub async fn check(state: &AppState, form: ReceiverCheckForm) -> Result<Report> {
     let client = state.client()?;
-    let product = client.get_product(&form.product_id).await?;
+    let product = client
+        .get_product_as::<partner_api::Product>(&form.product_id)
+        .await?
+        .into_view();
     let subscription = product
         .webhooks
         .iter()
@@ -125,13 +128,12 @@ pub async fn listener_subscriptions(state: &AppState) -> Result<Vec<ListenerSubs
     let mut found: Vec<ListenerSubscription> = all
         .into_iter()
         .filter_map(|at| {
-            let (via, _) = bases
-                .iter()
-                .find(|(_, base)| base.holds(&at.subscription.url))?;
+            let url = at.subscription.url.as_deref()?;
+            let (via, _) = bases.iter().find(|(_, base)| base.holds(url))?;
             Some(ListenerSubscription {
                 product_id: at.product_id,
                 product_name: at.product_name,
-                subscription: at.subscription,
+                subscription: partner_client::to_record("a subscription", &at.subscription).ok()?,
                 via: *via,
             })
         })

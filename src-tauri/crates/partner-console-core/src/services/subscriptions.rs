@@ -101,10 +101,11 @@ pub async fn update(
         events: form.events,
         resource: form.resource,
     };
-    Ok(state
+    let updated = state
         .client()?
         .update_subscription(&form.product_id, &form.subscription_id, &change)
-        .await?)
+        .await?;
+    Ok(partner_client::to_record("the subscription", &updated)?)
 }
 
 /// Deletes a subscription at the service, then its keys from the keychain and the listener.
@@ -120,7 +121,7 @@ pub async fn delete(
     match outcome {
         Ok(product) => {
             state.keys.forget(subscription_id);
-            Ok(product)
+            Ok(partner_client::to_record("the product", &product)?)
         }
         Err(error @ partner_client::ClientError::KeysLeftBehind { .. }) => {
             // The subscription is gone at the service: the listener stops using its keys now;
@@ -156,11 +157,12 @@ pub async fn repoint_offer(
     let subscriptions = under
         .into_iter()
         .filter_map(|at| {
-            let new_url = from_base.rebase(&at.subscription.url, &to_base)?;
+            let url = at.subscription.url?;
+            let new_url = from_base.rebase(&url, &to_base)?;
             Some(RepointedSubscription {
                 product_id: at.product_id,
-                subscription_id: at.subscription.subscription_id,
-                url: at.subscription.url,
+                subscription_id: at.subscription.subscription_id?,
+                url,
                 new_url,
             })
         })

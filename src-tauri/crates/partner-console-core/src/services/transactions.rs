@@ -1,9 +1,9 @@
-//! A transaction's detail as the Transaction screen works with it: the partner's response form
-//! mapped to what `partner-client` sends.
+//! A transaction's detail as the Transaction screen works with it: the transaction, its events,
+//! and the partner's response form mapped to what `partner-client` sends.
 use crate::bridge::RespondForm;
 use crate::error::Result;
 use crate::state::AppState;
-use partner_api::{Transaction, TransactionResponse};
+use partner_api::{Transaction, TransactionEvent, TransactionResponse};
 
 /// Sends the partner's response to a transaction (blank free-text fields are left out).
 pub async fn respond(state: &AppState, form: RespondForm) -> Result<Transaction> {
@@ -18,6 +18,25 @@ pub async fn respond(state: &AppState, form: RespondForm) -> Result<Transaction>
     };
     Ok(state
         .client()?
-        .respond_to_transaction(&form.transaction_id, &response)
-        .await?)
+        .respond_to_transaction_as::<Transaction>(&form.transaction_id, &response)
+        .await?
+        .into_view())
+}
+
+/// A transaction by its id.
+pub async fn get(state: &AppState, id: &str) -> Result<Transaction> {
+    Ok(state
+        .client()?
+        .get_transaction_as::<Transaction>(id)
+        .await?
+        .into_view())
+}
+
+/// A transaction's events, oldest first.
+pub async fn events(state: &AppState, id: &str) -> Result<Vec<TransactionEvent>> {
+    let events = state
+        .client()?
+        .list_events_as::<TransactionEvent>(id)
+        .await?;
+    Ok(events.into_iter().map(|e| e.into_view()).collect())
 }

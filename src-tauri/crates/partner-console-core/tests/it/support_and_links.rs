@@ -78,9 +78,10 @@ async fn the_embedded_sandbox_s_deliveries_are_listed_with_their_captures() {
             .expect("products")
             .items
             .into_iter()
-            .find(|p| p.listing_name == name)
+            .find(|p| p.listing_name.as_deref() == Some(name.as_str()))
             .expect("product")
             .id
+            .clone()
     };
     let made = embedded::new_transaction(&app.console, product)
         .await

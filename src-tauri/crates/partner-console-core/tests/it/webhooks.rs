@@ -37,8 +37,8 @@ async fn subscribed_product(app: &Headless) -> String {
     products
         .items
         .into_iter()
-        .find(|p| p.listing_name == name)
-        .map(|p| p.id)
+        .find(|p| p.listing_name.as_deref() == Some(name.as_str()))
+        .map(|p| p.id.clone())
         .expect("the product")
 }
 

@@ -1,0 +1,1128 @@
+//! What a client can count on from any faithful implementation of the service: the tolerant
+//! reader's types.
+//!
+//! Why a second set of types: [`crate::Product`], [`crate::Transaction`] and
+//! [`crate::TransactionEvent`] are what *our sandbox* writes (the field notes' choices: extra
+//! fields, a few enum values) and what its OpenAPI document and data file hold it to; they are
+//! strict on purpose. A client reading them from another service learned those choices as if the
+//! spec had made them (issue #23: a service without `created` broke `partner products list`).
+//! These types require only what the spec pins: a product has an `id` (and its subscriptions
+//! in `webhooks`), a transaction and an event have an `id`. Every other field is an `Option`
+//! (or an empty list), read leniently: `null` is absent, a date may carry any offset and a
+//! fraction, a number may come as a string, a field of an unexpected type is absent rather
+//! than fatal. Every "only X is shown" enumeration is [`Open`]: a value the client has never
+//! seen is kept exactly as sent, and the console decides cautiously from it
+//! ([`Open::<ResponseStatus>::may_be_final`], [`Product::may_be_production`]).
+//!
+//! The view is read *from* the service's document, never instead of it: [`Document`] carries
+//! the JSON object as it arrived beside its typed view, and serialises back to exactly that
+//! object, so `--output json`, CSV exports and the app's raw view show the service's own fields,
+//! unknown ones included (kubectl's lesson: a typed client that re-serialises drops fields newer
+//! than itself).
+
+use crate::list::{SortValue, Sortable};
+use crate::notification::{EventType, ResourceType};
+use crate::transaction::{ResponseStatus, TransactionStatus};
+use chrono::{DateTime, NaiveDateTime, Utc};
+use serde::de::{DeserializeOwned, Deserializer};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{Map, Value};
+use std::fmt;
+use std::ops::Deref;
+
+// ---- open enumerations ------------------------------------------------------------------
+
+/// A closed enumeration of values the spec (or the field notes) shows, whose text is fixed.
+pub trait KnownValues: Copy + Eq + 'static {
+    /// Every known value.
+    const KNOWN: &'static [Self];
+    fn text(self) -> &'static str;
+}
+
+impl KnownValues for ResponseStatus {
+    const KNOWN: &'static [Self] = &ResponseStatus::ALL;
+    fn text(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl KnownValues for TransactionStatus {
+    const KNOWN: &'static [Self] = &[
+        TransactionStatus::Created,
+        TransactionStatus::Processing,
+        TransactionStatus::Completed,
+    ];
+    fn text(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl KnownValues for EventType {
+    const KNOWN: &'static [Self] = &EventType::ALL;
+    fn text(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl KnownValues for ResourceType {
+    const KNOWN: &'static [Self] = &ResourceType::ALL;
+    fn text(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+/// A value of an enumeration the spec shows only part of: one the client knows, or another
+/// kept exactly as the service sent it. Serialises back to the same string, displays it, and
+/// orders by it (as the spec sorts strings).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Open<E> {
+    Known(E),
+    Other(String),
+}
+
+impl<E: KnownValues> Open<E> {
+    pub fn parse(text: &str) -> Self {
+        E::KNOWN
+            .iter()
+            .copied()
+            .find(|known| known.text() == text)
+            .map_or_else(|| Open::Other(text.to_owned()), Open::Known)
+    }
+
+    /// The value as the service wrote it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Open::Known(known) => known.text(),
+            Open::Other(text) => text,
+        }
+    }
+
+    pub fn known(&self) -> Option<E> {
+        match self {
+            Open::Known(known) => Some(*known),
+            Open::Other(_) => None,
+        }
+    }
+
+    pub fn is(&self, value: E) -> bool {
+        self.known() == Some(value)
+    }
+}
+
+impl<E> From<E> for Open<E> {
+    fn from(value: E) -> Self {
+        Open::Known(value)
+    }
+}
+
+impl Open<ResponseStatus> {
+    /// Whether this status may end the exchange (and lock request and response). A status the
+    /// client does not know may be a final one: the console reads it so, and asks before it
+    /// answers such a transaction.
+    pub fn may_be_final(&self) -> bool {
+        match self {
+            Open::Known(status) => status.is_final(),
+            Open::Other(_) => true,
+        }
+    }
+}
+
+impl<E: KnownValues> fmt::Display for Open<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl<E: KnownValues> PartialOrd for Open<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<E: KnownValues> Ord for Open<E> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        crate::list::compare_text(self.as_str(), other.as_str())
+    }
+}
+
+impl<E: KnownValues> Serialize for Open<E> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de, E: KnownValues> Deserialize<'de> for Open<E> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Ok(Open::parse(&text))
+    }
+}
+
+// ---- lenient field readers ----------------------------------------------------------------
+
+/// Readers for `#[serde(default, deserialize_with = ...)]`: they never fail on a value of an
+/// unexpected type; they read it as absent (the document still holds it).
+pub mod lenient {
+    use super::*;
+
+    /// Text: a string as is, a number or boolean as its text, `null` or anything else absent.
+    pub fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+        Ok(text_of(&Value::deserialize(deserializer)?))
+    }
+
+    pub(crate) fn text_of(value: &Value) -> Option<String> {
+        match value {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Bool(b) => Some(b.to_string()),
+            _ => None,
+        }
+    }
+
+    /// Text for a field that keeps a plain `String`: absent or unreadable is empty.
+    pub fn text_or_empty<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+        Ok(text(deserializer)?.unwrap_or_default())
+    }
+
+    /// An integer for a field that keeps a plain `i64`: absent or unreadable is 0.
+    pub fn integer_or_zero<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
+        Ok(integer(deserializer)?.unwrap_or_default())
+    }
+
+    /// An integer: a number, or a string holding one (`"0"`); anything else absent.
+    pub fn integer<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
+        Ok(integer_of(&Value::deserialize(deserializer)?))
+    }
+
+    pub(crate) fn integer_of(value: &Value) -> Option<i64> {
+        match value {
+            Value::Number(n) => n.as_i64().or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && f.abs() < 9.007e15)
+                    .map(|f| f as i64)
+            }),
+            Value::String(s) => s.trim().parse::<i64>().ok(),
+            _ => None,
+        }
+    }
+
+    /// A boolean: `true`/`false`, or the strings `"true"`/`"false"`.
+    pub fn boolean<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<bool>, D::Error> {
+        Ok(match Value::deserialize(deserializer)? {
+            Value::Bool(b) => Some(b),
+            Value::String(s) if s.eq_ignore_ascii_case("true") => Some(true),
+            Value::String(s) if s.eq_ignore_ascii_case("false") => Some(false),
+            _ => None,
+        })
+    }
+
+    /// An instant: RFC 3339 / ISO 8601 with any offset and any fraction (`2026-11-26T10:00:00.123+01:00`),
+    /// or without an offset (read as UTC, the spec's zone); anything else absent.
+    pub fn instant<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<DateTime<Utc>>, D::Error> {
+        Ok(match Value::deserialize(deserializer)? {
+            Value::String(s) => parse_instant(&s),
+            _ => None,
+        })
+    }
+
+    /// A list: `null` or a non-array is empty; elements that do not read are left out.
+    pub fn list<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+        deserializer: D,
+    ) -> Result<Vec<T>, D::Error> {
+        Ok(match Value::deserialize(deserializer)? {
+            Value::Array(items) => items
+                .into_iter()
+                .filter_map(|item| serde_json::from_value(item).ok())
+                .collect(),
+            _ => Vec::new(),
+        })
+    }
+
+    /// Any object-like value that reads as `T`; otherwise absent.
+    pub fn object<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+        deserializer: D,
+    ) -> Result<Option<T>, D::Error> {
+        Ok(match Value::deserialize(deserializer)? {
+            Value::Null => None,
+            value => serde_json::from_value(value).ok(),
+        })
+    }
+
+    /// An open enumeration value given as a string; anything else absent.
+    pub fn open<'de, D: Deserializer<'de>, E: KnownValues>(
+        deserializer: D,
+    ) -> Result<Option<Open<E>>, D::Error> {
+        Ok(match Value::deserialize(deserializer)? {
+            Value::String(s) => Some(Open::parse(&s)),
+            _ => None,
+        })
+    }
+
+    /// A list of open enumeration values; non-strings left out.
+    pub fn open_list<'de, D: Deserializer<'de>, E: KnownValues>(
+        deserializer: D,
+    ) -> Result<Vec<Open<E>>, D::Error> {
+        Ok(match Value::deserialize(deserializer)? {
+            Value::Array(items) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(Open::parse)
+                .collect(),
+            _ => Vec::new(),
+        })
+    }
+
+    /// A list of strings; non-strings left out.
+    pub fn texts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+        Ok(match Value::deserialize(deserializer)? {
+            Value::Array(items) => items.iter().filter_map(text_of).collect(),
+            _ => Vec::new(),
+        })
+    }
+
+    /// Any JSON value but `null`.
+    pub fn value<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+        Ok(match Value::deserialize(deserializer)? {
+            Value::Null => None,
+            value => Some(value),
+        })
+    }
+}
+
+/// Reads an instant in any RFC 3339 / ISO 8601 form the spec's "ISO 8601 UTC" may arrive in:
+/// `Z` or any offset, any fraction, a space for the `T`, or no offset at all (read as UTC).
+pub fn parse_instant(text: &str) -> Option<DateTime<Utc>> {
+    let text = text.trim();
+    if let Ok(at) = DateTime::parse_from_rfc3339(text) {
+        return Some(at.with_timezone(&Utc));
+    }
+    let with_t = text.replacen(' ', "T", 1);
+    if let Ok(at) = DateTime::parse_from_rfc3339(&with_t) {
+        return Some(at.with_timezone(&Utc));
+    }
+    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {
+        if let Ok(at) = NaiveDateTime::parse_from_str(&with_t, format) {
+            return Some(at.and_utc());
+        }
+    }
+    // ISO 8601's basic offset (`+0100`) and the like.
+    DateTime::parse_from_str(&with_t, "%Y-%m-%dT%H:%M:%S%.f%z")
+        .ok()
+        .map(|at| at.with_timezone(&Utc))
+}
+
+// ---- the document beside its view ---------------------------------------------------------
+
+/// A resource as the service sent it (the JSON object, every field kept) with the typed view
+/// read from it. Derefs to the view; serialises to the document, unchanged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document<T> {
+    raw: Map<String, Value>,
+    view: T,
+}
+
+/// Why a JSON value is not a document of `T`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DocumentError(String);
+
+impl<T: DeserializeOwned> Document<T> {
+    /// Reads the view from `value`, which must be a JSON object holding what `T` requires.
+    pub fn read(value: Value) -> Result<Self, DocumentError> {
+        let not_an_object = |value: &Value| {
+            DocumentError(format!(
+                "expected a JSON object, found {}",
+                json_kind(value)
+            ))
+        };
+        if !value.is_object() {
+            return Err(not_an_object(&value));
+        }
+        // Read from the value in place: no copy of the document for its view.
+        let view = T::deserialize(&value).map_err(|e| DocumentError(e.to_string()))?;
+        match value {
+            Value::Object(raw) => Ok(Self { raw, view }),
+            other => Err(not_an_object(&other)),
+        }
+    }
+
+    /// Each element of a JSON array as a document; the first that does not read is the error,
+    /// named by its position.
+    pub fn read_all(value: Value) -> Result<Vec<Self>, DocumentError> {
+        match value {
+            Value::Array(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    Self::read(item).map_err(|e| DocumentError(format!("item {}: {}", i + 1, e.0)))
+                })
+                .collect(),
+            other => Err(DocumentError(format!(
+                "expected a JSON array, found {}",
+                json_kind(&other)
+            ))),
+        }
+    }
+}
+
+impl<T> Document<T> {
+    /// A document of a view built here (tests, values the client made itself).
+    pub fn from_parts(raw: Map<String, Value>, view: T) -> Self {
+        Self { raw, view }
+    }
+
+    /// The JSON object exactly as the service sent it.
+    pub fn raw(&self) -> &Map<String, Value> {
+        &self.raw
+    }
+
+    pub fn view(&self) -> &T {
+        &self.view
+    }
+
+    pub fn into_view(self) -> T {
+        self.view
+    }
+
+    pub fn into_raw(self) -> Map<String, Value> {
+        self.raw
+    }
+
+    pub fn into_parts(self) -> (Map<String, Value>, T) {
+        (self.raw, self.view)
+    }
+}
+
+impl<T> Deref for Document<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.view
+    }
+}
+
+impl<T> Serialize for Document<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.raw.serialize(serializer)
+    }
+}
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Document<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Self::read(Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
+    }
+}
+
+impl<T: Sortable> Sortable for Document<T> {
+    const SORT_KEYS: &'static [&'static str] = T::SORT_KEYS;
+    fn sort_value(&self, key: &str) -> SortValue<'_> {
+        self.view.sort_value(key)
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+// ---- products -----------------------------------------------------------------------------
+
+/// A credential definition as read: only its `id` is needed to name it.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "CredentialView"))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Credential {
+    #[serde(default, deserialize_with = "lenient::text")]
+    pub id: Option<String>,
+    /// `string` is shown; any other kind is kept as sent.
+    #[serde(
+        rename = "type",
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub kind: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub title: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub pattern: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::integer",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub minimum: Option<i64>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::integer",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub maximum: Option<i64>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::boolean",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub secret: Option<bool>,
+    /// `user` or `company` are shown; any other scope is kept as sent.
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub scope: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::boolean",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub required: Option<bool>,
+}
+
+/// `tags` as read: each list empty when absent.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "TagsView"))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tags {
+    #[serde(default, deserialize_with = "lenient::texts")]
+    pub workflows: Vec<String>,
+    #[serde(default, deserialize_with = "lenient::texts")]
+    pub categories: Vec<String>,
+    #[serde(default, deserialize_with = "lenient::texts")]
+    pub applications: Vec<String>,
+}
+
+/// A webhook subscription as read. The spec does not show `subscriptionId` (the field notes
+/// do); without one a subscription cannot be addressed, and a client must not drop it from a
+/// PATCH either, since a subscription left out is deleted.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "SubscriptionView"))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookSubscription {
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub subscription_id: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub url: Option<String>,
+    /// `created`, `updated`, or values the client does not know.
+    #[serde(default, deserialize_with = "lenient::open_list")]
+    #[cfg_attr(feature = "ts", ts(type = "Array<string>"))]
+    pub events: Vec<Open<EventType>>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::open",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
+    pub resource: Option<Open<ResourceType>>,
+}
+
+/// A product configuration as read: an `id` and its subscriptions; everything else optional.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ProductView"))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Product {
+    pub id: String,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub partner_id: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub name: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub listing_name: Option<String>,
+    /// `NEW_REQUEST` is shown; others are kept as sent.
+    #[serde(default, deserialize_with = "lenient::texts")]
+    pub request_types: Vec<String>,
+    /// `sandbox` is shown; see [`Product::may_be_production`].
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub environment: Option<String>,
+    /// `development` is shown (the field notes add `approved`, `deprecated`).
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub status: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub interface_url: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub admin_interface_url: Option<String>,
+    /// `ASYNC` is shown.
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub integration_type: Option<String>,
+    #[serde(default, deserialize_with = "lenient::list")]
+    pub credentials: Vec<Credential>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::object",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tags: Option<Tags>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::integer",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub extension_limit: Option<i64>,
+    #[serde(default, deserialize_with = "lenient::list")]
+    pub webhooks: Vec<WebhookSubscription>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::instant",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub created: Option<DateTime<Utc>>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub created_by: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::instant",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub updated: Option<DateTime<Utc>>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub updated_by: Option<String>,
+}
+
+/// The value the spec shows for a product's environment.
+pub const SANDBOX_ENVIRONMENT: &str = "sandbox";
+
+impl Product {
+    /// Whether changes to this product may reach production. Only the spec's `sandbox` says
+    /// no; an absent or unknown environment (`prod`, `uat`, …) is read as production, so the
+    /// console asks before it changes such a product.
+    pub fn may_be_production(&self) -> bool {
+        self.environment.as_deref() != Some(SANDBOX_ENVIRONMENT)
+    }
+
+    /// The best name to show: listing name, else name, else id.
+    pub fn display_name(&self) -> &str {
+        self.listing_name
+            .as_deref()
+            .or(self.name.as_deref())
+            .unwrap_or(&self.id)
+    }
+}
+
+fn text_or_missing(text: Option<&str>) -> SortValue<'_> {
+    text.map_or(SortValue::Missing, SortValue::Text)
+}
+
+fn instant_or_missing(at: Option<DateTime<Utc>>) -> SortValue<'static> {
+    at.map_or(SortValue::Missing, SortValue::Instant)
+}
+
+impl Sortable for Product {
+    const SORT_KEYS: &'static [&'static str] = <crate::Product as Sortable>::SORT_KEYS;
+
+    fn sort_value(&self, key: &str) -> SortValue<'_> {
+        match key {
+            "listingName" => text_or_missing(self.listing_name.as_deref()),
+            "name" => text_or_missing(self.name.as_deref()),
+            "status" => text_or_missing(self.status.as_deref()),
+            "created" => instant_or_missing(self.created),
+            "updated" => instant_or_missing(self.updated),
+            _ => SortValue::Missing,
+        }
+    }
+}
+
+// ---- transactions and events --------------------------------------------------------------
+
+/// `product` of a transaction as read.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ProductRefView"))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProductRef {
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub id: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub partner_id: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub name: Option<String>,
+}
+
+/// `entityRef` of a transaction as read.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "EntityRefView"))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntityRef {
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub entity_id: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub entity_type: Option<String>,
+}
+
+/// `request` of a transaction as read; the free objects stay JSON.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "RequestView"))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Request {
+    #[serde(
+        rename = "type",
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub request_type: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::value",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+    pub options: Option<Value>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::value",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+    pub loan: Option<Value>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::value",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+    pub resources: Option<Value>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::value",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+    pub requesting_party: Option<Value>,
+}
+
+impl Request {
+    /// `requestingParty.name`, where there is one.
+    pub fn requesting_party_name(&self) -> Option<&str> {
+        self.requesting_party.as_ref()?.get("name")?.as_str()
+    }
+}
+
+/// `response` of a transaction as read.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ResponseView"))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Response {
+    #[serde(
+        default,
+        deserialize_with = "lenient::open",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
+    pub status: Option<Open<ResponseStatus>>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub partner_status: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub reference_number: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::value",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+    pub responding_party: Option<Value>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::value",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+    pub loan: Option<Value>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::value",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+    pub resources: Option<Value>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::value",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+    pub errors: Option<Value>,
+}
+
+/// A transaction as read: an `id`; the spec shows no other field.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "TransactionView"))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Transaction {
+    pub id: String,
+    #[serde(
+        default,
+        deserialize_with = "lenient::open",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
+    pub status: Option<Open<TransactionStatus>>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_id: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub environment: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::instant",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub created: Option<DateTime<Utc>>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub created_by: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::instant",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub updated: Option<DateTime<Utc>>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub updated_by: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::object",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub product: Option<ProductRef>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::object",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub entity_ref: Option<EntityRef>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::object",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub request: Option<Request>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::object",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub response: Option<Response>,
+}
+
+impl Transaction {
+    /// Whether a response the client knows to be final has locked request and response.
+    pub fn is_locked(&self) -> bool {
+        self.response_status()
+            .and_then(Open::known)
+            .is_some_and(ResponseStatus::is_final)
+    }
+
+    /// Whether the transaction may be locked: a final response status, or one the client does
+    /// not know (which may be final). The console asks before answering such a transaction.
+    pub fn may_be_locked(&self) -> bool {
+        self.response_status().is_some_and(Open::may_be_final)
+    }
+
+    pub fn response_status(&self) -> Option<&Open<ResponseStatus>> {
+        self.response.as_ref()?.status.as_ref()
+    }
+
+    pub fn request_type(&self) -> Option<&str> {
+        self.request.as_ref()?.request_type.as_deref()
+    }
+
+    pub fn product_id(&self) -> Option<&str> {
+        self.product.as_ref()?.id.as_deref()
+    }
+
+    pub fn product_name(&self) -> Option<&str> {
+        self.product.as_ref()?.name.as_deref()
+    }
+
+    /// The latest instant the transaction says it changed: `updated`, else `created`.
+    pub fn last_change(&self) -> Option<DateTime<Utc>> {
+        self.updated.or(self.created)
+    }
+}
+
+impl Sortable for Transaction {
+    const SORT_KEYS: &'static [&'static str] = <crate::Transaction as Sortable>::SORT_KEYS;
+
+    fn sort_value(&self, key: &str) -> SortValue<'_> {
+        match key {
+            "id" => SortValue::Text(&self.id),
+            "status" => text_or_missing(self.status.as_ref().map(Open::as_str)),
+            "created" => instant_or_missing(self.created),
+            "updated" => instant_or_missing(self.updated),
+            "requestType" => text_or_missing(self.request_type()),
+            _ => SortValue::Missing,
+        }
+    }
+}
+
+/// A transaction event as read: an `id`; the spec shows no other field.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "EventView"))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TransactionEvent {
+    pub id: String,
+    /// A URN: a system type or a sender's own; any is kept as sent.
+    #[serde(
+        rename = "type",
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub event_type: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub text: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub from: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::instant",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub sent: Option<DateTime<Utc>>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub comments: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::value",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+    pub details: Option<Value>,
+}
+
+/// The order of a client-side sort where a field may be absent: present values by the spec's
+/// rule (ascending or descending), absent ones last either way.
+pub fn compare_absent_last(
+    a: &SortValue<'_>,
+    b: &SortValue<'_>,
+    descending: bool,
+) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    match (a, b) {
+        (SortValue::Missing, SortValue::Missing) => Ordering::Equal,
+        (SortValue::Missing, _) => Ordering::Greater,
+        (_, SortValue::Missing) => Ordering::Less,
+        _ if descending => b.cmp(a),
+        _ => a.cmp(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_product_needs_only_its_id() {
+        let product: Document<Product> =
+            Document::read(json!({"id": "p1", "name": "acme"})).expect("a minimal product");
+        assert_eq!(product.id, "p1");
+        assert_eq!(product.created, None);
+        assert!(product.webhooks.is_empty());
+        assert!(product.may_be_production(), "no environment: cautious");
+        assert!(Document::<Product>::read(json!({"name": "no id"})).is_err());
+    }
+
+    #[test]
+    fn unknown_values_and_fields_are_kept_as_sent() {
+        let raw = json!({
+            "id": "p2", "status": "approved-pending", "environment": "prod",
+            "extensionLimit": "0", "interfaceUrl": null, "created": "2026-11-26T10:00:00.123+01:00",
+            "webhooks": [{"subscriptionId": "s", "events": ["created", "archived"],
+                          "resource": "urn:svc:partner:document"}],
+            "region": "eu"
+        });
+        let product: Document<Product> = Document::read(raw.clone()).expect("reads");
+        assert_eq!(product.status.as_deref(), Some("approved-pending"));
+        assert_eq!(product.extension_limit, Some(0));
+        assert_eq!(product.interface_url, None);
+        assert_eq!(
+            product.created,
+            parse_instant("2026-11-26T09:00:00.123Z"),
+            "the offset is applied"
+        );
+        let webhook = &product.webhooks[0];
+        assert_eq!(webhook.events[1], Open::Other("archived".into()));
+        assert_eq!(webhook.events[1].to_string(), "archived");
+        assert_eq!(
+            webhook.resource.as_ref().map(Open::as_str),
+            Some("urn:svc:partner:document")
+        );
+        assert_eq!(serde_json::to_value(&product).expect("serialises"), raw);
+        assert_eq!(
+            serde_json::to_value(&webhook.events).expect("serialises"),
+            json!(["created", "archived"])
+        );
+    }
+
+    #[test]
+    fn an_unknown_response_status_may_be_final() {
+        let tx: Transaction = serde_json::from_value(json!({
+            "id": "t", "status": "on-hold", "response": {"status": "partiallyCompleted"}
+        }))
+        .expect("reads");
+        assert!(!tx.is_locked());
+        assert!(tx.may_be_locked());
+        assert_eq!(tx.status.as_ref().map(Open::as_str), Some("on-hold"));
+        let done: Transaction =
+            serde_json::from_value(json!({"id": "t", "response": {"status": "canceled"}}))
+                .expect("reads");
+        assert!(done.is_locked() && done.may_be_locked());
+        let open: Transaction =
+            serde_json::from_value(json!({"id": "t", "response": {"status": "processing"}}))
+                .expect("reads");
+        assert!(!open.may_be_locked());
+    }
+
+    #[test]
+    fn instants_in_any_offset_and_fraction() {
+        let utc = parse_instant("2026-11-26T09:00:00Z").expect("utc");
+        for text in [
+            "2026-11-26T10:00:00+01:00",
+            "2026-11-26T10:00:00.000+01:00",
+            "2026-11-26 09:00:00Z",
+            "2026-11-26T09:00:00",
+            "2026-11-26T10:00:00+0100",
+        ] {
+            assert_eq!(parse_instant(text), Some(utc), "{text}");
+        }
+        assert_eq!(parse_instant("yesterday"), None);
+    }
+
+    #[test]
+    fn absent_sorts_last_either_way() {
+        use std::cmp::Ordering;
+        let a = SortValue::Text("a");
+        assert_eq!(
+            compare_absent_last(&SortValue::Missing, &a, false),
+            Ordering::Greater
+        );
+        assert_eq!(
+            compare_absent_last(&SortValue::Missing, &a, true),
+            Ordering::Greater
+        );
+        assert_eq!(
+            compare_absent_last(&a, &SortValue::Text("b"), true),
+            Ordering::Greater
+        );
+    }
+}

@@ -1,0 +1,142 @@
+//! `partner products|transactions|token` run as processes against a second, independent
+//! implementation of the service (`partner_testkit::OtherService`): what the spec leaves open
+//! is answered differently there than by our sandbox (issue #23).
+
+use partner_testkit::{Dialect, ErrorShape, OtherService, RetryAfter, Seed};
+use std::process::Output;
+
+/// Runs `partner ARGS` against `service`, with a home of its own.
+async fn partner(service: &OtherService, args: &[&str]) -> Output {
+    let home = tempfile::Builder::new()
+        .prefix("partner-cli-other-")
+        .tempdir()
+        .unwrap();
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(args)
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env("XDG_CACHE_HOME", home.path().join("cache"))
+        .env("PARTNER_BASE_URL", service.base_url())
+        .env("PARTNER_CLIENT_ID", service.client_id())
+        .env("PARTNER_CLIENT_SECRET", service.client_secret().expose())
+        .env_remove("PARTNER_TOKEN")
+        .env_remove("PARTNER_CONNECTION")
+        .output()
+        .await
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn json_of(output: &Output) -> serde_json::Value {
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn products_list_reads_a_service_without_created() {
+    let service = OtherService::start(Dialect::minimal()).await;
+    let listed = json_of(&partner(&service, &["products", "list", "--output", "json"]).await);
+    assert_eq!(
+        listed,
+        serde_json::Value::Array(service.products()),
+        "the service's own objects"
+    );
+    let table = partner(&service, &["products", "list"]).await;
+    assert!(table.status.success(), "{}", text(&table.stderr));
+    assert!(text(&table.stdout).contains("other-product-1"));
+    let transactions = partner(&service, &["transactions", "list", "--all"]).await;
+    assert!(
+        transactions.status.success(),
+        "{}",
+        text(&transactions.stderr)
+    );
+    assert!(text(&transactions.stderr).contains("30 items"));
+}
+
+#[tokio::test]
+async fn unknown_fields_reach_json_and_csv_unchanged() {
+    let service = OtherService::start(Dialect::extra()).await;
+    let id = service.products()[0]["id"].as_str().unwrap().to_owned();
+    let product = json_of(&partner(&service, &["products", "get", &id, "--output", "json"]).await);
+    assert_eq!(product, service.products()[0]);
+    assert_eq!(product["status"], "approved-pending");
+    let csv = partner(
+        &service,
+        &["transactions", "list", "--limit", "5", "--output", "csv"],
+    )
+    .await;
+    assert!(csv.status.success(), "{}", text(&csv.stderr));
+    let header = text(&csv.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(header.contains("priority"), "an unknown column: {header}");
+    let events = partner(
+        &service,
+        &["transactions", "events", &service.transaction_ids()[2]],
+    )
+    .await;
+    assert!(events.status.success(), "{}", text(&events.stderr));
+    assert!(text(&events.stdout).contains("urn:vendor:escalation:opened"));
+    let token = partner(&service, &["token", "introspect", "--output", "json"]).await;
+    assert!(token.status.success(), "{}", text(&token.stderr));
+}
+
+#[tokio::test]
+async fn an_all_walk_waits_out_rate_limits_and_says_so() {
+    let service = OtherService::start_with(
+        Dialect::rate_limited(3, 429, RetryAfter::Seconds(1)),
+        Seed {
+            products: 1,
+            transactions: 17,
+        },
+    )
+    .await;
+    let output = partner(
+        &service,
+        &[
+            "transactions",
+            "list",
+            "--all",
+            "--limit",
+            "5",
+            "--output",
+            "json",
+        ],
+    )
+    .await;
+    let walked: Vec<String> = json_of(&output)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(walked, service.transaction_ids(), "none lost, none twice");
+    assert!(
+        text(&output.stderr).contains("waiting 1 s: rate limited"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[tokio::test]
+async fn errors_are_printed_in_the_service_s_words() {
+    for (shape, words) in [
+        (ErrorShape::Problem, "Not Found: no product with that id"),
+        (ErrorShape::Html, "no product with that id"),
+        (ErrorShape::Empty, "empty body"),
+    ] {
+        let service = OtherService::start(Dialect::errors(shape)).await;
+        let output = partner(&service, &["products", "get", "no-such-product"]).await;
+        assert_eq!(output.status.code(), Some(1), "{shape:?}");
+        let stderr = text(&output.stderr);
+        assert!(stderr.contains(words), "{shape:?}: {stderr}");
+        assert!(!stderr.contains(service.client_secret().expose()));
+    }
+}
