@@ -102,24 +102,35 @@ pub fn takes(
 /// sends them: the transaction's own first (when the event stands for a change to it), then the
 /// event's.
 pub fn fired_by(transaction_id: &str, event: &TransactionEvent) -> Vec<Fired> {
+    fired_by_event(transaction_id, &event.id, &event.event_type, event.sent)
+}
+
+/// [`fired_by`] from an event's parts alone (its id, type and `sent`), for a reader of an event
+/// whose other fields a service may leave out (`crate::read::TransactionEvent`).
+pub fn fired_by_event(
+    transaction_id: &str,
+    event_id: &str,
+    event_type: &str,
+    sent: DateTime<Utc>,
+) -> Vec<Fired> {
     let mut fired = Vec::with_capacity(2);
-    if let Some(event_type) = transaction_notice(&event.event_type) {
+    if let Some(notice) = transaction_notice(event_type) {
         fired.push(Fired {
             resource_type: ResourceType::Transaction,
-            event_type,
-            event_id: event.id.clone(),
+            event_type: notice,
+            event_id: event_id.to_owned(),
             resource_id: transaction_id.to_owned(),
             transaction_id: transaction_id.to_owned(),
-            event_time: event.sent,
+            event_time: sent,
         });
     }
     fired.push(Fired {
         resource_type: ResourceType::TransactionEvent,
         event_type: EventType::Created,
-        event_id: event.id.clone(),
-        resource_id: event.id.clone(),
+        event_id: event_id.to_owned(),
+        resource_id: event_id.to_owned(),
         transaction_id: transaction_id.to_owned(),
-        event_time: event.sent,
+        event_time: sent,
     });
     fired
 }

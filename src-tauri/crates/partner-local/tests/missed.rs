@@ -564,3 +564,60 @@ async fn missed_lists_exactly_what_the_service_gave_up_on_while_the_listener_was
     assert!(cancelled.missed.is_empty());
     running.stop().await;
 }
+
+/// The check reads the API tolerantly: against another implementation of the service, which
+/// leaves out what the spec does not pin or sends values the console does not know, it still
+/// runs, checking what it can and leaving out (in the log) a subscription it cannot read.
+#[tokio::test]
+async fn the_check_reads_a_service_that_is_not_our_sandbox() {
+    use partner_testkit::{Dialect, OtherService, Seed};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("captures.sqlite3"), Retention::default()).unwrap();
+    let query = MissedQuery {
+        since: Some(Utc::now() - chrono::Duration::days(3650)),
+        until: Some(Utc::now()),
+        all_subscriptions: true,
+        ..MissedQuery::default()
+    };
+    let seed = Seed {
+        products: 1,
+        transactions: 60,
+    };
+    let mut expected = Vec::new();
+    for dialect in [Dialect::default(), Dialect::minimal(), Dialect::extra()] {
+        let service = OtherService::start_with(dialect, seed).await;
+        let client = PartnerClient::new(
+            ConnectionConfig::new(
+                &service.base_url(),
+                service.client_id(),
+                service.client_secret().clone(),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let report = find_missed(
+            &client,
+            store.reader(),
+            &query,
+            &CancellationToken::new(),
+            |_| {},
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{dialect:?}: {e}"));
+        expected.push(
+            report
+                .subscriptions
+                .iter()
+                .map(|s| (s.subscription_id.clone(), s.expected, s.missed))
+                .collect::<Vec<_>>(),
+        );
+    }
+    // Our own product's subscription is checked from when the product last changed (a day
+    // after it was made): the 21 transactions created after that each fired one notification
+    // to it, none captured here.
+    assert_eq!(expected[0], [("sub-0-transactions".to_string(), 21, 21)]);
+    // Transactions without a product reference are on no checked product.
+    assert_eq!(expected[1], [("sub-0-transactions".to_string(), 0, 0)]);
+    // Subscriptions with an event or resource type the console does not know are not checked.
+    assert_eq!(expected[2], []);
+}
