@@ -1,0 +1,81 @@
+//! The console's services against a second, independent implementation of the service
+//! (`partner_testkit::OtherService`), not our sandbox: what it says reaches the user in its own
+//! words, through the same calls the app's commands make.
+use crate::harness::{form, Headless};
+use partner_api::Product;
+use partner_console_core::services::{connections, listings, token};
+use partner_console_core::ErrorKind;
+use partner_testkit::other_service::{Dialect, ErrorShape, OtherService};
+
+fn connection(service: &OtherService, secret: &str) -> serde_json::Value {
+    serde_json::json!({
+        "label": "Other service",
+        "baseUrl": service.base_url(),
+        "clientId": service.client_id(),
+        "clientSecret": secret,
+        "environment": "sandbox",
+    })
+}
+
+#[tokio::test]
+async fn a_refused_sign_in_is_shown_in_the_service_s_oauth_words_and_saves_nothing() {
+    let app = Headless::start().await;
+    let service = OtherService::start(Dialect::minimal()).await;
+    let before = app.console.status().connections.len();
+    let wrong = "Wrong-secret-0123456789";
+    let refused = connections::add(&app.console, form(connection(&service, wrong)))
+        .await
+        .expect_err("a wrong secret");
+    assert!(
+        refused.message.contains("Client authentication failed"),
+        "the service's own words: {refused:?}"
+    );
+    assert!(!format!("{refused:?}").contains(wrong), "never the secret");
+    assert_eq!(app.console.status().connections.len(), before);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_console_signs_in_and_introspects_on_another_implementation() {
+    let app = Headless::start().await;
+    let service = OtherService::start(Dialect::extra()).await;
+    let secret = service.client_secret().expose().to_string();
+    connections::add(&app.console, form(connection(&service, &secret)))
+        .await
+        .expect("signed in");
+    let said = token::introspect(&app.console).await.expect("introspected");
+    assert!(said.active);
+    let view = token::current(&app.console).expect("the token");
+    assert!(view.idle_expires_at.is_some(), "{view:?}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_sort_the_service_does_not_support_is_refused_in_its_problem_words() {
+    let app = Headless::start().await;
+    let service = OtherService::start(Dialect {
+        errors: ErrorShape::Problem,
+        ..Dialect::narrow_sorts()
+    })
+    .await;
+    let secret = service.client_secret().expose().to_string();
+    connections::add(&app.console, form(connection(&service, &secret)))
+        .await
+        .expect("signed in");
+    let client = app.console.client().expect("client");
+    let refused = listings::page::<Product>(
+        &client,
+        &form(serde_json::json!({"start": 0, "limit": 10, "sort": "name"})),
+    )
+    .await
+    .expect_err("not a sort key of this service");
+    assert_eq!(refused.kind, ErrorKind::Server, "{refused:?}");
+    assert_eq!(refused.status, Some(400));
+    assert!(
+        refused
+            .message
+            .contains("sorting by 'name' is not supported"),
+        "the service's words: {refused:?}"
+    );
+    app.stop().await;
+}
