@@ -1,7 +1,8 @@
 //! Products and transactions listings: the commands (see `services::listings`).
-use partner_api::{Product, Transaction};
+use partner_api::read::{Product, Transaction};
 use partner_console_core::bridge::{
-    ExportRequest, FileJobResult, PageQuery, PageView, SearchRequest, SearchResult, SortKeys,
+    ExportRequest, FileJobResult, PageQuery, PageView, Received, SearchRequest, SearchResult,
+    SortKeys,
 };
 use partner_console_core::services::listings;
 use partner_console_core::Console;
@@ -17,16 +18,16 @@ pub fn sort_keys() -> SortKeys {
 pub async fn list_products(
     state: State<'_, Console>,
     query: PageQuery,
-) -> Result<PageView<Product>> {
-    listings::page(&state.client()?, &query).await
+) -> Result<PageView<Received<Product>>> {
+    listings::products(&state, &query).await
 }
 
 #[tauri::command]
 pub async fn list_transactions(
     state: State<'_, Console>,
     query: PageQuery,
-) -> Result<PageView<Transaction>> {
-    listings::page(&state.client()?, &query).await
+) -> Result<PageView<Received<Transaction>>> {
+    listings::transactions(&state, &query).await
 }
 
 #[tauri::command]

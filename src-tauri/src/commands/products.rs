@@ -1,22 +1,25 @@
 //! Product detail: get, create, add, edit and delete subscriptions, rotate and retire signing
 //! keys, check a subscription's receiver. Adapters over `services::products`,
 //! `services::subscriptions` and `services::receiver_check`.
-use partner_api::{Product, WebhookSubscription};
+use partner_api::read::{Product, WebhookSubscription};
 use partner_console_core::bridge::{
-    ListenerSubscription, NewProductForm, NewSubscriptionForm, ReceiverCheckForm, RepointResult,
-    RotateKeyForm, ShownOnceKey, SubscriptionChangeForm, SubscriptionKeys,
+    ListenerSubscription, NewProductForm, NewSubscriptionForm, Received, ReceiverCheckForm,
+    RepointResult, RotateKeyForm, ShownOnceKey, SubscriptionChangeForm, SubscriptionKeys,
 };
 use partner_console_core::services::{products, receiver_check, subscriptions};
 use partner_console_core::{Console, Result};
 use tauri::State;
 
 #[tauri::command]
-pub async fn get_product(state: State<'_, Console>, id: String) -> Result<Product> {
+pub async fn get_product(state: State<'_, Console>, id: String) -> Result<Received<Product>> {
     products::get(&state, &id).await
 }
 
 #[tauri::command]
-pub async fn create_product(state: State<'_, Console>, form: NewProductForm) -> Result<Product> {
+pub async fn create_product(
+    state: State<'_, Console>,
+    form: NewProductForm,
+) -> Result<Received<Product>> {
     products::create(&state, form).await
 }
 
@@ -75,7 +78,7 @@ pub async fn delete_subscription(
     state: State<'_, Console>,
     product_id: String,
     subscription_id: String,
-) -> Result<Product> {
+) -> Result<Received<Product>> {
     subscriptions::delete(&state, &product_id, &subscription_id).await
 }
 

@@ -1,6 +1,6 @@
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, type ReceiverExchange, type ReceiverReport, type ReceiverRule, type RuleOutcome, type WebhookSubscription } from "../platform";
+import { api, type ReceiverExchange, type ReceiverReport, type ReceiverRule, type RuleOutcome, type Subscription } from "../platform";
 import { ErrorPanel } from "./ErrorPanel";
 
 const OUTCOME_MARK: Record<RuleOutcome, string> = { pass: "✓", fail: "✗", warn: "!", skipped: "–" };
@@ -22,8 +22,8 @@ export function isLoopbackHttp(url: string): boolean {
  * and the certificate, each rule of the spec with its evidence. The same check as
  * `partner check-receiver`; the key never leaves the shell.
  */
-export function ReceiverCheck({ productId, subscription, onClose }: { productId: string; subscription: WebhookSubscription; onClose: () => void }) {
-  const [allowHttp, setAllowHttp] = useState(isLoopbackHttp(subscription.url));
+export function ReceiverCheck({ productId, subscription, onClose }: { productId: string; subscription: Subscription; onClose: () => void }) {
+  const [allowHttp, setAllowHttp] = useState(isLoopbackHttp(subscription.url ?? ""));
   const check = useMutation({
     mutationFn: () => api.checkReceiver({ productId, subscriptionId: subscription.subscriptionId, allowHttp }),
   });

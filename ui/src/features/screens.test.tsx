@@ -81,6 +81,20 @@ describe("Products listing", () => {
 });
 
 describe("Product detail", () => {
+  it("shows a product another service sent with only what the spec pins, and every field it sent", async () => {
+    const sent = { id: "p-9", webhooks: [{ url: "https://receiver.example/hooks", events: ["created", "archived"] }], vendorScore: 7 };
+    mockCommands({ get_product: () => ({ id: "p-9", requestTypes: [], credentials: [], webhooks: [{ url: "https://receiver.example/hooks", events: ["created", "archived"], subscriptionId: null }], document: sent }) });
+    renderWithClient(<ProductDetail id="p-9" />);
+    expect(await screen.findByRole("heading", { name: "p-9" })).toBeInTheDocument();
+    const subscriptions = screen.getByRole("table", { name: "Subscriptions" });
+    expect(within(subscriptions).getByText("https://receiver.example/hooks")).toBeInTheDocument();
+    expect(within(subscriptions).getByText("created, archived")).toBeInTheDocument();
+    expect(within(subscriptions).getByText(/Not addressable: the service sent no subscriptionId/)).toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "Rotate key" })).toBeNull();
+    fireEvent.click(screen.getByRole("tab", { name: "Raw JSON" }));
+    expect(screen.getByText(/"vendorScore": 7/)).toBeInTheDocument();
+  });
+
   it("checks a pasted key as it is typed, shows the new key once, then drops it", async () => {
     const good = "Abcdefghijklmnopqrstuvwxyz0123456789!";
     mockCommands({

@@ -6,7 +6,8 @@ export function formatTime(iso: string | null | undefined): string {
   return date.toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
 }
 
-export function shortTime(iso: string): string {
+export function shortTime(iso: string | null | undefined): string {
+  if (!iso) return "—";
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
   return date.toISOString().slice(11, 23);
@@ -22,7 +23,8 @@ export function countdown(seconds: number): string {
   return h > 0 ? `${h}:${pad(m)}:${pad(s)}` : `${pad(m)}:${pad(s)}`;
 }
 
-export function shortId(id: string): string {
+export function shortId(id: string | null | undefined): string {
+  if (!id) return "—";
   return id.length > 13 ? `${id.slice(0, 8)}…${id.slice(-4)}` : id;
 }
 
@@ -45,7 +47,7 @@ export function flatten(value: unknown, prefix = ""): Array<[string, string]> {
 }
 
 /** `2026-01-02 03:04` for dense table cells (the detail panel shows the full instant). */
-export function tableTime(iso: string): string {
+export function tableTime(iso: string | null | undefined): string {
   return formatTime(iso).slice(0, 16);
 }
 

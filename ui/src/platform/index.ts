@@ -72,7 +72,7 @@ import type {
   TransactionEvent,
   TunnelCheck,
   TunnelSaved,
-  WebhookSubscription,
+  SubscriptionView,
 } from "./types";
 
 export * from "./types";
@@ -181,7 +181,7 @@ export const api = {
     call<SubscriptionKeys>("retire_previous_key", { subscriptionId }),
   /** Changes a subscription's URL, events or resource (each left as it is when null). */
   updateSubscription: (form: SubscriptionChangeForm) =>
-    call<WebhookSubscription>("update_subscription", { form }),
+    call<SubscriptionView>("update_subscription", { form }),
   /** Deletes a subscription and its keys (keychain and listener); answers the updated product. */
   deleteSubscription: (productId: string, subscriptionId: string) =>
     call<Product>("delete_subscription", { productId, subscriptionId }),

@@ -38,7 +38,18 @@ export type { NewProductForm } from "../bindings/NewProductForm";
 export type { NewSubscriptionForm } from "../bindings/NewSubscriptionForm";
 export type { PageQuery } from "../bindings/PageQuery";
 export type { PageView } from "../bindings/PageView";
-export type { Product } from "../bindings/Product";
+import type { Received } from "../bindings/Received";
+import type { ProductView } from "../bindings/ProductView";
+import type { TransactionView } from "../bindings/TransactionView";
+import type { EventView } from "../bindings/EventView";
+export type { Received, ProductView, TransactionView, EventView };
+import type { SubscriptionView } from "../bindings/SubscriptionView";
+export type { SubscriptionView };
+/** A subscription the service named (`subscriptionId`): the only kind that can be edited, checked or rotated. */
+export type Subscription = SubscriptionView & { subscriptionId: string };
+export type { CredentialView } from "../bindings/CredentialView";
+/** A product as the service sent it: the typed view (only `id` and `webhooks` are sure) and its document. */
+export type Product = Received<ProductView>;
 export type { ReplayForm } from "../bindings/ReplayForm";
 export type { ReplayResult } from "../bindings/ReplayResult";
 export type { RepointedSubscription } from "../bindings/RepointedSubscription";
@@ -77,8 +88,12 @@ export type { TestMode } from "../bindings/TestMode";
 export type { TokenHistoryEntry } from "../bindings/TokenHistoryEntry";
 export type { TokenPhase } from "../bindings/TokenPhase";
 export type { TokenView } from "../bindings/TokenView";
-export type { Transaction } from "../bindings/Transaction";
-export type { TransactionEvent } from "../bindings/TransactionEvent";
+/** A transaction as the service sent it: the typed view (only `id` is sure) and its document. */
+export type Transaction = Received<TransactionView>;
+/** A transaction event as the service sent it. */
+export type TransactionEvent = Received<EventView>;
+/** A transaction as the support desk's local copy keeps it. */
+export type { Transaction as StoredTransaction } from "../bindings/Transaction";
 export type { TunnelCheck } from "../bindings/TunnelCheck";
 export type { TunnelFailureKind } from "../bindings/TunnelFailureKind";
 export type { TunnelSaved } from "../bindings/TunnelSaved";

@@ -1,7 +1,12 @@
-import type { AppStatus, CaptureSummary, ClearCapturesForm, ConnectionView, InspectorFilter, InspectorQuery, ListenerView, PageView, Product, Transaction } from "../platform";
+import type { AppStatus, CaptureSummary, ClearCapturesForm, ConnectionView, InspectorFilter, InspectorQuery, ListenerView, PageView, Product, ResponseStatus, StoredTransaction, Transaction } from "../platform";
+
+/** A view as the service sent it: the document holds the same fields. */
+function received<T extends object>(view: T): T & { document: Record<string, unknown> } {
+  return { ...view, document: { ...view } as Record<string, unknown> };
+}
 
 export function product(i: number): Product {
-  return {
+  return received({
     id: `p-${i}`,
     partnerId: "partner-1",
     name: `product-${i}`,
@@ -20,10 +25,15 @@ export function product(i: number): Product {
     createdBy: "partner",
     updated: "2026-01-01T00:00:00Z",
     updatedBy: "partner",
-  };
+  });
 }
 
-export function transaction(i: number, responseStatus: Transaction["response"] extends infer R ? (R extends { status: infer S } ? S : never) : never = "processing"): Transaction {
+export function transaction(i: number, responseStatus: ResponseStatus = "processing"): Transaction {
+  return received(storedTransaction(i, responseStatus));
+}
+
+/** A transaction as the support desk's local copy keeps it (every field of the sandbox's). */
+export function storedTransaction(i: number, responseStatus: ResponseStatus = "processing"): StoredTransaction {
   return {
     id: `t-${i}`,
     status: "created",

@@ -19,10 +19,13 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     TokenView::export_all_to(dir)?;
     partner_api::Introspection::export_all_to(dir)?;
     PageQuery::export_all_to(dir)?;
-    PageView::<partner_api::Product>::export_all_to(dir)?;
-    partner_api::Product::export_all_to(dir)?;
+    PageView::<Received<partner_api::read::Product>>::export_all_to(dir)?;
+    PageView::<Received<partner_api::read::Transaction>>::export_all_to(dir)?;
+    Received::<partner_api::read::TransactionEvent>::export_all_to(dir)?;
+    partner_api::read::Product::export_all_to(dir)?;
+    partner_api::read::Transaction::export_all_to(dir)?;
+    partner_api::read::TransactionEvent::export_all_to(dir)?;
     partner_api::Transaction::export_all_to(dir)?;
-    partner_api::TransactionEvent::export_all_to(dir)?;
     partner_api::ResponseStatus::export_all_to(dir)?;
     SortKeys::export_all_to(dir)?;
     ListingKind::export_all_to(dir)?;

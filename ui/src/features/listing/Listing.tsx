@@ -40,7 +40,7 @@ export interface ListingProps<T> {
   toolbar?: ReactNode;
 }
 
-export function Listing<T>({ kind, title, columns, fetchPage, rowId, onOpen, defaultSort, toolbar }: ListingProps<T>) {
+export function Listing<T extends { document: Record<string, unknown> }>({ kind, title, columns, fetchPage, rowId, onOpen, defaultSort, toolbar }: ListingProps<T>) {
   const [start, setStart] = useState<number>(FIRST_PAGE.start);
   const [limit, setLimit] = useState<number>(FIRST_PAGE.limit);
   const [sort, setSort] = useState(defaultSort);
@@ -261,7 +261,7 @@ export function Listing<T>({ kind, title, columns, fetchPage, rowId, onOpen, def
                 <strong>{rowId(current)}</strong>
                 <button type="button" onClick={() => onOpen(current)}>Open</button>
               </div>
-              <RecordView value={current} title="Record fields" />
+              <RecordView value={current.document} title="Record fields" />
             </>
           ) : (
             <p className="muted pad">Select a row to see every field and the raw JSON.</p>

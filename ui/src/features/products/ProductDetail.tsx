@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, type EventType, type Product, type ResourceType, type ShownOnceKey, type WebhookSubscription } from "../../platform";
+import { api, type EventType, type Product, type ResourceType, type ShownOnceKey, type Subscription } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { CopyLinkButton } from "../../components/CopyLink";
 import { RecordView } from "../../components/JsonView";
@@ -9,7 +9,7 @@ import { navigate } from "../../lib/router";
 import { KeyField, useKeyChoice } from "./KeyField";
 import { ReceiverCheck } from "../../components/ReceiverCheck";
 import { ShownOnce } from "./ShownOnce";
-import { draftOf, EVENTS, RESOURCES, subscriptionChange, subscriptionDraftProblems, toggleEvent, type SubscriptionDraft } from "./subscriptionModel";
+import { addressable, draftOf, EVENTS, RESOURCES, subscriptionChange, subscriptionDraftProblems, toggleEvent, type SubscriptionDraft } from "./subscriptionModel";
 
 /** What the user is doing to one subscription: one at a time, under the table. */
 type SubscriptionAction = { kind: "rotate" | "edit" | "delete" | "check"; subscriptionId: string };
@@ -40,9 +40,9 @@ export function ProductDetail({ id }: { id: string }) {
     <div className="page">
       <div className="toolbar">
         <button type="button" className="link" onClick={() => navigate("products")}>← Products</button>
-        <h1>{p.listingName}</h1>
-        <span className={`pill ${p.status}`}>{p.status}</span>
-        <span className="muted small">{p.name} · {p.id}</span>
+        <h1>{p.listingName ?? p.name ?? p.id}</h1>
+        {p.status && <span className={`pill ${p.status}`}>{p.status}</span>}
+        <span className="muted small">{p.name ?? "—"} · {p.id}</span>
         <CopyLinkButton screen="products" id={p.id} />
       </div>
       {shown && <ShownOnce shown={shown} onDone={() => setShown(null)} />}
@@ -61,23 +61,30 @@ export function ProductDetail({ id }: { id: string }) {
               {p.webhooks.length === 0 && (
                 <tr><td colSpan={6} className="empty">No subscriptions yet: add one pointing at the listener.</td></tr>
               )}
-              {p.webhooks.map((w) => (
-                <tr key={w.subscriptionId} data-subscription-id={w.subscriptionId} data-url={w.url}>
-                  <td className="mono" title={w.subscriptionId}>{shortId(w.subscriptionId)}</td>
-                  <td className="mono"><span className="cell-clip" title={w.url}>{w.url}</span></td>
-                  <td>{w.resource.replace("urn:svc:partner:", "")}</td>
-                  <td>{w.events.join(", ")}</td>
-                  <td><KeyStatus subscriptionId={w.subscriptionId} /></td>
-                  <td>
-                    <span className="row-actions">
-                      <button type="button" data-testid={`subscription-check-${w.subscriptionId}`} onClick={() => act("check", w.subscriptionId)}>Check receiver</button>
-                      <button type="button" onClick={() => act("rotate", w.subscriptionId)}>Rotate key</button>
-                      <button type="button" data-testid={`subscription-edit-${w.subscriptionId}`} onClick={() => act("edit", w.subscriptionId)}>Edit</button>
-                      <button type="button" className="danger" data-testid={`subscription-delete-${w.subscriptionId}`} onClick={() => act("delete", w.subscriptionId)}>Delete</button>
-                    </span>
-                  </td>
-                </tr>
-              ))}
+              {p.webhooks.map((w, index) => {
+                const id = w.subscriptionId ?? null;
+                return (
+                  <tr key={id ?? `unnamed-${index}`} data-subscription-id={id ?? undefined} data-url={w.url ?? undefined}>
+                    <td className="mono" title={id ?? "The service names no subscriptionId for this subscription."}>{shortId(id)}</td>
+                    <td className="mono"><span className="cell-clip" title={w.url ?? undefined}>{w.url ?? "—"}</span></td>
+                    <td>{(w.resource ?? "—").replace("urn:svc:partner:", "")}</td>
+                    <td>{w.events.join(", ")}</td>
+                    <td>{id ? <KeyStatus subscriptionId={id} /> : <span className="muted small">—</span>}</td>
+                    <td>
+                      {id ? (
+                        <span className="row-actions">
+                          <button type="button" data-testid={`subscription-check-${id}`} onClick={() => act("check", id)}>Check receiver</button>
+                          <button type="button" onClick={() => act("rotate", id)}>Rotate key</button>
+                          <button type="button" data-testid={`subscription-edit-${id}`} onClick={() => act("edit", id)}>Edit</button>
+                          <button type="button" className="danger" data-testid={`subscription-delete-${id}`} onClick={() => act("delete", id)}>Delete</button>
+                        </span>
+                      ) : (
+                        <span className="muted small">Not addressable: the service sent no subscriptionId</span>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
           {done && <p className="ok small" role="status" data-testid="subscription-done">{done}</p>}
@@ -95,7 +102,7 @@ export function ProductDetail({ id }: { id: string }) {
             <EditSubscription
               key={action.subscriptionId}
               product={p}
-              subscription={p.webhooks.find((w) => w.subscriptionId === action.subscriptionId)}
+              subscription={addressable(p.webhooks).find((w) => w.subscriptionId === action.subscriptionId)}
               onDone={(message) => {
                 setAction(null);
                 setDone(message);
@@ -103,7 +110,7 @@ export function ProductDetail({ id }: { id: string }) {
             />
           )}
           {action?.kind === "check" && (() => {
-            const subscription = p.webhooks.find((w) => w.subscriptionId === action.subscriptionId);
+            const subscription = addressable(p.webhooks).find((w) => w.subscriptionId === action.subscriptionId);
             return subscription ? (
               <ReceiverCheck key={action.subscriptionId} productId={p.id} subscription={subscription} onClose={() => setAction(null)} />
             ) : null;
@@ -122,8 +129,8 @@ export function ProductDetail({ id }: { id: string }) {
         </section>
         <section className="card side">
           <h2>Product</h2>
-          <p className="muted small">Created {formatTime(p.created)} by {p.createdBy} · updated {formatTime(p.updated)}</p>
-          <RecordView value={p} title="Product fields" />
+          <p className="muted small">Created {formatTime(p.created)} by {p.createdBy ?? "—"} · updated {formatTime(p.updated)}</p>
+          <RecordView value={p.document} title="Product fields" />
         </section>
       </div>
     </div>
@@ -185,7 +192,7 @@ function RotateKey({ productId, subscriptionId, onDone }: { productId: string; s
 }
 
 /** Changes a subscription's URL, events or resource; its signing key stays as it is. */
-function EditSubscription({ product, subscription, onDone }: { product: Product; subscription: WebhookSubscription | undefined; onDone: (message: string | null) => void }) {
+function EditSubscription({ product, subscription, onDone }: { product: Product; subscription: Subscription | undefined; onDone: (message: string | null) => void }) {
   const client = useQueryClient();
   const [draft, setDraft] = useState<SubscriptionDraft | null>(subscription ? draftOf(subscription) : null);
   const save = useMutation({

@@ -9,7 +9,7 @@ import { CreateProduct } from "./CreateProduct";
 export const PRODUCT_COLUMNS: ListingColumn<Product>[] = [
   { id: "listingName", header: "Listing name", sortKey: "listingName", cell: (p) => p.listingName, width: 190 },
   { id: "name", header: "Name", sortKey: "name", cell: (p) => p.name, width: 130 },
-  { id: "status", header: "Status", sortKey: "status", cell: (p) => <span className={`pill ${p.status}`}>{p.status}</span>, width: 96 },
+  { id: "status", header: "Status", sortKey: "status", cell: (p) => (p.status ? <span className={`pill ${p.status}`}>{p.status}</span> : null), width: 96 },
   { id: "requestTypes", header: "Request types", cell: (p) => p.requestTypes.join(", "), width: 116 },
   { id: "webhooks", header: "Hooks", cell: (p) => p.webhooks.length, width: 56 },
   { id: "created", header: "Created", sortKey: "created", cell: (p) => tableTime(p.created), width: 128 },

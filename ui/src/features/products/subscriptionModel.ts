@@ -3,7 +3,7 @@
  * fields the user changed are sent (the rest go as null, "leave it"), so an edit never
  * rewrites a field with a stale copy of itself.
  */
-import type { EventType, ResourceType, SubscriptionChangeForm, WebhookSubscription } from "../../platform";
+import type { EventType, ResourceType, Subscription, SubscriptionChangeForm, SubscriptionView } from "../../platform";
 
 export const RESOURCES: ResourceType[] = ["urn:svc:partner:transaction", "urn:svc:partner:transaction:event"];
 export const EVENTS: EventType[] = ["created", "updated"];
@@ -14,8 +14,18 @@ export interface SubscriptionDraft {
   resource: ResourceType;
 }
 
-export function draftOf(subscription: WebhookSubscription): SubscriptionDraft {
-  return { url: subscription.url, events: canonicalEvents(subscription.events), resource: subscription.resource };
+/** The subscriptions the service named: only those can be edited, checked, rotated or deleted. */
+export function addressable(webhooks: SubscriptionView[]): Subscription[] {
+  return webhooks.filter((w): w is Subscription => typeof w.subscriptionId === "string" && w.subscriptionId !== "");
+}
+
+/** The resource as the service wrote it: one the form knows, or the transaction resource when it is absent. */
+function resourceOf(subscription: SubscriptionView): ResourceType {
+  return (subscription.resource ?? RESOURCES[0]) as ResourceType;
+}
+
+export function draftOf(subscription: Subscription): SubscriptionDraft {
+  return { url: subscription.url ?? "", events: canonicalEvents(subscription.events as EventType[]), resource: resourceOf(subscription) };
 }
 
 /** Events in one order, each once: two drafts with the same events compare equal. */
@@ -41,15 +51,15 @@ export function subscriptionDraftProblems(draft: SubscriptionDraft): Partial<Rec
 }
 
 /** The change to send: only what differs from the subscription; none when nothing does. */
-export function subscriptionChange(productId: string, original: WebhookSubscription, draft: SubscriptionDraft): SubscriptionChangeForm | null {
+export function subscriptionChange(productId: string, original: Subscription, draft: SubscriptionDraft): SubscriptionChangeForm | null {
   const url = draft.url.trim();
   const events = canonicalEvents(draft.events);
   const change: SubscriptionChangeForm = {
     productId,
     subscriptionId: original.subscriptionId,
     url: url !== original.url ? url : null,
-    events: events.join() !== canonicalEvents(original.events).join() ? events : null,
-    resource: draft.resource !== original.resource ? draft.resource : null,
+    events: events.join() !== canonicalEvents(original.events as EventType[]).join() ? events : null,
+    resource: draft.resource !== resourceOf(original) ? draft.resource : null,
   };
   return change.url === null && change.events === null && change.resource === null ? null : change;
 }

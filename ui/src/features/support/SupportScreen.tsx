@@ -6,7 +6,7 @@
  */
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type FormEvent } from "react";
-import { api, type ExportFormat, type SupportCount, type SupportFilter, type SupportIndexView, type SupportSyncProgress, type Transaction } from "../../platform";
+import { api, type ExportFormat, type SupportCount, type SupportFilter, type SupportIndexView, type SupportSyncProgress, type StoredTransaction } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { FileJobStatus, useFileJob } from "../../components/FileJob";
 import { shortId, tableTime } from "../../lib/format";
@@ -370,7 +370,7 @@ function Chips({ title, counts, active, onPick }: { title: string; counts: Suppo
   );
 }
 
-function Results({ items }: { items: Transaction[] }) {
+function Results({ items }: { items: StoredTransaction[] }) {
   return (
     <div className="grid-wrap support-results">
       <table className="grid compact" aria-label="Support results">

@@ -3,8 +3,8 @@ import { emit } from "@tauri-apps/api/event";
 import { describe, expect, it } from "vitest";
 import { mockCommands, type Handler } from "../../test/render";
 import { renderWithClient } from "../../test/render";
-import { transaction } from "../../test/fixtures";
-import type { SupportCounts, SupportFilter, SupportIndexView, SupportPage, SupportQuery, SupportSyncResult, Transaction } from "../../platform";
+import { storedTransaction } from "../../test/fixtures";
+import type { SupportCounts, SupportFilter, SupportIndexView, SupportPage, SupportQuery, SupportSyncResult, StoredTransaction } from "../../platform";
 import { SupportScreen } from "./SupportScreen";
 
 const AS_OF = "2026-03-04T05:06:07Z";
@@ -41,8 +41,8 @@ const NO_FILTER: SupportFilter = {
   text: null,
 };
 
-function withLoan(i: number): Transaction {
-  const t = transaction(i);
+function withLoan(i: number): StoredTransaction {
+  const t = storedTransaction(i);
   return { ...t, request: { ...t.request, loan: { loanNumber: `LN-${i}` }, requestingParty: { name: `Lender ${i}`, address: "", city: "", state: "", postalCode: "" } } };
 }
 

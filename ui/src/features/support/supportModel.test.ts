@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SupportIndexView, SupportSyncResult } from "../../platform";
-import { transaction } from "../../test/fixtures";
+import { storedTransaction } from "../../test/fixtures";
 import {
   EMPTY_FORM,
   formProblems,
@@ -90,7 +90,7 @@ describe("support model", () => {
   });
 
   it("reads the loan number from the request's loan, when there is one", () => {
-    const t = transaction(1);
+    const t = storedTransaction(1);
     expect(loanNumber(t)).toBeNull();
     expect(loanNumber({ ...t, request: { ...t.request, loan: { loanNumber: 42 } } })).toBe("42");
     expect(loanNumber({ ...t, request: { ...t.request, loan: ["x"] } })).toBeNull();

@@ -12,7 +12,7 @@ import type {
   SupportIndexView,
   SupportSyncProgress,
   SupportSyncResult,
-  Transaction,
+  StoredTransaction,
   TransactionStatus,
 } from "../../platform";
 import { formatTime } from "../../lib/format";
@@ -189,7 +189,7 @@ export function rangeText(offset: number, shown: number, total: number, asOf: st
 }
 
 /** The loan number of the request (`request.loan.loanNumber`), when it has one. */
-export function loanNumber(t: Transaction): string | null {
+export function loanNumber(t: StoredTransaction): string | null {
   const loan = t.request.loan;
   if (loan === null || typeof loan !== "object" || Array.isArray(loan)) return null;
   const value = (loan as Record<string, unknown>).loanNumber;
@@ -197,7 +197,7 @@ export function loanNumber(t: Transaction): string | null {
 }
 
 /** The requesting party's name, when the request names one. */
-export function requestingPartyName(t: Transaction): string | null {
+export function requestingPartyName(t: StoredTransaction): string | null {
   return t.request.requestingParty?.name ?? null;
 }
 

@@ -6,7 +6,7 @@ import { CopyLinkButton } from "../../components/CopyLink";
 import { RecordView } from "../../components/JsonView";
 import { formatTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
-import { isLocked, respondForm, RESPONSE_STATUSES } from "./respondModel";
+import { isLocked, respondForm, RESPONSE_STATUSES, unknownResponseStatus } from "./respondModel";
 
 /** A transaction, its response form and its events; `eventId` (an inspector's "Open" on an event
  * notification) marks that event in the timeline and scrolls it into view. */
@@ -29,7 +29,7 @@ export function TransactionDetail({ id, eventId = null }: { id: string; eventId?
   }
   if (!transaction.data) return <div className="page muted">Loading transaction…</div>;
   const t = transaction.data;
-  const events = [...(timeline.data ?? [])].sort((a, b) => b.sent.localeCompare(a.sent));
+  const events = [...(timeline.data ?? [])].sort((a, b) => (b.sent ?? "").localeCompare(a.sent ?? ""));
   const eventMissing = eventId !== null && timeline.data !== undefined && !timeline.data.some((e) => e.id === eventId);
 
   return (
@@ -38,18 +38,18 @@ export function TransactionDetail({ id, eventId = null }: { id: string; eventId?
         <button type="button" className="link" onClick={() => navigate("transactions")}>← Transactions</button>
         <h1>Transaction</h1>
         <span className="mono">{t.id}</span>
-        <span className={`pill ${t.status}`}>{t.status}</span>
-        <span className="muted small">{t.product.name} · loan {t.entityRef.entityId} · created {formatTime(t.created)}</span>
+        {t.status && <span className={`pill ${t.status}`}>{t.status}</span>}
+        <span className="muted small">{t.product?.name ?? "—"} · loan {t.entityRef?.entityId ?? "—"} · created {formatTime(t.created)}</span>
         <CopyLinkButton screen="transactions" id={t.id} eventId={eventId} />
       </div>
       <div className="columns three">
         <section className="card">
           <h2>Request</h2>
-          <RecordView value={t.request} title="Request" />
+          {t.document.request != null ? <RecordView value={t.document.request} title="Request" /> : <p className="muted">The service sent no request.</p>}
         </section>
         <section className="card">
           <h2>Response</h2>
-          {t.response ? <RecordView value={t.response} title="Response" /> : <p className="muted">No response yet.</p>}
+          {t.document.response != null ? <RecordView value={t.document.response} title="Response" /> : <p className="muted">No response yet.</p>}
           <RespondFormView transaction={t} />
         </section>
         <section className="card">
@@ -94,6 +94,7 @@ function RespondFormView({ transaction }: { transaction: Transaction }) {
   if (isLocked(transaction)) {
     return <p className="notice">A final response locked this transaction; events can still be added by the lender.</p>;
   }
+  const unknown = unknownResponseStatus(transaction);
   return (
     <form
       className="respond-form"
@@ -104,6 +105,11 @@ function RespondFormView({ transaction }: { transaction: Transaction }) {
       }}
     >
       <h3>Respond</h3>
+      {unknown && (
+        <p className="notice" data-testid="unknown-response-status">
+          The service answered with response status <code>{unknown}</code>, which the console does not know: it may be final and have locked this transaction, so the service may refuse a new response.
+        </p>
+      )}
       <label>Status
         <select aria-label="Response status" value={status} onChange={(e) => setStatus(e.target.value as ResponseStatus)}>
           {RESPONSE_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}

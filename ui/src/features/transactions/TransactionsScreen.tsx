@@ -5,10 +5,10 @@ import { navigate } from "../../lib/router";
 
 export const TRANSACTION_COLUMNS: ListingColumn<Transaction>[] = [
   { id: "id", header: "Id", sortKey: "id", cell: (t) => <span className="mono" title={t.id}>{shortId(t.id)}</span>, width: 112 },
-  { id: "status", header: "Status", sortKey: "status", cell: (t) => <span className={`pill ${t.status}`}>{t.status}</span>, width: 100 },
-  { id: "requestType", header: "Request type", sortKey: "requestType", cell: (t) => t.request.type, width: 112 },
-  { id: "product", header: "Product", cell: (t) => t.product.name, width: 120 },
-  { id: "loan", header: "Loan", cell: (t) => <span className="mono">{shortId(t.entityRef.entityId)}</span>, width: 110 },
+  { id: "status", header: "Status", sortKey: "status", cell: (t) => (t.status ? <span className={`pill ${t.status}`}>{t.status}</span> : null), width: 100 },
+  { id: "requestType", header: "Request type", sortKey: "requestType", cell: (t) => t.request?.type ?? "—", width: 112 },
+  { id: "product", header: "Product", cell: (t) => t.product?.name ?? "—", width: 120 },
+  { id: "loan", header: "Loan", cell: (t) => <span className="mono">{shortId(t.entityRef?.entityId)}</span>, width: 110 },
   { id: "response", header: "Response", cell: (t) => t.response?.status ?? "—", width: 96 },
   { id: "created", header: "Created", sortKey: "created", cell: (t) => tableTime(t.created), width: 128 },
   { id: "updated", header: "Updated", sortKey: "updated", cell: (t) => tableTime(t.updated), width: 128 },

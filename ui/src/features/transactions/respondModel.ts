@@ -9,7 +9,15 @@ export function isFinal(status: ResponseStatus): boolean {
 
 /** A final response locks request and response: the form then only shows what was sent. */
 export function isLocked(transaction: Transaction): boolean {
-  return transaction.response != null && isFinal(transaction.response.status);
+  const status = transaction.response?.status;
+  return status != null && RESPONSE_STATUSES.includes(status as ResponseStatus) && isFinal(status as ResponseStatus);
+}
+
+/** A response status the console does not know (the spec shows none; another service may send
+ * its own): kept as sent, and read cautiously, since it may be final and lock the transaction. */
+export function unknownResponseStatus(transaction: Transaction): string | null {
+  const status = transaction.response?.status;
+  return status != null && !RESPONSE_STATUSES.includes(status as ResponseStatus) ? status : null;
 }
 
 /** The form's values as the command wants them: blank text fields are left out. */

@@ -21,6 +21,36 @@ pub struct PageQuery {
     pub sort: String,
 }
 
+/// A product, transaction or event as the service sent it: the typed view the screens read
+/// (`partner_api::read`: only what the spec pins is required, unknown values kept as sent), and
+/// the service's own document beside it, every field as it arrived (unknown ones included), for
+/// "Raw JSON" and exports. Why both: a view re-serialised would drop what the console does not
+/// know, and a document read as is would break a screen on a value of an unexpected shape.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Received<T: TS> {
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub view: T,
+    #[ts(type = "Record<string, unknown>")]
+    pub document: serde_json::Map<String, serde_json::Value>,
+}
+
+impl<T: TS> From<partner_api::read::Document<T>> for Received<T> {
+    fn from(document: partner_api::read::Document<T>) -> Self {
+        let (document, view) = document.into_parts();
+        Self { view, document }
+    }
+}
+
+impl<T: TS> std::ops::Deref for Received<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.view
+    }
+}
+
 /// One page of a listing and the total from `X-Total-Count`.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]

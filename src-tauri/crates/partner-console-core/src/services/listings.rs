@@ -1,6 +1,7 @@
 //! Products and transactions listings: one page, search across all pages, export of all pages.
 //! Paging and sort rules are `partner-api`'s, applied by `partner-client` before it sends; the
 //! search rule and the CSV flattening are `partner-client`'s `listing_export`, shared with the CLI.
+use crate::bridge::Received;
 use crate::bridge::{
     ExportFormat, ExportRequest, FileJobResult, ListingKind, PageQuery, PageView, SearchProgress,
     SearchRequest, SearchResult,
@@ -12,7 +13,7 @@ use crate::services::jobs::Job;
 use crate::state::locked;
 use crate::state::AppState;
 use futures::StreamExt;
-use partner_api::{Product, SortSpec, Sortable, Transaction};
+use partner_api::{read, Product, SortSpec, Sortable, Transaction};
 use partner_client::listing_export::{self, TextSearch};
 use partner_client::{Listed, PageRequest, PagerOptions, PartnerClient};
 use serde::Serialize;
@@ -23,7 +24,6 @@ fn sort_spec<T: Sortable>(raw: &str) -> Result<SortSpec> {
         .map_err(|e| AppError::invalid(format!("The sort string is not accepted: {e}.")))
 }
 
-/// One page of a listing, in the sort asked for.
 /// The sort keys the embedded sandbox knows for each listing.
 pub fn sort_keys() -> crate::bridge::SortKeys {
     crate::bridge::SortKeys {
@@ -35,20 +35,33 @@ pub fn sort_keys() -> crate::bridge::SortKeys {
     }
 }
 
+/// One page of the active connection's products.
+pub async fn products(
+    state: &AppState,
+    query: &PageQuery,
+) -> Result<PageView<Received<read::Product>>> {
+    page(&state.client()?, query).await
+}
+
+/// One page of the active connection's transactions.
+pub async fn transactions(
+    state: &AppState,
+    query: &PageQuery,
+) -> Result<PageView<Received<read::Transaction>>> {
+    page(&state.client()?, query).await
+}
+
+/// One page of a listing, in the sort asked for: each item as the service sent it.
 pub async fn page<T: Listed + Serialize + ts_rs::TS>(
     client: &PartnerClient,
     query: &PageQuery,
-) -> Result<PageView<T>> {
+) -> Result<PageView<Received<T>>> {
     let request = PageRequest::new(query.start, u64::from(query.limit))
         .map_err(|e| AppError::invalid(format!("{e}.")))?
         .sorted(sort_spec::<T>(&query.sort)?);
     let page = client.list::<T>(&request).await?;
     Ok(PageView {
-        items: page
-            .items
-            .into_iter()
-            .map(|item| item.into_view())
-            .collect(),
+        items: page.items.into_iter().map(Received::from).collect(),
         total: page.total,
         start: page.start,
         limit: page.limit,
@@ -86,8 +99,8 @@ async fn walk<T: Listed + Serialize>(
 async fn total_of(client: &PartnerClient, kind: ListingKind) -> Result<u64> {
     let request = PageRequest::new(0, 1).map_err(|e| AppError::invalid(format!("{e}.")))?;
     Ok(match kind {
-        ListingKind::Products => client.list::<Product>(&request).await?.total,
-        ListingKind::Transactions => client.list::<Transaction>(&request).await?.total,
+        ListingKind::Products => client.list::<read::Product>(&request).await?.total,
+        ListingKind::Transactions => client.list::<read::Transaction>(&request).await?.total,
     })
 }
 
@@ -121,10 +134,10 @@ pub async fn search(app: &Console, request: SearchRequest) -> Result<SearchResul
             };
             match request.kind {
                 ListingKind::Products => {
-                    walk::<Product>(&client, &request.sort, &stop, &mut on_item).await
+                    walk::<read::Product>(&client, &request.sort, &stop, &mut on_item).await
                 }
                 ListingKind::Transactions => {
-                    walk::<Transaction>(&client, &request.sort, &stop, &mut on_item).await
+                    walk::<read::Transaction>(&client, &request.sort, &stop, &mut on_item).await
                 }
             }
         }
@@ -200,10 +213,10 @@ pub async fn export(app: &Console, request: ExportRequest) -> Result<FileJobResu
     };
     let cancelled = match request.kind {
         ListingKind::Products => {
-            walk::<Product>(&client, &request.sort, &job.stop, collect).await?
+            walk::<read::Product>(&client, &request.sort, &job.stop, collect).await?
         }
         ListingKind::Transactions => {
-            walk::<Transaction>(&client, &request.sort, &job.stop, collect).await?
+            walk::<read::Transaction>(&client, &request.sort, &job.stop, collect).await?
         }
     };
     if cancelled {

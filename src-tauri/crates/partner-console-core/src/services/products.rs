@@ -2,17 +2,18 @@
 //! `partner-client` sends, a pasted signing key checked by the spec's rule (or one generated),
 //! and which keys the listener holds for a subscription. The keychain and the listener's keys
 //! are kept in step by [`crate::services::subscriptions`].
+use crate::bridge::Received;
 use crate::bridge::{
     NewProductForm, NewSubscriptionForm, RotateKeyForm, ShownOnceKey, SubscriptionKeys,
 };
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::AppState;
-use partner_api::{NewProduct, Product, Secret};
+use partner_api::{read, NewProduct, Secret};
 use partner_client::NewSubscription;
 use partner_listener::KeySource;
 
 /// Creates a product from the form (blank optional fields are left out).
-pub async fn create(state: &AppState, form: NewProductForm) -> Result<Product> {
+pub async fn create(state: &AppState, form: NewProductForm) -> Result<Received<read::Product>> {
     let product = NewProduct {
         name: form.name,
         listing_name: form.listing_name,
@@ -20,17 +21,12 @@ pub async fn create(state: &AppState, form: NewProductForm) -> Result<Product> {
         interface_url: form.interface_url.filter(|u| !u.trim().is_empty()),
         ..NewProduct::default()
     };
-    let created = state.client()?.create_product(&product).await?;
-    Ok(partner_client::to_record("the new product", &created)?)
+    Ok(state.client()?.create_product(&product).await?.into())
 }
 
 /// A product by its id.
-pub async fn get(state: &AppState, id: &str) -> Result<Product> {
-    Ok(state
-        .client()?
-        .get_product_as::<Product>(id)
-        .await?
-        .into_view())
+pub async fn get(state: &AppState, id: &str) -> Result<Received<read::Product>> {
+    Ok(state.client()?.get_product(id).await?.into())
 }
 
 /// A pasted key is checked by the rule; none means a generated one.

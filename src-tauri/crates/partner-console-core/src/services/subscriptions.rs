@@ -92,7 +92,7 @@ pub fn retire_previous_key(state: &AppState, subscription_id: &str) -> Result<()
 pub async fn update(
     state: &AppState,
     form: crate::bridge::SubscriptionChangeForm,
-) -> Result<partner_api::WebhookSubscription> {
+) -> Result<partner_api::read::WebhookSubscription> {
     let change = partner_client::SubscriptionChange {
         url: form
             .url
@@ -105,7 +105,7 @@ pub async fn update(
         .client()?
         .update_subscription(&form.product_id, &form.subscription_id, &change)
         .await?;
-    Ok(partner_client::to_record("the subscription", &updated)?)
+    Ok(updated)
 }
 
 /// Deletes a subscription at the service, then its keys from the keychain and the listener.
@@ -113,7 +113,7 @@ pub async fn delete(
     state: &AppState,
     product_id: &str,
     subscription_id: &str,
-) -> Result<partner_api::Product> {
+) -> Result<crate::bridge::Received<partner_api::read::Product>> {
     let client = state.client()?;
     let outcome = client
         .delete_subscription(&state.secrets, product_id, subscription_id)
@@ -121,7 +121,7 @@ pub async fn delete(
     match outcome {
         Ok(product) => {
             state.keys.forget(subscription_id);
-            Ok(partner_client::to_record("the product", &product)?)
+            Ok(product.into())
         }
         Err(error @ partner_client::ClientError::KeysLeftBehind { .. }) => {
             // The subscription is gone at the service: the listener stops using its keys now;

@@ -1,7 +1,7 @@
 //! Listings (pages, search across pages, export through the save dialog), products and their
 //! subscriptions and keys, and a transaction's response.
 use crate::harness::{form, Headless};
-use partner_api::{Product, Transaction};
+use partner_api::read::{Product, Transaction};
 use partner_console_core::bridge::PageQuery;
 use partner_console_core::services::{listings, products, transactions};
 use partner_console_core::AppEvent;
@@ -126,7 +126,11 @@ async fn a_transaction_is_answered() {
         .expect("transactions")
         .items
         .into_iter()
-        .find(|t| t.status == partner_api::TransactionStatus::Created)
+        .find(|t| {
+            t.status
+                .as_ref()
+                .is_some_and(|s| s.is(partner_api::TransactionStatus::Created))
+        })
         .expect("an open transaction");
     let answered = transactions::respond(
         &app.console,
@@ -137,7 +141,7 @@ async fn a_transaction_is_answered() {
     )
     .await
     .expect("answered");
-    let response = answered.response.expect("a response");
+    let response = answered.response.clone().expect("a response");
     assert_eq!(response.partner_status.as_deref(), Some("Looking"));
     assert_eq!(response.reference_number, None, "a blank field is left out");
     app.stop().await;

@@ -2,7 +2,7 @@
 //! (`partner_testkit::OtherService`), not our sandbox: what it says reaches the user in its own
 //! words, through the same calls the app's commands make.
 use crate::harness::{form, Headless};
-use partner_api::Product;
+use partner_api::read::Product;
 use partner_console_core::services::{connections, listings, token};
 use partner_console_core::ErrorKind;
 use partner_testkit::other_service::{Dialect, ErrorShape, OtherService};
@@ -77,5 +77,55 @@ async fn a_sort_the_service_does_not_support_is_refused_in_its_problem_words() {
             .contains("sorting by 'name' is not supported"),
         "the service's words: {refused:?}"
     );
+    app.stop().await;
+}
+
+/// Every screen's read of products and transactions, on a service that sends only what the spec
+/// pins, and on one that sends fields and values the console has never seen.
+#[tokio::test]
+async fn the_screens_read_what_any_faithful_service_sends_and_keep_its_document() {
+    use partner_console_core::services::{products, transactions};
+    let app = Headless::start().await;
+    for dialect in [Dialect::minimal(), Dialect::extra()] {
+        let service = OtherService::start(dialect).await;
+        let secret = service.client_secret().expose().to_string();
+        connections::add(&app.console, form(connection(&service, &secret)))
+            .await
+            .expect("signed in");
+        let page = form(serde_json::json!({"start": 0, "limit": 10, "sort": ""}));
+        let listed = listings::products(&app.console, &page)
+            .await
+            .expect("products on this dialect");
+        assert!(!listed.items.is_empty());
+        let first = &listed.items[0];
+        assert_eq!(
+            first.document.get("id").and_then(|v| v.as_str()),
+            Some(first.id.as_str())
+        );
+        let sent = service
+            .products()
+            .into_iter()
+            .find(|p| p["id"] == first.id.as_str())
+            .expect("the service's own product");
+        let shown = products::get(&app.console, &first.id)
+            .await
+            .expect("product");
+        assert_eq!(
+            serde_json::Value::Object(shown.document.clone()),
+            sent,
+            "the service's document, every field as sent"
+        );
+        let listed = listings::transactions(&app.console, &page)
+            .await
+            .expect("transactions on this dialect");
+        let id = listed.items[0].id.clone();
+        let one = transactions::get(&app.console, &id)
+            .await
+            .expect("transaction");
+        assert_eq!(one.id, id);
+        transactions::events(&app.console, &id)
+            .await
+            .expect("its events");
+    }
     app.stop().await;
 }
