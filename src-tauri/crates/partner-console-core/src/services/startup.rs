@@ -13,25 +13,10 @@
 use crate::bridge::{AppStatus, StartupPhase};
 use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
+use crate::milestones::milestone;
 use crate::state::AppState;
 use partner_client::PartnerClient;
 use partner_local::settings::EMBEDDED_CONNECTION_ID;
-use std::sync::OnceLock;
-use std::time::Instant;
-
-static PROCESS_START: OnceLock<Instant> = OnceLock::new();
-
-/// Marks the process start (first thing in `run`), for the start-up milestones in the log.
-pub fn mark_process_start() {
-    PROCESS_START.get_or_init(Instant::now);
-}
-
-/// A start-up milestone in the log (`PARTNER_LOG=info`), with the milliseconds since the
-/// process started: where start-up time goes, without a profiler.
-pub fn milestone(what: &str) {
-    let ms = PROCESS_START.get().map_or(0, |t| t.elapsed().as_millis());
-    tracing::info!(since_start_ms = ms, "start-up: {what}");
-}
 
 pub async fn first_run(app: Console) {
     milestone("first run begins");
