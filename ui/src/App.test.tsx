@@ -138,6 +138,15 @@ describe("App start-up", () => {
     });
   });
 
+  it("colours the connection by what its service says when that differs from its label, and says so", async () => {
+    const base = ready(null);
+    const active = { ...base.active!, id: "c-1", label: "Labelled sandbox", embedded: false, environment: "production" as const, labelled: "sandbox" as const, serviceEnvironment: "prod" };
+    mockCommands({ app_status: () => ({ ...base, active }), sort_keys: sortKeys, list_products: (args) => pageOf([product(1)], args, 1) });
+    render(<QueryClientProvider client={client()}><App /></QueryClientProvider>);
+    expect(await screen.findByTestId("env-badge")).toHaveTextContent("production");
+    expect(screen.getByTestId("env-disagree")).toHaveTextContent("service says prod");
+  });
+
   it("shows a failed demo subscription in words while the tables stay usable", async () => {
     mockCommands({
       app_status: () =>

@@ -137,6 +137,11 @@ export function App() {
         {s?.active ? (
           <>
             <span className={`env-badge ${env}`} data-testid="env-badge">{env}</span>
+            {s.active.environment !== s.active.labelled && (
+              <span className="env-disagree small" data-testid="env-disagree" title={`Saved as ${s.active.labelled}; the service's tokens say "${s.active.serviceEnvironment ?? ""}", so the console treats it as ${env} and asks before changing anything.`}>
+                service says {s.active.serviceEnvironment}
+              </span>
+            )}
             <span className="conn-label">{s.active.label}</span>
             <span className="muted mono small shrink" title={s.active.baseUrl}>{s.active.baseUrl}</span>
             {s.demoSubscription && <DemoSubscriptionBadge subscription={s.demoSubscription} />}

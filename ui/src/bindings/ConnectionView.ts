@@ -4,7 +4,22 @@ import type { Environment } from "./Environment";
 /**
  * A saved connection as the UI sees it: the client secret stays in the keychain.
  */
-export type ConnectionView = { id: string, label: string, baseUrl: string, clientId: string, environment: Environment, 
+export type ConnectionView = { id: string, label: string, baseUrl: string, clientId: string, 
+/**
+ * The environment the console treats the connection as: production when the label or the
+ * service says so (`Environment::with_service_saying`); the banner's colour and every
+ * "are you sure" follow it.
+ */
+environment: Environment, 
+/**
+ * The environment the connection was saved with (the user's label).
+ */
+labelled: Environment, 
+/**
+ * What the service says its tokens' environment is (the introspection's `environment`,
+ * as sent); none until it was asked, or when it did not say.
+ */
+serviceEnvironment: string | null, 
 /**
  * The in-process sandbox started at first run.
  */

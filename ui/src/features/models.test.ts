@@ -210,7 +210,7 @@ describe("search and demo", () => {
 });
 
 describe("connection rows", () => {
-  const embedded = { id: "embedded-sandbox", label: "Embedded sandbox", baseUrl: "", clientId: "demo", environment: "sandbox" as const, embedded: true };
+  const embedded = { id: "embedded-sandbox", label: "Embedded sandbox", baseUrl: "", clientId: "demo", environment: "sandbox" as const, labelled: "sandbox" as const, serviceEnvironment: null, embedded: true };
   const saved = { ...embedded, id: "c-1", label: "Staging", baseUrl: "https://staging.example.com", embedded: false };
   it("never removes the embedded sandbox or the active connection, and resets only the sandbox", () => {
     expect(connectionActions(embedded, "c-1")).toEqual({ use: true, remove: false, reset: true });

@@ -62,6 +62,8 @@ export const embeddedConnection: ConnectionView = {
   baseUrl: "http://127.0.0.1:1",
   clientId: "demo",
   environment: "sandbox",
+  labelled: "sandbox",
+  serviceEnvironment: null,
   embedded: true,
 };
 

@@ -39,6 +39,27 @@ pub enum Environment {
     Production,
 }
 
+impl Environment {
+    /// How the console treats a connection labelled `self` whose service says its tokens are in
+    /// `said` (the introspection's `environment`, whose values the spec does not show): as
+    /// production unless both the label and the service say otherwise. Only `sandbox` and
+    /// `test` (any case) read as not production; anything else the service says (`prod`,
+    /// `live`, `uat`, a word of its own) is read cautiously, so every "are you sure" still asks.
+    pub fn with_service_saying(self, said: Option<&str>) -> Environment {
+        let service = said.map(str::trim).filter(|s| !s.is_empty()).map(|s| {
+            if s.eq_ignore_ascii_case("sandbox") || s.eq_ignore_ascii_case("test") {
+                Environment::Sandbox
+            } else {
+                Environment::Production
+            }
+        });
+        match (self, service) {
+            (Environment::Sandbox, Some(Environment::Sandbox) | None) => Environment::Sandbox,
+            _ => Environment::Production,
+        }
+    }
+}
+
 /// A saved connection to a service; its client secret is in the keychain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -624,5 +645,22 @@ mod tests {
         SettingsFile::new(&path).save(&sample()).expect("save");
         let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+}
+
+#[cfg(test)]
+mod environment_tests {
+    use super::Environment::{Production, Sandbox};
+
+    #[test]
+    fn production_when_the_label_or_the_service_says_so() {
+        assert_eq!(Sandbox.with_service_saying(None), Sandbox);
+        assert_eq!(Sandbox.with_service_saying(Some("sandbox")), Sandbox);
+        assert_eq!(Sandbox.with_service_saying(Some("TEST")), Sandbox);
+        assert_eq!(Sandbox.with_service_saying(Some(" ")), Sandbox);
+        assert_eq!(Sandbox.with_service_saying(Some("prod")), Production);
+        assert_eq!(Sandbox.with_service_saying(Some("uat")), Production);
+        assert_eq!(Production.with_service_saying(Some("sandbox")), Production);
+        assert_eq!(Production.with_service_saying(None), Production);
     }
 }

@@ -12,9 +12,27 @@ pub struct ConnectionView {
     pub label: String,
     pub base_url: String,
     pub client_id: String,
+    /// The environment the console treats the connection as: production when the label or the
+    /// service says so (`Environment::with_service_saying`); the banner's colour and every
+    /// "are you sure" follow it.
     pub environment: Environment,
+    /// The environment the connection was saved with (the user's label).
+    pub labelled: Environment,
+    /// What the service says its tokens' environment is (the introspection's `environment`,
+    /// as sent); none until it was asked, or when it did not say.
+    #[serde(default)]
+    pub service_environment: Option<String>,
     /// The in-process sandbox started at first run.
     pub embedded: bool,
+}
+
+impl ConnectionView {
+    /// The view once the service has said its environment.
+    pub fn with_service_environment(mut self, said: Option<String>) -> Self {
+        self.environment = self.labelled.with_service_saying(said.as_deref());
+        self.service_environment = said;
+        self
+    }
 }
 
 impl ConnectionView {
@@ -26,6 +44,8 @@ impl ConnectionView {
             base_url: base_url.unwrap_or_default().to_string(),
             client_id: EMBEDDED_CLIENT_ID.into(),
             environment: Environment::Sandbox,
+            labelled: Environment::Sandbox,
+            service_environment: None,
             embedded: true,
         }
     }
@@ -39,6 +59,8 @@ impl From<&partner_local::SavedConnection> for ConnectionView {
             base_url: saved.base_url.clone(),
             client_id: saved.client_id.clone(),
             environment: saved.environment,
+            labelled: saved.environment,
+            service_environment: None,
             embedded: false,
         }
     }

@@ -33,9 +33,39 @@ pub fn activate(app: &Console, view: ConnectionView, client: PartnerClient) {
         previous.stop.cancel();
     }
     app.announce(|_| {});
+    learn_environment(app, client.clone(), stop.clone());
     crate::services::token::watch(app.clone(), client.clone(), stop.clone());
     crate::services::keys::load_in_background(app.clone(), client, stop);
     crate::services::tunnel::check_in_background(app.clone());
+}
+
+/// Asks the service which environment the connection's token is in (introspection), in the
+/// background, and treats the connection by it from then on: a connection labelled sandbox
+/// whose service says `prod` is shown, and asked about, as production. Stops with `stop`
+/// (another connection).
+fn learn_environment(
+    app: &Console,
+    client: PartnerClient,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    let app = app.clone();
+    app.clone().spawn(async move {
+        let said = tokio::select! {
+            said = client.tokens().introspect() => said,
+            () = stop.cancelled() => return,
+        };
+        match said {
+            Ok(introspection) => {
+                let said = Some(introspection.environment).filter(|e| !e.trim().is_empty());
+                app.announce(|inner| {
+                    if let Some(active) = inner.active.as_mut().filter(|_| !stop.is_cancelled()) {
+                        active.view = active.view.clone().with_service_environment(said);
+                    }
+                });
+            }
+            Err(error) => tracing::warn!(%error, "the service did not say its environment"),
+        }
+    });
 }
 
 fn client_for(view: &ConnectionView, secret: Secret) -> Result<PartnerClient> {

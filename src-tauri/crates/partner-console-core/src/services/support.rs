@@ -488,6 +488,8 @@ mod tests {
             base_url: "http://127.0.0.1:9/".into(),
             client_id: "client-1".into(),
             environment: Environment::Sandbox,
+            labelled: Environment::Sandbox,
+            service_environment: None,
             embedded: false,
         }
     }

@@ -129,3 +129,39 @@ async fn the_screens_read_what_any_faithful_service_sends_and_keep_its_document(
     }
     app.stop().await;
 }
+
+/// A connection saved as sandbox to a service whose tokens introspect as `prod` is shown, and
+/// asked about, as production; the label and what the service said are both kept.
+#[tokio::test]
+async fn the_environment_the_service_says_wins_over_a_sandbox_label() {
+    use partner_local::Environment;
+    let app = Headless::start().await;
+    let service = OtherService::start(Dialect::extra()).await;
+    let secret = service.client_secret().expose().to_string();
+    connections::add(&app.console, form(connection(&service, &secret)))
+        .await
+        .expect("signed in");
+    let active = app
+        .wait_for("the service's environment", || {
+            app.console
+                .status()
+                .active
+                .filter(|a| a.service_environment.is_some())
+        })
+        .await;
+    assert_eq!(active.service_environment.as_deref(), Some("prod"));
+    assert_eq!(active.labelled, Environment::Sandbox);
+    assert_eq!(active.environment, Environment::Production);
+
+    // A service that says nothing of it leaves the label as it is.
+    let quiet = OtherService::start(Dialect::minimal()).await;
+    let secret = quiet.client_secret().expose().to_string();
+    connections::add(&app.console, form(connection(&quiet, &secret)))
+        .await
+        .expect("signed in");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let active = app.console.status().active.expect("active");
+    assert_eq!(active.service_environment, None);
+    assert_eq!(active.environment, Environment::Sandbox);
+    app.stop().await;
+}
