@@ -6,6 +6,7 @@
 
 mod harness;
 mod listings_and_products;
+mod more_services;
 mod other_service;
 mod startup_and_connections;
 mod support_and_links;

@@ -1,0 +1,260 @@
+//! The rest of the services the commands call, without a window: the listener's switches, the
+//! inspector's counts and attempts, evidence, the receiver check, editing and re-pointing
+//! subscriptions, saving a tunnel URL, Go to, the support desk's counts, and resetting the
+//! embedded sandbox.
+use crate::harness::{form, Headless};
+use partner_console_core::bridge::GoToTarget;
+use partner_console_core::services::{
+    captures, demo, embedded, evidence, listener, receiver_check, subscriptions, support, tunnel,
+};
+use partner_console_core::AppEvent;
+
+const NO_FILTER: &str = r#"{"verdict": null, "eventType": null, "resourceType": null,
+    "subscriptionId": null, "since": null, "until": null, "text": null}"#;
+
+fn no_filter() -> serde_json::Value {
+    serde_json::from_str(NO_FILTER).expect("a filter")
+}
+
+/// The demo product subscribed to the listener, and a transaction the lender made on it, seen
+/// by the listener (its capture id).
+async fn a_notification(app: &Headless) -> (String, String, i64) {
+    let name = app
+        .demo_subscribed()
+        .await
+        .demo_subscription
+        .and_then(|d| d.product_name)
+        .expect("the demo product");
+    let client = app.console.client().expect("client");
+    let product = client
+        .list_products(&partner_client::PageRequest::new(0, 50).expect("a page"))
+        .await
+        .expect("products")
+        .items
+        .into_iter()
+        .find(|p| p.listing_name.as_deref() == Some(name.as_str()))
+        .expect("the product")
+        .id
+        .clone();
+    let made = embedded::new_transaction(&app.console, product.clone())
+        .await
+        .expect("made");
+    let transaction = made.transaction_id.expect("its id");
+    let capture = app
+        .wait_for("its notification", || {
+            app.events(|e| match e {
+                AppEvent::Captures(batch) => Some(batch.captures.clone()),
+                _ => None,
+            })
+            .into_iter()
+            .flatten()
+            .find(|c| c.resource_id == transaction)
+            .map(|c| c.id)
+        })
+        .await;
+    (product, transaction, capture)
+}
+
+#[tokio::test]
+async fn the_listener_s_test_mode_forward_rules_and_retention_are_kept_in_its_view() {
+    let app = Headless::start().await;
+    listener::set_test_mode(
+        &app.console,
+        form(serde_json::json!({"enabled": true, "status": 503, "delayMs": 0})),
+    )
+    .expect("test mode");
+    listener::set_forward_rules(
+        &app.console,
+        form(serde_json::json!([{"resourceType": null, "eventType": null, "url": "http://127.0.0.1:9/app"}])),
+    )
+    .expect("rules");
+    listener::set_retention(
+        &app.console,
+        form(serde_json::json!({"maxCaptures": 5000, "maxAgeDays": 7})),
+    )
+    .await
+    .expect("retention");
+    let view = listener::view(&app.console);
+    assert!(view.test_mode.enabled);
+    assert_eq!(view.test_mode.status, 503);
+    assert_eq!(view.forward_rules.len(), 1);
+    assert_eq!(view.retention.max_captures, Some(5000));
+    let refused = listener::set_forward_rules(
+        &app.console,
+        form(serde_json::json!([{"resourceType": null, "eventType": null, "url": "not a url"}])),
+    )
+    .expect_err("a bad URL");
+    assert_eq!(refused.kind, partner_console_core::ErrorKind::InvalidInput);
+    assert_eq!(
+        listener::view(&app.console).forward_rules.len(),
+        1,
+        "kept as it was"
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_inspector_counts_a_notification_and_its_evidence_is_written() {
+    let app = Headless::start().await;
+    let (_, _, capture) = a_notification(&app).await;
+    let facets = captures::facets(&app.console, form(no_filter()))
+        .await
+        .expect("facets");
+    assert!(facets.total >= 1, "{facets:?}");
+    assert!(!facets.subscriptions.is_empty());
+    let attempts = captures::attempts(&app.console, capture)
+        .await
+        .expect("attempts");
+    assert_eq!(attempts.len(), 1);
+
+    let bundle = evidence::bundle(
+        &app.console,
+        form(serde_json::json!({
+            "captureId": capture, "scope": "notification", "shown": null,
+            "maskFields": ["meta.instanceId"], "path": null
+        })),
+    )
+    .await
+    .expect("evidence");
+    assert_eq!(bundle.captures, 1);
+    let har = std::fs::read_to_string(&bundle.har_path).expect("the HAR");
+    assert!(har.contains("\"log\""));
+    let summary = std::fs::read_to_string(&bundle.summary_path).expect("the summary");
+    assert!(!summary.is_empty());
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_receiver_check_runs_against_the_console_s_own_listener() {
+    let app = Headless::start().await;
+    app.demo_subscribed().await;
+    let mine = receiver_check::listener_subscriptions(&app.console)
+        .await
+        .expect("the subscriptions on the listener");
+    let first = mine.first().expect("the demo product's");
+    let report = receiver_check::check(
+        &app.console,
+        form(serde_json::json!({
+            "productId": first.product_id, "subscriptionId": first.subscription.subscription_id,
+            "allowHttp": true
+        })),
+    )
+    .await
+    .expect("a report");
+    assert!(!report.rules.is_empty());
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_subscription_is_edited_re_pointed_and_deleted() {
+    let app = Headless::start().await;
+    let (product, _, _) = a_notification(&app).await;
+    let client = app.console.client().expect("client");
+    let before = client.get_product(&product).await.expect("product");
+    let subscription = before.webhooks[0].subscription_id.clone().expect("an id");
+    let edited = subscriptions::update(
+        &app.console,
+        form(serde_json::json!({
+            "productId": product, "subscriptionId": subscription,
+            "url": null, "events": ["created"], "resource": null
+        })),
+    )
+    .await
+    .expect("edited");
+    let events: Vec<&str> = edited.events.iter().map(|e| e.as_str()).collect();
+    assert_eq!(events, vec!["created"]);
+
+    // The listener's subscriptions, offered for a tunnel URL saved in front of it.
+    let loopback = listener::view(&app.console)
+        .callback_url
+        .expect("the listener's URL");
+    listener::set_tunnel_url(&app.console, Some("https://tunnel.invalid/webhooks".into()))
+        .expect("a tunnel");
+    let offer = subscriptions::repoint_offer(&app.console, Some(loopback))
+        .await
+        .expect("an offer")
+        .expect("subscriptions to re-point");
+    assert!(!offer.subscriptions.is_empty());
+    assert_eq!(offer.to, "https://tunnel.invalid/webhooks");
+
+    let after = subscriptions::delete(&app.console, &product, &subscription)
+        .await
+        .expect("deleted");
+    assert!(after
+        .webhooks
+        .iter()
+        .all(|w| w.subscription_id.as_deref() != Some(subscription.as_str())));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_tunnel_url_is_saved_checked_and_cleared() {
+    let app = Headless::start().await;
+    let saved = tunnel::save_url(&app.console, Some("https://tunnel.invalid/hooks".into()))
+        .await
+        .expect("saved");
+    assert_eq!(
+        saved.listener.tunnel_url.as_deref(),
+        Some("https://tunnel.invalid/hooks")
+    );
+    let checked = tunnel::check_now(&app.console).await.expect("checked");
+    assert!(!checked.ok, "nothing answers there: {checked:?}");
+    let cleared = tunnel::save_url(&app.console, None).await.expect("cleared");
+    assert_eq!(cleared.listener.tunnel_url, None);
+    let refused = tunnel::check_now(&app.console)
+        .await
+        .expect_err("no tunnel");
+    assert_eq!(refused.kind, partner_console_core::ErrorKind::InvalidInput);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn go_to_opens_a_transaction_and_says_what_it_cannot_find() {
+    let app = Headless::start().await;
+    let (product, transaction, _) = a_notification(&app).await;
+    match support::go_to(&app.console, &transaction)
+        .await
+        .expect("found")
+    {
+        GoToTarget::Transaction { transaction_id, .. } => assert_eq!(transaction_id, transaction),
+        other => panic!("{other:?}"),
+    }
+    match support::go_to(&app.console, &product).await.expect("found") {
+        GoToTarget::Product { product_id } => assert_eq!(product_id, product),
+        other => panic!("{other:?}"),
+    }
+    let missing = support::go_to(&app.console, "no-such-id")
+        .await
+        .expect("an answer");
+    assert!(
+        matches!(missing, GoToTarget::NotFound { .. }),
+        "{missing:?}"
+    );
+    support::sync(
+        &app.console,
+        form(serde_json::json!({"jobId": "s", "allowProduction": false})),
+    )
+    .await
+    .expect("synced");
+    let counts = support::counts(&app.console, form(serde_json::json!({"loan": []})))
+        .await
+        .expect("counts");
+    assert!(counts.total >= 240, "{counts:?}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn resetting_the_embedded_sandbox_starts_it_again_from_its_demo_data() {
+    let app = Headless::start().await;
+    let (product, transaction, _) = a_notification(&app).await;
+    let _ = product;
+    demo::reset(&app.console).await.expect("reset");
+    let client = app.console.client().expect("client");
+    let gone = client.get_transaction(&transaction).await;
+    assert!(
+        gone.is_err(),
+        "the transaction made before the reset is gone"
+    );
+    app.demo_subscribed().await;
+    app.stop().await;
+}
