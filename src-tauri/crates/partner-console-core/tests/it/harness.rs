@@ -63,6 +63,44 @@ impl Headless {
         .await
     }
 
+    /// The id of the demo product subscribed to the listener at start-up (waits for it).
+    pub async fn demo_product(&self) -> String {
+        let name = self
+            .demo_subscribed()
+            .await
+            .demo_subscription
+            .and_then(|d| d.product_name)
+            .expect("a subscribed product");
+        let client = self.console.client().expect("client");
+        let products = client
+            .list_products(&partner_client::PageRequest::new(0, 50).expect("a page"))
+            .await
+            .expect("products");
+        products
+            .items
+            .into_iter()
+            .find(|p| p.listing_name.as_deref() == Some(name.as_str()))
+            .map(|p| p.id.clone())
+            .expect("the product")
+    }
+
+    /// The first capture the window was told of about `resource_id` (waits for it).
+    pub async fn capture_of(
+        &self,
+        resource_id: &str,
+    ) -> partner_console_core::bridge::CaptureSummary {
+        self.wait_for("its notification in the window", || {
+            self.events(|e| match e {
+                AppEvent::Captures(batch) => Some(batch.captures.clone()),
+                _ => None,
+            })
+            .into_iter()
+            .flatten()
+            .find(|c| c.resource_id == resource_id)
+        })
+        .await
+    }
+
     /// Waits (up to 20 s) until `check` gives a value.
     pub async fn wait_for<T>(&self, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);

@@ -7,7 +7,6 @@ use partner_console_core::bridge::GoToTarget;
 use partner_console_core::services::{
     captures, demo, embedded, evidence, listener, receiver_check, subscriptions, support, tunnel,
 };
-use partner_console_core::AppEvent;
 
 const NO_FILTER: &str = r#"{"verdict": null, "eventType": null, "resourceType": null,
     "subscriptionId": null, "since": null, "until": null, "text": null}"#;
@@ -19,39 +18,12 @@ fn no_filter() -> serde_json::Value {
 /// The demo product subscribed to the listener, and a transaction the lender made on it, seen
 /// by the listener (its capture id).
 async fn a_notification(app: &Headless) -> (String, String, i64) {
-    let name = app
-        .demo_subscribed()
-        .await
-        .demo_subscription
-        .and_then(|d| d.product_name)
-        .expect("the demo product");
-    let client = app.console.client().expect("client");
-    let product = client
-        .list_products(&partner_client::PageRequest::new(0, 50).expect("a page"))
-        .await
-        .expect("products")
-        .items
-        .into_iter()
-        .find(|p| p.listing_name.as_deref() == Some(name.as_str()))
-        .expect("the product")
-        .id
-        .clone();
+    let product = app.demo_product().await;
     let made = embedded::new_transaction(&app.console, product.clone())
         .await
         .expect("made");
     let transaction = made.transaction_id.expect("its id");
-    let capture = app
-        .wait_for("its notification", || {
-            app.events(|e| match e {
-                AppEvent::Captures(batch) => Some(batch.captures.clone()),
-                _ => None,
-            })
-            .into_iter()
-            .flatten()
-            .find(|c| c.resource_id == transaction)
-            .map(|c| c.id)
-        })
-        .await;
+    let capture = app.capture_of(&transaction).await.id;
     (product, transaction, capture)
 }
 

@@ -63,26 +63,7 @@ async fn the_missed_check_reports_its_progress_and_finds_nothing_missed_on_a_fre
 #[tokio::test]
 async fn the_embedded_sandbox_s_deliveries_are_listed_with_their_captures() {
     let app = Headless::start().await;
-    app.demo_subscribed().await;
-    let product = {
-        let client = app.console.client().expect("client");
-        let name = app
-            .console
-            .status()
-            .demo_subscription
-            .and_then(|d| d.product_name)
-            .expect("name");
-        client
-            .list_products(&partner_client::PageRequest::new(0, 50).expect("a page"))
-            .await
-            .expect("products")
-            .items
-            .into_iter()
-            .find(|p| p.listing_name.as_deref() == Some(name.as_str()))
-            .expect("product")
-            .id
-            .clone()
-    };
+    let product = app.demo_product().await;
     let made = embedded::new_transaction(&app.console, product)
         .await
         .expect("made");

@@ -21,47 +21,16 @@ async fn inspector(app: &Headless) -> InspectorPage {
     .expect("a page")
 }
 
-/// A demo product's id (the one subscribed to the listener at start-up).
-async fn subscribed_product(app: &Headless) -> String {
-    let name = app
-        .demo_subscribed()
-        .await
-        .demo_subscription
-        .and_then(|d| d.product_name)
-        .expect("a subscribed product");
-    let client = app.console.client().expect("client");
-    let products = client
-        .list_products(&partner_client::PageRequest::new(0, 50).expect("a page"))
-        .await
-        .expect("products");
-    products
-        .items
-        .into_iter()
-        .find(|p| p.listing_name.as_deref() == Some(name.as_str()))
-        .map(|p| p.id.clone())
-        .expect("the product")
-}
-
 #[tokio::test]
 async fn a_lender_s_transaction_reaches_the_inspector_verified_and_the_window_in_a_batch() {
     let app = Headless::start().await;
-    let product = subscribed_product(&app).await;
+    let product = app.demo_product().await;
     let made = embedded::new_transaction(&app.console, product)
         .await
         .expect("the lender's transaction");
     let transaction = made.transaction_id.expect("its id");
 
-    let batch = app
-        .wait_for("captures in the window", || {
-            app.events(|e| match e {
-                AppEvent::Captures(batch) => Some(batch.captures.clone()),
-                _ => None,
-            })
-            .into_iter()
-            .flatten()
-            .find(|c| c.resource_id == transaction)
-        })
-        .await;
+    let batch = app.capture_of(&transaction).await;
     assert_eq!(batch.verdict, Verdict::Valid);
 
     let page = inspector(&app).await;
@@ -102,7 +71,7 @@ async fn a_lender_s_transaction_reaches_the_inspector_verified_and_the_window_in
 #[tokio::test]
 async fn captures_are_exported_imported_and_cleared_through_the_dialogs() {
     let app = Headless::start().await;
-    let product = subscribed_product(&app).await;
+    let product = app.demo_product().await;
     for _ in 0..3 {
         embedded::new_transaction(&app.console, product.clone())
             .await
