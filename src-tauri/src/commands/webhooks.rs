@@ -3,10 +3,10 @@
 //! debugger, replay and export. Adapters over `services::listener`, `services::captures`,
 //! `services::tunnel` and `services::signatures`.
 use partner_console_core::bridge::{
-    CaptureDetail, CaptureExportForm, CaptureSummary, ClearCapturesForm, ClearResult,
-    FileJobResult, ForwardRuleView, InspectorFacets, InspectorFilter, InspectorPage,
-    InspectorQuery, ListenerAddressForm, ListenerView, ReplayForm, ReplayResult, RetentionForm,
-    SignatureReport, TestMode, TunnelSaved,
+    CaptureDetail, CaptureExportForm, CaptureFilter, CaptureSummary, ClearCapturesForm,
+    ClearResult, FileJobResult, ForwardRuleView, InspectorFacets, InspectorPage, InspectorQuery,
+    ListenerAddressForm, ListenerView, ReplayForm, ReplayResult, RetentionForm, SignatureReport,
+    TestMode, TunnelSaved,
 };
 use partner_console_core::Result;
 
@@ -88,7 +88,7 @@ pub async fn inspector_page(
 #[tauri::command]
 pub async fn inspector_facets(
     state: State<'_, Console>,
-    filter: InspectorFilter,
+    filter: CaptureFilter,
 ) -> Result<InspectorFacets> {
     captures::facets(&state, filter).await
 }

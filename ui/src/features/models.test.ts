@@ -31,11 +31,11 @@ function capture(id: number, patch: Partial<CaptureSummary> = {}): CaptureSummar
 
 describe("inspector", () => {
   it("asks the store for what the filter bar holds, and nothing for what it leaves empty", () => {
-    expect(storeFilter(NO_FILTER)).toEqual({ verdict: null, eventType: null, resourceType: null, subscriptionId: null, since: null, until: null, text: null });
+    expect(storeFilter(NO_FILTER)).toEqual({ ids: [], maxId: null, verdicts: [], eventType: null, resourceType: null, subscriptionId: null, since: null, until: null, text: null });
     expect(isFiltered(NO_FILTER)).toBe(false);
     const form = { ...NO_FILTER, verdict: "invalid-signature" as const, eventType: "created", text: "  loan 42 ", since: "2026-11-24T09:30:00" };
     const filter = storeFilter(form);
-    expect(filter).toMatchObject({ verdict: "invalid-signature", eventType: "created", text: "loan 42", resourceType: null });
+    expect(filter).toMatchObject({ verdicts: ["invalid-signature"], eventType: "created", text: "loan 42", resourceType: null });
     // A local time goes to the store as the instant it names.
     expect(filter.since).toBe(new Date("2026-11-24T09:30:00").toISOString());
     expect(isFiltered(form)).toBe(true);

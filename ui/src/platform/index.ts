@@ -24,7 +24,7 @@ import type {
   GoToTarget,
   ForwardRuleView,
   InspectorFacets,
-  InspectorFilter,
+  CaptureFilter,
   InspectorPage,
   InspectorQuery,
   JobProgress,
@@ -224,7 +224,7 @@ export const api = {
   /** One window of the inspector's list, read from the capture store. */
   inspectorPage: (query: InspectorQuery) => call<InspectorPage>("inspector_page", { query }),
   /** The filter's choices and the verdict counts under the rest of the filter. */
-  inspectorFacets: (filter: InspectorFilter) => call<InspectorFacets>("inspector_facets", { filter }),
+  inspectorFacets: (filter: CaptureFilter) => call<InspectorFacets>("inspector_facets", { filter }),
   /** Every attempt of a capture's notification, first first. */
   captureAttempts: (id: number) => call<CaptureSummary[]>("capture_attempts", { id }),
   /** Saves the forward rules (first match wins) and applies them at once. */

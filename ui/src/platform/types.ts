@@ -20,7 +20,7 @@ export type { FileJobResult } from "../bindings/FileJobResult";
 export type { JobProgress } from "../bindings/JobProgress";
 export type { CaptureExportForm } from "../bindings/CaptureExportForm";
 export type { CaptureFileFormat } from "../bindings/CaptureFileFormat";
-export type { InspectorFilter } from "../bindings/InspectorFilter";
+export type { CaptureFilter } from "../bindings/CaptureFilter";
 export type { InspectorQuery } from "../bindings/InspectorQuery";
 export type { InspectorPage } from "../bindings/InspectorPage";
 export type { InspectorFacets } from "../bindings/InspectorFacets";

@@ -1,4 +1,4 @@
-import type { AppStatus, CaptureSummary, ClearCapturesForm, ConnectionView, InspectorFilter, InspectorQuery, ListenerView, PageView, Product, ResponseStatus, StoredTransaction, Transaction } from "../platform";
+import type { AppStatus, CaptureSummary, ClearCapturesForm, ConnectionView, CaptureFilter, InspectorQuery, ListenerView, PageView, Product, ResponseStatus, StoredTransaction, Transaction } from "../platform";
 
 /** A view as the service sent it: the document holds the same fields. */
 function received<T extends object>(view: T): T & { document: Record<string, unknown> } {
@@ -113,9 +113,9 @@ export function listenerView(patch: Partial<ListenerView> = {}): ListenerView {
  */
 export function captureStore(initial: CaptureSummary[]) {
   let rows = [...initial].sort((a, b) => b.id - a.id);
-  const matches = (f: InspectorFilter | null, c: CaptureSummary, verdicts = true) =>
+  const matches = (f: CaptureFilter | null, c: CaptureSummary, verdicts = true) =>
     f === null ||
-    ((!verdicts || f.verdict === null || c.verdict === f.verdict) &&
+    ((!verdicts || f.verdicts.length === 0 || f.verdicts.includes(c.verdict)) &&
       (f.eventType === null || c.eventType === f.eventType) &&
       (f.text === null || [c.eventId, c.resourceId, c.subscriptionId].some((v) => v.includes(f.text as string))));
   const handlers = {
@@ -138,7 +138,7 @@ export function captureStore(initial: CaptureSummary[]) {
       return { offset: q.offset, total: more ? end : hits.length, totalCapped: more, items: hits.slice(q.offset, end) };
     },
     inspector_facets: (a: Record<string, unknown>) => {
-      const f = a.filter as InspectorFilter;
+      const f = a.filter as CaptureFilter;
       const verdicts: Record<string, number> = {};
       for (const c of rows) if (matches(f, c, false)) verdicts[c.verdict] = (verdicts[c.verdict] ?? 0) + 1;
       const distinct = (pick: (c: CaptureSummary) => string) => [...new Set(rows.map(pick))].sort();

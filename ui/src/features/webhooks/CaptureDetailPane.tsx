@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, type CaptureDetail, type EvidenceScope, type InspectorFilter, type OutboundView } from "../../platform";
+import { api, type CaptureDetail, type EvidenceScope, type CaptureFilter, type OutboundView } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { formatTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
@@ -9,7 +9,7 @@ type Tab = "headers" | "raw" | "pretty" | "signature" | "attempts" | "forwards" 
 
 /** One capture: its request, signature check, attempts, forwards and replays, replay and
  * evidence. `filter` and `shown` are the inspector's, for "the captures shown". */
-export function CaptureDetailPane({ id, onSelect, filter = null, shown = 0 }: { id: number; onSelect: (id: number) => void; filter?: InspectorFilter | null; shown?: number }) {
+export function CaptureDetailPane({ id, onSelect, filter = null, shown = 0 }: { id: number; onSelect: (id: number) => void; filter?: CaptureFilter | null; shown?: number }) {
   const [tab, setTab] = useState<Tab>("pretty");
   const detail = useQuery({ queryKey: ["capture", id], queryFn: () => api.captureDetail(id), retry: false });
   if (detail.isError) return <ErrorPanel error={detail.error} onRetry={() => void detail.refetch()} />;
@@ -229,7 +229,7 @@ function Replay({ id, raw }: { id: number; raw: string }) {
  * debugger's diagnosis, attempts and their timing, the forward's answer, the service's delivery
  * record on a sandbox), with no key, secret or token in either and the chosen body fields masked.
  */
-function EvidenceBundle({ id, attempts, filter, shown }: { id: number; attempts: number; filter: InspectorFilter | null; shown: number }) {
+function EvidenceBundle({ id, attempts, filter, shown }: { id: number; attempts: number; filter: CaptureFilter | null; shown: number }) {
   const [scope, setScope] = useState<EvidenceScope>(attempts > 1 ? "notification" : "capture");
   const [fields, setFields] = useState("");
   const [path, setPath] = useState("");

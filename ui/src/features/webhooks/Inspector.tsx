@@ -5,7 +5,7 @@
  * they scroll away, saying how many arrived meanwhile.
  */
 import { memo, useEffect, useMemo, useRef, useState, type KeyboardEvent, type RefObject } from "react";
-import { api, type CaptureFileFormat, type CaptureSummary, type InspectorFilter } from "../../platform";
+import { api, type CaptureFileFormat, type CaptureSummary, type CaptureFilter } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { FileJobStatus, useFileJob } from "../../components/FileJob";
 import { shortTime, shortId } from "../../lib/format";
@@ -358,12 +358,12 @@ function AttemptRow({ capture: c, number, top, selected, onSelect }: { capture: 
  * was there when the button was pressed goes: captures arriving while the user reads the
  * confirmation are kept.
  */
-function ClearCaptures({ filter, shown, shownCapped, stored, newestShown, onCleared }: { filter: InspectorFilter | null; shown: number; shownCapped: boolean; stored: number; newestShown: number | null; onCleared: () => void }) {
-  const [asked, setAsked] = useState<{ filter: InspectorFilter | null; count: number; atLeast: boolean; upToId: number } | null>(null);
+function ClearCaptures({ filter, shown, shownCapped, stored, newestShown, onCleared }: { filter: CaptureFilter | null; shown: number; shownCapped: boolean; stored: number; newestShown: number | null; onCleared: () => void }) {
+  const [asked, setAsked] = useState<{ filter: CaptureFilter | null; count: number; atLeast: boolean; upToId: number } | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const ask = (which: InspectorFilter | null, count: number, atLeast = false) => {
+  const ask = (which: CaptureFilter | null, count: number, atLeast = false) => {
     setDone(null);
     setError(null);
     const top = which === null ? api.inspectorPage({ filter: storeFilter(NO_FILTER), grouped: false, offset: 0, limit: 1, countPastPage: true }).then((p) => p.items[0]?.id ?? 0) : Promise.resolve(newestShown ?? 0);
@@ -417,7 +417,7 @@ function ClearCaptures({ filter, shown, shownCapped, stored, newestShown, onClea
 
 /** Export the shown (or the selected) captures as JSON Lines or HAR 1.2, and import JSON Lines,
  * through the desktop's dialogs, with progress and Cancel (on a line of their own below). */
-function CaptureFiles({ filter, filtered, shown, capped, selectedId, onImported }: { filter: InspectorFilter; filtered: boolean; shown: number; capped: boolean; selectedId: number | null; onImported: () => void }) {
+function CaptureFiles({ filter, filtered, shown, capped, selectedId, onImported }: { filter: CaptureFilter; filtered: boolean; shown: number; capped: boolean; selectedId: number | null; onImported: () => void }) {
   const [choice, setChoice] = useState<`${CaptureFileFormat} ${"shown" | "selected"}`>("jsonl shown");
   const exporting = useFileJob("export-captures");
   const importing = useFileJob("import-captures");

@@ -3,7 +3,7 @@
  * rows the capture store answered, never the whole store, so a million captures cost what a
  * hundred do. Counts, choices and search are the store's (see `useInspector`).
  */
-import type { CaptureSummary, InspectorFilter, InspectorQuery, Verdict } from "../../platform";
+import type { CaptureSummary, CaptureFilter, InspectorQuery, Verdict } from "../../platform";
 import { instantOf } from "../../lib/format";
 
 export const VERDICTS: Verdict[] = [
@@ -41,20 +41,24 @@ export const NO_FILTER: FilterForm = { verdict: "all", eventType: "", resourceTy
  * every attempt (they count its hits up to the store's cap). The pages then count only through
  * themselves, so the same hits are not walked twice (at a million captures, about 30 ms each).
  */
-export function countedByFacets(filter: InspectorFilter, grouped: boolean): boolean {
+export function countedByFacets(filter: CaptureFilter, grouped: boolean): boolean {
   return filter.text !== null && !grouped;
 }
 
 /** The store read of block `block` of the list: the inspector's, and the warm-up's of block 0. */
-export function blockQuery(filter: InspectorFilter, grouped: boolean, block: number): InspectorQuery {
+export function blockQuery(filter: CaptureFilter, grouped: boolean, block: number): InspectorQuery {
   return { filter, grouped, offset: block * BLOCK, limit: BLOCK, countPastPage: !countedByFacets(filter, grouped) };
 }
 
+/** No filter: every capture. */
+export const EVERY_CAPTURE: CaptureFilter = { ids: [], maxId: null, verdicts: [], eventType: null, resourceType: null, subscriptionId: null, since: null, until: null, text: null };
+
 /** The store's filter for the form. */
-export function storeFilter(form: FilterForm): InspectorFilter {
+export function storeFilter(form: FilterForm): CaptureFilter {
   const named = (v: string) => (v.trim() === "" ? null : v.trim());
   return {
-    verdict: form.verdict === "all" ? null : form.verdict,
+    ...EVERY_CAPTURE,
+    verdicts: form.verdict === "all" ? [] : [form.verdict],
     eventType: named(form.eventType),
     resourceType: named(form.resourceType),
     subscriptionId: named(form.subscriptionId),
@@ -67,7 +71,7 @@ export function storeFilter(form: FilterForm): InspectorFilter {
 /** Whether the form restricts anything. */
 export function isFiltered(form: FilterForm): boolean {
   const f = storeFilter(form);
-  return Object.values(f).some((v) => v !== null);
+  return Object.values(f).some((v) => (Array.isArray(v) ? v.length > 0 : v !== null));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { act, renderHook, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
-import type { CaptureSummary, InspectorFilter } from "../../platform";
+import type { CaptureSummary, CaptureFilter } from "../../platform";
 import { mockCommands } from "../../test/render";
 import { BLOCK } from "./inspectorModel";
 import { KEEP_BLOCKS_AROUND, furthest, useInspector } from "./useInspector";
@@ -9,7 +9,7 @@ const TOTAL = 100_000;
 function summary(id: number): CaptureSummary {
   return { id, receivedAt: new Date(1_700_000_000_000 + id * 1000).toISOString(), verdict: "valid", eventType: "created", resourceType: "urn:svc:partner:transaction", resourceId: `tx-${id}`, instanceId: "demo", eventId: `e-${id}`, subscriptionId: "s", attempts: 1, replayed: false, groupAttempts: 1 };
 }
-const noFilter: InspectorFilter = { verdict: null, eventType: null, resourceType: null, subscriptionId: null, since: null, until: null, text: null };
+const noFilter: CaptureFilter = { ids: [], maxId: null, verdicts: [], eventType: null, resourceType: null, subscriptionId: null, since: null, until: null, text: null };
 
 describe("useInspector", () => {
   it("holds the blocks near the window and the first, not every block a long scroll passed", async () => {

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
-import { api, events, type CaptureSummary, type InspectorFacets, type InspectorFilter } from "../../platform";
+import { api, events, type CaptureSummary, type InspectorFacets, type CaptureFilter } from "../../platform";
 import { blockQuery, countedByFacets } from "./inspectorModel";
 
 /** Live captures refresh the list at most this often, so a burst costs a few reads, not one per batch. */
@@ -36,7 +36,7 @@ export interface InspectorData {
  * for an older one are dropped. Live captures refresh the top of the list while the user follows
  * it, and are only counted while they are scrolled away (the rows under their eyes stay put).
  */
-export function useInspector(filter: InspectorFilter, grouped: boolean, following: boolean): InspectorData {
+export function useInspector(filter: CaptureFilter, grouped: boolean, following: boolean): InspectorData {
   const [pageCount, setPageCount] = useState<Count>({ gen: 0, total: 0, capped: false });
   const [blocks, setBlocks] = useState<ReadonlyMap<number, CaptureSummary[]>>(new Map());
   /** The blocks as last set (answers land one at a time, each building on the one before). */

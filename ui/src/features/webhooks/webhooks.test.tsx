@@ -180,7 +180,7 @@ describe("the inspector over the store", () => {
     expect(within(screen.getByLabelText("Counts by verdict")).getByText("invalid-signature").parentElement).toHaveTextContent("1");
     // Never the whole store: one block of rows, from the top.
     expect(calls.find((c) => c.cmd === "inspector_page")?.args).toEqual({
-      query: { filter: { verdict: null, eventType: null, resourceType: null, subscriptionId: null, since: null, until: null, text: null }, grouped: false, offset: 0, limit: 100, countPastPage: true },
+      query: { filter: { ids: [], maxId: null, verdicts: [], eventType: null, resourceType: null, subscriptionId: null, since: null, until: null, text: null }, grouped: false, offset: 0, limit: 100, countPastPage: true },
     });
     fireEvent.change(screen.getByLabelText("Search captures"), { target: { value: "e-2" } });
     await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("1 of 3"));
@@ -231,7 +231,7 @@ describe("clearing captures", () => {
     store.add(capture(5, "invalid-signature"));
     fireEvent.click(within(confirm).getByRole("button", { name: "Delete 2 captures" }));
     expect(await screen.findByTestId("clear-result")).toHaveTextContent("Deleted 2 captures.");
-    expect(calls.find((c) => c.cmd === "clear_captures")?.args).toMatchObject({ form: { filter: { verdict: "invalid-signature" }, upToId: 4 } });
+    expect(calls.find((c) => c.cmd === "clear_captures")?.args).toMatchObject({ form: { filter: { verdicts: ["invalid-signature"] }, upToId: 4 } });
     await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("1 of 3"));
     expect(store.rows().map((c) => c.id)).toEqual([5, 3, 1]);
   });
@@ -286,7 +286,7 @@ describe("exporting and importing captures", () => {
     fireEvent.change(screen.getByLabelText("Capture export"), { target: { value: "har shown" } });
     fireEvent.click(screen.getByRole("button", { name: "Export…" }));
     expect(await screen.findByText("2 captures exported · /home/me/captures.har")).toBeInTheDocument();
-    expect(calls.find((c) => c.cmd === "export_captures")?.args).toMatchObject({ form: { format: "har", ids: null, filter: { verdict: null } } });
+    expect(calls.find((c) => c.cmd === "export_captures")?.args).toMatchObject({ form: { format: "har", ids: null, filter: { verdicts: [] } } });
     fireEvent.click(screen.getByRole("button", { name: "Import…" }));
     expect(await screen.findByText("3 captures imported (1 already there) · /home/me/captures.jsonl")).toBeInTheDocument();
   });

@@ -1,7 +1,7 @@
 //! The inspector: captures, their filter, pages and counts, detail, exports, clears, and the signature report.
 
 use super::listener::OutboundView;
-use partner_listener::Verdict;
+use partner_listener::{CaptureFilter, Verdict};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -9,7 +9,7 @@ use ts_rs::TS;
 #[derive(Debug, Clone, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ClearCapturesForm {
-    pub filter: Option<InspectorFilter>,
+    pub filter: Option<CaptureFilter>,
     /// Only captures up to this id: what was there when the user was asked, not what arrived
     /// while they read the confirmation.
     #[ts(type = "number")]
@@ -46,27 +46,11 @@ pub struct CaptureSummary {
     pub group_attempts: u32,
 }
 
-/// What the inspector shows: every field empty shows every capture.
-#[derive(Debug, Clone, Default, Deserialize, TS)]
-#[serde(rename_all = "camelCase", default)]
-pub struct InspectorFilter {
-    pub verdict: Option<Verdict>,
-    pub event_type: Option<String>,
-    pub resource_type: Option<String>,
-    pub subscription_id: Option<String>,
-    /// Received at or after (RFC 3339).
-    pub since: Option<String>,
-    /// Received before (RFC 3339).
-    pub until: Option<String>,
-    /// Words of the body or headers, or part of an id.
-    pub text: Option<String>,
-}
-
 /// One window of the inspector's list, read from the capture store.
 #[derive(Debug, Clone, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct InspectorQuery {
-    pub filter: InspectorFilter,
+    pub filter: CaptureFilter,
     /// One row per notification (its attempts folded under it) instead of one per attempt.
     pub grouped: bool,
     #[ts(type = "number")]
@@ -128,7 +112,7 @@ pub enum CaptureFileFormat {
 pub struct CaptureExportForm {
     pub job_id: String,
     pub format: CaptureFileFormat,
-    pub filter: InspectorFilter,
+    pub filter: CaptureFilter,
     /// Only these (the selection); none exports what the filter shows.
     #[ts(type = "Array<number> | null")]
     pub ids: Option<Vec<i64>>,

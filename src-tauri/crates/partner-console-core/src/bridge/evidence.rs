@@ -1,6 +1,6 @@
 //! Evidence bundles for a support ticket.
 
-use super::captures::InspectorFilter;
+use partner_listener::CaptureFilter;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -28,7 +28,7 @@ pub struct EvidenceForm {
     pub capture_id: i64,
     pub scope: EvidenceScope,
     /// With `Shown`: the inspector's filter (at most [`EVIDENCE_MOST_SHOWN`] captures).
-    pub shown: Option<InspectorFilter>,
+    pub shown: Option<CaptureFilter>,
     /// Body fields to mask (`borrower.name` or `/borrower/name`).
     pub mask_fields: Vec<String>,
     /// The files' base path (`.har` and `.md` are added); none: the export folder.

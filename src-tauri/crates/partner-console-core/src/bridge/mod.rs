@@ -9,7 +9,7 @@
 //! so `crate::bridge::X` names any of them.
 
 /// The listener's verdict on a notification: the library's own type, one home for its words.
-pub use partner_listener::Verdict;
+pub use partner_listener::{CaptureFilter, Verdict};
 /// Sandbox or production: shown as a colour everywhere (kept in the settings file).
 pub use partner_local::Environment;
 

@@ -7,7 +7,7 @@
 //! milliseconds and must not hold an async worker.
 use crate::bridge::{
     CaptureExportForm, CaptureFileFormat, CaptureSummary, ClearCapturesForm, FileJobResult,
-    InspectorFacets, InspectorFilter, InspectorPage, InspectorQuery, OpenResource, OutboundView,
+    InspectorFacets, InspectorPage, InspectorQuery, OpenResource, OutboundView,
 };
 use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
@@ -25,22 +25,6 @@ use std::path::{Path, PathBuf};
 
 /// The most rows one inspector read returns.
 pub const MAX_PAGE: u32 = 500;
-
-/// The store's filter for what the inspector shows (a bad time is the user's mistake).
-pub fn store_filter(filter: &InspectorFilter) -> Result<CaptureFilter> {
-    use crate::services::form::{instant, trimmed};
-    Ok(CaptureFilter {
-        ids: Vec::new(),
-        max_id: None,
-        verdicts: filter.verdict.into_iter().collect(),
-        event_type: trimmed(&filter.event_type),
-        resource_type: trimmed(&filter.resource_type),
-        subscription_id: trimmed(&filter.subscription_id),
-        since: instant(&filter.since, "from")?,
-        until: instant(&filter.until, "until")?,
-        text: trimmed(&filter.text),
-    })
-}
 
 /// Runs a read of the store on the blocking pool.
 async fn read<T: Send + 'static>(
@@ -61,7 +45,7 @@ async fn read<T: Send + 'static>(
 /// One window of the inspector's list.
 pub async fn page(state: &AppState, query: InspectorQuery) -> Result<InspectorPage> {
     let store = state.captures()?;
-    let filter = store_filter(&query.filter)?;
+    let filter = query.filter.tidied();
     let offset = query.offset;
     let grouping = if query.grouped {
         Grouping::ByNotification
@@ -100,9 +84,9 @@ pub async fn page(state: &AppState, query: InspectorQuery) -> Result<InspectorPa
 }
 
 /// The filter's choices and the verdict counts under the rest of the filter.
-pub async fn facets(state: &AppState, filter: InspectorFilter) -> Result<InspectorFacets> {
+pub async fn facets(state: &AppState, filter: CaptureFilter) -> Result<InspectorFacets> {
     let store = state.captures()?;
-    let filter = store_filter(&filter)?;
+    let filter = filter.tidied();
     read(store, move |store| {
         let facets = store.facets(&filter)?;
         let stored = store.count(&CaptureFilter::default())?;
@@ -124,7 +108,7 @@ pub async fn facets(state: &AppState, filter: InspectorFilter) -> Result<Inspect
 pub async fn clear(state: &AppState, form: ClearCapturesForm) -> Result<u64> {
     let store = state.captures()?;
     let mut filter = match &form.filter {
-        Some(filter) => store_filter(filter)?,
+        Some(filter) => filter.clone().tidied(),
         None => CaptureFilter::default(),
     };
     filter.max_id = Some(form.up_to_id);
@@ -222,7 +206,7 @@ impl CaptureFileFormat {
 pub async fn export(app: &Console, form: CaptureExportForm) -> Result<FileJobResult> {
     let state = app.state();
     let store = state.captures()?;
-    let mut filter = store_filter(&form.filter)?;
+    let mut filter = form.filter.clone().tidied();
     if let Some(ids) = form.ids.filter(|ids| !ids.is_empty()) {
         filter = CaptureFilter {
             ids,
@@ -489,27 +473,27 @@ mod tests {
 
     #[test]
     fn the_inspector_filter_reads_times_and_leaves_blanks_out() {
-        let filter = store_filter(&InspectorFilter {
-            verdict: Some(Verdict::Valid),
-            event_type: Some("  ".into()),
-            since: Some("2026-11-24T09:30:00+01:00".into()),
-            text: Some(" loan 42 ".into()),
-            ..InspectorFilter::default()
-        })
-        .expect("filter");
+        let query: InspectorQuery = serde_json::from_value(serde_json::json!({
+            "filter": {"verdicts": ["valid"], "eventType": "  ", "since": "2026-11-24T09:30:00+01:00",
+                       "until": "", "text": " loan 42 "},
+            "grouped": false, "offset": 0, "limit": 10, "countPastPage": true
+        }))
+        .expect("the UI's query");
+        let filter = query.filter.tidied();
         assert_eq!(filter.verdicts, vec![Verdict::Valid]);
         assert_eq!(filter.event_type, None);
+        assert_eq!(filter.until, None);
         assert_eq!(filter.text.as_deref(), Some("loan 42"));
         assert_eq!(
             filter.since.map(|t| t.to_rfc3339()),
             Some("2026-11-24T08:30:00+00:00".into())
         );
-        let bad = store_filter(&InspectorFilter {
-            until: Some("yesterday".into()),
-            ..InspectorFilter::default()
-        })
+        let bad = serde_json::from_value::<InspectorQuery>(serde_json::json!({
+            "filter": {"until": "yesterday"},
+            "grouped": false, "offset": 0, "limit": 10, "countPastPage": true
+        }))
         .expect_err("not a time");
-        assert!(bad.message.contains("\"yesterday\""), "{}", bad.message);
+        assert!(bad.to_string().contains("\"yesterday\""), "{bad}");
     }
 
     #[test]

@@ -43,8 +43,7 @@ pub async fn bundle(state: &AppState, form: EvidenceForm) -> Result<EvidenceResu
     let selection = match form.scope {
         EvidenceScope::Capture => Selection::Ids(vec![form.capture_id]),
         EvidenceScope::Shown => {
-            let filter =
-                crate::services::captures::store_filter(&form.shown.clone().unwrap_or_default())?;
+            let filter = form.shown.clone().unwrap_or_default().tidied();
             let shown = store.count(&filter)?;
             if shown > EVIDENCE_MOST_SHOWN {
                 return Err(AppError::invalid(format!(

@@ -21,26 +21,69 @@ pub struct Retention {
     pub max_age: Option<Duration>,
 }
 
-/// Which captures a query, a count or an export covers. Empty fields match everything.
+/// Which captures a query, a count or an export covers. Empty fields match everything. The one
+/// filter of captures: the store's queries, `partner listen` and the desktop app's inspector
+/// (its UI sends this type as it is) all take it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default)]
 pub struct CaptureFilter {
     /// Only these captures (a selection in the inspector).
+    #[cfg_attr(feature = "ts", ts(type = "Array<number>"))]
     pub ids: Vec<i64>,
     /// Only captures up to this id: what was stored when the user looked (a clear confirmed
     /// later leaves the captures that arrived meanwhile).
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub max_id: Option<i64>,
     pub verdicts: Vec<Verdict>,
     pub event_type: Option<String>,
     pub resource_type: Option<String>,
     pub subscription_id: Option<String>,
-    /// Received at or after.
+    /// Received at or after (RFC 3339; blank is none).
+    #[serde(deserialize_with = "instant")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub since: Option<DateTime<Utc>>,
-    /// Received before.
+    /// Received before (RFC 3339; blank is none).
+    #[serde(deserialize_with = "instant")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub until: Option<DateTime<Utc>>,
     /// A search: words in the body or a header value, or a substring of an id (see
     /// [`crate::search`] for exactly what it means).
     pub text: Option<String>,
+}
+
+impl CaptureFilter {
+    /// The filter as a person typed it, tidied: names and words trimmed, blank ones none.
+    pub fn tidied(mut self) -> Self {
+        fn tidy(value: Option<String>) -> Option<String> {
+            value
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        }
+        self.event_type = tidy(self.event_type);
+        self.resource_type = tidy(self.resource_type);
+        self.subscription_id = tidy(self.subscription_id);
+        self.text = tidy(self.text);
+        self
+    }
+}
+
+/// A filter's time: RFC 3339 with any offset, blank or `null` for none; anything else is an
+/// error that quotes what was given (a person typed it).
+fn instant<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<DateTime<Utc>>, D::Error> {
+    let text: Option<String> = Option::deserialize(deserializer)?;
+    match text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+        None => Ok(None),
+        Some(text) => DateTime::parse_from_rfc3339(text)
+            .map(|t| Some(t.with_timezone(&Utc)))
+            .map_err(|_| {
+                serde::de::Error::custom(format!(
+                    "the time {text:?} is not a date and time (RFC 3339, e.g. 2026-11-24T09:30:00Z)"
+                ))
+            }),
+    }
 }
 
 /// How [`StoreReader::page`](super::StoreReader::page) lists captures.
