@@ -22,6 +22,23 @@ pub enum DeliveryState {
     Discarded,
 }
 
+impl DeliveryState {
+    /// The state's wire word (`pending`, `delivered`, `discarded`), for reports that quote it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryState::Pending => "pending",
+            DeliveryState::Delivered => "delivered",
+            DeliveryState::Discarded => "discarded",
+        }
+    }
+}
+
+impl std::fmt::Display for DeliveryState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One notification to one subscription, and what became of it.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
