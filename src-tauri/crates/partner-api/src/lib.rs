@@ -7,6 +7,7 @@
 
 pub mod constraints;
 pub mod delivery;
+pub mod delivery_record;
 pub mod error;
 pub mod firing;
 pub mod integer;
@@ -23,6 +24,7 @@ pub mod token;
 pub mod transaction;
 
 pub use delivery::SignedNotification;
+pub use delivery_record::{DeliveryAttempt, DeliveryRecord, DeliveryState};
 pub use error::{ApiError, ErrorCode};
 pub use firing::{fired_by, Fired};
 pub use list::{ListRuleError, PageParams, SortKey, SortSpec, SortValue, Sortable};

@@ -44,8 +44,8 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use chrono::{DateTime, SecondsFormat, Utc};
 use partner_api::signature::SIGNATURE_HEADER;
-use partner_api::{Secret, SecretForms};
-use serde::{Deserialize, Serialize};
+use partner_api::{DeliveryRecord, Secret, SecretForms};
+use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -225,49 +225,13 @@ fn narrowed_by(subscription_id: &Option<String>, resource_type: &Option<String>)
     words
 }
 
-/// The service's record of one notification to one subscription, as the sandbox's
-/// `GET /sandbox/v1/deliveries` shows it (the fields the summary needs; others are ignored).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ServiceDelivery {
-    pub event_id: String,
-    pub subscription_id: String,
-    pub url: String,
-    #[serde(default)]
-    pub resource_type: Option<String>,
-    /// `pending`, `delivered` or `discarded`.
-    pub state: String,
-    pub enqueued_at: DateTime<Utc>,
-    #[serde(default)]
-    pub attempts: Vec<ServiceAttempt>,
-    #[serde(default)]
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    #[serde(default)]
-    pub not_sent_because: Option<String>,
-}
-
-/// One finished attempt of the service: the receiver's status, or why there was none.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ServiceAttempt {
-    pub number: u32,
-    pub started_at: DateTime<Utc>,
-    #[serde(default)]
-    pub finished_at: Option<DateTime<Utc>>,
-    pub duration_ms: u64,
-    #[serde(default)]
-    pub status: Option<u16>,
-    #[serde(default)]
-    pub error: Option<String>,
-}
-
 /// How to build a bundle.
 #[derive(Debug, Clone)]
 pub struct EvidenceOptions<'a> {
     /// Body fields to mask.
     pub mask_body_fields: Vec<FieldPath>,
     /// The service's delivery records (a sandbox connection), `None` when there are none.
-    pub deliveries: Option<Vec<ServiceDelivery>>,
+    pub deliveries: Option<Vec<DeliveryRecord>>,
     /// The keys for the debugger's diagnosis; every key it holds is also searched for and
     /// masked. `None`: no diagnosis.
     pub keys: Option<&'a dyn KeySource>,
@@ -872,7 +836,7 @@ fn summary(
 
     if let Some(deliveries) = &options.deliveries {
         md.push_str("## The service's delivery record\n\n");
-        let relevant: Vec<&ServiceDelivery> = deliveries
+        let relevant: Vec<&DeliveryRecord> = deliveries
             .iter()
             .filter(|d| event_ids.contains(d.event_id.as_str()))
             .filter(|d| {

@@ -25,7 +25,7 @@
 use crate::error::{CliError, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use partner_api::Secret;
-use partner_listener::evidence::{self, EvidenceOptions, FieldPath, Selection, ServiceDelivery};
+use partner_listener::evidence::{self, EvidenceOptions, FieldPath, Selection};
 use partner_listener::export::{export, import_jsonl, ExportFormat};
 use partner_listener::keys::{KeySource, MemoryKeys, SubscriptionKeys};
 use partner_listener::{
@@ -654,14 +654,7 @@ async fn run_evidence(args: ExportArgs) -> Result<()> {
                 .collect();
             let mut records = Vec::new();
             for event_id in event_ids {
-                for record in lender.deliveries_of(event_id).await? {
-                    // The sandbox's record, read as the listener's view of it (the fields the
-                    // summary shows).
-                    let record = serde_json::to_value(record)
-                        .and_then(serde_json::from_value::<ServiceDelivery>)
-                        .map_err(|e| invalid(format!("a delivery record did not read: {e}")))?;
-                    records.push(record);
-                }
+                records.extend(lender.deliveries_of(event_id).await?);
             }
             Some(records)
         }

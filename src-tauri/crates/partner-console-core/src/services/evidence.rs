@@ -8,7 +8,8 @@
 use crate::bridge::{EvidenceForm, EvidenceResult, EvidenceScope, EVIDENCE_MOST_SHOWN};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::AppState;
-use partner_listener::evidence::{self, EvidenceOptions, FieldPath, Selection, ServiceDelivery};
+use partner_api::DeliveryRecord;
+use partner_listener::evidence::{self, EvidenceOptions, FieldPath, Selection};
 use partner_listener::KeySource;
 use partner_local::Environment;
 use std::collections::BTreeSet;
@@ -128,7 +129,7 @@ async fn service_deliveries(
     state: &AppState,
     view: &crate::bridge::ConnectionView,
     event_ids: &BTreeSet<String>,
-) -> Option<Vec<ServiceDelivery>> {
+) -> Option<Vec<DeliveryRecord>> {
     if !view.embedded && view.environment != Environment::Sandbox {
         return None;
     }
@@ -144,7 +145,7 @@ async fn service_deliveries(
     }
     records
         .into_iter()
-        .map(serde_json::from_value::<ServiceDelivery>)
+        .map(serde_json::from_value::<DeliveryRecord>)
         .collect::<std::result::Result<Vec<_>, _>>()
         .ok()
 }

@@ -11,8 +11,7 @@ use base64::Engine;
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_api::Secret;
 use partner_listener::evidence::{
-    build, select, Bundle, EvidenceOptions, FieldPath, Selection, ServiceDelivery, MASKED,
-    SECRET_MASK,
+    build, select, Bundle, EvidenceOptions, FieldPath, Selection, MASKED, SECRET_MASK,
 };
 use partner_listener::{ListenerConfig, MemoryKeys, OutboundKind, TestMode, Verdict};
 use partner_testkit::har::har_1_2_problems;
@@ -396,7 +395,7 @@ async fn a_sandbox_notification_carries_the_services_delivery_record() {
     let event_id = attempts[0].fields.event_id.clone().unwrap();
     let settled = world.settled_delivery(&event_id).await;
     assert_eq!(settled["state"], "delivered");
-    let deliveries: Vec<ServiceDelivery> =
+    let deliveries: Vec<partner_api::DeliveryRecord> =
         serde_json::from_value(world.deliveries(&event_id).await).unwrap();
     assert_eq!(deliveries.len(), 1);
 
