@@ -27,6 +27,7 @@ pub mod listing_export;
 pub mod page;
 pub mod pager;
 pub mod rotation;
+pub mod sandbox_control;
 pub mod secrets;
 pub mod subscriptions;
 pub mod token;
@@ -59,6 +60,7 @@ pub use http::Waiting;
 pub use page::{Listed, Page, PageRequest};
 pub use pager::PagerOptions;
 pub use rotation::{NewSubscription, Rotation, Subscribed};
+pub use sandbox_control::SandboxControl;
 pub use secrets::{
     client_secret, forget_client_secret, forget_signing_keys, save_client_secret, signing_keys,
     store_signing_key, KeyringStore, MemoryStore, PreviousKey, SecretSlot, SecretStore,

@@ -646,7 +646,7 @@ async fn run_evidence(args: ExportArgs) -> Result<()> {
 
     let deliveries = match &args.deliveries_from {
         Some(url) => {
-            let lender = super::trigger::Lender::new(url)?;
+            let control = super::trigger::sandbox_control(url)?;
             let event_ids: BTreeSet<&str> = evidence
                 .captures
                 .iter()
@@ -654,7 +654,7 @@ async fn run_evidence(args: ExportArgs) -> Result<()> {
                 .collect();
             let mut records = Vec::new();
             for event_id in event_ids {
-                records.extend(lender.deliveries_of(event_id).await?);
+                records.extend(control.deliveries(Some(event_id)).await?);
             }
             Some(records)
         }

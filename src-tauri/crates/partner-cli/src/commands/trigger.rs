@@ -12,11 +12,10 @@ use super::connect::ConnectionArgs;
 use super::render::OutputFormat;
 use crate::error::{CliError, Result};
 use clap::{Args as ClapArgs, Subcommand};
-use partner_api::{ApiError, NewEvent, NewTransaction, TransactionUpdate};
-use partner_sandbox::dispatch::DeliveryRecord;
+use partner_api::{DeliveryRecord, NewEvent, NewTransaction, Secret, TransactionUpdate};
+use partner_client::{ClientError, SandboxControl};
 use serde::Serialize;
 use std::collections::HashSet;
-use std::time::Duration;
 
 /// The variable that may hold the sandbox's admin token.
 pub const ADMIN_TOKEN_ENV: &str = "PARTNER_SANDBOX_ADMIN_TOKEN";
@@ -86,110 +85,14 @@ struct Triggered {
     notifications: Vec<DeliveryRecord>,
 }
 
-/// The sandbox's own endpoints (`/sandbox/v1/…`); `partner listen export --deliveries-from`
-/// reads its delivery records through it too.
-pub(crate) struct Lender {
-    http: reqwest::Client,
-    base_url: String,
-    admin_token: Option<String>,
-}
-
-impl Lender {
-    /// The sandbox at `base_url`; its admin token, if any, from `PARTNER_SANDBOX_ADMIN_TOKEN`.
-    pub(crate) fn new(base_url: &str) -> Result<Self> {
-        partner_client::parse_base_url(base_url)?;
-        Ok(Self {
-            http: reqwest::Client::new(),
-            base_url: base_url.to_string(),
-            admin_token: admin_token(),
-        })
-    }
-
-    /// The sandbox's delivery records of one eventId.
-    pub(crate) async fn deliveries_of(&self, event_id: &str) -> Result<Vec<DeliveryRecord>> {
-        let path = format!("/sandbox/v1/deliveries?eventId={}", segment(event_id));
-        let found = self.call(reqwest::Method::GET, &path, None::<&()>).await?;
-        serde_json::from_value(found).map_err(|e| {
-            CliError::Client(partner_client::ClientError::Server {
-                status: 200,
-                message: format!("the sandbox's deliveries are not as expected: {e}"),
-                raw_body: None,
-            })
-        })
-    }
-
-    async fn call(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        body: Option<&impl Serialize>,
-    ) -> Result<serde_json::Value> {
-        let url = format!("{}{path}", self.base_url.trim_end_matches('/'));
-        let mut request = self
-            .http
-            .request(method, &url)
-            .timeout(Duration::from_secs(30));
-        if let Some(token) = &self.admin_token {
-            request = request.bearer_auth(token);
-        }
-        if let Some(body) = body {
-            request = request.json(body);
-        }
-        let response = request.send().await.map_err(|e| {
-            CliError::Client(partner_client::ClientError::Network {
-                message: format!("the sandbox at {} did not answer: {e}", self.base_url),
-            })
-        })?;
-        let status = response.status();
-        let bytes = response.bytes().await.map_err(|e| {
-            CliError::Client(partner_client::ClientError::Network {
-                message: format!("the sandbox's answer broke off: {e}"),
-            })
-        })?;
-        if !status.is_success() {
-            let words = serde_json::from_slice::<ApiError>(&bytes)
-                .map(|e| format!("{}: {}", e.summary, e.details))
-                .unwrap_or_else(|_| String::from_utf8_lossy(&bytes).into_owned());
-            let hint = if status == reqwest::StatusCode::NOT_FOUND && words.contains("Not Found") {
-                " (is this a sandbox? `partner trigger` plays the lender of `partner sandbox` only)"
-            } else {
-                ""
-            };
-            let message = format!("{words}{hint}");
-            return Err(CliError::Client(if status.is_client_error() {
-                partner_client::ClientError::InvalidRequest {
-                    status: status.as_u16(),
-                    message,
-                }
-            } else {
-                partner_client::ClientError::Server {
-                    status: status.as_u16(),
-                    message,
-                    raw_body: None,
-                }
-            }));
-        }
-        serde_json::from_slice(&bytes).map_err(|e| {
-            CliError::Client(partner_client::ClientError::Server {
-                status: status.as_u16(),
-                message: format!("the sandbox answered something unexpected: {e}"),
-                raw_body: None,
-            })
-        })
-    }
-
-    async fn deliveries(&self) -> Result<Vec<DeliveryRecord>> {
-        let all = self
-            .call(reqwest::Method::GET, "/sandbox/v1/deliveries", None::<&()>)
-            .await?;
-        serde_json::from_value(all).map_err(|e| {
-            CliError::Client(partner_client::ClientError::Server {
-                status: 200,
-                message: format!("the sandbox's deliveries are not as expected: {e}"),
-                raw_body: None,
-            })
-        })
-    }
+/// The sandbox's own endpoints at `base_url` (`partner_client::SandboxControl`), with its admin
+/// token from `PARTNER_SANDBOX_ADMIN_TOKEN` when set; `partner listen export
+/// --deliveries-from` reads its delivery records through it too.
+pub(crate) fn sandbox_control(base_url: &str) -> Result<SandboxControl> {
+    Ok(SandboxControl::new(
+        base_url,
+        admin_token().map(Secret::new),
+    )?)
 }
 
 /// `PARTNER_SANDBOX_ADMIN_TOKEN`, when set and not empty.
@@ -199,24 +102,27 @@ pub(crate) fn admin_token() -> Option<String> {
         .filter(|t| !t.is_empty())
 }
 
-fn segment(id: &str) -> String {
-    // An id goes into the path as one segment, whatever it holds.
-    id.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
+/// A 404 for the path itself (not for an id) says the service is no sandbox of ours.
+fn worded(error: ClientError) -> CliError {
+    CliError::Client(match error {
+        ClientError::NotFound { message } if message.contains("Not Found") => {
+            ClientError::NotFound {
+                message: format!(
+                    "{message} (is this a sandbox? `partner trigger` plays the lender of `partner sandbox` only)"
+                ),
             }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+        }
+        other => other,
+    })
 }
 
 pub async fn run(args: Args) -> Result<()> {
     let connection = args.connection.resolved()?;
-    let lender = Lender::new(&connection.base_url)?;
-    let before: HashSet<String> = lender
-        .deliveries()
-        .await?
+    let control = sandbox_control(&connection.base_url)?;
+    let before: HashSet<String> = control
+        .deliveries(None)
+        .await
+        .map_err(worded)?
         .into_iter()
         .map(|d| d.id)
         .collect();
@@ -232,13 +138,7 @@ pub async fn run(args: Args) -> Result<()> {
                 loan,
                 options: None,
             };
-            lender
-                .call(
-                    reqwest::Method::POST,
-                    "/sandbox/v1/transactions",
-                    Some(&body),
-                )
-                .await?
+            control.create_transaction(&body).await.map_err(worded)?
         }
         Trigger::TransactionUpdated { transaction, loan } => {
             let body = TransactionUpdate {
@@ -247,10 +147,10 @@ pub async fn run(args: Args) -> Result<()> {
                 )),
                 options: None,
             };
-            let path = format!("/sandbox/v1/transactions/{}", segment(&transaction));
-            lender
-                .call(reqwest::Method::PATCH, &path, Some(&body))
-                .await?
+            control
+                .update_transaction(&transaction, &body)
+                .await
+                .map_err(worded)?
         }
         Trigger::Event {
             transaction,
@@ -262,15 +162,16 @@ pub async fn run(args: Args) -> Result<()> {
                 text,
                 comments: None,
             };
-            let path = format!("/sandbox/v1/transactions/{}/events", segment(&transaction));
-            lender
-                .call(reqwest::Method::POST, &path, Some(&body))
-                .await?
+            control
+                .add_event(&transaction, &body)
+                .await
+                .map_err(worded)?
         }
     };
-    let notifications: Vec<DeliveryRecord> = lender
-        .deliveries()
-        .await?
+    let notifications: Vec<DeliveryRecord> = control
+        .deliveries(None)
+        .await
+        .map_err(worded)?
         .into_iter()
         .filter(|d| !before.contains(&d.id))
         .collect();

@@ -9,6 +9,7 @@ mod errors;
 mod keychain;
 mod other_service;
 mod rotation;
+mod sandbox_control;
 mod secrets;
 mod subscriptions;
 mod support;

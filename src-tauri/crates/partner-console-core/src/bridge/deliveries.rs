@@ -44,3 +44,33 @@ pub struct DeliveryAttemptView {
     #[serde(default)]
     pub error: Option<String>,
 }
+
+impl DeliveryView {
+    /// The view of one of the sandbox's records, before its captures are matched to it.
+    pub fn of(record: &partner_api::DeliveryRecord) -> Self {
+        Self {
+            event_id: record.event_id.clone(),
+            subscription_id: record.subscription_id.clone(),
+            url: record.url.clone(),
+            resource_type: record.resource_type.as_str().to_string(),
+            resource_id: record.resource_id.clone(),
+            event_type: record.event_type.as_str().to_string(),
+            state: record.state.as_str().to_string(),
+            enqueued_at: record.enqueued_at,
+            attempts: record
+                .attempts
+                .iter()
+                .map(|a| DeliveryAttemptView {
+                    number: a.number,
+                    started_at: a.started_at,
+                    duration_ms: a.duration_ms,
+                    status: a.status,
+                    error: a.error.clone(),
+                })
+                .collect(),
+            next_attempt_at: record.next_attempt_at,
+            not_sent_because: record.not_sent_because.clone(),
+            capture_ids: Vec::new(),
+        }
+    }
+}

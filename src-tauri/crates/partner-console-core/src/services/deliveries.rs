@@ -7,6 +7,7 @@
 use crate::bridge::{ConnectionView, DeliveryView};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::AppState;
+use partner_api::DeliveryRecord;
 use partner_listener::CaptureFilter;
 use partner_local::Environment;
 use std::collections::HashMap;
@@ -24,17 +25,7 @@ pub async fn list(state: &AppState) -> Result<Vec<DeliveryView>> {
         .map(|a| a.view.clone())
         .ok_or_else(AppError::not_connected)?;
     let records = records(state, &view, None).await?;
-    let mut deliveries: Vec<DeliveryView> = records
-        .into_iter()
-        .map(serde_json::from_value::<DeliveryView>)
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|e| {
-            AppError::new(
-                ErrorKind::Server,
-                format!("The sandbox's delivery records are not as expected: {e}."),
-                "Is the connection a Partner Console sandbox of this version?",
-            )
-        })?;
+    let mut deliveries: Vec<DeliveryView> = records.iter().map(DeliveryView::of).collect();
     deliveries.sort_by_key(|d| std::cmp::Reverse(d.enqueued_at));
     deliveries.truncate(SHOWN);
     let Some(store) = state.lock().captures.clone() else {
@@ -87,12 +78,13 @@ pub async fn list(state: &AppState) -> Result<Vec<DeliveryView>> {
 }
 
 /// The delivery records of a sandbox connection as the sandbox writes them (all, or one
-/// eventId's): the embedded sandbox's from its dispatcher, another one's over HTTP.
+/// eventId's): the embedded sandbox's from its dispatcher, another one's through
+/// `partner_client::SandboxControl`.
 pub async fn records(
     state: &AppState,
     view: &ConnectionView,
     event_id: Option<&str>,
-) -> Result<Vec<serde_json::Value>> {
+) -> Result<Vec<DeliveryRecord>> {
     if view.embedded {
         let sandbox = state
             .lock()
@@ -100,47 +92,18 @@ pub async fn records(
             .as_ref()
             .map(|e| e.sandbox.clone())
             .ok_or_else(AppError::not_connected)?;
-        return Ok(sandbox
-            .deliveries(event_id)
-            .into_iter()
-            .filter_map(|r| serde_json::to_value(r).ok())
-            .collect());
+        return Ok(sandbox.deliveries(event_id));
     }
     if view.environment != Environment::Sandbox {
         return Err(AppError::invalid(
             "Delivery records are the sandbox's: a production service does not show them.",
         ));
     }
-    let url = format!(
-        "{}/sandbox/v1/deliveries",
-        view.base_url.trim_end_matches('/')
-    );
-    let mut request = reqwest::Client::new().get(&url);
-    if let Some(id) = event_id {
-        request = request.query(&[("eventId", id)]);
-    }
-    let response = request.send().await.map_err(|e| {
-        AppError::new(
-            ErrorKind::Network,
-            format!("The sandbox's delivery records could not be read: {e}."),
-            "Is the sandbox running?",
-        )
-    })?;
-    if !response.status().is_success() {
-        return Err(AppError::new(
-            ErrorKind::Server,
-            format!(
-                "The sandbox answered {} for its delivery records.",
-                response.status()
-            ),
-            "A sandbox bound beyond loopback needs its admin token; the app does not send one.",
-        ));
-    }
-    response.json().await.map_err(|e| {
-        AppError::new(
-            ErrorKind::Server,
-            format!("The sandbox's delivery records are not JSON: {e}."),
-            "Is the connection a Partner Console sandbox?",
-        )
+    let control = partner_client::SandboxControl::new(&view.base_url, None)?;
+    control.deliveries(event_id).await.map_err(|error| {
+        let mut app_error = AppError::from(error);
+        app_error.hint =
+            "Is the connection a Partner Console sandbox? One bound beyond loopback needs its admin token, which the app does not send.".into();
+        app_error
     })
 }

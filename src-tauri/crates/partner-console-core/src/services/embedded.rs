@@ -205,48 +205,15 @@ pub fn active_sandbox(state: &AppState) -> Result<Arc<SandboxHandle>> {
     }
 }
 
-/// One call to the sandbox's lender endpoints (`/sandbox/v1/…`, open on loopback).
+/// The lender's side of the embedded sandbox (its `/sandbox/v1/…` endpoints, open on loopback),
+/// through the one client of them, and the answer read as `T`.
 async fn lender<T: serde::de::DeserializeOwned>(
     sandbox: &SandboxHandle,
-    method: reqwest::Method,
-    path: &str,
-    body: &impl serde::Serialize,
+    call: impl AsyncFnOnce(partner_client::SandboxControl) -> partner_client::Result<serde_json::Value>,
 ) -> Result<T> {
-    let url = format!("{}{path}", sandbox.base_url());
-    let response = reqwest::Client::new()
-        .request(method, &url)
-        .timeout(Duration::from_secs(10))
-        .json(body)
-        .send()
-        .await
-        .map_err(|e| {
-            AppError::new(
-                ErrorKind::Network,
-                format!("The sandbox did not answer: {e}."),
-                "Restart the app.",
-            )
-        })?;
-    let status = response.status();
-    let bytes = response.bytes().await.map_err(|e| {
-        AppError::new(
-            ErrorKind::Network,
-            format!("The sandbox answer broke off: {e}."),
-            "Try again.",
-        )
-    })?;
-    if !status.is_success() {
-        let error: Option<partner_api::ApiError> = serde_json::from_slice(&bytes).ok();
-        let mut app_error = AppError::new(
-            ErrorKind::Server,
-            error
-                .map(|e| format!("{}: {}", e.summary, e.details))
-                .unwrap_or_else(|| format!("The sandbox answered {status}.")),
-            "Check the ids used, then try again.",
-        );
-        app_error.status = Some(status.as_u16());
-        return Err(app_error);
-    }
-    serde_json::from_slice(&bytes).map_err(|e| {
+    let control = partner_client::SandboxControl::new(sandbox.base_url(), None)?;
+    let answer = call(control).await?;
+    serde_json::from_value(answer).map_err(|e| {
         AppError::new(
             ErrorKind::Server,
             format!("The sandbox answered something unexpected: {e}."),
@@ -277,13 +244,8 @@ pub async fn new_transaction(state: &AppState, product_id: String) -> Result<Dem
         ),
         options: None,
     };
-    let created: Transaction = lender(
-        &sandbox,
-        reqwest::Method::POST,
-        "/sandbox/v1/transactions",
-        &body,
-    )
-    .await?;
+    let created: Transaction =
+        lender(&sandbox, async |c| c.create_transaction(&body).await).await?;
     Ok(outcome(
         &sandbox,
         format!(
@@ -300,8 +262,10 @@ pub async fn update_transaction(state: &AppState, transaction_id: String) -> Res
         loan: Some(serde_json::json!({ "amount": 340_000, "note": "amount revised" })),
         options: None,
     };
-    let path = format!("/sandbox/v1/transactions/{}", urlencode(&transaction_id));
-    let updated: Transaction = lender(&sandbox, reqwest::Method::PATCH, &path, &body).await?;
+    let updated: Transaction = lender(&sandbox, async |c| {
+        c.update_transaction(&transaction_id, &body).await
+    })
+    .await?;
     Ok(outcome(
         &sandbox,
         format!("The lender updated transaction {}.", updated.id),
@@ -320,11 +284,10 @@ pub async fn custom_event(
         text,
         comments: None,
     };
-    let path = format!(
-        "/sandbox/v1/transactions/{}/events",
-        urlencode(&transaction_id)
-    );
-    let event: TransactionEvent = lender(&sandbox, reqwest::Method::POST, &path, &body).await?;
+    let event: TransactionEvent = lender(&sandbox, async |c| {
+        c.add_event(&transaction_id, &body).await
+    })
+    .await?;
     Ok(outcome(
         &sandbox,
         format!(
@@ -350,10 +313,6 @@ pub fn advance_clock(state: &AppState, minutes: u32) -> Result<DemoOutcome> {
         format!("The sandbox clock moved {minutes} min ahead."),
         None,
     ))
-}
-
-fn urlencode(segment: &str) -> String {
-    url::form_urlencoded::byte_serialize(segment.as_bytes()).collect()
 }
 
 #[cfg(test)]

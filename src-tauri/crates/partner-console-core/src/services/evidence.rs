@@ -143,11 +143,7 @@ async fn service_deliveries(
             }
         }
     }
-    records
-        .into_iter()
-        .map(serde_json::from_value::<DeliveryRecord>)
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .ok()
+    Some(records)
 }
 
 /// Where the two files go: the user's base path, or `evidence-<capture>-<time>` in the export

@@ -1,0 +1,137 @@
+//! The one client of a Partner Console sandbox's own endpoints (`/sandbox/v1/…`, not part of
+//! the partner API): the lender's side (start a transaction, update it, add an event) and the
+//! service's delivery records. `partner trigger`, `partner listen export --deliveries-from` and
+//! the app (its Demo screen and "What the service sent") all call through it, so the paths,
+//! the admin token and the error wording live once.
+//!
+//! A sandbox bound beyond loopback guards these endpoints with an admin token, sent as a
+//! bearer token; it is a [`Secret`], so it never shows in a `Debug` print or an error. Errors
+//! are worded as the partner client words any service's errors ([`ClientError::from_status`]).
+
+use crate::error::{ClientError, Result};
+use partner_api::{DeliveryRecord, NewEvent, NewTransaction, Secret, TransactionUpdate};
+use serde::Serialize;
+use std::time::Duration;
+use url::Url;
+
+/// How long one call may take.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A sandbox's own endpoints.
+#[derive(Debug, Clone)]
+pub struct SandboxControl {
+    http: reqwest::Client,
+    base_url: Url,
+    admin_token: Option<Secret>,
+}
+
+impl SandboxControl {
+    /// The sandbox at `base_url`; `admin_token` when it guards its controls with one.
+    pub fn new(base_url: &str, admin_token: Option<Secret>) -> Result<Self> {
+        Ok(Self {
+            http: reqwest::Client::new(),
+            base_url: crate::parse_base_url(base_url)?,
+            admin_token,
+        })
+    }
+
+    /// The lender starts a transaction; the sandbox's answer (the transaction) as it sent it.
+    pub async fn create_transaction(&self, body: &NewTransaction) -> Result<serde_json::Value> {
+        self.call(reqwest::Method::POST, &["transactions"], None, Some(body))
+            .await
+    }
+
+    /// The lender updates a transaction's request; the transaction as the sandbox answers it.
+    pub async fn update_transaction(
+        &self,
+        transaction_id: &str,
+        body: &TransactionUpdate,
+    ) -> Result<serde_json::Value> {
+        self.call(
+            reqwest::Method::PATCH,
+            &["transactions", transaction_id],
+            None,
+            Some(body),
+        )
+        .await
+    }
+
+    /// The lender adds a custom event to a transaction; the event as the sandbox answers it.
+    pub async fn add_event(
+        &self,
+        transaction_id: &str,
+        body: &NewEvent,
+    ) -> Result<serde_json::Value> {
+        self.call(
+            reqwest::Method::POST,
+            &["transactions", transaction_id, "events"],
+            None,
+            Some(body),
+        )
+        .await
+    }
+
+    /// The sandbox's delivery records, every one or those of one eventId.
+    pub async fn deliveries(&self, event_id: Option<&str>) -> Result<Vec<DeliveryRecord>> {
+        let query = event_id.map(|id| ("eventId", id));
+        let records = self
+            .call(reqwest::Method::GET, &["deliveries"], query, None::<&()>)
+            .await?;
+        serde_json::from_value(records).map_err(|e| ClientError::Server {
+            status: 200,
+            message: format!("the sandbox's delivery records are not as expected: {e}"),
+            raw_body: None,
+        })
+    }
+
+    fn url(&self, segments: &[&str], query: Option<(&str, &str)>) -> Url {
+        let mut url = self.base_url.clone();
+        if let Ok(mut path) = url.path_segments_mut() {
+            path.pop_if_empty()
+                .push("sandbox")
+                .push("v1")
+                .extend(segments);
+        }
+        if let Some((name, value)) = query {
+            url.query_pairs_mut().append_pair(name, value);
+        }
+        url
+    }
+
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        segments: &[&str],
+        query: Option<(&str, &str)>,
+        body: Option<&impl Serialize>,
+    ) -> Result<serde_json::Value> {
+        let url = self.url(segments, query);
+        let mut request = self.http.request(method, url).timeout(TIMEOUT);
+        if let Some(token) = &self.admin_token {
+            request = request.bearer_auth(token.expose());
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await.map_err(|e| {
+            let message = format!("the sandbox at {} did not answer: {e}", self.base_url);
+            if e.is_timeout() {
+                ClientError::Timeout { message }
+            } else {
+                ClientError::Network { message }
+            }
+        })?;
+        let status = response.status().as_u16();
+        let bytes = response.bytes().await.map_err(|e| ClientError::Network {
+            message: format!("the sandbox's answer broke off: {e}"),
+        })?;
+        if !(200..300).contains(&status) {
+            return Err(ClientError::from_status(status, &bytes, None, true));
+        }
+        serde_json::from_slice(&bytes).map_err(|e| ClientError::Server {
+            status,
+            message: format!("the sandbox answered something that is not JSON: {e}"),
+            raw_body: None,
+        })
+    }
+}
