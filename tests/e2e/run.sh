@@ -13,11 +13,14 @@ export PATH="$HOME/.cargo/bin:$PATH"
 echo "e2e: building the UI and the app"
 (cd ui && npm run --silent build >/dev/null)
 cargo build -p partner-console -p partner-cli --locked --quiet
+# The second implementation of the service, for the specs that point the app at it.
+cargo build -p partner-testkit --example other_service --locked --quiet
 target_dir=${CARGO_TARGET_DIR:-$root/target}
 export PARTNER_APP_BINARY="$target_dir/debug/partner-console"
 # The restart specs run `partner` beside the app: a sandbox with --data, products subscribe,
 # listen export, all on the app's data folder and keyring.
 export PARTNER_CLI_BINARY="$target_dir/debug/partner"
+export PARTNER_OTHER_SERVICE_BINARY="$target_dir/debug/examples/other_service"
 [ -x "$PARTNER_APP_BINARY" ] || { echo "e2e: no app binary at $PARTNER_APP_BINARY" >&2; exit 1; }
 command -v tauri-driver >/dev/null || { echo "e2e: tauri-driver is missing (scripts/setup.sh installs it)" >&2; exit 1; }
 

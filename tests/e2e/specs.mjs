@@ -766,6 +766,101 @@ await step("connections screen", async () => {
   await shot("connections");
 });
 
+// ---- Another implementation of the service: `partner-testkit`'s OtherService follows the spec
+// to the letter and makes other choices wherever it leaves room (fields absent, unknown fields
+// and values, another introspection). The app must read it as it reads the sandbox.
+const otherServiceBinary = process.env.PARTNER_OTHER_SERVICE_BINARY;
+
+/** The second implementation in one dialect; resolves with its address and demo client. */
+async function startOtherService(dialect) {
+  const child = spawn(otherServiceBinary, [dialect], { stdio: ["ignore", "pipe", "pipe"] });
+  const said = {};
+  let output = "";
+  child.stderr.on("data", (d) => (output += d));
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`other_service ${dialect} did not start: ${output}`)), 30000);
+    child.on("exit", (code) => reject(new Error(`other_service ${dialect} exited (${code}): ${output}`)));
+    child.stdout.on("data", (d) => {
+      output += d;
+      for (const line of output.split("\n")) {
+        const m = /^(base URL|client id|client secret): (.+)$/.exec(line.trim());
+        if (m) said[m[1]] = m[2];
+      }
+      if (said["client secret"]) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  return { child, baseUrl: said["base URL"], clientId: said["client id"], clientSecret: said["client secret"] };
+}
+
+async function addConnection(name, service) {
+  await go("#/connections");
+  await (await $("form[aria-label='Add a connection']")).waitForExist({ timeout: 15000 });
+  await fillLabelled("Add a connection", "Name", name);
+  await fillLabelled("Add a connection", "Base URL", service.baseUrl);
+  await fillLabelled("Add a connection", "Client id", service.clientId);
+  await fillLabelled("Add a connection", "Client secret", service.clientSecret);
+  await clickButton("Add and sign in");
+  await waitText(".topbar .conn-label", new RegExp(name.replace(/[()]/g, ".")), 20000);
+}
+
+/** The Raw JSON of the record open in the detail pane, parsed. */
+async function rawJsonOfDetail(title) {
+  const view = await $(`section.record-view[aria-label='${title}']`);
+  await view.waitForExist({ timeout: 15000 });
+  await (await view.$("button=Raw JSON")).click();
+  const pre = await view.$("pre.json");
+  await pre.waitForExist({ timeout: 5000 });
+  return JSON.parse(await pre.getProperty("textContent"));
+}
+
+const otherServices = [];
+await step("another implementation (fields left out): products and transactions read without the sandbox's fields", async () => {
+  const service = await startOtherService("minimal");
+  otherServices.push(service);
+  await addConnection("Other service (minimal)", service);
+  await go("#/products");
+  await (await $("tbody tr[data-row-id]")).waitForExist({ timeout: 15000 });
+  assert.ok(!(await (await $("[role=alert]")).isExisting()), "no error on the products screen");
+  assert.match(await text("tbody"), /Zephyr Appraisals|Acme Flood Check|Mid Title/);
+  await shot("other-service-minimal");
+  await go("#/transactions");
+  await (await $("tbody tr[data-row-id]")).waitForExist({ timeout: 15000 });
+  assert.ok(!(await (await $("[role=alert]")).isExisting()), "no error on the transactions screen");
+  const id = await (await $("tbody tr[data-row-id]")).getAttribute("data-row-id");
+  await openSelected();
+  await browser.waitUntil(async () => (await browser.execute(() => window.location.hash)).endsWith(id), { timeout: 15000 });
+  // What the service sent and nothing more: the sandbox's own fields are not made up.
+  const sent = await rawJsonOfDetail("Transaction as sent");
+  assert.equal(sent.id, id);
+  for (const field of ["updatedBy", "createdBy"]) assert.ok(!(field in sent), `${field} is not invented`);
+  await shot("other-service-minimal-transaction");
+});
+
+await step("another implementation (unknown fields and values): kept as sent, and the environment it says shown", async () => {
+  const service = await startOtherService("extra");
+  otherServices.push(service);
+  await addConnection("Other service (extra)", service);
+  // Its tokens introspect as prod: the connection is coloured as production, and says why.
+  await waitText("[data-testid=env-badge]", /production/i, 20000);
+  await waitText("[data-testid=env-disagree]", /service says prod/);
+  await go("#/products");
+  await (await $("tbody tr[data-row-id]")).waitForExist({ timeout: 15000 });
+  // Status values the spec does not show are shown as sent, never mapped to a known one.
+  assert.match(await text("tbody"), /approved-pending|retired/);
+  await shot("other-service-extra");
+  await go("#/transactions");
+  await (await $("tbody tr[data-row-id]")).waitForExist({ timeout: 15000 });
+  await openSelected();
+  const sent = await rawJsonOfDetail("Transaction as sent");
+  assert.ok("priority" in sent, "a field the console does not know is kept in the Raw JSON");
+  await shot("other-service-extra-transaction");
+  for (const service of otherServices) service.child.kill();
+  await useConnection("Embedded sandbox");
+});
+
 
 // ---- A console you come back to: the real app quit and started again on the same data folder
 // and keyring. What was set up before the restart must all be there after it.

@@ -298,6 +298,19 @@ describe("Transaction detail", () => {
     expect(await screen.findByText(/is not in this transaction's timeline/)).toHaveTextContent("e-gone");
   });
 
+  it("shows every field the service sent, those the console does not know included", async () => {
+    const sent = { id: "t-7", priority: 2, channel: "api", request: { type: "NEW_REQUEST" } };
+    mockCommands({
+      get_transaction: () => ({ id: "t-7", request: { type: "NEW_REQUEST" }, document: sent }),
+      transaction_events: () => [],
+    });
+    renderWithClient(<TransactionDetail id="t-7" />);
+    const asSent = await screen.findByRole("region", { name: "Transaction as sent" });
+    expect(within(asSent).getByText("priority")).toBeInTheDocument();
+    fireEvent.click(within(asSent).getByRole("tab", { name: "Raw JSON" }));
+    expect(within(asSent).getByText(/"channel": "api"/)).toBeInTheDocument();
+  });
+
   it("says what failed when the transaction cannot be read", async () => {
     mockCommands({
       get_transaction: () => {

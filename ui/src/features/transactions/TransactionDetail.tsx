@@ -74,6 +74,11 @@ export function TransactionDetail({ id, eventId = null }: { id: string; eventId?
           </ol>
         </section>
       </div>
+      <section className="card">
+        <h2>As the service sent it</h2>
+        <p className="muted small">Every field of the transaction, those the console does not know included, exactly as the service answered.</p>
+        <RecordView value={t.document} title="Transaction as sent" />
+      </section>
     </div>
   );
 }
