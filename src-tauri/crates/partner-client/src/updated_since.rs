@@ -41,8 +41,9 @@ pub const MAX_PASSES: u32 = 4;
 /// sortable by `updated`.
 pub trait Updated: Listed {
     fn id(&self) -> &str;
-    /// `updated`, else `created`; `None` when the service gives neither (the spec shows no
-    /// such field), and the walk cannot place the item in time.
+    /// `updated`; `None` when the service does not give it (the spec shows no such field),
+    /// and the walk cannot place the item in time (`created` would not do: the listing is
+    /// sorted by `updated`, and an item without it sorts last whatever its `created`).
     fn updated(&self) -> Option<DateTime<Utc>>;
 }
 
@@ -51,7 +52,7 @@ impl Updated for read::Transaction {
         &self.id
     }
     fn updated(&self) -> Option<DateTime<Utc>> {
-        self.last_change()
+        self.updated
     }
 }
 
@@ -79,7 +80,7 @@ impl Updated for read::Product {
         &self.id
     }
     fn updated(&self) -> Option<DateTime<Utc>> {
-        self.updated.or(self.created)
+        self.updated
     }
 }
 
@@ -214,6 +215,24 @@ impl PartnerClient {
         })
     }
 
+    /// Whether the listing of `T` in `sort` ends with an item without an `updated` stamp
+    /// (two requests of one item: the total, then the last).
+    async fn ends_undated<T: Updated>(&self, sort: &SortSpec) -> Result<bool> {
+        let one = |start: u64| {
+            crate::page::PageRequest::new(start, 1)
+                .map(|r| r.sorted(sort.clone()))
+                .map_err(crate::error::RuleError::from)
+        };
+        let first = self.list::<T>(&one(0)?).await?;
+        if first.total == 0 {
+            return Ok(false);
+        }
+        let last = self
+            .list::<T>(&one(first.total - 1)?.with_known_total(first.total))
+            .await?;
+        Ok(last.items.first().is_some_and(|item| item.updated().is_none()))
+    }
+
     /// Hands every item of the listing of `T` whose `updated` is at or after `since` to
     /// `on_item`, newest first (see the module's notes for the passes and repeats), telling
     /// `progress` after each item read. Ends early when `cancel` fires or `on_item` breaks.
@@ -243,6 +262,7 @@ impl PartnerClient {
         // Each pass walks down to `floor`: `since` first, then the newest stamp the previous
         // pass began with.
         let mut floor = since;
+        let mut tail_undated: Option<bool> = None;
         while state.pass < MAX_PASSES {
             state.pass += 1;
             let mut pass_newest: Option<DateTime<Utc>> = None;
@@ -285,7 +305,17 @@ impl PartnerClient {
                 pass_newest.get_or_insert(updated);
                 state.newest = Some(state.newest.map_or(updated, |n| n.max(updated)));
                 if updated < floor {
-                    break;
+                    // Items without `updated` sort last: if the listing ends with one, the
+                    // walk reads on to the end for them (handing over only those), rather than
+                    // stop before items it cannot place in time.
+                    if state.pass == 1 && tail_undated.is_none() {
+                        tail_undated = Some(self.ends_undated::<T>(&sort).await?);
+                    }
+                    if tail_undated != Some(true) || state.pass > 1 {
+                        break;
+                    }
+                    progress(&state);
+                    continue;
                 }
                 if state.pass == 1 {
                     state.reached = Some(updated);

@@ -171,6 +171,12 @@ fn print_rows(report: &MissedReport, json: bool) -> Result<()> {
 }
 
 fn print_summary(report: &MissedReport) {
+    if report.transactions_without_product > 0 {
+        eprintln!(
+            "partner: {} changed transactions name no product, so which subscription should have heard of them cannot be told: not checked",
+            report.transactions_without_product
+        );
+    }
     for check in &report.subscriptions {
         let Some(since) = check.since else {
             let why = match check.not_checked_because {

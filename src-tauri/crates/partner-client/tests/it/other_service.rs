@@ -575,3 +575,35 @@ async fn a_walk_by_updated_falls_back_to_every_item_where_the_sort_is_refused() 
         "the service's words: {notes:?}"
     );
 }
+
+/// A service whose transactions carry no `updated` (the spec shows none): they sort last under
+/// `-updated`, so the walk reads on to the end for them rather than stop before items it
+/// cannot place in time, and hands each over once.
+#[tokio::test]
+async fn a_walk_by_updated_hands_over_items_without_a_stamp_however_they_sort() {
+    let service = OtherService::start(Dialect::minimal()).await;
+    let client = client_of(&service);
+    let mut handed = Vec::new();
+    let summary = client
+        .walk_updated_since::<read::Transaction>(
+            chrono::Utc::now() - chrono::Duration::days(1),
+            PagerOptions {
+                page_size: 7,
+                concurrency: 2,
+            },
+            &tokio_util::sync::CancellationToken::new(),
+            |_| {},
+            |item| {
+                handed.push(item.id.clone());
+                std::ops::ControlFlow::Continue(())
+            },
+        )
+        .await
+        .expect("walked");
+    assert_eq!(summary.end, partner_client::WalkEnd::Complete);
+    assert!(summary.progress.fallback.is_none());
+    handed.sort();
+    let mut expected = service.transaction_ids();
+    expected.sort();
+    assert_eq!(handed, expected, "each once, none left out");
+}
