@@ -77,7 +77,7 @@ export interface SortKnowledge {
 export function keyStanding(knowledge: SortKnowledge | undefined, listing: "products" | "transactions", key: string): KeyStanding {
   if (!knowledge) return { kind: "unsortable" };
   if (knowledge.known) return knowledge[listing].includes(key) ? { kind: "sortable" } : { kind: "unsortable" };
-  const tried = (listing === "products" ? knowledge.triedProducts : knowledge.triedTransactions).find((t) => t.key === key);
+  const tried = ((listing === "products" ? knowledge.triedProducts : knowledge.triedTransactions) ?? []).find((t) => t.key === key);
   if (!tried) return { kind: "untried" };
   return tried.refusal === null ? { kind: "accepted" } : { kind: "refused", words: tried.refusal };
 }

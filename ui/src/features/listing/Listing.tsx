@@ -35,7 +35,7 @@ export interface ListingProps<T> {
   kind: ListingKind;
   title: string;
   columns: ListingColumn<T>[];
-  fetchPage: (query: { start: number; limit: number; sort: string; tryRefused?: boolean | null }) => Promise<PageView<T>>;
+  fetchPage: (query: { start: number; limit: number; sort: string; tryRefused?: boolean }) => Promise<PageView<T>>;
   rowId: (row: T) => string;
   onOpen: (row: T) => void;
   defaultSort: string;
@@ -58,7 +58,7 @@ export function Listing<T extends { document: Record<string, unknown> }>({ kind,
   const standingOf = (key: string) => keyStanding(sortKeys.data, kind, key);
 
   const page = useQuery({
-    queryKey: [...listingQueryKey(kind, start, limit, sort), tryRefused],
+    queryKey: tryRefused ? [...listingQueryKey(kind, start, limit, sort), "tryRefused"] : listingQueryKey(kind, start, limit, sort),
     queryFn: () => fetchPage(tryRefused ? { start, limit, sort, tryRefused } : { start, limit, sort }),
     placeholderData: keepPreviousData,
     retry: false,
