@@ -26,7 +26,9 @@ pub enum ListRuleError {
     EmptySortKey { position: usize },
     #[error("`{key}` cannot be sorted on; sortable keys are {}", .allowed.join(", "))]
     UnknownSortKey { key: String, allowed: Vec<String> },
-    #[error("`{key}` is not a property name; a sort key is letters, digits and `_`, like `created`")]
+    #[error(
+        "`{key}` is not a property name; a sort key is letters, digits and `_`, like `created`"
+    )]
     MalformedSortKey { key: String },
     #[error("sort names `{key}` more than once")]
     DuplicateSortKey { key: String },

@@ -9,7 +9,9 @@
 
 use crate::error::{ClientError, Result};
 use partner_api::read;
-use partner_api::{ListRuleError, PageParams, Product, ServiceSorts, SortSpec, Sortable, Transaction};
+use partner_api::{
+    ListRuleError, PageParams, Product, ServiceSorts, SortSpec, Sortable, Transaction,
+};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 

@@ -230,7 +230,10 @@ impl PartnerClient {
         let last = self
             .list::<T>(&one(first.total - 1)?.with_known_total(first.total))
             .await?;
-        Ok(last.items.first().is_some_and(|item| item.updated().is_none()))
+        Ok(last
+            .items
+            .first()
+            .is_some_and(|item| item.updated().is_none()))
     }
 
     /// Hands every item of the listing of `T` whose `updated` is at or after `since` to

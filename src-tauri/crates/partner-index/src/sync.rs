@@ -174,8 +174,7 @@ async fn sync_products(
     cancel: &CancellationToken,
 ) -> Result<u64> {
     let mut products: Vec<Document<read::Product>> = Vec::new();
-    let mut stream =
-        client.pager::<read::Product>(SortSpec::default(), PagerOptions::default())?;
+    let mut stream = client.pager::<read::Product>(SortSpec::default(), PagerOptions::default())?;
     loop {
         let next = tokio::select! {
             biased;
@@ -258,8 +257,7 @@ async fn fill(
     // (another service behind the same URL?), or one saved under another order, starts over.
     let order_name = order.to_string();
     let mut position = state.fill_position;
-    if position > total || index.meta(meta_keys::FILL_ORDER)?.unwrap_or_default() != order_name
-    {
+    if position > total || index.meta(meta_keys::FILL_ORDER)?.unwrap_or_default() != order_name {
         position = 0;
     }
     index.write(|tx| set_meta(tx, meta_keys::FILL_ORDER, &order_name))?;
@@ -461,10 +459,9 @@ pub async fn refresh_one(client: &PartnerClient, index: &Index, id: &str) -> Res
         tokio::try_join!(client.get_transaction(id), client.list_events(id))?;
     let events = serde_json::to_string(&events).map_err(Error::json)?;
     let writer = index.clone();
-    let kind = blocking(move || {
-        writer.write(|tx| store_if_changed(tx, &transaction, Some(&events)))
-    })
-    .await?;
+    let kind =
+        blocking(move || writer.write(|tx| store_if_changed(tx, &transaction, Some(&events))))
+            .await?;
     Ok(Change {
         id: id.to_string(),
         kind,

@@ -164,7 +164,14 @@ async fn any_well_formed_sort_key_is_sent_and_the_service_judges_it() {
     let listed = json_of(
         &partner(
             &wide,
-            &["products", "list", "--sort", "-listingName", "--output", "json"],
+            &[
+                "products",
+                "list",
+                "--sort",
+                "-listingName",
+                "--output",
+                "json",
+            ],
         )
         .await,
     );

@@ -93,7 +93,10 @@ pub fn watch_waits(
     let mut waiting = client.waiting();
     WaitWatch(tokio::spawn(async move {
         while waiting.changed().await.is_ok() {
-            let note = waiting.borrow_and_update().as_ref().map(ToString::to_string);
+            let note = waiting
+                .borrow_and_update()
+                .as_ref()
+                .map(ToString::to_string);
             tell(note);
         }
     }))

@@ -7,13 +7,13 @@ use crate::bridge::{
     SearchRequest, SearchResult,
 };
 use crate::console::{AppEvent, Console};
+use crate::error::ErrorKind;
 use crate::error::{AppError, Result};
 use crate::services::file_dialog::{self, FileChoice};
 use crate::services::jobs::Job;
 use crate::state::locked;
 use crate::state::AppState;
 use futures::StreamExt;
-use crate::error::ErrorKind;
 use partner_api::{read, Product, ServiceSorts, SortSpec, Sortable, Transaction};
 use partner_client::listing_export::{self, TextSearch};
 use partner_client::{Listed, PageRequest, PagerOptions, PartnerClient};
@@ -309,14 +309,8 @@ pub async fn search(app: &Console, request: SearchRequest) -> Result<SearchResul
                         .await
                 }
                 ListingKind::Transactions => {
-                    walk::<read::Transaction>(
-                        &client,
-                        &sorting,
-                        &request.sort,
-                        &stop,
-                        &mut on_item,
-                    )
-                    .await
+                    walk::<read::Transaction>(&client, &sorting, &request.sort, &stop, &mut on_item)
+                        .await
                 }
             }
         }
@@ -397,8 +391,7 @@ pub async fn export(app: &Console, request: ExportRequest) -> Result<FileJobResu
             walk::<read::Product>(&client, &sorting, &request.sort, &job.stop, collect).await?
         }
         ListingKind::Transactions => {
-            walk::<read::Transaction>(&client, &sorting, &request.sort, &job.stop, collect)
-                .await?
+            walk::<read::Transaction>(&client, &sorting, &request.sort, &job.stop, collect).await?
         }
     };
     if cancelled {

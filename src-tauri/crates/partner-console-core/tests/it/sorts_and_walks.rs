@@ -36,7 +36,10 @@ async fn the_sandbox_s_keys_are_checked_before_sending_and_another_service_judge
         .await
         .expect_err("not a key of the sandbox");
     assert_eq!(refused.kind, ErrorKind::InvalidInput, "{refused:?}");
-    assert!(refused.message.contains("cannot be sorted on"), "{refused:?}");
+    assert!(
+        refused.message.contains("cannot be sorted on"),
+        "{refused:?}"
+    );
 
     // Another service: any well-formed key is sent, and it says what it takes.
     let service = OtherService::start(Dialect::narrow_sorts()).await;
@@ -87,7 +90,11 @@ async fn the_sandbox_s_keys_are_checked_before_sending_and_another_service_judge
         let inner = app.console.state().lock();
         inner.settings.connection(&active).cloned().expect("saved")
     };
-    assert!(saved.sorts_tried.transactions.refused.contains_key("status"));
+    assert!(saved
+        .sorts_tried
+        .transactions
+        .refused
+        .contains_key("status"));
     let on_disk = std::fs::read_to_string(app.console.state().settings_file.path()).unwrap();
     assert!(on_disk.contains("sortsTried"), "{on_disk}");
 
@@ -97,13 +104,20 @@ async fn the_sandbox_s_keys_are_checked_before_sending_and_another_service_judge
         .await
         .expect_err("refused before");
     assert_eq!(held.kind, ErrorKind::InvalidInput, "{held:?}");
-    assert!(held.message.contains("refused sorting by `status` before"), "{held:?}");
+    assert!(
+        held.message.contains("refused sorting by `status` before"),
+        "{held:?}"
+    );
     assert_eq!(service.api_calls(), before, "nothing sent");
     let asked = listings::transactions(app.console.state(), &page("-status", true))
         .await
         .expect_err("still refused");
     assert_eq!(asked.status, Some(400));
-    assert_eq!(service.api_calls(), before + 1, "sent because the user asked");
+    assert_eq!(
+        service.api_calls(),
+        before + 1,
+        "sent because the user asked"
+    );
     app.stop().await;
 }
 
@@ -158,10 +172,7 @@ async fn a_search_and_an_export_wait_out_rate_limits_lose_nothing_and_say_so() {
         AppEvent::JobProgress(p) if p.job_id == "e-rate" => p.note.clone(),
         _ => None,
     });
-    assert!(
-        said.iter().any(|n| n.contains("rate limited")),
-        "{said:?}"
-    );
+    assert!(said.iter().any(|n| n.contains("rate limited")), "{said:?}");
     app.stop().await;
 }
 
@@ -240,9 +251,8 @@ async fn where_a_service_does_not_sort_by_updated_the_walks_say_so_and_read_ever
         _ => None,
     });
     assert!(
-        said.iter()
-            .any(|n| n.contains("does not sort by `updated`")
-                && n.contains("sorting by 'updated' is not supported")),
+        said.iter().any(|n| n.contains("does not sort by `updated`")
+            && n.contains("sorting by 'updated' is not supported")),
         "plainly, in the service's words: {said:?}"
     );
 
@@ -266,7 +276,9 @@ async fn where_a_service_does_not_sort_by_updated_the_walks_say_so_and_read_ever
     // The same data on a service that sorts by `updated`: the same answer.
     let sorting = OtherService::start_with(Dialect::default(), seed).await;
     connect(&app, &sorting).await;
-    let sorted = missed::find(&app.console, form(check)).await.expect("checked");
+    let sorted = missed::find(&app.console, form(check))
+        .await
+        .expect("checked");
     assert!(sorted.full_walk.is_none());
     assert!(!sorted.missed.is_empty(), "nothing arrived anywhere");
     let keys = |r: &partner_local::missed::MissedReport| {
@@ -306,14 +318,14 @@ async fn the_support_copy_keeps_what_any_faithful_service_sends() {
         .find(|t| t.document.len() == 1)
         .expect("a transaction with only its id");
     assert!(bare.status.is_none() && bare.created.is_none());
-    let counts = support::counts(
-        app.console.state(),
-        form(serde_json::json!({"loan": []})),
-    )
-    .await
-    .expect("counted");
+    let counts = support::counts(app.console.state(), form(serde_json::json!({"loan": []})))
+        .await
+        .expect("counted");
     assert!(
-        counts.by_status.iter().any(|c| c.key == partner_index::NO_VALUE),
+        counts
+            .by_status
+            .iter()
+            .any(|c| c.key == partner_index::NO_VALUE),
         "transactions without a status are counted: {counts:?}"
     );
     let missed_report = missed::find(
@@ -361,12 +373,9 @@ async fn the_support_copy_keeps_what_any_faithful_service_sends() {
         .items
         .iter()
         .all(|t| t.document["status"] == "escalated"));
-    let counts = support::counts(
-        app.console.state(),
-        form(serde_json::json!({"loan": []})),
-    )
-    .await
-    .expect("counted");
+    let counts = support::counts(app.console.state(), form(serde_json::json!({"loan": []})))
+        .await
+        .expect("counted");
     assert!(
         counts.by_status.iter().any(|c| c.key == "on-hold"),
         "{counts:?}"
