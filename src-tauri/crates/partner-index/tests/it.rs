@@ -788,3 +788,102 @@ fn the_index_id_is_the_same_for_the_same_service_and_client() {
         partner_index::index_id(&a, "client-2")
     );
 }
+
+/// The index of a service other than the sandbox (`partner_testkit::OtherService`): one that
+/// sends transactions with only an `id`, and one that sends fields and statuses the console
+/// does not know. Everything is kept as sent, counted, filtered and searched.
+#[tokio::test]
+async fn any_faithful_service_is_copied_as_it_sends() {
+    use partner_testkit::{Dialect, OtherService};
+    for dialect in [
+        Dialect::minimal(),
+        Dialect::extra(),
+        Dialect::narrow_sorts(),
+    ] {
+        let service = OtherService::start(dialect).await;
+        let client = PartnerClient::new(
+            ConnectionConfig::new(
+                &service.base_url(),
+                service.client_id(),
+                service.client_secret().clone(),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let keys = MemoryStore::new();
+        let index = Index::open(dir.path(), ID, &keys).unwrap();
+        let mut notes = Vec::new();
+        let report = sync(
+            &client,
+            &index,
+            |p| notes.extend(p.note.clone()),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(report.end, SyncEnd::Complete, "{dialect:?}");
+        assert_eq!(report.state.transactions, 30, "{dialect:?}");
+        for id in service.transaction_ids() {
+            let stored = index.transaction(&id).unwrap().expect("stored");
+            assert_eq!(stored.id, id);
+        }
+        let all = index.find(&Filter::default(), 100, 0).unwrap();
+        assert_eq!(all.total, 30);
+        // Refreshing finds nothing new, whatever the service sorts by.
+        let again = sync(&client, &index, |_| {}, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert!(again.changes.is_empty(), "{dialect:?}: {:?}", again.changes);
+        let counts = index.counts(&Filter::default()).unwrap();
+        assert_eq!(counts.total, 30);
+        if dialect.minimal {
+            assert!(all.items.iter().any(|t| t.raw().len() == 1), "ids alone");
+            assert!(counts
+                .by_status
+                .iter()
+                .any(|(s, _)| s == partner_index::NO_VALUE));
+            assert!(counts
+                .by_product
+                .iter()
+                .any(|(id, _, n)| id == partner_index::NO_VALUE && *n == 30));
+        }
+        if dialect.extra {
+            let desk = Filter {
+                text: Some("kestrel".into()),
+                ..Filter::default()
+            };
+            assert_eq!(
+                index.find(&desk, 100, 0).unwrap().total,
+                30,
+                "unknown field"
+            );
+            let escalated = Filter {
+                status: Some("escalated".into()),
+                ..Filter::default()
+            };
+            let found = index.find(&escalated, 100, 0).unwrap();
+            assert!(found.total > 0);
+            assert!(found.items.iter().all(|t| t.raw()["status"] == "escalated"));
+            assert!(counts.by_status.iter().any(|(s, _)| s == "on-hold"));
+            let (_, exported) = index
+                .export(&Filter::default(), None, 0, Export::Csv, Vec::new())
+                .unwrap();
+            assert_eq!(exported, 30);
+        }
+        if dialect.narrow_sorts {
+            assert!(
+                notes
+                    .iter()
+                    .any(|n| n.contains("does not sort by `updated`")),
+                "{notes:?}"
+            );
+            assert!(
+                notes.iter().any(|n| n.contains("its own order")),
+                "{notes:?}"
+            );
+        } else {
+            assert!(notes.is_empty(), "{dialect:?}: {notes:?}");
+        }
+    }
+}
