@@ -12,7 +12,7 @@ const starting: AppStatus = readyStatus({ phase: "starting", active: null, conne
 function ready(demoSubscription: DemoSubscription | null, version = 1): AppStatus {
   return readyStatus({ demoSubscription, version });
 }
-const sortKeys = () => ({ products: ["listingName"], transactions: ["id"] });
+const sortKeys = () => ({ products: ["listingName"], transactions: ["id"], known: true, triedProducts: [], triedTransactions: [] });
 const client = () => new QueryClient({ defaultOptions: { queries: { retry: false, staleTime: 10_000 } } });
 
 describe("App start-up", () => {

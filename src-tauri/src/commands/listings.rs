@@ -10,8 +10,8 @@ use partner_console_core::Result;
 use tauri::State;
 
 #[tauri::command]
-pub fn sort_keys() -> SortKeys {
-    listings::sort_keys()
+pub fn sort_keys(state: State<'_, Console>) -> SortKeys {
+    listings::sort_keys(&state)
 }
 
 #[tauri::command]

@@ -3,4 +3,9 @@
 /**
  * How far a long file job is (event `job-progress`).
  */
-export type JobProgress = { jobId: string, done: number, total: number | null, };
+export type JobProgress = { jobId: string, done: number, total: number | null, 
+/**
+ * A word on the walk's way, when there is one: "waiting 2 s: rate limited" while the
+ * service asked it to wait, or a fallback the walk took.
+ */
+note?: string, };

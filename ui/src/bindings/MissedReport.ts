@@ -15,6 +15,17 @@ missed: Array<MissedNotification>, subscriptions: Array<SubscriptionCheck>, unti
  */
 transactionsRead: number, transactionsChecked: number, 
 /**
+ * Transactions changed in the window that name no product (a faithful service may leave
+ * `product` out): which subscription should have heard of them cannot be told, so they
+ * are not checked, and said so here rather than passed over.
+ */
+transactionsWithoutProduct: number, 
+/**
+ * The service refused `sort=-updated`, so every transaction was read (the service's
+ * words); the answer is complete, only slower.
+ */
+fullWalk?: string, 
+/**
  * The walk was cancelled: `missed` covers what was read until then.
  */
 cancelled: boolean, };

@@ -3,4 +3,8 @@
 /**
  * One page request: `start`, `limit` (≤ 50) and the sort string `A,-B,C`.
  */
-export type PageQuery = { start: number, limit: number, sort: string, };
+export type PageQuery = { start: number, limit: number, sort: string, 
+/**
+ * Send the sort even if this service refused one of its keys before (the user asked).
+ */
+tryRefused?: boolean, };

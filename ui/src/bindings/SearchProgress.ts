@@ -3,4 +3,9 @@
 /**
  * Progress of a search walking every page (event `search-progress`).
  */
-export type SearchProgress = { searchId: string, scanned: number, total: number, matched: number, };
+export type SearchProgress = { searchId: string, scanned: number, total: number, matched: number, 
+/**
+ * A word on the walk's way, when there is one: "waiting 2 s: rate limited" while the
+ * service asked it to wait, or a fallback the walk took.
+ */
+note?: string, };

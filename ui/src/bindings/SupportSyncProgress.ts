@@ -7,4 +7,9 @@ export type SupportSyncProgress = { jobId: string,
 /**
  * `products`, `fill` or `refresh`.
  */
-phase: string, done: number, total: number | null, };
+phase: string, done: number, total: number | null, 
+/**
+ * A word on the walk's way, when there is one: "waiting 2 s: rate limited" while the
+ * service asked it to wait, or a fallback the walk took.
+ */
+note?: string, };

@@ -1,6 +1,6 @@
 import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { mockCommands, renderWithClient } from "../test/render";
 import { captureStore, embeddedConnection, pageOf, product, readyStatus, transaction } from "../test/fixtures";
 import { ProductsScreen } from "./products/ProductsScreen";
@@ -14,7 +14,7 @@ import { DemoScreen } from "./demo/DemoScreen";
 import { ErrorPanel } from "../components/ErrorPanel";
 import type { CaptureSummary, Product, ReceiverReport } from "../platform";
 
-const sortKeys = () => ({ products: ["listingName", "name", "status", "created", "updated"], transactions: ["id", "status", "created", "updated", "requestType"] });
+const sortKeys = () => ({ products: ["listingName", "name", "status", "created", "updated"], transactions: ["id", "status", "created", "updated", "requestType"], known: true, triedProducts: [], triedTransactions: [] });
 
 describe("Products listing", () => {
   it("sorts by header click, adds a key with shift-click, and pages", async () => {
@@ -34,6 +34,59 @@ describe("Products listing", () => {
     expect(last?.args.query).toEqual({ start: 25, limit: 25, sort: "name,created" });
     // Columns the API cannot sort by have no sort button.
     expect(screen.queryByRole("button", { name: /Hooks/ })).toBeNull();
+  });
+
+  it("on another service, says per header what it said of each key and asks before resending a refused one", async () => {
+    const otherService = () => ({
+      products: ["listingName", "name", "status", "created", "updated"],
+      transactions: [],
+      known: false,
+      triedProducts: [
+        { key: "listingName", refusal: null },
+        { key: "name", refusal: "sorting by 'name' is not supported" },
+      ],
+      triedTransactions: [],
+    });
+    const calls = mockCommands({ sort_keys: otherService, list_products: (args) => pageOf([product(1)], args, 1) });
+    renderWithClient(<ProductsScreen />);
+    await screen.findAllByText("Product 1");
+    const header = (key: string) => document.querySelector(`[data-sort-key="${key}"]`) as HTMLElement;
+    await waitFor(() => expect(header("listingName")).toHaveAttribute("data-standing", "accepted"));
+    expect(header("name")).toHaveAttribute("data-standing", "refused");
+    expect(header("name").title).toContain("sorting by 'name' is not supported");
+    expect(header("created")).toHaveAttribute("data-standing", "untried");
+    expect(header("created").title).toContain("Not tried yet");
+
+    // A key not tried yet is sent as any other.
+    fireEvent.click(header("created"));
+    await waitFor(() => expect(calls.filter((c) => c.cmd === "list_products").at(-1)?.args.query).toEqual({ start: 0, limit: 25, sort: "created" }));
+
+    // A refused one only once the user says so, and then marked as asked again.
+    const confirm = vi.spyOn(window, "confirm").mockReturnValueOnce(false).mockReturnValueOnce(true);
+    fireEvent.click(header("name"));
+    expect(confirm).toHaveBeenCalledTimes(1);
+    expect(calls.filter((c) => c.cmd === "list_products").at(-1)?.args.query).toEqual({ start: 0, limit: 25, sort: "created" });
+    fireEvent.click(header("name"));
+    await waitFor(() => expect(calls.filter((c) => c.cmd === "list_products").at(-1)?.args.query).toEqual({ start: 0, limit: 25, sort: "name", tryRefused: true }));
+    confirm.mockRestore();
+  });
+
+  it("offers to try a sort the app held back because the service refused it before", async () => {
+    const calls = mockCommands({
+      sort_keys: () => ({ products: [], transactions: [], known: false, triedProducts: [{ key: "name", refusal: "no" }], triedTransactions: [] }),
+      list_products: (args) => {
+        const q = args.query as { sort: string; tryRefused?: boolean };
+        if (q.sort === "name" && !q.tryRefused) throw { kind: "invalidInput", message: "This service refused sorting by `name` before (no), so it was not sent again.", hint: "Sort by another column.", status: null, errorCode: null };
+        return pageOf([product(1)], args, 1);
+      },
+    });
+    renderWithClient(<ProductsScreen />);
+    await screen.findAllByText("Product 1");
+    const input = screen.getByLabelText("Sort string");
+    fireEvent.change(input, { target: { value: "name" } });
+    fireEvent.keyDown(input, { key: "Enter" });
+    fireEvent.click(await screen.findByRole("button", { name: "Try it anyway" }));
+    await waitFor(() => expect(calls.filter((c) => c.cmd === "list_products").at(-1)?.args.query).toEqual({ start: 0, limit: 25, sort: "name", tryRefused: true }));
   });
 
   it("changes the page size and jumps to a page", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatSort, parseSort, sortIndicator, toggleSort } from "./sortModel";
+import { formatSort, isClickable, keyStanding, parseSort, sortIndicator, standingMark, toggleSort } from "./sortModel";
 import { pageCount, pageOf, parsePageJump, rangeLabel, startOfPage } from "./paging";
 import { countdown, flatten, formatTime, shortId } from "./format";
 import { parseRoute, routeHref } from "./router";
@@ -78,5 +78,34 @@ describe("routes", () => {
     expect(parseRoute(routeHref("transactions", "t 1", "e/2"))).toEqual({ screen: "transactions", id: "t 1", eventId: "e/2" });
     // Only transactions have events.
     expect(parseRoute("#/products/p/events/e").eventId).toBeNull();
+  });
+});
+
+describe("sort keys and the active service", () => {
+  const sandbox = { products: ["name"], transactions: ["id"], known: true, triedProducts: [], triedTransactions: [] };
+  const other = {
+    products: ["name"],
+    transactions: ["id"],
+    known: false,
+    triedProducts: [],
+    triedTransactions: [
+      { key: "created", refusal: null },
+      { key: "status", refusal: "sorting by 'status' is not supported" },
+    ],
+  };
+
+  it("knows the sandbox's keys and only those", () => {
+    expect(keyStanding(sandbox, "products", "name")).toEqual({ kind: "sortable" });
+    expect(keyStanding(sandbox, "products", "colour")).toEqual({ kind: "unsortable" });
+    expect(isClickable(keyStanding(sandbox, "products", "colour"))).toBe(false);
+  });
+
+  it("on another service, says what it said of each key and lets every key be tried", () => {
+    expect(keyStanding(other, "transactions", "created")).toEqual({ kind: "accepted" });
+    expect(keyStanding(other, "transactions", "status")).toEqual({ kind: "refused", words: "sorting by 'status' is not supported" });
+    expect(keyStanding(other, "transactions", "updated")).toEqual({ kind: "untried" });
+    expect(keyStanding(other, "products", "status")).toEqual({ kind: "untried" });
+    expect(["created", "status", "updated"].map((k) => standingMark(keyStanding(other, "transactions", k)))).toEqual(["✓", "✕", "?"]);
+    expect(isClickable(keyStanding(other, "transactions", "status"))).toBe(true);
   });
 });

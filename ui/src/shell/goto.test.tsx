@@ -135,7 +135,7 @@ describe("The app's shell: Support, Go to and Ctrl+K", () => {
     const index = (patch: Partial<SupportIndexView>): SupportIndexView => ({ exists: false, asOf: null, filled: false, fillPosition: 0, fillTotal: null, transactions: 0, products: 0, production: false, connectionLabel: "Embedded sandbox", path: "/x/sandbox.db", ...patch });
     const calls = mockCommands({
       app_status: () => readyStatus(),
-      sort_keys: () => ({ products: ["listingName"], transactions: ["id"] }),
+      sort_keys: () => ({ products: ["listingName"], transactions: ["id"], known: true, triedProducts: [], triedTransactions: [] }),
       list_products: (a) => pageOf([product(1)], a, 1),
       support_index: () => index({}),
       support_find: () => ({ total: 0, offset: 0, items: [], asOf: "2026-03-04T05:06:07Z" }),

@@ -27,7 +27,7 @@ pub use delivery::SignedNotification;
 pub use delivery_record::{DeliveryAttempt, DeliveryRecord, DeliveryState};
 pub use error::{ApiError, ErrorCode};
 pub use firing::{fired_by, Fired};
-pub use list::{ListRuleError, PageParams, SortKey, SortSpec, SortValue, Sortable};
+pub use list::{ListRuleError, PageParams, ServiceSorts, SortKey, SortSpec, SortValue, Sortable};
 pub use notification::{
     resource_at, EventType, Notification, NotificationMeta, NotificationMetaText, NotificationText,
     ResourceAddress, ResourceRefMismatch, ResourceType,

@@ -26,6 +26,10 @@ pub enum ListRuleError {
     EmptySortKey { position: usize },
     #[error("`{key}` cannot be sorted on; sortable keys are {}", .allowed.join(", "))]
     UnknownSortKey { key: String, allowed: Vec<String> },
+    #[error(
+        "`{key}` is not a property name; a sort key is letters, digits and `_`, like `created`"
+    )]
+    MalformedSortKey { key: String },
     #[error("sort names `{key}` more than once")]
     DuplicateSortKey { key: String },
 }
@@ -188,11 +192,45 @@ impl SortSpec {
 
     /// Parses `A,-B,C`. Spaces around keys are ignored; an empty string is no sort.
     pub fn parse(raw: &str, allowed: &[&str]) -> Result<Self, ListRuleError> {
-        if raw.trim().is_empty() {
-            return Ok(Self::default());
+        Self::new(Self::split(raw), allowed)
+    }
+
+    /// Builds a sort from keys by the syntax rules alone (any key a property name could be:
+    /// letters, digits, `_`, `.`, `$`, `@`; none empty, none twice), for a service whose
+    /// sortable keys are not known ([`ServiceSorts::Unknown`]).
+    pub fn well_formed(keys: Vec<SortKey>) -> Result<Self, ListRuleError> {
+        for (i, key) in keys.iter().enumerate() {
+            if key.field.is_empty() {
+                return Err(ListRuleError::EmptySortKey { position: i + 1 });
+            }
+            if !key
+                .field
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '$' | '@'))
+            {
+                return Err(ListRuleError::MalformedSortKey {
+                    key: excerpt(&key.field),
+                });
+            }
+            if keys[..i].iter().any(|k| k.field == key.field) {
+                return Err(ListRuleError::DuplicateSortKey {
+                    key: key.field.clone(),
+                });
+            }
         }
-        let keys = raw
-            .split(',')
+        Ok(Self { keys })
+    }
+
+    /// Parses `A,-B,C` by the syntax rules alone (see [`SortSpec::well_formed`]).
+    pub fn parse_any(raw: &str) -> Result<Self, ListRuleError> {
+        Self::well_formed(Self::split(raw))
+    }
+
+    fn split(raw: &str) -> Vec<SortKey> {
+        if raw.trim().is_empty() {
+            return Vec::new();
+        }
+        raw.split(',')
             .map(|part| {
                 let part = part.trim();
                 match part.strip_prefix('-') {
@@ -200,8 +238,7 @@ impl SortSpec {
                     None => SortKey::asc(part),
                 }
             })
-            .collect();
-        Self::new(keys, allowed)
+            .collect()
     }
 
     pub fn keys(&self) -> &[SortKey] {
@@ -272,6 +309,40 @@ impl fmt::Display for SortSpec {
             write!(f, "{key}")?;
         }
         Ok(())
+    }
+}
+
+/// Which sort keys a service is known to take: the one home of the decision whether a key is
+/// refused before it is sent.
+///
+/// Why: the spec says how `sort` is written and how values order, but not which keys a service
+/// supports (issue #23). Our sandbox's keys are ours to know ([`Sortable::SORT_KEYS`]); any other
+/// service's are not, so a well-formed key is sent and the service judges it (its refusal is
+/// shown in its own words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServiceSorts {
+    /// Our sandbox: exactly the resource's [`Sortable::SORT_KEYS`].
+    Sandbox,
+    /// Any other service: every well-formed key.
+    Unknown,
+}
+
+impl ServiceSorts {
+    /// Parses `A,-B,C` for a listing of `T` as this service is known to sort it: the syntax
+    /// rules always (no empty key, none twice, a key a property name), the sandbox's keys only
+    /// for the sandbox.
+    pub fn parse<T: Sortable>(self, raw: &str) -> Result<SortSpec, ListRuleError> {
+        let spec = SortSpec::parse_any(raw)?;
+        self.check::<T>(&spec)?;
+        Ok(spec)
+    }
+
+    /// Checks an already built sort the same way as [`ServiceSorts::parse`].
+    pub fn check<T: Sortable>(self, spec: &SortSpec) -> Result<(), ListRuleError> {
+        match self {
+            ServiceSorts::Sandbox => SortSpec::new(spec.keys.clone(), T::SORT_KEYS).map(drop),
+            ServiceSorts::Unknown => SortSpec::well_formed(spec.keys.clone()).map(drop),
+        }
     }
 }
 
@@ -575,6 +646,27 @@ mod tests {
         assert_eq!(compare_text("Zoo", "apple"), Ordering::Greater);
         assert_ne!(compare_text("a", "A"), Ordering::Equal);
         assert_eq!(compare_text("same", "same"), Ordering::Equal);
+    }
+
+    #[test]
+    fn the_sandbox_s_keys_are_known_and_any_other_service_s_are_not() {
+        let sandbox = ServiceSorts::Sandbox.parse::<Item>("colour").unwrap_err();
+        assert!(matches!(sandbox, ListRuleError::UnknownSortKey { .. }));
+        let other = ServiceSorts::Unknown.parse::<Item>("colour,-size").unwrap();
+        assert_eq!(other.to_string(), "colour,-size");
+        for (raw, wanted) in [
+            ("a,,b", "empty key"),
+            ("a,-a", "more than once"),
+            ("a b", "not a property name"),
+            ("a;drop", "not a property name"),
+        ] {
+            let error = ServiceSorts::Unknown.parse::<Item>(raw).unwrap_err();
+            assert!(error.to_string().contains(wanted), "{raw}: {error}");
+            assert_eq!(error.parameter(), "sort");
+        }
+        assert!(ServiceSorts::Unknown.parse::<Item>("").unwrap().is_empty());
+        let spec = SortSpec::parse_any("name").unwrap();
+        assert!(ServiceSorts::Sandbox.check::<Item>(&spec).is_ok());
     }
 
     #[test]

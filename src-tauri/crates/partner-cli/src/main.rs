@@ -45,7 +45,7 @@ enum Command {
     /// List and show transactions and their events.
     Transactions(commands::transactions::Args),
     /// Receive, verify and keep webhook notifications (and export the store).
-    Listen(commands::listen::Args),
+    Listen(Box<commands::listen::Args>),
     /// Play the lender against a sandbox: start or update a transaction, add an event; prints
     /// what was created and the notifications it queued.
     Trigger(commands::trigger::Args),
@@ -94,7 +94,7 @@ async fn main() -> ExitCode {
         Command::Token(args) => commands::token::run(args).await,
         Command::Products(args) => commands::products::run(args).await,
         Command::Transactions(args) => commands::transactions::run(args).await,
-        Command::Listen(args) => commands::listen::run(args).await,
+        Command::Listen(args) => commands::listen::run(*args).await,
         Command::Trigger(args) => commands::trigger::run(args).await,
         Command::CheckReceiver(args) => commands::check_receiver::run(args).await,
         Command::Connections(args) => commands::connections::run(args).await,

@@ -34,7 +34,8 @@ impl Default for PagerOptions {
 }
 
 impl PartnerClient {
-    /// Every item of the listing of `T`, in `sort` order. The sort is checked now.
+    /// Every item of the listing of `T`, in `sort` order. The sort's syntax is checked now
+    /// (which keys the service takes is its own to say; see `partner_api::ServiceSorts`).
     pub fn pager<T: Listed>(
         &self,
         sort: SortSpec,
@@ -53,7 +54,9 @@ impl PartnerClient {
         sort: SortSpec,
         options: PagerOptions,
     ) -> Result<BoxStream<'static, Result<Document<T>>>> {
-        let sort = SortSpec::new(sort.keys().to_vec(), T::SORT_KEYS).map_err(RuleError::from)?;
+        partner_api::ServiceSorts::Unknown
+            .check::<T>(&sort)
+            .map_err(RuleError::from)?;
         if options.page_size == 0 || options.page_size > MAX_LIMIT {
             return Err(ClientError::input(format!(
                 "the page size must be 1 to {MAX_LIMIT}, got {}",

@@ -14,6 +14,10 @@
 //!   reaches `since` it walks the front again down to the newest stamp the previous pass
 //!   started from, yielding what changed meanwhile, until a pass finds nothing new (at most
 //!   [`MAX_PASSES`]). An item changed twice is yielded once per version seen, newest last.
+//! - Sorting by `updated` is not in the spec: a service may refuse it (a 400 on the first
+//!   page). The walk then says so ([`WalkProgress::fallback`], the service's words) and falls
+//!   back to a full walk in the listing's own order, handing over every item changed at or
+//!   after `since` (and every item without a stamp): slower, never partial.
 //! - Tokens, retries and the page rules are the client's, as for every listing.
 //! - Progress is told per item (how far back in time the walk has come); a
 //!   [`CancellationToken`] ends it between items, with what was yielded so far.
@@ -37,8 +41,9 @@ pub const MAX_PASSES: u32 = 4;
 /// sortable by `updated`.
 pub trait Updated: Listed {
     fn id(&self) -> &str;
-    /// `updated`, else `created`; `None` when the service gives neither (the spec shows no
-    /// such field), and the walk cannot place the item in time.
+    /// `updated`; `None` when the service does not give it (the spec shows no such field),
+    /// and the walk cannot place the item in time (`created` would not do: the listing is
+    /// sorted by `updated`, and an item without it sorts last whatever its `created`).
     fn updated(&self) -> Option<DateTime<Utc>>;
 }
 
@@ -47,7 +52,7 @@ impl Updated for read::Transaction {
         &self.id
     }
     fn updated(&self) -> Option<DateTime<Utc>> {
-        self.last_change()
+        self.updated
     }
 }
 
@@ -75,7 +80,7 @@ impl Updated for read::Product {
         &self.id
     }
     fn updated(&self) -> Option<DateTime<Utc>> {
-        self.updated.or(self.created)
+        self.updated
     }
 }
 
@@ -94,6 +99,19 @@ pub struct WalkProgress {
     pub yielded: u64,
     /// 1 for the first pass.
     pub pass: u32,
+    /// Set when the service refused `sort=-updated` and the walk reads every item instead:
+    /// why, in the service's words.
+    pub fallback: Option<String>,
+}
+
+impl WalkProgress {
+    /// The sentence a progress line shows for a fallback: "the service does not sort by
+    /// `updated` (…); reading every item instead".
+    pub fn fallback_note(&self) -> Option<String> {
+        self.fallback.as_ref().map(|why| {
+            format!("the service does not sort by `updated` ({why}); reading every item instead")
+        })
+    }
 }
 
 impl WalkProgress {
@@ -135,7 +153,89 @@ pub const WALK_PAGER: PagerOptions = PagerOptions {
     concurrency: 2,
 };
 
+/// Whether `error`, on the first page of the first pass, is the service refusing the sort:
+/// a 400 to a request whose only choice was `sort=-updated` (`start=0`, a valid limit).
+fn refused_the_sort(error: &crate::error::ClientError, state: &WalkProgress) -> bool {
+    state.pass == 1
+        && state.read == 0
+        && matches!(
+            error,
+            crate::error::ClientError::InvalidRequest { status: 400, .. }
+        )
+}
+
 impl PartnerClient {
+    /// The fallback of [`PartnerClient::walk_updated_since`] when the service does not sort by
+    /// `updated`: every item in the listing's own order, handing over those changed at or
+    /// after `since` and those without a stamp, each (id, stamp) once.
+    async fn walk_everything<T: Updated>(
+        &self,
+        mut state: WalkProgress,
+        options: PagerOptions,
+        cancel: &CancellationToken,
+        mut progress: impl FnMut(&WalkProgress),
+        mut on_item: impl FnMut(Document<T>) -> ControlFlow<()>,
+    ) -> Result<WalkSummary> {
+        progress(&state);
+        let mut seen: HashSet<(String, Option<DateTime<Utc>>)> = HashSet::new();
+        let mut items = self.pager::<T>(SortSpec::default(), options)?;
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = cancel.cancelled() => {
+                    return Ok(WalkSummary { end: WalkEnd::Cancelled, progress: state });
+                }
+                next = items.next() => next,
+            };
+            let Some(item) = next else { break };
+            let item = item?;
+            state.read += 1;
+            let updated = item.updated();
+            if let Some(updated) = updated {
+                state.newest = Some(state.newest.map_or(updated, |n| n.max(updated)));
+            }
+            let changed = updated.is_none_or(|updated| updated >= state.since);
+            if changed && seen.insert((item.id().to_owned(), updated)) {
+                state.yielded += 1;
+                if on_item(item).is_break() {
+                    progress(&state);
+                    return Ok(WalkSummary {
+                        end: WalkEnd::Stopped,
+                        progress: state,
+                    });
+                }
+            }
+            progress(&state);
+        }
+        state.reached = Some(state.since);
+        progress(&state);
+        Ok(WalkSummary {
+            end: WalkEnd::Complete,
+            progress: state,
+        })
+    }
+
+    /// Whether the listing of `T` in `sort` ends with an item without an `updated` stamp
+    /// (two requests of one item: the total, then the last).
+    async fn ends_undated<T: Updated>(&self, sort: &SortSpec) -> Result<bool> {
+        let one = |start: u64| {
+            crate::page::PageRequest::new(start, 1)
+                .map(|r| r.sorted(sort.clone()))
+                .map_err(crate::error::RuleError::from)
+        };
+        let first = self.list::<T>(&one(0)?).await?;
+        if first.total == 0 {
+            return Ok(false);
+        }
+        let last = self
+            .list::<T>(&one(first.total - 1)?.with_known_total(first.total))
+            .await?;
+        Ok(last
+            .items
+            .first()
+            .is_some_and(|item| item.updated().is_none()))
+    }
+
     /// Hands every item of the listing of `T` whose `updated` is at or after `since` to
     /// `on_item`, newest first (see the module's notes for the passes and repeats), telling
     /// `progress` after each item read. Ends early when `cancel` fires or `on_item` breaks.
@@ -147,7 +247,7 @@ impl PartnerClient {
         mut progress: impl FnMut(&WalkProgress),
         mut on_item: impl FnMut(Document<T>) -> ControlFlow<()>,
     ) -> Result<WalkSummary> {
-        let sort = SortSpec::new(vec![SortKey::desc("updated")], T::SORT_KEYS)
+        let sort = SortSpec::well_formed(vec![SortKey::desc("updated")])
             .map_err(crate::error::RuleError::from)?;
         let mut seen: HashSet<(String, DateTime<Utc>)> = HashSet::new();
         // Items without a stamp cannot be placed in time: each is handed over once, as one
@@ -160,10 +260,12 @@ impl PartnerClient {
             read: 0,
             yielded: 0,
             pass: 0,
+            fallback: None,
         };
         // Each pass walks down to `floor`: `since` first, then the newest stamp the previous
         // pass began with.
         let mut floor = since;
+        let mut tail_undated: Option<bool> = None;
         while state.pass < MAX_PASSES {
             state.pass += 1;
             let mut pass_newest: Option<DateTime<Utc>> = None;
@@ -178,7 +280,16 @@ impl PartnerClient {
                     next = items.next() => next,
                 };
                 let Some(item) = next else { break };
-                let item = item?;
+                let item = match item {
+                    Err(refused) if refused_the_sort(&refused, &state) => {
+                        drop(items);
+                        state.fallback = Some(refused.to_string());
+                        return self
+                            .walk_everything(state, options, cancel, progress, on_item)
+                            .await;
+                    }
+                    item => item?,
+                };
                 state.read += 1;
                 let Some(updated) = item.updated() else {
                     if undated.insert(item.id().to_owned()) {
@@ -197,7 +308,17 @@ impl PartnerClient {
                 pass_newest.get_or_insert(updated);
                 state.newest = Some(state.newest.map_or(updated, |n| n.max(updated)));
                 if updated < floor {
-                    break;
+                    // Items without `updated` sort last: if the listing ends with one, the
+                    // walk reads on to the end for them (handing over only those), rather than
+                    // stop before items it cannot place in time.
+                    if state.pass == 1 && tail_undated.is_none() {
+                        tail_undated = Some(self.ends_undated::<T>(&sort).await?);
+                    }
+                    if tail_undated != Some(true) || state.pass > 1 {
+                        break;
+                    }
+                    progress(&state);
+                    continue;
                 }
                 if state.pass == 1 {
                     state.reached = Some(updated);

@@ -10,7 +10,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use partner_api::{ResponseStatus, Transaction, TransactionStatus};
+use partner_api::Transaction;
 use partner_client::{ConnectionConfig, MemoryStore, PagerOptions, PartnerClient};
 use partner_index::{sync_with, Filter, Index, LoanField, SyncEnd};
 use partner_sandbox::{ClientCredentials, DemoData, SandboxConfig};
@@ -210,7 +210,7 @@ fn main() {
         let open = index
             .find(
                 &Filter {
-                    status: Some(TransactionStatus::Created),
+                    status: Some("created".into()),
                     ..Filter::default()
                 },
                 50,
@@ -254,19 +254,21 @@ fn main() {
 
         // Questions over the index.
         let all = index.state().unwrap().transactions;
-        let some_loan = index.find(&Filter::default(), 1, 777).unwrap().items[0]
-            .request
-            .loan["loanNumber"]
+        let some_loan = index.find(&Filter::default(), 1, 777).unwrap().items[0].raw()["request"]
+            ["loan"]["loanNumber"]
             .as_str()
             .unwrap()
             .to_string();
-        let product_name = index.products().unwrap()[1].name.clone();
+        let product_name = index.products().unwrap()[1]
+            .name
+            .clone()
+            .expect("the sandbox names its products");
         let questions: Vec<(&str, Filter, bool)> = vec![
             ("everything, newest first", Filter::default(), false),
             (
                 "status=processing",
                 Filter {
-                    status: Some(TransactionStatus::Processing),
+                    status: Some("processing".into()),
                     ..Filter::default()
                 },
                 false,
@@ -275,7 +277,7 @@ fn main() {
                 "product (by name) + responseStatus=failed",
                 Filter {
                     product: Some(product_name),
-                    response_status: Some(ResponseStatus::Failed),
+                    response_status: Some("failed".into()),
                     ..Filter::default()
                 },
                 false,
@@ -339,7 +341,7 @@ fn main() {
                 "text + status: \"address could not\" completed",
                 Filter {
                     text: Some("address could not".into()),
-                    status: Some(TransactionStatus::Completed),
+                    status: Some("completed".into()),
                     ..Filter::default()
                 },
                 false,

@@ -26,7 +26,7 @@ pub mod store;
 pub mod sync;
 
 pub use error::{Error, Result};
-pub use query::{Counts, Export, Filter, Found, LoanField};
+pub use query::{Counts, Export, Filter, Found, LoanField, NO_VALUE};
 pub use store::{forget, index_id, index_path, Index, IndexState};
 pub use sync::{
     refresh_one, sync, sync_with, Change, ChangeKind, SyncEnd, SyncPhase, SyncProgress, SyncReport,

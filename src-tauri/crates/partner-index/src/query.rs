@@ -4,8 +4,8 @@
 //! Why shaped so:
 //! - Every filter is one SQL condition with bound values, so user input never becomes SQL.
 //!   The columns filtered on are indexed (with `created`, for "newest first" within them).
-//! - Text search is FTS5 over the strings and numbers of each transaction's request and
-//!   response. The user's words are each quoted as an FTS5 phrase and matched as a prefix, all
+//! - Text search is FTS5 over the strings and numbers of each transaction's request, its
+//!   response and every other field the service sent (fields the console does not know too). The user's words are each quoted as an FTS5 phrase and matched as a prefix, all
 //!   of them required: FTS syntax characters in the input (`"`, `*`, `(`, `:`, `-`, `NEAR`, …)
 //!   are plain text and never an error; a word of punctuation only is dropped.
 //! - Loan fields are the JSON of `request.loan`; `loanNumber` has a column of its own (the
@@ -17,11 +17,14 @@
 use crate::error::{Error, Result};
 use crate::store::{decode_transaction, from_micros, meta_keys, micros, Index};
 use chrono::{DateTime, Utc};
-use partner_api::{ResponseStatus, Transaction, TransactionStatus};
+use partner_api::read::{self, Document};
 use rusqlite::types::Value as Sql;
 use serde::Serialize;
 use serde_json::Value;
 use std::io::Write;
+
+/// The key and label under which counts gather transactions without the value counted.
+pub const NO_VALUE: &str = "(none)";
 
 /// The most items [`Index::find`] returns at once.
 pub const MAX_FIND_LIMIT: u64 = 1_000;
@@ -36,11 +39,14 @@ pub struct LoanField {
 /// Which transactions a question is about; every condition set must hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Filter {
-    pub status: Option<TransactionStatus>,
+    /// The transaction's `status` exactly as the service sends it (a value the console does
+    /// not know is filtered like any other).
+    pub status: Option<String>,
     /// A product's id, or its name (case-insensitive).
     pub product: Option<String>,
     pub request_type: Option<String>,
-    pub response_status: Option<ResponseStatus>,
+    /// The response's `status` exactly as the service sends it.
+    pub response_status: Option<String>,
     pub created_since: Option<DateTime<Utc>>,
     pub created_before: Option<DateTime<Utc>>,
     pub updated_since: Option<DateTime<Utc>>,
@@ -63,7 +69,8 @@ pub struct Found {
     /// Transactions matching the filter, all pages.
     pub total: u64,
     pub offset: u64,
-    pub items: Vec<Transaction>,
+    /// Each as the service sent it, with its view.
+    pub items: Vec<Document<read::Transaction>>,
     /// When the index was last brought up to date.
     pub as_of: Option<DateTime<Utc>>,
 }
@@ -73,9 +80,11 @@ pub struct Found {
 #[serde(rename_all = "camelCase")]
 pub struct Counts {
     pub total: u64,
-    /// `(status, count)`, by status.
+    /// `(status, count)`, by status, as the service sends them (values the console does not
+    /// know included); transactions without a status under [`NO_VALUE`].
     pub by_status: Vec<(String, u64)>,
-    /// `(product id, product name, count)`, by name.
+    /// `(product id, product name, count)`, by name; transactions that name no product under
+    /// [`NO_VALUE`].
     pub by_product: Vec<(String, String, u64)>,
     pub as_of: Option<DateTime<Utc>>,
 }
@@ -96,8 +105,8 @@ impl Filter {
             conditions.push(condition);
             values.extend(bound);
         };
-        if let Some(status) = self.status {
-            add("status = ?", vec![Sql::Text(status.as_str().into())]);
+        if let Some(status) = non_empty(&self.status) {
+            add("status = ?", vec![Sql::Text(status)]);
         }
         if let Some(product) = non_empty(&self.product) {
             add(
@@ -108,11 +117,8 @@ impl Filter {
         if let Some(request_type) = non_empty(&self.request_type) {
             add("request_type = ?", vec![Sql::Text(request_type)]);
         }
-        if let Some(status) = self.response_status {
-            add(
-                "response_status = ?",
-                vec![Sql::Text(status.as_str().into())],
-            );
+        if let Some(status) = non_empty(&self.response_status) {
+            add("response_status = ?", vec![Sql::Text(status)]);
         }
         for (condition, at) in [
             ("created >= ?", self.created_since),
@@ -243,10 +249,11 @@ impl Index {
                 "SELECT status, count(*) FROM transactions {clause} GROUP BY status ORDER BY status"
             ))?;
             let rows = statement.query_map(rusqlite::params_from_iter(values.iter()), |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+                Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?))
             })?;
             for row in rows {
                 let (status, n) = row?;
+                let status = status.unwrap_or_else(|| NO_VALUE.to_owned());
                 by_status.push((status, n.max(0) as u64));
             }
         }
@@ -257,14 +264,21 @@ impl Index {
                 "SELECT product_id, count(*) FROM transactions {clause} GROUP BY product_id"
             ))?;
             let rows = statement.query_map(rusqlite::params_from_iter(values.iter()), |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+                Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?))
             })?;
             let mut name = connection.prepare_cached(
-                "SELECT product_name FROM transactions WHERE product_id = ?1 LIMIT 1",
+                "SELECT product_name FROM transactions
+                 WHERE product_id = ?1 AND product_name IS NOT NULL LIMIT 1",
             )?;
             for row in rows {
                 let (id, n) = row?;
-                let product_name: String = name.query_row([&id], |r| r.get(0))?;
+                let Some(id) = id else {
+                    by_product.push((NO_VALUE.to_owned(), NO_VALUE.to_owned(), n.max(0) as u64));
+                    continue;
+                };
+                let product_name: Option<String> =
+                    rusqlite::OptionalExtension::optional(name.query_row([&id], |r| r.get(0)))?;
+                let product_name = product_name.unwrap_or_else(|| id.clone());
                 by_product.push((id, product_name, n.max(0) as u64));
             }
             by_product.sort_by(|a, b| (&a.1, &a.0).cmp(&(&b.1, &b.0)));

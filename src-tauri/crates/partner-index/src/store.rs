@@ -24,32 +24,35 @@
 
 use crate::error::{Error, Result};
 use chrono::{DateTime, TimeZone, Utc};
-use partner_api::{Product, Secret, Transaction, TransactionEvent};
+use partner_api::read::{self, Document};
+use partner_api::Secret;
 use partner_client::{SecretSlot, SecretStore};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-const SCHEMA_VERSION: i64 = 1;
+/// 2: every column but `id` may be empty (a faithful service may send a transaction with only
+/// its `id`), and the words of fields outside request and response are searchable too.
+const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS transactions (
     rowid INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
-    status TEXT NOT NULL,
-    product_id TEXT NOT NULL,
-    product_name TEXT NOT NULL,
-    request_type TEXT NOT NULL,
+    status TEXT,
+    product_id TEXT,
+    product_name TEXT,
+    request_type TEXT,
     response_status TEXT,
     partner_status TEXT,
     reference_number TEXT,
     requesting_party TEXT,
     loan_number TEXT,
     loan TEXT,
-    created INTEGER NOT NULL,
-    updated INTEGER NOT NULL
+    created INTEGER,
+    updated INTEGER
 );
 CREATE TABLE IF NOT EXISTS transaction_bodies (
     rowid INTEGER PRIMARY KEY,
@@ -66,15 +69,25 @@ CREATE INDEX IF NOT EXISTS transactions_partner_status ON transactions(partner_s
 CREATE INDEX IF NOT EXISTS transactions_reference ON transactions(reference_number COLLATE NOCASE);
 CREATE INDEX IF NOT EXISTS transactions_loan_number ON transactions(loan_number COLLATE NOCASE);
 CREATE VIRTUAL TABLE IF NOT EXISTS transactions_text USING fts5(
-    request, response, content = '', contentless_delete = 1,
+    request, response, other, content = '', contentless_delete = 1,
     tokenize = 'unicode61 remove_diacritics 2'
 );
 CREATE TABLE IF NOT EXISTS products (
     id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    updated INTEGER NOT NULL,
+    name TEXT,
+    updated INTEGER,
     body TEXT NOT NULL
 );
+";
+
+/// An index written by schema 1 (every field the sandbox sends required) is a copy of the
+/// service and nothing else: it is emptied and refilled by the next sync rather than migrated.
+const DROP_SCHEMA_1: &str = "
+DROP TABLE IF EXISTS transactions_text;
+DROP TABLE IF EXISTS transaction_bodies;
+DROP TABLE IF EXISTS transactions;
+DROP TABLE IF EXISTS products;
+DELETE FROM meta;
 ";
 
 /// The id of the index of the connection to `base_url` as `client_id`: a UUID (v5) of the two,
@@ -163,10 +176,23 @@ impl Index {
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;
              PRAGMA temp_store = MEMORY;",
         )?;
+        let written_by: Option<i64> = connection
+            .query_row(
+                "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schema'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .unwrap_or(None);
+        if written_by.is_some_and(|v| v < SCHEMA_VERSION) {
+            tracing::info!(index = %id, "an index of an older schema is emptied; the next sync refills it");
+            connection.execute_batch(DROP_SCHEMA_1)?;
+        }
         connection.execute_batch(SCHEMA)?;
         connection.execute_batch(
             "CREATE TEMP TABLE IF NOT EXISTS pending_text (
-                rowid INTEGER PRIMARY KEY, request TEXT NOT NULL, response TEXT NOT NULL
+                rowid INTEGER PRIMARY KEY, request TEXT NOT NULL, response TEXT NOT NULL,
+                other TEXT NOT NULL
             );",
         )?;
         connection.execute(
@@ -206,6 +232,13 @@ impl Index {
         Ok(result)
     }
 
+    pub(crate) fn meta(&self, key: &str) -> Result<Option<String>> {
+        let connection = self.lock();
+        Ok(connection
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    }
+
     /// What the index holds and how far its sync has come.
     pub fn state(&self) -> Result<IndexState> {
         let connection = self.lock();
@@ -238,8 +271,8 @@ impl Index {
         })
     }
 
-    /// One transaction by id, as last stored.
-    pub fn transaction(&self, id: &str) -> Result<Option<Transaction>> {
+    /// One transaction by id, as last stored: the service's document with its view.
+    pub fn transaction(&self, id: &str) -> Result<Option<Document<read::Transaction>>> {
         let connection = self.lock();
         let body: Option<String> = connection
             .query_row(
@@ -253,7 +286,7 @@ impl Index {
     }
 
     /// A transaction's events as last fetched by [`crate::refresh_one`] (`None`: never fetched).
-    pub fn events(&self, id: &str) -> Result<Option<Vec<TransactionEvent>>> {
+    pub fn events(&self, id: &str) -> Result<Option<Vec<Document<read::TransactionEvent>>>> {
         let connection = self.lock();
         let events: Option<Option<String>> = connection
             .query_row(
@@ -269,10 +302,11 @@ impl Index {
         }
     }
 
-    /// Every product, by name.
-    pub fn products(&self) -> Result<Vec<Product>> {
+    /// Every product, by name (those without one last), each as the service sent it.
+    pub fn products(&self) -> Result<Vec<Document<read::Product>>> {
         let connection = self.lock();
-        let mut statement = connection.prepare("SELECT body FROM products ORDER BY name, id")?;
+        let mut statement =
+            connection.prepare("SELECT body FROM products ORDER BY name IS NULL, name, id")?;
         let rows = statement.query_map([], |r| r.get::<_, String>(0))?;
         let mut products = Vec::new();
         for body in rows {
@@ -383,6 +417,8 @@ pub(crate) mod meta_keys {
     pub const FILL_POSITION: &str = "fill_position";
     pub const FILL_TOTAL: &str = "fill_total";
     pub const WATERMARK: &str = "watermark";
+    /// The sort the fill walks in (`created,id`, or empty: the service's own order).
+    pub const FILL_ORDER: &str = "fill_order";
 }
 
 pub(crate) fn set_meta(tx: &rusqlite::Transaction<'_>, key: &str, value: &str) -> Result<()> {
@@ -399,7 +435,7 @@ pub(crate) fn from_micros(micros: i64) -> Option<DateTime<Utc>> {
     Utc.timestamp_micros(micros).single()
 }
 
-pub(crate) fn decode_transaction(body: &str) -> Result<Transaction> {
+pub(crate) fn decode_transaction(body: &str) -> Result<Document<read::Transaction>> {
     serde_json::from_str(body).map_err(Error::json)
 }
 
@@ -407,7 +443,7 @@ pub(crate) fn decode_transaction(body: &str) -> Result<Transaction> {
 pub(crate) fn stored_version(
     tx: &rusqlite::Transaction<'_>,
     id: &str,
-) -> Result<Option<(i64, String)>> {
+) -> Result<Option<(Option<i64>, String)>> {
     Ok(tx
         .prepare_cached(
             "SELECT t.updated, b.body FROM transactions t JOIN transaction_bodies b ON b.rowid = t.rowid
@@ -417,27 +453,30 @@ pub(crate) fn stored_version(
         .optional()?)
 }
 
-/// Stores `transaction` (and its events when given; otherwise the events stored stay).
+/// Stores `transaction` as the service sent it (and its events' JSON array when given;
+/// otherwise the events stored stay). Every field but `id` may be absent: its column is then
+/// empty (and sorts and filters as empty); values the console does not know are kept as sent.
 pub(crate) fn upsert_transaction(
     tx: &rusqlite::Transaction<'_>,
-    transaction: &Transaction,
-    body: &str,
-    events: Option<&[TransactionEvent]>,
+    transaction: &Document<read::Transaction>,
+    events: Option<&str>,
 ) -> Result<()> {
-    let response = transaction.response.as_ref();
-    let loan = &transaction.request.loan;
-    let loan_number = match loan.get("loanNumber") {
+    let body = serde_json::to_string(transaction).map_err(Error::json)?;
+    let view = transaction.view();
+    let raw = transaction.raw();
+    let response = view.response.as_ref();
+    let loan = raw
+        .get("request")
+        .and_then(|r| r.get("loan"))
+        .filter(|l| !l.is_null());
+    let loan_number = match loan.and_then(|l| l.get("loanNumber")) {
         Some(Value::String(s)) => Some(s.clone()),
         Some(Value::Number(n)) => Some(n.to_string()),
         _ => None,
     };
-    let events = events
-        .map(serde_json::to_string)
-        .transpose()
-        .map_err(Error::json)?;
     let existed = tx
         .prepare_cached("SELECT 1 FROM transactions WHERE id = ?1")?
-        .exists([&transaction.id])?;
+        .exists([&view.id])?;
     let rowid: i64 = tx
         .prepare_cached(
             "INSERT INTO transactions(id, status, product_id, product_name, request_type,
@@ -455,23 +494,21 @@ pub(crate) fn upsert_transaction(
         )?
         .query_row(
             params![
-                transaction.id,
-                transaction.status.as_str(),
-                transaction.product.id,
-                transaction.product.name,
-                transaction.request.request_type,
-                response.map(|r| r.status.as_str()),
+                view.id,
+                view.status.as_ref().map(|s| s.as_str()),
+                view.product_id(),
+                view.product_name(),
+                view.request_type(),
+                view.response_status().map(|s| s.as_str()),
                 response.and_then(|r| r.partner_status.as_deref()),
                 response.and_then(|r| r.reference_number.as_deref()),
-                transaction
-                    .request
-                    .requesting_party
+                view.request
                     .as_ref()
-                    .map(|p| p.name.as_str()),
+                    .and_then(|r| r.requesting_party_name()),
                 loan_number,
-                loan.to_string(),
-                micros(transaction.created),
-                micros(transaction.updated),
+                loan.map(Value::to_string),
+                view.created.map(micros),
+                view.updated.map(micros),
             ],
             |r| r.get(0),
         )?;
@@ -481,19 +518,25 @@ pub(crate) fn upsert_transaction(
             events = COALESCE(excluded.events, transaction_bodies.events)",
     )?
     .execute(params![rowid, body, events])?;
-    let request_text = words(&serde_json::to_value(&transaction.request).map_err(Error::json)?);
-    let response_text = match response {
-        Some(r) => words(&serde_json::to_value(r).map_err(Error::json)?),
-        None => String::new(),
-    };
+    // Words of the request, of the response, and of every other field the service sent
+    // (fields the console does not know included), each searchable.
+    let request_text = raw.get("request").map(words).unwrap_or_default();
+    let response_text = raw.get("response").map(words).unwrap_or_default();
+    let other_text = raw
+        .iter()
+        .filter(|(field, _)| !matches!(field.as_str(), "request" | "response"))
+        .map(|(_, value)| words(value))
+        .collect::<Vec<_>>()
+        .join(" ");
     if existed {
         tx.prepare_cached("DELETE FROM transactions_text WHERE rowid = ?1")?
             .execute([rowid])?;
     }
     tx.prepare_cached(
-        "INSERT OR REPLACE INTO temp.pending_text(rowid, request, response) VALUES (?1, ?2, ?3)",
+        "INSERT OR REPLACE INTO temp.pending_text(rowid, request, response, other)
+         VALUES (?1, ?2, ?3, ?4)",
     )?
-    .execute(params![rowid, request_text, response_text])?;
+    .execute(params![rowid, request_text, response_text, other_text])?;
     Ok(())
 }
 
@@ -502,8 +545,8 @@ pub(crate) fn upsert_transaction(
 /// would merge the index once per transaction stored; one statement per batch merges once.
 pub(crate) fn flush_text(tx: &rusqlite::Transaction<'_>) -> Result<()> {
     tx.prepare_cached(
-        "INSERT INTO transactions_text(rowid, request, response)
-         SELECT rowid, request, response FROM temp.pending_text",
+        "INSERT INTO transactions_text(rowid, request, response, other)
+         SELECT rowid, request, response, other FROM temp.pending_text",
     )?
     .execute([])?;
     tx.prepare_cached("DELETE FROM temp.pending_text")?
@@ -511,17 +554,21 @@ pub(crate) fn flush_text(tx: &rusqlite::Transaction<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Replaces every product.
-pub(crate) fn replace_products(tx: &rusqlite::Transaction<'_>, products: &[Product]) -> Result<()> {
+/// Replaces every product, each as the service sent it.
+pub(crate) fn replace_products(
+    tx: &rusqlite::Transaction<'_>,
+    products: &[Document<read::Product>],
+) -> Result<()> {
     tx.execute("DELETE FROM products", [])?;
-    let mut insert =
-        tx.prepare_cached("INSERT INTO products(id, name, updated, body) VALUES (?1, ?2, ?3, ?4)")?;
+    let mut insert = tx.prepare_cached(
+        "INSERT OR REPLACE INTO products(id, name, updated, body) VALUES (?1, ?2, ?3, ?4)",
+    )?;
     for product in products {
         let body = serde_json::to_string(product).map_err(Error::json)?;
         insert.execute(params![
             product.id,
             product.name,
-            micros(product.updated),
+            product.updated.map(micros),
             body
         ])?;
     }

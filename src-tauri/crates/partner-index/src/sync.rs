@@ -21,6 +21,14 @@
 //!   never moves the watermark: an item fetched out of order must not make a refresh stop early.
 //! - Events of a transaction are fetched only by [`refresh_one`]: the listing does not carry
 //!   them, and a custom event does not change the transaction's `updated` stamp.
+//! - Which keys a service sorts by is not in the spec. A service that refuses the fill's
+//!   `created,id` is walked in its own order instead (saved as the fill's order, so a resume
+//!   in another order starts over), and one that refuses `-updated` has every refresh read
+//!   every item (`walk_updated_since`'s fallback): slower, never partial. Both are said in the
+//!   progress ([`SyncProgress::note`]).
+//! - Everything is read with `partner_api::read`'s views and stored as the service sent it: a
+//!   transaction needs only its `id`; unknown fields are kept and searchable, unknown statuses
+//!   kept and filterable.
 //! - During the fill, one writer on the blocking pool takes the pages as they come (whatever
 //!   is waiting, up to [`FILL_BATCH`] items, per SQL transaction), so the walk keeps pages in
 //!   flight while a batch is written; the position saved is what the writer has committed.
@@ -32,8 +40,9 @@ use crate::store::{
 };
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
-use partner_api::{Product, SortKey, SortSpec, Sortable, Transaction};
-use partner_client::{PageRequest, PagerOptions, PartnerClient, WalkEnd, WALK_PAGER};
+use partner_api::read::{self, Document};
+use partner_api::{SortKey, SortSpec};
+use partner_client::{ClientError, PageRequest, PagerOptions, PartnerClient, WalkEnd, WALK_PAGER};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -61,6 +70,8 @@ pub struct SyncProgress {
     pub phase: SyncPhase,
     pub done: u64,
     pub total: Option<u64>,
+    /// A fallback the sync took, in words (the service refused a sort it walks by).
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -162,8 +173,8 @@ async fn sync_products(
     progress: &mut impl FnMut(&SyncProgress),
     cancel: &CancellationToken,
 ) -> Result<u64> {
-    let mut products: Vec<Product> = Vec::new();
-    let mut stream = client.pager::<Product>(SortSpec::default(), PagerOptions::default())?;
+    let mut products: Vec<Document<read::Product>> = Vec::new();
+    let mut stream = client.pager::<read::Product>(SortSpec::default(), PagerOptions::default())?;
     loop {
         let next = tokio::select! {
             biased;
@@ -171,7 +182,7 @@ async fn sync_products(
             next = stream.next() => next,
         };
         let Some(product) = next else { break };
-        products.push(product?.into_view());
+        products.push(product?);
     }
     let count = products.len() as u64;
     let index = index.clone();
@@ -180,6 +191,7 @@ async fn sync_products(
         phase: SyncPhase::Products,
         done: count,
         total: Some(count),
+        note: None,
     });
     Ok(count)
 }
@@ -193,45 +205,76 @@ async fn fill(
     cancel: &CancellationToken,
 ) -> Result<(u64, SyncEnd)> {
     let state = index.state()?;
-    // The newest stamp now: changes from here on are the refresh's to find.
-    let newest_first = SortSpec::new(vec![SortKey::desc("updated")], Transaction::SORT_KEYS)
+    // The newest stamp now: changes from here on are the refresh's to find. A service that
+    // does not sort by `updated` leaves no watermark: its refreshes read every item anyway.
+    let newest_first = SortSpec::well_formed(vec![SortKey::desc("updated")])
         .map_err(|e| Error::Invalid(e.to_string()))?;
-    let probe = client
-        .list::<Transaction>(
-            &PageRequest::new(0, 1)
-                .map_err(|e| Error::Invalid(e.to_string()))?
-                .sorted(newest_first),
-        )
-        .await?;
+    let first = PageRequest::new(0, 1).map_err(|e| Error::Invalid(e.to_string()))?;
+    let mut note = None;
+    let probe = match client
+        .list::<read::Transaction>(&first.clone().sorted(newest_first))
+        .await
+    {
+        Err(refused @ ClientError::InvalidRequest { status: 400, .. }) => {
+            note = Some(format!(
+                "the service does not sort by `updated` ({refused}); every refresh reads every item"
+            ));
+            client.list::<read::Transaction>(&first).await?
+        }
+        other => other?,
+    };
     let total = probe.total;
-    if state.watermark.is_none() {
-        if let Some(newest) = probe.items.first() {
-            let watermark = micros(newest.updated).to_string();
+    if state.watermark.is_none() && note.is_none() {
+        if let Some(newest) = probe.items.first().and_then(|t| t.updated) {
+            let watermark = micros(newest).to_string();
             index.write(|tx| set_meta(tx, meta_keys::WATERMARK, &watermark))?;
         }
     }
+    // The fill walks `created,id` ascending, where an item keeps its position as the listing
+    // grows; a service that refuses it is walked in its own order.
+    let oldest_first = SortSpec::well_formed(vec![SortKey::asc("created"), SortKey::asc("id")])
+        .map_err(|e| Error::Invalid(e.to_string()))?;
+    let order = match client
+        .list::<read::Transaction>(&first.clone().sorted(oldest_first.clone()))
+        .await
+    {
+        Err(refused @ ClientError::InvalidRequest { status: 400, .. }) => {
+            let said = format!(
+                "the service does not sort by `created,id` ({refused}); copying in its own order"
+            );
+            note = Some(match note {
+                Some(before) => format!("{before}; {said}"),
+                None => said,
+            });
+            SortSpec::default()
+        }
+        other => {
+            other?;
+            oldest_first
+        }
+    };
     // Transactions are never deleted, so the listing only grows; a position past the total
-    // (another service behind the same URL?) starts over.
+    // (another service behind the same URL?), or one saved under another order, starts over.
+    let order_name = order.to_string();
     let mut position = state.fill_position;
-    if position > total {
+    if position > total || index.meta(meta_keys::FILL_ORDER)?.unwrap_or_default() != order_name {
         position = 0;
     }
-    let oldest_first = SortSpec::new(
-        vec![SortKey::asc("created"), SortKey::asc("id")],
-        Transaction::SORT_KEYS,
-    )
-    .map_err(|e| Error::Invalid(e.to_string()))?;
+    index.write(|tx| set_meta(tx, meta_keys::FILL_ORDER, &order_name))?;
+    let oldest_first = order;
     progress(&SyncProgress {
         phase: SyncPhase::Fill,
         done: position,
         total: Some(total),
+        note: note.clone(),
     });
     let mut stream = client
-        .pager_from::<Transaction>(position, oldest_first, pager)?
+        .pager_from::<read::Transaction>(position, oldest_first, pager)?
         .ready_chunks(FILL_BATCH);
     // The writer runs beside the walk, so pages keep coming while a batch is written.
     let stored = Arc::new(AtomicU64::new(position));
-    let (batches, mut to_write) = tokio::sync::mpsc::channel::<Vec<Transaction>>(WRITE_QUEUE);
+    let (batches, mut to_write) =
+        tokio::sync::mpsc::channel::<Vec<Document<read::Transaction>>>(WRITE_QUEUE);
     let writer = {
         let index = index.clone();
         let stored = stored.clone();
@@ -247,8 +290,7 @@ async fn fill(
                 let at = stored.load(Ordering::SeqCst) + items.len() as u64;
                 index.write(|tx| {
                     for item in &items {
-                        let body = serde_json::to_string(item).map_err(Error::json)?;
-                        upsert_transaction(tx, item, &body, None)?;
+                        upsert_transaction(tx, item, None)?;
                     }
                     set_meta(tx, meta_keys::FILL_POSITION, &at.to_string())?;
                     set_meta(tx, meta_keys::FILL_TOTAL, &total.to_string())
@@ -273,7 +315,7 @@ async fn fill(
         let mut failed = None;
         for item in chunk {
             match item {
-                Ok(item) => items.push(item.into_view()),
+                Ok(item) => items.push(item),
                 Err(error) => {
                     failed = Some(error);
                     break;
@@ -287,6 +329,7 @@ async fn fill(
             phase: SyncPhase::Fill,
             done: stored.load(Ordering::SeqCst),
             total: Some(total),
+            note: note.clone(),
         });
         if let Some(error) = failed {
             outcome = Err(error.into());
@@ -304,6 +347,7 @@ async fn fill(
         phase: SyncPhase::Fill,
         done: at,
         total: Some(total),
+        note,
     });
     let end = outcome?;
     if end == SyncEnd::Complete {
@@ -323,9 +367,9 @@ async fn refresh(
         .state()?
         .watermark
         .unwrap_or(DateTime::<Utc>::UNIX_EPOCH);
-    let mut seen: Vec<Transaction> = Vec::new();
+    let mut seen: Vec<Document<read::Transaction>> = Vec::new();
     let summary = client
-        .walk_updated_since::<Transaction>(
+        .walk_updated_since::<read::Transaction>(
             since,
             WALK_PAGER,
             cancel,
@@ -334,10 +378,11 @@ async fn refresh(
                     phase: SyncPhase::Refresh,
                     done: walk.yielded,
                     total: None,
+                    note: walk.fallback_note(),
                 })
             },
             |item| {
-                seen.push(item.into_view());
+                seen.push(item);
                 ControlFlow::Continue(())
             },
         )
@@ -378,24 +423,23 @@ async fn refresh(
 /// Stores `item` when it is new or differs from the stored version; says which.
 fn store_if_changed(
     tx: &rusqlite::Transaction<'_>,
-    item: &Transaction,
-    events: Option<&[partner_api::TransactionEvent]>,
+    item: &Document<read::Transaction>,
+    events: Option<&str>,
 ) -> Result<ChangeKind> {
     let body = serde_json::to_string(item).map_err(Error::json)?;
     let kind = match stored_version(tx, &item.id)? {
         None => ChangeKind::Created,
-        Some((updated, stored)) if updated == micros(item.updated) && stored == body => {
+        Some((updated, stored)) if updated == item.updated.map(micros) && stored == body => {
             let events_same = match events {
                 None => true,
-                Some(events) => {
-                    let fresh = serde_json::to_string(events).map_err(Error::json)?;
+                Some(fresh) => {
                     let stored: Option<String> = tx
                         .prepare_cached(
                             "SELECT b.events FROM transactions t
                              JOIN transaction_bodies b ON b.rowid = t.rowid WHERE t.id = ?1",
                         )?
                         .query_row([&item.id], |r| r.get(0))?;
-                    stored.as_deref() == Some(fresh.as_str())
+                    stored.as_deref() == Some(fresh)
                 }
             };
             if events_same {
@@ -405,19 +449,15 @@ fn store_if_changed(
         }
         Some(_) => ChangeKind::Updated,
     };
-    upsert_transaction(tx, item, &body, events)?;
+    upsert_transaction(tx, item, events)?;
     Ok(kind)
 }
 
 /// Fetches transaction `id` and its events and stores them (a captured notification named it).
 pub async fn refresh_one(client: &PartnerClient, index: &Index, id: &str) -> Result<Change> {
-    // The index still keeps the sandbox's strict records.
-    let (transaction, events) = tokio::try_join!(
-        client.get_transaction_as::<partner_api::Transaction>(id),
-        client.list_events_as::<partner_api::TransactionEvent>(id)
-    )?;
-    let transaction = transaction.into_view();
-    let events: Vec<_> = events.into_iter().map(|e| e.into_view()).collect();
+    let (transaction, events) =
+        tokio::try_join!(client.get_transaction(id), client.list_events(id))?;
+    let events = serde_json::to_string(&events).map_err(Error::json)?;
     let writer = index.clone();
     let kind =
         blocking(move || writer.write(|tx| store_if_changed(tx, &transaction, Some(&events))))

@@ -18,8 +18,10 @@ pub mod listener_address;
 pub mod missed;
 pub mod paths;
 pub mod settings;
+pub mod sorts_tried;
 
 pub use error::{Error, Result};
 pub use keys::{KeychainHealth, KeychainKeys};
 pub use listener_address::{ListenerAddress, PortTaken};
 pub use settings::{Environment, LoadedSettings, SavedConnection, Settings, SettingsFile};
+pub use sorts_tried::{KeyStanding, KeysTried, SortsTried};

@@ -30,6 +30,11 @@
 //!    worked out again later. Times are not matched (the service's clock and this machine's
 //!    differ; a retry arrives later than its event).
 //!
+//! Where the service does not sort by `updated` (the spec does not say it must), the walk reads
+//! every transaction instead and the report says so (`full_walk`); transactions that name no
+//! product cannot be matched to a subscription and are counted, not passed over
+//! (`transactions_without_product`).
+//!
 //! What is not reported, on purpose (no false alarms): events before `since`; events younger
 //! than `until` (by default the service's give-up window, [`GIVE_UP_AFTER`], before now: their
 //! notifications may still be on their way); resource and event types a subscription does not
@@ -147,6 +152,17 @@ pub struct MissedReport {
     pub transactions_read: u64,
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub transactions_checked: u64,
+    /// Transactions changed in the window that name no product (a faithful service may leave
+    /// `product` out): which subscription should have heard of them cannot be told, so they
+    /// are not checked, and said so here rather than passed over.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    #[serde(default)]
+    pub transactions_without_product: u64,
+    /// The service refused `sort=-updated`, so every transaction was read (the service's
+    /// words); the answer is complete, only slower.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub full_walk: Option<String>,
     /// The walk was cancelled: `missed` covers what was read until then.
     pub cancelled: bool,
 }
@@ -294,6 +310,8 @@ pub async fn find_missed(
         until,
         transactions_read: 0,
         transactions_checked: 0,
+        transactions_without_product: 0,
+        full_walk: None,
         cancelled: false,
     };
     let Some(earliest) = checked.iter().map(|c| c.since).min() else {
@@ -311,16 +329,18 @@ pub async fn find_missed(
             |walked| progress(MissedProgress::Walking(walked.clone())),
             |transaction| {
                 report.transactions_read += 1;
-                if transaction
-                    .product_id()
-                    .is_some_and(|id| products_checked.contains(id))
-                {
-                    transactions.insert(transaction.id.clone(), transaction);
+                match transaction.product_id() {
+                    Some(id) if products_checked.contains(id) => {
+                        transactions.insert(transaction.id.clone(), transaction);
+                    }
+                    Some(_) => {}
+                    None => report.transactions_without_product += 1,
                 }
                 ControlFlow::Continue(())
             },
         )
         .await?;
+    report.full_walk = walk.progress.fallback.clone();
     if walk.end == WalkEnd::Cancelled {
         report.cancelled = true;
         return Ok(report);

@@ -69,6 +69,10 @@ pub struct SavedConnection {
     pub base_url: String,
     pub client_id: String,
     pub environment: Environment,
+    /// What this service said of sort keys the console sent (accepted, refused): not in the
+    /// spec, so learnt per connection. Absent in files written before it was kept.
+    #[serde(default, skip_serializing_if = "crate::SortsTried::is_empty")]
+    pub sorts_tried: crate::SortsTried,
 }
 
 /// Where the webhook listener listens.
@@ -448,6 +452,7 @@ mod tests {
             base_url: "https://staging.example.test".into(),
             client_id: "partner-1".into(),
             environment: Environment::Production,
+            sorts_tried: Default::default(),
         });
         settings.last_active = Some("c1".into());
         settings

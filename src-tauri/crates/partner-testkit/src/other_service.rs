@@ -621,6 +621,8 @@ fn seeded_transaction(dialect: Dialect, i: usize, id: &str, at: DateTime<Utc>) -
     }
     if dialect.extra {
         t.insert("priority".into(), json!(i % 3));
+        // A field of the service's own, with words found nowhere else.
+        t.insert("assignedDesk".into(), json!(format!("kestrel desk {i}")));
         t.insert("environment".into(), json!("prod"));
         t.insert("createdBy".into(), Value::Null);
         if i.is_multiple_of(4) {

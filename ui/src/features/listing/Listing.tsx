@@ -1,10 +1,12 @@
 /**
  * A server-paged listing (products or transactions): the page comes from the shell with
  * `start`/`limit`/`sort`, the total from `X-Total-Count`; headers sort (shift-click adds a key)
- * only where `partner-api` says the key is sortable; the sort string is shown and editable;
+ * where `partner-api` says the sandbox sorts by the key, and on any other service by any key,
+ * each header saying what that service said of it (accepted, refused, not tried yet; a refused
+ * key is sent again only when the user confirms); the sort string is shown and editable;
  * search walks every page with progress and cancel; export writes every page.
  */
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import {
   flexRender,
   getCoreRowModel,
@@ -15,7 +17,7 @@ import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactNod
 import { api, type ListingKind, type PageView } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { RecordView } from "../../components/JsonView";
-import { sortIndicator, toggleSort } from "../../lib/sortModel";
+import { isClickable, keyStanding, sortIndicator, standingMark, standingTitle, toggleSort } from "../../lib/sortModel";
 import { FIRST_PAGE, listingQueryKey, PAGE_SIZES, pageCount, pageOf, parsePageJump, rangeLabel, startOfPage } from "../../lib/paging";
 import { SearchBar } from "./SearchBar";
 import { ExportBar } from "./ExportBar";
@@ -33,7 +35,7 @@ export interface ListingProps<T> {
   kind: ListingKind;
   title: string;
   columns: ListingColumn<T>[];
-  fetchPage: (query: { start: number; limit: number; sort: string }) => Promise<PageView<T>>;
+  fetchPage: (query: { start: number; limit: number; sort: string; tryRefused?: boolean }) => Promise<PageView<T>>;
   rowId: (row: T) => string;
   onOpen: (row: T) => void;
   defaultSort: string;
@@ -50,15 +52,21 @@ export function Listing<T extends { document: Record<string, unknown> }>({ kind,
   const [selected, setSelected] = useState<number>(0);
   const bodyRef = useRef<HTMLTableSectionElement>(null);
 
+  const [tryRefused, setTryRefused] = useState(false);
+  const queryClient = useQueryClient();
   const sortKeys = useQuery({ queryKey: ["sortKeys"], queryFn: api.sortKeys, staleTime: Infinity });
-  const allowed = useMemo(() => new Set(sortKeys.data?.[kind] ?? []), [sortKeys.data, kind]);
+  const standingOf = (key: string) => keyStanding(sortKeys.data, kind, key);
 
   const page = useQuery({
-    queryKey: listingQueryKey(kind, start, limit, sort),
-    queryFn: () => fetchPage({ start, limit, sort }),
+    queryKey: tryRefused ? [...listingQueryKey(kind, start, limit, sort), "tryRefused"] : listingQueryKey(kind, start, limit, sort),
+    queryFn: () => fetchPage(tryRefused ? { start, limit, sort, tryRefused } : { start, limit, sort }),
     placeholderData: keepPreviousData,
     retry: false,
   });
+  // Each answer may teach the app what this service sorts by: the headers ask again.
+  useEffect(() => {
+    void queryClient.invalidateQueries({ queryKey: ["sortKeys"] });
+  }, [page.dataUpdatedAt, page.errorUpdatedAt, queryClient]);
 
   useEffect(() => setSortDraft(sort), [sort]);
   useEffect(() => setSelected(0), [start, limit, sort]);
@@ -86,13 +94,22 @@ export function Listing<T extends { document: Record<string, unknown> }>({ kind,
     manualPagination: true,
   });
 
-  const changeSort = (next: string) => {
+  const changeSort = (next: string, askAgain = false) => {
+    setTryRefused(askAgain);
     setSort(next);
     setStart(0);
   };
 
   const onHeader = (sortKey: string | undefined, shift: boolean) => {
-    if (!sortKey || !allowed.has(sortKey)) return;
+    if (!sortKey) return;
+    const standing = standingOf(sortKey);
+    if (!isClickable(standing)) return;
+    if (standing.kind === "refused") {
+      const again = window.confirm(`This service refused sorting by ${sortKey}: ${standing.words}\n\nAsk it again?`);
+      if (!again) return;
+      changeSort(toggleSort(sort, sortKey, shift), true);
+      return;
+    }
     changeSort(toggleSort(sort, sortKey, shift));
   };
 
@@ -146,6 +163,11 @@ export function Listing<T extends { document: Record<string, unknown> }>({ kind,
         <ExportBar kind={kind} sort={sort} />
       </div>
       {page.isError && <ErrorPanel error={page.error} onRetry={() => void page.refetch()} />}
+      {page.isError && !tryRefused && refusedBefore(page.error) && (
+        <button type="button" className="try-anyway" onClick={() => setTryRefused(true)}>
+          Try it anyway
+        </button>
+      )}
       <div className="split">
         <div className="grid-wrap">
           <table className="grid" aria-label={title} aria-rowcount={total}>
@@ -154,18 +176,21 @@ export function Listing<T extends { document: Record<string, unknown> }>({ kind,
                 <tr key={group.id}>
                   {group.headers.map((header) => {
                     const sortKey = (header.column.columnDef.meta as { sortKey?: string } | undefined)?.sortKey;
-                    const sortable = sortKey !== undefined && allowed.has(sortKey);
+                    const standing = sortKey === undefined ? undefined : standingOf(sortKey);
+                    const sortable = sortKey !== undefined && standing !== undefined && isClickable(standing);
                     return (
                       <th key={header.id} style={{ width: header.getSize() }} aria-sort={sortable && sortIndicator(sort, sortKey) ? (sortIndicator(sort, sortKey).startsWith("▼") ? "descending" : "ascending") : undefined}>
                         {sortable ? (
                           <button
                             type="button"
-                            className="th-sort"
+                            className={`th-sort ${standing.kind}`}
                             data-sort-key={sortKey}
-                            title="Click to sort; shift-click to add to the sort"
+                            data-standing={standing.kind}
+                            title={standingTitle(standing)}
                             onClick={(e) => onHeader(sortKey, e.shiftKey)}
                           >
                             {flexRender(header.column.columnDef.header, header.getContext())}
+                            {standingMark(standing) && <span className="sort-standing" aria-hidden="true">{standingMark(standing)}</span>}
                             <span className="sort-ind">{sortIndicator(sort, sortKey)}</span>
                           </button>
                         ) : (
@@ -270,4 +295,10 @@ export function Listing<T extends { document: Record<string, unknown> }>({ kind,
       </div>
     </div>
   );
+}
+
+/** Whether the app held a sort back because this service refused one of its keys before. */
+function refusedBefore(error: unknown): boolean {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === "string" && message.includes("refused sorting by");
 }

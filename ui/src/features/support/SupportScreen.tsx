@@ -6,7 +6,7 @@
  */
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type FormEvent } from "react";
-import { api, type ExportFormat, type SupportCount, type SupportFilter, type SupportIndexView, type SupportSyncProgress, type StoredTransaction } from "../../platform";
+import { api, type ExportFormat, type SupportCount, type SupportFilter, type SupportIndexView, type SupportSyncProgress, type Transaction } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { FileJobStatus, useFileJob } from "../../components/FileJob";
 import { shortId, tableTime } from "../../lib/format";
@@ -31,7 +31,7 @@ import {
   syncResultText,
   SYNC_REQUEST_EVENT,
   takeSyncRequest,
-  TRANSACTION_STATUSES,
+  statusChoices,
   withChip,
   type SupportForm,
 } from "./supportModel";
@@ -195,7 +195,7 @@ export function SupportScreen() {
         </div>
       ) : (
         <>
-          <FilterForm form={form} setForm={setForm} onSubmit={onSubmit} onClear={clear} products={counts.data?.byProduct ?? []} problems={problems} />
+          <FilterForm form={form} setForm={setForm} onSubmit={onSubmit} onClear={clear} products={counts.data?.byProduct ?? []} statuses={counts.data?.byStatus ?? []} problems={problems} />
           {counts.isError && <ErrorPanel error={counts.error} compact />}
           {counts.data && (
             <div className="support-chips" aria-label="Counts">
@@ -272,6 +272,7 @@ function FilterForm({
   onSubmit,
   onClear,
   products,
+  statuses,
   problems,
 }: {
   form: SupportForm;
@@ -279,6 +280,7 @@ function FilterForm({
   onSubmit: (e: FormEvent) => void;
   onClear: () => void;
   products: SupportCount[];
+  statuses: SupportCount[];
   problems: string[];
 }) {
   const set = <K extends keyof SupportForm>(key: K, value: SupportForm[K]) => setForm({ ...form, [key]: value });
@@ -298,9 +300,9 @@ function FilterForm({
         </label>
         <label>
           Status
-          <select aria-label="Status" value={form.status} onChange={(e) => set("status", e.target.value as SupportForm["status"])}>
+          <select aria-label="Status" value={form.status} onChange={(e) => set("status", e.target.value)}>
             <option value="">any</option>
-            {TRANSACTION_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+            {statusChoices(form.status, statuses).map((s) => <option key={s} value={s}>{s}</option>)}
           </select>
         </label>
         <label>
@@ -313,7 +315,7 @@ function FilterForm({
         {text("requestType", "Request type")}
         <label>
           Response
-          <select aria-label="Response status" value={form.responseStatus} onChange={(e) => set("responseStatus", e.target.value as SupportForm["responseStatus"])}>
+          <select aria-label="Response status" value={form.responseStatus} onChange={(e) => set("responseStatus", e.target.value)}>
             <option value="">any</option>
             {RESPONSE_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
           </select>
@@ -370,7 +372,7 @@ function Chips({ title, counts, active, onPick }: { title: string; counts: Suppo
   );
 }
 
-function Results({ items }: { items: StoredTransaction[] }) {
+function Results({ items }: { items: Transaction[] }) {
   return (
     <div className="grid-wrap support-results">
       <table className="grid compact" aria-label="Support results">
@@ -394,12 +396,12 @@ function Results({ items }: { items: StoredTransaction[] }) {
               }}
             >
               <td className="mono" title={t.id}>{shortId(t.id)}</td>
-              <td><span className={`pill ${t.status}`}>{t.status}</span></td>
-              <td><span className="cell-clip" title={t.product.id}>{t.product.name}</span></td>
+              <td>{t.status ? <span className={`pill ${t.status}`}>{t.status}</span> : "—"}</td>
+              <td><span className="cell-clip" title={t.product?.id ?? undefined}>{t.product?.name ?? t.product?.id ?? "—"}</span></td>
               <td className="mono">{loanNumber(t) ?? "—"}</td>
               <td><span className="cell-clip">{requestingPartyName(t) ?? "—"}</span></td>
-              <td>{tableTime(t.created)}</td>
-              <td>{tableTime(t.updated)}</td>
+              <td>{t.created ? tableTime(t.created) : "—"}</td>
+              <td>{t.updated ? tableTime(t.updated) : "—"}</td>
             </tr>
           ))}
         </tbody>

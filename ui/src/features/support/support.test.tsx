@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { mockCommands, type Handler } from "../../test/render";
 import { renderWithClient } from "../../test/render";
 import { storedTransaction } from "../../test/fixtures";
-import type { SupportCounts, SupportFilter, SupportIndexView, SupportPage, SupportQuery, SupportSyncResult, StoredTransaction } from "../../platform";
+import type { SupportCounts, SupportFilter, SupportIndexView, SupportPage, SupportQuery, SupportSyncResult, Transaction } from "../../platform";
 import { SupportScreen } from "./SupportScreen";
 
 const AS_OF = "2026-03-04T05:06:07Z";
@@ -41,9 +41,10 @@ const NO_FILTER: SupportFilter = {
   text: null,
 };
 
-function withLoan(i: number): StoredTransaction {
+function withLoan(i: number): Transaction {
   const t = storedTransaction(i);
-  return { ...t, request: { ...t.request, loan: { loanNumber: `LN-${i}` }, requestingParty: { name: `Lender ${i}`, address: "", city: "", state: "", postalCode: "" } } };
+  const kept = { ...t, request: { ...t.request, loan: { loanNumber: `LN-${i}` }, requestingParty: { name: `Lender ${i}`, address: "", city: "", state: "", postalCode: "" } } };
+  return { ...kept, document: { ...kept } };
 }
 
 /** A page of `total` made-up rows at the query's offset (at most 50 of them, as asked). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SupportIndexView, SupportSyncResult } from "../../platform";
-import { storedTransaction } from "../../test/fixtures";
+import { transaction } from "../../test/fixtures";
 import {
   EMPTY_FORM,
   formProblems,
@@ -8,6 +8,8 @@ import {
   indexSummary,
   isFiltered,
   loanNumber,
+  requestingPartyName,
+  statusChoices,
   moveSelection,
   needsProductionConsent,
   paletteItems,
@@ -60,7 +62,7 @@ describe("support model", () => {
     const once = withChip(EMPTY_FORM, "status", "processing");
     expect(once.status).toBe("processing");
     expect(withChip(once, "status", "processing").status).toBe("");
-    expect(withChip(EMPTY_FORM, "status", "bogus").status).toBe("");
+    expect(withChip(EMPTY_FORM, "status", "escalated").status).toBe("escalated"); // a status of the service's own
     expect(withChip(once, "product", "p-2")).toMatchObject({ status: "processing", product: "p-2" });
   });
 
@@ -90,10 +92,22 @@ describe("support model", () => {
   });
 
   it("reads the loan number from the request's loan, when there is one", () => {
-    const t = storedTransaction(1);
+    const t = transaction(1);
     expect(loanNumber(t)).toBeNull();
     expect(loanNumber({ ...t, request: { ...t.request, loan: { loanNumber: 42 } } })).toBe("42");
     expect(loanNumber({ ...t, request: { ...t.request, loan: ["x"] } })).toBeNull();
+    // A service may send a transaction with only its id.
+    expect(loanNumber({ id: "t-only", document: { id: "t-only" } })).toBeNull();
+    expect(requestingPartyName({ id: "t-only", document: { id: "t-only" } })).toBeNull();
+  });
+
+  it("offers every status the index counted, known to the console or not", () => {
+    const counted = [{ key: "escalated" }, { key: "created" }, { key: "(none)" }];
+    expect(statusChoices("", counted)).toEqual(["created", "processing", "completed", "escalated"]);
+    expect(statusChoices("on-hold", [])).toEqual(["created", "processing", "completed", "on-hold"]);
+    expect(withChip(EMPTY_FORM, "status", "escalated").status).toBe("escalated");
+    expect(withChip({ ...EMPTY_FORM, status: "escalated" }, "status", "escalated").status).toBe("");
+    expect(withChip(EMPTY_FORM, "status", "(none)").status).toBe("");
   });
 
   it("leads Go to answers to a route or to words", () => {

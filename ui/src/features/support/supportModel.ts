@@ -12,7 +12,7 @@ import type {
   SupportIndexView,
   SupportSyncProgress,
   SupportSyncResult,
-  StoredTransaction,
+  Transaction,
   TransactionStatus,
 } from "../../platform";
 import { formatTime } from "../../lib/format";
@@ -34,10 +34,11 @@ export interface LoanRow {
 
 /** The filter form as typed: every field a string ("" = not set), times as datetime-local. */
 export interface SupportForm {
-  status: "" | TransactionStatus;
+  /** A status as the service writes it ("" = any): the index keeps values the console does not know. */
+  status: string;
   product: string;
   requestType: string;
-  responseStatus: "" | ResponseStatus;
+  responseStatus: string;
   createdSince: string;
   createdBefore: string;
   updatedSince: string;
@@ -78,10 +79,10 @@ export function loanFilters(rows: LoanRow[]): LoanFieldFilter[] {
 /** The index's filter for the form. */
 export function supportFilter(form: SupportForm): SupportFilter {
   return {
-    status: form.status === "" ? null : form.status,
+    status: named(form.status),
     product: named(form.product),
     requestType: named(form.requestType),
-    responseStatus: form.responseStatus === "" ? null : form.responseStatus,
+    responseStatus: named(form.responseStatus),
     createdSince: instantOf(form.createdSince),
     createdBefore: instantOf(form.createdBefore),
     updatedSince: instantOf(form.updatedSince),
@@ -124,8 +125,9 @@ export function isFiltered(filter: SupportFilter): boolean {
 /** A count chip clicked: the form with that status or product set (again: cleared). */
 export function withChip(form: SupportForm, kind: "status" | "product", key: string): SupportForm {
   if (kind === "status") {
-    const status = TRANSACTION_STATUSES.find((s) => s === key) ?? "";
-    return { ...form, status: form.status === status ? "" : status };
+    // Any status the index counted, known to the console or not; "(none)" counts those without one.
+    if (key === NO_VALUE) return form;
+    return { ...form, status: form.status === key ? "" : key };
   }
   return { ...form, product: form.product === key ? "" : key };
 }
@@ -189,17 +191,34 @@ export function rangeText(offset: number, shown: number, total: number, asOf: st
 }
 
 /** The loan number of the request (`request.loan.loanNumber`), when it has one. */
-export function loanNumber(t: StoredTransaction): string | null {
-  const loan = t.request.loan;
+export function loanNumber(t: Transaction): string | null {
+  const loan = t.request?.loan;
   if (loan === null || typeof loan !== "object" || Array.isArray(loan)) return null;
   const value = (loan as Record<string, unknown>).loanNumber;
   return typeof value === "string" || typeof value === "number" ? String(value) : null;
 }
 
 /** The requesting party's name, when the request names one. */
-export function requestingPartyName(t: StoredTransaction): string | null {
-  return t.request.requestingParty?.name ?? null;
+export function requestingPartyName(t: Transaction): string | null {
+  const party = t.request?.requestingParty;
+  if (party === null || typeof party !== "object" || Array.isArray(party)) return null;
+  const name = (party as Record<string, unknown>).name;
+  return typeof name === "string" ? name : null;
 }
+
+/**
+ * The status filter's choices: the spec's, every status the index counted (a service may send
+ * values the console does not know: they are kept, shown and filterable), and the one chosen.
+ */
+export function statusChoices(chosen: string, counted: { key: string }[]): string[] {
+  const all: string[] = [...TRANSACTION_STATUSES];
+  for (const c of counted) if (c.key !== NO_VALUE && !all.includes(c.key)) all.push(c.key);
+  if (chosen !== "" && !all.includes(chosen)) all.push(chosen);
+  return all;
+}
+
+/** What the index counts transactions without a status (or a product) under. */
+export const NO_VALUE = "(none)";
 
 /** What is deleted by "Forget this connection's data", in words. */
 export function forgetText(index: SupportIndexView): string {

@@ -1,5 +1,7 @@
 //! `--start --limit --sort --all` for the list subcommands, checked by the spec's rules before
-//! any request: a wrong sort key or a limit over 50 is refused in words, offline.
+//! any request: a malformed sort or a limit over 50 is refused in words, offline. Which keys a
+//! service sorts by is the service's to say (the spec does not): any well-formed key is sent,
+//! and a refusal is printed in the service's words.
 
 use super::render::{ListWriter, OutputFormat, Row};
 use crate::error::{CliError, Result};
@@ -8,7 +10,7 @@ use futures::StreamExt;
 use partner_api::list::MAX_LIMIT;
 use partner_api::read::Document;
 use partner_api::ListRuleError;
-use partner_api::SortSpec;
+use partner_api::ServiceSorts;
 use partner_client::{ClientError, Listed, PageRequest, PagerOptions, PartnerClient};
 use serde::Serialize;
 
@@ -38,7 +40,9 @@ pub async fn run_list<T: Listed + Row + Serialize>(
     client: &PartnerClient,
     args: &ListArgs,
 ) -> Result<()> {
-    let sort = SortSpec::parse(&args.sort, T::SORT_KEYS).map_err(rule)?;
+    // Which keys a service sorts by is not in the spec: any well-formed key is sent and the
+    // service's refusal is printed in its words (`ServiceSorts`, the one home of the choice).
+    let sort = ServiceSorts::Unknown.parse::<T>(&args.sort).map_err(rule)?;
     if args.all {
         let page_size = all_page_size(args)?;
         let mut items = client.pager::<T>(
@@ -48,15 +52,7 @@ pub async fn run_list<T: Listed + Row + Serialize>(
                 ..PagerOptions::default()
             },
         )?;
-        // The service may ask the walk to wait (429/503 with Retry-After): say so on stderr.
-        let mut waiting = client.waiting();
-        let told = tokio::spawn(async move {
-            while waiting.changed().await.is_ok() {
-                if let Some(wait) = waiting.borrow_and_update().clone() {
-                    eprintln!("{wait}");
-                }
-            }
-        });
+        let told = tell_waits(client);
         let mut writer = ListWriter::<Document<T>>::new(args.output)?;
         while let Some(item) = items.next().await {
             writer.item(&item?)?;
@@ -86,6 +82,20 @@ pub async fn run_list<T: Listed + Row + Serialize>(
         );
     }
     Ok(())
+}
+
+/// Says on stderr each wait the service asks of `client`'s calls (429/503 with
+/// `Retry-After`: "waiting 2 s: rate limited") until the task is aborted: every walk of the
+/// CLI (`--all`, `transactions sync`, `listen missed`) runs with one.
+pub fn tell_waits(client: &PartnerClient) -> tokio::task::JoinHandle<()> {
+    let mut waiting = client.waiting();
+    tokio::spawn(async move {
+        while waiting.changed().await.is_ok() {
+            if let Some(wait) = waiting.borrow_and_update().clone() {
+                eprintln!("{wait}");
+            }
+        }
+    })
 }
 
 /// The page size of each request of `--all`: full pages unless `--limit` says otherwise. Each

@@ -16,7 +16,7 @@ use super::render::{ListWriter, OutputFormat};
 use crate::error::{CliError, Result};
 use chrono::{DateTime, Utc};
 use clap::Args as ClapArgs;
-use partner_api::{ResponseStatus, Transaction, TransactionStatus};
+use partner_api::read::{self, Document};
 use partner_client::KeyringStore;
 use partner_index::{Export, Filter, Index, LoanField, SyncPhase};
 use partner_local::Environment;
@@ -39,15 +39,15 @@ pub struct SyncArgs {
 pub struct FindArgs {
     /// created, processing or completed.
     #[arg(long, value_parser = parse_status)]
-    pub status: Option<TransactionStatus>,
+    pub status: Option<String>,
     /// A product's id or name.
     #[arg(long)]
     pub product: Option<String>,
     #[arg(long)]
     pub request_type: Option<String>,
     /// processing, completed, failed, canceled or inputRequired.
-    #[arg(long, value_parser = parse_response_status)]
-    pub response_status: Option<ResponseStatus>,
+    #[arg(long, value_parser = parse_status)]
+    pub response_status: Option<String>,
     /// Created at or after: an RFC 3339 time, or a duration back from now (2h, 3days).
     #[arg(long, value_name = "TIME", value_parser = super::missed::parse_instant)]
     pub created_since: Option<DateTime<Utc>>,
@@ -91,18 +91,14 @@ pub struct FindArgs {
     pub counts: bool,
 }
 
-fn parse_status(text: &str) -> std::result::Result<TransactionStatus, String> {
-    serde_json::from_value(serde_json::Value::String(text.trim().to_lowercase()))
-        .map_err(|_| format!("`{text}` is not created, processing or completed"))
-}
-
-fn parse_response_status(text: &str) -> std::result::Result<ResponseStatus, String> {
-    ResponseStatus::ALL
-        .into_iter()
-        .find(|s| s.as_str().eq_ignore_ascii_case(text.trim()))
-        .ok_or_else(|| {
-            format!("`{text}` is not processing, completed, failed, canceled or inputRequired")
-        })
+/// A status as the service writes it: the spec shows a few values, a service may send others,
+/// and the index filters on whatever it kept.
+fn parse_status(text: &str) -> std::result::Result<String, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err("a status is not empty".into());
+    }
+    Ok(text.to_owned())
 }
 
 fn parse_loan_field(text: &str) -> std::result::Result<LoanField, String> {
@@ -174,10 +170,19 @@ pub async fn sync(connection: &ConnectionArgs, args: &SyncArgs) -> Result<()> {
     });
     let terminal = std::io::stderr().is_terminal();
     let mut last_line = std::time::Instant::now();
+    let mut noted: Option<String> = None;
+    let waits = super::listing::tell_waits(&client);
     let report = partner_index::sync(
         &client,
         &index,
         |progress| {
+            // A fallback (the service refused a sort the sync walks by) is said once, plainly.
+            if progress.note.is_some() && progress.note != noted {
+                noted = progress.note.clone();
+                if let Some(note) = &noted {
+                    eprintln!("{}{note}", if terminal { "\r\x1b[2K" } else { "" });
+                }
+            }
             let due = last_line.elapsed() >= std::time::Duration::from_millis(250)
                 || progress.total == Some(progress.done);
             if !due {
@@ -203,6 +208,7 @@ pub async fn sync(connection: &ConnectionArgs, args: &SyncArgs) -> Result<()> {
     )
     .await;
     on_stop.abort();
+    waits.abort();
     if terminal {
         eprint!("\r\x1b[2K");
     }
@@ -243,10 +249,10 @@ pub fn find(connection: &ConnectionArgs, args: &FindArgs) -> Result<()> {
     let target = target(connection)?;
     let index = existing(&target, &KeyringStore::default())?;
     let filter = Filter {
-        status: args.status,
+        status: args.status.clone(),
         product: args.product.clone(),
         request_type: args.request_type.clone(),
-        response_status: args.response_status,
+        response_status: args.response_status.clone(),
         created_since: args.created_since,
         created_before: args.created_before,
         updated_since: args.updated_since,
@@ -288,7 +294,7 @@ pub fn find(connection: &ConnectionArgs, args: &FindArgs) -> Result<()> {
         let (mut out, _) = index.export(&filter, Some(args.limit), args.offset, format, out)?;
         out.flush().map_err(CliError::Output)?;
     } else {
-        let mut writer = ListWriter::<Transaction>::new(OutputFormat::Table)?;
+        let mut writer = ListWriter::<Document<read::Transaction>>::new(OutputFormat::Table)?;
         for item in &found.items {
             writer.item(item)?;
         }

@@ -113,13 +113,23 @@ pub async fn run(args: MissedArgs, db: PathBuf) -> Result<()> {
         }
     });
     let show_progress = std::io::stderr().is_terminal();
+    let waits = super::listing::tell_waits(&client);
+    let mut noted = false;
     let report = find_missed(&client, &store, &query, &cancel, |step| {
+        // A fallback (the service does not sort by `updated`) is said once, plainly.
+        if let MissedProgress::Walking(walk) = &step {
+            if let (false, Some(note)) = (noted, walk.fallback_note()) {
+                noted = true;
+                eprintln!("{}{note}", if show_progress { "\r\x1b[2K" } else { "" });
+            }
+        }
         if show_progress {
             progress_line(&step);
         }
     })
     .await;
     on_stop.abort();
+    waits.abort();
     if show_progress {
         eprint!("\r\x1b[2K");
     }
@@ -161,6 +171,12 @@ fn print_rows(report: &MissedReport, json: bool) -> Result<()> {
 }
 
 fn print_summary(report: &MissedReport) {
+    if report.transactions_without_product > 0 {
+        eprintln!(
+            "partner: {} changed transactions name no product, so which subscription should have heard of them cannot be told: not checked",
+            report.transactions_without_product
+        );
+    }
     for check in &report.subscriptions {
         let Some(since) = check.since else {
             let why = match check.not_checked_because {

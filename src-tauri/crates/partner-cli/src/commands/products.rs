@@ -30,7 +30,8 @@ pub struct Args {
 
 #[derive(Debug, Subcommand)]
 pub enum ProductsCommand {
-    /// List products (sortable by listingName, name, status, created, updated).
+    /// List products (the sandbox sorts by listingName, name, status, created, updated; another
+    /// service by the keys it takes, which --sort sends as given).
     List(ListArgs),
     /// Show one product.
     Get {

@@ -18,7 +18,8 @@ pub struct Args {
 
 #[derive(Debug, Subcommand)]
 pub enum TransactionsCommand {
-    /// List transactions (sortable by id, status, created, updated, requestType).
+    /// List transactions (the sandbox sorts by id, status, created, updated, requestType; another
+    /// service by the keys it takes, which --sort sends as given).
     List(ListArgs),
     /// Show one transaction.
     Get {
@@ -37,7 +38,7 @@ pub enum TransactionsCommand {
     /// later runs fetch only what changed). Asks --yes on a production connection.
     Sync(super::local_index::SyncArgs),
     /// Answer from the local index, newest first, without asking the service.
-    Find(super::local_index::FindArgs),
+    Find(Box<super::local_index::FindArgs>),
     /// Delete the connection's local index and its key.
     Forget,
 }

@@ -140,3 +140,47 @@ async fn errors_are_printed_in_the_service_s_words() {
         assert!(!stderr.contains(service.client_secret().expose()));
     }
 }
+
+/// Which keys a service sorts by is not in the spec: `--sort` sends any well-formed key, and a
+/// refusal is printed in the service's words (not the sandbox's list of keys).
+#[tokio::test]
+async fn any_well_formed_sort_key_is_sent_and_the_service_judges_it() {
+    let service = OtherService::start(Dialect::narrow_sorts()).await;
+    let refused = partner(&service, &["transactions", "list", "--sort", "-updated"]).await;
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
+    assert!(
+        text(&refused.stderr).contains("sorting by 'updated' is not supported"),
+        "the service's words: {}",
+        text(&refused.stderr)
+    );
+    let before = service.api_calls();
+    let malformed = partner(&service, &["transactions", "list", "--sort", "created,,id"]).await;
+    assert!(!malformed.status.success());
+    assert!(text(&malformed.stderr).contains("empty key"));
+    assert_eq!(service.api_calls(), before, "refused before sending");
+
+    // A key the sandbox does not have, on a service that sorts by it.
+    let wide = OtherService::start(Dialect::extra()).await;
+    let listed = json_of(
+        &partner(
+            &wide,
+            &[
+                "products",
+                "list",
+                "--sort",
+                "-listingName",
+                "--output",
+                "json",
+            ],
+        )
+        .await,
+    );
+    assert!(listed.as_array().is_some_and(|a| !a.is_empty()));
+    let by_own_key = partner(&wide, &["transactions", "list", "--sort", "priority"]).await;
+    assert_eq!(by_own_key.status.code(), Some(1));
+    assert!(
+        text(&by_own_key.stderr).contains("sorting by 'priority' is not supported"),
+        "sent, and refused in the service's words: {}",
+        text(&by_own_key.stderr)
+    );
+}

@@ -166,14 +166,16 @@ async fn every_rule_violation_is_refused_before_sending() {
         start: 0,
         limit: 51,
     };
-    let unknown_key = PageRequest::default()
-        .sorted(SortSpec::new(vec![SortKey::asc("listingName")], Product::SORT_KEYS).unwrap());
+    // Which keys a service sorts by is the service's to say (it is not in the spec), but a key
+    // that is no property name is refused before sending.
+    let malformed_key = PageRequest::default()
+        .sorted(SortSpec::new(vec![SortKey::asc("listing name")], &["listing name"]).unwrap());
     let past_total = PageRequest::new(11, 5).unwrap().with_known_total(10);
 
     let mut errors = vec![
         client.list_transactions(&too_large).await.unwrap_err(),
         client.list_products(&too_large).await.unwrap_err(),
-        client.list_transactions(&unknown_key).await.unwrap_err(),
+        client.list_transactions(&malformed_key).await.unwrap_err(),
         client.list_transactions(&past_total).await.unwrap_err(),
         client.get_transaction("").await.unwrap_err(),
         client
@@ -188,7 +190,7 @@ async fn every_rule_violation_is_refused_before_sending() {
             .unwrap(),
         client
             .pager::<Transaction>(
-                SortSpec::new(vec![SortKey::asc("name")], Product::SORT_KEYS).unwrap(),
+                SortSpec::new(vec![SortKey::asc("name;")], &["name;"]).unwrap(),
                 PagerOptions::default(),
             )
             .err()

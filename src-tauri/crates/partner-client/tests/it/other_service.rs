@@ -518,3 +518,92 @@ async fn a_product_is_created_and_its_keys_kept_and_a_bad_key_is_refused_unechoe
         "the key stays"
     );
 }
+
+/// A service that does not sort by `updated` (the spec does not say one must): the walk says
+/// so in the service's words and reads every item instead, handing over exactly the ones
+/// changed since the point asked for, none twice, none lost.
+#[tokio::test]
+async fn a_walk_by_updated_falls_back_to_every_item_where_the_sort_is_refused() {
+    let service = OtherService::start_with(
+        Dialect::narrow_sorts(),
+        Seed {
+            products: 1,
+            transactions: 23,
+        },
+    )
+    .await;
+    let client = client_of(&service);
+    let every = all_transactions(&client, PagerOptions::default()).await;
+    let since = every[11].last_change().expect("a stamp");
+    let mut expected: Vec<String> = every
+        .iter()
+        .filter(|t| t.last_change().is_none_or(|at| at >= since))
+        .map(|t| t.id.clone())
+        .collect();
+    expected.sort();
+    let mut notes = Vec::new();
+    let mut handed = Vec::new();
+    let summary = client
+        .walk_updated_since::<read::Transaction>(
+            since,
+            PagerOptions {
+                page_size: 5,
+                concurrency: 2,
+            },
+            &tokio_util::sync::CancellationToken::new(),
+            |walk| {
+                if let Some(note) = walk.fallback_note() {
+                    if notes.last() != Some(&note) {
+                        notes.push(note);
+                    }
+                }
+            },
+            |item| {
+                handed.push(item.id.clone());
+                std::ops::ControlFlow::Continue(())
+            },
+        )
+        .await
+        .expect("a full walk instead");
+    assert_eq!(summary.end, partner_client::WalkEnd::Complete);
+    assert_eq!(summary.progress.read, 23, "every item read");
+    handed.sort();
+    assert_eq!(handed, expected, "exactly the changed ones, once each");
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("sorting by 'updated' is not supported"),
+        "the service's words: {notes:?}"
+    );
+}
+
+/// A service whose transactions carry no `updated` (the spec shows none): they sort last under
+/// `-updated`, so the walk reads on to the end for them rather than stop before items it
+/// cannot place in time, and hands each over once.
+#[tokio::test]
+async fn a_walk_by_updated_hands_over_items_without_a_stamp_however_they_sort() {
+    let service = OtherService::start(Dialect::minimal()).await;
+    let client = client_of(&service);
+    let mut handed = Vec::new();
+    let summary = client
+        .walk_updated_since::<read::Transaction>(
+            chrono::Utc::now() - chrono::Duration::days(1),
+            PagerOptions {
+                page_size: 7,
+                concurrency: 2,
+            },
+            &tokio_util::sync::CancellationToken::new(),
+            |_| {},
+            |item| {
+                handed.push(item.id.clone());
+                std::ops::ControlFlow::Continue(())
+            },
+        )
+        .await
+        .expect("walked");
+    assert_eq!(summary.end, partner_client::WalkEnd::Complete);
+    assert!(summary.progress.fallback.is_none());
+    handed.sort();
+    let mut expected = service.transaction_ids();
+    expected.sort();
+    assert_eq!(handed, expected, "each once, none left out");
+}

@@ -12,6 +12,11 @@ pub struct JobProgress {
     pub done: u64,
     #[ts(type = "number | null")]
     pub total: Option<u64>,
+    /// A word on the walk's way, when there is one: "waiting 2 s: rate limited" while the
+    /// service asked it to wait, or a fallback the walk took.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub note: Option<String>,
 }
 
 /// What a save-dialog export did: nothing when the dialog was closed.

@@ -19,6 +19,10 @@ pub struct PageQuery {
     pub start: u64,
     pub limit: u32,
     pub sort: String,
+    /// Send the sort even if this service refused one of its keys before (the user asked).
+    #[serde(default)]
+    #[ts(optional)]
+    pub try_refused: Option<bool>,
 }
 
 /// A product, transaction or event as the service sent it: the typed view the screens read
@@ -64,12 +68,28 @@ pub struct PageView<T: TS> {
     pub sort: String,
 }
 
-/// The sortable keys of both listings, from `partner-api`'s `Sortable` impls.
+/// How the active connection sorts, for the column headers: the sandbox's keys of both
+/// listings (`partner-api`'s `Sortable` impls), whether they are the active service's (the
+/// embedded sandbox: other keys are refused before sending), and otherwise what the service
+/// said of keys tried (accepted, or refused in its words; a key not listed is not tried yet).
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SortKeys {
     pub products: Vec<String>,
     pub transactions: Vec<String>,
+    /// The active connection is the sandbox, whose keys are known.
+    pub known: bool,
+    pub tried_products: Vec<TriedSortKey>,
+    pub tried_transactions: Vec<TriedSortKey>,
+}
+
+/// A key sent to the active service and what it said.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TriedSortKey {
+    pub key: String,
+    /// Refused, in the service's words; none: accepted.
+    pub refusal: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, TS)]
@@ -93,6 +113,11 @@ pub struct SearchProgress {
     pub total: u64,
     #[ts(type = "number")]
     pub matched: u64,
+    /// A word on the walk's way, when there is one: "waiting 2 s: rate limited" while the
+    /// service asked it to wait, or a fallback the walk took.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub note: Option<String>,
 }
 
 /// What a finished (or cancelled) search found.

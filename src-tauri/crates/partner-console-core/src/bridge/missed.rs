@@ -29,6 +29,11 @@ pub struct MissedProgressView {
     pub done: u64,
     #[ts(type = "number | null")]
     pub total: Option<u64>,
+    /// A word on the walk's way, when there is one: "waiting 2 s: rate limited" while the
+    /// service asked it to wait, or a fallback the walk took.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub note: Option<String>,
 }
 
 impl From<&partner_local::missed::MissedProgress> for MissedProgressView {
@@ -39,16 +44,19 @@ impl From<&partner_local::missed::MissedProgress> for MissedProgressView {
                 stage: "Reading the products and their subscriptions".into(),
                 done: 0,
                 total: None,
+                note: None,
             },
             MissedProgress::Walking(walk) => Self {
                 stage: "Walking the transactions changed since then".into(),
                 done: walk.yielded,
                 total: None,
+                note: walk.fallback_note(),
             },
             MissedProgress::Events { done, total } => Self {
                 stage: "Reading their events".into(),
                 done: *done,
                 total: Some(*total),
+                note: None,
             },
         }
     }

@@ -17,11 +17,13 @@ pub struct LoanFieldFilter {
 #[derive(Debug, Clone, Default, Deserialize, TS)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SupportFilter {
-    pub status: Option<partner_api::TransactionStatus>,
+    /// As the service writes it (a value the console does not know too).
+    pub status: Option<String>,
     /// A product's id or name.
     pub product: Option<String>,
     pub request_type: Option<String>,
-    pub response_status: Option<partner_api::ResponseStatus>,
+    /// As the service writes it.
+    pub response_status: Option<String>,
     pub created_since: Option<String>,
     pub created_before: Option<String>,
     pub updated_since: Option<String>,
@@ -80,6 +82,11 @@ pub struct SupportSyncProgress {
     pub done: u64,
     #[ts(type = "number | null")]
     pub total: Option<u64>,
+    /// A word on the walk's way, when there is one: "waiting 2 s: rate limited" while the
+    /// service asked it to wait, or a fallback the walk took.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, TS)]
@@ -113,7 +120,8 @@ pub struct SupportPage {
     pub total: u64,
     #[ts(type = "number")]
     pub offset: u64,
-    pub items: Vec<partner_api::Transaction>,
+    /// Each as the service sent it, with its view.
+    pub items: Vec<crate::bridge::Received<partner_api::read::Transaction>>,
     pub as_of: Option<String>,
 }
 

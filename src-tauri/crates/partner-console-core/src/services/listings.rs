@@ -7,31 +7,152 @@ use crate::bridge::{
     SearchRequest, SearchResult,
 };
 use crate::console::{AppEvent, Console};
+use crate::error::ErrorKind;
 use crate::error::{AppError, Result};
 use crate::services::file_dialog::{self, FileChoice};
 use crate::services::jobs::Job;
 use crate::state::locked;
 use crate::state::AppState;
 use futures::StreamExt;
-use partner_api::{read, Product, SortSpec, Sortable, Transaction};
+use partner_api::{read, Product, ServiceSorts, SortSpec, Sortable, Transaction};
 use partner_client::listing_export::{self, TextSearch};
 use partner_client::{Listed, PageRequest, PagerOptions, PartnerClient};
 use serde::Serialize;
 use std::path::Path;
 
-fn sort_spec<T: Sortable>(raw: &str) -> Result<SortSpec> {
-    SortSpec::parse(raw, T::SORT_KEYS)
-        .map_err(|e| AppError::invalid(format!("The sort string is not accepted: {e}.")))
+/// How the active connection sorts: the embedded sandbox's keys are known (ours), any other
+/// service's are not (`partner_api::ServiceSorts`, the one home of that decision), with what
+/// that service said of keys tried before (kept with its saved connection).
+struct Sorting {
+    sorts: ServiceSorts,
+    /// The saved connection whose `sorts_tried` learns from the answers (`None`: the embedded
+    /// sandbox, or a connection not saved).
+    saved_id: Option<String>,
+    tried: partner_local::SortsTried,
 }
 
-/// The sort keys the embedded sandbox knows for each listing.
-pub fn sort_keys() -> crate::bridge::SortKeys {
+fn sorting(state: &AppState) -> Result<Sorting> {
+    let inner = state.lock();
+    let active = inner.active.as_ref().ok_or_else(AppError::not_connected)?;
+    if active.view.embedded {
+        return Ok(Sorting {
+            sorts: ServiceSorts::Sandbox,
+            saved_id: None,
+            tried: partner_local::SortsTried::default(),
+        });
+    }
+    let saved = inner.settings.connection(&active.view.id);
+    Ok(Sorting {
+        sorts: ServiceSorts::Unknown,
+        saved_id: saved.map(|s| s.id.clone()),
+        tried: saved.map(|s| s.sorts_tried.clone()).unwrap_or_default(),
+    })
+}
+
+impl Sorting {
+    /// The sort string checked before sending: the syntax always, the sandbox's keys on the
+    /// sandbox, and on another service no key it refused before unless the user asks again
+    /// (`try_refused`).
+    fn spec<T: Listed>(&self, raw: &str, try_refused: bool) -> Result<SortSpec> {
+        let spec = self
+            .sorts
+            .parse::<T>(raw)
+            .map_err(|e| AppError::invalid(format!("The sort string is not accepted: {e}.")))?;
+        if !try_refused {
+            let keys: Vec<&str> = spec.keys().iter().map(|k| k.field.as_str()).collect();
+            if let Some((key, words)) = self
+                .tried
+                .listing(T::PATH)
+                .and_then(|tried| tried.first_refused(&keys))
+            {
+                return Err(AppError::new(
+                    ErrorKind::InvalidInput,
+                    format!(
+                        "This service refused sorting by `{key}` before ({words}), so it was not sent again."
+                    ),
+                    "Sort by another column, or ask the service again with \"Try it anyway\".",
+                ));
+            }
+        }
+        Ok(spec)
+    }
+}
+
+/// Learns from a page's answer what the service takes: a page that came back accepted its
+/// sort's keys, a 400 refused one of them (put on a key only when it can be told which).
+fn learn<T: Listed>(
+    state: &AppState,
+    sorting: &Sorting,
+    spec: &SortSpec,
+    outcome: std::result::Result<(), &partner_client::ClientError>,
+) {
+    let Some(id) = &sorting.saved_id else { return };
+    if spec.is_empty() {
+        return;
+    }
+    let keys: Vec<&str> = spec.keys().iter().map(|k| k.field.as_str()).collect();
+    let refusal = match outcome {
+        Ok(()) => None,
+        Err(partner_client::ClientError::InvalidRequest {
+            status: 400,
+            message,
+        }) => Some(message.clone()),
+        Err(_) => return,
+    };
+    let learnt = crate::services::settings::update(state, |settings| {
+        let Some(saved) = settings.connections.iter_mut().find(|c| &c.id == id) else {
+            return;
+        };
+        let Some(tried) = saved.sorts_tried.listing_mut(T::PATH) else {
+            return;
+        };
+        match &refusal {
+            None => tried.accept(keys.iter().copied()),
+            Some(words) => {
+                tried.refuse(&keys, words);
+            }
+        }
+    });
+    if let Err(error) = learnt {
+        tracing::warn!(%error.message, "what the service said of a sort could not be kept");
+    }
+}
+
+/// The sandbox's sort keys for each listing, whether the active connection is the sandbox
+/// (whose keys are known) and what its service said of keys tried, for the column headers.
+pub fn sort_keys(state: &AppState) -> crate::bridge::SortKeys {
+    let sorting = sorting(state).ok();
+    let tried = |path: &str| -> Vec<crate::bridge::TriedSortKey> {
+        let Some(keys) = sorting.as_ref().and_then(|s| s.tried.listing(path)) else {
+            return Vec::new();
+        };
+        keys.accepted
+            .iter()
+            .map(|key| crate::bridge::TriedSortKey {
+                key: key.clone(),
+                refusal: None,
+            })
+            .chain(
+                keys.refused
+                    .iter()
+                    .map(|(key, words)| crate::bridge::TriedSortKey {
+                        key: key.clone(),
+                        refusal: Some(words.clone()),
+                    }),
+            )
+            .collect()
+    };
     crate::bridge::SortKeys {
         products: Product::SORT_KEYS.iter().map(|k| k.to_string()).collect(),
         transactions: Transaction::SORT_KEYS
             .iter()
             .map(|k| k.to_string())
             .collect(),
+        known: sorting
+            .as_ref()
+            .is_none_or(|s| s.sorts == ServiceSorts::Sandbox),
+        tried_products: tried("products"),
+        tried_transactions: tried("transactions"),
     }
 }
 
@@ -40,7 +161,7 @@ pub async fn products(
     state: &AppState,
     query: &PageQuery,
 ) -> Result<PageView<Received<read::Product>>> {
-    page(&state.client()?, query).await
+    remembered_page(state, query).await
 }
 
 /// One page of the active connection's transactions.
@@ -48,18 +169,45 @@ pub async fn transactions(
     state: &AppState,
     query: &PageQuery,
 ) -> Result<PageView<Received<read::Transaction>>> {
-    page(&state.client()?, query).await
+    remembered_page(state, query).await
 }
 
-/// One page of a listing, in the sort asked for: each item as the service sent it.
+/// A page of the active connection, its sort checked as that connection sorts, and what the
+/// service said of the sort kept.
+async fn remembered_page<T: Listed + Serialize + ts_rs::TS>(
+    state: &AppState,
+    query: &PageQuery,
+) -> Result<PageView<Received<T>>> {
+    let client = state.client()?;
+    let sorting = sorting(state)?;
+    let spec = sorting.spec::<T>(&query.sort, query.try_refused.unwrap_or(false))?;
+    let request = PageRequest::new(query.start, u64::from(query.limit))
+        .map_err(|e| AppError::invalid(format!("{e}.")))?
+        .sorted(spec.clone());
+    let page = client.list::<T>(&request).await;
+    learn::<T>(state, &sorting, &spec, page.as_ref().map(drop));
+    view_of(page?, query)
+}
+
+/// One page of a listing on any service (every well-formed key is sent; the service judges),
+/// each item as the service sent it.
 pub async fn page<T: Listed + Serialize + ts_rs::TS>(
     client: &PartnerClient,
     query: &PageQuery,
 ) -> Result<PageView<Received<T>>> {
+    let sort = ServiceSorts::Unknown
+        .parse::<T>(&query.sort)
+        .map_err(|e| AppError::invalid(format!("The sort string is not accepted: {e}.")))?;
     let request = PageRequest::new(query.start, u64::from(query.limit))
         .map_err(|e| AppError::invalid(format!("{e}.")))?
-        .sorted(sort_spec::<T>(&query.sort)?);
-    let page = client.list::<T>(&request).await?;
+        .sorted(sort);
+    view_of(client.list::<T>(&request).await?, query)
+}
+
+fn view_of<T: ts_rs::TS>(
+    page: partner_client::Page<read::Document<T>>,
+    query: &PageQuery,
+) -> Result<PageView<Received<T>>> {
     Ok(PageView {
         items: page.items.into_iter().map(Received::from).collect(),
         total: page.total,
@@ -70,13 +218,16 @@ pub async fn page<T: Listed + Serialize + ts_rs::TS>(
 }
 
 /// Walks every page of a listing, as JSON values, calling `each` after every item.
+/// The sort is checked as the connection sorts (a key the service refused before is not sent).
 async fn walk<T: Listed + Serialize>(
     client: &PartnerClient,
+    sorting: &Sorting,
     sort: &str,
     stop: &tokio_util::sync::CancellationToken,
     mut each: impl FnMut(serde_json::Value, u64),
 ) -> Result<bool> {
-    let mut stream = client.pager::<T>(sort_spec::<T>(sort)?, PagerOptions::default())?;
+    let sort = sorting.spec::<T>(sort, false)?;
+    let mut stream = client.pager::<T>(sort, PagerOptions::default())?;
     let mut seen = 0u64;
     loop {
         let next = tokio::select! {
@@ -109,9 +260,27 @@ async fn total_of(client: &PartnerClient, kind: ListingKind) -> Result<u64> {
 pub async fn search(app: &Console, request: SearchRequest) -> Result<SearchResult> {
     let state = app.state();
     let client = state.client()?;
+    let sorting = sorting(state)?;
     let stop = state.shutdown.child_token();
     locked(&state.searches).insert(request.search_id.clone(), stop.clone());
     let search = TextSearch::new(&request.text);
+    // (scanned, total, matched) as last told, so a wait is told beside it.
+    let last = std::sync::Arc::new(std::sync::Mutex::new((0u64, 0u64, 0u64)));
+    let _waits = {
+        let app = app.clone();
+        let search_id = request.search_id.clone();
+        let last = last.clone();
+        crate::services::jobs::watch_waits(&client, move |note| {
+            let (scanned, total, matched) = *locked(&last);
+            app.emit(AppEvent::SearchProgress(SearchProgress {
+                search_id: search_id.clone(),
+                scanned,
+                total,
+                matched,
+                note,
+            }));
+        })
+    };
     let total = total_of(&client, request.kind).await;
     let mut items = Vec::new();
     let mut scanned = 0;
@@ -123,21 +292,25 @@ pub async fn search(app: &Console, request: SearchRequest) -> Result<SearchResul
                 if search.matches(&value) {
                     items.push(value);
                 }
+                *locked(&last) = (seen, total, items.len() as u64);
                 if seen.is_multiple_of(50) || seen == total {
                     app.emit(AppEvent::SearchProgress(SearchProgress {
                         search_id: request.search_id.clone(),
                         scanned: seen,
                         total,
                         matched: items.len() as u64,
+                        note: None,
                     }));
                 }
             };
             match request.kind {
                 ListingKind::Products => {
-                    walk::<read::Product>(&client, &request.sort, &stop, &mut on_item).await
+                    walk::<read::Product>(&client, &sorting, &request.sort, &stop, &mut on_item)
+                        .await
                 }
                 ListingKind::Transactions => {
-                    walk::<read::Transaction>(&client, &request.sort, &stop, &mut on_item).await
+                    walk::<read::Transaction>(&client, &sorting, &request.sort, &stop, &mut on_item)
+                        .await
                 }
             }
         }
@@ -202,7 +375,9 @@ pub async fn export(app: &Console, request: ExportRequest) -> Result<FileJobResu
     let Some(path) = file_dialog::save(app, choice).await else {
         return Ok(FileJobResult::closed());
     };
+    let sorting = sorting(state)?;
     let job = Job::start(app, &request.job_id);
+    let _waits = job.tell_waits(&client);
     let total = total_of(&client, request.kind).await.ok();
     let mut rows = Vec::new();
     let collect = |value: serde_json::Value, seen: u64| {
@@ -213,10 +388,10 @@ pub async fn export(app: &Console, request: ExportRequest) -> Result<FileJobResu
     };
     let cancelled = match request.kind {
         ListingKind::Products => {
-            walk::<read::Product>(&client, &request.sort, &job.stop, collect).await?
+            walk::<read::Product>(&client, &sorting, &request.sort, &job.stop, collect).await?
         }
         ListingKind::Transactions => {
-            walk::<read::Transaction>(&client, &request.sort, &job.stop, collect).await?
+            walk::<read::Transaction>(&client, &sorting, &request.sort, &job.stop, collect).await?
         }
     };
     if cancelled {

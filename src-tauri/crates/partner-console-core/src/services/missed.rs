@@ -38,8 +38,23 @@ pub async fn find(app: &Console, form: MissedForm) -> Result<MissedReport> {
     if let Some(running) = locked(&state.missed_check).replace(stop.clone()) {
         running.cancel();
     }
+    // The last progress told, so a wait the service asks for is told beside it.
+    let last = std::sync::Arc::new(std::sync::Mutex::new(MissedProgressView::from(
+        &MissedProgress::Subscriptions,
+    )));
+    let _waits = {
+        let app = app.clone();
+        let last = last.clone();
+        crate::services::jobs::watch_waits(&client, move |note| {
+            let mut told = locked(&last).clone();
+            told.note = note.or(told.note);
+            app.emit(AppEvent::MissedProgress(told));
+        })
+    };
     let progress = |p: MissedProgress| {
-        app.emit(AppEvent::MissedProgress(MissedProgressView::from(&p)));
+        let told = MissedProgressView::from(&p);
+        *locked(&last) = told.clone();
+        app.emit(AppEvent::MissedProgress(told));
     };
     let outcome = find_missed(&client, &store, &query, &stop, progress).await;
     if !stop.is_cancelled() {

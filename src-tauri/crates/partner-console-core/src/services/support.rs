@@ -157,6 +157,23 @@ pub async fn sync(app: &Console, form: SupportSyncForm) -> Result<SupportSyncRes
         return Err(internal(&"no index"));
     };
     let job = Job::start(app, &form.job_id);
+    // The last progress told, so a wait the service asks for is told beside it.
+    let last = std::sync::Arc::new(std::sync::Mutex::new(SupportSyncProgress {
+        job_id: form.job_id.clone(),
+        phase: "products".into(),
+        done: 0,
+        total: None,
+        note: None,
+    }));
+    let _waits = {
+        let emitter = app.clone();
+        let last = last.clone();
+        crate::services::jobs::watch_waits(&client, move |note| {
+            let mut told = crate::state::locked(&last).clone();
+            told.note = note.or(told.note);
+            emitter.emit(AppEvent::SupportSyncProgress(told));
+        })
+    };
     let emitter = app.clone();
     let job_id = form.job_id.clone();
     let report = partner_index::sync(
@@ -168,12 +185,15 @@ pub async fn sync(app: &Console, form: SupportSyncForm) -> Result<SupportSyncRes
                 partner_index::SyncPhase::Fill => "fill",
                 partner_index::SyncPhase::Refresh => "refresh",
             };
-            emitter.emit(AppEvent::SupportSyncProgress(SupportSyncProgress {
+            let told = SupportSyncProgress {
                 job_id: job_id.clone(),
                 phase: phase.into(),
                 done: progress.done,
                 total: progress.total,
-            }));
+                note: progress.note.clone(),
+            };
+            *crate::state::locked(&last) = told.clone();
+            emitter.emit(AppEvent::SupportSyncProgress(told));
         },
         &job.stop,
     )
@@ -192,10 +212,10 @@ pub async fn sync(app: &Console, form: SupportSyncForm) -> Result<SupportSyncRes
 pub fn filter_of(filter: &SupportFilter) -> Result<partner_index::Filter> {
     use crate::services::form::{instant, trimmed};
     Ok(partner_index::Filter {
-        status: filter.status,
+        status: trimmed(&filter.status),
         product: trimmed(&filter.product),
         request_type: trimmed(&filter.request_type),
-        response_status: filter.response_status,
+        response_status: trimmed(&filter.response_status),
         created_since: instant(&filter.created_since, "created from")?,
         created_before: instant(&filter.created_before, "created before")?,
         updated_since: instant(&filter.updated_since, "updated from")?,
@@ -238,7 +258,7 @@ pub async fn find(state: &AppState, query: SupportQuery) -> Result<SupportPage> 
     Ok(SupportPage {
         total: found.total,
         offset: found.offset,
-        items: found.items,
+        items: found.items.into_iter().map(Into::into).collect(),
         as_of: found.as_of.map(|t| t.to_rfc3339()),
     })
 }

@@ -8,6 +8,7 @@ mod harness;
 mod listings_and_products;
 mod more_services;
 mod other_service;
+mod sorts_and_walks;
 mod startup_and_connections;
 mod support_and_links;
 mod webhooks;
