@@ -24,6 +24,7 @@ pub mod config;
 pub mod error;
 mod http;
 pub mod listing_export;
+pub mod network;
 pub mod page;
 pub mod pager;
 pub mod rotation;
@@ -36,6 +37,7 @@ pub mod updated_since;
 pub use client::{PartnerClient, MERGE_PATCH};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{parse_base_url, ConnectionConfig, RetryPolicy, DEFAULT_BASE_URL};
+pub use network::{ClientCertificate, NetworkOptions, ProxyOptions};
 pub use error::{describe_error_body, ClientError, ErrorKind, Result, RuleError};
 
 /// The sandbox's strict record (`partner_api::Product`, `WebhookSubscription`, …) of something
