@@ -91,6 +91,7 @@ impl ConnectionFromEnvironment {
                 base_url,
                 client_id: self.client_id.clone(),
                 environment,
+                network: crate::ConnectionNetwork::default(),
             },
             true,
         )

@@ -69,6 +69,35 @@ pub struct SavedConnection {
     pub base_url: String,
     pub client_id: String,
     pub environment: Environment,
+    /// How the connection reaches the service from a company network. Missing in files written
+    /// before it was kept.
+    #[serde(default, skip_serializing_if = "ConnectionNetwork::is_default")]
+    pub network: ConnectionNetwork,
+}
+
+/// A saved connection's proxy, extra CA and client certificate: file paths and names only.
+/// The proxy password and the client certificate's private key are in the keychain
+/// (`partner_client::SecretSlot::ProxyPassword` / `ClientCertificateKey`), never here.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionNetwork {
+    /// `http://host:port` of a proxy that replaces HTTPS_PROXY/HTTP_PROXY for this connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_user: Option<String>,
+    /// A PEM file of CA certificates trusted beside the system's store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_cert_file: Option<std::path::PathBuf>,
+    /// The client certificate (PEM) shown to the service; its key is in the keychain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cert_file: Option<std::path::PathBuf>,
+}
+
+impl ConnectionNetwork {
+    pub fn is_default(&self) -> bool {
+        self == &Self::default()
+    }
 }
 
 /// Where the webhook listener listens.
@@ -448,6 +477,7 @@ mod tests {
             base_url: "https://staging.example.test".into(),
             client_id: "partner-1".into(),
             environment: Environment::Production,
+            network: ConnectionNetwork::default(),
         });
         settings.last_active = Some("c1".into());
         settings

@@ -916,6 +916,7 @@ async fn a_connection_saved_in_the_app_is_used_by_name() {
         base_url: cli.sandbox.base_url().to_string(),
         client_id: cli.sandbox.client_id().to_string(),
         environment: partner_local::Environment::Sandbox,
+        network: partner_local::ConnectionNetwork::default(),
     });
     settings.last_active = Some("c-1".into());
     partner_local::SettingsFile::new(data.join("settings.json"))
@@ -1130,6 +1131,7 @@ async fn sync_refuses_a_production_connection_without_yes_and_makes_nothing() {
         base_url: cli.sandbox.base_url().to_string(),
         client_id: cli.sandbox.client_id().to_string(),
         environment: partner_local::Environment::Production,
+        network: partner_local::ConnectionNetwork::default(),
     });
     partner_local::SettingsFile::new(data.join("settings.json"))
         .save(&settings)

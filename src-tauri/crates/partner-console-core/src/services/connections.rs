@@ -143,6 +143,7 @@ pub async fn add(app: &Console, form: NewConnection) -> Result<()> {
         base_url: base_url.as_str().trim_end_matches('/').to_string(),
         client_id: form.client_id.trim().to_string(),
         environment: form.environment,
+        network: partner_local::ConnectionNetwork::default(),
     };
     let secret = Secret::new(form.client_secret);
     let view = ConnectionView::from(&saved);
