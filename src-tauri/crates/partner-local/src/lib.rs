@@ -22,4 +22,6 @@ pub mod settings;
 pub use error::{Error, Result};
 pub use keys::{KeychainHealth, KeychainKeys};
 pub use listener_address::{ListenerAddress, PortTaken};
-pub use settings::{ConnectionNetwork, Environment, LoadedSettings, SavedConnection, Settings, SettingsFile};
+pub use settings::{
+    ConnectionNetwork, Environment, LoadedSettings, SavedConnection, Settings, SettingsFile,
+};

@@ -124,7 +124,10 @@ async fn relay(mut client: TcpStream, expected: Option<&str>, counts: &Counts) -
         }
     }
     let mut parts = request_line.split(' ');
-    let (method, target) = (parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
+    let (method, target) = (
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+    );
     if method.eq_ignore_ascii_case("CONNECT") {
         let Ok(mut upstream) = TcpStream::connect(target).await else {
             client

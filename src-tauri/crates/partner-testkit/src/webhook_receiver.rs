@@ -266,21 +266,23 @@ pub(crate) fn tls_acceptor_with(
                     .add(certificate.map_err(io::Error::other)?)
                     .map_err(io::Error::other)?;
             }
-            let verifier =
-                rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
-                    .build()
-                    .map_err(io::Error::other)?;
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            )
+            .build()
+            .map_err(io::Error::other)?;
             builder.with_client_cert_verifier(verifier)
         }
     };
     let config = builder
-    .with_single_cert(
-        vec![rustls::pki_types::CertificateDer::from(
-            cert.cert_der.clone(),
-        )],
-        key,
-    )
-    .map_err(io::Error::other)?;
+        .with_single_cert(
+            vec![rustls::pki_types::CertificateDer::from(
+                cert.cert_der.clone(),
+            )],
+            key,
+        )
+        .map_err(io::Error::other)?;
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }
 

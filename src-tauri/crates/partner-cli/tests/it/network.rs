@@ -81,19 +81,36 @@ async fn the_trust_store_is_the_system_s_so_ssl_cert_file_is_honoured() {
     let ca_file = write(files.path(), "ca.pem", &ca.pem());
     let list = ["products", "list", "--output", "json"];
 
-    let trusted = partner(&service, &list, &[("SSL_CERT_FILE", ca_file.to_str().unwrap())]).await;
+    let trusted = partner(
+        &service,
+        &list,
+        &[("SSL_CERT_FILE", ca_file.to_str().unwrap())],
+    )
+    .await;
     assert_eq!(products_listed(&trusted), 3);
 
     // No CA for it anywhere: refused, saying it is the certificate.
     let empty = write(files.path(), "empty.pem", "");
-    let refused = partner(&service, &list, &[("SSL_CERT_FILE", empty.to_str().unwrap())]).await;
+    let refused = partner(
+        &service,
+        &list,
+        &[("SSL_CERT_FILE", empty.to_str().unwrap())],
+    )
+    .await;
     assert!(!refused.status.success());
     let message = text(&refused.stderr);
     assert!(message.contains("certificate authority"), "{message}");
 
     let by_option = partner(
         &service,
-        &["products", "list", "--output", "json", "--ca-cert", ca_file.to_str().unwrap()],
+        &[
+            "products",
+            "list",
+            "--output",
+            "json",
+            "--ca-cert",
+            ca_file.to_str().unwrap(),
+        ],
         &[("SSL_CERT_FILE", empty.to_str().unwrap())],
     )
     .await;
@@ -142,24 +159,22 @@ async fn a_proxy_with_a_password_given_by_option_overrides_the_environment() {
         "--proxy-user",
         "bob",
     ];
-    let env_with = |password: &'static str| {
-        vec![
-            ("SSL_CERT_FILE", ca_file.to_str().unwrap().to_string()),
+    let ca_path = ca_file.to_str().unwrap();
+    let env_with = |password| {
+        [
+            ("SSL_CERT_FILE", ca_path),
             // Not a proxy: the option must win over it.
-            ("HTTPS_PROXY", "http://127.0.0.1:9".to_string()),
-            ("PARTNER_PROXY_PASSWORD", password.to_string()),
+            ("HTTPS_PROXY", "http://127.0.0.1:9"),
+            ("PARTNER_PROXY_PASSWORD", password),
         ]
     };
-    let as_refs = |env: &[(&'static str, String)]| -> Vec<(&'static str, String)> { env.to_vec() };
 
-    let env = as_refs(&env_with("proxy-secret-77"));
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let env = env_with("proxy-secret-77");
     let output = partner(&service, &args, &env).await;
     assert_eq!(products_listed(&output), 3);
     assert!(proxy.relayed() >= 1);
 
-    let env = as_refs(&env_with("not-the-password"));
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let env = env_with("not-the-password");
     let refused = partner(&service, &args, &env).await;
     assert!(!refused.status.success());
     let message = text(&refused.stderr);
@@ -198,12 +213,7 @@ async fn a_client_certificate_is_shown_when_given_and_its_absence_is_refused() {
     .await;
     assert_eq!(products_listed(&accepted), 3);
 
-    let refused = partner(
-        &service,
-        &["products", "list", "--ca-cert", ca_arg],
-        &[],
-    )
-    .await;
+    let refused = partner(&service, &["products", "list", "--ca-cert", ca_arg], &[]).await;
     assert!(!refused.status.success());
     assert!(!text(&refused.stderr).contains("PRIVATE KEY"));
 }

@@ -43,8 +43,14 @@ async fn a_connection_s_proxy_carries_every_call() {
         proxy: Some(ProxyOptions::new(&proxy.url(), None, None).unwrap()),
         ..NetworkOptions::default()
     };
-    assert_eq!(list_one_page(config_of(&service, network)).await.unwrap(), 3);
-    assert!(proxy.relayed() >= 2, "the token and the list went through the proxy");
+    assert_eq!(
+        list_one_page(config_of(&service, network)).await.unwrap(),
+        3
+    );
+    assert!(
+        proxy.relayed() >= 2,
+        "the token and the list went through the proxy"
+    );
 }
 
 #[tokio::test]
@@ -93,7 +99,10 @@ async fn a_proxy_with_a_password_lets_the_right_one_through_and_names_itself_on_
     let message = error.to_string();
     assert_eq!(error.kind(), ErrorKind::Network, "{message}");
     assert!(message.contains("proxy"), "{message}");
-    assert!(!message.contains("wrong"), "no password in the message: {message}");
+    assert!(
+        !message.contains("wrong"),
+        "no password in the message: {message}"
+    );
     assert!(proxy.refused() >= 1);
 }
 
@@ -116,7 +125,10 @@ async fn a_private_ca_given_per_connection_is_trusted_and_nothing_else_is() {
         extra_ca_file: Some(ca_file),
         ..NetworkOptions::default()
     };
-    assert_eq!(list_one_page(config_of(&service, trusted)).await.unwrap(), 3);
+    assert_eq!(
+        list_one_page(config_of(&service, trusted)).await.unwrap(),
+        3
+    );
 
     let error = list_one_page(config_of(&service, NetworkOptions::default()))
         .await
@@ -162,7 +174,9 @@ async fn a_service_that_requires_a_client_certificate_accepts_ours_and_refuses_n
         extra_ca_file: Some(ca_file),
         ..NetworkOptions::default()
     };
-    let error = list_one_page(config_of(&service, without)).await.unwrap_err();
+    let error = list_one_page(config_of(&service, without))
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Network, "{error}");
 }
 
@@ -170,12 +184,14 @@ async fn a_service_that_requires_a_client_certificate_accepts_ours_and_refuses_n
 fn files_that_are_not_what_they_should_be_are_refused_before_any_call() {
     let files = tempfile::tempdir().unwrap();
     let not_pem = write(&files, "ca.pem", "hello");
-    let mut config =
-        ConnectionConfig::new("https://127.0.0.1:1", "c", Secret::new("s")).unwrap();
+    let mut config = ConnectionConfig::new("https://127.0.0.1:1", "c", Secret::new("s")).unwrap();
     config.network.extra_ca_file = Some(not_pem.clone());
     let error = PartnerClient::new(config).unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Rule);
-    assert!(error.to_string().contains("holds no PEM certificate"), "{error}");
+    assert!(
+        error.to_string().contains("holds no PEM certificate"),
+        "{error}"
+    );
 
     let error = ClientCertificate::from_files(&not_pem, &not_pem).unwrap_err();
     assert!(error.to_string().contains("no PEM private key"), "{error}");
