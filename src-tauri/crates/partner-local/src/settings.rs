@@ -519,6 +519,31 @@ mod tests {
     }
 
     #[test]
+    fn a_connection_s_network_is_kept_without_secrets_and_an_older_file_has_none() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = SettingsFile::new(dir.path().join("settings.json"));
+        let mut settings = sample();
+        let network = ConnectionNetwork {
+            proxy_url: Some("http://proxy.corp:3128".into()),
+            proxy_user: Some("alice".into()),
+            ca_cert_file: Some("/etc/corp/ca.pem".into()),
+            client_cert_file: Some("/home/alice/client.pem".into()),
+        };
+        settings.connections[0].network = network.clone();
+        file.save(&settings).expect("save");
+        let loaded = file.load(None).expect("load").settings;
+        assert_eq!(loaded.connections[0].network, network);
+
+        // A connection without network options is written as before: no `network` field, so
+        // a file from before it was kept reads the same.
+        file.save(&sample()).expect("save");
+        let text = std::fs::read_to_string(dir.path().join("settings.json")).expect("read");
+        assert!(!text.contains("network"), "{text}");
+        let loaded = file.load(None).expect("load").settings;
+        assert!(loaded.connections[0].network.is_default());
+    }
+
+    #[test]
     fn forward_rules_are_kept_in_order_and_an_older_file_has_none() {
         let dir = tempfile::tempdir().expect("dir");
         let file = SettingsFile::new(dir.path().join("settings.json"));

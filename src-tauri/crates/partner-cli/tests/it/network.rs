@@ -217,3 +217,45 @@ async fn a_client_certificate_is_shown_when_given_and_its_absence_is_refused() {
     assert!(!refused.status.success());
     assert!(!text(&refused.stderr).contains("PRIVATE KEY"));
 }
+
+#[tokio::test]
+async fn a_saved_connection_s_proxy_and_ca_are_used_by_name() {
+    let ca = TestCa::new();
+    let service = tls_service(&ca, None).await;
+    let proxy = TestProxy::start(None).await.unwrap();
+    let files = tempfile::tempdir().unwrap();
+    let ca_file = write(files.path(), "ca.pem", &ca.pem());
+    let data = files.path().join("app-data");
+    let mut settings = partner_local::Settings::default();
+    settings.connections.push(partner_local::SavedConnection {
+        id: "c-net".into(),
+        label: "Behind the proxy".into(),
+        base_url: service.base_url(),
+        client_id: service.client_id().to_string(),
+        environment: partner_local::Environment::Sandbox,
+        network: partner_local::ConnectionNetwork {
+            proxy_url: Some(proxy.url()),
+            proxy_user: None,
+            ca_cert_file: Some(ca_file.clone()),
+            client_cert_file: None,
+        },
+    });
+    partner_local::SettingsFile::new(data.join("settings.json"))
+        .save(&settings)
+        .unwrap();
+    let output = partner(
+        &service,
+        &[
+            "--connection",
+            "behind the proxy",
+            "products",
+            "list",
+            "--output",
+            "json",
+        ],
+        &[("PARTNER_DATA_DIR", data.to_str().unwrap())],
+    )
+    .await;
+    assert_eq!(products_listed(&output), 3);
+    assert!(proxy.relayed() >= 1, "the saved proxy carried the calls");
+}
