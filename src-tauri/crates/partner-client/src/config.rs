@@ -5,6 +5,7 @@
 //! backoff, and a token is replaced a minute before either deadline.
 
 use crate::error::{ClientError, Result};
+use crate::network::NetworkOptions;
 use partner_api::Secret;
 use std::time::Duration;
 use url::Url;
@@ -23,6 +24,8 @@ pub struct ConnectionConfig {
     pub retry: RetryPolicy,
     /// How long before either deadline a token is replaced.
     pub refresh_margin: Duration,
+    /// Trust, proxy and client certificate (see [`crate::network`]).
+    pub network: NetworkOptions,
 }
 
 impl ConnectionConfig {
@@ -51,6 +54,7 @@ impl ConnectionConfig {
             connect_timeout: Duration::from_secs(10),
             retry: RetryPolicy::default(),
             refresh_margin: Duration::from_secs(60),
+            network: NetworkOptions::default(),
         })
     }
 }

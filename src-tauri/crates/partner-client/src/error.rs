@@ -441,6 +441,19 @@ fn describe_transport(error: &reqwest::Error) -> String {
         message.push_str(&cause.to_string());
         source = cause.source();
     }
+    let lower = message.to_lowercase();
+    if lower.contains("proxy auth") || lower.contains("407") {
+        message.push_str(
+            " (the proxy refused the proxy user and password: check them; this is the proxy's \
+             answer, the service was not reached)",
+        );
+    } else if lower.contains("unknownissuer") || lower.contains("unknown issuer") {
+        message.push_str(
+            " (the service's certificate is not issued by a certificate authority this machine \
+             trusts: give the connection its CA certificate, or add it to the system's trust \
+             store or SSL_CERT_FILE)",
+        );
+    }
     message
 }
 

@@ -155,11 +155,12 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
 
 impl Transport {
     pub fn new(config: &ConnectionConfig) -> Result<Self> {
-        let http = reqwest::Client::builder()
+        let builder = reqwest::Client::builder()
             .timeout(config.request_timeout)
             .connect_timeout(config.connect_timeout)
             .user_agent(concat!("partner-client/", env!("CARGO_PKG_VERSION")))
-            .redirect(same_origin_redirects())
+            .redirect(same_origin_redirects());
+        let http = crate::network::configure(builder, &config.network)?
             .build()
             .map_err(ClientError::from_transport)?;
         Ok(Self {

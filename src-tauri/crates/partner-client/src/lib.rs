@@ -24,6 +24,7 @@ pub mod config;
 pub mod error;
 mod http;
 pub mod listing_export;
+pub mod network;
 pub mod page;
 pub mod pager;
 pub mod rotation;
@@ -37,6 +38,7 @@ pub use client::{PartnerClient, MERGE_PATCH};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{parse_base_url, ConnectionConfig, RetryPolicy, DEFAULT_BASE_URL};
 pub use error::{describe_error_body, ClientError, ErrorKind, Result, RuleError};
+pub use network::{ClientCertificate, NetworkOptions, ProxyOptions};
 
 /// The sandbox's strict record (`partner_api::Product`, `WebhookSubscription`, …) of something
 /// read with a tolerant view, for callers not yet moved to the views (the app's shell). Fails,

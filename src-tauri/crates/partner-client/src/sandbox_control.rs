@@ -28,8 +28,12 @@ pub struct SandboxControl {
 impl SandboxControl {
     /// The sandbox at `base_url`; `admin_token` when it guards its controls with one.
     pub fn new(base_url: &str, admin_token: Option<Secret>) -> Result<Self> {
+        // The same trust as every other call of this crate: the system's store (network.rs).
+        let http = crate::network::configure(reqwest::Client::builder(), &Default::default())?
+            .build()
+            .map_err(ClientError::from_transport)?;
         Ok(Self {
-            http: reqwest::Client::new(),
+            http,
             base_url: crate::parse_base_url(base_url)?,
             admin_token,
         })

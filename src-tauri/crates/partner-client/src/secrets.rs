@@ -48,11 +48,37 @@ pub enum SecretSlot {
     IndexKey {
         index_id: String,
     },
+    /// The password of a connection's own proxy (see [`crate::network::ProxyOptions`]).
+    ProxyPassword {
+        base_url: String,
+        client_id: String,
+    },
+    /// The private key (PEM) of a connection's client certificate, for mutual TLS.
+    ClientCertificateKey {
+        base_url: String,
+        client_id: String,
+    },
 }
 
 impl SecretSlot {
     pub fn client_secret(base_url: &url::Url, client_id: &str) -> Self {
         SecretSlot::ClientSecret {
+            base_url: base_url.as_str().trim_end_matches('/').to_string(),
+            client_id: client_id.to_string(),
+        }
+    }
+
+    /// The slot of a connection's proxy password.
+    pub fn proxy_password(base_url: &url::Url, client_id: &str) -> Self {
+        SecretSlot::ProxyPassword {
+            base_url: base_url.as_str().trim_end_matches('/').to_string(),
+            client_id: client_id.to_string(),
+        }
+    }
+
+    /// The slot of a connection's client-certificate private key.
+    pub fn client_certificate_key(base_url: &url::Url, client_id: &str) -> Self {
+        SecretSlot::ClientCertificateKey {
             base_url: base_url.as_str().trim_end_matches('/').to_string(),
             client_id: client_id.to_string(),
         }
@@ -76,6 +102,14 @@ impl SecretSlot {
                 attempt,
             } => format!("signing-key:pending:{product_id}:{attempt}"),
             SecretSlot::IndexKey { index_id } => format!("index-key:{index_id}"),
+            SecretSlot::ProxyPassword {
+                base_url,
+                client_id,
+            } => format!("proxy-password:{base_url}|{client_id}"),
+            SecretSlot::ClientCertificateKey {
+                base_url,
+                client_id,
+            } => format!("client-certificate-key:{base_url}|{client_id}"),
         }
     }
 }

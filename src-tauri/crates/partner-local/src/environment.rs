@@ -92,6 +92,7 @@ impl ConnectionFromEnvironment {
                 client_id: self.client_id.clone(),
                 environment,
                 sorts_tried: Default::default(),
+                network: crate::ConnectionNetwork::default(),
             },
             true,
         )

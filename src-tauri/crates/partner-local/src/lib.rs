@@ -23,5 +23,7 @@ pub mod sorts_tried;
 pub use error::{Error, Result};
 pub use keys::{KeychainHealth, KeychainKeys};
 pub use listener_address::{ListenerAddress, PortTaken};
-pub use settings::{Environment, LoadedSettings, SavedConnection, Settings, SettingsFile};
+pub use settings::{
+    ConnectionNetwork, Environment, LoadedSettings, SavedConnection, Settings, SettingsFile,
+};
 pub use sorts_tried::{KeyStanding, KeysTried, SortsTried};

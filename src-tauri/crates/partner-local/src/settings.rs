@@ -73,6 +73,35 @@ pub struct SavedConnection {
     /// spec, so learnt per connection. Absent in files written before it was kept.
     #[serde(default, skip_serializing_if = "crate::SortsTried::is_empty")]
     pub sorts_tried: crate::SortsTried,
+    /// How the connection reaches the service from a company network. Missing in files written
+    /// before it was kept.
+    #[serde(default, skip_serializing_if = "ConnectionNetwork::is_default")]
+    pub network: ConnectionNetwork,
+}
+
+/// A saved connection's proxy, extra CA and client certificate: file paths and names only.
+/// The proxy password and the client certificate's private key are in the keychain
+/// (`partner_client::SecretSlot::ProxyPassword` / `ClientCertificateKey`), never here.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionNetwork {
+    /// `http://host:port` of a proxy that replaces HTTPS_PROXY/HTTP_PROXY for this connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_user: Option<String>,
+    /// A PEM file of CA certificates trusted beside the system's store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_cert_file: Option<std::path::PathBuf>,
+    /// The client certificate (PEM) shown to the service; its key is in the keychain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cert_file: Option<std::path::PathBuf>,
+}
+
+impl ConnectionNetwork {
+    pub fn is_default(&self) -> bool {
+        self == &Self::default()
+    }
 }
 
 /// Where the webhook listener listens.
@@ -453,6 +482,7 @@ mod tests {
             client_id: "partner-1".into(),
             environment: Environment::Production,
             sorts_tried: Default::default(),
+            network: ConnectionNetwork::default(),
         });
         settings.last_active = Some("c1".into());
         settings
@@ -491,6 +521,31 @@ mod tests {
             .expect("listener")
             .remove(name);
         std::fs::write(path, older.to_string()).expect("write");
+    }
+
+    #[test]
+    fn a_connection_s_network_is_kept_without_secrets_and_an_older_file_has_none() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = SettingsFile::new(dir.path().join("settings.json"));
+        let mut settings = sample();
+        let network = ConnectionNetwork {
+            proxy_url: Some("http://proxy.corp:3128".into()),
+            proxy_user: Some("alice".into()),
+            ca_cert_file: Some("/etc/corp/ca.pem".into()),
+            client_cert_file: Some("/home/alice/client.pem".into()),
+        };
+        settings.connections[0].network = network.clone();
+        file.save(&settings).expect("save");
+        let loaded = file.load(None).expect("load").settings;
+        assert_eq!(loaded.connections[0].network, network);
+
+        // A connection without network options is written as before: no `network` field, so
+        // a file from before it was kept reads the same.
+        file.save(&sample()).expect("save");
+        let text = std::fs::read_to_string(dir.path().join("settings.json")).expect("read");
+        assert!(!text.contains("network"), "{text}");
+        let loaded = file.load(None).expect("load").settings;
+        assert!(loaded.connections[0].network.is_default());
     }
 
     #[test]

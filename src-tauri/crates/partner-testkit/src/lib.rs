@@ -4,13 +4,15 @@
 pub mod har;
 pub mod leaks;
 pub mod other_service;
+pub mod proxy;
 pub mod receiver;
 pub mod sandbox;
 pub mod webhook_receiver;
 
 pub use other_service::{
-    Compression, Dialect, ErrorShape, OtherService, RateLimit, RetryAfter, Seed,
+    Compression, Dialect, ErrorShape, OtherService, RateLimit, RetryAfter, Seed, ServiceTls,
 };
+pub use proxy::{ProxyAuth, TestProxy};
 pub use receiver::{refused_url, ReceivedRequest, Reply, TestReceiver};
 pub use sandbox::TestSandbox;
 pub use webhook_receiver::{

@@ -196,6 +196,16 @@ pub struct OtherService {
     client_secret: partner_api::Secret,
     state: Arc<Shared>,
     stop: Option<oneshot::Sender<()>>,
+    scheme: &'static str,
+}
+
+/// TLS for the other service: its certificate, and optionally the CA whose client
+/// certificates it requires (mutual TLS).
+#[derive(Debug, Clone)]
+pub struct ServiceTls {
+    pub certificate: crate::ServerCert,
+    /// PEM of the CA that must have issued the client's certificate; `None` asks for none.
+    pub client_ca_pem: Option<String>,
 }
 
 impl OtherService {
@@ -205,6 +215,17 @@ impl OtherService {
     }
 
     pub async fn start_with(dialect: Dialect, seed: Seed) -> Self {
+        Self::start_serving(dialect, seed, None).await
+    }
+
+    /// The service in `dialect` over HTTPS (TLS 1.2/1.3) with `tls`'s certificate; its base
+    /// URL is `https://127.0.0.1:PORT`.
+    pub async fn start_tls(dialect: Dialect, tls: ServiceTls) -> Self {
+        Self::start_serving(dialect, Seed::default(), Some(tls)).await
+    }
+
+    async fn start_serving(dialect: Dialect, seed: Seed, tls: Option<ServiceTls>) -> Self {
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind 127.0.0.1:0 for the other service");
@@ -213,7 +234,7 @@ impl OtherService {
         let client_secret = "other-secret-0123456789".to_string();
         let state = Arc::new(Shared {
             dialect,
-            base_url: format!("http://{addr}"),
+            base_url: format!("{scheme}://{addr}"),
             client_id: client_id.clone(),
             client_secret: client_secret.clone(),
             calls: AtomicU64::new(0),
@@ -241,25 +262,46 @@ impl OtherService {
             .fallback(not_found)
             .with_state(state.clone());
         let (stop, stopped) = oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
+        match tls {
+            None => {
+                tokio::spawn(async move {
+                    let _ = axum::serve(listener, app)
+                        .with_graceful_shutdown(async {
+                            let _ = stopped.await;
+                        })
+                        .await;
+                });
+            }
+            Some(tls) => {
+                let acceptor = crate::webhook_receiver::tls_acceptor_with(
+                    &tls.certificate,
+                    tls.client_ca_pem.as_deref(),
+                )
+                .expect("a TLS acceptor for the other service");
+                let cancel = tokio_util::sync::CancellationToken::new();
+                let on_stop = cancel.clone();
+                tokio::spawn(async move {
                     let _ = stopped.await;
-                })
-                .await;
-        });
+                    on_stop.cancel();
+                });
+                tokio::spawn(crate::webhook_receiver::serve_tls(
+                    listener, acceptor, app, cancel,
+                ));
+            }
+        }
         Self {
             addr,
             client_id,
             client_secret: partner_api::Secret::new(client_secret),
             state,
             stop: Some(stop),
+            scheme,
         }
     }
 
-    /// `http://127.0.0.1:PORT`, no trailing slash.
+    /// `http://127.0.0.1:PORT` (`https://` when started with TLS), no trailing slash.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", self.scheme, self.addr)
     }
 
     pub fn client_id(&self) -> &str {

@@ -106,6 +106,28 @@ impl TestCa {
     }
 }
 
+impl TestCa {
+    /// A client certificate (for mutual TLS) named `common_name`, signed by this CA.
+    pub fn issue_client(&self, common_name: &str) -> ServerCert {
+        let key = rcgen::KeyPair::generate().expect("generate a client key");
+        let mut params =
+            rcgen::CertificateParams::new(Vec::<String>::new()).expect("client params");
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, common_name);
+        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+        let cert = params
+            .signed_by(&key, &self.cert, &self.key)
+            .expect("sign a client certificate");
+        ServerCert {
+            cert_der: cert.der().to_vec(),
+            cert_pem: cert.pem(),
+            key_der: key.serialize_der(),
+            key_pem: key.serialize_pem(),
+        }
+    }
+}
+
 impl Default for TestCa {
     fn default() -> Self {
         Self::new()
@@ -218,26 +240,53 @@ impl Drop for WebhookReceiver {
 }
 
 fn tls_acceptor(cert: &ServerCert) -> io::Result<tokio_rustls::TlsAcceptor> {
+    tls_acceptor_with(cert, None)
+}
+
+/// An acceptor with `cert`; with `client_ca_pem`, a client certificate issued by that CA is
+/// required (mutual TLS) and a client without one fails the handshake.
+pub(crate) fn tls_acceptor_with(
+    cert: &ServerCert,
+    client_ca_pem: Option<&str>,
+) -> io::Result<tokio_rustls::TlsAcceptor> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
     let key = rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(
         cert.key_der.clone(),
     ));
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
-    .map_err(io::Error::other)?
-    .with_no_client_auth()
-    .with_single_cert(
-        vec![rustls::pki_types::CertificateDer::from(
-            cert.cert_der.clone(),
-        )],
-        key,
-    )
-    .map_err(io::Error::other)?;
+    let builder = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .map_err(io::Error::other)?;
+    let builder = match client_ca_pem {
+        None => builder.with_no_client_auth(),
+        Some(pem) => {
+            use rustls::pki_types::pem::PemObject as _;
+            let mut roots = rustls::RootCertStore::empty();
+            for certificate in rustls::pki_types::CertificateDer::pem_slice_iter(pem.as_bytes()) {
+                roots
+                    .add(certificate.map_err(io::Error::other)?)
+                    .map_err(io::Error::other)?;
+            }
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            )
+            .build()
+            .map_err(io::Error::other)?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let config = builder
+        .with_single_cert(
+            vec![rustls::pki_types::CertificateDer::from(
+                cert.cert_der.clone(),
+            )],
+            key,
+        )
+        .map_err(io::Error::other)?;
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }
 
-async fn serve_tls(
+pub(crate) async fn serve_tls(
     listener: TcpListener,
     acceptor: tokio_rustls::TlsAcceptor,
     app: Router,

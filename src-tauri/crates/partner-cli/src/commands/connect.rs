@@ -8,9 +8,11 @@ use crate::error::{CliError, Result};
 use clap::Args as ClapArgs;
 use partner_api::Secret;
 use partner_client::{
-    client_secret, parse_base_url, ConnectionConfig, KeyringStore, PartnerClient, DEFAULT_BASE_URL,
+    client_secret, parse_base_url, ClientCertificate, ConnectionConfig, KeyringStore,
+    NetworkOptions, PartnerClient, ProxyOptions, SecretSlot, SecretStore, DEFAULT_BASE_URL,
 };
 use std::io::Read;
+use std::path::PathBuf;
 
 /// The environment variable that may hold the client secret.
 pub const SECRET_ENV: &str = "PARTNER_CLIENT_SECRET";
@@ -23,6 +25,111 @@ pub struct ConnectionArgs {
     /// The API client id (the secret comes from PARTNER_CLIENT_SECRET or the keychain).
     #[arg(long, env = "PARTNER_CLIENT_ID", global = true)]
     pub client_id: Option<String>,
+    #[command(flatten)]
+    pub network: NetworkArgs,
+}
+
+/// The environment variable that may hold the proxy password.
+pub const PROXY_PASSWORD_ENV: &str = "PARTNER_PROXY_PASSWORD";
+
+/// How the calls reach the service from a company network. Without these, the system's trust
+/// store and HTTPS_PROXY/HTTP_PROXY/NO_PROXY are used; a saved connection's own settings apply
+/// under --connection, and these options override them.
+#[derive(Debug, Clone, Default, ClapArgs)]
+pub struct NetworkArgs {
+    /// A proxy for these calls (http://host:port), in place of HTTPS_PROXY/HTTP_PROXY.
+    #[arg(long, env = "PARTNER_PROXY", global = true, value_name = "URL")]
+    pub proxy: Option<String>,
+    /// The proxy's user name; its password comes from PARTNER_PROXY_PASSWORD or the keychain.
+    #[arg(long, env = "PARTNER_PROXY_USER", global = true, value_name = "USER")]
+    pub proxy_user: Option<String>,
+    /// A CA certificate (PEM file) trusted beside the system's trust store.
+    #[arg(long, env = "PARTNER_CA_CERT", global = true, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+    /// A client certificate (PEM file) shown to the service (mutual TLS).
+    #[arg(long, env = "PARTNER_CLIENT_CERT", global = true, value_name = "FILE")]
+    pub client_cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM file); without it, the key kept in the
+    /// keychain for this connection.
+    #[arg(long, env = "PARTNER_CLIENT_KEY", global = true, value_name = "FILE")]
+    pub client_key: Option<PathBuf>,
+}
+
+impl NetworkArgs {
+    /// These options over a saved connection's (each given option wins).
+    fn over(&self, saved: &partner_local::ConnectionNetwork) -> Self {
+        Self {
+            proxy: self.proxy.clone().or_else(|| saved.proxy_url.clone()),
+            proxy_user: self.proxy_user.clone().or_else(|| saved.proxy_user.clone()),
+            ca_cert: self.ca_cert.clone().or_else(|| saved.ca_cert_file.clone()),
+            client_cert: self
+                .client_cert
+                .clone()
+                .or_else(|| saved.client_cert_file.clone()),
+            client_key: self.client_key.clone(),
+        }
+    }
+
+    /// The client's network options; the proxy password and the client key come from the
+    /// environment or a file, else from the keychain entries of `base_url` and `client_id`.
+    pub fn options(&self, base_url: &url::Url, client_id: &str) -> Result<NetworkOptions> {
+        let keychain = KeyringStore::default();
+        let proxy = match &self.proxy {
+            None => None,
+            Some(url) => {
+                let password = match env_secret(PROXY_PASSWORD_ENV)? {
+                    Some(password) => Some(password),
+                    None if self.proxy_user.is_some() => keychain
+                        .get(&SecretSlot::proxy_password(base_url, client_id))
+                        .ok()
+                        .flatten(),
+                    None => None,
+                };
+                Some(ProxyOptions::new(url, self.proxy_user.clone(), password)?)
+            }
+        };
+        let client_certificate = match (&self.client_cert, &self.client_key) {
+            (None, None) => None,
+            (None, Some(_)) => {
+                return Err(CliError::Usage(
+                    "--client-key was given without --client-cert".into(),
+                ))
+            }
+            (Some(cert), Some(key)) => Some(ClientCertificate::from_files(cert, key)?),
+            (Some(cert), None) => {
+                let slot = SecretSlot::client_certificate_key(base_url, client_id);
+                match keychain.get(&slot) {
+                    Ok(Some(key)) => Some(ClientCertificate {
+                        certificate_file: cert.clone(),
+                        private_key: key,
+                    }),
+                    _ => {
+                        return Err(CliError::Usage(format!(
+                            "no private key for the client certificate {}: give it with --client-key FILE",
+                            cert.display()
+                        )))
+                    }
+                }
+            }
+        };
+        Ok(NetworkOptions {
+            proxy,
+            extra_ca_file: self.ca_cert.clone(),
+            client_certificate,
+        })
+    }
+}
+
+fn env_secret(name: &str) -> Result<Option<Secret>> {
+    match std::env::var_os(name) {
+        None => Ok(None),
+        Some(value) => {
+            let value = value
+                .into_string()
+                .map_err(|_| CliError::Usage(format!("{name} is not valid UTF-8")))?;
+            Ok(Some(Secret::new(value)).filter(|s| !s.is_empty()))
+        }
+    }
 }
 
 /// The connection `partner --connection NAME` (or `PARTNER_CONNECTION`) names, set once by
@@ -52,6 +159,7 @@ impl ConnectionArgs {
         };
         let saved = super::connections::named(name)?;
         Ok(Self {
+            network: self.network.over(&saved.network),
             base_url: saved.base_url,
             client_id: Some(saved.client_id),
         })
@@ -94,11 +202,9 @@ impl ConnectionArgs {
     pub fn config(&self) -> Result<ConnectionConfig> {
         let this = self.resolved()?;
         let secret = this.secret()?;
-        Ok(ConnectionConfig::new(
-            &this.base_url,
-            this.client_id()?,
-            secret,
-        )?)
+        let mut config = ConnectionConfig::new(&this.base_url, this.client_id()?, secret)?;
+        config.network = this.network.options(&config.base_url, &config.client_id)?;
+        Ok(config)
     }
 
     pub fn client(&self) -> Result<PartnerClient> {

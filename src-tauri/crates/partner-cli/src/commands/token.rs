@@ -8,7 +8,9 @@ use super::render::{print_one, OutputFormat};
 use crate::error::{CliError, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use partner_api::Secret;
-use partner_client::{parse_base_url, save_client_secret, KeyringStore, TokenState};
+use partner_client::{
+    parse_base_url, save_client_secret, KeyringStore, SecretStore as _, TokenState,
+};
 use serde::Serialize;
 use std::io::Write;
 
@@ -140,17 +142,38 @@ pub async fn run(args: Args) -> Result<()> {
             };
             let connection = args.connection.resolved()?;
             let client_id = connection.client_id()?.to_string();
-            let config = partner_client::ConnectionConfig::new(
+            let mut config = partner_client::ConnectionConfig::new(
                 &connection.base_url,
                 &client_id,
                 secret.clone(),
             )?;
+            config.network = connection
+                .network
+                .options(&config.base_url, &config.client_id)?;
+            let network = config.network.clone();
             let client = partner_client::PartnerClient::new(config)?;
             client.tokens().ensure_fresh().await?;
             client.sign_out().await?;
             let base_url = parse_base_url(&connection.base_url)?;
-            save_client_secret(&KeyringStore::default(), &base_url, &client_id, &secret)?;
+            let keychain = KeyringStore::default();
+            save_client_secret(&keychain, &base_url, &client_id, &secret)?;
             eprintln!("the client secret for {client_id} at {base_url} is in the keychain");
+            // The proxy password and the client key that just worked are kept beside it, so
+            // later calls need only --proxy-user and --client-cert.
+            if let Some(password) = network.proxy.as_ref().and_then(|p| p.password.as_ref()) {
+                keychain.set(
+                    &partner_client::SecretSlot::proxy_password(&base_url, &client_id),
+                    password,
+                )?;
+                eprintln!("the proxy password is in the keychain");
+            }
+            if let Some(certificate) = &network.client_certificate {
+                keychain.set(
+                    &partner_client::SecretSlot::client_certificate_key(&base_url, &client_id),
+                    &certificate.private_key,
+                )?;
+                eprintln!("the client certificate's private key is in the keychain");
+            }
             Ok(())
         }
     }

@@ -917,6 +917,7 @@ async fn a_connection_saved_in_the_app_is_used_by_name() {
         client_id: cli.sandbox.client_id().to_string(),
         environment: partner_local::Environment::Sandbox,
         sorts_tried: Default::default(),
+        network: partner_local::ConnectionNetwork::default(),
     });
     settings.last_active = Some("c-1".into());
     partner_local::SettingsFile::new(data.join("settings.json"))
@@ -1132,6 +1133,7 @@ async fn sync_refuses_a_production_connection_without_yes_and_makes_nothing() {
         client_id: cli.sandbox.client_id().to_string(),
         environment: partner_local::Environment::Production,
         sorts_tried: Default::default(),
+        network: partner_local::ConnectionNetwork::default(),
     });
     partner_local::SettingsFile::new(data.join("settings.json"))
         .save(&settings)

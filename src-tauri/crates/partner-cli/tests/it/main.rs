@@ -10,5 +10,6 @@ mod evidence;
 mod link;
 mod listen;
 mod missed;
+mod network;
 mod other_service;
 mod sandbox;

@@ -7,6 +7,7 @@
 mod browsing;
 mod errors;
 mod keychain;
+mod network;
 mod other_service;
 mod rotation;
 mod sandbox_control;

@@ -106,12 +106,15 @@ async fn no_secret_in_any_log_line_or_debug_output() {
 #[test]
 fn the_library_writes_no_files() {
     // Secrets rest in the keychain or in memory: the crate has no code that writes a file.
+    // (It reads the files a user names: a connection's CA and client certificate, network.rs.)
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     for entry in std::fs::read_dir(&src).unwrap() {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap();
         for needle in [
-            "std::fs",
+            "fs::copy",
+            "fs::rename",
+            "create_dir",
             "File::create",
             "OpenOptions",
             "tokio::fs",

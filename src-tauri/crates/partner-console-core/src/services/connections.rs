@@ -144,6 +144,7 @@ pub async fn add(app: &Console, form: NewConnection) -> Result<()> {
         client_id: form.client_id.trim().to_string(),
         environment: form.environment,
         sorts_tried: Default::default(),
+        network: partner_local::ConnectionNetwork::default(),
     };
     let secret = Secret::new(form.client_secret);
     let view = ConnectionView::from(&saved);
