@@ -42,10 +42,7 @@ pub fn watch(client: &PartnerClient) {
     let mut live = log.subscribe();
     {
         let mut watched = WATCHED.lock().unwrap_or_else(|p| p.into_inner());
-        if watched
-            .iter()
-            .any(|(known, _)| known.same_log(&log))
-        {
+        if watched.iter().any(|(known, _)| known.same_log(&log)) {
             return;
         }
         watched.push((log, 0));

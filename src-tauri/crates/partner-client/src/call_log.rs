@@ -551,9 +551,16 @@ impl Auth {
 /// Whether a parameter or field name names a secret: its value is never kept.
 fn secret_named(name: &str) -> bool {
     let name = name.to_ascii_lowercase().replace(['_', '-'], "");
-    ["key", "secret", "password", "token", "signature", "credential"]
-        .iter()
-        .any(|word| name.ends_with(word))
+    [
+        "key",
+        "secret",
+        "password",
+        "token",
+        "signature",
+        "credential",
+    ]
+    .iter()
+    .any(|word| name.ends_with(word))
         || name == "code"
 }
 
@@ -563,7 +570,8 @@ fn variable_for(name: &str, used: &mut Vec<String>) -> String {
     let lower = name.to_ascii_lowercase();
     let base = if lower.replace(['_', '-'], "").ends_with("key") {
         // `signingKey`, `key`, `previousSigningKey` (the spec's keys are signing keys).
-        let mut snake = upper_snake(name);
+        // The wire spells it `signingkey` as often as `signingKey`.
+        let mut snake = upper_snake(name).replace("SIGNINGKEY", "SIGNING_KEY");
         if !snake.contains("SIGNING") {
             snake = if snake == "KEY" {
                 "SIGNING_KEY".into()
@@ -989,7 +997,8 @@ mod tests {
     /// Runs `command` (a rendered curl line) through `sh` with `curl` replaced by a function
     /// printing its arguments one per line: what the shell would hand curl.
     fn shell_words(command: &str, env: &[(&str, &str)]) -> Vec<String> {
-        let script = format!("curl() {{ for a in \"$@\"; do printf '%s\\n' \"$a\"; done; }}\n{command}\n");
+        let script =
+            format!("curl() {{ for a in \"$@\"; do printf '%s\\n' \"$a\"; done; }}\n{command}\n");
         let output = std::process::Command::new("sh")
             .arg("-c")
             .arg(script)
@@ -1045,7 +1054,10 @@ mod tests {
             Piece::Text("Authorization: Bearer ".into()),
             Piece::Var("PARTNER_TOKEN".into()),
         ]);
-        assert_eq!(simple.quoted(), "\"Authorization: Bearer ${PARTNER_TOKEN}\"");
+        assert_eq!(
+            simple.quoted(),
+            "\"Authorization: Bearer ${PARTNER_TOKEN}\""
+        );
     }
 
     #[test]
@@ -1146,9 +1158,11 @@ mod tests {
                 ("SIGNING_KEY_2", "second"),
             ],
         );
-        assert_eq!(words[..4], ["-sS", "-X", "PATCH", "http://h/partner/v2/products/p1"]);
-        let sent: serde_json::Value =
-            serde_json::from_str(words.last().unwrap()).unwrap();
+        assert_eq!(
+            words[..4],
+            ["-sS", "-X", "PATCH", "http://h/partner/v2/products/p1"]
+        );
+        let sent: serde_json::Value = serde_json::from_str(words.last().unwrap()).unwrap();
         assert_eq!(sent["webhooks"][0]["signingKey"], "first");
         assert_eq!(sent["webhooks"][1]["signingKey"], "second");
         assert_eq!(sent["name"], "Shop's \"best\" $product");
@@ -1165,8 +1179,7 @@ mod tests {
         );
         let curl = RedactedRequest::of(&req).curl.render();
         let words = shell_words(&curl, &[("PARTNER_TOKEN", "T")]);
-        let sent: serde_json::Value =
-            serde_json::from_str(words.last().unwrap()).unwrap();
+        let sent: serde_json::Value = serde_json::from_str(words.last().unwrap()).unwrap();
         assert_eq!(sent, body);
     }
 
@@ -1184,22 +1197,48 @@ mod tests {
             "limit=5&access_token=%5Bredacted%5D&apiKey=%5Bredacted%5D"
         );
         let curl = redacted.curl.render();
-        assert!(!curl.contains("abcd1234") && !curl.contains("zzzz9999"), "{curl}");
+        assert!(
+            !curl.contains("abcd1234") && !curl.contains("zzzz9999"),
+            "{curl}"
+        );
     }
 
     #[test]
     fn secret_names_and_their_variables() {
-        for name in ["signingKey", "key", "client_secret", "token", "password", "previousSigningKey"] {
+        for name in [
+            "signingKey",
+            "key",
+            "client_secret",
+            "token",
+            "password",
+            "previousSigningKey",
+        ] {
             assert!(secret_named(name), "{name}");
         }
-        for name in ["start", "limit", "sort", "name", "keyId", "status", "listingName"] {
+        for name in [
+            "start",
+            "limit",
+            "sort",
+            "name",
+            "keyId",
+            "status",
+            "listingName",
+        ] {
             assert!(!secret_named(name), "{name}");
         }
         let mut used = Vec::new();
         assert_eq!(variable_for("signingKey", &mut used), "SIGNING_KEY");
+        assert_eq!(variable_for("signingkey", &mut used), "SIGNING_KEY_2");
+        used.pop();
         assert_eq!(variable_for("key", &mut used), "SIGNING_KEY_2");
-        assert_eq!(variable_for("previousSigningKey", &mut used), "PREVIOUS_SIGNING_KEY");
-        assert_eq!(variable_for("client_secret", &mut used), "PARTNER_CLIENT_SECRET");
+        assert_eq!(
+            variable_for("previousSigningKey", &mut used),
+            "PREVIOUS_SIGNING_KEY"
+        );
+        assert_eq!(
+            variable_for("client_secret", &mut used),
+            "PARTNER_CLIENT_SECRET"
+        );
         assert_eq!(variable_for("token", &mut used), "PARTNER_TOKEN");
     }
 
@@ -1222,12 +1261,18 @@ mod tests {
         let paths: Vec<_> = snapshot.calls.iter().map(|c| c.path.as_str()).collect();
         assert_eq!(paths, ["/p2", "/p3", "/p4"]);
         assert_eq!(log.since(3).len(), 2);
-        assert_eq!(log.get(5).unwrap().request_id.as_ref().unwrap().value, "rid-4");
+        assert_eq!(
+            log.get(5).unwrap().request_id.as_ref().unwrap().value,
+            "rid-4"
+        );
         assert!(log.get(1).is_none());
         assert_eq!(live.try_recv().unwrap().seq, 1);
         let line = log.get(5).unwrap().to_string();
         assert!(line.starts_with("GET /p4 200 "), "{line}");
-        assert!(line.ends_with("request id x-request-id=rid-4, 10 bytes"), "{line}");
+        assert!(
+            line.ends_with("request id x-request-id=rid-4, 10 bytes"),
+            "{line}"
+        );
     }
 
     #[test]

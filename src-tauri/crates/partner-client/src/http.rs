@@ -205,7 +205,9 @@ impl Transport {
         build: &(dyn Fn(&reqwest::Client) -> reqwest::RequestBuilder + Send + Sync),
     ) -> Result<RawResponse> {
         let mut trace = CallTrace::start(&self.calls);
-        let result = self.send_traced(repeat, body_policy, build, &mut trace).await;
+        let result = self
+            .send_traced(repeat, body_policy, build, &mut trace)
+            .await;
         trace.end(&result);
         result
     }

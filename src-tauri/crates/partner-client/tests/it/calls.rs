@@ -5,8 +5,8 @@ use futures::StreamExt;
 use partner_api::read;
 use partner_api::{EventType, ResourceType, Secret, SortSpec};
 use partner_client::{
-    CallLog, CallOutcome, CallRecord, ConnectionConfig, MemoryStore, NewSubscription,
-    PagerOptions, PartnerClient, SecretStore,
+    CallLog, CallOutcome, CallRecord, ConnectionConfig, MemoryStore, NewSubscription, PagerOptions,
+    PartnerClient, SecretStore,
 };
 use partner_testkit::leaks::assert_no_secret;
 use partner_testkit::{Dialect, OtherService, RetryAfter, Seed, TestSandbox};
@@ -66,9 +66,16 @@ async fn a_walk_is_logged_call_by_call_with_its_waits_and_request_ids() {
         (token.method.as_str(), token.path.as_str()),
         ("POST", "/oauth2/v1/token")
     );
-    assert_eq!(token.outcome, CallOutcome::Answered { status: 200 });
+    assert!(
+        matches!(token.outcome, CallOutcome::Answered { status } if (200..300).contains(&status)),
+        "{token:?}"
+    );
     let pages: Vec<_> = log.iter().skip(1).collect();
-    assert_eq!(pages.len(), 3, "three pages of five, one call each: {log:#?}");
+    assert_eq!(
+        pages.len(),
+        3,
+        "three pages of five, one call each: {log:#?}"
+    );
     for (n, page) in pages.iter().enumerate() {
         assert_eq!(page.method, "GET");
         assert_eq!(page.path, "/partner/v2/transactions");
@@ -169,7 +176,10 @@ async fn no_secret_is_ever_in_a_logged_call_or_its_curl() {
     for patch in &patches {
         let curl = patch.curl();
         assert!(curl.contains("${SIGNING_KEY"), "{curl}");
-        assert!(curl.contains("Authorization: Bearer ${PARTNER_TOKEN}"), "{curl}");
+        assert!(
+            curl.contains("Authorization: Bearer ${PARTNER_TOKEN}"),
+            "{curl}"
+        );
         assert_eq!(patch.request_id.as_ref().unwrap().header, "request-id");
     }
     let token_calls: Vec<_> = calls(log)
@@ -189,23 +199,30 @@ async fn no_secret_is_ever_in_a_logged_call_or_its_curl() {
         .find(|c| c.path.ends_with("/introspection"))
         .unwrap();
     assert!(
-        introspection.curl().contains("--data-urlencode \"token=${PARTNER_TOKEN}\""),
+        introspection
+            .curl()
+            .contains("--data-urlencode \"token=${PARTNER_TOKEN}\""),
         "{}",
         introspection.curl()
     );
 }
 
 /// Runs a copied curl command with the secrets in the environment, as a person would paste it.
-fn run_curl(command: &str, env: &[(&str, &str)]) -> serde_json::Value {
-    let output = std::process::Command::new("bash")
+async fn run_curl(command: &str, env: &[(&str, &str)]) -> serde_json::Value {
+    let output = tokio::process::Command::new("bash")
         .arg("-c")
         .arg(command)
         .envs(env.iter().copied())
         .output()
+        .await
         .unwrap();
     assert!(output.status.success(), "{command}: {output:?}");
-    serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("{command}: {e}: {}", String::from_utf8_lossy(&output.stdout)))
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{command}: {e}: {}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    })
 }
 
 #[tokio::test]
@@ -235,10 +252,11 @@ async fn a_copied_curl_command_repeats_the_call_against_the_sandbox() {
             ("PARTNER_CLIENT_ID", sandbox.client_id()),
             ("PARTNER_CLIENT_SECRET", sandbox.client_secret().expose()),
         ],
-    );
+    )
+    .await;
     let token = issued["access_token"].as_str().unwrap().to_owned();
     // ...with which the listing call, pasted, answers what the client read.
-    let listed = run_curl(&log[1].curl(), &[("PARTNER_TOKEN", &token)]);
+    let listed = run_curl(&log[1].curl(), &[("PARTNER_TOKEN", &token)]).await;
     let ids: Vec<_> = listed
         .as_array()
         .unwrap()
