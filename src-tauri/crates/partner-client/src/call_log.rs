@@ -141,7 +141,8 @@ impl CallRecord {
 
     /// The transient retries (attempts after the first that were not a wait the service asked).
     pub fn retries(&self) -> u32 {
-        self.attempts.saturating_sub(1)
+        let waits = u32::try_from(self.waits.len()).unwrap_or(u32::MAX);
+        self.attempts.saturating_sub(1).saturating_sub(waits)
     }
 
     /// The time spent waiting as the service asked.
