@@ -7,7 +7,6 @@
 //! so the last call's line is never lost to the process ending.
 
 use partner_client::{CallLog, CallRecord, PartnerClient};
-use std::io::Write as _;
 use std::sync::{Mutex, OnceLock};
 
 /// What to print for each call.
