@@ -4,6 +4,7 @@
 //! async `run`; adding one is a module plus one line in [`Command`]. Logs go to stderr through
 //! tracing (`RUST_LOG`), so stdout carries only what a command prints for its user.
 
+mod call_lines;
 mod commands;
 mod error;
 
@@ -30,6 +31,14 @@ struct Cli {
     /// URL and client id, its secret from the keychain, in place of --base-url and --client-id.
     #[arg(long, env = "PARTNER_CONNECTION", global = true, value_name = "NAME")]
     connection: Option<String>,
+    /// Print each call to the service on stderr as it ends: method, path and query, status,
+    /// time, retries and waits, and the service's request id.
+    #[arg(short = 'v', long, global = true)]
+    verbose: bool,
+    /// Print each call to the service on stderr as a curl command, with the token and the
+    /// client id and secret as $PARTNER_TOKEN, $PARTNER_CLIENT_ID and $PARTNER_CLIENT_SECRET.
+    #[arg(long, global = true)]
+    curl: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -86,6 +95,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
+    call_lines::show(call_lines::Show {
+        lines: cli.verbose,
+        curl: cli.curl,
+    });
     if let Some(name) = cli.connection.clone() {
         commands::connect::use_named_connection(name);
     }
@@ -102,6 +115,7 @@ async fn main() -> ExitCode {
         Command::Completions(args) => commands::docs::completions::<Cli>(args),
         Command::Man(args) => commands::docs::man::<Cli>(args),
     };
+    call_lines::finish();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -64,6 +64,11 @@ impl PartnerClient {
         self.transport.waiting()
     }
 
+    /// Every call this client (and its clones, and its token manager) made in this run.
+    pub fn calls(&self) -> &crate::CallLog {
+        self.transport.calls()
+    }
+
     pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
         &self.clock
     }

@@ -10,6 +10,7 @@
 //! read, within a budget, and the wait is published for progress lines; a write is never sent
 //! twice. Redirects stay within the origin, so the bearer token never follows one elsewhere.
 
+use crate::call_log::{CallLog, CallTrace};
 use crate::config::{ConnectionConfig, RetryPolicy};
 use crate::error::{ClientError, Result};
 use bytes::Bytes;
@@ -133,6 +134,7 @@ pub(crate) struct Transport {
     base_url: Url,
     retry: RetryPolicy,
     waiting: std::sync::Arc<tokio::sync::watch::Sender<Option<Waiting>>>,
+    calls: CallLog,
 }
 
 /// Redirects are followed only within the origin the call went to: a token must never follow
@@ -168,6 +170,7 @@ impl Transport {
             base_url: config.base_url.clone(),
             retry: config.retry,
             waiting: std::sync::Arc::new(tokio::sync::watch::channel(None).0),
+            calls: CallLog::default(),
         })
     }
 
@@ -180,6 +183,11 @@ impl Transport {
         &self.base_url
     }
 
+    /// The calls made through this transport and its clones.
+    pub fn calls(&self) -> &CallLog {
+        &self.calls
+    }
+
     /// `{base_url}/{segments...}`, each segment percent-encoded, so an id can never change the path.
     pub fn url(&self, segments: &[&str]) -> Url {
         let mut url = self.base_url.clone();
@@ -189,11 +197,28 @@ impl Transport {
         url
     }
 
+    /// Sends the call, retrying and waiting as `repeat` allows; the call is recorded in the
+    /// call log when it ends (or as cancelled if the caller stops waiting).
     pub async fn send(
         &self,
         repeat: Repeat,
         body_policy: BodyPolicy,
         build: &(dyn Fn(&reqwest::Client) -> reqwest::RequestBuilder + Send + Sync),
+    ) -> Result<RawResponse> {
+        let mut trace = CallTrace::start(&self.calls);
+        let result = self
+            .send_traced(repeat, body_policy, build, &mut trace)
+            .await;
+        trace.end(&result);
+        result
+    }
+
+    async fn send_traced(
+        &self,
+        repeat: Repeat,
+        body_policy: BodyPolicy,
+        build: &(dyn Fn(&reqwest::Client) -> reqwest::RequestBuilder + Send + Sync),
+        trace: &mut CallTrace,
     ) -> Result<RawResponse> {
         let attempts = match repeat {
             Repeat::Safe => self.retry.max_attempts.max(1),
@@ -205,7 +230,7 @@ impl Transport {
         let mut told_waits = 0;
         let mut told_waited = Duration::ZERO;
         loop {
-            let outcome = self.send_once(build, body_policy, attempt).await;
+            let outcome = self.send_once(build, body_policy, attempt, trace).await;
             match outcome {
                 Err(failure) if repeat == Repeat::Safe && failure.told_wait.is_some() => {
                     let wait = failure.told_wait.unwrap_or_default();
@@ -230,6 +255,7 @@ impl Transport {
                     };
                     tracing::info!(call = %waiting.call, wait_ms = wait.as_millis() as u64, "{waiting}");
                     self.waiting.send_replace(Some(waiting));
+                    trace.waited(wait);
                     tokio::time::sleep(wait).await;
                     self.waiting.send_replace(None);
                 }
@@ -250,10 +276,12 @@ impl Transport {
         build: &(dyn Fn(&reqwest::Client) -> reqwest::RequestBuilder + Send + Sync),
         body_policy: BodyPolicy,
         attempt: u32,
+        trace: &mut CallTrace,
     ) -> std::result::Result<RawResponse, Failure> {
         let request = build(&self.http)
             .build()
             .map_err(|e| Failure::plain(ClientError::from_transport(e)))?;
+        trace.attempt(&request);
         let method = request.method().clone();
         let path = request.url().path().to_string();
         let call = format!("{method} {path}");
@@ -267,10 +295,12 @@ impl Transport {
         };
         let status = response.status().as_u16();
         let headers = response.headers().clone();
+        trace.answered(status, &headers);
         let body = response
             .bytes()
             .await
             .map_err(|e| Failure::plain(ClientError::from_transport(e)))?;
+        trace.body_read(body.len());
         tracing::debug!(
             %method,
             %path,

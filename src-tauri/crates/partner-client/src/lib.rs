@@ -14,10 +14,13 @@
 //! - [`PartnerClient::walk_updated_since`]: the items changed since a point in time, newest
 //!   first, stopping at older ones (the missed-notification check; a local index).
 //! - [`listing_export`]: a listing as CSV and the text search within it, for the app and the CLI.
+//! - [`CallLog`]: every call this run made to the service (status, time, retries, waits, the
+//!   service's request id), live, with each as a curl command whose secrets are variables.
 //! - [`ClientError`] with a machine-readable [`ErrorKind`] and messages that never hold a secret.
 //!
 //! No Tauri here: the desktop app and the CLI are thin layers over this crate.
 
+pub mod call_log;
 pub mod client;
 pub mod clock;
 pub mod config;
@@ -34,6 +37,7 @@ pub mod subscriptions;
 pub mod token;
 pub mod updated_since;
 
+pub use call_log::{CallLog, CallLogSnapshot, CallOutcome, CallRecord, RequestId};
 pub use client::{PartnerClient, MERGE_PATCH};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{parse_base_url, ConnectionConfig, RetryPolicy, DEFAULT_BASE_URL};

@@ -13,6 +13,9 @@
 //! (Basic auth on the token endpoints, the 15/120-minute token lifetimes, `start`/`limit`
 //! bounds, `sort=A,-B`, the signing-key complexity rule, the webhook merge of a product PATCH).
 //! Where the two implementations agree, they agree because the spec says so.
+//!
+//! Every answer carries a request id, as gateways in front of real services add one: the
+//! `X-Request-Id` header, or `Request-Id` in the `extra` dialect (the spec names neither).
 
 // Handlers refuse with a whole `Response` (`Result<_, Response>`): this is a test server, and
 // building the refusal where the rule is checked keeps each rule in one place.
@@ -234,6 +237,7 @@ impl OtherService {
         let client_secret = "other-secret-0123456789".to_string();
         let state = Arc::new(Shared {
             dialect,
+            answers: AtomicU64::new(0),
             base_url: format!("{scheme}://{addr}"),
             client_id: client_id.clone(),
             client_secret: client_secret.clone(),
@@ -260,6 +264,10 @@ impl OtherService {
                 get(get_event),
             )
             .fallback(not_found)
+            .layer(axum::middleware::map_response_with_state(
+                state.clone(),
+                with_request_id,
+            ))
             .with_state(state.clone());
         let (stop, stopped) = oneshot::channel::<()>();
         match tls {
@@ -370,6 +378,8 @@ impl Drop for OtherService {
 #[derive(Debug)]
 struct Shared {
     dialect: Dialect,
+    /// Answers so far, for each answer's request id.
+    answers: AtomicU64,
     base_url: String,
     client_id: String,
     client_secret: String,
@@ -1088,6 +1098,20 @@ async fn revoke(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
 }
 
 // ---- the partner API ----------------------------------------------------------------------
+
+/// The request id of every answer: `other-` and the answer's number.
+async fn with_request_id(State(shared): State<Arc<Shared>>, mut response: Response) -> Response {
+    let n = shared.answers.fetch_add(1, Ordering::SeqCst) + 1;
+    let name = if shared.dialect.extra {
+        "request-id"
+    } else {
+        "x-request-id"
+    };
+    if let Ok(value) = header::HeaderValue::from_str(&format!("other-{n:06}")) {
+        response.headers_mut().insert(name, value);
+    }
+    response
+}
 
 /// The checks every partner API call starts with: the rate limit, then the bearer token.
 fn admit(shared: &Shared, headers: &HeaderMap) -> Result<(), Response> {

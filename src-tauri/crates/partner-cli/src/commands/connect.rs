@@ -207,8 +207,11 @@ impl ConnectionArgs {
         Ok(config)
     }
 
+    /// A client for these arguments, its calls shown as `--verbose`/`--curl` ask.
     pub fn client(&self) -> Result<PartnerClient> {
-        Ok(PartnerClient::new(self.config()?)?)
+        let client = PartnerClient::new(self.config()?)?;
+        crate::call_lines::watch(&client);
+        Ok(client)
     }
 }
 

@@ -152,6 +152,7 @@ pub async fn run(args: Args) -> Result<()> {
                 .options(&config.base_url, &config.client_id)?;
             let network = config.network.clone();
             let client = partner_client::PartnerClient::new(config)?;
+            crate::call_lines::watch(&client);
             client.tokens().ensure_fresh().await?;
             client.sign_out().await?;
             let base_url = parse_base_url(&connection.base_url)?;

@@ -184,3 +184,58 @@ async fn any_well_formed_sort_key_is_sent_and_the_service_judges_it() {
         text(&by_own_key.stderr)
     );
 }
+
+#[tokio::test]
+async fn verbose_prints_each_call_and_curl_prints_it_without_a_secret() {
+    let service = OtherService::start(Dialect::rate_limited(2, 429, RetryAfter::Seconds(1))).await;
+    let output = partner(
+        &service,
+        &[
+            "--verbose",
+            "--curl",
+            "transactions",
+            "list",
+            "--all",
+            "--limit",
+            "10",
+        ],
+    )
+    .await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stderr = text(&output.stderr);
+    let calls: Vec<&str> = stderr.lines().filter(|l| l.starts_with("call: ")).collect();
+    assert!(
+        calls[0].starts_with("call: POST /oauth2/v1/token 2"),
+        "{stderr}"
+    );
+    assert!(
+        calls
+            .iter()
+            .any(|l| l.starts_with("call: GET /partner/v2/transactions?")
+                && l.contains(" wait")
+                && !l.contains("retr")),
+        "a rate-limited page waited: {stderr}"
+    );
+    assert!(
+        calls
+            .iter()
+            .all(|l| l.contains("request id x-request-id=other-")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Authorization: Bearer ${PARTNER_TOKEN}"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("-u \"${PARTNER_CLIENT_ID}:${PARTNER_CLIENT_SECRET}\""),
+        "{stderr}"
+    );
+    partner_testkit::leaks::assert_no_secret(
+        "partner --verbose --curl",
+        &stderr,
+        "the client secret",
+        service.client_secret().expose(),
+    );
+    let quiet = partner(&service, &["transactions", "list"]).await;
+    assert!(!text(&quiet.stderr).contains("call: "), "only when asked");
+}

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod browsing;
+mod calls;
 mod errors;
 mod keychain;
 mod network;
