@@ -233,6 +233,7 @@ async fn a_saved_connection_s_proxy_and_ca_are_used_by_name() {
         base_url: service.base_url(),
         client_id: service.client_id().to_string(),
         environment: partner_local::Environment::Sandbox,
+        sorts_tried: Default::default(),
         network: partner_local::ConnectionNetwork {
             proxy_url: Some(proxy.url()),
             proxy_user: None,
