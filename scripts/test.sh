@@ -24,26 +24,51 @@ tree_state() {
 }
 tree_before=$(tree_state)
 
+# Where the run's time goes: each part's seconds, printed at the end whether it passed or not.
+timings=()
+part_name="setup"
+part_start=$SECONDS
+part() {
+  timings+=("$(printf '%6ds  %s' $((SECONDS - part_start)) "$part_name")")
+  part_name=$1
+  part_start=$SECONDS
+  echo "== $1"
+}
+print_timings() {
+  timings+=("$(printf '%6ds  %s' $((SECONDS - part_start)) "$part_name")")
+  echo "== time per part (total ${SECONDS}s)"
+  printf '%s\n' "${timings[@]}"
+}
+
 scripts/setup.sh
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
 
-echo "== cargo fmt"
+# The minimal Debian system the package is installed on at the end is downloaded in the
+# background meanwhile (network and disk, while the rest compiles); the package test waits for
+# it, and makes it itself if this failed.
+prepare_log=$(mktemp)
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+as_root tests/package/fresh-debian.sh --prepare >"$prepare_log" 2>&1 &
+prepare_pid=$!
+trap 'kill "$prepare_pid" 2>/dev/null || true; print_timings' EXIT
+
+part "cargo fmt"
 cargo fmt --all --check
-echo "== import circles (modules of every crate, crate graph, tauri only in the shell)"
+part "import circles (modules of every crate, crate graph, tauri only in the shell)"
 scripts/check-import-circles.sh
-echo "== cargo clippy"
+part "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 # A private session bus with an unlocked gnome-keyring: the keychain tests use the real Secret
 # Service, and nothing touches the user's own keyring or home.
 scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+trap 'kill "$prepare_pid" 2>/dev/null || true; rm -rf "$scratch" "$prepare_log"; print_timings' EXIT
 export XDG_DATA_HOME=$scratch/data XDG_CACHE_HOME=$scratch/cache XDG_CONFIG_HOME=$scratch/config
 export XDG_RUNTIME_DIR=$scratch/run
 mkdir -p "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$XDG_RUNTIME_DIR"
 chmod 700 "$XDG_RUNTIME_DIR"
 
-echo "== cargo test"
+part "cargo test"
 dbus-run-session -- bash -c '
   set -euo pipefail
   echo -n "partner-console-test" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
@@ -54,30 +79,33 @@ dbus-run-session -- bash -c '
 # The OpenAPI document against the real sandbox: Schemathesis (pinned, from PyPI) generates
 # requests from it and fails on a 5xx, a response the document does not describe, or a valid
 # request refused for a reason it does not state.
-echo "== openapi: schemathesis against the sandbox"
+part "openapi: schemathesis against the sandbox"
 scripts/openapi-check.sh
 
 if [ -f ui/package.json ]; then
-  echo "== ui: lint, types, unit tests"
+  part "ui: lint, types, unit tests"
   (cd ui && npm run --silent lint && npm run --silent typecheck && npm run --silent test)
 fi
 
 if [ -x tests/e2e/run.sh ]; then
-  echo "== end-to-end"
+  part "end-to-end"
   tests/e2e/run.sh
 fi
 
 # The packages a user installs: built with Tauri's bundler, checked as files and as a running
 # app, then installed with apt on a freshly debootstrapped Debian 12 and started there.
-echo "== packages"
+part "packages: build"
 scripts/package.sh
+part "packages: check"
 tests/package/check.sh
-if [ "$(id -u)" -eq 0 ]; then tests/package/fresh-debian.sh; else sudo tests/package/fresh-debian.sh; fi
+part "packages: a fresh Debian 12"
+wait "$prepare_pid" || { echo "(preparing the minimal system in the background failed:)"; cat "$prepare_log"; }
+as_root tests/package/fresh-debian.sh
 
 # A test run leaves the working tree as it found it: no tracked file changed, no new file outside
 # ignored folders (the end-to-end screenshots go to target/; scripts/refresh-screenshots.sh is
 # the deliberate way to update docs/screenshots/).
-echo "== the working tree is as the run found it"
+part "the working tree is as the run found it"
 tree_after=$(tree_state)
 if [ "$tree_before" != "$tree_after" ]; then
   echo "the test run changed the working tree (< before the run, > after it):"

@@ -857,9 +857,36 @@ await step("another implementation (unknown fields and values): kept as sent, an
   const sent = await rawJsonOfDetail("Transaction as sent");
   assert.ok("priority" in sent, "a field the console does not know is kept in the Raw JSON");
   await shot("other-service-extra-transaction");
+});
+
+await step("another implementation (one sort key, problem details, rate limits, gzip): refusals in its words, the copy complete", async () => {
+  const service = await startOtherService("demanding");
+  otherServices.push(service);
+  await addConnection("Other service (demanding)", service);
+  await go("#/products");
+  await (await $("tbody tr[data-row-id]")).waitForExist({ timeout: 20000 });
+  const standing = async (key) => (await $(`button[data-sort-key=${key}]`)).getAttribute("data-standing");
+  assert.equal(await standing("name"), "untried", "a key of another service is neither known good nor bad");
+  // A key this service does not sort by: refused in its own words (RFC 7807 problem details),
+  // and remembered on the header.
+  await (await $("button[data-sort-key=name]")).click();
+  await waitText("[role=alert]", /sorting by 'name' is not supported/, 20000);
+  await browser.waitUntil(async () => (await standing("name")) === "refused", { timeout: 15000, timeoutMsg: "the refused key is not marked" });
+  await shot("other-service-demanding-refused");
+  await (await $("button[data-sort-key=listingName]")).click();
+  await browser.waitUntil(async () => (await standing("listingName")) === "accepted", { timeout: 20000, timeoutMsg: "the accepted key is not marked" });
+  await (await $("tbody tr[data-row-id]")).waitForExist({ timeout: 15000 });
+  // The support copy walks by `updated`, which this service refuses: every transaction is read
+  // instead (through its 429s), and the result says so.
+  await go("#/support");
+  await clickButton("Make a local copy");
+  await waitText("[data-testid=sync-result]", /^Synced: /, 90000);
+  assert.match(await text("[data-testid=support-summary]"), /^30 transactions/);
+  await waitText("[data-testid=sync-fallback]", /does not sort by `updated`/);
+  await shot("other-service-demanding-support");
   await useConnection("Embedded sandbox");
   // Removed again: the specs after this one count the saved connections.
-  for (const name of ["Other service (minimal)", "Other service (extra)"]) {
+  for (const name of ["Other service (minimal)", "Other service (extra)", "Other service (demanding)"]) {
     const row = await $(`//table[@aria-label='Connections']//tr[contains(., '${name}')]`);
     await (await row.$("button=Remove")).click();
     await row.waitForExist({ timeout: 15000, reverse: true });

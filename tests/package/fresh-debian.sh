@@ -9,17 +9,19 @@
 # Needs root (debootstrap, chroot, mounts in a private mount namespace) and Debian's archive.
 # The minimal system is kept in target/package/bookworm-base and copied for each run.
 #
-# Usage: tests/package/fresh-debian.sh [PACKAGE_DIR]     (default: target/package)
+# Usage: tests/package/fresh-debian.sh [PACKAGE_DIR]            (default: target/package)
+#        tests/package/fresh-debian.sh --prepare [PACKAGE_DIR]  only the minimal system: the test
+#        command runs this in the background while it builds, so the download is off its path.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=$(realpath "${1:-target/package}")
+prepare_only=false
+if [ "${1:-}" = --prepare ]; then prepare_only=true; shift; fi
+out=$(realpath -m "${1:-target/package}")
+mkdir -p "$out"
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 fail() { echo "fresh debian: FAILED: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || fail "needs root (debootstrap and chroot)"
-version=$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml","rb"))["workspace"]["package"]["version"])')
-deb=$(ls "$out"/partner-console_"$version"_*.deb 2>/dev/null | head -1)
-[ -n "$deb" ] || fail "no partner-console_${version}_*.deb in $out (run scripts/package.sh)"
 command -v debootstrap >/dev/null || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
 
 base=$out/bookworm-base
@@ -30,7 +32,11 @@ if [ ! -f "$base/.complete" ]; then
     || { tail -20 "$out/debootstrap.log" >&2; fail "debootstrap"; }
   touch "$base/.complete"
 fi
+$prepare_only && exit 0
 
+version=$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml","rb"))["workspace"]["package"]["version"])')
+deb=$(ls "$out"/partner-console_"$version"_*.deb 2>/dev/null | head -1)
+[ -n "$deb" ] || fail "no partner-console_${version}_*.deb in $out (run scripts/package.sh)"
 system=$(mktemp -d "$out/fresh-debian.XXXXXX")
 trap 'rm -rf "$system"' EXIT
 cp -a "$base/." "$system/"

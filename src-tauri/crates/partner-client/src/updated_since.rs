@@ -164,6 +164,25 @@ fn refused_the_sort(error: &crate::error::ClientError, state: &WalkProgress) -> 
         )
 }
 
+/// Hands `item` over to the caller and counts it; when the caller asks to stop, the summary
+/// of a walk stopped there (after telling `progress` where it stands).
+fn hand_over<T>(
+    state: &mut WalkProgress,
+    item: Document<T>,
+    on_item: &mut impl FnMut(Document<T>) -> ControlFlow<()>,
+    progress: &mut impl FnMut(&WalkProgress),
+) -> Option<WalkSummary> {
+    state.yielded += 1;
+    if on_item(item).is_continue() {
+        return None;
+    }
+    progress(state);
+    Some(WalkSummary {
+        end: WalkEnd::Stopped,
+        progress: state.clone(),
+    })
+}
+
 impl PartnerClient {
     /// The fallback of [`PartnerClient::walk_updated_since`] when the service does not sort by
     /// `updated`: every item in the listing's own order, handing over those changed at or
@@ -196,13 +215,8 @@ impl PartnerClient {
             }
             let changed = updated.is_none_or(|updated| updated >= state.since);
             if changed && seen.insert((item.id().to_owned(), updated)) {
-                state.yielded += 1;
-                if on_item(item).is_break() {
-                    progress(&state);
-                    return Ok(WalkSummary {
-                        end: WalkEnd::Stopped,
-                        progress: state,
-                    });
+                if let Some(stopped) = hand_over(&mut state, item, &mut on_item, &mut progress) {
+                    return Ok(stopped);
                 }
             }
             progress(&state);
@@ -293,13 +307,10 @@ impl PartnerClient {
                 state.read += 1;
                 let Some(updated) = item.updated() else {
                     if undated.insert(item.id().to_owned()) {
-                        state.yielded += 1;
-                        if on_item(item).is_break() {
-                            progress(&state);
-                            return Ok(WalkSummary {
-                                end: WalkEnd::Stopped,
-                                progress: state,
-                            });
+                        if let Some(stopped) =
+                            hand_over(&mut state, item, &mut on_item, &mut progress)
+                        {
+                            return Ok(stopped);
                         }
                     }
                     progress(&state);
@@ -326,13 +337,9 @@ impl PartnerClient {
                 let fresh = seen.insert((item.id().to_owned(), updated));
                 if fresh {
                     found_new = true;
-                    state.yielded += 1;
-                    if on_item(item).is_break() {
-                        progress(&state);
-                        return Ok(WalkSummary {
-                            end: WalkEnd::Stopped,
-                            progress: state,
-                        });
+                    if let Some(stopped) = hand_over(&mut state, item, &mut on_item, &mut progress)
+                    {
+                        return Ok(stopped);
                     }
                 }
                 progress(&state);

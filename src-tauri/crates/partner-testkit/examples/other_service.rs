@@ -1,6 +1,6 @@
 //! Runs the second, independent implementation of the service on its own, to point the app or
 //! `partner` at by hand (a look at the screens against a service that is not our sandbox):
-//! `cargo run -p partner-testkit --example other_service -- minimal|extra` prints the base URL
+//! `cargo run -p partner-testkit --example other_service -- minimal|extra|demanding` prints the base URL
 //! and the client's credentials, then serves until it is interrupted.
 use partner_testkit::other_service::{Dialect, OtherService};
 
@@ -9,8 +9,9 @@ async fn main() {
     let dialect = match std::env::args().nth(1).as_deref() {
         None | Some("minimal") => Dialect::minimal(),
         Some("extra") => Dialect::extra(),
+        Some("demanding") => Dialect::demanding(),
         Some(other) => {
-            eprintln!("other_service: the dialect is minimal or extra, not {other:?}");
+            eprintln!("other_service: the dialect is minimal, extra or demanding, not {other:?}");
             std::process::exit(2);
         }
     };

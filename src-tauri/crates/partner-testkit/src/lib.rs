@@ -10,7 +10,8 @@ pub mod sandbox;
 pub mod webhook_receiver;
 
 pub use other_service::{
-    Compression, Dialect, ErrorShape, OtherService, RateLimit, RetryAfter, Seed, ServiceTls,
+    Compression, Dialect, ErrorShape, OtherService, PrivateCaService, RateLimit, RetryAfter, Seed,
+    ServiceTls,
 };
 pub use proxy::{ProxyAuth, TestProxy};
 pub use receiver::{refused_url, ReceivedRequest, Reply, TestReceiver};

@@ -187,6 +187,11 @@ export function SupportScreen() {
       {sync.result && (
         <p className={`small ${sync.result.cancelled ? "muted" : "ok"}`} role="status" data-testid="sync-result">{syncResultText(sync.result)}</p>
       )}
+      {sync.result?.fallbacks.map((note) => (
+        <p key={note} className="small caution" data-testid="sync-fallback">
+          During this sync: {note}.
+        </p>
+      ))}
 
       {!view.exists ? (
         <div className="notice">

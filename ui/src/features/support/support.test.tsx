@@ -112,7 +112,14 @@ describe("Support: syncing the local index", () => {
     const calls = mockCommands(
       handlers({
         support_index: () => indexView({ exists: false, asOf: null, transactions: 0, production: true, connectionLabel: "Acme PROD" }),
-        support_sync: () => ({ cancelled: false, filled: 10, created: 10, updated: 0, index: indexView({ transactions: 10, production: true }) }),
+        support_sync: () => ({
+          cancelled: false,
+          filled: 10,
+          created: 10,
+          updated: 0,
+          fallbacks: ["the service does not sort by `updated` (HTTP 400: Unsupported sort key); reading every item instead"],
+          index: indexView({ transactions: 10, production: true }),
+        }),
       }),
     );
     renderWithClient(<SupportScreen />);
@@ -126,6 +133,10 @@ describe("Support: syncing the local index", () => {
     fireEvent.click(screen.getByRole("button", { name: "Make a local copy" }));
     fireEvent.click(within(screen.getByRole("alertdialog")).getByRole("button", { name: "Make the copy" }));
     expect(await screen.findByTestId("sync-result")).toHaveTextContent("Synced: 10 read, 10 new, 0 updated · as of 2026-03-04 05:06:07Z.");
+    // What the sync did instead of what the service refused stays said beside the result.
+    expect(screen.getByTestId("sync-fallback")).toHaveTextContent(
+      "During this sync: the service does not sort by `updated` (HTTP 400: Unsupported sort key); reading every item instead.",
+    );
     const syncs = calls.filter((c) => c.cmd === "support_sync");
     expect(syncs).toHaveLength(1);
     expect(syncs[0]?.args.form).toMatchObject({ allowProduction: true });

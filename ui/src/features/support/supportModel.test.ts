@@ -81,7 +81,7 @@ describe("support model", () => {
     expect(syncFraction({ jobId: "j", phase: "refresh", done: 50, total: null })).toBeNull();
     expect(rangeText(0, 50, 1234, "2026-03-04T05:06:07Z")).toBe("1–50 of 1,234 · as of 2026-03-04 05:06:07Z");
     expect(rangeText(0, 0, 0, null)).toBe("0 of 0 · never synced");
-    const result: SupportSyncResult = { cancelled: false, filled: 0, created: 3, updated: 2, index: view() };
+    const result: SupportSyncResult = { cancelled: false, filled: 0, created: 3, updated: 2, fallbacks: [], index: view() };
     expect(syncResultText(result)).toBe("Synced: 3 new, 2 updated · as of 2026-03-04 05:06:07Z.");
   });
 

@@ -13,3 +13,50 @@ mod missed;
 mod network;
 mod other_service;
 mod sandbox;
+
+use partner_testkit::OtherService;
+use std::process::Output;
+
+/// Runs `partner ARGS` against `service` with `env` added, a home of its own, and no proxy or
+/// trust settings from the environment that runs the tests.
+pub async fn partner(service: &OtherService, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let home = tempfile::Builder::new()
+        .prefix("partner-cli-other-")
+        .tempdir()
+        .unwrap();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_partner"));
+    command
+        .args(args)
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env("XDG_CACHE_HOME", home.path().join("cache"))
+        .env("PARTNER_BASE_URL", service.base_url())
+        .env("PARTNER_CLIENT_ID", service.client_id())
+        .env("PARTNER_CLIENT_SECRET", service.client_secret().expose())
+        .env_remove("PARTNER_TOKEN")
+        .env_remove("PARTNER_CONNECTION");
+    for name in [
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "NO_PROXY",
+        "no_proxy",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+    ] {
+        command.env_remove(name);
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().await.unwrap()
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}

@@ -2,35 +2,9 @@
 //! implementation of the service (`partner_testkit::OtherService`): what the spec leaves open
 //! is answered differently there than by our sandbox (issue #23).
 
+use crate::{partner, text};
 use partner_testkit::{Dialect, ErrorShape, OtherService, RetryAfter, Seed};
 use std::process::Output;
-
-/// Runs `partner ARGS` against `service`, with a home of its own.
-async fn partner(service: &OtherService, args: &[&str]) -> Output {
-    let home = tempfile::Builder::new()
-        .prefix("partner-cli-other-")
-        .tempdir()
-        .unwrap();
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_partner"))
-        .args(args)
-        .current_dir(home.path())
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("XDG_DATA_HOME", home.path().join("data"))
-        .env("XDG_CACHE_HOME", home.path().join("cache"))
-        .env("PARTNER_BASE_URL", service.base_url())
-        .env("PARTNER_CLIENT_ID", service.client_id())
-        .env("PARTNER_CLIENT_SECRET", service.client_secret().expose())
-        .env_remove("PARTNER_TOKEN")
-        .env_remove("PARTNER_CONNECTION")
-        .output()
-        .await
-        .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 fn json_of(output: &Output) -> serde_json::Value {
     assert!(output.status.success(), "{}", text(&output.stderr));
@@ -40,16 +14,16 @@ fn json_of(output: &Output) -> serde_json::Value {
 #[tokio::test]
 async fn products_list_reads_a_service_without_created() {
     let service = OtherService::start(Dialect::minimal()).await;
-    let listed = json_of(&partner(&service, &["products", "list", "--output", "json"]).await);
+    let listed = json_of(&partner(&service, &["products", "list", "--output", "json"], &[]).await);
     assert_eq!(
         listed,
         serde_json::Value::Array(service.products()),
         "the service's own objects"
     );
-    let table = partner(&service, &["products", "list"]).await;
+    let table = partner(&service, &["products", "list"], &[]).await;
     assert!(table.status.success(), "{}", text(&table.stderr));
     assert!(text(&table.stdout).contains("other-product-1"));
-    let transactions = partner(&service, &["transactions", "list", "--all"]).await;
+    let transactions = partner(&service, &["transactions", "list", "--all"], &[]).await;
     assert!(
         transactions.status.success(),
         "{}",
@@ -62,12 +36,14 @@ async fn products_list_reads_a_service_without_created() {
 async fn unknown_fields_reach_json_and_csv_unchanged() {
     let service = OtherService::start(Dialect::extra()).await;
     let id = service.products()[0]["id"].as_str().unwrap().to_owned();
-    let product = json_of(&partner(&service, &["products", "get", &id, "--output", "json"]).await);
+    let product =
+        json_of(&partner(&service, &["products", "get", &id, "--output", "json"], &[]).await);
     assert_eq!(product, service.products()[0]);
     assert_eq!(product["status"], "approved-pending");
     let csv = partner(
         &service,
         &["transactions", "list", "--limit", "5", "--output", "csv"],
+        &[],
     )
     .await;
     assert!(csv.status.success(), "{}", text(&csv.stderr));
@@ -80,11 +56,12 @@ async fn unknown_fields_reach_json_and_csv_unchanged() {
     let events = partner(
         &service,
         &["transactions", "events", &service.transaction_ids()[2]],
+        &[],
     )
     .await;
     assert!(events.status.success(), "{}", text(&events.stderr));
     assert!(text(&events.stdout).contains("urn:vendor:escalation:opened"));
-    let token = partner(&service, &["token", "introspect", "--output", "json"]).await;
+    let token = partner(&service, &["token", "introspect", "--output", "json"], &[]).await;
     assert!(token.status.success(), "{}", text(&token.stderr));
 }
 
@@ -109,6 +86,7 @@ async fn an_all_walk_waits_out_rate_limits_and_says_so() {
             "--output",
             "json",
         ],
+        &[],
     )
     .await;
     let walked: Vec<String> = json_of(&output)
@@ -133,7 +111,7 @@ async fn errors_are_printed_in_the_service_s_words() {
         (ErrorShape::Empty, "empty body"),
     ] {
         let service = OtherService::start(Dialect::errors(shape)).await;
-        let output = partner(&service, &["products", "get", "no-such-product"]).await;
+        let output = partner(&service, &["products", "get", "no-such-product"], &[]).await;
         assert_eq!(output.status.code(), Some(1), "{shape:?}");
         let stderr = text(&output.stderr);
         assert!(stderr.contains(words), "{shape:?}: {stderr}");
@@ -146,7 +124,12 @@ async fn errors_are_printed_in_the_service_s_words() {
 #[tokio::test]
 async fn any_well_formed_sort_key_is_sent_and_the_service_judges_it() {
     let service = OtherService::start(Dialect::narrow_sorts()).await;
-    let refused = partner(&service, &["transactions", "list", "--sort", "-updated"]).await;
+    let refused = partner(
+        &service,
+        &["transactions", "list", "--sort", "-updated"],
+        &[],
+    )
+    .await;
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
     assert!(
         text(&refused.stderr).contains("sorting by 'updated' is not supported"),
@@ -154,7 +137,12 @@ async fn any_well_formed_sort_key_is_sent_and_the_service_judges_it() {
         text(&refused.stderr)
     );
     let before = service.api_calls();
-    let malformed = partner(&service, &["transactions", "list", "--sort", "created,,id"]).await;
+    let malformed = partner(
+        &service,
+        &["transactions", "list", "--sort", "created,,id"],
+        &[],
+    )
+    .await;
     assert!(!malformed.status.success());
     assert!(text(&malformed.stderr).contains("empty key"));
     assert_eq!(service.api_calls(), before, "refused before sending");
@@ -172,11 +160,12 @@ async fn any_well_formed_sort_key_is_sent_and_the_service_judges_it() {
                 "--output",
                 "json",
             ],
+            &[],
         )
         .await,
     );
     assert!(listed.as_array().is_some_and(|a| !a.is_empty()));
-    let by_own_key = partner(&wide, &["transactions", "list", "--sort", "priority"]).await;
+    let by_own_key = partner(&wide, &["transactions", "list", "--sort", "priority"], &[]).await;
     assert_eq!(by_own_key.status.code(), Some(1));
     assert!(
         text(&by_own_key.stderr).contains("sorting by 'priority' is not supported"),
@@ -199,6 +188,7 @@ async fn verbose_prints_each_call_and_curl_prints_it_without_a_secret() {
             "--limit",
             "10",
         ],
+        &[],
     )
     .await;
     assert!(output.status.success(), "{}", text(&output.stderr));
@@ -236,6 +226,6 @@ async fn verbose_prints_each_call_and_curl_prints_it_without_a_secret() {
         "the client secret",
         service.client_secret().expose(),
     );
-    let quiet = partner(&service, &["transactions", "list"]).await;
+    let quiet = partner(&service, &["transactions", "list"], &[]).await;
     assert!(!text(&quiet.stderr).contains("call: "), "only when asked");
 }

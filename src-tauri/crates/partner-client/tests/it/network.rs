@@ -7,7 +7,7 @@ use partner_client::{
     ClientCertificate, ConnectionConfig, ErrorKind, NetworkOptions, PageRequest, PartnerClient,
     ProxyOptions,
 };
-use partner_testkit::{Dialect, OtherService, ProxyAuth, ServiceTls, TestCa, TestProxy};
+use partner_testkit::{Dialect, OtherService, PrivateCaService, ProxyAuth, TestProxy};
 use std::path::PathBuf;
 
 fn config_of(service: &OtherService, network: NetworkOptions) -> ConnectionConfig {
@@ -55,17 +55,8 @@ async fn a_connection_s_proxy_carries_every_call() {
 
 #[tokio::test]
 async fn a_proxy_with_a_password_lets_the_right_one_through_and_names_itself_on_a_wrong_one() {
-    let ca = TestCa::new();
-    let service = OtherService::start_tls(
-        Dialect::minimal(),
-        ServiceTls {
-            certificate: ca.issue(),
-            client_ca_pem: None,
-        },
-    )
-    .await;
-    let files = tempfile::tempdir().unwrap();
-    let ca_file = write(&files, "ca.pem", &ca.pem());
+    let tls = PrivateCaService::start(Dialect::minimal(), false).await;
+    let (service, ca_file) = (&tls.service, tls.ca_file.clone());
     let proxy = TestProxy::start(Some(ProxyAuth {
         user: "alice".into(),
         password: "proxy-pass-42".into(),
@@ -86,14 +77,14 @@ async fn a_proxy_with_a_password_lets_the_right_one_through_and_names_itself_on_
     };
 
     assert_eq!(
-        list_one_page(config_of(&service, with_password("proxy-pass-42")))
+        list_one_page(config_of(service, with_password("proxy-pass-42")))
             .await
             .unwrap(),
         3
     );
     assert!(proxy.relayed() >= 1, "CONNECT tunnels were opened");
 
-    let error = list_one_page(config_of(&service, with_password("wrong")))
+    let error = list_one_page(config_of(service, with_password("wrong")))
         .await
         .unwrap_err();
     let message = error.to_string();
@@ -108,29 +99,17 @@ async fn a_proxy_with_a_password_lets_the_right_one_through_and_names_itself_on_
 
 #[tokio::test]
 async fn a_private_ca_given_per_connection_is_trusted_and_nothing_else_is() {
-    let ca = TestCa::new();
-    let service = OtherService::start_tls(
-        Dialect::minimal(),
-        ServiceTls {
-            certificate: ca.issue(),
-            client_ca_pem: None,
-        },
-    )
-    .await;
+    let tls = PrivateCaService::start(Dialect::minimal(), false).await;
+    let (service, ca_file) = (&tls.service, tls.ca_file.clone());
     assert!(service.base_url().starts_with("https://"));
-    let files = tempfile::tempdir().unwrap();
-    let ca_file = write(&files, "ca.pem", &ca.pem());
 
     let trusted = NetworkOptions {
         extra_ca_file: Some(ca_file),
         ..NetworkOptions::default()
     };
-    assert_eq!(
-        list_one_page(config_of(&service, trusted)).await.unwrap(),
-        3
-    );
+    assert_eq!(list_one_page(config_of(service, trusted)).await.unwrap(), 3);
 
-    let error = list_one_page(config_of(&service, NetworkOptions::default()))
+    let error = list_one_page(config_of(service, NetworkOptions::default()))
         .await
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Network);
@@ -142,29 +121,19 @@ async fn a_private_ca_given_per_connection_is_trusted_and_nothing_else_is() {
 
 #[tokio::test]
 async fn a_service_that_requires_a_client_certificate_accepts_ours_and_refuses_none() {
-    let ca = TestCa::new();
-    let service = OtherService::start_tls(
-        Dialect::minimal(),
-        ServiceTls {
-            certificate: ca.issue(),
-            client_ca_pem: Some(ca.pem()),
-        },
-    )
-    .await;
-    let client_cert = ca.issue_client("partner-console test client");
-    let files = tempfile::tempdir().unwrap();
-    let ca_file = write(&files, "ca.pem", &ca.pem());
-    let cert_file = write(&files, "client.pem", &client_cert.cert_pem);
-    let key_file = write(&files, "client-key.pem", &client_cert.key_pem);
+    let tls = PrivateCaService::start(Dialect::minimal(), true).await;
+    let (service, ca_file) = (&tls.service, tls.ca_file.clone());
+    let (cert_file, key_file) = tls.client_certificate("partner-console test client");
+    let key_pem = std::fs::read_to_string(&key_file).unwrap();
 
     let with_certificate = NetworkOptions {
         extra_ca_file: Some(ca_file.clone()),
         client_certificate: Some(ClientCertificate::from_files(&cert_file, &key_file).unwrap()),
         proxy: None,
     };
-    assert!(!format!("{with_certificate:?}").contains(&client_cert.key_pem));
+    assert!(!format!("{with_certificate:?}").contains(&key_pem));
     assert_eq!(
-        list_one_page(config_of(&service, with_certificate))
+        list_one_page(config_of(service, with_certificate))
             .await
             .unwrap(),
         3
@@ -174,7 +143,7 @@ async fn a_service_that_requires_a_client_certificate_accepts_ours_and_refuses_n
         extra_ca_file: Some(ca_file),
         ..NetworkOptions::default()
     };
-    let error = list_one_page(config_of(&service, without))
+    let error = list_one_page(config_of(service, without))
         .await
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Network, "{error}");

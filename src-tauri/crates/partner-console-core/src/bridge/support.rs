@@ -109,6 +109,9 @@ pub struct SupportSyncResult {
     pub created: u64,
     #[ts(type = "number")]
     pub updated: u64,
+    /// What the sync did instead of what the service refused (a full walk where it does not
+    /// sort by `updated`), in words.
+    pub fallbacks: Vec<String>,
     pub index: SupportIndexView,
 }
 

@@ -174,8 +174,12 @@ pub async fn sync(app: &Console, form: SupportSyncForm) -> Result<SupportSyncRes
             emitter.emit(AppEvent::SupportSyncProgress(told));
         })
     };
+    // The fallbacks the sync took, said again with its result (the progress that said them is
+    // gone by then).
+    let fallbacks = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let emitter = app.clone();
     let job_id = form.job_id.clone();
+    let noted = fallbacks.clone();
     let report = partner_index::sync(
         &client,
         &index,
@@ -192,6 +196,12 @@ pub async fn sync(app: &Console, form: SupportSyncForm) -> Result<SupportSyncRes
                 total: progress.total,
                 note: progress.note.clone(),
             };
+            if let Some(note) = &progress.note {
+                let mut noted = crate::state::locked(&noted);
+                if !noted.contains(note) {
+                    noted.push(note.clone());
+                }
+            }
             *crate::state::locked(&last) = told.clone();
             emitter.emit(AppEvent::SupportSyncProgress(told));
         },
@@ -199,11 +209,13 @@ pub async fn sync(app: &Console, form: SupportSyncForm) -> Result<SupportSyncRes
     )
     .await?;
     let count = |kind: ChangeKind| report.changes.iter().filter(|c| c.kind == kind).count() as u64;
+    let fallbacks = crate::state::locked(&fallbacks).clone();
     Ok(SupportSyncResult {
         cancelled: report.end == SyncEnd::Cancelled,
         filled: report.filled,
         created: count(ChangeKind::Created),
         updated: count(ChangeKind::Updated),
+        fallbacks,
         index: view(state).await?,
     })
 }

@@ -3,6 +3,7 @@ use partner_console_core::bridge::{AppStatus, StartupPhase, StepPhase};
 use partner_console_core::services::startup;
 use partner_console_core::state::headless_state;
 use partner_console_core::{AppEvent, Console, FolderDialogs, RecordingSink};
+use partner_testkit::other_service::OtherService;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -122,6 +123,18 @@ impl Headless {
         self.sink.events().iter().filter_map(pick).collect()
     }
 
+    /// Adds `service` as a saved connection, signed in with its own secret, and makes it the
+    /// active one.
+    pub async fn connect_to(&self, service: &OtherService) {
+        let secret = service.client_secret().expose().to_string();
+        partner_console_core::services::connections::add(
+            &self.console,
+            form(other_service_connection(service, &secret)),
+        )
+        .await
+        .expect("signed in");
+    }
+
     /// Stops it as quitting the app does.
     pub async fn stop(self) {
         self.console.shutdown.cancel();
@@ -132,4 +145,15 @@ impl Headless {
 /// A bridge form from its JSON, as the UI sends it.
 pub fn form<T: serde::de::DeserializeOwned>(json: serde_json::Value) -> T {
     serde_json::from_value(json).expect("a valid form")
+}
+
+/// The Add-connection form for `service`, with `secret` as the client secret.
+pub fn other_service_connection(service: &OtherService, secret: &str) -> serde_json::Value {
+    serde_json::json!({
+        "label": "Other service",
+        "baseUrl": service.base_url(),
+        "clientId": service.client_id(),
+        "clientSecret": secret,
+        "environment": "sandbox",
+    })
 }

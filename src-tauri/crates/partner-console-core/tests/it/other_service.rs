@@ -1,21 +1,11 @@
 //! The console's services against a second, independent implementation of the service
 //! (`partner_testkit::OtherService`), not our sandbox: what it says reaches the user in its own
 //! words, through the same calls the app's commands make.
-use crate::harness::{form, Headless};
+use crate::harness::{form, other_service_connection, Headless};
 use partner_api::read::Product;
 use partner_console_core::services::{connections, listings, token};
 use partner_console_core::ErrorKind;
 use partner_testkit::other_service::{Dialect, ErrorShape, OtherService};
-
-fn connection(service: &OtherService, secret: &str) -> serde_json::Value {
-    serde_json::json!({
-        "label": "Other service",
-        "baseUrl": service.base_url(),
-        "clientId": service.client_id(),
-        "clientSecret": secret,
-        "environment": "sandbox",
-    })
-}
 
 #[tokio::test]
 async fn a_refused_sign_in_is_shown_in_the_service_s_oauth_words_and_saves_nothing() {
@@ -23,9 +13,12 @@ async fn a_refused_sign_in_is_shown_in_the_service_s_oauth_words_and_saves_nothi
     let service = OtherService::start(Dialect::minimal()).await;
     let before = app.console.status().connections.len();
     let wrong = "Wrong-secret-0123456789";
-    let refused = connections::add(&app.console, form(connection(&service, wrong)))
-        .await
-        .expect_err("a wrong secret");
+    let refused = connections::add(
+        &app.console,
+        form(other_service_connection(&service, wrong)),
+    )
+    .await
+    .expect_err("a wrong secret");
     assert!(
         refused.message.contains("Client authentication failed"),
         "the service's own words: {refused:?}"
@@ -39,10 +32,7 @@ async fn a_refused_sign_in_is_shown_in_the_service_s_oauth_words_and_saves_nothi
 async fn the_console_signs_in_and_introspects_on_another_implementation() {
     let app = Headless::start().await;
     let service = OtherService::start(Dialect::extra()).await;
-    let secret = service.client_secret().expose().to_string();
-    connections::add(&app.console, form(connection(&service, &secret)))
-        .await
-        .expect("signed in");
+    app.connect_to(&service).await;
     let said = token::introspect(&app.console).await.expect("introspected");
     assert!(said.active);
     let view = token::current(&app.console).expect("the token");
@@ -58,10 +48,7 @@ async fn a_sort_the_service_does_not_support_is_refused_in_its_problem_words() {
         ..Dialect::narrow_sorts()
     })
     .await;
-    let secret = service.client_secret().expose().to_string();
-    connections::add(&app.console, form(connection(&service, &secret)))
-        .await
-        .expect("signed in");
+    app.connect_to(&service).await;
     let client = app.console.client().expect("client");
     let refused = listings::page::<Product>(
         &client,
@@ -88,10 +75,7 @@ async fn the_screens_read_what_any_faithful_service_sends_and_keep_its_document(
     let app = Headless::start().await;
     for dialect in [Dialect::minimal(), Dialect::extra()] {
         let service = OtherService::start(dialect).await;
-        let secret = service.client_secret().expose().to_string();
-        connections::add(&app.console, form(connection(&service, &secret)))
-            .await
-            .expect("signed in");
+        app.connect_to(&service).await;
         let page = form(serde_json::json!({"start": 0, "limit": 10, "sort": ""}));
         let listed = listings::products(&app.console, &page)
             .await
@@ -137,10 +121,7 @@ async fn the_environment_the_service_says_wins_over_a_sandbox_label() {
     use partner_local::Environment;
     let app = Headless::start().await;
     let service = OtherService::start(Dialect::extra()).await;
-    let secret = service.client_secret().expose().to_string();
-    connections::add(&app.console, form(connection(&service, &secret)))
-        .await
-        .expect("signed in");
+    app.connect_to(&service).await;
     let active = app
         .wait_for("the service's environment", || {
             app.console
@@ -155,10 +136,7 @@ async fn the_environment_the_service_says_wins_over_a_sandbox_label() {
 
     // A service that says nothing of it leaves the label as it is.
     let quiet = OtherService::start(Dialect::minimal()).await;
-    let secret = quiet.client_secret().expose().to_string();
-    connections::add(&app.console, form(connection(&quiet, &secret)))
-        .await
-        .expect("signed in");
+    app.connect_to(&quiet).await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let active = app.console.status().active.expect("active");
     assert_eq!(active.service_environment, None);

@@ -3,24 +3,9 @@
 //! that fall back to reading everything where a service does not sort so, and the support copy
 //! of a service that sends only ids, or fields and values the console has never seen.
 use crate::harness::{form, Headless};
-use partner_console_core::services::{connections, listings, missed, support};
+use partner_console_core::services::{listings, missed, support};
 use partner_console_core::{AppEvent, ErrorKind};
 use partner_testkit::other_service::{Dialect, OtherService, RetryAfter, Seed};
-
-async fn connect(app: &Headless, service: &OtherService) {
-    connections::add(
-        &app.console,
-        form(serde_json::json!({
-            "label": "Other service",
-            "baseUrl": service.base_url(),
-            "clientId": service.client_id(),
-            "clientSecret": service.client_secret().expose(),
-            "environment": "sandbox",
-        })),
-    )
-    .await
-    .expect("signed in");
-}
 
 fn page(sort: &str, try_refused: bool) -> partner_console_core::bridge::PageQuery {
     form(serde_json::json!({"start": 0, "limit": 10, "sort": sort, "tryRefused": try_refused}))
@@ -43,7 +28,7 @@ async fn the_sandbox_s_keys_are_checked_before_sending_and_another_service_judge
 
     // Another service: any well-formed key is sent, and it says what it takes.
     let service = OtherService::start(Dialect::narrow_sorts()).await;
-    connect(&app, &service).await;
+    app.connect_to(&service).await;
     let keys = listings::sort_keys(app.console.state());
     assert!(!keys.known);
     assert!(keys.tried_transactions.is_empty(), "nothing tried yet");
@@ -132,7 +117,7 @@ async fn a_search_and_an_export_wait_out_rate_limits_lose_nothing_and_say_so() {
         },
     )
     .await;
-    connect(&app, &service).await;
+    app.connect_to(&service).await;
     let found = listings::search(
         &app.console,
         form(serde_json::json!({
@@ -187,7 +172,7 @@ async fn the_support_sync_waits_out_rate_limits_and_copies_every_transaction_onc
         },
     )
     .await;
-    connect(&app, &service).await;
+    app.connect_to(&service).await;
     let synced = support::sync(
         &app.console,
         form(serde_json::json!({"jobId": "sync-rate", "allowProduction": true})),
@@ -231,7 +216,7 @@ async fn where_a_service_does_not_sort_by_updated_the_walks_say_so_and_read_ever
         transactions: 60,
     };
     let service = OtherService::start_with(Dialect::narrow_sorts(), seed).await;
-    connect(&app, &service).await;
+    app.connect_to(&service).await;
     let synced = support::sync(
         &app.console,
         form(serde_json::json!({"jobId": "sync-narrow", "allowProduction": true})),
@@ -246,6 +231,13 @@ async fn where_a_service_does_not_sort_by_updated_the_walks_say_so_and_read_ever
     .await
     .expect("refreshed");
     assert_eq!((again.created, again.updated), (0, 0), "{again:?}");
+    assert!(
+        again
+            .fallbacks
+            .iter()
+            .any(|n| n.contains("does not sort by `updated`")),
+        "the result says it again once the progress is gone: {again:?}"
+    );
     let said = app.events(|e| match e {
         AppEvent::SupportSyncProgress(p) => p.note.clone(),
         _ => None,
@@ -275,7 +267,7 @@ async fn where_a_service_does_not_sort_by_updated_the_walks_say_so_and_read_ever
 
     // The same data on a service that sorts by `updated`: the same answer.
     let sorting = OtherService::start_with(Dialect::default(), seed).await;
-    connect(&app, &sorting).await;
+    app.connect_to(&sorting).await;
     let sorted = missed::find(&app.console, form(check))
         .await
         .expect("checked");
@@ -297,7 +289,7 @@ async fn where_a_service_does_not_sort_by_updated_the_walks_say_so_and_read_ever
 async fn the_support_copy_keeps_what_any_faithful_service_sends() {
     let app = Headless::start().await;
     let minimal = OtherService::start(Dialect::minimal()).await;
-    connect(&app, &minimal).await;
+    app.connect_to(&minimal).await;
     let synced = support::sync(
         &app.console,
         form(serde_json::json!({"jobId": "sync-min", "allowProduction": true})),
@@ -343,7 +335,7 @@ async fn the_support_copy_keeps_what_any_faithful_service_sends() {
     );
 
     let extra = OtherService::start(Dialect::extra()).await;
-    connect(&app, &extra).await;
+    app.connect_to(&extra).await;
     support::sync(
         &app.console,
         form(serde_json::json!({"jobId": "sync-extra", "allowProduction": true})),
