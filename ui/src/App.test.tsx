@@ -147,6 +147,15 @@ describe("App start-up", () => {
     expect(screen.getByTestId("env-disagree")).toHaveTextContent("service says prod");
   });
 
+  it("says the embedded sandbox's demo webhooks only while the embedded sandbox is the connection", async () => {
+    const base = ready({ phase: "done", productName: "Product 1", error: null });
+    const active = { ...base.active!, id: "c-1", label: "Acme UAT", embedded: false };
+    mockCommands({ app_status: () => ({ ...base, active }), sort_keys: sortKeys, list_products: (args) => pageOf([product(1)], args, 1) });
+    render(<QueryClientProvider client={client()}><App /></QueryClientProvider>);
+    expect(await screen.findByText("Acme UAT")).toBeInTheDocument();
+    expect(screen.queryByTestId("demo-subscription")).toBeNull();
+  });
+
   it("shows a failed demo subscription in words while the tables stay usable", async () => {
     mockCommands({
       app_status: () =>

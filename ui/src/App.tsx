@@ -144,7 +144,8 @@ export function App() {
             )}
             <span className="conn-label">{s.active.label}</span>
             <span className="muted mono small shrink" title={s.active.baseUrl}>{s.active.baseUrl}</span>
-            {s.demoSubscription && <DemoSubscriptionBadge subscription={s.demoSubscription} />}
+            {/* The demo subscription is the embedded sandbox's: not said over another connection. */}
+            {s.demoSubscription && s.active.embedded && <DemoSubscriptionBadge subscription={s.demoSubscription} />}
           </>
         ) : (
           <span className="muted">{s?.phase === "starting" ? "Starting the embedded sandbox…" : "No connection"}</span>

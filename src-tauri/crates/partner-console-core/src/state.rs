@@ -426,16 +426,21 @@ pub fn test_state(dir: PathBuf) -> AppState {
     headless_state(dir, Arc::new(partner_client::MemoryStore::new()))
 }
 
-/// A state over `dir` with the given keychain, default settings and the listener on a free
-/// loopback port: a console without a window (tests, a headless run) that touches nothing of
-/// the user's.
+/// A state over `dir` with the given keychain, the settings file in `dir` (the defaults when
+/// there is none yet, or it cannot be read) and the listener on a free loopback port: a
+/// console without a window (tests, a headless run) that touches nothing of the user's, and
+/// that a second start on the same `dir` finds as the first one left it.
 pub fn headless_state(dir: PathBuf, secrets: Arc<dyn SecretStore>) -> AppState {
-    let settings = Settings::default();
+    let file = SettingsFile::new(dir.join(partner_local::paths::SETTINGS));
+    let settings = file
+        .load(None)
+        .map(|loaded| loaded.settings)
+        .unwrap_or_default();
     let address = ListenerAddress::resolve(&settings.listener, Some("127.0.0.1:0"))
         .unwrap_or_else(|_| ListenerAddress::from_settings(&settings.listener));
     AppState::new(
         dir.clone(),
-        SettingsFile::new(dir.join(partner_local::paths::SETTINGS)),
+        file,
         settings,
         address,
         secrets.clone(),

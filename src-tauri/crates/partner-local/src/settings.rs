@@ -187,6 +187,11 @@ pub struct Settings {
     /// Each connection's tunnel URL (the public https address that reaches the listener).
     #[serde(default)]
     pub tunnel_urls: BTreeMap<String, String>,
+    /// The loopback port the embedded sandbox took at its first start, taken again at every
+    /// start: its base URL is in what earlier runs kept (captures' `resourceRef`s, the name of
+    /// its support copy), so it must not change from run to run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedded_sandbox_port: Option<u16>,
 }
 
 impl Default for Settings {
@@ -198,6 +203,7 @@ impl Default for Settings {
             connections: Vec::new(),
             last_active: None,
             tunnel_urls: BTreeMap::new(),
+            embedded_sandbox_port: None,
         }
     }
 }
@@ -489,6 +495,7 @@ mod tests {
             .tunnel_urls
             .insert("c1".into(), "https://abc.tunnel.test".into());
         settings.listener.address = "127.0.0.1:7171".parse().expect("addr");
+        settings.embedded_sandbox_port = Some(41234);
         settings
     }
 

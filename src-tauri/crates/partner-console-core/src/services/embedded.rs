@@ -44,7 +44,7 @@ impl partner_client::Clock for SandboxTime {
     }
 }
 
-/// The keychain slot of the embedded client's secret (its base URL changes from run to run,
+/// The keychain slot of the embedded client's secret (its base URL changes when its port is taken,
 /// so the slot is named for the sandbox, not its address).
 fn secret_slot() -> SecretSlot {
     SecretSlot::ClientSecret {
@@ -71,6 +71,42 @@ fn client_secret(state: &AppState) -> Secret {
 /// The data file of the embedded sandbox.
 pub fn data_file(state: &AppState) -> std::path::PathBuf {
     state.data_dir.join(partner_local::paths::EMBEDDED_SANDBOX)
+}
+
+/// The sandbox's loopback socket: on the port it took at its first start (kept in the
+/// settings), so its base URL, named in captures and in its support copy's name, stays the
+/// same from run to run. When that port is taken by another program, a new one, remembered in
+/// its place (and the log says so).
+async fn loopback_socket(state: &AppState) -> Result<tokio::net::TcpListener> {
+    let remembered = state.lock().settings.embedded_sandbox_port;
+    if let Some(port) = remembered {
+        match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
+            Ok(socket) => return Ok(socket),
+            Err(error) => tracing::warn!(
+                port,
+                %error,
+                "the embedded sandbox's port is taken; it moves to another (captures of earlier runs name the old one)"
+            ),
+        }
+    }
+    let socket = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| {
+            AppError::new(
+                ErrorKind::Internal,
+                format!("Could not open a loopback port for the sandbox: {e}."),
+                "Restart the app.",
+            )
+        })?;
+    let port = socket.local_addr().map(|a| a.port()).ok();
+    if port.is_some() && port != remembered {
+        if let Err(error) = crate::services::settings::update(state, |s| {
+            s.embedded_sandbox_port = port;
+        }) {
+            tracing::warn!(%error, "the embedded sandbox's port is not remembered");
+        }
+    }
+    Ok(socket)
 }
 
 /// Starts the embedded sandbox unless it runs, and returns its client (signed in). Starts are
@@ -109,15 +145,7 @@ pub async fn ensure_started(app: &Console) -> Result<PartnerClient> {
         data_file: Some(data_file(state)),
         ..SandboxConfig::default()
     };
-    let socket = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .map_err(|e| {
-            AppError::new(
-                ErrorKind::Internal,
-                format!("Could not open a loopback port for the sandbox: {e}."),
-                "Restart the app.",
-            )
-        })?;
+    let socket = loopback_socket(state).await?;
     let sandbox = Sandbox::start(config, socket).await.map_err(|e| {
         AppError::new(
             ErrorKind::Internal,

@@ -198,7 +198,10 @@ pub async fn sync(app: &Console, form: SupportSyncForm) -> Result<SupportSyncRes
             };
             if let Some(note) = &progress.note {
                 let mut noted = crate::state::locked(&noted);
-                if !noted.contains(note) {
+                // A refusal the fill already told ("the service does not sort by `updated`
+                // (…); every refresh reads every item") is not told again by the refresh.
+                let refusal = note.split(" (").next().unwrap_or(note);
+                if !noted.iter().any(|told| told.contains(refusal)) {
                     noted.push(note.clone());
                 }
             }

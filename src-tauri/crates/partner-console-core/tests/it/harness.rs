@@ -10,6 +10,8 @@ use std::time::Duration;
 
 pub struct Headless {
     pub console: Console,
+    /// The keychain, kept across a [`Headless::restart`].
+    secrets: Arc<partner_client::MemoryStore>,
     pub sink: Arc<RecordingSink>,
     /// Where the dialogs save and open files.
     pub dialogs: PathBuf,
@@ -21,12 +23,34 @@ impl Headless {
     /// then (in the background) the demo product's subscription to the listener.
     pub async fn start() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
+        Self::start_in(dir, Arc::new(partner_client::MemoryStore::new())).await
+    }
+
+    /// Quits the console and starts it again on the same data folder and keychain, as a
+    /// second run of the app does.
+    pub async fn restart(self) -> Self {
+        self.restart_holding(|| ()).await.0
+    }
+
+    /// [`Headless::restart`], with `hold` run between the quit and the start (to take a port
+    /// the app used, say); what it returns is kept until the caller drops it.
+    pub async fn restart_holding<T>(self, hold: impl FnOnce() -> T) -> (Self, T) {
+        let Self {
+            console,
+            secrets,
+            _dir: dir,
+            ..
+        } = self;
+        console.shutdown.cancel();
+        startup::stop(console).await;
+        let held = hold();
+        (Self::start_in(dir, secrets).await, held)
+    }
+
+    async fn start_in(dir: tempfile::TempDir, secrets: Arc<partner_client::MemoryStore>) -> Self {
         let dialogs = dir.path().join("dialogs");
         std::fs::create_dir_all(&dialogs).expect("dialog folder");
-        let state = headless_state(
-            dir.path().join("data"),
-            Arc::new(partner_client::MemoryStore::new()),
-        );
+        let state = headless_state(dir.path().join("data"), secrets.clone());
         let sink = RecordingSink::new();
         let console = Console::new(
             state,
@@ -45,6 +69,7 @@ impl Headless {
         );
         Self {
             console,
+            secrets,
             sink,
             dialogs,
             _dir: dir,

@@ -122,3 +122,42 @@ async fn quitting_stops_the_listener_and_the_embedded_sandbox() {
     let refused = reqwest::Client::new().post(&url).body("{}").send().await;
     assert!(refused.is_err(), "nothing listens at {url} any more");
 }
+
+fn embedded_base_url(app: &Headless) -> String {
+    let status = app.console.status();
+    let embedded = status
+        .connections
+        .iter()
+        .find(|c| c.id == EMBEDDED_CONNECTION_ID)
+        .expect("the embedded sandbox is listed");
+    embedded.base_url.clone()
+}
+
+#[tokio::test]
+async fn the_embedded_sandbox_keeps_its_address_from_run_to_run() {
+    let app = Headless::start().await;
+    let first = embedded_base_url(&app);
+    let app = app.restart().await;
+    assert_eq!(
+        embedded_base_url(&app),
+        first,
+        "captures and the support copy of the first run name this address"
+    );
+
+    // Another program on that port: the sandbox moves to another, and keeps to that one.
+    let port = url::Url::parse(&first)
+        .expect("a URL")
+        .port()
+        .expect("a port");
+    let (app, _taken) = app
+        .restart_holding(|| {
+            std::net::TcpListener::bind(("127.0.0.1", port)).expect("the port is free again")
+        })
+        .await;
+    let moved = embedded_base_url(&app);
+    assert_ne!(moved, first);
+    assert!(app.console.client().is_ok(), "it started all the same");
+    let app = app.restart().await;
+    assert_eq!(embedded_base_url(&app), moved);
+    app.stop().await;
+}
