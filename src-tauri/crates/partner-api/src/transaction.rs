@@ -219,6 +219,57 @@ pub struct TransactionResponse {
     pub errors: Option<Vec<ResponseError>>,
 }
 
+impl TransactionResponse {
+    /// A response the user wrote as JSON (a file, the app's editor), checked before anything
+    /// is sent: valid JSON, an object of the response's fields with a known `status`, and no
+    /// field the console would drop on the way (a misspelt `partnerstatus`, a `loan` inside
+    /// `respondingParty`): nothing the user wrote is lost on the way, or nothing is sent.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let written: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        if !written.is_object() {
+            return Err("a response is a JSON object, such as {\"status\": \"processing\"}".into());
+        }
+        let response: TransactionResponse =
+            serde_json::from_value(written.clone()).map_err(|e| format!("not a response: {e}"))?;
+        let sent = serde_json::to_value(&response).map_err(|e| format!("not a response: {e}"))?;
+        let mut dropped = Vec::new();
+        dropped_fields(&written, &sent, "", &mut dropped);
+        if !dropped.is_empty() {
+            return Err(format!(
+                "the response names fields it does not have: {} (its fields: status, partnerStatus, referenceNumber, respondingParty, loan, resources, errors)",
+                dropped.join(", ")
+            ));
+        }
+        Ok(response)
+    }
+}
+
+/// The paths of `written` that `sent` does not carry (a `null` counts as left out).
+fn dropped_fields(written: &Value, sent: &Value, at: &str, dropped: &mut Vec<String>) {
+    match (written, sent) {
+        (Value::Object(written), Value::Object(sent)) => {
+            for (key, value) in written {
+                let path = if at.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{at}.{key}")
+                };
+                match sent.get(key) {
+                    None if !value.is_null() => dropped.push(path),
+                    None => {}
+                    Some(kept) => dropped_fields(value, kept, &path, dropped),
+                }
+            }
+        }
+        (Value::Array(written), Value::Array(sent)) => {
+            for (i, (value, kept)) in written.iter().zip(sent).enumerate() {
+                dropped_fields(value, kept, &format!("{at}[{i}]"), dropped);
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -344,6 +395,40 @@ impl ToSchema for TransactionUpdate {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_written_response_is_read_whole_or_refused_saying_what_is_wrong() {
+        let full = r#"{"status": "completed", "partnerStatus": "Report delivered",
+            "referenceNumber": "R-7", "respondingParty": {"name": "Acme Appraisals",
+            "pointOfContact": {"name": "Ana", "email": "ana@acme.test"}},
+            "loan": {"amount": 250000}, "resources": [{"id": "r1", "name": "report.pdf",
+            "mimeType": "application/pdf"}], "errors": []}"#;
+        let read = TransactionResponse::from_json(full).expect("every field of the notes");
+        assert_eq!(read.status, ResponseStatus::Completed);
+        assert_eq!(read.loan, Some(serde_json::json!({"amount": 250000})));
+        let left_out =
+            TransactionResponse::from_json(r#"{"status": "processing", "partnerStatus": null}"#)
+                .expect("null is a field left out");
+        assert_eq!(left_out.partner_status, None);
+
+        for (text, says) in [
+            ("{", "not JSON"),
+            ("[1]", "a response is a JSON object"),
+            (r#"{"partnerStatus": "x"}"#, "missing field `status`"),
+            (r#"{"status": "complete"}"#, "unknown variant `complete`"),
+            (
+                r#"{"status": "processing", "partnerstatus": "x"}"#,
+                "partnerstatus",
+            ),
+            (
+                r#"{"status": "processing", "respondingParty": {"name": "A", "phone": "1"}}"#,
+                "respondingParty.phone",
+            ),
+        ] {
+            let refused = TransactionResponse::from_json(text).expect_err(text);
+            assert!(refused.contains(says), "{text}: {refused}");
+        }
+    }
 
     #[test]
     fn final_statuses_lock() {

@@ -207,6 +207,23 @@ impl ConnectionArgs {
         Ok(config)
     }
 
+    /// Whether these arguments name a production connection: the saved connection's
+    /// environment, or for one named only by URL and client id the app's rule for a
+    /// connection it adopts (loopback is a sandbox, anything else production). What asks
+    /// before it acts on production data (a local copy, a final response) asks by this.
+    pub fn environment(&self) -> Result<partner_local::Environment> {
+        let resolved = self.resolved()?;
+        let base_url = parse_base_url(&resolved.base_url)?;
+        let settings = super::connections::saved_settings()?;
+        let (saved, _) = partner_local::environment::ConnectionFromEnvironment {
+            base_url,
+            client_id: resolved.client_id()?.to_string(),
+            client_secret: Secret::new(String::new()),
+        }
+        .adopt(&settings);
+        Ok(saved.environment)
+    }
+
     /// A client for these arguments, its calls shown as `--verbose`/`--curl` ask.
     pub fn client(&self) -> Result<PartnerClient> {
         let client = PartnerClient::new(self.config()?)?;

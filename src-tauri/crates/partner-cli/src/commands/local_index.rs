@@ -122,19 +122,10 @@ fn target(connection: &ConnectionArgs) -> Result<Target> {
     let resolved = connection.resolved()?;
     let base_url = partner_client::parse_base_url(&resolved.base_url)?;
     let client_id = resolved.client_id()?.to_string();
-    let settings = super::connections::saved_settings()?;
-    // The app's rule for a connection it adopts: the saved one if there is one, else loopback
-    // is a sandbox and anything else production.
-    let (saved, _) = partner_local::environment::ConnectionFromEnvironment {
-        base_url: base_url.clone(),
-        client_id: client_id.clone(),
-        client_secret: partner_api::Secret::new(String::new()),
-    }
-    .adopt(&settings);
     Ok(Target {
         data_dir: partner_local::paths::data_dir()?,
         index_id: partner_index::index_id(&base_url, &client_id),
-        environment: saved.environment,
+        environment: connection.environment()?,
     })
 }
 

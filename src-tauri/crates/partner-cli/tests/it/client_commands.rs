@@ -1243,3 +1243,228 @@ async fn sync_find_and_forget_through_the_keychain() {
     let after = cli.run(&["transactions", "find"], &[]).await;
     assert_eq!(after.status.code(), Some(2));
 }
+
+/// Ids of transactions no final response has locked yet.
+async fn open_transactions(cli: &Cli) -> Vec<String> {
+    let listed = cli
+        .json(&["transactions", "list", "--all", "--output", "json"])
+        .await;
+    listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["status"] != "completed")
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn respond_sends_every_field_and_asks_before_a_final_status() {
+    let cli = Cli::start(12).await;
+    let open = open_transactions(&cli).await;
+    assert!(open.len() >= 3, "{open:?}");
+    let id = open[0].as_str();
+    let write = |name: &str, body: &str| {
+        let path = cli.home.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let status_of = |transaction: &serde_json::Value| transaction["response"]["status"].clone();
+
+    // Every field of the field notes, sent as written.
+    let processing = write(
+        "processing.json",
+        r#"{"status": "processing", "partnerStatus": "Inspector booked", "referenceNumber": "R-7",
+            "respondingParty": {"name": "Acme Appraisals", "pointOfContact": {"name": "Ana", "email": "ana@acme.test"}},
+            "loan": {"appraisedValue": 412000}, "resources": [{"id": "r1", "name": "order.pdf", "mimeType": "application/pdf"}]}"#,
+    );
+    let sent = cli
+        .run(
+            &[
+                "transactions",
+                "respond",
+                id,
+                "--file",
+                &processing,
+                "--output",
+                "json",
+            ],
+            &[],
+        )
+        .await;
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    let read = cli
+        .json(&["transactions", "get", id, "--output", "json"])
+        .await;
+    assert_eq!(status_of(&read), "processing");
+    assert_eq!(read["response"]["loan"]["appraisedValue"], 412000);
+    assert_eq!(
+        read["response"]["respondingParty"]["pointOfContact"]["email"],
+        "ana@acme.test"
+    );
+    assert_eq!(read["response"]["resources"][0]["name"], "order.pdf");
+
+    // A misspelt field is refused before anything is sent.
+    let typo = write(
+        "typo.json",
+        r#"{"status": "processing", "partnerstatus": "x"}"#,
+    );
+    let refused = cli
+        .run(&["transactions", "respond", id, "--file", &typo], &[])
+        .await;
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("partnerstatus"),
+        "{}",
+        stderr(&refused)
+    );
+
+    // A final status is not sent without a yes (no terminal to ask at here).
+    let completed = write(
+        "completed.json",
+        r#"{"status": "completed", "partnerStatus": "Report delivered"}"#,
+    );
+    let unasked = cli
+        .run(&["transactions", "respond", id, "--file", &completed], &[])
+        .await;
+    assert_eq!(unasked.status.code(), Some(2), "{}", stderr(&unasked));
+    let said = stderr(&unasked);
+    assert!(
+        said.contains("locks transaction") && said.contains("--yes"),
+        "{said}"
+    );
+    let read = cli
+        .json(&["transactions", "get", id, "--output", "json"])
+        .await;
+    assert_eq!(status_of(&read), "processing", "nothing was sent");
+
+    let locked = cli
+        .run(
+            &[
+                "transactions",
+                "respond",
+                id,
+                "--file",
+                &completed,
+                "--yes",
+                "--output",
+                "json",
+            ],
+            &[],
+        )
+        .await;
+    assert!(locked.status.success(), "{}", stderr(&locked));
+    let read = cli
+        .json(&["transactions", "get", id, "--output", "json"])
+        .await;
+    assert_eq!(
+        (status_of(&read), read["status"].clone()),
+        ("completed".into(), "completed".into())
+    );
+    // Locked for good: the service refuses a later response, in its words.
+    let again = cli
+        .run(&["transactions", "respond", id, "--file", &processing], &[])
+        .await;
+    assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
+    assert!(stderr(&again).contains("409"), "{}", stderr(&again));
+
+    // Standard input.
+    let mut piped = tokio::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["transactions", "respond", &open[1], "--file", "-"])
+        .current_dir(cli.home.path())
+        .env("HOME", cli.home.path())
+        .env("XDG_DATA_HOME", cli.home.path().join("data"))
+        .env("PARTNER_BASE_URL", cli.sandbox.base_url())
+        .env("PARTNER_CLIENT_ID", cli.sandbox.client_id())
+        .env(
+            "PARTNER_CLIENT_SECRET",
+            cli.sandbox.client_secret().expose(),
+        )
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use tokio::io::AsyncWriteExt;
+    let mut stdin = piped.stdin.take().unwrap();
+    stdin
+        .write_all(br#"{"status": "inputRequired", "partnerStatus": "Need the survey"}"#)
+        .await
+        .unwrap();
+    drop(stdin);
+    let piped = piped.wait_with_output().await.unwrap();
+    assert!(piped.status.success(), "{}", stderr(&piped));
+    let read = cli
+        .json(&["transactions", "get", &open[1], "--output", "json"])
+        .await;
+    assert_eq!(status_of(&read), "inputRequired");
+}
+
+#[tokio::test]
+async fn a_final_response_on_production_needs_the_transaction_s_id_typed() {
+    let cli = Cli::start(12).await;
+    let open = open_transactions(&cli).await;
+    let id = open[0].as_str();
+    let data = cli.home.path().join("app-data");
+    let mut settings = partner_local::Settings::default();
+    settings.connections.push(partner_local::SavedConnection {
+        id: "p-1".into(),
+        label: "Live".into(),
+        base_url: cli.sandbox.base_url().to_string(),
+        client_id: cli.sandbox.client_id().to_string(),
+        environment: partner_local::Environment::Production,
+        sorts_tried: Default::default(),
+        network: partner_local::ConnectionNetwork::default(),
+    });
+    partner_local::SettingsFile::new(data.join("settings.json"))
+        .save(&settings)
+        .unwrap();
+    let env = [("PARTNER_DATA_DIR", data.to_str().unwrap())];
+    let failed = cli.home.path().join("failed.json");
+    std::fs::write(&failed, r#"{"status": "failed", "errors": [{"code": "E1", "description": "No access to the property"}]}"#).unwrap();
+    let file = failed.to_str().unwrap();
+    let respond = |extra: &'static [&'static str]| {
+        let mut args = vec![
+            "--connection",
+            "Live",
+            "transactions",
+            "respond",
+            id,
+            "--file",
+            file,
+        ];
+        args.extend_from_slice(extra);
+        args
+    };
+
+    let with_yes = cli.run(&respond(&["--yes"]), &env).await;
+    assert_eq!(with_yes.status.code(), Some(2), "{}", stderr(&with_yes));
+    assert!(
+        stderr(&with_yes).contains(&format!("--confirm {id}")),
+        "{}",
+        stderr(&with_yes)
+    );
+    let wrong = cli
+        .run(&respond(&["--confirm", "someone-else"]), &env)
+        .await;
+    assert_eq!(wrong.status.code(), Some(2), "{}", stderr(&wrong));
+    assert!(
+        stderr(&wrong).contains("not this transaction"),
+        "{}",
+        stderr(&wrong)
+    );
+    let read = cli
+        .json(&["transactions", "get", id, "--output", "json"])
+        .await;
+    assert_ne!(read["status"], "completed", "nothing was sent");
+
+    let mut confirmed = respond(&[]);
+    confirmed.extend(["--confirm", id]);
+    let sent = cli.run(&confirmed, &env).await;
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    let read = cli
+        .json(&["transactions", "get", id, "--output", "json"])
+        .await;
+    assert_eq!(read["response"]["status"], "failed");
+    assert_eq!(read["response"]["errors"][0]["code"], "E1");
+}
