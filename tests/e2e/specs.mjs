@@ -132,6 +132,24 @@ await step("open a transaction and respond", async () => {
   await shot("transaction-detail");
 });
 
+await step("a final response with every field: asked first, then the transaction is locked", async () => {
+  const more = await $("textarea[aria-label='Other response fields']");
+  if (!(await more.isDisplayed())) await (await $("details.more-fields summary")).click();
+  await more.setValue('{"loan": {"appraisedValue": 412000}, "respondingParty": {"name": "E2E Appraisals"}}');
+  await (await $("select[aria-label='Response status']")).selectByAttribute("value", "completed");
+  await clickButton("Send response");
+  const ask = await $("[role=alertdialog][aria-label='Send a final response']");
+  await ask.waitForExist({ timeout: 10000 });
+  assert.match(await ask.getText(), /completed is final: it locks this transaction's request and response for good/);
+  await shot("respond-final-confirm");
+  await clickButton("Send completed");
+  await browser.waitUntil(async () => browser.execute(() => document.body.textContent.includes("A final response locked this transaction")), { timeout: 15000, timeoutMsg: "the form did not give way to the locked notice" });
+  const sent = await rawJsonOfDetail("Transaction as sent");
+  assert.equal(sent.response.status, "completed");
+  assert.equal(sent.response.loan.appraisedValue, 412000);
+  assert.equal(sent.response.respondingParty.name, "E2E Appraisals");
+});
+
 async function $$text(selector) {
   const items = await browser.$$(selector);
   const texts = [];

@@ -7,7 +7,7 @@ import { describeForwardRule, forwardRuleProblems, describeRepoint, describeRete
 import { firstExpiry, secondsLeft } from "./token/tokenModel";
 import { baseUrlLabel, connectionActions, draftProblems, EMPTY_DRAFT, toNewConnection } from "./connections/connectionModel";
 import { canSubmitKey, keyToSend } from "./products/keyModel";
-import { isLocked, respondForm } from "./transactions/respondModel";
+import { isLocked, moreFieldsText, respondForm, responseText } from "./transactions/respondModel";
 import { progressPercent } from "./listing/searchModel";
 import { appendOutcome } from "./demo/demoModel";
 
@@ -189,11 +189,29 @@ describe("signing key field", () => {
 
 describe("respond form", () => {
   it("leaves blank fields out and knows a locked transaction", () => {
-    expect(respondForm("t1", "processing", "  ", "REF-1 ")).toEqual({ transactionId: "t1", status: "processing", partnerStatus: null, referenceNumber: "REF-1" });
+    expect(responseText("processing", "  ", "REF-1 ", "")).toEqual({ text: JSON.stringify({ status: "processing", referenceNumber: "REF-1" }) });
+    expect(respondForm("t1", "{}", null)).toEqual({ transactionId: "t1", response: "{}", confirm: null });
     const base = { response: null } as unknown as Transaction;
     expect(isLocked(base)).toBe(false);
     expect(isLocked({ ...base, response: { status: "completed" } } as Transaction)).toBe(true);
     expect(isLocked({ ...base, response: { status: "processing" } } as Transaction)).toBe(false);
+  });
+
+  it("adds the other fields written as JSON, and says what is wrong with them before sending", () => {
+    const more = '{"loan": {"appraisedValue": 410000}, "respondingParty": {"name": "Acme"}}';
+    const built = responseText("completed", "Delivered", "", more);
+    expect("text" in built && JSON.parse(built.text)).toEqual({
+      status: "completed",
+      partnerStatus: "Delivered",
+      loan: { appraisedValue: 410000 },
+      respondingParty: { name: "Acme" },
+    });
+    expect(responseText("processing", "", "", "{loan: 1}")).toMatchObject({ error: expect.stringContaining("not JSON") });
+    expect(responseText("processing", "", "", "[1]")).toMatchObject({ error: expect.stringContaining("a JSON object") });
+    expect(responseText("processing", "", "", '{"status": "failed"}')).toEqual({ error: "Set status in the fields above, not in the JSON." });
+    const current = { response: { status: "processing", loan: { a: 1 }, partnerStatus: "x" } } as unknown as Transaction;
+    expect(JSON.parse(moreFieldsText(current))).toEqual({ loan: { a: 1 } });
+    expect(moreFieldsText({ response: null } as unknown as Transaction)).toBe("");
   });
 });
 

@@ -330,7 +330,45 @@ describe("Transaction detail", () => {
     fireEvent.change(screen.getByLabelText("Reference number"), { target: { value: "R-1" } });
     fireEvent.click(screen.getByRole("button", { name: "Send response" }));
     expect(await screen.findByText("Response sent.")).toBeInTheDocument();
-    expect(calls.find((c) => c.cmd === "respond_transaction")?.args.form).toEqual({ transactionId: "t-1", status: "processing", partnerStatus: "Ordered", referenceNumber: "R-1" });
+    expect(calls.find((c) => c.cmd === "respond_transaction")?.args.form).toEqual({
+      transactionId: "t-1",
+      response: JSON.stringify({ status: "processing", partnerStatus: "Ordered", referenceNumber: "R-1" }),
+      confirm: null,
+    });
+  });
+
+  it("asks before a final status, and on production wants the transaction's id typed", async () => {
+    const production = { ...embeddedConnection, id: "c-live", label: "Live", embedded: false, environment: "production" as const, labelled: "production" as const };
+    const calls = mockCommands({
+      app_status: () => readyStatus({ active: production, connections: [embeddedConnection, production] }),
+      get_transaction: () => transaction(1),
+      transaction_events: () => [],
+      respond_transaction: () => ({ ...transaction(1), response: { status: "failed" } }),
+    });
+    renderWithClient(<TransactionDetail id="t-1" />);
+    await screen.findByRole("form", { name: "Respond" });
+    fireEvent.change(screen.getByLabelText("Response status"), { target: { value: "failed" } });
+    fireEvent.change(screen.getByLabelText("Other response fields"), { target: { value: '{"errors": [{"code": "E1"' } });
+    expect(screen.getByTestId("response-json-error")).toHaveTextContent("The other fields are not JSON");
+    expect(screen.getByRole("button", { name: "Send response" })).toBeDisabled();
+    fireEvent.change(screen.getByLabelText("Other response fields"), { target: { value: '{"errors": [{"code": "E1", "description": "No access"}]}' } });
+    fireEvent.click(screen.getByRole("button", { name: "Send response" }));
+    const ask = await screen.findByRole("alertdialog", { name: "Send a final response" });
+    expect(ask).toHaveTextContent("failed is final: it locks this transaction's request and response for good");
+    expect(ask).toHaveTextContent("type the transaction's id");
+    const send = within(ask).getByRole("button", { name: "Send failed" });
+    expect(send).toBeDisabled();
+    fireEvent.change(within(ask).getByLabelText("Transaction id to confirm"), { target: { value: "t-2" } });
+    expect(send).toBeDisabled();
+    expect(calls.some((c) => c.cmd === "respond_transaction")).toBe(false);
+    fireEvent.change(within(ask).getByLabelText("Transaction id to confirm"), { target: { value: "t-1" } });
+    fireEvent.click(send);
+    await waitFor(() => expect(calls.some((c) => c.cmd === "respond_transaction")).toBe(true));
+    expect(calls.find((c) => c.cmd === "respond_transaction")?.args.form).toEqual({
+      transactionId: "t-1",
+      response: JSON.stringify({ status: "failed", errors: [{ code: "E1", description: "No access" }] }),
+      confirm: "t-1",
+    });
   });
 
   it("marks the event a notification named, and says when it is not in the timeline", async () => {

@@ -6,7 +6,8 @@ import { CopyLinkButton } from "../../components/CopyLink";
 import { RecordView } from "../../components/JsonView";
 import { formatTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
-import { isLocked, respondForm, RESPONSE_STATUSES, unknownResponseStatus } from "./respondModel";
+import { isFinal, isLocked, moreFieldsText, respondForm, responseText, RESPONSE_STATUSES, unknownResponseStatus } from "./respondModel";
+import { STATUS_KEY } from "../../startup";
 
 /** A transaction, its response form and its events; `eventId` (an inspector's "Open" on an event
  * notification) marks that event in the timeline and scrolls it into view. */
@@ -87,10 +88,16 @@ function RespondFormView({ transaction }: { transaction: Transaction }) {
   const [status, setStatus] = useState<ResponseStatus>("processing");
   const [partnerStatus, setPartnerStatus] = useState(transaction.response?.partnerStatus ?? "");
   const [referenceNumber, setReferenceNumber] = useState(transaction.response?.referenceNumber ?? "");
+  const [moreText, setMoreText] = useState(() => moreFieldsText(transaction));
+  // A final status waits here for the user's yes (and on production the typed id).
+  const [asking, setAsking] = useState<string | null>(null);
+  const [typed, setTyped] = useState("");
+  const production = useQuery({ queryKey: STATUS_KEY, queryFn: api.appStatus }).data?.active?.environment === "production";
   const client = useQueryClient();
   const respond = useMutation({
-    mutationFn: () => api.respond(respondForm(transaction.id, status, partnerStatus, referenceNumber)),
+    mutationFn: ({ text, confirm }: { text: string; confirm: string | null }) => api.respond(respondForm(transaction.id, text, confirm)),
     onSuccess: (updated) => {
+      setAsking(null);
       client.setQueryData(["transaction", transaction.id], updated);
       void client.invalidateQueries({ queryKey: ["events", transaction.id] });
       void client.invalidateQueries({ queryKey: ["listing", "transactions"] });
@@ -100,13 +107,23 @@ function RespondFormView({ transaction }: { transaction: Transaction }) {
     return <p className="notice">A final response locked this transaction; events can still be added by the lender.</p>;
   }
   const unknown = unknownResponseStatus(transaction);
+  const built = responseText(status, partnerStatus, referenceNumber, moreText);
+  const send = (confirm: string | null) => {
+    if ("text" in built) respond.mutate({ text: built.text, confirm });
+  };
   return (
     <form
       className="respond-form"
       aria-label="Respond"
       onSubmit={(e) => {
         e.preventDefault();
-        respond.mutate();
+        if (!("text" in built)) return;
+        if (isFinal(status)) {
+          setTyped("");
+          setAsking(built.text);
+        } else {
+          send(null);
+        }
       }}
     >
       <h3>Respond</h3>
@@ -122,9 +139,42 @@ function RespondFormView({ transaction }: { transaction: Transaction }) {
       </label>
       <label>Partner status<input aria-label="Partner status" value={partnerStatus} onChange={(e) => setPartnerStatus(e.target.value)} /></label>
       <label>Reference number<input aria-label="Reference number" value={referenceNumber} onChange={(e) => setReferenceNumber(e.target.value)} /></label>
+      <details className="more-fields" open={moreText.trim() !== ""}>
+        <summary>Other fields (JSON): respondingParty, loan, resources, errors</summary>
+        <textarea
+          aria-label="Other response fields"
+          className="mono"
+          rows={6}
+          spellCheck={false}
+          value={moreText}
+          placeholder={'{"respondingParty": {"name": "Acme Appraisals"}, "loan": {"appraisedValue": 410000}}'}
+          onChange={(e) => setMoreText(e.target.value)}
+        />
+      </details>
+      {"error" in built && <p className="bad small" role="alert" data-testid="response-json-error">{built.error}</p>}
+      {asking !== null && (
+        <div className="confirm-bar" role="alertdialog" aria-label="Send a final response">
+          <span>
+            <strong>{status}</strong> is final: it locks this transaction's request and response for good (the lender can still add events).
+            {production ? " This is a production connection: type the transaction's id to send it." : " Send it?"}
+          </span>
+          {production && (
+            <input aria-label="Transaction id to confirm" className="mono" value={typed} onChange={(e) => setTyped(e.target.value)} placeholder={transaction.id} />
+          )}
+          <button
+            type="button"
+            className="primary danger-fill"
+            disabled={respond.isPending || (production && typed.trim() !== transaction.id)}
+            onClick={() => send(transaction.id)}
+          >
+            Send {status}
+          </button>
+          <button type="button" onClick={() => setAsking(null)} disabled={respond.isPending}>Cancel</button>
+        </div>
+      )}
       {respond.isError && <ErrorPanel error={respond.error} compact />}
       {respond.isSuccess && <p className="ok small" role="status">Response sent.</p>}
-      <button type="submit" className="primary" disabled={respond.isPending}>Send response</button>
+      <button type="submit" className="primary" disabled={respond.isPending || !("text" in built) || asking !== null}>Send response</button>
     </form>
   );
 }

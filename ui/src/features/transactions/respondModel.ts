@@ -20,17 +20,49 @@ export function unknownResponseStatus(transaction: Transaction): string | null {
   return status != null && !RESPONSE_STATUSES.includes(status as ResponseStatus) ? status : null;
 }
 
-/** The form's values as the command wants them: blank text fields are left out. */
-export function respondForm(
-  transactionId: string,
+/** The response's fields besides the three the form has inputs for, written as JSON. */
+export const MORE_FIELDS = ["respondingParty", "loan", "resources", "errors"] as const;
+
+/** The response's other fields as they stand on the transaction, as the editor starts them. */
+export function moreFieldsText(transaction: Transaction): string {
+  const response = (transaction.response ?? {}) as Record<string, unknown>;
+  const more = Object.fromEntries(MORE_FIELDS.filter((f) => response[f] != null).map((f) => [f, response[f]]));
+  return Object.keys(more).length ? JSON.stringify(more, null, 2) : "";
+}
+
+/** The response as the command wants it (JSON text; blank text fields left out), or what is
+ * wrong with the editor's JSON, said before anything is sent. The shell checks the whole
+ * response again (`TransactionResponse::from_json`): a field responses do not have is refused
+ * there, never dropped. */
+export function responseText(
   status: ResponseStatus,
   partnerStatus: string,
   referenceNumber: string,
-): RespondForm {
-  return {
-    transactionId,
-    status,
-    partnerStatus: partnerStatus.trim() || null,
-    referenceNumber: referenceNumber.trim() || null,
-  };
+  moreText: string,
+): { text: string } | { error: string } {
+  let more: Record<string, unknown> = {};
+  if (moreText.trim()) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(moreText);
+    } catch (e) {
+      return { error: `The other fields are not JSON: ${(e as Error).message}` };
+    }
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      return { error: `The other fields are a JSON object, such as {"loan": {"appraisedValue": 410000}}.` };
+    }
+    more = parsed as Record<string, unknown>;
+    const twice = ["status", "partnerStatus", "referenceNumber"].filter((f) => f in more);
+    if (twice.length) return { error: `Set ${twice.join(", ")} in the fields above, not in the JSON.` };
+  }
+  const response: Record<string, unknown> = { status, ...more };
+  if (partnerStatus.trim()) response.partnerStatus = partnerStatus.trim();
+  if (referenceNumber.trim()) response.referenceNumber = referenceNumber.trim();
+  return { text: JSON.stringify(response) };
+}
+
+/** The command's form; `confirm` names the transaction again once the user agreed to a final
+ * status. */
+export function respondForm(transactionId: string, response: string, confirm: string | null): RespondForm {
+  return { transactionId, response, confirm };
 }

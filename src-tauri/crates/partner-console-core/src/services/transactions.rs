@@ -2,21 +2,32 @@
 //! and the partner's response form mapped to what `partner-client` sends.
 use crate::bridge::Received;
 use crate::bridge::RespondForm;
-use crate::error::Result;
+use crate::error::{AppError, ErrorKind, Result};
 use crate::state::AppState;
 use partner_api::{read, TransactionResponse};
 
-/// Sends the partner's response to a transaction (blank free-text fields are left out).
+/// Sends the partner's response as written, after checking it (nothing written is dropped on
+/// the way). A final status locks the transaction for good: it is sent only when the form
+/// names the transaction again in `confirm`, which the window asks the user for.
 pub async fn respond(state: &AppState, form: RespondForm) -> Result<Received<read::Transaction>> {
-    let response = TransactionResponse {
-        status: form.status,
-        partner_status: form.partner_status.filter(|s| !s.trim().is_empty()),
-        reference_number: form.reference_number.filter(|s| !s.trim().is_empty()),
-        responding_party: None,
-        loan: None,
-        resources: None,
-        errors: None,
-    };
+    let response = TransactionResponse::from_json(&form.response).map_err(|why| {
+        AppError::new(
+            ErrorKind::InvalidInput,
+            format!("The response was not sent: {why}."),
+            "Correct the response and send it again.",
+        )
+    })?;
+    let confirmed = form.confirm.as_deref().map(str::trim) == Some(form.transaction_id.trim());
+    if response.status.is_final() && !confirmed {
+        return Err(AppError::new(
+            ErrorKind::InvalidInput,
+            format!(
+                "`{}` is final: it locks transaction {}'s request and response for good, so it is sent only once confirmed.",
+                response.status, form.transaction_id
+            ),
+            "Confirm it (on a production connection, by typing the transaction's id).",
+        ));
+    }
     Ok(state
         .client()?
         .respond_to_transaction(&form.transaction_id, &response)

@@ -4,7 +4,7 @@ use crate::harness::{form, Headless};
 use partner_api::read::{Product, Transaction};
 use partner_console_core::bridge::PageQuery;
 use partner_console_core::services::{listings, products, transactions};
-use partner_console_core::AppEvent;
+use partner_console_core::{AppEvent, ErrorKind};
 
 fn page(sort: &str) -> PageQuery {
     form(serde_json::json!({"start": 0, "limit": 10, "sort": sort}))
@@ -132,17 +132,65 @@ async fn a_transaction_is_answered() {
                 .is_some_and(|s| s.is(partner_api::TransactionStatus::Created))
         })
         .expect("an open transaction");
-    let answered = transactions::respond(
-        &app.console,
-        form(serde_json::json!({
-            "transactionId": open.id, "status": "processing",
-            "partnerStatus": "Looking", "referenceNumber": " "
-        })),
+    let respond = |response: serde_json::Value, confirm: Option<&str>| {
+        transactions::respond(
+            &app.console,
+            form(serde_json::json!({
+                "transactionId": open.id,
+                "response": response.to_string(),
+                "confirm": confirm,
+            })),
+        )
+    };
+    let answered = respond(
+        serde_json::json!({
+            "status": "processing", "partnerStatus": "Looking",
+            "respondingParty": {"name": "Acme Appraisals"}, "loan": {"appraisedValue": 410000}
+        }),
+        None,
     )
     .await
     .expect("answered");
     let response = answered.response.clone().expect("a response");
     assert_eq!(response.partner_status.as_deref(), Some("Looking"));
-    assert_eq!(response.reference_number, None, "a blank field is left out");
+    let sent = &answered.document;
+    assert_eq!(sent["response"]["loan"]["appraisedValue"], 410000, "{sent:?}");
+    assert_eq!(
+        sent["response"]["respondingParty"]["name"],
+        "Acme Appraisals"
+    );
+
+    // Checked before sending: a misspelt field is refused, not dropped.
+    let refused = respond(
+        serde_json::json!({"status": "processing", "partnerstatus": "x"}),
+        None,
+    )
+    .await
+    .expect_err("a field responses do not have");
+    assert_eq!(refused.kind, ErrorKind::InvalidInput);
+    assert!(refused.message.contains("partnerstatus"), "{refused:?}");
+
+    // A final status goes only with the transaction named again.
+    let completed = serde_json::json!({"status": "completed", "partnerStatus": "Delivered"});
+    for confirm in [None, Some("another-transaction")] {
+        let refused = respond(completed.clone(), confirm)
+            .await
+            .expect_err("not confirmed");
+        assert!(refused.message.contains("locks transaction"), "{refused:?}");
+    }
+    let still = transactions::get(&app.console, &open.id)
+        .await
+        .expect("read");
+    assert_eq!(
+        still
+            .response
+            .as_ref()
+            .and_then(|r| r.status.clone())
+            .map(|s| s.to_string()),
+        Some("processing".to_string()),
+        "nothing final was sent"
+    );
+    let locked = respond(completed, Some(&open.id)).await.expect("confirmed");
+    assert_eq!(locked.document["status"], "completed");
     app.stop().await;
 }
