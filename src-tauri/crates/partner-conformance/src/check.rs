@@ -147,6 +147,17 @@ async fn run(config: &CheckConfig) -> Result<Report, CheckError> {
     if let Some(tls_config) = tls_config {
         client = client.use_preconfigured_tls(tls_config);
     }
+    if !config.marker_headers.is_empty() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (name, value) in &config.marker_headers {
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| CheckError::InvalidInput(format!("the header name {name:?} ({e})")))?;
+            let value = reqwest::header::HeaderValue::from_str(value)
+                .map_err(|e| CheckError::InvalidInput(format!("the value of {name} ({e})")))?;
+            headers.insert(name, value);
+        }
+        client = client.default_headers(headers);
+    }
     let client = client
         .build()
         .map_err(|e| CheckError::Setup(format!("the HTTP client could not be built: {e}")))?;

@@ -51,6 +51,9 @@ pub struct CheckConfig {
     pub extra_roots: Vec<CertificateDer<'static>>,
     /// The service base URL the notifications' `resourceRef` points into.
     pub resource_base_url: String,
+    /// Headers sent with every probe besides the service's: how a receiver that knows it is
+    /// being checked (the console's own listener) tells the probes from notifications.
+    pub marker_headers: Vec<(String, String)>,
 }
 
 impl CheckConfig {
@@ -69,6 +72,7 @@ impl CheckConfig {
             allow_http: false,
             extra_roots: Vec::new(),
             resource_base_url: DEFAULT_RESOURCE_BASE_URL.to_owned(),
+            marker_headers: Vec::new(),
         }
     }
 }

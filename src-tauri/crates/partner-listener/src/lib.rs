@@ -41,7 +41,10 @@ pub use keys::{KeySource, MemoryKeys, PreviousKey, SubscriptionKeys};
 pub use live::{Coalescer, LiveBatch, LiveEvent};
 pub use outbound::ReplayOutcome;
 pub use runs::{last_down_time, ListenerRun};
-pub use server::{Listener, ListenerConfig, DEFAULT_ADDR, DEFAULT_BODY_LIMIT, DEFAULT_PATH};
+pub use server::{
+    Listener, ListenerConfig, ReceiverCheckGuard, DEFAULT_ADDR, DEFAULT_BODY_LIMIT, DEFAULT_PATH,
+    RECEIVER_CHECK_HEADER,
+};
 pub use store::{
     ArrivedNotification, CaptureFilter, CaptureList, CapturePage, CaptureQuery, Durability, Facets,
     Grouping, HitCount, ImportReport, ListedCapture, Retention, Store, StoreOptions, StoreReader,

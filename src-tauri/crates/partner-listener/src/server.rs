@@ -46,6 +46,10 @@ pub const DEFAULT_PATH: &str = "/webhooks";
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
 /// The header a tunnel check's probe carries (its nonce).
 pub const PROBE_HEADER: &str = "Svc-Tunnel-Check";
+/// The header a receiver check's probes carry when the receiver is this listener (the nonce
+/// of [`Listener::expect_receiver_check`]): they are answered as any notification is, but
+/// neither kept, shown nor forwarded, since they are forged on purpose.
+pub const RECEIVER_CHECK_HEADER: &str = "Svc-Receiver-Check";
 
 /// How the listener receives.
 #[derive(Debug, Clone)]
@@ -130,6 +134,8 @@ struct Shared {
     serving_on: Mutex<Vec<SocketAddr>>,
     /// Ephemeral keys of tunnel-check probes in flight, by nonce.
     probes: Mutex<HashMap<String, Secret>>,
+    /// Nonces of receiver checks running against this listener.
+    receiver_checks: Mutex<std::collections::HashSet<String>>,
     http: reqwest::Client,
 }
 
@@ -156,6 +162,7 @@ impl Listener {
                 keys,
                 live,
                 probes: Mutex::default(),
+                receiver_checks: Mutex::default(),
                 http: outbound::http_client(),
             }),
         })
@@ -223,6 +230,18 @@ impl Listener {
         ProbeGuard {
             listener: self.clone(),
             nonce: nonce.to_string(),
+        }
+    }
+
+    /// Marks the probes of a receiver check of this listener: those that carry the returned
+    /// nonce in [`RECEIVER_CHECK_HEADER`] are answered but not kept, shown or forwarded, until
+    /// the guard is dropped.
+    pub fn expect_receiver_check(&self) -> ReceiverCheckGuard {
+        let nonce = uuid::Uuid::new_v4().to_string();
+        lock(&self.shared.receiver_checks).insert(nonce.clone());
+        ReceiverCheckGuard {
+            listener: self.clone(),
+            nonce,
         }
     }
 
@@ -458,6 +477,26 @@ async fn wait_for_slot(
     }
 }
 
+/// A receiver check of this listener under way; its probes are told apart by [`Self::nonce`].
+#[derive(Debug)]
+pub struct ReceiverCheckGuard {
+    listener: Listener,
+    nonce: String,
+}
+
+impl ReceiverCheckGuard {
+    /// The value of [`RECEIVER_CHECK_HEADER`] the check's probes carry.
+    pub fn nonce(&self) -> &str {
+        &self.nonce
+    }
+}
+
+impl Drop for ReceiverCheckGuard {
+    fn drop(&mut self) {
+        lock(&self.listener.shared.receiver_checks).remove(&self.nonce);
+    }
+}
+
 /// Forgets a probe's key when the check is over.
 #[derive(Debug)]
 pub struct ProbeGuard {
@@ -636,6 +675,15 @@ async fn handle(
         delay = answer.delay;
     }
 
+    // A receiver check's forged probe: answered as above, nothing kept, shown or forwarded.
+    let checking = header_value(&headers, RECEIVER_CHECK_HEADER)
+        .is_some_and(|nonce| lock(&shared.receiver_checks).contains(nonce.trim()));
+    if checking {
+        if let Some(delay) = delay {
+            tokio::time::sleep(delay).await;
+        }
+        return text_response(status, response_body);
+    }
     let capture = Capture {
         id: 0,
         received_at,

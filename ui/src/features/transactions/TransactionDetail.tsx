@@ -118,6 +118,7 @@ function RespondFormView({ transaction }: { transaction: Transaction }) {
       onSubmit={(e) => {
         e.preventDefault();
         if (!("text" in built)) return;
+        respond.reset();
         if (isFinal(status)) {
           setTyped("");
           setAsking(built.text);

@@ -160,6 +160,20 @@ impl Headless {
         .expect("signed in");
     }
 
+    /// The inspector's first page of captures, newest first, with their count.
+    pub async fn inspector(&self) -> partner_console_core::bridge::InspectorPage {
+        partner_console_core::services::captures::page(
+            &self.console,
+            form(serde_json::json!({
+                "filter": {"verdict": null, "eventType": null, "resourceType": null,
+                           "subscriptionId": null, "since": null, "until": null, "text": null},
+                "grouped": false, "offset": 0, "limit": 50, "countPastPage": true
+            })),
+        )
+        .await
+        .expect("a page")
+    }
+
     /// Stops it as quitting the app does.
     pub async fn stop(self) {
         self.console.shutdown.cancel();

@@ -154,7 +154,10 @@ async fn a_transaction_is_answered() {
     let response = answered.response.clone().expect("a response");
     assert_eq!(response.partner_status.as_deref(), Some("Looking"));
     let sent = &answered.document;
-    assert_eq!(sent["response"]["loan"]["appraisedValue"], 410000, "{sent:?}");
+    assert_eq!(
+        sent["response"]["loan"]["appraisedValue"], 410000,
+        "{sent:?}"
+    );
     assert_eq!(
         sent["response"]["respondingParty"]["name"],
         "Acme Appraisals"

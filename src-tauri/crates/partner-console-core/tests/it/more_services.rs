@@ -104,6 +104,16 @@ async fn the_receiver_check_runs_against_the_console_s_own_listener() {
         .await
         .expect("the subscriptions on the listener");
     let first = mine.first().expect("the demo product's");
+    // Under a forward rule to the partner's own app, which must not get the check's probes.
+    let mut app_of_partner = partner_testkit::TestReceiver::always(200)
+        .await
+        .expect("a receiver");
+    listener::set_forward_rules(
+        &app.console,
+        form(serde_json::json!([{"resourceType": null, "eventType": null, "url": app_of_partner.url()}])),
+    )
+    .expect("a forward rule");
+    let before = app.inspector().await.total;
     let report = receiver_check::check(
         &app.console,
         form(serde_json::json!({
@@ -114,6 +124,23 @@ async fn the_receiver_check_runs_against_the_console_s_own_listener() {
     .await
     .expect("a report");
     assert!(!report.rules.is_empty());
+    assert!(
+        report
+            .rules
+            .iter()
+            .any(|r| r.id == partner_conformance::RuleId::SignatureVerified
+                && r.outcome == partner_conformance::Outcome::Pass),
+        "the listener verifies as the spec asks: {report:?}"
+    );
+    // The forged probes are the check's: not kept, not in the inspector, not forwarded.
+    assert_eq!(app.inspector().await.total, before, "no capture of a probe");
+    assert!(
+        app_of_partner
+            .next(std::time::Duration::from_millis(500))
+            .await
+            .is_none(),
+        "no probe reached the partner's app"
+    );
     app.stop().await;
 }
 

@@ -3,23 +3,9 @@
 //! it in a batch, and the inspector, the detail, the signature debugger, replay, export, import,
 //! clear and the listener's own switches all work on it.
 use crate::harness::{form, Headless};
-use partner_console_core::bridge::InspectorPage;
 use partner_console_core::services::{captures, embedded, listener, signatures};
 use partner_console_core::AppEvent;
 use partner_listener::Verdict;
-
-async fn inspector(app: &Headless) -> InspectorPage {
-    captures::page(
-        &app.console,
-        form(serde_json::json!({
-            "filter": {"verdict": null, "eventType": null, "resourceType": null,
-                       "subscriptionId": null, "since": null, "until": null, "text": null},
-            "grouped": false, "offset": 0, "limit": 50, "countPastPage": true
-        })),
-    )
-    .await
-    .expect("a page")
-}
 
 #[tokio::test]
 async fn a_lender_s_transaction_reaches_the_inspector_verified_and_the_window_in_a_batch() {
@@ -33,7 +19,7 @@ async fn a_lender_s_transaction_reaches_the_inspector_verified_and_the_window_in
     let batch = app.capture_of(&transaction).await;
     assert_eq!(batch.verdict, Verdict::Valid);
 
-    let page = inspector(&app).await;
+    let page = app.inspector().await;
     let row = page
         .items
         .iter()
@@ -81,7 +67,7 @@ async fn captures_are_exported_imported_and_cleared_through_the_dialogs() {
     // the two subscriptions of the demo product.
     let kept = app
         .wait_for("six notifications kept", || {
-            let page = futures::executor::block_on(inspector(&app));
+            let page = futures::executor::block_on(app.inspector());
             (page.total >= 6).then_some(page.total)
         })
         .await;
@@ -104,7 +90,7 @@ async fn captures_are_exported_imported_and_cleared_through_the_dialogs() {
     assert!(!jobs.is_empty(), "the export's progress reached the window");
     let written = std::path::PathBuf::from(exported.path.expect("a file"));
 
-    let newest = inspector(&app).await.items[0].id;
+    let newest = app.inspector().await.items[0].id;
     let cleared = captures::clear(
         &app.console,
         form(serde_json::json!({"filter": null, "upToId": newest})),
@@ -112,7 +98,7 @@ async fn captures_are_exported_imported_and_cleared_through_the_dialogs() {
     .await
     .expect("cleared");
     assert_eq!(cleared, kept);
-    assert_eq!(inspector(&app).await.total, 0);
+    assert_eq!(app.inspector().await.total, 0);
 
     // The open dialog offers the name an import suggests: put the export there.
     std::fs::rename(&written, app.dialogs.join("captures.jsonl")).expect("moved");
@@ -120,7 +106,7 @@ async fn captures_are_exported_imported_and_cleared_through_the_dialogs() {
         .await
         .expect("imported");
     assert_eq!(imported.count, kept);
-    assert_eq!(inspector(&app).await.total, kept);
+    assert_eq!(app.inspector().await.total, kept);
     app.stop().await;
 }
 
