@@ -59,11 +59,13 @@ export function useFileJob(prefix: string): FileJob {
   return { running: jobId !== null, progress, result, error, run, cancel };
 }
 
-/** `1,234 of 5,000`, or `1,234` when the total is not known. */
+/** `1,234 of 5,000`, or `1,234` when the total is not known; then what the job is doing now
+ * when it says (`40,000 of 100,000 captures · indexing for search`, `· waiting 2 s: rate limited`). */
 export function progressText(p: JobProgress | null, unit: string): string {
   if (!p) return "Starting…";
   const done = p.done.toLocaleString("en-US");
-  return p.total === null ? `${done} ${unit}` : `${done} of ${p.total.toLocaleString("en-US")} ${unit}`;
+  const count = p.total === null ? `${done} ${unit}` : `${done} of ${p.total.toLocaleString("en-US")} ${unit}`;
+  return p.note ? `${count} · ${p.note}` : count;
 }
 
 /** The job's bar while it runs, then what it did (or why it failed). */

@@ -8,6 +8,7 @@ import { firstExpiry, secondsLeft } from "./token/tokenModel";
 import { baseUrlLabel, connectionActions, draftProblems, EMPTY_DRAFT, toNewConnection } from "./connections/connectionModel";
 import { canSubmitKey, keyToSend } from "./products/keyModel";
 import { isLocked, moreFieldsText, respondForm, responseText } from "./transactions/respondModel";
+import { progressText } from "../components/FileJob";
 import { progressPercent } from "./listing/searchModel";
 import { appendOutcome } from "./demo/demoModel";
 
@@ -273,5 +274,15 @@ describe("subscription edit", () => {
     });
     expect(subscriptionDraftProblems({ url: "ftp://x.example", events: ["created"], resource: "urn:svc:partner:transaction" })).toEqual({ url: "Use an http(s):// address." });
     expect(subscriptionDraftProblems(draftOf(original))).toEqual({});
+  });
+});
+
+describe("file job progress", () => {
+  it("says the count, and what the job does now when it says", () => {
+    expect(progressText(null, "captures")).toBe("Starting…");
+    expect(progressText({ jobId: "j", done: 1234, total: null }, "rows")).toBe("1,234 rows");
+    expect(progressText({ jobId: "j", done: 40000, total: 100000, note: "indexing for search" }, "captures")).toBe(
+      "40,000 of 100,000 captures · indexing for search",
+    );
   });
 });

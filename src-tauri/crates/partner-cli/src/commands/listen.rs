@@ -11,6 +11,8 @@
 //! `export`, `captures` and `clear` without `--yes` only read, so they work beside a running
 //! listener. Every subcommand that selects captures reads its filter options through one
 //! function ([`FilterArgs::filter`]), so `--verdict` or `--since` mean the same everywhere.
+//! `import` returns once the search index covers what it imported
+//! (`Store::wait_until_searchable`), so the next search is answered from the index.
 //!
 //! `--forward-rule [RESOURCE][:EVENT]=URL` (repeatable) passes valid notifications on to the
 //! user's own apps by resource type and event type, the first matching rule winning;
@@ -35,7 +37,7 @@ use partner_listener::{
 };
 use partner_local::KeychainKeys;
 use std::collections::BTreeSet;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -707,10 +709,41 @@ async fn run_import(args: ImportArgs) -> Result<()> {
     let file = std::fs::File::open(&args.from)
         .map_err(|e| invalid(format!("could not open {}: {e}", args.from.display())))?;
     let store = open_writer(&store_path(args.db)?, HOLDER_IMPORT)?;
+    let stop = super::signal::stop_signal()?;
     let report = import_jsonl(&store, std::io::BufReader::new(file)).await?;
     eprintln!(
         "partner: imported {} captures, skipped {} already present",
         report.imported, report.skipped
+    );
+    // The store this leaves answers searches from its index at once: the import waits for
+    // the indexer (which works behind the writer) to reach the last capture.
+    let started = std::time::Instant::now();
+    let terminal = std::io::stderr().is_terminal();
+    let mut first: Option<u64> = None;
+    let searchable = store
+        .wait_until_searchable(
+            |left| {
+                let total = *first.get_or_insert(left);
+                if terminal && left > 0 {
+                    eprint!(
+                        "\rpartner: indexing for search: {} of {total}   ",
+                        total - left
+                    );
+                }
+            },
+            stop,
+        )
+        .await?;
+    if terminal && first.unwrap_or(0) > 0 {
+        eprintln!();
+    }
+    if !searchable {
+        eprintln!("partner: stopped while indexing for search; the next `partner listen` (or the app) finishes it, and searches are complete meanwhile (slower)");
+        return Err(CliError::Cancelled);
+    }
+    eprintln!(
+        "partner: indexed for search in {:.1} s",
+        started.elapsed().as_secs_f64()
     );
     Ok(())
 }

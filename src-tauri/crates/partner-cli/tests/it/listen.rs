@@ -231,14 +231,20 @@ async fn export_and_import_through_the_command_line() {
         .unwrap();
     assert!(status.success());
     let copy = dir.path().join("copy.db");
-    let status = Command::new(env!("CARGO_BIN_EXE_partner"))
+    let imported = Command::new(env!("CARGO_BIN_EXE_partner"))
         .args(["listen", "import", "--db"])
         .arg(&copy)
         .arg("--from")
         .arg(&jsonl)
-        .status()
+        .output()
         .unwrap();
-    assert!(status.success());
+    assert!(imported.status.success());
+    let said = String::from_utf8_lossy(&imported.stderr);
+    assert!(said.contains("indexed for search"), "{said}");
+    // The store it left is searchable from its index at once: nothing left for a writer.
+    let reader = partner_listener::StoreReader::open(&copy).unwrap();
+    assert_eq!(reader.search_backlog().unwrap(), 0, "{said}");
+    drop(reader);
     let original = Store::open(&db, Retention::default()).unwrap();
     let imported = Store::open(&copy, Retention::default()).unwrap();
     let all = CaptureFilter::default();

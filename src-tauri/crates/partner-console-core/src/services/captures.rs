@@ -283,8 +283,12 @@ pub async fn import(app: &Console, job_id: String) -> Result<FileJobResult> {
         .map_err(|e| AppError::io(&format!("open {}", path.display()), &e))?;
     let job = Job::start(app, &job_id);
     let runtime = tokio::runtime::Handle::current();
+    let indexing = store.clone();
+    let job = std::sync::Arc::new(job);
+    let reading = job.clone();
     // Read on a blocking thread (the file may be gigabytes); the store's writer does the rest.
     let report = tokio::task::spawn_blocking(move || {
+        let job = reading;
         let reader = std::io::BufReader::new(file);
         let mut progress = |lines: u64| {
             job.progress(lines, None);
@@ -308,11 +312,24 @@ pub async fn import(app: &Console, job_id: String) -> Result<FileJobResult> {
             "Try again.",
         )
     })??;
+    // The import ends when a search of what it brought is answered from the index (the
+    // indexer works behind the writer), with that progress shown; Cancel stops the wait only.
+    let mut first: Option<u64> = None;
+    let searchable = !report.cancelled
+        && indexing
+            .wait_until_searchable(
+                |left| {
+                    let total = *first.get_or_insert(left);
+                    job.progress_noted(total - left, Some(total), "indexing for search");
+                },
+                job.stop.cancelled(),
+            )
+            .await?;
     Ok(FileJobResult {
         path: Some(path.display().to_string()),
         count: report.imported,
         skipped: report.skipped,
-        cancelled: report.cancelled,
+        cancelled: report.cancelled || !searchable,
     })
 }
 

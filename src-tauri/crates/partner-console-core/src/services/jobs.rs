@@ -44,6 +44,17 @@ impl Job {
         }));
     }
 
+    /// Tells the UI how far the job is, and what it is doing now ("indexing for search").
+    pub fn progress_noted(&self, done: u64, total: Option<u64>, note: &str) {
+        *locked(&self.last) = (done, total);
+        self.app.emit(AppEvent::JobProgress(JobProgress {
+            job_id: self.id.clone(),
+            done,
+            total,
+            note: Some(note.to_string()),
+        }));
+    }
+
     /// Tells the UI, beside the last progress, each wait the service asks of `client` while
     /// the returned guard lives ("waiting 2 s: rate limited").
     pub fn tell_waits(&self, client: &PartnerClient) -> WaitWatch {

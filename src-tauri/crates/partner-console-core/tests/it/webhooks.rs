@@ -106,7 +106,19 @@ async fn captures_are_exported_imported_and_cleared_through_the_dialogs() {
         .await
         .expect("imported");
     assert_eq!(imported.count, kept);
+    assert!(!imported.cancelled);
     assert_eq!(app.inspector().await.total, kept);
+    // It ended once the search index covered what it brought, and said so meanwhile.
+    let store = app.console.state().captures().expect("the store");
+    assert_eq!(store.search_backlog().expect("the backlog"), 0);
+    let notes = app.events(|e| match e {
+        AppEvent::JobProgress(p) if p.job_id == "i1" => p.note.clone(),
+        _ => None,
+    });
+    assert!(
+        notes.iter().any(|n| n == "indexing for search"),
+        "{notes:?}"
+    );
     app.stop().await;
 }
 

@@ -277,6 +277,29 @@ impl Store {
         &self.inner.reader
     }
 
+    /// Waits until the search index covers every stored capture, telling `progress` how many
+    /// are left each time it looks (every 250 ms). An import ends with this, so the store it
+    /// leaves answers searches from the index, not by scanning what was imported. Returns
+    /// `false` when `stop` resolves first (the indexing goes on with the next writer).
+    pub async fn wait_until_searchable(
+        &self,
+        mut progress: impl FnMut(u64),
+        stop: impl std::future::Future<Output = ()>,
+    ) -> Result<bool> {
+        tokio::pin!(stop);
+        loop {
+            let left = self.reader().search_backlog()?;
+            progress(left);
+            if left == 0 {
+                return Ok(true);
+            }
+            tokio::select! {
+                () = &mut stop => return Ok(false),
+                () = tokio::time::sleep(std::time::Duration::from_millis(250)) => {}
+            }
+        }
+    }
+
     fn send(&self, op: WriteOp) -> Result<()> {
         let writer = self.inner.writer.lock().map_err(|_| Error::WriterStopped)?;
         writer
