@@ -151,6 +151,7 @@ pub fn run() {
             commands::resource_link,
             commands::take_pending_link,
             commands::capture_detail,
+            commands::compare_captures,
             commands::signature_report,
             commands::replay_capture,
             commands::export_captures,

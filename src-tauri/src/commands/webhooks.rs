@@ -1,12 +1,12 @@
 //! Webhooks screen: the listener on/off and its address, the tunnel URL (its check is
 //! `commands::tunnel`), test mode, retention, the inspector's captures, clear, the signature
-//! debugger, replay and export. Adapters over `services::listener`, `services::captures`,
+//! debugger, replay, comparison and export. Adapters over `services::listener`, `services::captures`,
 //! `services::tunnel` and `services::signatures`.
 use partner_console_core::bridge::{
     CaptureDetail, CaptureExportForm, CaptureFilter, CaptureSummary, ClearCapturesForm,
-    ClearResult, FileJobResult, ForwardRuleView, InspectorFacets, InspectorPage, InspectorQuery,
-    ListenerAddressForm, ListenerView, ReplayForm, ReplayResult, RetentionForm, SignatureReport,
-    TestMode, TunnelSaved,
+    ClearResult, Comparison, FileJobResult, ForwardRuleView, InspectorFacets, InspectorPage,
+    InspectorQuery, ListenerAddressForm, ListenerView, ReplayForm, ReplayResult, RetentionForm,
+    SignatureReport, TestMode, TunnelSaved,
 };
 use partner_console_core::Result;
 
@@ -102,6 +102,11 @@ pub async fn capture_attempts(state: State<'_, Console>, id: i64) -> Result<Vec<
 #[tauri::command]
 pub fn capture_detail(state: State<'_, Console>, id: i64) -> Result<CaptureDetail> {
     captures::detail(&state, id)
+}
+
+#[tauri::command]
+pub fn compare_captures(state: State<'_, Console>, first: i64, second: i64) -> Result<Comparison> {
+    captures::compare(&state, first, second)
 }
 
 /// Replays a capture to this listener or to any URL: unchanged, or with an edited body

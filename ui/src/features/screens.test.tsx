@@ -595,6 +595,58 @@ describe("Webhooks inspector: evidence for a support ticket", () => {
   });
 });
 
+describe("Webhooks inspector: two captures compared", () => {
+  it("compares this capture with the one shown before: body paths, headers that differ, verdicts", async () => {
+    const side = (id: number, verdict: "valid" | "invalid-signature", answered: number) => ({
+      id,
+      receivedAt: "2026-01-01T00:00:00Z",
+      verdict,
+      answered,
+      eventId: "ev-1",
+      eventType: "created",
+      bodySize: 100,
+    });
+    const calls = mockCommands({
+      capture_detail: (a) => ({
+        summary: capture(a.id as number, "invalid-signature"),
+        headers: [],
+        rawBody: "{}",
+        prettyBody: "{}",
+        resourceRef: null,
+        attempts: [capture(a.id as number, "invalid-signature")],
+        answeredStatus: 401,
+        outbound: [],
+        open: { kind: "refused", reason: "Not offered." },
+      }),
+      compare_captures: () => ({
+        first: side(3, "valid", 200),
+        second: side(7, "invalid-signature", 401),
+        body: { kind: "json", differences: [{ path: "/loan/amount", change: "changed", first: 100, second: 250 }, { path: "/extra", change: "added", first: null, second: true }] },
+        headers: [
+          { name: "Svc-Signature", first: "t=1,v1=aa", second: "t=1,v1=bb", same: false },
+          { name: "Content-Type", first: "application/json", second: "application/json", same: true },
+        ],
+      }),
+    });
+    renderWithClient(<CaptureDetailPane id={7} onSelect={() => {}} compareWith={3} />);
+    fireEvent.click(await screen.findByRole("tab", { name: "compare" }));
+    const body = await screen.findByRole("table", { name: "Body differences" });
+    expect(calls.find((c) => c.cmd === "compare_captures")?.args).toEqual({ first: 3, second: 7 });
+    expect(within(body).getAllByRole("row")[1]).toHaveTextContent("/loan/amountchanged100250");
+    expect(within(body).getAllByRole("row")[2]).toHaveTextContent("/extraadded—true");
+    const headers = screen.getByRole("table", { name: "Headers compared" });
+    expect(within(headers).getAllByRole("row")).toHaveLength(2); // only the one that differs
+    expect(headers).toHaveTextContent("Svc-Signaturet=1,v1=aat=1,v1=bb");
+    fireEvent.click(screen.getByLabelText("only those that differ"));
+    expect(within(screen.getByRole("table", { name: "Headers compared" })).getAllByRole("row")).toHaveLength(3);
+    expect(screen.getByRole("table", { name: "Compared captures" })).toHaveTextContent("Answered200401");
+    // Another capture, typed.
+    fireEvent.change(screen.getByLabelText("Capture to compare with"), { target: { value: "#5" } });
+    fireEvent.click(screen.getByRole("button", { name: "Compare" }));
+    await waitFor(() => expect(calls.filter((c) => c.cmd === "compare_captures").at(-1)?.args).toEqual({ first: 5, second: 7 }));
+  });
+});
+
 describe("Demo", () => {
   it("plays the lender and logs what happened", async () => {
     mockCommands({

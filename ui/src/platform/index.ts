@@ -10,6 +10,7 @@ import type {
   AppStatus,
   CaptureBatch,
   CaptureDetail,
+  Comparison,
   CaptureSummary,
   ClearCapturesForm,
   ClearResult,
@@ -230,6 +231,7 @@ export const api = {
   /** Saves the forward rules (first match wins) and applies them at once. */
   setForwardRules: (rules: ForwardRuleView[]) => call<ListenerView>("set_forward_rules", { rules }),
   captureDetail: (id: number) => call<CaptureDetail>("capture_detail", { id }),
+  compareCaptures: (first: number, second: number) => call<Comparison>("compare_captures", { first, second }),
   signatureReport: (id: number, pastedKey: string | null) =>
     call<SignatureReport>("signature_report", { id, pastedKey }),
   replay: (form: ReplayForm) => call<ReplayResult>("replay_capture", { form }),

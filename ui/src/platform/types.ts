@@ -5,6 +5,7 @@ export type { AppError } from "../bindings/AppError";
 export type { AppStatus } from "../bindings/AppStatus";
 export type { CaptureBatch } from "../bindings/CaptureBatch";
 export type { CaptureDetail } from "../bindings/CaptureDetail";
+export type { Comparison } from "../bindings/Comparison";
 export type { CaptureSummary } from "../bindings/CaptureSummary";
 export type { ClearCapturesForm } from "../bindings/ClearCapturesForm";
 export type { ClearResult } from "../bindings/ClearResult";

@@ -57,6 +57,7 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     CaptureSummary::export_all_to(dir)?;
     CaptureBatch::export_all_to(dir)?;
     CaptureDetail::export_all_to(dir)?;
+    Comparison::export_all_to(dir)?;
     SignatureReport::export_all_to(dir)?;
     SignatureCheck::export_all_to(dir)?;
     ReplayForm::export_all_to(dir)?;

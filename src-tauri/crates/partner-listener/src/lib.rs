@@ -7,6 +7,7 @@
 //! No Tauri here: the CLI (`partner listen`) and the desktop app drive the same [`Listener`].
 
 pub mod capture;
+pub mod compare;
 mod connections;
 pub mod debugger;
 pub mod error;

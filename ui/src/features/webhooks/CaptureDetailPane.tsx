@@ -1,21 +1,37 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, type CaptureDetail, type EvidenceScope, type CaptureFilter, type OutboundView } from "../../platform";
+import { api, type CaptureDetail, type Comparison, type EvidenceScope, type CaptureFilter, type OutboundView } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { formatTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
 
-type Tab = "headers" | "raw" | "pretty" | "signature" | "attempts" | "forwards" | "replay" | "evidence";
+type Tab = "headers" | "raw" | "pretty" | "signature" | "attempts" | "forwards" | "replay" | "compare" | "evidence";
 
-/** One capture: its request, signature check, attempts, forwards and replays, replay and
+/** One capture: its request, signature check, attempts, forwards and replays, replay, a
+ * comparison with another capture (`compareWith`: the one shown before, offered first) and
  * evidence. `filter` and `shown` are the inspector's, for "the captures shown". */
-export function CaptureDetailPane({ id, onSelect, filter = null, shown = 0 }: { id: number; onSelect: (id: number) => void; filter?: CaptureFilter | null; shown?: number }) {
+export function CaptureDetailPane({
+  id,
+  onSelect,
+  filter = null,
+  shown = 0,
+  compareWith = null,
+}: {
+  id: number;
+  onSelect: (id: number) => void;
+  filter?: CaptureFilter | null;
+  shown?: number;
+  compareWith?: number | null;
+}) {
   const [tab, setTab] = useState<Tab>("pretty");
   const detail = useQuery({ queryKey: ["capture", id], queryFn: () => api.captureDetail(id), retry: false });
   if (detail.isError) return <ErrorPanel error={detail.error} onRetry={() => void detail.refetch()} />;
   if (!detail.data) return <p className="muted pad">Loading…</p>;
   const d = detail.data;
-  const tabs: Tab[] = ["pretty", "raw", "headers", "signature", "attempts", "forwards", "replay", "evidence"];
+  const tabs: Tab[] = ["pretty", "raw", "headers", "signature", "attempts", "forwards", "replay", "compare", "evidence"];
+  // Compare with the capture shown before, else this notification's first attempt.
+  const firstAttempt = d.attempts.length > 1 && d.attempts[0]?.id !== id ? (d.attempts[0]?.id ?? null) : null;
+  const other = compareWith !== null && compareWith !== id ? compareWith : firstAttempt;
   return (
     <div className="capture-detail">
       <div className="detail-head">
@@ -60,9 +76,116 @@ export function CaptureDetailPane({ id, onSelect, filter = null, shown = 0 }: { 
       )}
       {tab === "forwards" && <Outbound records={d.outbound} />}
       {tab === "replay" && <Replay id={id} raw={d.rawBody} />}
+      {tab === "compare" && <Compare key={id} id={id} suggested={other} />}
       {tab === "evidence" && <EvidenceBundle id={id} attempts={d.attempts.length} filter={filter} shown={shown} />}
     </div>
   );
+}
+
+/** This capture beside another: their bodies path by path, their headers, their verdicts. */
+function Compare({ id, suggested }: { id: number; suggested: number | null }) {
+  const [typed, setTyped] = useState(suggested === null ? "" : String(suggested));
+  const [other, setOther] = useState<number | null>(suggested);
+  const [onlyDifferences, setOnlyDifferences] = useState(true);
+  const compared = useQuery({
+    queryKey: ["compare", other, id],
+    queryFn: () => api.compareCaptures(other ?? 0, id),
+    enabled: other !== null,
+    retry: false,
+  });
+  const c = compared.data;
+  const headers = c ? c.headers.filter((h) => !onlyDifferences || !h.same) : [];
+  return (
+    <div className="compare" data-testid="compare">
+      <form
+        className="compare-with"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const n = Number(typed.trim().replace(/^#/, ""));
+          setOther(Number.isInteger(n) && n > 0 ? n : null);
+        }}
+      >
+        <label>
+          Compare capture <input aria-label="Capture to compare with" className="mono" size={8} value={typed} onChange={(e) => setTyped(e.target.value)} placeholder="#id" />
+        </label>
+        <span className="small">with this one (#{id})</span>
+        <button type="submit">Compare</button>
+      </form>
+      {other === null && <p className="muted small">Pick another capture in the list, then this tab compares it with the one you looked at before; or type a capture's number.</p>}
+      {compared.isError && <ErrorPanel error={compared.error} compact />}
+      {c && (
+        <>
+          <table className="grid compact" aria-label="Compared captures">
+            <thead><tr><th></th><th>#{c.first.id}</th><th>#{c.second.id} (this one)</th></tr></thead>
+            <tbody>
+              <tr><th scope="row">Verdict</th><td><span className={`pill ${c.first.verdict}`}>{c.first.verdict}</span></td><td><span className={`pill ${c.second.verdict}`}>{c.second.verdict}</span></td></tr>
+              <tr><th scope="row">Answered</th><td>{c.first.answered}</td><td>{c.second.answered}</td></tr>
+              <tr><th scope="row">Received</th><td>{formatTime(c.first.receivedAt)}</td><td>{formatTime(c.second.receivedAt)}</td></tr>
+              <tr><th scope="row">Event</th><td className="mono">{c.first.eventType ?? "—"} {c.first.eventId ?? ""}</td><td className="mono">{c.second.eventType ?? "—"} {c.second.eventId ?? ""}</td></tr>
+            </tbody>
+          </table>
+          <h4>Body</h4>
+          <BodyDifferences body={c.body} first={c.first.id} second={c.second.id} />
+          <h4>
+            Headers{" "}
+            <label className="small muted">
+              <input type="checkbox" checked={onlyDifferences} onChange={(e) => setOnlyDifferences(e.target.checked)} /> only those that differ
+            </label>
+          </h4>
+          {headers.length === 0 ? (
+            <p className="muted small">{onlyDifferences ? "Every header is the same." : "No headers."}</p>
+          ) : (
+            <table className="grid compact" aria-label="Headers compared">
+              <thead><tr><th>Header</th><th>#{c.first.id}</th><th>#{c.second.id}</th></tr></thead>
+              <tbody>
+                {headers.map((h) => (
+                  <tr key={h.name} className={h.same ? undefined : "differs"}>
+                    <th scope="row">{h.name}</th>
+                    <td className="mono">{h.first ?? "—"}</td>
+                    <td className="mono">{h.second ?? "—"}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </>
+      )}
+    </div>
+  );
+}
+
+function BodyDifferences({ body, first, second }: { body: Comparison["body"]; first: number; second: number }) {
+  switch (body.kind) {
+    case "identical":
+      return <p className="small" data-testid="body-comparison">The bodies are byte for byte the same.</p>;
+    case "bytes":
+      return <p className="small" data-testid="body-comparison">The bodies differ, and they are not both JSON.</p>;
+    case "missing":
+      return <p className="small" data-testid="body-comparison">A body was not kept (too large, or it never arrived whole), so the bodies cannot be compared.</p>;
+    case "json":
+      if (body.differences.length === 0) {
+        return (
+          <p className="small" data-testid="body-comparison">
+            The same JSON document in other bytes: re-serialised, so a signature made over one cannot match the other.
+          </p>
+        );
+      }
+      return (
+        <table className="grid compact" aria-label="Body differences" data-testid="body-comparison">
+          <thead><tr><th>Path</th><th>Change</th><th>#{first}</th><th>#{second}</th></tr></thead>
+          <tbody>
+            {body.differences.map((d) => (
+              <tr key={d.path}>
+                <td className="mono">{d.path}</td>
+                <td>{d.change}</td>
+                <td className="mono">{d.first === undefined || d.first === null && d.change === "added" ? "—" : JSON.stringify(d.first)}</td>
+                <td className="mono">{d.second === undefined || d.second === null && d.change === "removed" ? "—" : JSON.stringify(d.second)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      );
+  }
 }
 
 function SignatureDebugger({ id }: { id: number }) {

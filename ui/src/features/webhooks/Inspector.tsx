@@ -4,7 +4,7 @@
  * are the store's. It follows new arrivals while the user is at the top and holds still when
  * they scroll away, saying how many arrived meanwhile.
  */
-import { memo, useEffect, useMemo, useRef, useState, type KeyboardEvent, type RefObject } from "react";
+import { memo, useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent, type RefObject } from "react";
 import { api, type CaptureFileFormat, type CaptureSummary, type CaptureFilter } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { FileJobStatus, useFileJob } from "../../components/FileJob";
@@ -50,6 +50,16 @@ export function Inspector({ selectedCapture = null }: { selectedCapture?: number
     setRouted(selectedCapture);
     if (selectedCapture !== null) setSelectedId(selectedCapture);
   }
+  // The capture shown before this one: what "compare" offers first.
+  const [previousId, setPreviousId] = useState<number | null>(null);
+  const shownId = useRef(selectedId);
+  useEffect(() => {
+    shownId.current = selectedId;
+  }, [selectedId]);
+  const select = useCallback((id: number) => {
+    if (shownId.current !== null && shownId.current !== id) setPreviousId(shownId.current);
+    setSelectedId(id);
+  }, []);
   const scrollRef = useRef<HTMLDivElement>(null);
 
   /** A new filter shows its newest matches, from the top. */
@@ -149,12 +159,12 @@ export function Inspector({ selectedCapture = null }: { selectedCapture?: number
           scrollRef={scrollRef}
           filtered={isFiltered(form)}
           onFollowingChange={setFollowing}
-          onSelect={setSelectedId}
+          onSelect={select}
           onToggle={toggleExpanded}
         />
         <aside className="detail-panel wide" aria-label="Capture detail">
           {selectedId !== null ? (
-            <CaptureDetailPane id={selectedId} onSelect={setSelectedId} filter={filter} shown={data.total} />
+            <CaptureDetailPane id={selectedId} onSelect={select} filter={filter} shown={data.total} compareWith={previousId} />
           ) : (
             <p className="muted pad">Select a notification to see its headers, body, signature check, attempts and forwards.</p>
           )}

@@ -1,6 +1,8 @@
 //! The inspector: captures, their filter, pages and counts, detail, exports, clears, and the signature report.
 
 use super::listener::OutboundView;
+/// Two captures side by side (`partner_listener::compare`), as the window shows them.
+pub use partner_listener::compare::Comparison;
 use partner_listener::{CaptureFilter, Verdict};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;

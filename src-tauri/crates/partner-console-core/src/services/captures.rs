@@ -392,6 +392,19 @@ fn partial_path(path: &Path) -> PathBuf {
 
 /// Everything the inspector shows of capture `id`: headers, body raw and pretty, its
 /// notification's attempts, what was forwarded or replayed, and whether it can be opened.
+/// Two captures side by side: their bodies path by path, their headers, their verdicts.
+pub fn compare(
+    state: &AppState,
+    first: i64,
+    second: i64,
+) -> Result<partner_listener::compare::Comparison> {
+    let store = state.captures()?;
+    Ok(partner_listener::compare::compare(
+        &store.get(first)?,
+        &store.get(second)?,
+    ))
+}
+
 pub fn detail(state: &AppState, id: i64) -> Result<crate::bridge::CaptureDetail> {
     let store = state.captures()?;
     let capture = store.get(id)?;

@@ -51,6 +51,31 @@ async fn a_lender_s_transaction_reaches_the_inspector_verified_and_the_window_in
     .await
     .expect("replayed");
     assert_eq!(replayed.verdict, Some(Verdict::Valid), "{replayed:?}");
+
+    // The replay beside the original: the same bytes, told apart by its Svc-Replay header.
+    let replay = app
+        .inspector()
+        .await
+        .items
+        .into_iter()
+        .find(|c| c.replayed && c.resource_id == transaction)
+        .expect("the replay in the inspector");
+    let compared = captures::compare(&app.console, row.id, replay.id).expect("compared");
+    assert_eq!(
+        compared.body,
+        partner_listener::compare::BodyComparison::Identical
+    );
+    let marker = compared
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("svc-replay"))
+        .expect("the replay's header");
+    assert_eq!(
+        (marker.first.as_deref(), marker.second.as_deref()),
+        (None, Some("1"))
+    );
+    let missing = captures::compare(&app.console, row.id, 999_999).expect_err("no such capture");
+    assert!(!missing.message.is_empty());
     app.stop().await;
 }
 
