@@ -230,6 +230,21 @@ await step("replay a capture", async () => {
   await shot("webhooks");
 });
 
+await step("compare two captures: the forged one beside the valid one shown before it", async () => {
+  await (await $("[data-verdict=valid][data-capture-id]")).click();
+  await waitText("[data-testid=detail-verdict]", /^valid$/);
+  await (await $("[data-verdict=invalid-signature][data-capture-id]")).click();
+  await waitText("[data-testid=detail-verdict]", /invalid-signature/);
+  await (await $("button=compare")).click();
+  const sides = await $("table[aria-label='Compared captures']");
+  await sides.waitForExist({ timeout: 15000 });
+  assert.match(await sides.getProperty("textContent"), /valid.*invalid-signature/);
+  const body = await $("[data-testid=body-comparison]");
+  assert.match(await body.getProperty("textContent"), /\/eventId|\/meta/, "the bodies differ path by path");
+  assert.match(await (await $("table[aria-label='Headers compared']")).getProperty("textContent"), /Svc-Signature/i);
+  await shot("webhooks-compare");
+});
+
 /** Waits until the inspector's list has the store's answer for its filter (rows move when it
  * lands, so a click before it can hit the wrong one). */
 async function listSettled() {
