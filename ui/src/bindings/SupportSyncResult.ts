@@ -8,4 +8,9 @@ export type SupportSyncResult = {
 /**
  * Stopped by the user: what was stored stays, the next sync continues from there.
  */
-cancelled: boolean, filled: number, created: number, updated: number, index: SupportIndexView, };
+cancelled: boolean, filled: number, created: number, updated: number, 
+/**
+ * What the sync did instead of what the service refused (a full walk where it does not
+ * sort by `updated`), in words.
+ */
+fallbacks: Array<string>, index: SupportIndexView, };
