@@ -168,7 +168,7 @@ describe("The app's shell: Support, Go to and Ctrl+K", () => {
     fireEvent.click(within(screen.getByTestId("sync-progress")).getByRole("button", { name: "Cancel" }));
     await waitFor(() => expect(calls.find((c) => c.cmd === "cancel_job")?.args).toEqual({ jobId: jobId.jobId }));
     expect(calls.filter((c) => c.cmd === "support_sync")).toHaveLength(1);
-    finish({ cancelled: true, filled: 500, created: 500, updated: 0, index: index({ exists: true, asOf: "2026-03-04T05:06:07Z", transactions: 500, fillPosition: 500, fillTotal: 5000 }) });
+    finish({ cancelled: true, filled: 500, created: 500, updated: 0, fallbacks: [], index: index({ exists: true, asOf: "2026-03-04T05:06:07Z", transactions: 500, fillPosition: 500, fillTotal: 5000 }) });
     expect(await screen.findByTestId("sync-result")).toHaveTextContent("Stopped: the 500 transactions stored so far stay");
     expect(screen.getByRole("button", { name: "Continue the copy" })).toBeInTheDocument();
   });

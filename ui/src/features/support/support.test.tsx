@@ -100,7 +100,7 @@ describe("Support: syncing the local index", () => {
     expect(calls.find((c) => c.cmd === "support_sync")?.args.form).toEqual({ jobId, allowProduction: false });
     fireEvent.click(within(screen.getByTestId("sync-progress")).getByRole("button", { name: "Cancel" }));
     await waitFor(() => expect(calls.find((c) => c.cmd === "cancel_job")?.args).toEqual({ jobId }));
-    finish({ cancelled: true, filled: 1234, created: 1234, updated: 0, index: indexView({ filled: false, fillPosition: 1234, fillTotal: 100000 }) });
+    finish({ cancelled: true, filled: 1234, created: 1234, updated: 0, fallbacks: [], index: indexView({ filled: false, fillPosition: 1234, fillTotal: 100000 }) });
     expect(await screen.findByTestId("sync-result")).toHaveTextContent("Stopped: the 1,234 transactions stored so far stay; the next sync continues from there.");
     expect(screen.getByTestId("support-summary")).toHaveTextContent("1,234 transactions · as of 2026-03-04 05:06:07Z · partial: 1,234 of 100,000 read");
     expect(screen.getByRole("button", { name: "Continue the copy" })).toBeInTheDocument();
