@@ -309,3 +309,21 @@ async fn the_calls_panel_gets_each_call_as_it_ends_and_its_curl_has_no_secret() 
     assert!(calls::curl(&app.console, 999_999).is_err());
     app.stop().await;
 }
+
+#[tokio::test]
+async fn the_sandbox_s_own_endpoints_are_calls_in_the_panel_too() {
+    let app = Headless::start().await;
+    let product = app.demo_product().await;
+    partner_console_core::services::embedded::new_transaction(app.console.state(), product)
+        .await
+        .expect("the lender started a transaction");
+    let listed = calls::list(&app.console, 0).expect("the log");
+    let lender = listed
+        .calls
+        .iter()
+        .find(|c| c.target.contains("/sandbox/v1/transactions"))
+        .unwrap_or_else(|| panic!("the sandbox call is logged: {:?}", listed.calls));
+    assert_eq!(lender.method, "POST");
+    assert!(lender.status.is_some_and(|s| (200..300).contains(&s)));
+    app.stop().await;
+}
