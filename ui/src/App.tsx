@@ -20,6 +20,7 @@ const { Screen: TransactionDetail } = chunkedScreen(() => import("./features/tra
 const { Screen: WebhooksScreen, preload: preloadWebhooks } = chunkedScreen(() => import("./features/webhooks/WebhooksScreen"), (m) => m.WebhooksScreen);
 const { Screen: TokenScreen } = chunkedScreen(() => import("./features/token/TokenScreen"), (m) => m.TokenScreen);
 const { Screen: ConnectionsScreen } = chunkedScreen(() => import("./features/connections/ConnectionsScreen"), (m) => m.ConnectionsScreen);
+const { Screen: CallsScreen } = chunkedScreen(() => import("./features/calls/CallsScreen"), (m) => m.CallsScreen);
 const { Screen: SupportScreen } = chunkedScreen(() => import("./features/support/SupportScreen"), (m) => m.SupportScreen);
 const { Screen: DemoScreen } = chunkedScreen(() => import("./features/demo/DemoScreen"), (m) => m.DemoScreen);
 
@@ -154,7 +155,7 @@ export function App() {
         {s?.active && s.phase !== "starting" && <GoToBox />}
         {s && s.phase !== "starting" && <ListenerBadge listener={s.listener} />}
         {s?.tunnel && <TunnelBadge tunnel={s.tunnel} />}
-        <span className="muted small shortcuts">Alt+1…7 switch screens · Ctrl+K go to · arrows move in tables</span>
+        <span className="muted small shortcuts">Alt+1…8 switch screens · Ctrl+K go to · arrows move in tables</span>
       </header>
       <nav className="sidebar" aria-label="Screens">
         {SCREENS.map((item) => (
@@ -244,5 +245,7 @@ function ScreenView({ screen, id, eventId, embedded, sandbox, connected }: { scr
       return <DemoScreen embedded={embedded} />;
     case "support":
       return <SupportScreen />;
+    case "calls":
+      return <CallsScreen />;
   }
 }

@@ -1,6 +1,7 @@
 //! The Tauri commands: each a thin adapter from a bridge type to a library call and back.
 //! Grouped by screen; `handler()` lists them all for the builder.
 
+pub mod calls;
 pub mod connections;
 pub mod demo;
 pub mod listings;
@@ -11,6 +12,7 @@ pub mod transactions;
 pub mod tunnel;
 pub mod webhooks;
 
+pub use calls::*;
 pub use connections::*;
 pub use demo::*;
 pub use listings::*;

@@ -5,7 +5,7 @@ import { instantOf } from "../lib/format";
 import { BLOCK, blocksFor, captureCount, drawnCount, drawnRow, isFiltered, NO_FILTER, rowAt, shouldFollow, storeFilter } from "./webhooks/inspectorModel";
 import { describeForwardRule, forwardRuleProblems, describeRepoint, describeRetention, describeTestMode, parseListenerAddress, parseRetention, parseTestMode, testModeFields } from "./webhooks/listenerModel";
 import { firstExpiry, secondsLeft } from "./token/tokenModel";
-import { baseUrlLabel, connectionActions, draftProblems, EMPTY_DRAFT, toNewConnection } from "./connections/connectionModel";
+import { baseUrlLabel, connectionActions, draftProblems, EMPTY_DRAFT, EMPTY_NETWORK, toNewConnection } from "./connections/connectionModel";
 import { canSubmitKey, keyToSend } from "./products/keyModel";
 import { isLocked, moreFieldsText, respondForm, responseText } from "./transactions/respondModel";
 import { progressText } from "../components/FileJob";
@@ -165,7 +165,7 @@ describe("connection form", () => {
     expect(Object.keys(problems).sort()).toEqual(["baseUrl", "clientId", "clientSecret", "label"]);
   });
   it("refuses http for production and trims what it sends", () => {
-    const draft = { label: " Prod ", baseUrl: "http://api.example.com/", clientId: " id ", clientSecret: "s", environment: "production" as const };
+    const draft = { label: " Prod ", baseUrl: "http://api.example.com/", clientId: " id ", clientSecret: "s", environment: "production" as const, network: EMPTY_NETWORK };
     expect(draftProblems(draft).baseUrl).toBe("Production needs https://.");
     expect(toNewConnection({ ...draft, baseUrl: "https://api.example.com/" })).toEqual({
       label: "Prod",
@@ -229,7 +229,7 @@ describe("search and demo", () => {
 });
 
 describe("connection rows", () => {
-  const embedded = { id: "embedded-sandbox", label: "Embedded sandbox", baseUrl: "", clientId: "demo", environment: "sandbox" as const, labelled: "sandbox" as const, serviceEnvironment: null, embedded: true };
+  const embedded = { id: "embedded-sandbox", label: "Embedded sandbox", baseUrl: "", clientId: "demo", environment: "sandbox" as const, labelled: "sandbox" as const, serviceEnvironment: null, embedded: true, network: { proxyUrl: null, proxyUser: null, caCertFile: null, clientCertFile: null, summary: "" } };
   const saved = { ...embedded, id: "c-1", label: "Staging", baseUrl: "https://staging.example.com", embedded: false };
   it("never removes the embedded sandbox or the active connection, and resets only the sandbox", () => {
     expect(connectionActions(embedded, "c-1")).toEqual({ use: true, remove: false, reset: true });

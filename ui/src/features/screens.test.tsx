@@ -469,7 +469,7 @@ describe("Connections", () => {
 });
 
 describe("Connections: the embedded sandbox", () => {
-  const staging = { id: "c-1", label: "Staging", baseUrl: "https://staging.example.com", clientId: "client-1", environment: "sandbox" as const, labelled: "sandbox" as const, serviceEnvironment: null, embedded: false };
+  const staging = { id: "c-1", label: "Staging", baseUrl: "https://staging.example.com", clientId: "client-1", environment: "sandbox" as const, labelled: "sandbox" as const, serviceEnvironment: null, embedded: false, network: embeddedConnection.network };
   const notStarted = { ...embeddedConnection, baseUrl: "" };
 
   it("lists the embedded sandbox first even before it started, selectable and never removable", async () => {

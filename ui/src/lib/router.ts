@@ -12,7 +12,8 @@ export type Screen =
   | "transactions"
   | "webhooks"
   | "demo"
-  | "support";
+  | "support"
+  | "calls";
 
 export interface Route {
   screen: Screen;
@@ -29,6 +30,7 @@ export const SCREENS: Array<{ screen: Screen; label: string; key: string }> = [
   { screen: "connections", label: "Connections", key: "5" },
   { screen: "demo", label: "Demo", key: "6" },
   { screen: "support", label: "Support", key: "7" },
+  { screen: "calls", label: "Calls", key: "8" },
 ];
 
 export function parseRoute(hash: string): Route {

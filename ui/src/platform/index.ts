@@ -8,6 +8,9 @@ import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type {
   AppError,
   AppStatus,
+  CallBatch,
+  CallList,
+  NetworkChange,
   CaptureBatch,
   CaptureDetail,
   Comparison,
@@ -145,6 +148,12 @@ export const api = {
   addConnection: (form: NewConnection) => call<AppStatus>("add_connection", { form }),
   selectConnection: (id: string) => call<AppStatus>("select_connection", { id }),
   removeConnection: (id: string) => call<AppStatus>("remove_connection", { id }),
+  /** New company-network settings for a saved connection, tried by signing in before they are kept. */
+  changeConnectionNetwork: (change: NetworkChange) => call<AppStatus>("change_connection_network", { change }),
+  /** The active connection's calls after call `since` (0 for every call kept), oldest first. */
+  listCalls: (since: number) => call<CallList>("list_calls", { since }),
+  /** One call as a curl command: its secrets are `$PARTNER_TOKEN`-style variables, never values. */
+  callAsCurl: (seq: number) => call<string>("call_as_curl", { seq }),
   /** Runs the demo product's subscription again after it failed (a locked keychain, say). */
   retryDemoSubscription: () => call<AppStatus>("retry_demo_subscription"),
   /** Starts the embedded sandbox again from its demo data: what the user made in it is lost. */
@@ -279,6 +288,7 @@ export const EVENTS = {
   jobProgress: "job-progress",
   openLink: "open-link",
   supportSyncProgress: "support-sync-progress",
+  calls: "calls",
 } as const;
 
 /**
@@ -308,6 +318,8 @@ function subscribe<T>(event: string, handler: (payload: T) => void, onListening?
 
 export const events = {
   onCaptures: (handler: (batch: CaptureBatch) => void) => subscribe(EVENTS.captures, handler),
+  /** New calls of the active connection, a few batches a second at most. */
+  onCalls: (handler: (batch: CallBatch) => void, onListening?: () => void) => subscribe(EVENTS.calls, handler, onListening),
   onToken: (handler: (view: TokenView) => void) => subscribe(EVENTS.token, handler),
   onSearchProgress: (handler: (progress: SearchProgress) => void) =>
     subscribe(EVENTS.searchProgress, handler),

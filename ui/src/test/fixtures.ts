@@ -65,6 +65,7 @@ export const embeddedConnection: ConnectionView = {
   labelled: "sandbox",
   serviceEnvironment: null,
   embedded: true,
+  network: { proxyUrl: null, proxyUser: null, caCertFile: null, clientCertFile: null, summary: "" },
 };
 
 /** A ready status on the embedded sandbox, with a running listener and nothing to report. */

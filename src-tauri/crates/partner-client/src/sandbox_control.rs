@@ -7,7 +7,13 @@
 //! A sandbox bound beyond loopback guards these endpoints with an admin token, sent as a
 //! bearer token; it is a [`Secret`], so it never shows in a `Debug` print or an error. Errors
 //! are worded as the partner client words any service's errors ([`ClientError::from_status`]).
+//!
+//! Its calls are calls to a service too, so each is kept in a [`CallLog`] as the partner
+//! client's are (redacted: the admin token is a `$PARTNER_TOKEN` variable in the curl text):
+//! its own log, or the log of the connection it serves ([`SandboxControl::with_call_log`]), so
+//! the app's Calls panel and `partner --verbose` see them beside the partner API's.
 
+use crate::call_log::{CallLog, CallTrace};
 use crate::error::{ClientError, Result};
 use partner_api::{DeliveryRecord, NewEvent, NewTransaction, Secret, TransactionUpdate};
 use serde::Serialize;
@@ -23,6 +29,7 @@ pub struct SandboxControl {
     http: reqwest::Client,
     base_url: Url,
     admin_token: Option<Secret>,
+    calls: CallLog,
 }
 
 impl SandboxControl {
@@ -36,7 +43,19 @@ impl SandboxControl {
             http,
             base_url: crate::parse_base_url(base_url)?,
             admin_token,
+            calls: CallLog::default(),
         })
+    }
+
+    /// Keeps this control's calls in `log` (a connection's client's, `PartnerClient::calls`).
+    pub fn with_call_log(mut self, log: &CallLog) -> Self {
+        self.calls = log.clone();
+        self
+    }
+
+    /// The calls made through this control.
+    pub fn calls(&self) -> &CallLog {
+        &self.calls
     }
 
     /// The lender starts a transaction; the sandbox's answer (the transaction) as it sent it.
@@ -117,7 +136,20 @@ impl SandboxControl {
         if let Some(body) = body {
             request = request.json(body);
         }
-        let response = request.send().await.map_err(|e| {
+        let mut trace = CallTrace::start(&self.calls);
+        let result = self.send(request, &mut trace).await;
+        trace.end(&result);
+        result
+    }
+
+    async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+        trace: &mut CallTrace,
+    ) -> Result<serde_json::Value> {
+        let request = request.build().map_err(ClientError::from_transport)?;
+        trace.attempt(&request);
+        let response = self.http.execute(request).await.map_err(|e| {
             let message = format!("the sandbox at {} did not answer: {e}", self.base_url);
             if e.is_timeout() {
                 ClientError::Timeout { message }
@@ -126,9 +158,11 @@ impl SandboxControl {
             }
         })?;
         let status = response.status().as_u16();
+        trace.answered(status, response.headers());
         let bytes = response.bytes().await.map_err(|e| ClientError::Network {
             message: format!("the sandbox's answer broke off: {e}"),
         })?;
+        trace.body_read(bytes.len());
         if !(200..300).contains(&status) {
             return Err(ClientError::from_status(status, &bytes, None, true));
         }

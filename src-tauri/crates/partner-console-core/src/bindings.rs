@@ -16,6 +16,12 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     ErrorKind::export_all_to(dir)?;
     AppStatus::export_all_to(dir)?;
     NewConnection::export_all_to(dir)?;
+    NetworkForm::export_all_to(dir)?;
+    NetworkChange::export_all_to(dir)?;
+    NetworkView::export_all_to(dir)?;
+    CallSummary::export_all_to(dir)?;
+    CallBatch::export_all_to(dir)?;
+    CallList::export_all_to(dir)?;
     TokenView::export_all_to(dir)?;
     partner_api::Introspection::export_all_to(dir)?;
     PageQuery::export_all_to(dir)?;

@@ -12,8 +12,8 @@
 //! `&AppState` and is handed a `&Console` as it is.
 
 use crate::bridge::{
-    AppStatus, CaptureBatch, JobProgress, MissedProgressView, SearchProgress, SupportSyncProgress,
-    TokenView,
+    AppStatus, CallBatch, CaptureBatch, JobProgress, MissedProgressView, SearchProgress,
+    SupportSyncProgress, TokenView,
 };
 use crate::state::{AppState, Inner};
 use serde::Serialize;
@@ -43,6 +43,8 @@ pub enum AppEvent {
     SupportSyncProgress(SupportSyncProgress),
     /// A route a `partner-console://` link asked for.
     OpenLink(String),
+    /// New calls of the active connection's client (at most ~5 events a second).
+    Calls(CallBatch),
 }
 
 impl AppEvent {
@@ -57,6 +59,7 @@ impl AppEvent {
             AppEvent::JobProgress(_) => "job-progress",
             AppEvent::SupportSyncProgress(_) => "support-sync-progress",
             AppEvent::OpenLink(_) => "open-link",
+            AppEvent::Calls(_) => "calls",
         }
     }
 }

@@ -3,7 +3,8 @@ import { useState } from "react";
 import { api, type AppStatus } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { showChangedStatus, STATUS_KEY } from "../../startup";
-import { baseUrlLabel, connectionActions, draftProblems, EMPTY_DRAFT, RESET_SANDBOX_LOSS, toNewConnection, type ConnectionDraft } from "./connectionModel";
+import { baseUrlLabel, connectionActions, draftProblems, EMPTY_DRAFT, networkDraftOf, networkProblems, RESET_SANDBOX_LOSS, toNetworkForm, toNewConnection, type ConnectionDraft, type NetworkDraft } from "./connectionModel";
+import { NetworkFields } from "./NetworkFields";
 
 export function ConnectionsScreen() {
   const client = useQueryClient();
@@ -23,6 +24,17 @@ export function ConnectionsScreen() {
   const [draft, setDraft] = useState<ConnectionDraft>(EMPTY_DRAFT);
   const [touched, setTouched] = useState(false);
   const problems = draftProblems(draft);
+  const netProblems = networkProblems(draft.network);
+  // A saved connection's "Network…" editor: which connection, and its settings as typed.
+  const [editing, setEditing] = useState<{ id: string; label: string; network: NetworkDraft; touched: boolean } | null>(null);
+  const changeNetwork = useMutation({
+    mutationFn: (e: { id: string; network: NetworkDraft }) => api.changeConnectionNetwork({ id: e.id, network: toNetworkForm(e.network) }),
+    onSuccess: (s) => {
+      setEditing(null);
+      set(s);
+    },
+    onError: () => setEditing((e) => (e ? { ...e, network: { ...e.network, proxyPassword: "", clientKeyFile: "" } } : e)),
+  });
   const add = useMutation({
     mutationFn: () => api.addConnection(toNewConnection(draft)),
     onSuccess: (s) => {
@@ -30,12 +42,12 @@ export function ConnectionsScreen() {
       setTouched(false);
       set(s);
     },
-    onError: () => setDraft((d) => ({ ...d, clientSecret: "" })),
+    onError: () => setDraft((d) => ({ ...d, clientSecret: "", network: { ...d.network, proxyPassword: "" } })),
   });
 
   if (status.isError) return <div className="page"><h1>Connections</h1><ErrorPanel error={status.error} onRetry={() => void status.refetch()} /></div>;
   const s = status.data;
-  const field = (key: keyof ConnectionDraft, label: string, type = "text") => (
+  const field = (key: Exclude<keyof ConnectionDraft, "network" | "environment">, label: string, type = "text") => (
     <label>
       {label}
       <input
@@ -61,7 +73,10 @@ export function ConnectionsScreen() {
               const can = connectionActions(c, s.active?.id ?? null);
               return (
                 <tr key={c.id} className={active ? "selected" : undefined} data-connection-id={c.id}>
-                  <td>{c.label}{c.embedded ? <span className="muted small"> (embedded)</span> : null}</td>
+                  <td>
+                    {c.label}{c.embedded ? <span className="muted small"> (embedded)</span> : null}
+                    {c.network.summary && <div className="muted small" data-testid="connection-network-summary">{c.network.summary}</div>}
+                  </td>
                   <td><span className={`env-badge ${c.environment}`}>{c.environment}</span></td>
                   <td className={c.baseUrl ? "mono" : "muted small"}><span className="cell-clip wide" title={baseUrlLabel(c)}>{baseUrlLabel(c)}</span></td>
                   <td className="mono"><span className="cell-clip" title={c.clientId}>{c.clientId}</span></td>
@@ -71,6 +86,11 @@ export function ConnectionsScreen() {
                       {can.use && (
                         <button type="button" onClick={() => select.mutate(c.id)} disabled={select.isPending}>
                           {select.isPending && select.variables === c.id ? (c.embedded ? "Starting…" : "Signing in…") : "Use"}
+                        </button>
+                      )}
+                      {!c.embedded && (
+                        <button type="button" className="link" data-testid="connection-network" onClick={() => setEditing({ id: c.id, label: c.label, network: networkDraftOf(c), touched: false })}>
+                          Network…
                         </button>
                       )}
                       {can.remove && <button type="button" className="link danger" onClick={() => remove.mutate(c.id)}>Remove</button>}
@@ -100,13 +120,34 @@ export function ConnectionsScreen() {
         {reset.isSuccess && !confirmReset && <p className="ok small" role="status">The embedded sandbox started again from its demo data.</p>}
         {[select, remove, reset].map((m, i) => (m.isError ? <ErrorPanel key={i} error={m.error} compact /> : null))}
       </section>
+      {editing && (
+        <form
+          className="card form-card"
+          aria-label={`Company network of ${editing.label}`}
+          data-testid="network-editor"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setEditing({ ...editing, touched: true });
+            if (Object.keys(networkProblems(editing.network)).length === 0) changeNetwork.mutate(editing);
+          }}
+        >
+          <h2>Company network of {editing.label}</h2>
+          <p className="muted small">Leave every field blank to use this machine&apos;s own network (its trust store and HTTPS_PROXY). The new settings are tried by signing in before they are kept.</p>
+          <NetworkFields value={editing.network} onChange={(network) => setEditing({ ...editing, network })} touched={editing.touched} editing testIdPrefix="edit-network" />
+          {changeNetwork.isError && <ErrorPanel error={changeNetwork.error} compact />}
+          <div className="actions">
+            <button type="submit" className="primary" data-testid="network-save" disabled={changeNetwork.isPending}>{changeNetwork.isPending ? "Signing in…" : "Sign in and save"}</button>
+            <button type="button" onClick={() => { setEditing(null); changeNetwork.reset(); }} disabled={changeNetwork.isPending}>Cancel</button>
+          </div>
+        </form>
+      )}
       <form
         className="card form-card"
         aria-label="Add a connection"
         onSubmit={(e) => {
           e.preventDefault();
           setTouched(true);
-          if (Object.keys(problems).length === 0) add.mutate();
+          if (Object.keys(problems).length === 0 && Object.keys(netProblems).length === 0) add.mutate();
         }}
       >
         <h2>Add a connection</h2>
@@ -125,6 +166,11 @@ export function ConnectionsScreen() {
             ))}
           </fieldset>
         </div>
+        <details className="disclosure" data-testid="company-network" open={Object.keys(netProblems).length > 0 && touched ? true : undefined}>
+          <summary>Company network</summary>
+          <p className="muted small">Only when this machine reaches the service through a proxy, a company CA or a client certificate of its own.</p>
+          <NetworkFields value={draft.network} onChange={(network) => setDraft({ ...draft, network })} touched={touched} editing={false} testIdPrefix="new-network" />
+        </details>
         {add.isError && <ErrorPanel error={add.error} compact />}
         <div className="actions"><button type="submit" className="primary" disabled={add.isPending}>Add and sign in</button></div>
       </form>

@@ -1,4 +1,78 @@
-import type { ConnectionView, Environment, NewConnection } from "../../platform";
+import type { ConnectionView, Environment, NetworkForm, NewConnection } from "../../platform";
+
+/** The "Company network" fields, as typed (blank is "none"). */
+export interface NetworkDraft {
+  proxyUrl: string;
+  proxyUser: string;
+  /** Kept in the keychain; blank when changing a saved connection keeps the saved one. */
+  proxyPassword: string;
+  /** Remove the saved proxy password (changing a saved connection). */
+  forgetProxyPassword: boolean;
+  caCertFile: string;
+  clientCertFile: string;
+  /** Read once; the key goes to the keychain, the path is not kept. */
+  clientKeyFile: string;
+}
+
+export const EMPTY_NETWORK: NetworkDraft = {
+  proxyUrl: "",
+  proxyUser: "",
+  proxyPassword: "",
+  forgetProxyPassword: false,
+  caCertFile: "",
+  clientCertFile: "",
+  clientKeyFile: "",
+};
+
+/** A saved connection's network settings as the form starts from (secrets blank: kept). */
+export function networkDraftOf(connection: ConnectionView): NetworkDraft {
+  const n = connection.network;
+  return {
+    ...EMPTY_NETWORK,
+    proxyUrl: n.proxyUrl ?? "",
+    proxyUser: n.proxyUser ?? "",
+    caCertFile: n.caCertFile ?? "",
+    clientCertFile: n.clientCertFile ?? "",
+  };
+}
+
+/** The network fields' problems in words, keyed by field. The shell checks the rest (files, proxy). */
+export function networkProblems(n: NetworkDraft): Partial<Record<keyof NetworkDraft, string>> {
+  const problems: Partial<Record<keyof NetworkDraft, string>> = {};
+  if (n.proxyUrl.trim()) {
+    try {
+      const url = new URL(n.proxyUrl.trim());
+      if (url.protocol !== "http:" && url.protocol !== "https:") problems.proxyUrl = "Use an http:// or https:// proxy address.";
+      else if (url.username || url.password) problems.proxyUrl = "Give the proxy user and password in their own fields, not in the URL.";
+    } catch {
+      problems.proxyUrl = "Type the proxy's address, e.g. http://proxy.example.com:3128.";
+    }
+  } else if (n.proxyUser.trim() || n.proxyPassword) {
+    problems.proxyUrl = "A proxy user or password needs the proxy's URL.";
+  }
+  if (n.proxyPassword && !n.proxyUser.trim()) problems.proxyUser = "A proxy password needs its user.";
+  if (n.clientKeyFile.trim() && !n.clientCertFile.trim()) problems.clientCertFile = "Give the client certificate file with its key.";
+  return problems;
+}
+
+/** Whether any company-network setting is given. */
+export function hasNetwork(n: NetworkDraft): boolean {
+  return [n.proxyUrl, n.proxyUser, n.proxyPassword, n.caCertFile, n.clientCertFile, n.clientKeyFile].some((v) => v.trim() !== "");
+}
+
+const blankAsNull = (v: string): string | null => (v.trim() ? v.trim() : null);
+
+export function toNetworkForm(n: NetworkDraft): NetworkForm {
+  return {
+    proxyUrl: blankAsNull(n.proxyUrl),
+    proxyUser: blankAsNull(n.proxyUser),
+    proxyPassword: n.proxyPassword ? n.proxyPassword : null,
+    forgetProxyPassword: n.forgetProxyPassword,
+    caCertFile: blankAsNull(n.caCertFile),
+    clientCertFile: blankAsNull(n.clientCertFile),
+    clientKeyFile: blankAsNull(n.clientKeyFile),
+  };
+}
 
 export interface ConnectionDraft {
   label: string;
@@ -6,13 +80,14 @@ export interface ConnectionDraft {
   clientId: string;
   clientSecret: string;
   environment: Environment;
+  network: NetworkDraft;
 }
 
-export const EMPTY_DRAFT: ConnectionDraft = { label: "", baseUrl: "", clientId: "", clientSecret: "", environment: "sandbox" };
+export const EMPTY_DRAFT: ConnectionDraft = { label: "", baseUrl: "", clientId: "", clientSecret: "", environment: "sandbox", network: EMPTY_NETWORK };
 
 /** The form's problems in words, keyed by field; empty when it can be sent. */
-export function draftProblems(d: ConnectionDraft): Partial<Record<keyof ConnectionDraft, string>> {
-  const problems: Partial<Record<keyof ConnectionDraft, string>> = {};
+export function draftProblems(d: ConnectionDraft): Partial<Record<Exclude<keyof ConnectionDraft, "network">, string>> {
+  const problems: Partial<Record<Exclude<keyof ConnectionDraft, "network">, string>> = {};
   if (!d.label.trim()) problems.label = "Give the connection a name.";
   try {
     const url = new URL(d.baseUrl.trim());
@@ -33,6 +108,7 @@ export function toNewConnection(d: ConnectionDraft): NewConnection {
     clientId: d.clientId.trim(),
     clientSecret: d.clientSecret,
     environment: d.environment,
+    ...(hasNetwork(d.network) ? { network: toNetworkForm(d.network) } : {}),
   };
 }
 

@@ -108,5 +108,24 @@ async fn a_guarded_sandbox_takes_its_admin_token_and_refuses_without_it() {
         !format!("{guarded:?}").contains(token),
         "the token never shows"
     );
+    // The control's calls are in a call log, the admin token a variable in their curl text;
+    // given a connection's log, they are kept there.
+    let connection_log = partner_client::CallLog::default();
+    let guarded = guarded.with_call_log(&connection_log);
+    guarded.deliveries(None).await.expect("again");
+    let kept = connection_log.snapshot().calls;
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(
+        kept[0].outcome,
+        partner_client::CallOutcome::Answered { status: 200 }
+    );
+    assert!(
+        kept[0].path.ends_with("/sandbox/v1/deliveries"),
+        "{}",
+        kept[0].path
+    );
+    let curl = kept[0].curl();
+    assert!(!curl.contains(token), "{curl}");
+    assert!(curl.contains("PARTNER_TOKEN"), "{curl}");
     sandbox.stop().await;
 }

@@ -24,6 +24,55 @@ pub struct ConnectionView {
     pub service_environment: Option<String>,
     /// The in-process sandbox started at first run.
     pub embedded: bool,
+    /// How it reaches the service from a company network (paths and names only).
+    pub network: NetworkView,
+}
+
+/// A connection's company-network settings as the UI sees them: the proxy password and the
+/// client certificate's private key stay in the keychain.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkView {
+    pub proxy_url: Option<String>,
+    pub proxy_user: Option<String>,
+    pub ca_cert_file: Option<String>,
+    pub client_cert_file: Option<String>,
+    /// "via proxy host:port · extra CA · client cert"; empty when the machine's own network
+    /// (its trust store, its HTTPS_PROXY) is used.
+    pub summary: String,
+}
+
+impl From<&partner_local::ConnectionNetwork> for NetworkView {
+    fn from(network: &partner_local::ConnectionNetwork) -> Self {
+        let mut parts = Vec::new();
+        if let Some(proxy) = &network.proxy_url {
+            let address = url::Url::parse(proxy)
+                .ok()
+                .and_then(|url| {
+                    let host = url.host_str()?.to_string();
+                    Some(match url.port_or_known_default() {
+                        Some(port) => format!("{host}:{port}"),
+                        None => host,
+                    })
+                })
+                .unwrap_or_else(|| proxy.clone());
+            parts.push(format!("via proxy {address}"));
+        }
+        if network.ca_cert_file.is_some() {
+            parts.push("extra CA".to_string());
+        }
+        if network.client_cert_file.is_some() {
+            parts.push("client cert".to_string());
+        }
+        let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        Self {
+            proxy_url: network.proxy_url.clone(),
+            proxy_user: network.proxy_user.clone(),
+            ca_cert_file: path(&network.ca_cert_file),
+            client_cert_file: path(&network.client_cert_file),
+            summary: parts.join(" · "),
+        }
+    }
 }
 
 impl ConnectionView {
@@ -47,6 +96,7 @@ impl ConnectionView {
             labelled: Environment::Sandbox,
             service_environment: None,
             embedded: true,
+            network: NetworkView::default(),
         }
     }
 }
@@ -62,6 +112,7 @@ impl From<&partner_local::SavedConnection> for ConnectionView {
             labelled: saved.environment,
             service_environment: None,
             embedded: false,
+            network: NetworkView::from(&saved.network),
         }
     }
 }
@@ -81,4 +132,34 @@ pub struct NewConnection {
     pub client_id: String,
     pub client_secret: String,
     pub environment: Environment,
+    /// The "Company network" part of the form; none when it was left closed.
+    #[serde(default)]
+    #[ts(optional)]
+    pub network: Option<NetworkForm>,
+}
+
+/// A connection's company-network settings as typed in the form. Blank text is "none".
+/// The secrets (the proxy password, the client key file's content) go to the keychain; when
+/// a saved connection's settings are changed, a blank secret keeps the saved one unless
+/// `forgetProxyPassword` says to remove it.
+#[derive(Debug, Clone, Default, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NetworkForm {
+    pub proxy_url: Option<String>,
+    pub proxy_user: Option<String>,
+    pub proxy_password: Option<String>,
+    /// Remove the saved proxy password (changing a saved connection only).
+    pub forget_proxy_password: bool,
+    pub ca_cert_file: Option<String>,
+    pub client_cert_file: Option<String>,
+    /// Read now; its content is kept in the keychain and the path is not kept.
+    pub client_key_file: Option<String>,
+}
+
+/// New company-network settings for a saved connection.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkChange {
+    pub id: String,
+    pub network: NetworkForm,
 }

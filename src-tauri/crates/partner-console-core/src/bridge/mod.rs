@@ -13,6 +13,7 @@ pub use partner_listener::{CaptureFilter, Verdict};
 /// Sandbox or production: shown as a colour everywhere (kept in the settings file).
 pub use partner_local::Environment;
 
+mod calls;
 mod captures;
 mod connections;
 mod deliveries;
@@ -30,6 +31,7 @@ mod token;
 mod transactions;
 mod tunnel;
 
+pub use calls::*;
 pub use captures::*;
 pub use connections::*;
 pub use deliveries::*;

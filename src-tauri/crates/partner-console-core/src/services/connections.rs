@@ -8,10 +8,11 @@
 use crate::bridge::{ConnectionView, NewConnection};
 use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
+use crate::services::connection_network;
 use crate::state::locked;
 use crate::state::{Active, AppState};
 use partner_api::Secret;
-use partner_client::{ConnectionConfig, PartnerClient};
+use partner_client::{ConnectionConfig, NetworkOptions, PartnerClient};
 use partner_local::settings::EMBEDDED_CONNECTION_ID;
 use partner_local::SavedConnection;
 
@@ -35,6 +36,7 @@ pub fn activate(app: &Console, view: ConnectionView, client: PartnerClient) {
     app.announce(|_| {});
     learn_environment(app, client.clone(), stop.clone());
     crate::services::token::watch(app.clone(), client.clone(), stop.clone());
+    crate::services::calls::watch(app.clone(), client.clone(), stop.clone());
     crate::services::keys::load_in_background(app.clone(), client, stop);
     crate::services::tunnel::check_in_background(app.clone());
 }
@@ -68,9 +70,44 @@ fn learn_environment(
     });
 }
 
-fn client_for(view: &ConnectionView, secret: Secret) -> Result<PartnerClient> {
-    let config = ConnectionConfig::new(&view.base_url, view.client_id.clone(), secret)?;
+/// A client of `view`'s service through `network` (building it reads the CA and client
+/// certificate files, so a bad one is an error here).
+pub(crate) fn client_for(
+    view: &ConnectionView,
+    secret: Secret,
+    network: NetworkOptions,
+) -> Result<PartnerClient> {
+    let mut config = ConnectionConfig::new(&view.base_url, view.client_id.clone(), secret)?;
+    config.network = network;
     Ok(PartnerClient::new(config)?)
+}
+
+/// A saved connection's client secret, from the keychain (off the runtime's threads).
+pub(crate) async fn read_client_secret(
+    state: &AppState,
+    base_url: &url::Url,
+    client_id: &str,
+) -> Result<Secret> {
+    let secrets = state.secrets.clone();
+    let (base_url, client_id) = (base_url.clone(), client_id.to_string());
+    tokio::task::spawn_blocking(move || {
+        partner_client::client_secret(secrets.as_ref(), &base_url, &client_id)
+    })
+    .await
+    .map_err(|e| {
+        AppError::new(
+            ErrorKind::Internal,
+            format!("Reading the keychain failed: {e}."),
+            "Try again.",
+        )
+    })??
+    .ok_or_else(|| {
+        AppError::new(
+            ErrorKind::Keychain,
+            "The client secret of this connection is not in the keychain.",
+            "Remove the connection and add it again with its secret.",
+        )
+    })
 }
 
 /// Opens a connection by id: the embedded sandbox (started if it is not running) or a saved
@@ -93,10 +130,15 @@ pub async fn open(app: &Console, id: &str) -> Result<Option<PartnerClient>> {
         .ok_or_else(|| AppError::invalid("There is no such connection any more."))?;
     let view = ConnectionView::from(&saved);
     let base_url = partner_client::parse_base_url(&view.base_url)?;
+    let secret = read_client_secret(state, &base_url, &view.client_id).await?;
     let secrets = state.secrets.clone();
-    let client_id = view.client_id.clone();
-    let secret = tokio::task::spawn_blocking(move || {
-        partner_client::client_secret(secrets.as_ref(), &base_url, &client_id)
+    let (network_base_url, client_id, network) = (
+        base_url.clone(),
+        view.client_id.clone(),
+        saved.network.clone(),
+    );
+    let network = tokio::task::spawn_blocking(move || {
+        connection_network::saved_options(secrets.as_ref(), &network_base_url, &client_id, &network)
     })
     .await
     .map_err(|e| {
@@ -105,15 +147,8 @@ pub async fn open(app: &Console, id: &str) -> Result<Option<PartnerClient>> {
             format!("Reading the keychain failed: {e}."),
             "Try again.",
         )
-    })??
-    .ok_or_else(|| {
-        AppError::new(
-            ErrorKind::Keychain,
-            "The client secret of this connection is not in the keychain.",
-            "Remove the connection and add it again with its secret.",
-        )
-    })?;
-    let client = client_for(&view, secret)?;
+    })??;
+    let client = client_for(&view, secret, network)?;
     remember_last_active(state, id);
     activate(app, view, client);
     Ok(None)
@@ -129,8 +164,9 @@ fn remember_last_active(state: &AppState, id: &str) {
     }
 }
 
-/// Adds a connection: signs in first (so a wrong secret is caught now), then keeps the secret
-/// in the keychain and the rest in the settings, and opens it.
+/// Adds a connection: signs in first, through its company network when it has one (so a wrong
+/// secret, proxy or certificate is caught now), then keeps the secrets in the keychain and the
+/// rest in the settings, and opens it.
 pub async fn add(app: &Console, form: NewConnection) -> Result<()> {
     let state = app.state();
     if form.label.trim().is_empty() {
@@ -146,10 +182,24 @@ pub async fn add(app: &Console, form: NewConnection) -> Result<()> {
         sorts_tried: Default::default(),
         network: partner_local::ConnectionNetwork::default(),
     };
+    let chosen = match &form.network {
+        Some(network) => connection_network::from_form(network, &Default::default())?,
+        None => Default::default(),
+    };
+    let saved = SavedConnection {
+        network: chosen.saved,
+        ..saved
+    };
     let secret = Secret::new(form.client_secret);
     let view = ConnectionView::from(&saved);
-    let client = client_for(&view, secret.clone())?;
+    let client = client_for(&view, secret.clone(), chosen.options.clone())?;
     client.tokens().ensure_fresh().await?;
+    connection_network::save_secrets(
+        state.secrets.as_ref(),
+        &base_url,
+        &saved.client_id,
+        &chosen.options,
+    )?;
     partner_client::save_client_secret(
         state.secrets.as_ref(),
         &base_url,
@@ -165,7 +215,7 @@ pub async fn add(app: &Console, form: NewConnection) -> Result<()> {
     Ok(())
 }
 
-/// Removes a saved connection and its secret. The active one, and the embedded sandbox, stay.
+/// Removes a saved connection and its secrets (client secret, proxy password, client key). The active one, and the embedded sandbox, stay.
 pub fn remove(state: &AppState, id: &str) -> Result<()> {
     if id == EMBEDDED_CONNECTION_ID {
         return Err(AppError::invalid(
@@ -188,6 +238,11 @@ pub fn remove(state: &AppState, id: &str) -> Result<()> {
     if let Some(saved) = removed {
         if let Ok(base_url) = partner_client::parse_base_url(&saved.base_url) {
             partner_client::forget_client_secret(
+                state.secrets.as_ref(),
+                &base_url,
+                &saved.client_id,
+            )?;
+            connection_network::forget_secrets(
                 state.secrets.as_ref(),
                 &base_url,
                 &saved.client_id,

@@ -99,7 +99,17 @@ pub async fn records(
             "Delivery records are the sandbox's: a production service does not show them.",
         ));
     }
-    let control = partner_client::SandboxControl::new(&view.base_url, None)?;
+    let mut control = partner_client::SandboxControl::new(&view.base_url, None)?;
+    // Kept in the connection's call log, so the Calls panel shows them.
+    if let Some(log) = state
+        .lock()
+        .active
+        .as_ref()
+        .filter(|active| active.view.id == view.id)
+        .map(|active| active.client.calls().clone())
+    {
+        control = control.with_call_log(&log);
+    }
     control.deliveries(event_id).await.map_err(|error| {
         let mut app_error = AppError::from(error);
         app_error.hint =

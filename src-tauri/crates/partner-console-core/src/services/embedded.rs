@@ -236,10 +236,20 @@ pub fn active_sandbox(state: &AppState) -> Result<Arc<SandboxHandle>> {
 /// The lender's side of the embedded sandbox (its `/sandbox/v1/…` endpoints, open on loopback),
 /// through the one client of them, and the answer read as `T`.
 async fn lender<T: serde::de::DeserializeOwned>(
+    state: &AppState,
     sandbox: &SandboxHandle,
     call: impl AsyncFnOnce(partner_client::SandboxControl) -> partner_client::Result<serde_json::Value>,
 ) -> Result<T> {
-    let control = partner_client::SandboxControl::new(sandbox.base_url(), None)?;
+    let mut control = partner_client::SandboxControl::new(sandbox.base_url(), None)?;
+    // Kept in the embedded connection's call log, so the Calls panel shows them.
+    if let Some(log) = state
+        .lock()
+        .embedded
+        .as_ref()
+        .map(|e| e.client.calls().clone())
+    {
+        control = control.with_call_log(&log);
+    }
     let answer = call(control).await?;
     serde_json::from_value(answer).map_err(|e| {
         AppError::new(
@@ -273,7 +283,7 @@ pub async fn new_transaction(state: &AppState, product_id: String) -> Result<Dem
         options: None,
     };
     let created: Transaction =
-        lender(&sandbox, async |c| c.create_transaction(&body).await).await?;
+        lender(state, &sandbox, async |c| c.create_transaction(&body).await).await?;
     Ok(outcome(
         &sandbox,
         format!(
@@ -290,7 +300,7 @@ pub async fn update_transaction(state: &AppState, transaction_id: String) -> Res
         loan: Some(serde_json::json!({ "amount": 340_000, "note": "amount revised" })),
         options: None,
     };
-    let updated: Transaction = lender(&sandbox, async |c| {
+    let updated: Transaction = lender(state, &sandbox, async |c| {
         c.update_transaction(&transaction_id, &body).await
     })
     .await?;
@@ -312,7 +322,7 @@ pub async fn custom_event(
         text,
         comments: None,
     };
-    let event: TransactionEvent = lender(&sandbox, async |c| {
+    let event: TransactionEvent = lender(state, &sandbox, async |c| {
         c.add_event(&transaction_id, &body).await
     })
     .await?;

@@ -4,7 +4,9 @@
 //! the libraries (`partner-client`, `partner-listener`, `partner-sandbox`, `partner-local`).
 //! Calls go one way: commands → services → libraries; `events` only sends to the UI.
 
+pub mod calls;
 pub mod captures;
+pub mod connection_network;
 pub mod connections;
 pub mod deliveries;
 pub mod demo;

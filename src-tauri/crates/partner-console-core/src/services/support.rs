@@ -526,6 +526,7 @@ mod tests {
             labelled: Environment::Sandbox,
             service_environment: None,
             embedded: false,
+            network: Default::default(),
         }
     }
 

@@ -7,6 +7,7 @@
 mod harness;
 mod listings_and_products;
 mod more_services;
+mod network_and_calls;
 mod other_service;
 mod sorts_and_walks;
 mod startup_and_connections;
