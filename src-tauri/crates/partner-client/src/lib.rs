@@ -24,6 +24,7 @@ pub mod call_log;
 pub mod client;
 pub mod clock;
 pub mod config;
+pub mod connection_check;
 pub mod error;
 mod http;
 pub mod listing_export;
@@ -41,6 +42,7 @@ pub use call_log::{CallLog, CallLogSnapshot, CallOutcome, CallRecord, RequestId}
 pub use client::{PartnerClient, MERGE_PATCH};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{parse_base_url, ConnectionConfig, RetryPolicy, DEFAULT_BASE_URL};
+pub use connection_check::{check_connection, CheckStep, ConnectionReport, StepOutcome};
 pub use error::{describe_error_body, ClientError, ErrorKind, Result, RuleError};
 pub use network::{ClientCertificate, NetworkOptions, ProxyOptions};
 

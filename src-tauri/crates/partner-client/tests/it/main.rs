@@ -6,6 +6,7 @@
 
 mod browsing;
 mod calls;
+mod connection_check;
 mod errors;
 mod keychain;
 mod network;
