@@ -1,6 +1,5 @@
-//! The Calls panel and a saved connection's company network. Thin adapters over
-//! `services::calls` and `services::connection_network`.
-use partner_console_core::bridge::{AppStatus, CallList, NetworkChange};
+//! The Calls panel: thin adapters over `services::calls`.
+use partner_console_core::bridge::CallList;
 use partner_console_core::Result;
 use partner_console_core::{services, Console};
 use tauri::State;
@@ -15,13 +14,4 @@ pub fn list_calls(state: State<'_, Console>, since: u64) -> Result<CallList> {
 #[tauri::command]
 pub fn call_as_curl(state: State<'_, Console>, seq: u64) -> Result<String> {
     services::calls::curl(&state, seq)
-}
-
-/// New company-network settings for a saved connection, tried by signing in first.
-#[tauri::command]
-pub async fn change_connection_network(
-    state: State<'_, Console>,
-    change: NetworkChange,
-) -> Result<AppStatus> {
-    state.status_after(services::connection_network::change(&state, change).await)
 }

@@ -1,7 +1,7 @@
 //! Connections: the embedded sandbox (always there) and the saved ones; the keychain banner's
 //! "Try again". Thin adapters over `services::connections`, `services::embedded` and
 //! `services::keys`.
-use partner_console_core::bridge::{AppStatus, NewConnection};
+use partner_console_core::bridge::{AppStatus, NetworkChange, NewConnection};
 use partner_console_core::Result;
 use partner_console_core::{services, Console};
 use tauri::State;
@@ -50,4 +50,13 @@ pub async fn retry_keychain(state: State<'_, Console>) -> Result<AppStatus> {
 #[tauri::command]
 pub fn dismiss_notice(state: State<'_, Console>, index: usize) -> AppStatus {
     services::startup::dismiss_notice(&state, index)
+}
+
+/// New company-network settings for a saved connection, tried by signing in first.
+#[tauri::command]
+pub async fn change_connection_network(
+    state: State<'_, Console>,
+    change: NetworkChange,
+) -> Result<AppStatus> {
+    state.status_after(services::connections::change_network(&state, change).await)
 }

@@ -9,8 +9,7 @@
 //! from the options reads and parses the CA and certificate files, so a bad file is a clear
 //! error when the settings are given, not at the next start. New settings are tried by
 //! signing in through them before anything is saved.
-use crate::bridge::{ConnectionView, NetworkChange, NetworkForm};
-use crate::console::Console;
+use crate::bridge::NetworkForm;
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::AppState;
 use partner_api::Secret;
@@ -189,50 +188,8 @@ pub fn forget_secrets(store: &dyn SecretStore, base_url: &Url, client_id: &str) 
     Ok(())
 }
 
-/// Changes a saved connection's network: signs in through the new settings first, then keeps
-/// them (secrets in the keychain, the rest in the settings). When it is the active connection,
-/// its client is replaced by one using them.
-pub async fn change(app: &Console, change: NetworkChange) -> Result<()> {
-    let state = app.state();
-    let saved = state
-        .lock()
-        .settings
-        .connection(&change.id)
-        .cloned()
-        .ok_or_else(|| {
-            AppError::invalid("The embedded sandbox has no network settings, or there is no such connection any more.")
-        })?;
-    let base_url = partner_client::parse_base_url(&saved.base_url)?;
-    let secret =
-        crate::services::connections::read_client_secret(state, &base_url, &saved.client_id)
-            .await?;
-    let kept = read_kept(state, &base_url, &saved.client_id).await?;
-    let chosen = from_form(&change.network, &kept)?;
-    let mut updated = saved.clone();
-    updated.network = chosen.saved.clone();
-    let view = ConnectionView::from(&updated);
-    let client = crate::services::connections::client_for(&view, secret, chosen.options.clone())?;
-    client.tokens().ensure_fresh().await?;
-    save_secrets(
-        state.secrets.as_ref(),
-        &base_url,
-        &saved.client_id,
-        &chosen.options,
-    )?;
-    crate::services::settings::update(state, |s| {
-        if let Some(connection) = s.connections.iter_mut().find(|c| c.id == change.id) {
-            connection.network = chosen.saved.clone();
-        }
-    })?;
-    if state.active_id().as_deref() == Some(change.id.as_str()) {
-        crate::services::connections::activate(app, view, client);
-    } else {
-        app.announce(|_| {});
-    }
-    Ok(())
-}
-
-async fn read_kept(state: &AppState, base_url: &Url, client_id: &str) -> Result<KeptSecrets> {
+/// The secrets already kept for a saved connection (read on a blocking thread).
+pub async fn read_kept(state: &AppState, base_url: &Url, client_id: &str) -> Result<KeptSecrets> {
     let secrets = state.secrets.clone();
     let (base_url, client_id) = (base_url.clone(), client_id.to_string());
     tokio::task::spawn_blocking(move || KeptSecrets::read(secrets.as_ref(), &base_url, &client_id))

@@ -5,7 +5,7 @@
 //! Activating a connection starts what belongs to it: its token watcher, the loading of its
 //! subscriptions' signing keys into the listener, and the check of its tunnel URL; all three
 //! stop when another connection takes over.
-use crate::bridge::{ConnectionView, NewConnection};
+use crate::bridge::{ConnectionView, NetworkChange, NewConnection};
 use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
 use crate::services::connection_network;
@@ -290,4 +290,45 @@ pub async fn adopt_environment(app: &Console) -> Result<Option<String>> {
         crate::services::settings::update(state, |s| s.connections.push(saved))?;
     }
     Ok(Some(id))
+}
+
+/// Changes a saved connection's network: signs in through the new settings first, then keeps
+/// them (secrets in the keychain, the rest in the settings). When it is the active connection,
+/// its client is replaced by one using them.
+pub async fn change_network(app: &Console, change: NetworkChange) -> Result<()> {
+    let state = app.state();
+    let saved = state
+        .lock()
+        .settings
+        .connection(&change.id)
+        .cloned()
+        .ok_or_else(|| {
+            AppError::invalid("The embedded sandbox has no network settings, or there is no such connection any more.")
+        })?;
+    let base_url = partner_client::parse_base_url(&saved.base_url)?;
+    let secret = read_client_secret(state, &base_url, &saved.client_id).await?;
+    let kept = connection_network::read_kept(state, &base_url, &saved.client_id).await?;
+    let chosen = connection_network::from_form(&change.network, &kept)?;
+    let mut updated = saved.clone();
+    updated.network = chosen.saved.clone();
+    let view = ConnectionView::from(&updated);
+    let client = client_for(&view, secret, chosen.options.clone())?;
+    client.tokens().ensure_fresh().await?;
+    connection_network::save_secrets(
+        state.secrets.as_ref(),
+        &base_url,
+        &saved.client_id,
+        &chosen.options,
+    )?;
+    crate::services::settings::update(state, |s| {
+        if let Some(connection) = s.connections.iter_mut().find(|c| c.id == change.id) {
+            connection.network = chosen.saved.clone();
+        }
+    })?;
+    if state.active_id().as_deref() == Some(change.id.as_str()) {
+        activate(app, view, client);
+    } else {
+        app.announce(|_| {});
+    }
+    Ok(())
 }

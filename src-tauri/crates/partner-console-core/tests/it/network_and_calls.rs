@@ -6,7 +6,7 @@ use crate::harness::{form, other_service_connection, Headless};
 use partner_api::Secret;
 use partner_client::SecretSlot;
 use partner_console_core::bridge::NetworkChange;
-use partner_console_core::services::{calls, connection_network, connections, listings};
+use partner_console_core::services::{calls, connections, listings};
 use partner_console_core::{AppEvent, ErrorKind};
 use partner_testkit::{Dialect, PrivateCaService, ProxyAuth, TestProxy};
 
@@ -204,7 +204,7 @@ async fn a_client_certificate_s_key_is_kept_in_the_keychain_and_its_settings_can
             "caCertFile": tls.ca_file.display().to_string(),
         })),
     };
-    connection_network::change(&app.console, change)
+    connections::change_network(&app.console, change)
         .await
         .expect_err("no client certificate: refused by the service");
     assert_eq!(
@@ -221,7 +221,7 @@ async fn a_client_certificate_s_key_is_kept_in_the_keychain_and_its_settings_can
             "clientCertFile": cert.display().to_string(),
         })),
     };
-    connection_network::change(&app.console, change)
+    connections::change_network(&app.console, change)
         .await
         .expect("the same settings, the key kept");
     assert_eq!(list_products(&app).await, 3);
