@@ -93,6 +93,7 @@ pub fn run() {
             commands::select_connection,
             commands::remove_connection,
             commands::change_connection_network,
+            commands::check_connection,
             commands::list_calls,
             commands::call_as_curl,
             commands::token_state,

@@ -1,7 +1,7 @@
 //! Connections: the embedded sandbox (always there) and the saved ones; the keychain banner's
 //! "Try again". Thin adapters over `services::connections`, `services::embedded` and
 //! `services::keys`.
-use partner_console_core::bridge::{AppStatus, NetworkChange, NewConnection};
+use partner_console_core::bridge::{AppStatus, ConnectionCheckView, NetworkChange, NewConnection};
 use partner_console_core::Result;
 use partner_console_core::{services, Console};
 use tauri::State;
@@ -59,4 +59,13 @@ pub async fn change_connection_network(
     change: NetworkChange,
 ) -> Result<AppStatus> {
     state.status_after(services::connections::change_network(&state, change).await)
+}
+
+/// Checks a connection step by step (`connection-check` events as each step ends).
+#[tauri::command]
+pub async fn check_connection(
+    state: State<'_, Console>,
+    id: String,
+) -> Result<ConnectionCheckView> {
+    services::connection_check::check(&state, &id).await
 }

@@ -18,6 +18,8 @@ import type {
   ClearCapturesForm,
   ClearResult,
   ConnectionView,
+  ConnectionCheckView,
+  CheckStepEvent,
   DemoOutcome,
   DeliveryView,
   EvidenceForm,
@@ -150,6 +152,8 @@ export const api = {
   removeConnection: (id: string) => call<AppStatus>("remove_connection", { id }),
   /** New company-network settings for a saved connection, tried by signing in before they are kept. */
   changeConnectionNetwork: (change: NetworkChange) => call<AppStatus>("change_connection_network", { change }),
+  /** Checks a connection step by step; each step also arrives as a `connection-check` event. */
+  checkConnection: (id: string) => call<ConnectionCheckView>("check_connection", { id }),
   /** The active connection's calls after call `since` (0 for every call kept), oldest first. */
   listCalls: (since: number) => call<CallList>("list_calls", { since }),
   /** One call as a curl command: its secrets are `$PARTNER_TOKEN`-style variables, never values. */
@@ -289,6 +293,7 @@ export const EVENTS = {
   openLink: "open-link",
   supportSyncProgress: "support-sync-progress",
   calls: "calls",
+  connectionCheck: "connection-check",
 } as const;
 
 /**
@@ -321,6 +326,8 @@ export const events = {
   /** New calls of the active connection, a few batches a second at most. */
   onCalls: (handler: (batch: CallBatch) => void, onListening?: () => void) => subscribe(EVENTS.calls, handler, onListening),
   onToken: (handler: (view: TokenView) => void) => subscribe(EVENTS.token, handler),
+  /** A step of a connection check that just ended. */
+  onConnectionCheck: (handler: (step: CheckStepEvent) => void) => subscribe(EVENTS.connectionCheck, handler),
   onSearchProgress: (handler: (progress: SearchProgress) => void) =>
     subscribe(EVENTS.searchProgress, handler),
   /** A `partner-console://` link asked for this route (`#/…`); `onListening` runs once events are heard. */

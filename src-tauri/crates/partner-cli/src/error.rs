@@ -31,6 +31,9 @@ pub enum CliError {
     /// `check-receiver`: the receiver breaks these rules (the report is on stdout).
     #[error("the receiver fails: {0}")]
     CheckFailed(String),
+    /// `doctor`: a step of the connection check did not pass (the report is on stdout).
+    #[error("the connection check: {0}")]
+    DoctorFailed(String),
     /// `check-receiver`: the check could not run, and why.
     #[error("the check could not run: {0}")]
     CheckNotRun(String),
@@ -47,7 +50,8 @@ Exit status:
   3  the service could not be reached, or did not answer in time
   4  a local failure: the keychain, a file, a port, a store in use
 130  interrupted (Ctrl-C, SIGTERM) before the end: what was found so far was printed
-`partner check-receiver` has its own: 0 every rule passes, 1 a rule fails, 2 it could not run.";
+`partner check-receiver` has its own: 0 every rule passes, 1 a rule fails, 2 it could not run.
+`partner doctor`: 0 every step passed, 1 a step failed (the report says which and what to do).";
 
 impl CliError {
     fn client_status(error: &partner_client::ClientError) -> u8 {
@@ -64,7 +68,7 @@ impl CliError {
     pub fn exit_status(&self) -> u8 {
         match self {
             CliError::Usage(_) | CliError::CheckNotRun(_) => 2,
-            CliError::CheckFailed(_) => 1,
+            CliError::CheckFailed(_) | CliError::DoctorFailed(_) => 1,
             CliError::Client(error) => Self::client_status(error),
             CliError::Listener(partner_listener::Error::InvalidInput(_)) => 2,
             CliError::Local(error) => match error {

@@ -61,6 +61,10 @@ enum Command {
     /// Check a webhook receiver against the spec's signing and endpoint rules: sends a few
     /// marked notifications and reports each rule as pass, fail or warn with its evidence.
     CheckReceiver(commands::check_receiver::Args),
+    /// Check the way to the service step by step (address, proxy, TCP, TLS and who issued its
+    /// certificate, HTTP, a token, a list call of each kind), with what to do at the first step
+    /// that fails: for a support ticket.
+    Doctor(commands::doctor::Args),
     /// The connections saved in the desktop app (use one with --connection NAME).
     Connections(commands::connections::Args),
     /// Print the partner-console:// link the desktop app opens for a transaction, an event or
@@ -110,6 +114,7 @@ async fn main() -> ExitCode {
         Command::Listen(args) => commands::listen::run(*args).await,
         Command::Trigger(args) => commands::trigger::run(args).await,
         Command::CheckReceiver(args) => commands::check_receiver::run(args).await,
+        Command::Doctor(args) => commands::doctor::run(args).await,
         Command::Connections(args) => commands::connections::run(args).await,
         Command::Link(args) => commands::link::run(args),
         Command::Completions(args) => commands::docs::completions::<Cli>(args),

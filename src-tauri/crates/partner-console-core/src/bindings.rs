@@ -16,6 +16,8 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     ErrorKind::export_all_to(dir)?;
     AppStatus::export_all_to(dir)?;
     NewConnection::export_all_to(dir)?;
+    ConnectionCheckView::export_all_to(dir)?;
+    CheckStepEvent::export_all_to(dir)?;
     NetworkForm::export_all_to(dir)?;
     NetworkChange::export_all_to(dir)?;
     NetworkView::export_all_to(dir)?;

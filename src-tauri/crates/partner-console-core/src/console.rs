@@ -12,8 +12,8 @@
 //! `&AppState` and is handed a `&Console` as it is.
 
 use crate::bridge::{
-    AppStatus, CallBatch, CaptureBatch, JobProgress, MissedProgressView, SearchProgress,
-    SupportSyncProgress, TokenView,
+    AppStatus, CallBatch, CaptureBatch, CheckStepEvent, JobProgress, MissedProgressView,
+    SearchProgress, SupportSyncProgress, TokenView,
 };
 use crate::state::{AppState, Inner};
 use serde::Serialize;
@@ -45,6 +45,8 @@ pub enum AppEvent {
     OpenLink(String),
     /// New calls of the active connection's client (at most ~5 events a second).
     Calls(CallBatch),
+    /// A step of a connection check that just ended.
+    ConnectionCheck(CheckStepEvent),
 }
 
 impl AppEvent {
@@ -60,6 +62,7 @@ impl AppEvent {
             AppEvent::SupportSyncProgress(_) => "support-sync-progress",
             AppEvent::OpenLink(_) => "open-link",
             AppEvent::Calls(_) => "calls",
+            AppEvent::ConnectionCheck(_) => "connection-check",
         }
     }
 }

@@ -5,6 +5,7 @@ import { ErrorPanel } from "../../components/ErrorPanel";
 import { showChangedStatus, STATUS_KEY } from "../../startup";
 import { baseUrlLabel, connectionActions, draftProblems, EMPTY_DRAFT, networkDraftOf, networkProblems, RESET_SANDBOX_LOSS, toNetworkForm, toNewConnection, type ConnectionDraft, type NetworkDraft } from "./connectionModel";
 import { NetworkFields } from "./NetworkFields";
+import { ConnectionCheck } from "./ConnectionCheck";
 
 export function ConnectionsScreen() {
   const client = useQueryClient();
@@ -14,6 +15,8 @@ export function ConnectionsScreen() {
   const select = useMutation({ mutationFn: api.selectConnection, onSuccess: set });
   const remove = useMutation({ mutationFn: api.removeConnection, onSuccess: set });
   const [confirmReset, setConfirmReset] = useState(false);
+  // The connection being checked ("Check connection"), shown under the table.
+  const [checking, setChecking] = useState<{ id: string; label: string } | null>(null);
   const reset = useMutation({
     mutationFn: api.resetSandbox,
     onSuccess: (s) => {
@@ -88,6 +91,9 @@ export function ConnectionsScreen() {
                           {select.isPending && select.variables === c.id ? (c.embedded ? "Starting…" : "Signing in…") : "Use"}
                         </button>
                       )}
+                      <button type="button" className="link" data-testid="check-connection" onClick={() => setChecking({ id: c.id, label: c.label })}>
+                        Check
+                      </button>
                       {!c.embedded && (
                         <button type="button" className="link" data-testid="connection-network" onClick={() => setEditing({ id: c.id, label: c.label, network: networkDraftOf(c), touched: false })}>
                           Network…
@@ -120,6 +126,7 @@ export function ConnectionsScreen() {
         {reset.isSuccess && !confirmReset && <p className="ok small" role="status">The embedded sandbox started again from its demo data.</p>}
         {[select, remove, reset].map((m, i) => (m.isError ? <ErrorPanel key={i} error={m.error} compact /> : null))}
       </section>
+      {checking && <ConnectionCheck key={checking.id} id={checking.id} label={checking.label} onClose={() => setChecking(null)} />}
       {editing && (
         <form
           className="card form-card"

@@ -4,6 +4,7 @@ pub mod check_receiver;
 pub mod connect;
 pub mod connections;
 pub mod docs;
+pub mod doctor;
 pub mod link;
 pub mod listen;
 pub mod listing;

@@ -202,3 +202,49 @@ async fn a_saved_connection_s_proxy_and_ca_are_used_by_name() {
     assert_eq!(products_listed(&output), 3);
     assert!(proxy.relayed() >= 1, "the saved proxy carried the calls");
 }
+
+#[tokio::test]
+async fn doctor_names_the_certificate_s_issuer_and_passes_once_the_ca_is_given() {
+    let tls = PrivateCaService::start(Dialect::minimal(), false).await;
+    let service = &tls.service;
+    let refused = partner(service, &["doctor"], &[]).await;
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
+    let report = text(&refused.stdout);
+    assert!(report.contains("✗ tls"), "{report}");
+    assert!(report.contains("does not trust"), "{report}");
+    assert!(report.contains("--ca-cert"), "what to do: {report}");
+    assert!(report.contains("– token"), "later steps skipped: {report}");
+    assert!(
+        text(&refused.stderr).contains("tls failed"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert!(!report.contains(service.client_secret().expose()));
+
+    let ca = tls.ca_file.to_str().unwrap();
+    let passed = partner(
+        service,
+        &["doctor", "--ca-cert", ca, "--output", "json"],
+        &[],
+    )
+    .await;
+    assert!(passed.status.success(), "{}", text(&passed.stdout));
+    let json: serde_json::Value = serde_json::from_slice(&passed.stdout).unwrap();
+    let steps: Vec<(&str, &str)> = json["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap(), s["outcome"].as_str().unwrap()))
+        .collect();
+    for name in [
+        "address",
+        "tcp",
+        "tls",
+        "http",
+        "token",
+        "products",
+        "transactions",
+    ] {
+        assert!(steps.contains(&(name, "passed")), "{name}: {steps:?}");
+    }
+}

@@ -15,6 +15,7 @@ pub use partner_local::Environment;
 
 mod calls;
 mod captures;
+mod connection_check;
 mod connections;
 mod deliveries;
 mod demo;
@@ -33,6 +34,7 @@ mod tunnel;
 
 pub use calls::*;
 pub use captures::*;
+pub use connection_check::*;
 pub use connections::*;
 pub use deliveries::*;
 pub use demo::*;

@@ -82,6 +82,30 @@ pub(crate) fn client_for(
     Ok(PartnerClient::new(config)?)
 }
 
+/// A saved connection's configuration: its address and client, its secret and its network's
+/// secrets from the keychain (off the runtime's threads), its network options from the settings.
+pub async fn saved_config(state: &AppState, saved: &SavedConnection) -> Result<ConnectionConfig> {
+    let base_url = partner_client::parse_base_url(&saved.base_url)?;
+    let secret = read_client_secret(state, &base_url, &saved.client_id).await?;
+    let secrets = state.secrets.clone();
+    let (client_id, network) = (saved.client_id.clone(), saved.network.clone());
+    let network_base_url = base_url.clone();
+    let network = tokio::task::spawn_blocking(move || {
+        connection_network::saved_options(secrets.as_ref(), &network_base_url, &client_id, &network)
+    })
+    .await
+    .map_err(|e| {
+        AppError::new(
+            ErrorKind::Internal,
+            format!("Reading the keychain failed: {e}."),
+            "Try again.",
+        )
+    })??;
+    let mut config = ConnectionConfig::new(&saved.base_url, saved.client_id.clone(), secret)?;
+    config.network = network;
+    Ok(config)
+}
+
 /// A saved connection's client secret, from the keychain (off the runtime's threads).
 pub(crate) async fn read_client_secret(
     state: &AppState,
@@ -129,26 +153,7 @@ pub async fn open(app: &Console, id: &str) -> Result<Option<PartnerClient>> {
         .cloned()
         .ok_or_else(|| AppError::invalid("There is no such connection any more."))?;
     let view = ConnectionView::from(&saved);
-    let base_url = partner_client::parse_base_url(&view.base_url)?;
-    let secret = read_client_secret(state, &base_url, &view.client_id).await?;
-    let secrets = state.secrets.clone();
-    let (network_base_url, client_id, network) = (
-        base_url.clone(),
-        view.client_id.clone(),
-        saved.network.clone(),
-    );
-    let network = tokio::task::spawn_blocking(move || {
-        connection_network::saved_options(secrets.as_ref(), &network_base_url, &client_id, &network)
-    })
-    .await
-    .map_err(|e| {
-        AppError::new(
-            ErrorKind::Internal,
-            format!("Reading the keychain failed: {e}."),
-            "Try again.",
-        )
-    })??;
-    let client = client_for(&view, secret, network)?;
+    let client = PartnerClient::new(saved_config(state, &saved).await?)?;
     remember_last_active(state, id);
     activate(app, view, client);
     Ok(None)

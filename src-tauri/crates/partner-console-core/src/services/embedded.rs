@@ -154,12 +154,7 @@ pub async fn ensure_started(app: &Console) -> Result<PartnerClient> {
         )
     })?;
     crate::milestones::milestone("sandbox started");
-    let demo = sandbox.demo_client();
-    let connection = ConnectionConfig::new(
-        sandbox.base_url(),
-        demo.client_id.clone(),
-        demo.client_secret.clone(),
-    )?;
+    let connection = config_of(&sandbox)?;
     let client =
         PartnerClient::with_clock(connection, Arc::new(SandboxTime(sandbox.clock().clone())))?;
     state.lock().embedded = Some(Embedded {
@@ -169,6 +164,27 @@ pub async fn ensure_started(app: &Console) -> Result<PartnerClient> {
     client.tokens().ensure_fresh().await?;
     crate::milestones::milestone("token issued");
     Ok(client)
+}
+
+/// The embedded sandbox's connection: its address and its demo client.
+fn config_of(sandbox: &SandboxHandle) -> Result<ConnectionConfig> {
+    let demo = sandbox.demo_client();
+    Ok(ConnectionConfig::new(
+        sandbox.base_url(),
+        demo.client_id.clone(),
+        demo.client_secret.clone(),
+    )?)
+}
+
+/// The running embedded sandbox's connection (what "Check connection" checks).
+pub fn client_config(state: &AppState) -> Result<ConnectionConfig> {
+    let sandbox = state
+        .lock()
+        .embedded
+        .as_ref()
+        .map(|e| e.sandbox.clone())
+        .ok_or_else(|| AppError::invalid("The embedded sandbox is not running."))?;
+    config_of(&sandbox)
 }
 
 /// Points the first demo product at the listener, for transactions and for their events.

@@ -6,6 +6,7 @@
 
 pub mod calls;
 pub mod captures;
+pub mod connection_check;
 pub mod connection_network;
 pub mod connections;
 pub mod deliveries;

@@ -6,7 +6,7 @@ use crate::harness::{form, other_service_connection, Headless};
 use partner_api::Secret;
 use partner_client::SecretSlot;
 use partner_console_core::bridge::NetworkChange;
-use partner_console_core::services::{calls, connections, listings};
+use partner_console_core::services::{calls, connection_check, connections, listings};
 use partner_console_core::{AppEvent, ErrorKind};
 use partner_testkit::{Dialect, PrivateCaService, ProxyAuth, TestProxy};
 
@@ -325,5 +325,50 @@ async fn the_sandbox_s_own_endpoints_are_calls_in_the_panel_too() {
         .unwrap_or_else(|| panic!("the sandbox call is logged: {:?}", listed.calls));
     assert_eq!(lender.method, "POST");
     assert!(lender.status.is_some_and(|s| (200..300).contains(&s)));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn check_connection_runs_each_step_as_the_app_opens_the_connection() {
+    let app = Headless::start().await;
+    let tls = PrivateCaService::start(Dialect::minimal(), false).await;
+    let network = serde_json::json!({ "caCertFile": tls.ca_file.display().to_string() });
+    connections::add(&app.console, form(with_network(&tls.service, network)))
+        .await
+        .expect("signed in, trusting the extra CA");
+    let saved = saved_connection(&app, &tls.service.base_url());
+
+    // Through the saved extra CA: every step passes, the chain is listed.
+    let report = connection_check::check(&app.console, &saved.id)
+        .await
+        .expect("a report");
+    assert!(report.all_passed, "{}", report.text);
+    let tls_step = report.steps.iter().find(|s| s.name == "tls").expect("tls");
+    assert_eq!(tls_step.outcome, "passed", "{}", report.text);
+    assert!(
+        tls_step
+            .detail
+            .contains("issuer CN=Partner Console test CA"),
+        "{}",
+        tls_step.detail
+    );
+    let told = app.events(|e| match e {
+        AppEvent::ConnectionCheck(step) if step.connection_id == saved.id => {
+            Some(step.step.name.clone())
+        }
+        _ => None,
+    });
+    let names: Vec<&str> = report.steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(told, names, "each step told as it ended");
+    assert!(!report.text.contains(tls.service.client_secret().expose()));
+
+    // The embedded sandbox: plain HTTP on loopback, TLS skipped with why, the rest passes.
+    let embedded = connection_check::check(&app.console, EMBEDDED)
+        .await
+        .expect("a report");
+    assert!(embedded.all_passed, "{}", embedded.text);
+    assert!(connection_check::check(&app.console, "no-such-connection")
+        .await
+        .is_err());
     app.stop().await;
 }
