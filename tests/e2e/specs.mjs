@@ -806,6 +806,30 @@ await step("connections screen", async () => {
   await shot("connections");
 });
 
+await step("check a connection step by step, and the calls it made in the Calls screen", async () => {
+  await go("#/connections");
+  const row = await $("//table[@aria-label='Connections']//tr[contains(., 'Embedded sandbox')]");
+  await (await row.$("button=Check")).click();
+  await waitText("[data-testid=connection-check-verdict]", /Every step passed/, 30000);
+  const outcomes = await browser.execute(() =>
+    [...document.querySelectorAll("[data-testid=connection-check] [data-step]")].map((li) => `${li.getAttribute("data-step")}:${li.getAttribute("data-outcome")}`),
+  );
+  for (const step of ["address:passed", "tcp:passed", "tls:skipped", "http:passed", "token:passed", "products:passed", "transactions:passed"]) {
+    assert.ok(outcomes.includes(step), `${step} in ${outcomes}`);
+  }
+  await shot("connection-check");
+  await clickButton("Close");
+
+  // The Calls screen (Alt+8): the active connection's calls, newest first, each one's curl
+  // with its secrets as variables.
+  await go("#/calls");
+  await (await $("[data-testid=call-row]")).waitForExist({ timeout: 15000 });
+  assert.match(await (await $("table[aria-label=Calls]")).getProperty("textContent"), /\/partner\/v2\/(products|transactions)/);
+  await (await $("[data-testid=call-row] button[aria-expanded]")).click();
+  await (await $("[data-testid=call-details]")).waitForExist({ timeout: 5000 });
+  await shot("calls");
+});
+
 // ---- Another implementation of the service: `partner-testkit`'s OtherService follows the spec
 // to the letter and makes other choices wherever it leaves room (fields absent, unknown fields
 // and values, another introspection). The app must read it as it reads the sandbox.
