@@ -451,7 +451,8 @@ fn describe_transport(error: &reqwest::Error) -> String {
         message.push_str(
             " (the service's certificate is not issued by a certificate authority this machine \
              trusts: give the connection its CA certificate, or add it to the system's trust \
-             store or SSL_CERT_FILE)",
+             store or SSL_CERT_FILE; `partner doctor` or Check in the app's Connections names \
+             who issued it)",
         );
     }
     message

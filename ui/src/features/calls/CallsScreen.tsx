@@ -93,7 +93,15 @@ export function CallsScreen() {
       {error !== null && <ErrorPanel error={error} compact />}
       {copyError !== null && <ErrorPanel error={copyError} compact />}
       <section className="card table-card">
-        <table className="grid compact" aria-label="Calls">
+        <table className="grid compact calls-table" aria-label="Calls">
+          <colgroup>
+            <col className="time" />
+            <col className="method" />
+            <col />
+            <col className="status" />
+            <col className="duration" />
+            <col className="actions" />
+          </colgroup>
           <thead>
             <tr><th>Time</th><th>Method</th><th>Target</th><th>Status</th><th>Duration</th><th></th></tr>
           </thead>
