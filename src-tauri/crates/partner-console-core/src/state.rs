@@ -152,6 +152,24 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// Runs `work` on the keychain on a blocking thread (each keychain call is a D-Bus round
+    /// trip, which must not hold a runtime thread).
+    pub async fn with_keychain<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&dyn SecretStore) -> T + Send + 'static,
+    ) -> Result<T> {
+        let secrets = self.secrets.clone();
+        tokio::task::spawn_blocking(move || work(secrets.as_ref()))
+            .await
+            .map_err(|e| {
+                AppError::new(
+                    ErrorKind::Internal,
+                    format!("A keychain task failed: {e}."),
+                    "Try again.",
+                )
+            })
+    }
+
     /// The state over the settings as loaded; `listener_address` is this run's.
     pub fn new(
         data_dir: PathBuf,

@@ -190,15 +190,8 @@ pub fn forget_secrets(store: &dyn SecretStore, base_url: &Url, client_id: &str) 
 
 /// The secrets already kept for a saved connection (read on a blocking thread).
 pub async fn read_kept(state: &AppState, base_url: &Url, client_id: &str) -> Result<KeptSecrets> {
-    let secrets = state.secrets.clone();
     let (base_url, client_id) = (base_url.clone(), client_id.to_string());
-    tokio::task::spawn_blocking(move || KeptSecrets::read(secrets.as_ref(), &base_url, &client_id))
-        .await
-        .map_err(|e| {
-            AppError::new(
-                ErrorKind::Internal,
-                format!("Reading the keychain failed: {e}."),
-                "Try again.",
-            )
-        })?
+    state
+        .with_keychain(move |store| KeptSecrets::read(store, &base_url, &client_id))
+        .await?
 }

@@ -87,20 +87,12 @@ pub(crate) fn client_for(
 pub async fn saved_config(state: &AppState, saved: &SavedConnection) -> Result<ConnectionConfig> {
     let base_url = partner_client::parse_base_url(&saved.base_url)?;
     let secret = read_client_secret(state, &base_url, &saved.client_id).await?;
-    let secrets = state.secrets.clone();
     let (client_id, network) = (saved.client_id.clone(), saved.network.clone());
-    let network_base_url = base_url.clone();
-    let network = tokio::task::spawn_blocking(move || {
-        connection_network::saved_options(secrets.as_ref(), &network_base_url, &client_id, &network)
-    })
-    .await
-    .map_err(|e| {
-        AppError::new(
-            ErrorKind::Internal,
-            format!("Reading the keychain failed: {e}."),
-            "Try again.",
-        )
-    })??;
+    let network = state
+        .with_keychain(move |store| {
+            connection_network::saved_options(store, &base_url, &client_id, &network)
+        })
+        .await??;
     let mut config = ConnectionConfig::new(&saved.base_url, saved.client_id.clone(), secret)?;
     config.network = network;
     Ok(config)
@@ -112,26 +104,17 @@ pub(crate) async fn read_client_secret(
     base_url: &url::Url,
     client_id: &str,
 ) -> Result<Secret> {
-    let secrets = state.secrets.clone();
     let (base_url, client_id) = (base_url.clone(), client_id.to_string());
-    tokio::task::spawn_blocking(move || {
-        partner_client::client_secret(secrets.as_ref(), &base_url, &client_id)
-    })
-    .await
-    .map_err(|e| {
-        AppError::new(
-            ErrorKind::Internal,
-            format!("Reading the keychain failed: {e}."),
-            "Try again.",
-        )
-    })??
-    .ok_or_else(|| {
-        AppError::new(
-            ErrorKind::Keychain,
-            "The client secret of this connection is not in the keychain.",
-            "Remove the connection and add it again with its secret.",
-        )
-    })
+    state
+        .with_keychain(move |store| partner_client::client_secret(store, &base_url, &client_id))
+        .await??
+        .ok_or_else(|| {
+            AppError::new(
+                ErrorKind::Keychain,
+                "The client secret of this connection is not in the keychain.",
+                "Remove the connection and add it again with its secret.",
+            )
+        })
 }
 
 /// Opens a connection by id: the embedded sandbox (started if it is not running) or a saved
@@ -273,23 +256,16 @@ pub async fn adopt_environment(app: &Console) -> Result<Option<String>> {
     };
     let state = app.state();
     let (saved, new) = named.adopt(&state.lock().settings);
-    let secrets = state.secrets.clone();
     let (base_url, client_id, secret) = (
         named.base_url.clone(),
         named.client_id.clone(),
         named.client_secret.clone(),
     );
-    tokio::task::spawn_blocking(move || {
-        partner_client::save_client_secret(secrets.as_ref(), &base_url, &client_id, &secret)
-    })
-    .await
-    .map_err(|e| {
-        AppError::new(
-            ErrorKind::Internal,
-            format!("Writing the keychain failed: {e}."),
-            "Try again.",
-        )
-    })??;
+    state
+        .with_keychain(move |store| {
+            partner_client::save_client_secret(store, &base_url, &client_id, &secret)
+        })
+        .await??;
     let id = saved.id.clone();
     if new {
         crate::services::settings::update(state, |s| s.connections.push(saved))?;
