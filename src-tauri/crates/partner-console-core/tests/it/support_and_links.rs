@@ -73,7 +73,11 @@ async fn the_embedded_sandbox_s_deliveries_are_listed_with_their_captures() {
             let listed = futures::executor::block_on(deliveries::list(&app.console)).ok()?;
             listed
                 .into_iter()
-                .find(|d| d.resource_id == id && !d.capture_ids.is_empty())
+                // The record is listed as soon as its capture is; its attempt may be written
+                // a moment later.
+                .find(|d| {
+                    d.resource_id == id && !d.capture_ids.is_empty() && !d.attempts.is_empty()
+                })
         })
         .await;
     assert!(!delivered.attempts.is_empty());
