@@ -746,8 +746,11 @@ await step("support desk: a local copy of the connection, asked and exported wit
   // The processing ones: the count the index gives is the count the service's listing has.
   await (await $("form[aria-label=Filter] select[aria-label=Status]")).selectByAttribute("value", "processing");
   await clickButton("Find");
-  await waitText("[data-testid=support-range]", /^1–\d+ of [\d,]+ · as of/);
-  const processing = Number((await text("[data-testid=support-range]")).match(/of ([\d,]+) ·/)[1].replace(/,/g, ""));
+  // The range of the unfiltered set stays on screen until the filtered one arrives: wait for
+  // the count to change, not only for a range to be shown.
+  const rangeCount = async () => Number(((await text("[data-testid=support-range]").catch(() => "")).match(/^1–\d+ of ([\d,]+) · as of/)?.[1] ?? "0").replace(/,/g, ""));
+  await browser.waitUntil(async () => { const n = await rangeCount(); return n > 0 && n !== stored; }, { timeout: 15000, timeoutMsg: "the filtered range never replaced the whole set's" });
+  const processing = await rangeCount();
   assert.ok(processing > 0 && processing < stored, `a part of them (${processing})`);
   for (const row of await browser.$$("[data-testid=support-row] .pill")) assert.equal(await row.getText(), "processing");
   await browser.setWindowSize(960, 600);
