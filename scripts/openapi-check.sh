@@ -10,6 +10,8 @@
 # on any failure. Nothing but PyPI is reached outside this machine.
 #
 # Usage: scripts/openapi-check.sh [--max-examples N] [extra schemathesis run options...]
+#        scripts/openapi-check.sh --install-only   (only the pinned Schemathesis, then exit:
+#                                                    scripts/test.sh runs it while Rust compiles)
 #   N (default 200) bounds the generated cases per operation and phase; the default run takes
 #   about a minute and a half on 2 cores once built. Runs are deterministic: the same cases every time.
 #
@@ -28,7 +30,10 @@ root=$(pwd)
 
 SCHEMATHESIS_VERSION=4.32.5
 max_examples=200
-if [ "${1:-}" = "--max-examples" ]; then
+install_only=false
+if [ "${1:-}" = "--install-only" ]; then
+  install_only=true
+elif [ "${1:-}" = "--max-examples" ]; then
   max_examples=$2
   shift 2
 fi
@@ -43,10 +48,15 @@ if ! "$venv/bin/schemathesis" --version 2>/dev/null | grep -qx "schemathesis, ve
   python3 -m venv "$venv"
   PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/pip" install --quiet "schemathesis==$SCHEMATHESIS_VERSION"
 fi
+if $install_only; then
+  exit 0
+fi
 
 echo "== build partner"
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
-cargo build --locked --quiet -p partner-cli
+# The workspace's binaries with the features `cargo test --workspace` unifies (see
+# tests/e2e/run.sh): nothing to compile after the tests, where `-p partner-cli` would rebuild.
+cargo build --workspace --bins --examples --locked --quiet
 partner=${CARGO_TARGET_DIR:-$root/target}/debug/partner
 
 echo "== start the sandbox"

@@ -10,16 +10,23 @@
 # The icons are made here from the one source image, icons/icon.png, at every size the desktop
 # looks for. The version is the workspace's (Cargo.toml); nothing else states it.
 #
-# Usage: scripts/package.sh [--out DIR]     (default DIR: target/package)
+# Usage: scripts/package.sh [--out DIR] [--debug]     (default DIR: target/package)
+#   --debug bundles the debug build instead of the release one: the same files, desktop entry,
+#   dependencies and install, from the binaries a test run has already compiled. The test run
+#   (scripts/test.sh) uses it, because a release build of the whole app takes about 17 minutes
+#   on a 2-core machine and would check nothing about the package the debug build does not;
+#   what ships is built without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
 out=$root/target/package
+profile=release
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$(realpath -m "$2"); shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --debug) profile=debug; shift ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "package: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -27,22 +34,31 @@ done
 scripts/setup.sh
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
 
-# Packages carry no debug information: smaller, and nothing of the build machine's paths.
+# Release packages carry no debug information: smaller, and nothing of the build machine's paths.
 export CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=symbols
 target_dir=${CARGO_TARGET_DIR:-$root/target}
+if [ "$profile" = debug ]; then
+  # The debug build with the features `cargo test --workspace` unifies (as tests/e2e/run.sh
+  # builds it), so after a test run nothing is compiled again but the app crate.
+  cargo_args=(--workspace --bins --examples)
+  tauri_args=(--debug)
+else
+  cargo_args=(--release -p partner-cli)
+  tauri_args=()
+fi
 
-echo "package: building the partner command (release)"
-cargo build --release --locked --quiet -p partner-cli
+echo "package: building the partner command ($profile)"
+cargo build "${cargo_args[@]}" --locked --quiet
 
 stage=$out/stage
 rm -rf "$stage"
 mkdir -p "$stage/man" "$stage/completions" "$stage/icons"
 
-"$target_dir/release/partner" man --out "$stage/man" 2>/dev/null
+"$target_dir/$profile/partner" man --out "$stage/man" 2>/dev/null
 gzip -9n "$stage"/man/*.1
-"$target_dir/release/partner" completions bash >"$stage/completions/partner.bash"
-"$target_dir/release/partner" completions zsh >"$stage/completions/_partner"
-"$target_dir/release/partner" completions fish >"$stage/completions/partner.fish"
+"$target_dir/$profile/partner" completions bash >"$stage/completions/partner.bash"
+"$target_dir/$profile/partner" completions zsh >"$stage/completions/_partner"
+"$target_dir/$profile/partner" completions fish >"$stage/completions/partner.fish"
 
 echo "package: icons from icons/icon.png"
 sizes=16,24,32,48,64,128,256,512
@@ -50,7 +66,7 @@ sizes=16,24,32,48,64,128,256,512
 
 # The bundler's configuration for this build: the generated files, by absolute path, merged over
 # tauri.conf.json (which holds everything that does not change from build to build).
-python3 - "$stage" "$target_dir/release/partner" "$sizes" >"$out/tauri.package.json" <<'PY'
+python3 - "$stage" "$target_dir/$profile/partner" "$sizes" >"$out/tauri.package.json" <<'PY'
 import json, os, sys
 stage, partner, sizes = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 files = {"/usr/bin/partner": partner}
@@ -64,15 +80,15 @@ print(json.dumps({"bundle": {"icon": icons,
                              "linux": {"deb": {"files": files}, "rpm": {"files": files}}}}, indent=2))
 PY
 
-rm -rf "$target_dir/release/bundle"
-echo "package: building the app and bundling (release; the first build takes several minutes)"
-(cd src-tauri && "$root/ui/node_modules/.bin/tauri" build --ci --bundles deb,rpm --config "$out/tauri.package.json")
+rm -rf "$target_dir/$profile/bundle"
+echo "package: building the app and bundling ($profile; a first release build takes several minutes)"
+(cd src-tauri && "$root/ui/node_modules/.bin/tauri" build "${tauri_args[@]}" --ci --bundles deb,rpm --config "$out/tauri.package.json")
 
 # The bundler names the files after the product's display name; give them the package's name,
 # as apt and dnf users expect to find them.
 version=$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml","rb"))["workspace"]["package"]["version"])')
 rm -f "$out"/*.deb "$out"/*.rpm
-cp "$target_dir"/release/bundle/deb/*_"$version"_amd64.deb "$out/partner-console_${version}_amd64.deb"
-cp "$target_dir"/release/bundle/rpm/*-"$version"-1.x86_64.rpm "$out/partner-console-${version}-1.x86_64.rpm"
+cp "$target_dir"/"$profile"/bundle/deb/*_"$version"_amd64.deb "$out/partner-console_${version}_amd64.deb"
+cp "$target_dir"/"$profile"/bundle/rpm/*-"$version"-1.x86_64.rpm "$out/partner-console-${version}-1.x86_64.rpm"
 echo "package: done"
 ls -1 "$out"/*.deb "$out"/*.rpm

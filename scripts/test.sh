@@ -2,8 +2,8 @@
 # Every check and test of the project, from a fresh machine: installs what it needs, then runs
 # formatting, lints, the Rust tests (against the real sandbox and listener over HTTP, the
 # keychain tests against a real Secret Service on a private session bus), the UI's checks and
-# tests, the end-to-end tests of the real app under Xvfb, and the release packages (built,
-# checked, installed with apt on a fresh Debian 12 and started there).
+# tests, the end-to-end tests of the real app under Xvfb, and the packages (bundled from the
+# debug build, checked, installed with apt on a fresh Debian 12 and started there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -50,7 +50,11 @@ prepare_log=$(mktemp)
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 as_root tests/package/fresh-debian.sh --prepare >"$prepare_log" 2>&1 &
 prepare_pid=$!
-trap 'kill "$prepare_pid" 2>/dev/null || true; print_timings' EXIT
+# The same for the pinned Schemathesis (PyPI): installed while clippy compiles.
+schemathesis_log=$(mktemp)
+scripts/openapi-check.sh --install-only >"$schemathesis_log" 2>&1 &
+schemathesis_pid=$!
+trap 'kill "$prepare_pid" "$schemathesis_pid" 2>/dev/null || true; rm -f "$schemathesis_log"; print_timings' EXIT
 
 part "cargo fmt"
 cargo fmt --all --check
@@ -62,7 +66,7 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 # A private session bus with an unlocked gnome-keyring: the keychain tests use the real Secret
 # Service, and nothing touches the user's own keyring or home.
 scratch=$(mktemp -d)
-trap 'kill "$prepare_pid" 2>/dev/null || true; rm -rf "$scratch" "$prepare_log"; print_timings' EXIT
+trap 'kill "$prepare_pid" "$schemathesis_pid" 2>/dev/null || true; rm -rf "$scratch" "$prepare_log" "$schemathesis_log"; print_timings' EXIT
 export XDG_DATA_HOME=$scratch/data XDG_CACHE_HOME=$scratch/cache XDG_CONFIG_HOME=$scratch/config
 export XDG_RUNTIME_DIR=$scratch/run
 mkdir -p "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$XDG_RUNTIME_DIR"
@@ -80,6 +84,7 @@ dbus-run-session -- bash -c '
 # requests from it and fails on a 5xx, a response the document does not describe, or a valid
 # request refused for a reason it does not state.
 part "openapi: schemathesis against the sandbox"
+wait "$schemathesis_pid" || { echo "(installing Schemathesis in the background failed:)"; cat "$schemathesis_log"; }
 scripts/openapi-check.sh
 
 if [ -f ui/package.json ]; then
@@ -93,9 +98,12 @@ if [ -x tests/e2e/run.sh ]; then
 fi
 
 # The packages a user installs: built with Tauri's bundler, checked as files and as a running
-# app, then installed with apt on a freshly debootstrapped Debian 12 and started there.
+# app, then installed with apt on a freshly debootstrapped Debian 12 and started there. They are
+# bundled from the debug build the end-to-end tests have just run (--debug): the package's
+# files, entry, dependencies and install are the same, and a release build of everything would
+# add about 17 minutes on a 2-core machine (scripts/package.sh without it builds what ships).
 part "packages: build"
-scripts/package.sh
+scripts/package.sh --debug
 part "packages: check"
 tests/package/check.sh
 part "packages: a fresh Debian 12"

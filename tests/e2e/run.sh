@@ -12,9 +12,11 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 echo "e2e: building the UI and the app"
 (cd ui && npm run --silent build >/dev/null)
-cargo build -p partner-console -p partner-cli --locked --quiet
-# The second implementation of the service, for the specs that point the app at it.
-cargo build -p partner-testkit --example other_service --locked --quiet
+# Every binary of the workspace and its examples (the second implementation of the service,
+# other_service, is one), in one build whose features are unified as `cargo test --workspace`
+# unifies them: after the tests this only links the app, where `-p` builds would recompile a
+# hundred crates with other features.
+cargo build --workspace --bins --examples --locked --quiet
 target_dir=${CARGO_TARGET_DIR:-$root/target}
 export PARTNER_APP_BINARY="$target_dir/debug/partner-console"
 # The restart specs run `partner` beside the app: a sandbox with --data, products subscribe,
