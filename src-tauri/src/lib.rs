@@ -120,6 +120,7 @@ pub fn run() {
             commands::listener_subscriptions,
             commands::find_missed,
             commands::cancel_missed,
+            commands::recover_missed,
             commands::evidence_bundle,
             commands::sandbox_deliveries,
             commands::signing_key_problems,

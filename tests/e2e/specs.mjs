@@ -1442,6 +1442,34 @@ await step("missed notifications: the listener stopped while the sandbox sent, l
   await waitText("[data-testid=detail-verdict]", /valid/);
 });
 
+await step("recover: the missed notifications sent again, verified by the listener, none missed after", async () => {
+  await go("#/webhooks");
+  await (await $("[data-testid=missed]")).waitForExist({ timeout: 15000 });
+  if (!(await browser.execute(() => document.querySelector("[data-testid=missed]")?.parentElement?.open))) await (await $("[data-testid=missed]")).click();
+  const recent = await $("//label[contains(., 'Include the last two minutes')]/input");
+  if (!(await recent.isSelected())) await recent.click();
+  await (await $("[data-testid=missed-find]")).click();
+  await (await $("[data-testid=missed-report]")).waitForExist({ timeout: 60000 });
+  const missedRows = (await browser.$$("[data-missed-event-id]")).length;
+  assert.ok(missedRows >= 2, `missed rows to recover (${missedRows})`);
+  await waitText("[data-testid=missed-recover]", new RegExp(`^Send all ${missedRows} again$`));
+  await (await $("[data-testid=missed-recover]")).click();
+  await waitText("[data-testid=missed-recover-result]", new RegExp(`^${missedRows} of ${missedRows} taken by http://127\\.0\\.0\\.1:\\d+/`), 30000);
+  for (const row of await browser.$$("[data-missed-event-id]")) assert.match(await row.getText(), /sent again · 200/);
+  await shot("webhooks-recovered");
+  await browser.setWindowSize(960, 600);
+  try {
+    const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling (${overflow} px)`);
+    await shot("small-webhooks-recovered");
+  } finally {
+    await browser.setWindowSize(1280, 800);
+  }
+  // The listener kept each as a valid replay, so the check now finds them arrived.
+  await (await $("[data-testid=missed-find]")).click();
+  await waitText("[data-testid=missed-count]", /^0 missed$/, 60000);
+});
+
 await step("the smallest window (960×600): the changed screens still fit", async () => {
   await browser.setWindowSize(960, 600);
   try {

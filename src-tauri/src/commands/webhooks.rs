@@ -147,6 +147,15 @@ pub async fn find_missed(
     partner_console_core::services::missed::find(&state, form).await
 }
 
+/// Sends missed notifications again, built and signed as the service would have sent them.
+#[tauri::command]
+pub async fn recover_missed(
+    state: State<'_, Console>,
+    form: partner_console_core::bridge::RecoverForm,
+) -> Result<partner_local::recover::RecoveryReport> {
+    partner_console_core::services::missed::resend(&state, form).await
+}
+
 #[tauri::command]
 pub fn cancel_missed(state: State<'_, Console>) {
     partner_console_core::services::missed::cancel(&state);

@@ -78,6 +78,8 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     ReceiverCheckForm::export_all_to(dir)?;
     ListenerSubscription::export_all_to(dir)?;
     MissedForm::export_all_to(dir)?;
+    RecoverForm::export_all_to(dir)?;
+    partner_local::recover::RecoveryReport::export_all_to(dir)?;
     EvidenceForm::export_all_to(dir)?;
     DeliveryView::export_all_to(dir)?;
     EvidenceResult::export_all_to(dir)?;

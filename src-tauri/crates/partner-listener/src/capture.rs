@@ -78,7 +78,8 @@ pub struct Capture {
     /// From the request's arrival to its verdict (reading the body, verifying, parsing); the
     /// commit and any test-mode delay come after and are not counted.
     pub processing_micros: u64,
-    /// The request carried `Svc-Replay: 1`: the console replayed it.
+    /// The request carried `Svc-Replay: 1` (the console replayed it) or `Svc-Replay: recovery`
+    /// (the console rebuilt a notification that never arrived).
     pub replay: bool,
 }
 

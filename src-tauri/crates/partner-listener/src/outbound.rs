@@ -17,6 +17,15 @@ use std::time::{Duration, Instant};
 
 /// The header that marks a replay.
 pub const REPLAY_HEADER: &str = "Svc-Replay";
+/// [`REPLAY_HEADER`]'s value on a notification the console rebuilt and sent because the
+/// service's never arrived (`partner_local::recover`); a replay of a capture carries `1`.
+pub const RECOVERY: &str = "recovery";
+
+/// Whether a [`REPLAY_HEADER`] value marks a replay: `1`, or [`RECOVERY`].
+pub fn marks_replay(value: &str) -> bool {
+    let value = value.trim();
+    value == "1" || value.eq_ignore_ascii_case(RECOVERY)
+}
 /// The header a forward adds, so a listener never forwards what a listener forwarded (a
 /// `--forward-to` pointing back at a listener would otherwise loop forever).
 pub const FORWARDED_HEADER: &str = "X-Partner-Listener-Forwarded";

@@ -689,7 +689,7 @@ async fn handle(
         received_at,
         method: parts.method.to_string(),
         path,
-        replay: header_value(&headers, REPLAY_HEADER).is_some_and(|v| v.trim() == "1"),
+        replay: header_value(&headers, REPLAY_HEADER).is_some_and(outbound::marks_replay),
         headers,
         body: body_bytes,
         body_size,

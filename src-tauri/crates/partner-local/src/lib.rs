@@ -7,7 +7,8 @@
 //! - [`keys`]: the signing keys the listener verifies with, read from the OS keychain entries
 //!   that `partner-client` writes (so a subscription made by the CLI verifies in the app);
 //! - [`missed`]: the notifications the service gave up on while the listener was down, worked
-//!   out from the API and compared with the captures;
+//!   out from the API and compared with the captures, and [`recover`]: those sent again, built
+//!   and signed as the service would have sent them;
 //! - [`environment`]: a connection named by the CLI's variables (`PARTNER_BASE_URL`, …).
 
 pub mod environment;
@@ -17,6 +18,7 @@ pub mod links;
 pub mod listener_address;
 pub mod missed;
 pub mod paths;
+pub mod recover;
 pub mod settings;
 pub mod sorts_tried;
 

@@ -3,11 +3,13 @@
  * asleep, a tunnel dropped) the service gave up after three attempts. The shell works out from
  * the API what each subscription should have received and compares it with the captures
  * (`partner listen missed`, the same check). Nothing arrived for these rows, so they are not
- * captures: each opens its transaction instead.
+ * captures: each opens its transaction instead. Chosen rows (or all) can be sent again, each
+ * rebuilt and signed as the service would have sent it (`partner listen recover`), to this
+ * app's listener or any URL, with the receiver's answer shown on its row.
  */
 import { useMutation } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
-import { api, events, type MissedProgressView, type MissedReport, type SubscriptionCheck } from "../../platform";
+import { api, events, type MissedNotification, type MissedProgressView, type MissedReport, type RecoveryOutcome, type SubscriptionCheck } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { formatTime, shortId } from "../../lib/format";
 import { navigate } from "../../lib/router";
@@ -64,7 +66,36 @@ export function MissedNotifications() {
   );
 }
 
+/** The key a notification is known by: what the service repeats on every attempt. */
+function missedKey(m: { subscriptionId: string; resourceType: string; eventId: string }): string {
+  return `${m.subscriptionId}/${m.resourceType}/${m.eventId}`;
+}
+
+function RecoveryCell({ outcome }: { outcome: RecoveryOutcome | undefined }) {
+  if (!outcome) return null;
+  if (outcome.acknowledged) {
+    return <span className="pill valid" title={outcome.url}>sent again · {outcome.status} · {outcome.elapsedMs} ms</span>;
+  }
+  const why = outcome.error ?? `answered ${outcome.status}`;
+  return <span className="pill failed" title={`${outcome.url}: ${why}`}>not taken · {why}</span>;
+}
+
 function MissedReportView({ report }: { report: MissedReport }) {
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [target, setTarget] = useState("");
+  const resend = useMutation({
+    mutationFn: (notifications: MissedNotification[]) => api.recoverMissed({ notifications, target: target.trim() || null }),
+  });
+  const outcomes = new Map((resend.data?.outcomes ?? []).map((o) => [missedKey(o), o]));
+  const chosen = report.missed.filter((m) => selected.has(missedKey(m)));
+  const toggle = (key: string, on: boolean) =>
+    setSelected((before) => {
+      const next = new Set(before);
+      if (on) next.add(key);
+      else next.delete(key);
+      return next;
+    });
+  const allChosen = report.missed.length > 0 && chosen.length === report.missed.length;
   return (
     <div data-testid="missed-report">
       <p className="small">
@@ -97,15 +128,62 @@ function MissedReportView({ report }: { report: MissedReport }) {
         </tbody>
       </table>
       {report.missed.length > 0 && (
+        <form
+          className="actions recover-bar"
+          aria-label="Send again"
+          onSubmit={(e) => {
+            e.preventDefault();
+            resend.mutate(chosen.length ? chosen : report.missed);
+          }}
+        >
+          <label className="inline">
+            <span>Send to</span>
+            <input
+              className="mono"
+              value={target}
+              onChange={(e) => setTarget(e.target.value)}
+              placeholder="this app's listener, or http://…"
+              aria-label="Send again to"
+              disabled={resend.isPending}
+            />
+          </label>
+          <button type="submit" className="primary" data-testid="missed-recover" disabled={resend.isPending}>
+            {resend.isPending ? "Sending…" : chosen.length ? `Send ${chosen.length} chosen again` : `Send all ${report.missed.length} again`}
+          </button>
+          <span className="muted small">rebuilt and signed as the service would have sent them, marked Svc-Replay: recovery</span>
+        </form>
+      )}
+      {resend.isError && <ErrorPanel error={resend.error} compact />}
+      {resend.data && (
+        <p className="small" role="status" data-testid="missed-recover-result">
+          {resend.data.cancelled ? "Stopped part-way: " : ""}
+          {resend.data.outcomes.filter((o) => o.acknowledged).length} of {resend.data.outcomes.length} taken by {resend.data.outcomes[0]?.url ?? "the receiver"}
+          {target.trim() === "" ? " · look again to see them arrived" : ""}
+        </p>
+      )}
+      {report.missed.length > 0 && (
         <table className="grid compact missed-rows" aria-label="Missed notifications">
           <thead>
-            <tr><th>Would have been sent</th><th></th><th>Event</th><th>Resource</th><th>Product</th><th>Event id</th><th></th></tr>
+            <tr>
+              <th>
+                <input
+                  type="checkbox"
+                  aria-label="Choose every missed notification"
+                  checked={allChosen}
+                  onChange={(e) => setSelected(e.target.checked ? new Set(report.missed.map(missedKey)) : new Set())}
+                />
+              </th>
+              <th>Would have been sent</th><th></th><th>Event</th><th>Resource</th><th>Product</th><th>Event id</th><th></th>
+            </tr>
           </thead>
           <tbody>
             {report.missed.map((m) => (
-              <tr key={`${m.subscriptionId}/${m.resourceType}/${m.eventId}`} data-missed-event-id={m.eventId} data-subscription-id={m.subscriptionId} data-transaction-id={m.transactionId}>
+              <tr key={missedKey(m)} data-missed-event-id={m.eventId} data-subscription-id={m.subscriptionId} data-transaction-id={m.transactionId}>
+                <td>
+                  <input type="checkbox" aria-label={`Choose ${m.eventId}`} checked={selected.has(missedKey(m))} onChange={(e) => toggle(missedKey(m), e.target.checked)} />
+                </td>
                 <td className="mono">{formatTime(m.sentAt)}</td>
-                <td><span className="pill failed">missed</span></td>
+                <td>{outcomes.has(missedKey(m)) ? <RecoveryCell outcome={outcomes.get(missedKey(m))} /> : <span className="pill failed">missed</span>}</td>
                 <td>{m.eventType}</td>
                 <td className="mono" title={m.resourceRef}>{m.resourceType.replace("urn:svc:partner:", "")} {shortId(m.resourceId)}</td>
                 <td>{m.productName}</td>

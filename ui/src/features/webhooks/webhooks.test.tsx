@@ -417,6 +417,50 @@ describe("missed notifications", () => {
     fireEvent.click(within(rows[1] as HTMLElement).getByRole("button", { name: "Open" }));
     expect(window.location.hash).toBe("#/transactions/tx-1");
   });
+
+  it("sends the chosen ones again, or all of them to a URL, with the receiver's answer on each row", async () => {
+    const transaction = "urn:svc:partner:transaction" as const;
+    const missedRow = (n: number) => ({ subscriptionId: "sub-1", productId: "p-1", productName: "acme-flood", resourceType: transaction, eventType: "updated" as const, eventId: `ev-${n}`, resourceId: `tx-${n}`, resourceRef: `http://127.0.0.1:7001/partner/v2/transactions/tx-${n}`, transactionId: `tx-${n}`, sentAt: "2026-11-23T10:00:00Z" });
+    const outcome = (n: number, url: string, status: number | null, error: string | null) => ({ subscriptionId: "sub-1", resourceType: transaction, eventId: `ev-${n}`, url, status, acknowledged: status === 200, error, elapsedMs: 3 });
+    const calls = mockCommands({
+      find_missed: () => ({
+        missed: [missedRow(1), missedRow(2)],
+        subscriptions: [{ subscriptionId: "sub-1", productId: "p-1", resource: transaction, events: ["updated"], since: "2026-11-23T09:00:00Z", sinceSource: "listenerDown", expected: 2, missed: 2, notYetDue: 0 }],
+        until: "2026-11-23T10:05:00Z",
+        transactionsRead: 2,
+        transactionsChecked: 2,
+        cancelled: false,
+      }),
+      recover_missed: (args) => {
+        const form = (args as { form: { notifications: { eventId: string }[]; target: string | null } }).form;
+        const url = form.target ?? "http://127.0.0.1:7070/webhooks";
+        return { outcomes: form.notifications.map((m) => (form.target ? outcome(Number(m.eventId.slice(3)), url, null, "connection refused") : outcome(Number(m.eventId.slice(3)), url, 200, null))), cancelled: false };
+      },
+    });
+    renderWithClient(<MissedNotifications />);
+    fireEvent.click(screen.getByTestId("missed"));
+    fireEvent.click(screen.getByTestId("missed-find"));
+    await screen.findByTestId("missed-report");
+    expect(screen.getByTestId("missed-recover")).toHaveTextContent("Send all 2 again");
+    fireEvent.click(screen.getByLabelText("Choose ev-2"));
+    expect(screen.getByTestId("missed-recover")).toHaveTextContent("Send 1 chosen again");
+    fireEvent.click(screen.getByTestId("missed-recover"));
+    expect(await screen.findByTestId("missed-recover-result")).toHaveTextContent("1 of 1 taken by http://127.0.0.1:7070/webhooks");
+    const sent = calls.filter((c) => c.cmd === "recover_missed");
+    expect(sent[0]?.args).toEqual({ form: { notifications: [missedRow(2)], target: null } });
+    const rows = () => within(screen.getByRole("table", { name: "Missed notifications" })).getAllByRole("row");
+    expect(rows()[2]).toHaveTextContent("sent again · 200");
+    expect(rows()[1]).toHaveTextContent("missed");
+
+    // Every row to another receiver, which is not there: each row says why.
+    fireEvent.click(screen.getByLabelText("Choose every missed notification"));
+    fireEvent.click(screen.getByLabelText("Choose every missed notification"));
+    fireEvent.change(screen.getByLabelText("Send again to"), { target: { value: "http://localhost:3999/hooks" } });
+    fireEvent.click(screen.getByTestId("missed-recover"));
+    await waitFor(() => expect(screen.getByTestId("missed-recover-result")).toHaveTextContent("0 of 2 taken by http://localhost:3999/hooks"));
+    expect(calls.filter((c) => c.cmd === "recover_missed")[1]?.args).toEqual({ form: { notifications: [missedRow(1), missedRow(2)], target: "http://localhost:3999/hooks" } });
+    expect(rows()[1]).toHaveTextContent("not taken · connection refused");
+  });
 });
 
 describe("what the service sent (a sandbox's deliveries)", () => {

@@ -69,6 +69,10 @@ pub enum Action {
     /// from the API (the transactions changed since --since and their events) and compared
     /// with the captures. Reads the store only.
     Missed(super::missed::MissedArgs),
+    /// Send the missed notifications again (the same check as `missed` first): each built as
+    /// the service would have sent it, signed with its subscription's key (the keychain, or
+    /// --key), marked `Svc-Replay: recovery`, to the listener or --to URL.
+    Recover(super::missed::RecoverArgs),
 }
 
 #[derive(Debug, ClapArgs)]
@@ -349,6 +353,13 @@ pub async fn run(args: Args) -> Result<()> {
                 None => default_db()?,
             };
             super::missed::run(missed_args, db).await
+        }
+        Some(Action::Recover(mut recover_args)) => {
+            let db = match recover_args.missed.db.take() {
+                Some(db) => db,
+                None => default_db()?,
+            };
+            super::missed::run_recover(recover_args, db).await
         }
         None => run_listener(args.serve).await,
     }

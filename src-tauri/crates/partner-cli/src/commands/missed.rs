@@ -92,7 +92,183 @@ impl Row for MissedNotification {
     }
 }
 
+#[derive(Debug, ClapArgs)]
+pub struct RecoverArgs {
+    #[command(flatten)]
+    pub missed: MissedArgs,
+    /// Where to send them. Default: the console's listener (its saved address, or
+    /// PARTNER_LISTENER_ADDR, and its path).
+    #[arg(long, value_name = "URL")]
+    pub to: Option<String>,
+    /// A subscription's signing key as SUBSCRIPTION_ID=KEY (repeatable); the keychain's keys
+    /// (those `products subscribe`, `rotate-key` and the app keep) are used for the others.
+    #[arg(long = "key", value_name = "SUBSCRIPTION_ID=KEY")]
+    pub keys: Vec<String>,
+    /// Only list what would be sent, and where.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
 pub async fn run(args: MissedArgs, db: PathBuf) -> Result<()> {
+    let report = find(&args, db).await?;
+    print_rows(&report, args.json)?;
+    print_summary(&report);
+    if report.cancelled {
+        return Err(CliError::Cancelled);
+    }
+    Ok(())
+}
+
+/// `partner listen recover`: the check, then each missed notification sent again.
+pub async fn run_recover(args: RecoverArgs, db: PathBuf) -> Result<()> {
+    let target = match &args.to {
+        Some(url) => partner_listener::outbound::parse_target(url)?,
+        None => {
+            let settings = super::connections::saved_settings()?;
+            let address = partner_local::ListenerAddress::from_env(&settings.listener)
+                .map_err(CliError::Usage)?;
+            partner_listener::outbound::parse_target(&address.url())?
+        }
+    };
+    let report = find(&args.missed, db).await?;
+    print_summary(&report);
+    if report.cancelled {
+        return Err(CliError::Cancelled);
+    }
+    if report.missed.is_empty() {
+        eprintln!("partner: nothing to recover");
+        return Ok(());
+    }
+    if args.dry_run {
+        print_rows(&report, args.missed.json)?;
+        eprintln!(
+            "partner: would send {} notifications to {target} (--dry-run: none sent)",
+            report.missed.len()
+        );
+        return Ok(());
+    }
+    let keys = recovery_keys(&args.keys, &report.missed)?;
+    let cancel = CancellationToken::new();
+    let stop = super::signal::stop_signal()?;
+    let on_stop = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            stop.await;
+            cancel.cancel();
+        }
+    });
+    let show_progress = std::io::stderr().is_terminal();
+    let http = partner_listener::outbound::http_client();
+    let recovered = partner_local::recover::recover(
+        &http,
+        &target,
+        &report.missed,
+        &keys,
+        &cancel,
+        |done, total| {
+            if show_progress {
+                eprint!("\r\x1b[2Ksending {done}/{total}");
+            }
+        },
+    )
+    .await;
+    on_stop.abort();
+    if show_progress {
+        eprint!("\r\x1b[2K");
+    }
+    print_outcomes(&recovered.outcomes, args.missed.json)?;
+    let acknowledged = recovered.acknowledged();
+    let sent = recovered.outcomes.len();
+    eprintln!("partner: {acknowledged} of {sent} recovered notifications acknowledged by {target}");
+    if recovered.cancelled {
+        return Err(CliError::Cancelled);
+    }
+    if acknowledged < sent {
+        return Err(CliError::RecoveryIncomplete(format!(
+            "{} of {sent} recovered notifications were not acknowledged",
+            sent - acknowledged
+        )));
+    }
+    Ok(())
+}
+
+/// `--key` values first, then the keychain's entries for the subscriptions to recover.
+fn recovery_keys(
+    given: &[String],
+    missed: &[MissedNotification],
+) -> Result<partner_listener::keys::MemoryKeys> {
+    use partner_listener::keys::{KeySource, MemoryKeys};
+    let keys = MemoryKeys::new();
+    for assignment in given {
+        let (subscription, key) = MemoryKeys::parse_assignment(assignment)?;
+        keys.insert(subscription, key);
+    }
+    let wanted: std::collections::BTreeSet<&str> = missed
+        .iter()
+        .map(|m| m.subscription_id.as_str())
+        .filter(|id| keys.keys(id).is_none())
+        .collect();
+    if !wanted.is_empty() {
+        let store: std::sync::Arc<dyn partner_client::SecretStore> = std::sync::Arc::new(
+            partner_client::KeyringStore::new(partner_client::KEYCHAIN_SERVICE),
+        );
+        let keychain = partner_local::KeychainKeys::new(
+            store,
+            partner_listener::keys::DEFAULT_PREVIOUS_KEY_GRACE,
+        );
+        if let Err(error) = keychain.load(wanted.iter().copied()) {
+            eprintln!("partner: warning: the keychain could not be read ({error}); only --key keys are used");
+        }
+        for id in wanted {
+            if let Some(found) = keychain.keys(id) {
+                keys.insert(id, found.current);
+            }
+        }
+    }
+    Ok(keys)
+}
+
+impl Row for partner_local::recover::RecoveryOutcome {
+    const HEADERS: &'static [&'static str] = &[
+        "subscription",
+        "resource",
+        "eventId",
+        "status",
+        "ms",
+        "error",
+    ];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.subscription_id.clone(),
+            self.resource_type.to_string(),
+            self.event_id.clone(),
+            self.status.map(|s| s.to_string()).unwrap_or_default(),
+            self.elapsed_ms.to_string(),
+            self.error.clone().unwrap_or_default(),
+        ]
+    }
+}
+
+fn print_outcomes(outcomes: &[partner_local::recover::RecoveryOutcome], json: bool) -> Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    if json {
+        for outcome in outcomes {
+            serde_json::to_writer(&mut out, outcome).map_err(|e| CliError::Output(e.into()))?;
+            out.write_all(b"\n").map_err(CliError::Output)?;
+        }
+    } else {
+        let rows: Vec<Vec<String>> = outcomes.iter().map(Row::cells).collect();
+        super::render::write_table(
+            &mut out,
+            partner_local::recover::RecoveryOutcome::HEADERS,
+            &rows,
+        )?;
+    }
+    out.flush().map_err(CliError::Output)
+}
+
+/// The check of `partner listen missed`, its progress on stderr.
+async fn find(args: &MissedArgs, db: PathBuf) -> Result<MissedReport> {
     let client = args.connection.resolved()?.client()?;
     let store = partner_listener::StoreReader::open(&db)?;
     let listening_now = partner_listener::writer_lock::is_held(&db)?;
@@ -133,13 +309,7 @@ pub async fn run(args: MissedArgs, db: PathBuf) -> Result<()> {
     if show_progress {
         eprint!("\r\x1b[2K");
     }
-    let report = report?;
-    print_rows(&report, args.json)?;
-    print_summary(&report);
-    if report.cancelled {
-        return Err(CliError::Cancelled);
-    }
-    Ok(())
+    Ok(report?)
 }
 
 fn progress_line(step: &MissedProgress) {

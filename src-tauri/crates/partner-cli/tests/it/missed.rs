@@ -1,7 +1,8 @@
 //! `partner listen missed` as a process: the real `partner listen` receiving from a real
 //! sandbox (fast retries), stopped by SIGTERM while the lender changes transactions and the
 //! sandbox gives up, started again on the same port and store; `missed` then lists exactly the
-//! notifications the sandbox discarded, as JSON lines and as a table.
+//! notifications the sandbox discarded, as JSON lines and as a table; `recover` sends them
+//! again, signed with the subscriptions' keys, and `missed` finds nothing after.
 
 use partner_sandbox::dispatch::DeliveryConfig;
 use partner_sandbox::{ClientCredentials, SandboxConfig};
@@ -268,5 +269,84 @@ async fn missed_lists_what_the_sandbox_discarded_while_partner_listen_was_stoppe
         .output()
         .unwrap();
     assert_eq!(missing.status.code(), Some(4));
+
+    // Recover: first to a receiver that is not there (each row says so, exit 1), then to the
+    // listener, which verifies each one and stores it as a replay; nothing is missed after.
+    let recover = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_partner"));
+        command
+            .args(["listen", "recover", "--until", "now", "--json", "--db"])
+            .arg(&db)
+            .args(args)
+            .env("HOME", home.path())
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .env("PARTNER_BASE_URL", sandbox.base_url())
+            .env("PARTNER_CLIENT_ID", sandbox.client_id())
+            .env("PARTNER_CLIENT_SECRET", sandbox.client_secret().expose());
+        for id in &subscriptions {
+            command.args(["--key", &format!("{id}={KEY}")]);
+        }
+        command.output().unwrap()
+    };
+    let dry = recover(&["--to", &url, "--dry-run"]);
+    let dry_err = String::from_utf8_lossy(&dry.stderr).into_owned();
+    assert!(dry.status.success(), "{dry_err}");
+    assert!(dry_err.contains("would send 5 notifications"), "{dry_err}");
+    assert_eq!(String::from_utf8_lossy(&dry.stdout).lines().count(), 5);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let nowhere = format!("http://{}/hooks", closed.local_addr().unwrap());
+    drop(closed);
+    let refused = recover(&["--to", &nowhere]);
+    assert_eq!(refused.status.code(), Some(1));
+    let outcomes: Vec<Value> = String::from_utf8_lossy(&refused.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(outcomes.len(), 5);
+    assert!(outcomes
+        .iter()
+        .all(|o| o["acknowledged"] == false && o["error"].is_string()));
+    let sent = recover(&["--to", &url]);
+    let sent_err = String::from_utf8_lossy(&sent.stderr).into_owned();
+    assert!(sent.status.success(), "{sent_err}");
+    assert!(
+        sent_err.contains("5 of 5 recovered notifications acknowledged"),
+        "{sent_err}"
+    );
+    let outcomes: Vec<Value> = String::from_utf8_lossy(&sent.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let recovered: BTreeSet<_> = outcomes.iter().map(identity).collect();
+    assert_eq!(recovered, discarded);
+    assert!(outcomes.iter().all(|o| o["status"] == 200));
+    assert!(!sent_err.contains(KEY) && !String::from_utf8_lossy(&sent.stdout).contains(KEY));
+    // Stored as valid replays (their signatures verify with the subscriptions' keys).
+    let captures = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["listen", "captures", "--json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(captures.status.success());
+    let captures: Vec<Value> = String::from_utf8_lossy(&captures.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let replays: Vec<&Value> = captures.iter().filter(|c| c["replay"] == true).collect();
+    assert_eq!(replays.len(), 5, "{captures:?}");
+    assert!(
+        replays.iter().all(|c| c["verdict"] == "valid"),
+        "{replays:?}"
+    );
+    let after = run(&["--json", "--until", "now"]);
+    assert!(after.status.success());
+    assert!(
+        after.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&after.stdout)
+    );
+    let nothing = recover(&["--to", &url]);
+    assert!(nothing.status.success());
+    assert!(String::from_utf8_lossy(&nothing.stderr).contains("nothing to recover"));
     terminate(listener);
 }

@@ -1,4 +1,4 @@
-//! The missed-notification check: its form and progress.
+//! The missed-notification check: its form and progress, and the form that sends them again.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -17,6 +17,16 @@ pub struct MissedForm {
     pub include_recent: bool,
     /// Also subscriptions this store never captured anything of.
     pub all_subscriptions: bool,
+}
+
+/// Which missed notifications to send again, and where.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RecoverForm {
+    /// As the check reported them (the rows chosen, or all of them).
+    pub notifications: Vec<partner_local::missed::MissedNotification>,
+    /// Where to (none or empty: this app's listener).
+    pub target: Option<String>,
 }
 
 /// Where a missed-notification check is, for its progress bar.

@@ -4,12 +4,17 @@
 //!
 //! The app holds the store's writer, so it knows whether its listener is serving now; the
 //! check reads through a clone of that store (no second connection, no lock taken).
-use crate::bridge::{MissedForm, MissedProgressView};
+//!
+//! What it found can be sent again (`partner_local::recover`, as `partner listen recover`
+//! does): to this app's listener by default, signed with the keys the listener verifies with.
+use crate::bridge::{MissedForm, MissedProgressView, RecoverForm};
 use crate::console::{AppEvent, Console};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::locked;
 use crate::state::AppState;
+use partner_listener::keys::KeySource;
 use partner_local::missed::{find_missed, MissedProgress, MissedQuery, MissedReport};
+use partner_local::recover::{recover, RecoveryReport};
 
 pub async fn find(app: &Console, form: MissedForm) -> Result<MissedReport> {
     let state = app.state();
@@ -75,4 +80,63 @@ pub fn cancel(state: &AppState) {
     if let Some(stop) = locked(&state.missed_check).take() {
         stop.cancel();
     }
+}
+
+/// Sends `form.notifications` again, each built and signed as the service would have sent it,
+/// to `form.target` or this app's listener; an outcome per notification.
+pub async fn resend(state: &AppState, form: RecoverForm) -> Result<RecoveryReport> {
+    if form.notifications.is_empty() {
+        return Err(AppError::invalid(
+            "Choose the missed notifications to send again.",
+        ));
+    }
+    let target = match form
+        .target
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        Some(url) => partner_listener::outbound::parse_target(url)
+            .map_err(|e| AppError::invalid(format!("The recovery's {e}.")))?,
+        None => {
+            let url = state.listener()?.url();
+            partner_listener::outbound::parse_target(&url).map_err(|e| {
+                AppError::new(
+                    ErrorKind::Internal,
+                    format!("Bad listener URL: {e}."),
+                    "Restart the listener.",
+                )
+            })?
+        }
+    };
+    // The keys are read from the keychain on a blocking thread first (a miss reads it), so
+    // the sends never wait on it.
+    let keys = state.keys.clone();
+    let subscriptions: Vec<String> = form
+        .notifications
+        .iter()
+        .map(|m| m.subscription_id.clone())
+        .collect();
+    let found = state
+        .with_keychain(move |_| {
+            let known = partner_listener::keys::MemoryKeys::new();
+            for id in subscriptions {
+                if let Some(found) = keys.keys(&id) {
+                    known.insert(id, found.current);
+                }
+            }
+            known
+        })
+        .await?;
+    let http = partner_listener::outbound::http_client();
+    let stop = state.shutdown.child_token();
+    Ok(recover(
+        &http,
+        &target,
+        &form.notifications,
+        &found,
+        &stop,
+        |_, _| {},
+    )
+    .await)
 }

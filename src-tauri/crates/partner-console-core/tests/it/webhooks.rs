@@ -3,7 +3,7 @@
 //! it in a batch, and the inspector, the detail, the signature debugger, replay, export, import,
 //! clear and the listener's own switches all work on it.
 use crate::harness::{form, Headless};
-use partner_console_core::services::{captures, embedded, listener, signatures};
+use partner_console_core::services::{captures, embedded, listener, missed, signatures};
 use partner_console_core::AppEvent;
 use partner_listener::Verdict;
 
@@ -168,5 +168,95 @@ async fn the_listener_is_stopped_started_and_moved_and_its_view_follows() {
         view.path == "/hooks" && view.port.is_some_and(|p| p != 0),
         "{view:?}"
     );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_missed_notification_sent_again_is_the_service_s_own_bytes_marked_as_a_recovery() {
+    let app = Headless::start().await;
+    let product = app.demo_product().await;
+    let made = embedded::new_transaction(&app.console, product)
+        .await
+        .expect("the lender's transaction");
+    let transaction = made.transaction_id.expect("its id");
+    app.capture_of(&transaction).await;
+    let original = app
+        .inspector()
+        .await
+        .items
+        .into_iter()
+        .find(|c| c.resource_id == transaction && !c.replayed)
+        .expect("the service's notification");
+    let detail = captures::detail(&app.console, original.id).expect("detail");
+    let sent: serde_json::Value = serde_json::from_str(&detail.raw_body).expect("JSON");
+    // What the missed check would report for it, had it never arrived.
+    let missed = serde_json::json!({
+        "subscriptionId": original.subscription_id,
+        "productId": "p",
+        "productName": sent["meta"]["instanceId"],
+        "resourceType": sent["meta"]["resourceType"],
+        "eventType": sent["eventType"],
+        "eventId": sent["eventId"],
+        "resourceId": sent["meta"]["resourceId"],
+        "resourceRef": sent["meta"]["resourceRef"],
+        "transactionId": transaction,
+        "sentAt": sent["eventTime"],
+    });
+    let report = missed::resend(
+        &app.console,
+        form(serde_json::json!({"notifications": [missed.clone()], "target": null})),
+    )
+    .await
+    .expect("sent again");
+    assert!(!report.cancelled);
+    assert_eq!(report.outcomes.len(), 1);
+    let outcome = &report.outcomes[0];
+    assert!(
+        outcome.acknowledged && outcome.status == Some(200),
+        "{outcome:?}"
+    );
+    assert_eq!(outcome.event_id, original.event_id);
+
+    let recovery = app
+        .wait_for("the recovery in the inspector", || {
+            futures::executor::block_on(app.inspector())
+                .items
+                .into_iter()
+                .find(|c| c.replayed && c.resource_id == transaction)
+        })
+        .await;
+    assert_eq!(
+        recovery.verdict,
+        Verdict::Valid,
+        "signed with the subscription's key"
+    );
+    let compared = captures::compare(&app.console, original.id, recovery.id).expect("compared");
+    assert_eq!(
+        compared.body,
+        partner_listener::compare::BodyComparison::Identical,
+        "rebuilt byte for byte as the service sent it"
+    );
+    let marker = compared
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("svc-replay"))
+        .expect("the recovery's header");
+    assert_eq!(marker.second.as_deref(), Some("recovery"));
+
+    // Nothing chosen, or a target that is not a URL: said, nothing sent.
+    let none = missed::resend(
+        &app.console,
+        form(serde_json::json!({"notifications": [], "target": null})),
+    )
+    .await
+    .expect_err("nothing to send");
+    assert!(none.message.contains("Choose"), "{none:?}");
+    let bad = missed::resend(
+        &app.console,
+        form(serde_json::json!({"notifications": [missed], "target": "ftp://example.test/hooks"})),
+    )
+    .await
+    .expect_err("not an http URL");
+    assert!(bad.message.contains("http"), "{bad:?}");
     app.stop().await;
 }
