@@ -127,6 +127,7 @@ pub fn run() {
             commands::generate_signing_key,
             commands::get_transaction,
             commands::transaction_events,
+            commands::transaction_notifications,
             commands::respond_transaction,
             commands::listener_status,
             commands::listener_start,

@@ -1442,7 +1442,7 @@ await step("missed notifications: the listener stopped while the sandbox sent, l
   await waitText("[data-testid=detail-verdict]", /valid/);
 });
 
-await step("recover: the missed notifications sent again, verified by the listener, none missed after", async () => {
+await step("recover: the missed notifications sent again, verified by the listener, none missed after, told in the transaction's Notifications", async () => {
   await go("#/webhooks");
   await (await $("[data-testid=missed]")).waitForExist({ timeout: 15000 });
   if (!(await browser.execute(() => document.querySelector("[data-testid=missed]")?.parentElement?.open))) await (await $("[data-testid=missed]")).click();
@@ -1466,8 +1466,35 @@ await step("recover: the missed notifications sent again, verified by the listen
     await browser.setWindowSize(1280, 800);
   }
   // The listener kept each as a valid replay, so the check now finds them arrived.
+  const recoveredTransaction = await (await $("[data-missed-event-id]")).getAttribute("data-transaction-id");
+  const recoveredEvent = await (await $("[data-missed-event-id]")).getAttribute("data-missed-event-id");
   await (await $("[data-testid=missed-find]")).click();
   await waitText("[data-testid=missed-count]", /^0 missed$/, 60000);
+
+  // Did they get it? The transaction's Notifications: the service's attempts and its giving
+  // up, then the recovery the listener received, each capture opening in the inspector.
+  await go(`#/transactions/${encodeURIComponent(recoveredTransaction)}`);
+  const story = await $(`li.story[data-story-event-id="${recoveredEvent}"]`);
+  await story.waitForExist({ timeout: 15000, timeoutMsg: "the recovered notification's story" });
+  assert.equal(await story.getAttribute("data-outcome"), "discarded");
+  const steps = [];
+  for (const li of await story.$$("li[data-step]")) steps.push(await li.getAttribute("data-step"));
+  assert.ok(steps.includes("serviceAttempt") && steps.includes("serviceGaveUp") && steps.includes("recoveryCaptured"), `the story's steps: ${steps}`);
+  assert.ok(steps.indexOf("serviceGaveUp") < steps.indexOf("recoveryCaptured"), `in time order: ${steps}`);
+  await (await $("section[aria-label=Notifications]")).scrollIntoView();
+  await shot("transaction-notifications");
+  await browser.setWindowSize(960, 600);
+  try {
+    const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling (${overflow} px)`);
+    await (await $("section[aria-label=Notifications]")).scrollIntoView();
+    await shot("small-transaction-notifications");
+  } finally {
+    await browser.setWindowSize(1280, 800);
+  }
+  await (await story.$("li[data-step=recoveryCaptured] button")).click();
+  await browser.waitUntil(async () => /#\/webhooks\/\d+$/.test(await browser.getUrl()), { timeout: 5000, timeoutMsg: "the capture did not open" });
+  await waitText("[data-testid=detail-verdict]", /valid/);
 });
 
 await step("the smallest window (960×600): the changed screens still fit", async () => {

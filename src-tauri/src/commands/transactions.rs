@@ -1,7 +1,8 @@
-//! Transaction detail: the transaction, its events, and the partner's response.
+//! Transaction detail: the transaction, its events, its notifications, and the partner's
+//! response.
 use partner_api::read::{Transaction, TransactionEvent};
-use partner_console_core::bridge::{Received, RespondForm};
-use partner_console_core::services::transactions;
+use partner_console_core::bridge::{Received, RespondForm, TransactionNotifications};
+use partner_console_core::services::{transaction_notifications, transactions};
 use partner_console_core::{Console, Result};
 use tauri::State;
 
@@ -19,6 +20,15 @@ pub async fn transaction_events(
     id: String,
 ) -> Result<Vec<Received<TransactionEvent>>> {
     transactions::events(&state, &id).await
+}
+
+/// Every notification the console knows about for the transaction, each as a timeline.
+#[tauri::command]
+pub async fn transaction_notifications(
+    state: State<'_, Console>,
+    id: String,
+) -> Result<TransactionNotifications> {
+    transaction_notifications::timeline(&state, &id).await
 }
 
 #[tauri::command]

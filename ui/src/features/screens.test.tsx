@@ -402,6 +402,63 @@ describe("Transaction detail", () => {
     expect(within(asSent).getByText(/"channel": "api"/)).toBeInTheDocument();
   });
 
+  it("tells each notification's story: the service's attempts, the listener's answers, forwards and recoveries", async () => {
+    const entry = (step: string, at: string, more: Record<string, unknown> = {}) => ({ at, step, captureId: null, attempt: null, status: null, verdict: null, error: null, url: null, elapsedMs: null, ...more });
+    const calls = mockCommands({
+      get_transaction: () => transaction(1),
+      transaction_events: () => [],
+      transaction_notifications: () => ({
+        transactionId: "t-1",
+        notifications: [
+          {
+            subscriptionId: "sub-1", resourceType: "urn:svc:partner:transaction", eventType: "updated", eventId: "ev-2", outcome: "discarded",
+            entries: [
+              entry("serviceAttempt", "2026-01-02T00:00:00Z", { attempt: 1, error: "connection refused", url: "http://127.0.0.1:7070/webhooks", elapsedMs: 2 }),
+              entry("serviceGaveUp", "2026-01-02T00:00:40Z", { attempt: 3, url: "http://127.0.0.1:7070/webhooks" }),
+              entry("recoveryCaptured", "2026-01-02T01:00:00Z", { captureId: 12, status: 200, verdict: "valid" }),
+            ],
+          },
+          {
+            subscriptionId: "sub-1", resourceType: "urn:svc:partner:transaction", eventType: "created", eventId: "ev-1", outcome: "delivered",
+            entries: [
+              entry("serviceAttempt", "2026-01-01T00:00:00Z", { attempt: 1, status: 200, url: "http://127.0.0.1:7070/webhooks", elapsedMs: 3 }),
+              entry("captured", "2026-01-01T00:00:00Z", { captureId: 7, attempt: 1, status: 200, verdict: "valid" }),
+              entry("forwarded", "2026-01-01T00:00:01Z", { captureId: 7, status: 500, url: "http://localhost:3000/hooks", elapsedMs: 9 }),
+            ],
+          },
+        ],
+        deliveriesNote: null,
+        capturesNote: null,
+        capturesCapped: false,
+      }),
+    });
+    renderWithClient(<TransactionDetail id="t-1" />);
+    const list = await screen.findByRole("list", { name: "Notifications of this transaction" });
+    const stories = within(list).getAllByRole("listitem").filter((li) => li.classList.contains("story"));
+    expect(stories).toHaveLength(2);
+    expect(stories[0]).toHaveAttribute("data-outcome", "discarded");
+    expect(stories[0]).toHaveTextContent("service gave up");
+    expect(stories[0]).toHaveTextContent("listener received a recovery");
+    expect(stories[0]).toHaveTextContent("connection refused");
+    expect(stories[1]).toHaveTextContent("forwarded");
+    expect(stories[1]).toHaveTextContent("got 500");
+    expect(stories[1]).toHaveTextContent("http://localhost:3000/hooks");
+    expect(calls.find((c) => c.cmd === "transaction_notifications")?.args).toEqual({ id: "t-1" });
+    fireEvent.click(within(stories[1] as HTMLElement).getAllByRole("button", { name: "capture #7" })[0] as HTMLElement);
+    expect(window.location.hash).toBe("#/webhooks/7");
+  });
+
+  it("says when no notification is known, and why the service's records are not there", async () => {
+    mockCommands({
+      get_transaction: () => transaction(1),
+      transaction_events: () => [],
+      transaction_notifications: () => ({ transactionId: "t-1", notifications: [], deliveriesNote: "A production service keeps no delivery records the console can read: only what the listener received is shown.", capturesNote: null, capturesCapped: false }),
+    });
+    renderWithClient(<TransactionDetail id="t-1" />);
+    expect(await screen.findByTestId("notifications-none")).toHaveTextContent("none was captured.");
+    expect(screen.getByText(/A production service keeps no delivery records/)).toBeInTheDocument();
+  });
+
   it("says what failed when the transaction cannot be read", async () => {
     mockCommands({
       get_transaction: () => {

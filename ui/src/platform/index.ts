@@ -42,6 +42,7 @@ import type {
   MissedReport,
   RecoverForm,
   RecoveryReport,
+  TransactionNotifications,
   ListenerView,
   NewConnection,
   NewProductForm,
@@ -222,6 +223,7 @@ export const api = {
 
   getTransaction: (id: string) => call<Transaction>("get_transaction", { id }),
   transactionEvents: (id: string) => call<TransactionEvent[]>("transaction_events", { id }),
+  transactionNotifications: (id: string) => call<TransactionNotifications>("transaction_notifications", { id }),
   respond: (form: RespondForm) => call<Transaction>("respond_transaction", { form }),
 
   listenerStatus: () => call<ListenerView>("listener_status"),

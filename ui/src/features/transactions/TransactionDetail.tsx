@@ -8,6 +8,7 @@ import { formatTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
 import { isFinal, isLocked, moreFieldsText, respondForm, responseText, RESPONSE_STATUSES, unknownResponseStatus } from "./respondModel";
 import { STATUS_KEY } from "../../startup";
+import { TransactionNotifications } from "./TransactionNotifications";
 
 /** A transaction, its response form and its events; `eventId` (an inspector's "Open" on an event
  * notification) marks that event in the timeline and scrolls it into view. */
@@ -75,6 +76,7 @@ export function TransactionDetail({ id, eventId = null }: { id: string; eventId?
           </ol>
         </section>
       </div>
+      <TransactionNotifications id={t.id} />
       <section className="card">
         <h2>As the service sent it</h2>
         <p className="muted small">Every field of the transaction, those the console does not know included, exactly as the service answered.</p>

@@ -26,8 +26,9 @@ use std::path::{Path, PathBuf};
 /// The most rows one inspector read returns.
 pub const MAX_PAGE: u32 = 500;
 
-/// Runs a read of the store on the blocking pool.
-async fn read<T: Send + 'static>(
+/// Runs a read of the store on the blocking pool (every service that reads captures goes
+/// through here).
+pub(crate) async fn read<T: Send + 'static>(
     store: Store,
     work: impl FnOnce(&Store) -> Result<T> + Send + 'static,
 ) -> Result<T> {

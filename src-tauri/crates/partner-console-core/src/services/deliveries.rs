@@ -5,7 +5,7 @@
 //! The embedded sandbox's records are read from its dispatcher in-process; another sandbox's
 //! over HTTP. A production service has no such records.
 use crate::bridge::{ConnectionView, DeliveryView};
-use crate::error::{AppError, ErrorKind, Result};
+use crate::error::{AppError, Result};
 use crate::state::AppState;
 use partner_api::DeliveryRecord;
 use partner_listener::CaptureFilter;
@@ -37,7 +37,7 @@ pub async fn list(state: &AppState) -> Result<Vec<DeliveryView>> {
         .map(|d| d.enqueued_at)
         .min()
         .map(|oldest| oldest - chrono::Duration::minutes(10));
-    let captured = tokio::task::spawn_blocking(move || {
+    let captured = crate::services::captures::read(store, move |store| {
         let mut by_notification: HashMap<(String, String, String), Vec<i64>> = HashMap::new();
         let filter = CaptureFilter {
             since,
@@ -56,16 +56,9 @@ pub async fn list(state: &AppState) -> Result<Vec<DeliveryView>> {
             }
             Ok(())
         })?;
-        Ok::<_, partner_listener::Error>(by_notification)
+        Ok(by_notification)
     })
-    .await
-    .map_err(|e| {
-        AppError::new(
-            ErrorKind::Internal,
-            format!("Reading the captures failed: {e}."),
-            "Try again.",
-        )
-    })??;
+    .await?;
     for delivery in &mut deliveries {
         let key = (
             delivery.subscription_id.clone(),

@@ -31,5 +31,6 @@ pub mod startup;
 pub mod subscriptions;
 pub mod support;
 pub mod token;
+pub mod transaction_notifications;
 pub mod transactions;
 pub mod tunnel;

@@ -161,6 +161,29 @@ impl Headless {
     }
 
     /// The inspector's first page of captures, newest first, with their count.
+    /// A new transaction of the lender's on the demo product, and the service's notification of
+    /// it as the inspector lists it (waits for it).
+    pub async fn new_transaction_notified(
+        &self,
+    ) -> (String, partner_console_core::bridge::CaptureSummary) {
+        let product = self.demo_product().await;
+        let transaction =
+            partner_console_core::services::embedded::new_transaction(&self.console, product)
+                .await
+                .expect("the lender's transaction")
+                .transaction_id
+                .expect("its id");
+        self.capture_of(&transaction).await;
+        let notified = self
+            .inspector()
+            .await
+            .items
+            .into_iter()
+            .find(|c| c.resource_id == transaction && !c.replayed)
+            .expect("the service's notification");
+        (transaction, notified)
+    }
+
     pub async fn inspector(&self) -> partner_console_core::bridge::InspectorPage {
         partner_console_core::services::captures::page(
             &self.console,

@@ -174,19 +174,7 @@ async fn the_listener_is_stopped_started_and_moved_and_its_view_follows() {
 #[tokio::test]
 async fn a_missed_notification_sent_again_is_the_service_s_own_bytes_marked_as_a_recovery() {
     let app = Headless::start().await;
-    let product = app.demo_product().await;
-    let made = embedded::new_transaction(&app.console, product)
-        .await
-        .expect("the lender's transaction");
-    let transaction = made.transaction_id.expect("its id");
-    app.capture_of(&transaction).await;
-    let original = app
-        .inspector()
-        .await
-        .items
-        .into_iter()
-        .find(|c| c.resource_id == transaction && !c.replayed)
-        .expect("the service's notification");
+    let (transaction, original) = app.new_transaction_notified().await;
     let detail = captures::detail(&app.console, original.id).expect("detail");
     let sent: serde_json::Value = serde_json::from_str(&detail.raw_body).expect("JSON");
     // What the missed check would report for it, had it never arrived.
@@ -258,5 +246,86 @@ async fn a_missed_notification_sent_again_is_the_service_s_own_bytes_marked_as_a
     .await
     .expect_err("not an http URL");
     assert!(bad.message.contains("http"), "{bad:?}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn did_they_get_it_every_notification_of_a_transaction_as_one_timeline() {
+    use partner_console_core::bridge::StoryStep;
+    use partner_console_core::services::transaction_notifications;
+    let app = Headless::start().await;
+    let (transaction, original) = app.new_transaction_notified().await;
+    listener::replay(
+        &app.console,
+        form(serde_json::json!({"captureId": original.id, "body": null, "target": null})),
+    )
+    .await
+    .expect("replayed");
+
+    // The replay's capture is stored a moment after its answer: read until it is there.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    let story = loop {
+        let timeline = transaction_notifications::timeline(&app.console, &transaction)
+            .await
+            .expect("timeline");
+        assert!(timeline.captures_note.is_none(), "{timeline:?}");
+        assert!(timeline.deliveries_note.is_none(), "{timeline:?}");
+        let found = timeline.notifications.into_iter().find(|n| {
+            n.event_id == original.event_id
+                && n.resource_type == "urn:svc:partner:transaction"
+                && n.entries
+                    .iter()
+                    .any(|e| e.step == StoryStep::ReplayCaptured)
+                && n.entries
+                    .iter()
+                    .any(|e| e.step == StoryStep::ServiceAttempt)
+        });
+        if let Some(story) = found {
+            break story;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the transaction's notification with its replay"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(story.outcome, "delivered", "{story:?}");
+    assert_eq!(story.event_type, "created");
+    let steps: Vec<StoryStep> = story.entries.iter().map(|e| e.step).collect();
+    let position = |step| steps.iter().position(|s| *s == step).expect("a step");
+    assert!(
+        position(StoryStep::ServiceAttempt) < position(StoryStep::Captured)
+            && position(StoryStep::Captured) < position(StoryStep::Replayed),
+        "in time order: {steps:?}"
+    );
+    let captured = &story.entries[position(StoryStep::Captured)];
+    assert_eq!(
+        (captured.capture_id, captured.status, captured.verdict),
+        (Some(original.id), Some(200), Some(Verdict::Valid))
+    );
+
+    // The event's own notification (transaction:event) is there too, and nothing of another
+    // transaction is.
+    let timeline = transaction_notifications::timeline(&app.console, &transaction)
+        .await
+        .expect("timeline");
+    assert!(timeline
+        .notifications
+        .iter()
+        .any(|n| n.resource_type == "urn:svc:partner:transaction:event"));
+    let other = embedded::new_transaction(&app.console, app.demo_product().await)
+        .await
+        .expect("another")
+        .transaction_id
+        .expect("its id");
+    app.capture_of(&other).await;
+    let again = transaction_notifications::timeline(&app.console, &transaction)
+        .await
+        .expect("timeline");
+    assert_eq!(again.notifications.len(), timeline.notifications.len());
+    let unknown = transaction_notifications::timeline(&app.console, "  ")
+        .await
+        .expect_err("no id");
+    assert!(unknown.message.contains("Name the transaction"));
     app.stop().await;
 }
