@@ -491,6 +491,46 @@ async function saveTunnel(url) {
   }
 }
 
+await step("send again: the valid captures shown sent to the user's app, paced, each answer kept", async () => {
+  const app = await recordingApp(200);
+  try {
+    await go("#/webhooks");
+    await (await $("select[aria-label='Verdict filter']")).selectByAttribute("value", "valid");
+    await listSettled();
+    const shown = Number((await text("[data-testid=capture-count]")).match(/^([\d,]+)/)[1].replace(/,/g, ""));
+    assert.ok(shown >= 2, `valid captures to send (${shown})`);
+    await (await $("[data-testid=send-again-open]")).click();
+    const panel = await $("[data-testid=send-again]");
+    await (await panel.$("input[aria-label='Send again to']")).setValue(`${app.url}/again`);
+    const atATime = await panel.$("input[aria-label='At a time']");
+    await atATime.clearValue();
+    await atATime.setValue("2");
+    await (await panel.$("input[aria-label='Per second']")).setValue("20");
+    await waitText("[data-testid=send-again-start]", new RegExp(`^Send ${shown.toLocaleString("en-US")}$`));
+    await (await $("[data-testid=send-again-start]")).click();
+    await waitText("[data-testid=send-again-result]", new RegExp(`${shown} of ${shown} taken`), 60000);
+    assert.equal(app.requests.length, shown, "each shown capture reached the app once");
+    assert.ok(app.requests.every((r) => r.url === "/again" && r.headers["svc-replay"] === "1"), "marked as replays");
+    await shot("webhooks-send-again");
+    await browser.setWindowSize(960, 600);
+    try {
+      const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `no sideways scrolling (${overflow} px)`);
+      await shot("small-webhooks-send-again");
+    } finally {
+      await browser.setWindowSize(1280, 800);
+    }
+    // Kept in a capture's detail: its forwards and replays name the app's answer.
+    await (await $("[data-verdict=valid][data-capture-id]")).click();
+    await (await $("button*=forwards")).click();
+    await browser.waitUntil(async () => browser.execute((url) => document.querySelector(".capture-detail")?.textContent.includes(url) ?? false, `${app.url}/again`), { timeout: 15000, timeoutMsg: "the send's record is not in the capture's detail" });
+    await (await $("button=Close")).click();
+  } finally {
+    await (await $("select[aria-label='Verdict filter']")).selectByAttribute("value", "all");
+    await app.close();
+  }
+});
+
 await step("tunnel check names what failed and what to do", async () => {
   await go("#/webhooks");
   const address = await text("[data-testid=listener-address]");
@@ -1468,13 +1508,15 @@ await step("recover: the missed notifications sent again, verified by the listen
   // The listener kept each as a valid replay, so the check now finds them arrived.
   const recoveredTransaction = await (await $("[data-missed-event-id]")).getAttribute("data-transaction-id");
   const recoveredEvent = await (await $("[data-missed-event-id]")).getAttribute("data-missed-event-id");
+  const recoveredSubscription = await (await $("[data-missed-event-id]")).getAttribute("data-subscription-id");
   await (await $("[data-testid=missed-find]")).click();
   await waitText("[data-testid=missed-count]", /^0 missed$/, 60000);
 
   // Did they get it? The transaction's Notifications: the service's attempts and its giving
   // up, then the recovery the listener received, each capture opening in the inspector.
   await go(`#/transactions/${encodeURIComponent(recoveredTransaction)}`);
-  const story = await $(`li.story[data-story-event-id="${recoveredEvent}"]`);
+  // (Other subscriptions of the product, pointing elsewhere, have stories of the same event.)
+  const story = await $(`li.story[data-story-event-id="${recoveredEvent}"][data-story-subscription-id="${recoveredSubscription}"]`);
   await story.waitForExist({ timeout: 15000, timeoutMsg: "the recovered notification's story" });
   assert.equal(await story.getAttribute("data-outcome"), "discarded");
   const steps = [];
@@ -1492,6 +1534,12 @@ await step("recover: the missed notifications sent again, verified by the listen
   } finally {
     await browser.setWindowSize(1280, 800);
   }
+  // Its evidence for a ticket: the transaction, its events and this timeline in one file.
+  await (await $("[data-testid=transaction-evidence]")).click();
+  const evidencePath = await jobPath("section[aria-label=Notifications] [data-job=saved]", "json");
+  const evidence = JSON.parse(readFileSync(evidencePath, "utf8"));
+  assert.equal(evidence.transaction.id, recoveredTransaction);
+  assert.ok(evidence.notifications.notifications.some((n) => n.eventId === recoveredEvent), "the story in the evidence");
   await (await story.$("li[data-step=recoveryCaptured] button")).click();
   await browser.waitUntil(async () => /#\/webhooks\/\d+$/.test(await browser.getUrl()), { timeout: 5000, timeoutMsg: "the capture did not open" });
   await waitText("[data-testid=detail-verdict]", /valid/);

@@ -31,6 +31,16 @@ pub async fn transaction_notifications(
     transaction_notifications::timeline(&state, &id).await
 }
 
+/// The transaction, its events and its notifications' timeline, saved as one JSON file for a
+/// support ticket (through the save dialog).
+#[tauri::command]
+pub async fn save_transaction_evidence(
+    state: State<'_, Console>,
+    id: String,
+) -> Result<partner_console_core::bridge::FileJobResult> {
+    transaction_notifications::save_evidence(&state, &id).await
+}
+
 #[tauri::command]
 pub async fn respond_transaction(
     state: State<'_, Console>,

@@ -117,6 +117,16 @@ pub async fn replay_capture(state: State<'_, Console>, form: ReplayForm) -> Resu
     listener::replay(&state, form).await
 }
 
+/// Sends the chosen or filtered captures again to a receiver, paced, as a job; each answer is
+/// kept beside its capture.
+#[tauri::command]
+pub async fn send_captures_again(
+    state: State<'_, Console>,
+    form: partner_console_core::bridge::SendAgainForm,
+) -> Result<partner_console_core::bridge::SendReport> {
+    partner_console_core::services::send_again::send_again(&state, form).await
+}
+
 /// Exports the chosen or filtered captures (JSON Lines or HAR 1.2) through the save dialog.
 #[tauri::command]
 pub async fn export_captures(

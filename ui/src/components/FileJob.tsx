@@ -1,7 +1,7 @@
 /**
- * A long file job (an export or an import) that the shell runs under an id the UI chose: its
- * progress arrives as `job-progress` events, and Cancel stops it. The file itself is chosen in
- * the desktop's save or open dialog, which the shell shows.
+ * A long job (an export, an import, a send again) that the shell runs under an id the UI
+ * chose: its progress arrives as `job-progress` events, and Cancel stops it. A file job's file
+ * is chosen in the desktop's save or open dialog, which the shell shows.
  */
 import { useEffect, useRef, useState } from "react";
 import { api, events, type FileJobResult, type JobProgress } from "../platform";
@@ -13,20 +13,23 @@ function newJobId(prefix: string): string {
   return `${prefix}-${Date.now()}-${jobs}`;
 }
 
-export interface FileJob {
+/** A job the shell runs under an id the UI chose, ending with a `T`. */
+export interface Job<T> {
   running: boolean;
   progress: JobProgress | null;
-  result: FileJobResult | null;
+  result: T | null;
   error: unknown;
   /** Starts `work` under a new job id; one job at a time. */
-  run: (work: (jobId: string) => Promise<FileJobResult>) => void;
+  run: (work: (jobId: string) => Promise<T>) => void;
   cancel: () => void;
 }
 
-export function useFileJob(prefix: string): FileJob {
+export type FileJob = Job<FileJobResult>;
+
+export function useJob<T>(prefix: string): Job<T> {
   const [jobId, setJobId] = useState<string | null>(null);
   const [progress, setProgress] = useState<JobProgress | null>(null);
-  const [result, setResult] = useState<FileJobResult | null>(null);
+  const [result, setResult] = useState<T | null>(null);
   const [error, setError] = useState<unknown>(null);
   const current = useRef<string | null>(null);
 
@@ -38,7 +41,7 @@ export function useFileJob(prefix: string): FileJob {
     [],
   );
 
-  const run = (work: (jobId: string) => Promise<FileJobResult>) => {
+  const run = (work: (jobId: string) => Promise<T>) => {
     if (current.current !== null) return;
     const id = newJobId(prefix);
     current.current = id;
@@ -57,6 +60,10 @@ export function useFileJob(prefix: string): FileJob {
     if (jobId) void api.cancelJob(jobId);
   };
   return { running: jobId !== null, progress, result, error, run, cancel };
+}
+
+export function useFileJob(prefix: string): FileJob {
+  return useJob<FileJobResult>(prefix);
 }
 
 /** `1,234 of 5,000`, or `1,234` when the total is not known; then what the job is doing now

@@ -431,6 +431,7 @@ describe("Transaction detail", () => {
         capturesNote: null,
         capturesCapped: false,
       }),
+      save_transaction_evidence: () => ({ path: "/tmp/transaction-t-1-evidence.json", count: 2, skipped: 0, cancelled: false }),
     });
     renderWithClient(<TransactionDetail id="t-1" />);
     const list = await screen.findByRole("list", { name: "Notifications of this transaction" });
@@ -444,6 +445,9 @@ describe("Transaction detail", () => {
     expect(stories[1]).toHaveTextContent("got 500");
     expect(stories[1]).toHaveTextContent("http://localhost:3000/hooks");
     expect(calls.find((c) => c.cmd === "transaction_notifications")?.args).toEqual({ id: "t-1" });
+    fireEvent.click(screen.getByTestId("transaction-evidence"));
+    expect(await screen.findByTestId("job-result")).toHaveTextContent("2 notifications saved · /tmp/transaction-t-1-evidence.json");
+    expect(calls.find((c) => c.cmd === "save_transaction_evidence")?.args).toEqual({ id: "t-1" });
     fireEvent.click(within(stories[1] as HTMLElement).getAllByRole("button", { name: "capture #7" })[0] as HTMLElement);
     expect(window.location.hash).toBe("#/webhooks/7");
   });

@@ -42,6 +42,8 @@ import type {
   MissedReport,
   RecoverForm,
   RecoveryReport,
+  SendAgainForm,
+  SendReport,
   TransactionNotifications,
   ListenerView,
   NewConnection,
@@ -217,6 +219,8 @@ export const api = {
   findMissed: (form: MissedForm) => call<MissedReport>("find_missed", { form }),
   cancelMissed: () => call<void>("cancel_missed"),
   recoverMissed: (form: RecoverForm) => call<RecoveryReport>("recover_missed", { form }),
+  /** Sends the captures again to a receiver as job `form.jobId` (progress events, `cancelJob`). */
+  sendCapturesAgain: (form: SendAgainForm) => call<SendReport>("send_captures_again", { form }),
   cancelReceiverCheck: (subscriptionId: string) => call<void>("cancel_receiver_check", { subscriptionId }),
   signingKeyProblems: (key: string) => call<string[]>("signing_key_problems", { key }),
   generateSigningKey: () => call<string>("generate_signing_key"),
@@ -224,6 +228,8 @@ export const api = {
   getTransaction: (id: string) => call<Transaction>("get_transaction", { id }),
   transactionEvents: (id: string) => call<TransactionEvent[]>("transaction_events", { id }),
   transactionNotifications: (id: string) => call<TransactionNotifications>("transaction_notifications", { id }),
+  /** The transaction, its events and its notifications' timeline as one JSON file (save dialog). */
+  saveTransactionEvidence: (id: string) => call<FileJobResult>("save_transaction_evidence", { id }),
   respond: (form: RespondForm) => call<Transaction>("respond_transaction", { form }),
 
   listenerStatus: () => call<ListenerView>("listener_status"),

@@ -34,9 +34,10 @@ pub enum CliError {
     /// `doctor`: a step of the connection check did not pass (the report is on stdout).
     #[error("the connection check: {0}")]
     DoctorFailed(String),
-    /// `listen recover`: some notifications were not acknowledged (each is on stdout).
+    /// `listen recover` and `listen replay`: some sends were not taken as expected (each is on
+    /// stdout).
     #[error("{0}")]
-    RecoveryIncomplete(String),
+    SendsFailed(String),
     /// `check-receiver`: the check could not run, and why.
     #[error("the check could not run: {0}")]
     CheckNotRun(String),
@@ -71,9 +72,7 @@ impl CliError {
     pub fn exit_status(&self) -> u8 {
         match self {
             CliError::Usage(_) | CliError::CheckNotRun(_) => 2,
-            CliError::CheckFailed(_)
-            | CliError::DoctorFailed(_)
-            | CliError::RecoveryIncomplete(_) => 1,
+            CliError::CheckFailed(_) | CliError::DoctorFailed(_) | CliError::SendsFailed(_) => 1,
             CliError::Client(error) => Self::client_status(error),
             CliError::Listener(partner_listener::Error::InvalidInput(_)) => 2,
             CliError::Local(error) => match error {

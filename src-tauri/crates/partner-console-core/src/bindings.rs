@@ -79,6 +79,8 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     ListenerSubscription::export_all_to(dir)?;
     MissedForm::export_all_to(dir)?;
     RecoverForm::export_all_to(dir)?;
+    SendAgainForm::export_all_to(dir)?;
+    SendReport::export_all_to(dir)?;
     TransactionNotifications::export_all_to(dir)?;
     partner_local::recover::RecoveryReport::export_all_to(dir)?;
     EvidenceForm::export_all_to(dir)?;

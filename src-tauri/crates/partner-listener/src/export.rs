@@ -160,6 +160,125 @@ pub fn read_jsonl(input: impl BufRead) -> Result<Vec<Capture>> {
     Ok(captures)
 }
 
+/// Reads the requests of a HAR 1.2 document as captures, to send them again: those
+/// [`har`] wrote (their `_capture` extension gives back the id, verdict and attempt), or any
+/// tool's. A request's body is its `postData.text` (base64 when `_encoding` says so); the
+/// notification's fields are read from it as the listener reads them. A capture of another
+/// tool's HAR has no verdict the console gave it: without the key it is `unknown-subscription`
+/// (or `missing-signature`), which is what the console can tell before verifying.
+pub fn read_har(input: impl std::io::Read) -> Result<Vec<Capture>> {
+    let document: Value = serde_json::from_reader(input)
+        .map_err(|e| Error::InvalidInput(format!("not a HAR document (JSON): {e}")))?;
+    let entries = document
+        .pointer("/log/entries")
+        .and_then(Value::as_array)
+        .ok_or_else(|| Error::InvalidInput("not a HAR document: no log.entries".into()))?;
+    let mut captures = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.iter().enumerate() {
+        let bad = |why: &str| Error::Import {
+            line: index + 1,
+            reason: format!("HAR entry {}: {why}", index + 1),
+        };
+        let request = entry.get("request").ok_or_else(|| bad("no request"))?;
+        let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_string);
+        let url = text(request.get("url")).ok_or_else(|| bad("no request.url"))?;
+        let path = url::Url::parse(&url)
+            .map(|u| match u.query() {
+                Some(query) => format!("{}?{query}", u.path()),
+                None => u.path().to_string(),
+            })
+            .map_err(|e| bad(&format!("request.url is not a URL: {e}")))?;
+        let headers: Vec<crate::capture::Header> = request
+            .get("headers")
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter_map(|h| {
+                        Some(crate::capture::Header::new(
+                            h.get("name")?.as_str()?,
+                            h.get("value")?.as_str()?,
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let body = match request.get("postData") {
+            Some(post) => {
+                let body_text = text(post.get("text")).unwrap_or_default();
+                if post.get("_encoding").and_then(Value::as_str) == Some("base64") {
+                    Some(
+                        STANDARD
+                            .decode(body_text.as_bytes())
+                            .map_err(|e| bad(&format!("postData.text is not base64: {e}")))?,
+                    )
+                } else {
+                    Some(body_text.into_bytes())
+                }
+            }
+            None => None,
+        };
+        let extension = entry.get("_capture");
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case(name))
+                .map(|h| h.value.clone())
+        };
+        let verdict = extension
+            .and_then(|c| c.get("verdict"))
+            .and_then(Value::as_str)
+            .and_then(crate::Verdict::parse)
+            .unwrap_or(
+                if header(partner_api::signature::SIGNATURE_HEADER).is_some() {
+                    crate::Verdict::UnknownSubscription
+                } else {
+                    crate::Verdict::MissingSignature
+                },
+            );
+        let fields = body
+            .as_deref()
+            .map(|b| crate::verdict::NotificationFields::read(b).0)
+            .unwrap_or_default();
+        let received_at = text(entry.get("startedDateTime"))
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok())
+            .map(|t| t.with_timezone(&chrono::Utc))
+            .unwrap_or_else(chrono::Utc::now);
+        let number = |name: &str| extension.and_then(|c| c.get(name)).and_then(Value::as_i64);
+        captures.push(Capture {
+            id: number("id").unwrap_or(index as i64 + 1),
+            received_at,
+            method: text(request.get("method")).unwrap_or_else(|| "POST".into()),
+            path,
+            body_size: body.as_ref().map_or(0, |b| b.len() as u64),
+            body,
+            peer: None,
+            verdict,
+            matched_key: None,
+            subscription_id: header(partner_api::signature::SUBSCRIPTION_HEADER),
+            fields,
+            attempt: number("attempt")
+                .and_then(|a| u32::try_from(a).ok())
+                .unwrap_or(1),
+            notification_id: None,
+            response: crate::capture::ResponseRecord {
+                status: entry
+                    .pointer("/response/status")
+                    .and_then(Value::as_u64)
+                    .and_then(|s| u16::try_from(s).ok())
+                    .unwrap_or(0),
+                body: String::new(),
+                from_test_mode: false,
+                delay_ms: 0,
+            },
+            processing_micros: 0,
+            replay: header(crate::outbound::REPLAY_HEADER)
+                .is_some_and(|v| crate::outbound::marks_replay(&v)),
+            headers,
+        });
+    }
+    Ok(captures)
+}
+
 /// Captures an import hands the writer at once: large enough that a transaction's commit
 /// (one fsync) is shared by many rows, small enough that live captures queued behind a batch
 /// wait a few tens of milliseconds at most, and that memory stays flat whatever the file size.

@@ -6,6 +6,7 @@
 //!
 //! No Tauri here: the CLI (`partner listen`) and the desktop app drive the same [`Listener`].
 
+pub mod bulk;
 pub mod capture;
 pub mod compare;
 mod connections;

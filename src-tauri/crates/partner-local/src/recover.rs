@@ -19,7 +19,6 @@
 
 use crate::missed::MissedNotification;
 use crate::{Error, Result};
-use futures::StreamExt;
 use partner_api::delivery::{acknowledges, SignedNotification};
 use partner_api::notification::{Notification, NotificationMeta};
 use partner_api::ResourceType;
@@ -134,7 +133,8 @@ pub async fn recover(
             (outcome, request, http.clone(), target.clone())
         })
         .collect();
-    let mut sends = futures::stream::iter(prepared)
+    let sends = prepared
+        .into_iter()
         .map(|(mut outcome, request, http, target)| async move {
             match request {
                 Ok((headers, body)) => {
@@ -149,26 +149,12 @@ pub async fn recover(
                 Err(e) => outcome.error = Some(e.to_string()),
             }
             outcome
+        });
+    let (outcomes, cancelled) =
+        partner_listener::bulk::in_order(sends, RECOVERIES_IN_FLIGHT, cancel, |done| {
+            progress(done, total)
         })
-        .buffered(RECOVERIES_IN_FLIGHT);
-    let mut outcomes = Vec::with_capacity(total);
-    let mut cancelled = false;
-    loop {
-        tokio::select! {
-            biased;
-            _ = cancel.cancelled() => {
-                cancelled = true;
-                break;
-            }
-            next = sends.next() => match next {
-                Some(outcome) => {
-                    outcomes.push(outcome);
-                    progress(outcomes.len(), total);
-                }
-                None => break,
-            },
-        }
-    }
+        .await;
     RecoveryReport {
         outcomes,
         cancelled,

@@ -2,11 +2,13 @@
  * "Did they get it?": every notification the console knows about for a transaction (the
  * service's attempts on a sandbox, what the listener received and answered, forwards, replays
  * and recoveries), one timeline per notification, each capture opening in the inspector. Built
- * by the shell from what the console already records (`transaction_notifications`).
+ * by the shell from what the console already records (`transaction_notifications`). "Save
+ * evidence…" writes the transaction, its events and this timeline as one JSON file.
  */
 import { useQuery } from "@tanstack/react-query";
 import { api, type NotificationStory, type StoryEntry, type StoryStep } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
+import { FileJobStatus, useFileJob } from "../../components/FileJob";
 import { formatTime, shortId } from "../../lib/format";
 import { navigate } from "../../lib/router";
 
@@ -45,6 +47,7 @@ function entryText(entry: StoryEntry): string {
 export function TransactionNotifications({ id }: { id: string }) {
   const timeline = useQuery({ queryKey: ["transaction-notifications", id], queryFn: () => api.transactionNotifications(id), retry: false });
   const data = timeline.data;
+  const saving = useFileJob("transaction-evidence");
   return (
     <section className="card" aria-label="Notifications">
       <div className="toolbar">
@@ -53,6 +56,10 @@ export function TransactionNotifications({ id }: { id: string }) {
         <button type="button" onClick={() => void timeline.refetch()} disabled={timeline.isFetching} data-testid="notifications-refresh">
           {timeline.isFetching ? "Reading…" : "Refresh"}
         </button>
+        <button type="button" data-testid="transaction-evidence" disabled={saving.running} onClick={() => saving.run(() => api.saveTransactionEvidence(id))} title="The transaction and its events as the service sent them, and this timeline, in one JSON file for a support ticket">
+          Save evidence…
+        </button>
+        <FileJobStatus job={saving} unit="notifications" verb="saved" />
       </div>
       {timeline.isError && <ErrorPanel error={timeline.error} compact onRetry={() => void timeline.refetch()} />}
       {data && (
@@ -82,7 +89,7 @@ export function TransactionNotifications({ id }: { id: string }) {
 
 function Story({ story }: { story: NotificationStory }) {
   return (
-    <li className="story" data-story-event-id={story.eventId} data-story-resource={story.resourceType} data-outcome={story.outcome}>
+    <li className="story" data-story-event-id={story.eventId} data-story-subscription-id={story.subscriptionId} data-story-resource={story.resourceType} data-outcome={story.outcome}>
       <div className="story-head">
         <span className={`pill ${OUTCOME_PILL[story.outcome] ?? "muted-pill"}`}>{story.outcome}</span>
         {story.outcome !== "recovered" && story.entries.some((e) => e.step === "recoveryCaptured") && <span className="pill valid">recovered</span>}

@@ -26,6 +26,7 @@ import {
   type FilterForm,
 } from "./inspectorModel";
 import { CaptureDetailPane } from "./CaptureDetailPane";
+import { SendAgain } from "./SendAgain";
 import { useInspector, type InspectorData } from "./useInspector";
 
 const ROW_HEIGHT = 28;
@@ -130,6 +131,7 @@ export function Inspector({ selectedCapture = null }: { selectedCapture?: number
           </button>
         )}
         <CaptureFiles filter={filter} filtered={isFiltered(form)} shown={data.total} capped={data.capped} selectedId={selectedId} onImported={data.refresh} />
+        <SendAgain filter={filter} filtered={isFiltered(form)} shown={data.total} capped={data.capped} selectedId={selectedId} onSent={data.refresh} />
         <ClearCaptures
           filter={isFiltered(form) ? filter : null}
           shown={data.total}

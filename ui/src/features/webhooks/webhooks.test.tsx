@@ -13,6 +13,7 @@ import { SandboxDeliveries } from "./SandboxDeliveries";
 import { TestModeSettings } from "./TestModeSettings";
 import { ListenerSettings } from "./ListenerSettings";
 import { ListenerControls, WebhooksScreen } from "./WebhooksScreen";
+import { SendAgain } from "./SendAgain";
 
 function capture(id: number, verdict: CaptureSummary["verdict"] = "valid"): CaptureSummary {
   return { id, receivedAt: new Date(1_700_000_000_000 + id * 1000).toISOString(), verdict, eventType: "created", resourceType: "urn:svc:partner:transaction", resourceId: `tx-${id}`, instanceId: "demo", eventId: `e-${id}`, subscriptionId: "s", attempts: 1, replayed: false, groupAttempts: 1 };
@@ -305,6 +306,43 @@ describe("exporting and importing captures", () => {
     expect(await screen.findByText("Stopped: nothing was written.")).toBeInTheDocument();
     const job = (calls.find((c) => c.cmd === "export_captures")?.args.form as { jobId: string }).jobId;
     expect(calls.find((c) => c.cmd === "cancel_job")?.args).toEqual({ jobId: job });
+  });
+});
+
+describe("sending captures again", () => {
+  it("sends what the filter shows, paced, with progress, and lists what was not taken", async () => {
+    const sent = (id: number, failure: string | null) => ({ captureId: id, eventId: `ev-${id}`, resourceType: "urn:svc:partner:transaction", subscriptionId: "sub-1", status: failure ? 503 : 200, elapsedMs: 4, resigned: true, error: null, failure });
+    let finish: (value: unknown) => void = () => {};
+    const calls = mockCommands({
+      send_captures_again: () => new Promise((resolve) => (finish = resolve)),
+      cancel_job: () => null,
+    });
+    let refreshed = 0;
+    const filter = { ids: [], maxId: null, verdicts: ["valid" as const], eventType: null, resourceType: null, subscriptionId: null, since: null, until: null, text: null };
+    renderWithClient(<SendAgain filter={filter} filtered shown={3} capped={false} selectedId={null} onSent={() => (refreshed += 1)} />);
+    fireEvent.click(screen.getByTestId("send-again-open"));
+    const panel = screen.getByTestId("send-again");
+    expect(within(panel).getByLabelText("Which captures")).toHaveTextContent("the 3 shown");
+    fireEvent.change(within(panel).getByLabelText("At a time"), { target: { value: "0" } });
+    expect(within(panel).getByTestId("send-again-start")).toBeDisabled();
+    expect(panel).toHaveTextContent("Send 1 to 32 at a time.");
+    fireEvent.change(within(panel).getByLabelText("At a time"), { target: { value: "2" } });
+    fireEvent.change(within(panel).getByLabelText("Per second"), { target: { value: "5" } });
+    fireEvent.change(within(panel).getByLabelText("Send again to"), { target: { value: "http://localhost:3000/hooks" } });
+    fireEvent.click(within(panel).getByRole("checkbox"));
+    fireEvent.click(within(panel).getByTestId("send-again-start"));
+    await waitFor(() => expect(calls.some((c) => c.cmd === "send_captures_again")).toBe(true));
+    const form = (calls.find((c) => c.cmd === "send_captures_again")?.args as { form: Record<string, unknown> }).form;
+    expect(form).toMatchObject({ filter, ids: null, target: "http://localhost:3000/hooks", concurrency: 2, perSecond: 5, resign: true });
+    await emit("job-progress", { jobId: form.jobId, done: 1, total: 3, note: null });
+    expect(await screen.findByTestId("send-again-progress")).toHaveTextContent("1 of 3 sent");
+    fireEvent.click(screen.getByRole("button", { name: "Stop" }));
+    await waitFor(() => expect(calls.find((c) => c.cmd === "cancel_job")?.args).toEqual({ jobId: form.jobId }));
+    finish({ sent: [sent(1, null), sent(2, "answered 503, expected 2xx, 3xx")], cancelled: true });
+    const result = await screen.findByTestId("send-again-result");
+    expect(result).toHaveTextContent("Stopped: 1 of 2 taken (2xx or 3xx), 1 not");
+    expect(within(result).getByRole("list", { name: "Not taken" })).toHaveTextContent("#2 answered 503, expected 2xx, 3xx");
+    expect(refreshed).toBe(1);
   });
 });
 

@@ -8,7 +8,6 @@
 //! standard input (`--key-stdin`) or the keychain entry the console keeps for the subscription
 //! (`--keychain`), never from argv, and appears in no output.
 
-use super::signal::stop_signal;
 use crate::error::{CliError, Result};
 use clap::{Args as ClapArgs, ValueEnum};
 use partner_api::{ResourceType, Secret};
@@ -18,7 +17,6 @@ use partner_conformance::{
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 
 /// The exit statuses of `partner check-receiver` (shown in its `--help`).
 pub const EXIT_STATUSES: &str = "\
@@ -115,15 +113,9 @@ pub async fn run(args: Args) -> Result<()> {
     config.allow_http = args.allow_http;
     config.extra_roots = extra_roots;
 
-    let cancel = CancellationToken::new();
-    let stop = stop_signal()?;
-    let canceller = cancel.clone();
-    let watcher = tokio::spawn(async move {
-        stop.await;
-        canceller.cancel();
-    });
-    let result = check_receiver(&config, &cancel).await;
-    watcher.abort();
+    let on_stop = super::signal::cancel_on_stop()?;
+    let result = check_receiver(&config, &on_stop.token).await;
+    drop(on_stop);
     let report = result.map_err(|error| match error {
         CheckError::Cancelled => not_run("stopped before the check was done"),
         other => not_run(other.to_string()),

@@ -24,6 +24,7 @@
 //! and, with `--keychain`, from the keychain entries the Partner Console client stores (looked up
 //! on first sight of a subscription and cached briefly). Keys never reach stdout or a log line.
 
+use super::store_args::{default_db, invalid, store_path, FilterArgs};
 use crate::error::{CliError, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use partner_api::Secret;
@@ -31,9 +32,8 @@ use partner_listener::evidence::{self, EvidenceOptions, FieldPath, Selection};
 use partner_listener::export::{export, import_jsonl, ExportFormat};
 use partner_listener::keys::{KeySource, MemoryKeys, SubscriptionKeys};
 use partner_listener::{
-    Capture, CaptureFilter, CaptureQuery, ForwardRules, Grouping, HitCount, Listener,
-    ListenerConfig, LiveEvent, OutboundRecord, Retention, Store, StoreOptions, StoreReader,
-    TestMode, Verdict, MAX_PAGE_LIMIT,
+    Capture, CaptureQuery, ForwardRules, Grouping, HitCount, Listener, ListenerConfig, LiveEvent,
+    OutboundRecord, Retention, Store, StoreOptions, StoreReader, TestMode, Verdict, MAX_PAGE_LIMIT,
 };
 use partner_local::KeychainKeys;
 use std::collections::BTreeSet;
@@ -73,6 +73,12 @@ pub enum Action {
     /// the service would have sent it, signed with its subscription's key (the keychain, or
     /// --key), marked `Svc-Replay: recovery`, to the listener or --to URL.
     Recover(super::missed::RecoverArgs),
+    /// Send captures again to a receiver: those the filters select from the store (a receiver
+    /// fixed after an outage gets them again), or every one of a file (--from, JSON Lines or
+    /// HAR: fixtures for a contract test in CI), paced (--rate, --concurrency), each answer
+    /// checked (--expect, --max-time), with a JUnit report (--junit). Exit status 1 when one
+    /// did not pass.
+    Replay(Box<super::replay::ReplayArgs>),
 }
 
 #[derive(Debug, ClapArgs)]
@@ -210,110 +216,6 @@ pub struct ClearArgs {
     pub yes: bool,
 }
 
-/// Which captures a subcommand covers; no option: every capture.
-#[derive(Debug, Clone, Default, ClapArgs)]
-pub struct FilterArgs {
-    /// Only captures with this verdict (repeatable), e.g. valid, invalid-signature.
-    #[arg(long)]
-    pub verdict: Vec<String>,
-    /// Only notifications of this event type (e.g. created).
-    #[arg(long, value_name = "TYPE")]
-    pub event_type: Option<String>,
-    /// Only notifications of this resource type (a URN).
-    #[arg(long, value_name = "URN")]
-    pub resource_type: Option<String>,
-    /// Only captures for this subscription id.
-    #[arg(long, value_name = "SUBSCRIPTION_ID")]
-    pub subscription: Option<String>,
-    /// Received at or after this time (RFC 3339, e.g. 2024-05-01T10:00:00Z).
-    #[arg(long, value_name = "TIME")]
-    pub since: Option<String>,
-    /// Received before this time (RFC 3339).
-    #[arg(long, value_name = "TIME")]
-    pub until: Option<String>,
-    /// Words that must all be in the body or a header value (the last also as a prefix; a
-    /// "quoted phrase" as written), or a substring of an id (eventId, resourceId, instanceId,
-    /// subscription id, resourceRef; 3 characters or more), or a capture's id. Case-insensitive.
-    #[arg(long, value_name = "TEXT")]
-    pub search: Option<String>,
-}
-
-impl FilterArgs {
-    /// Only `--verdict` values (the subcommands that have no other filter option).
-    fn verdicts(verdicts: &[String]) -> Self {
-        Self {
-            verdict: verdicts.to_vec(),
-            ..Self::default()
-        }
-    }
-
-    /// The store's filter for these options; a bad verdict or time is refused with words.
-    fn filter(&self) -> Result<CaptureFilter> {
-        let verdicts = self
-            .verdict
-            .iter()
-            .map(|v| {
-                Verdict::parse(v).ok_or_else(|| {
-                    invalid(format!(
-                        "unknown verdict {v:?}: use one of {}",
-                        Verdict::ALL.map(Verdict::as_str).join(", ")
-                    ))
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let time = |option: &str, value: &Option<String>| {
-            value
-                .as_deref()
-                .map(|text| {
-                    chrono::DateTime::parse_from_rfc3339(text)
-                        .map(|t| t.with_timezone(&chrono::Utc))
-                        .map_err(|e| {
-                            invalid(format!(
-                                "--{option} {text:?} is not an RFC 3339 time (e.g. \
-                                 2024-05-01T10:00:00Z): {e}"
-                            ))
-                        })
-                })
-                .transpose()
-        };
-        Ok(CaptureFilter {
-            verdicts,
-            event_type: self.event_type.clone(),
-            resource_type: self.resource_type.clone(),
-            subscription_id: self.subscription.clone(),
-            since: time("since", &self.since)?,
-            until: time("until", &self.until)?,
-            text: self.search.clone().filter(|t| !t.trim().is_empty()),
-            ..CaptureFilter::default()
-        })
-    }
-
-    /// What the filter selects, in words, for `clear`'s answer.
-    fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        if !self.verdict.is_empty() {
-            parts.push(format!("with verdict {}", self.verdict.join(" or ")));
-        }
-        for (name, value) in [
-            ("event type", &self.event_type),
-            ("resource type", &self.resource_type),
-            ("subscription", &self.subscription),
-            ("received since", &self.since),
-            ("received before", &self.until),
-            ("matching", &self.search),
-        ] {
-            if let Some(value) = value {
-                parts.push(format!("{name} {value:?}"));
-            }
-        }
-        if parts.is_empty() {
-            "captures".into()
-        } else {
-            format!("captures {}", parts.join(", "))
-        }
-    }
-}
-
 #[derive(Debug, ClapArgs)]
 pub struct CapturesArgs {
     /// The capture store to read (read only). Default: the console's data folder.
@@ -361,23 +263,9 @@ pub async fn run(args: Args) -> Result<()> {
             };
             super::missed::run_recover(recover_args, db).await
         }
+        Some(Action::Replay(replay_args)) => super::replay::run(*replay_args).await,
         None => run_listener(args.serve).await,
     }
-}
-
-/// The capture store the desktop app uses too: `partner_local::paths::capture_store()`
-/// (`$PARTNER_DATA_DIR`, else `$XDG_DATA_HOME/partner-console`, else under `~/.local/share`).
-fn default_db() -> Result<PathBuf> {
-    let path = partner_local::paths::capture_store()
-        .map_err(|e| invalid(format!("{e} (or give --db)")))?;
-    if let Some(folder) = path.parent() {
-        partner_local::paths::create_private_dir(folder).map_err(|e| invalid(e.to_string()))?;
-    }
-    Ok(path)
-}
-
-fn invalid(message: impl Into<String>) -> CliError {
-    CliError::Listener(partner_listener::Error::InvalidInput(message.into()))
 }
 
 async fn run_listener(args: ServeArgs) -> Result<()> {
@@ -563,14 +451,6 @@ fn outbound_line(record: &OutboundRecord, json: bool) -> String {
                 error.as_deref().unwrap_or("no answer")
             ),
         }
-    }
-}
-
-/// `--db`, else the default store.
-fn store_path(db: Option<PathBuf>) -> Result<PathBuf> {
-    match db {
-        Some(db) => Ok(db),
-        None => default_db(),
     }
 }
 

@@ -22,7 +22,6 @@ use partner_index::{Export, Filter, Index, LoanField, SyncPhase};
 use partner_local::Environment;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, Clone, ClapArgs)]
 pub struct SyncArgs {
@@ -150,15 +149,8 @@ pub async fn sync(connection: &ConnectionArgs, args: &SyncArgs) -> Result<()> {
     let client = connection.client()?;
     let keychain = KeyringStore::default();
     let index = Index::open(&target.data_dir, &target.index_id, &keychain)?;
-    let cancel = CancellationToken::new();
-    let stop = super::signal::stop_signal()?;
-    let on_stop = tokio::spawn({
-        let cancel = cancel.clone();
-        async move {
-            stop.await;
-            cancel.cancel();
-        }
-    });
+    let on_stop = super::signal::cancel_on_stop()?;
+    let cancel = on_stop.token.clone();
     let terminal = std::io::stderr().is_terminal();
     let mut last_line = std::time::Instant::now();
     let mut noted: Option<String> = None;
@@ -198,7 +190,7 @@ pub async fn sync(connection: &ConnectionArgs, args: &SyncArgs) -> Result<()> {
         &cancel,
     )
     .await;
-    on_stop.abort();
+    drop(on_stop);
     waits.abort();
     if terminal {
         eprint!("\r\x1b[2K");

@@ -17,9 +17,8 @@ use partner_local::missed::{
     find_missed, MissedNotification, MissedProgress, MissedQuery, MissedReport, NotChecked,
     SinceSource,
 };
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
-use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, ClapArgs)]
 pub struct MissedArgs {
@@ -111,7 +110,7 @@ pub struct RecoverArgs {
 
 pub async fn run(args: MissedArgs, db: PathBuf) -> Result<()> {
     let report = find(&args, db).await?;
-    print_rows(&report, args.json)?;
+    super::render::write_lines(&report.missed, args.json)?;
     print_summary(&report);
     if report.cancelled {
         return Err(CliError::Cancelled);
@@ -140,7 +139,7 @@ pub async fn run_recover(args: RecoverArgs, db: PathBuf) -> Result<()> {
         return Ok(());
     }
     if args.dry_run {
-        print_rows(&report, args.missed.json)?;
+        super::render::write_lines(&report.missed, args.missed.json)?;
         eprintln!(
             "partner: would send {} notifications to {target} (--dry-run: none sent)",
             report.missed.len()
@@ -148,15 +147,8 @@ pub async fn run_recover(args: RecoverArgs, db: PathBuf) -> Result<()> {
         return Ok(());
     }
     let keys = recovery_keys(&args.keys, &report.missed)?;
-    let cancel = CancellationToken::new();
-    let stop = super::signal::stop_signal()?;
-    let on_stop = tokio::spawn({
-        let cancel = cancel.clone();
-        async move {
-            stop.await;
-            cancel.cancel();
-        }
-    });
+    let on_stop = super::signal::cancel_on_stop()?;
+    let cancel = on_stop.token.clone();
     let show_progress = std::io::stderr().is_terminal();
     let http = partner_listener::outbound::http_client();
     let recovered = partner_local::recover::recover(
@@ -172,11 +164,11 @@ pub async fn run_recover(args: RecoverArgs, db: PathBuf) -> Result<()> {
         },
     )
     .await;
-    on_stop.abort();
+    drop(on_stop);
     if show_progress {
         eprint!("\r\x1b[2K");
     }
-    print_outcomes(&recovered.outcomes, args.missed.json)?;
+    super::render::write_lines(&recovered.outcomes, args.missed.json)?;
     let acknowledged = recovered.acknowledged();
     let sent = recovered.outcomes.len();
     eprintln!("partner: {acknowledged} of {sent} recovered notifications acknowledged by {target}");
@@ -184,7 +176,7 @@ pub async fn run_recover(args: RecoverArgs, db: PathBuf) -> Result<()> {
         return Err(CliError::Cancelled);
     }
     if acknowledged < sent {
-        return Err(CliError::RecoveryIncomplete(format!(
+        return Err(CliError::SendsFailed(format!(
             "{} of {sent} recovered notifications were not acknowledged",
             sent - acknowledged
         )));
@@ -249,24 +241,6 @@ impl Row for partner_local::recover::RecoveryOutcome {
     }
 }
 
-fn print_outcomes(outcomes: &[partner_local::recover::RecoveryOutcome], json: bool) -> Result<()> {
-    let mut out = std::io::BufWriter::new(std::io::stdout());
-    if json {
-        for outcome in outcomes {
-            serde_json::to_writer(&mut out, outcome).map_err(|e| CliError::Output(e.into()))?;
-            out.write_all(b"\n").map_err(CliError::Output)?;
-        }
-    } else {
-        let rows: Vec<Vec<String>> = outcomes.iter().map(Row::cells).collect();
-        super::render::write_table(
-            &mut out,
-            partner_local::recover::RecoveryOutcome::HEADERS,
-            &rows,
-        )?;
-    }
-    out.flush().map_err(CliError::Output)
-}
-
 /// The check of `partner listen missed`, its progress on stderr.
 async fn find(args: &MissedArgs, db: PathBuf) -> Result<MissedReport> {
     let client = args.connection.resolved()?.client()?;
@@ -279,15 +253,8 @@ async fn find(args: &MissedArgs, db: PathBuf) -> Result<MissedReport> {
         all_subscriptions: args.all_subscriptions,
         listening_now,
     };
-    let cancel = CancellationToken::new();
-    let stop = super::signal::stop_signal()?;
-    let on_stop = tokio::spawn({
-        let cancel = cancel.clone();
-        async move {
-            stop.await;
-            cancel.cancel();
-        }
-    });
+    let on_stop = super::signal::cancel_on_stop()?;
+    let cancel = on_stop.token.clone();
     let show_progress = std::io::stderr().is_terminal();
     let waits = super::listing::tell_waits(&client);
     let mut noted = false;
@@ -304,7 +271,7 @@ async fn find(args: &MissedArgs, db: PathBuf) -> Result<MissedReport> {
         }
     })
     .await;
-    on_stop.abort();
+    drop(on_stop);
     waits.abort();
     if show_progress {
         eprint!("\r\x1b[2K");
@@ -324,20 +291,6 @@ fn progress_line(step: &MissedProgress) {
         MissedProgress::Events { done, total } => format!("reading events: {done}/{total}"),
     };
     eprint!("\r\x1b[2K{line}");
-}
-
-fn print_rows(report: &MissedReport, json: bool) -> Result<()> {
-    let mut out = std::io::BufWriter::new(std::io::stdout());
-    if json {
-        for missed in &report.missed {
-            serde_json::to_writer(&mut out, missed).map_err(|e| CliError::Output(e.into()))?;
-            out.write_all(b"\n").map_err(CliError::Output)?;
-        }
-    } else {
-        let rows: Vec<Vec<String>> = report.missed.iter().map(Row::cells).collect();
-        super::render::write_table(&mut out, MissedNotification::HEADERS, &rows)?;
-    }
-    out.flush().map_err(CliError::Output)
 }
 
 fn print_summary(report: &MissedReport) {

@@ -264,6 +264,22 @@ impl<T: Row + Serialize> ListWriter<T> {
     }
 }
 
+/// Rows as a table, or (`json`) one JSON object per line: how the commands that report one
+/// outcome per item (`listen missed`, `recover`, `replay`) print them.
+pub fn write_lines<T: Row + Serialize>(items: &[T], json: bool) -> Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    if json {
+        for item in items {
+            serde_json::to_writer(&mut out, item).map_err(|e| CliError::Output(e.into()))?;
+            out.write_all(b"\n").map_err(CliError::Output)?;
+        }
+    } else {
+        let rows: Vec<Vec<String>> = items.iter().map(Row::cells).collect();
+        write_table(&mut out, T::HEADERS, &rows)?;
+    }
+    out.flush().map_err(CliError::Output)
+}
+
 /// One value: a JSON object, a `key  value` table, or a one-row CSV of its fields.
 pub fn print_one<T: Row + Serialize>(format: OutputFormat, item: &T) -> Result<()> {
     let mut out = std::io::BufWriter::new(std::io::stdout());

@@ -28,3 +28,31 @@ pub fn stop_signal() -> Result<impl std::future::Future<Output = ()>> {
         })
     }
 }
+
+/// A cancellation token that Ctrl-C or SIGTERM cancels while this guard lives: how a walk, a
+/// check or a run of sends stops part-way and still prints what it did.
+#[derive(Debug)]
+pub struct CancelOnStop {
+    pub token: tokio_util::sync::CancellationToken,
+    watcher: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for CancelOnStop {
+    fn drop(&mut self) {
+        self.watcher.abort();
+    }
+}
+
+/// Starts watching for Ctrl-C and SIGTERM (installed now, see [`stop_signal`]).
+pub fn cancel_on_stop() -> Result<CancelOnStop> {
+    let stop = stop_signal()?;
+    let token = tokio_util::sync::CancellationToken::new();
+    let watcher = tokio::spawn({
+        let token = token.clone();
+        async move {
+            stop.await;
+            token.cancel();
+        }
+    });
+    Ok(CancelOnStop { token, watcher })
+}

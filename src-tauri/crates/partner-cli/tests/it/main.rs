@@ -12,6 +12,7 @@ mod listen;
 mod missed;
 mod network;
 mod other_service;
+mod replay;
 mod sandbox;
 
 use partner_testkit::OtherService;

@@ -120,6 +120,25 @@ pub struct CaptureExportForm {
     pub ids: Option<Vec<i64>>,
 }
 
+/// Send the chosen captures, or those the filter shows, again to a receiver.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SendAgainForm {
+    pub job_id: String,
+    pub filter: CaptureFilter,
+    /// Only these (the selection); none sends what the filter shows.
+    #[ts(type = "Array<number> | null")]
+    pub ids: Option<Vec<i64>>,
+    /// Where to (none or empty: this app's listener).
+    pub target: Option<String>,
+    /// Sends in flight at most.
+    pub concurrency: u32,
+    /// Sends started per second at most; none: as fast as `concurrency` allows.
+    pub per_second: Option<f64>,
+    /// Sign each body again with its subscription's current key (else as it came).
+    pub resign: bool,
+}
+
 /// Where "Open" takes the user from a capture, or why it is not offered.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase", tag = "kind")]

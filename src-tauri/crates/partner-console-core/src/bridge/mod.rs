@@ -8,6 +8,8 @@
 //! One file per service area, each holding the views of that service; all are re-exported here,
 //! so `crate::bridge::X` names any of them.
 
+/// What "send again" did to each capture: the library's own type (`partner listen replay`'s).
+pub use partner_listener::bulk::{SendReport, SentCapture};
 /// The listener's verdict on a notification: the library's own type, one home for its words.
 pub use partner_listener::{CaptureFilter, Verdict};
 /// Sandbox or production: shown as a colour everywhere (kept in the settings file).

@@ -65,3 +65,24 @@ pub async fn retry(app: &Console) -> Result<()> {
     app.announce(|_| {});
     outcome.map(|_| ())
 }
+
+/// The current keys of `subscriptions` the app's keychain holds, read on a blocking thread (a
+/// key not cached yet is a D-Bus round trip), so the sends that use them never wait on it.
+pub async fn current_keys(
+    state: &crate::state::AppState,
+    subscriptions: Vec<String>,
+) -> Result<partner_listener::keys::MemoryKeys> {
+    use partner_listener::keys::KeySource;
+    let keys = state.keys.clone();
+    state
+        .with_keychain(move |_| {
+            let known = partner_listener::keys::MemoryKeys::new();
+            for id in subscriptions {
+                if let Some(found) = keys.keys(&id) {
+                    known.insert(id, found.current);
+                }
+            }
+            known
+        })
+        .await
+}

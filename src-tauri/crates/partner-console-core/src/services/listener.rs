@@ -347,6 +347,22 @@ pub fn forward_rule_views(rules: &[ForwardRule]) -> Vec<ForwardRuleView> {
         .collect()
 }
 
+/// Where the console sends something again: the URL the user typed (`what` names it in the
+/// error: "The replay's target URL …"), or, when none, this app's listener.
+pub fn target_or_listener(state: &AppState, typed: Option<&str>, what: &str) -> Result<url::Url> {
+    match typed.map(str::trim).filter(|t| !t.is_empty()) {
+        Some(url) => partner_listener::outbound::parse_target(url)
+            .map_err(|e| AppError::invalid(format!("{what} {e}."))),
+        None => partner_listener::outbound::parse_target(&state.listener()?.url()).map_err(|e| {
+            AppError::new(
+                ErrorKind::Internal,
+                format!("Bad listener URL: {e}."),
+                "Restart the listener.",
+            )
+        }),
+    }
+}
+
 /// Replays capture `form.capture_id` to `form.target` (this listener when none), unchanged or
 /// edited; returns the target's answer and, when it was this listener, the replay's verdict.
 pub async fn replay(state: &AppState, form: ReplayForm) -> Result<ReplayResult> {
@@ -356,22 +372,7 @@ pub async fn replay(state: &AppState, form: ReplayForm) -> Result<ReplayResult> 
         .as_deref()
         .map(str::trim)
         .is_none_or(str::is_empty);
-    let target = match form
-        .target
-        .as_deref()
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-    {
-        Some(url) => partner_listener::outbound::parse_target(url)
-            .map_err(|e| AppError::invalid(format!("The replay's {e}.")))?,
-        None => url::Url::parse(&running.url()).map_err(|e| {
-            AppError::new(
-                ErrorKind::Internal,
-                format!("Bad listener URL: {e}."),
-                "Restart the listener.",
-            )
-        })?,
-    };
+    let target = target_or_listener(state, form.target.as_deref(), "The replay's")?;
     let outcome = running
         .listener
         .replay(

@@ -12,7 +12,6 @@ use crate::console::{AppEvent, Console};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::locked;
 use crate::state::AppState;
-use partner_listener::keys::KeySource;
 use partner_local::missed::{find_missed, MissedProgress, MissedQuery, MissedReport};
 use partner_local::recover::{recover, RecoveryReport};
 
@@ -90,44 +89,17 @@ pub async fn resend(state: &AppState, form: RecoverForm) -> Result<RecoveryRepor
             "Choose the missed notifications to send again.",
         ));
     }
-    let target = match form
-        .target
-        .as_deref()
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-    {
-        Some(url) => partner_listener::outbound::parse_target(url)
-            .map_err(|e| AppError::invalid(format!("The recovery's {e}.")))?,
-        None => {
-            let url = state.listener()?.url();
-            partner_listener::outbound::parse_target(&url).map_err(|e| {
-                AppError::new(
-                    ErrorKind::Internal,
-                    format!("Bad listener URL: {e}."),
-                    "Restart the listener.",
-                )
-            })?
-        }
-    };
-    // The keys are read from the keychain on a blocking thread first (a miss reads it), so
-    // the sends never wait on it.
-    let keys = state.keys.clone();
+    let target = crate::services::listener::target_or_listener(
+        state,
+        form.target.as_deref(),
+        "The recovery's",
+    )?;
     let subscriptions: Vec<String> = form
         .notifications
         .iter()
         .map(|m| m.subscription_id.clone())
         .collect();
-    let found = state
-        .with_keychain(move |_| {
-            let known = partner_listener::keys::MemoryKeys::new();
-            for id in subscriptions {
-                if let Some(found) = keys.keys(&id) {
-                    known.insert(id, found.current);
-                }
-            }
-            known
-        })
-        .await?;
+    let found = crate::services::keys::current_keys(state, subscriptions).await?;
     let http = partner_listener::outbound::http_client();
     let stop = state.shutdown.child_token();
     Ok(recover(

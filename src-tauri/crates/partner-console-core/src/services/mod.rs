@@ -25,6 +25,7 @@ pub mod listings;
 pub mod missed;
 pub mod products;
 pub mod receiver_check;
+pub mod send_again;
 pub mod settings;
 pub mod signatures;
 pub mod startup;

@@ -66,6 +66,84 @@ pub async fn timeline(state: &AppState, transaction_id: &str) -> Result<Transact
     })
 }
 
+/// What a transaction's evidence file holds, in this order.
+const EVIDENCE_KIND: &str = "partner-console transaction evidence";
+
+/// The transaction's evidence for a support ticket, written where the user chooses in the save
+/// dialog: the transaction and its events exactly as the service sent them, and the
+/// notifications' timeline, with the connection they came from. It holds what the service
+/// answered and what the console recorded of the notifications (no header, no body, so no
+/// signature or secret): `count` is the number of notifications in it.
+pub async fn save_evidence(
+    app: &crate::console::Console,
+    transaction_id: &str,
+) -> Result<crate::bridge::FileJobResult> {
+    let state = app.state();
+    let transaction_id = transaction_id.trim();
+    let client = state.client()?;
+    let transaction = client.get_transaction(transaction_id).await?.into_raw();
+    let events: Vec<serde_json::Map<String, serde_json::Value>> = client
+        .list_events(transaction_id)
+        .await?
+        .into_iter()
+        .map(partner_api::read::Document::into_raw)
+        .collect();
+    let timeline = timeline(state, transaction_id).await?;
+    let connection = state.lock().active.as_ref().map(|a| {
+        serde_json::json!({
+            "label": a.view.label,
+            "baseUrl": a.view.base_url,
+            "environment": a.view.environment,
+        })
+    });
+    let bundle = serde_json::json!({
+        "kind": EVIDENCE_KIND,
+        "version": 1,
+        "generatedAt": chrono::Utc::now(),
+        "connection": connection,
+        "transaction": transaction,
+        "events": events,
+        "notifications": timeline,
+    });
+    let short: String = transaction_id.chars().take(8).collect();
+    let choice = crate::services::file_dialog::FileChoice {
+        title: "Save the transaction's evidence".into(),
+        suggested_name: crate::services::file_dialog::suggested_name(
+            &format!("transaction-{short}-evidence"),
+            "json",
+        ),
+        folder: state.exports_dir(),
+        kind: "JSON",
+        extensions: &["json"],
+    };
+    let Some(path) = crate::services::file_dialog::save(app, choice).await else {
+        return Ok(crate::bridge::FileJobResult::closed());
+    };
+    let count = timeline.notifications.len() as u64;
+    let target = path.clone();
+    tokio::task::spawn_blocking(move || {
+        crate::services::captures::write_replacing(&target, |out| {
+            serde_json::to_writer_pretty(&mut *out, &bundle)
+                .map_err(|e| AppError::io("write the evidence", &std::io::Error::other(e)))?;
+            Ok((true, ()))
+        })
+    })
+    .await
+    .map_err(|e| {
+        AppError::new(
+            crate::error::ErrorKind::Internal,
+            format!("Writing the evidence failed: {e}."),
+            "Try again.",
+        )
+    })??;
+    Ok(crate::bridge::FileJobResult {
+        path: Some(path.display().to_string()),
+        count,
+        skipped: 0,
+        cancelled: false,
+    })
+}
+
 /// The captures about the transaction, newest first, each with its forwards and replays, and
 /// whether more matched than were read.
 fn captures_of(

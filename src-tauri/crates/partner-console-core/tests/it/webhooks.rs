@@ -313,6 +313,30 @@ async fn did_they_get_it_every_notification_of_a_transaction_as_one_timeline() {
         .notifications
         .iter()
         .any(|n| n.resource_type == "urn:svc:partner:transaction:event"));
+
+    // The evidence for a ticket: the transaction and its events as sent, and the timeline.
+    let saved = transaction_notifications::save_evidence(&app.console, &transaction)
+        .await
+        .expect("saved");
+    let path = saved.path.expect("a file");
+    assert!(path.starts_with(app.dialogs.to_str().unwrap()), "{path}");
+    let text = std::fs::read_to_string(&path).expect("written");
+    let evidence: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(evidence["kind"], "partner-console transaction evidence");
+    assert_eq!(evidence["transaction"]["id"], transaction.as_str());
+    assert!(!evidence["events"].as_array().expect("events").is_empty());
+    assert_eq!(
+        evidence["notifications"]["notifications"]
+            .as_array()
+            .expect("the timeline")
+            .len() as u64,
+        saved.count
+    );
+    assert!(saved.count >= 2);
+    assert!(
+        !text.to_ascii_lowercase().contains("svc-signature"),
+        "no header, no signature"
+    );
     let other = embedded::new_transaction(&app.console, app.demo_product().await)
         .await
         .expect("another")
@@ -327,5 +351,80 @@ async fn did_they_get_it_every_notification_of_a_transaction_as_one_timeline() {
         .await
         .expect_err("no id");
     assert!(unknown.message.contains("Name the transaction"));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_shown_captures_sent_again_to_a_receiver_paced_with_each_answer_kept() {
+    use partner_console_core::services::send_again;
+    use partner_testkit::{Reply, TestReceiver};
+    let app = Headless::start().await;
+    let (_, first) = app.new_transaction_notified().await;
+    let (_, second) = app.new_transaction_notified().await;
+    let mut receiver = TestReceiver::start([Reply::Status(200), Reply::Status(503)])
+        .await
+        .expect("a receiver");
+    let report = send_again::send_again(
+        &app.console,
+        form(serde_json::json!({
+            "jobId": "again-1",
+            "filter": {"verdict": null, "eventType": null, "resourceType": null,
+                       "subscriptionId": null, "since": null, "until": null, "text": null,
+                       "ids": [first.id, second.id]},
+            "ids": null,
+            "target": receiver.url(),
+            "concurrency": 1,
+            "perSecond": 50.0,
+            "resign": true,
+        })),
+    )
+    .await
+    .expect("sent");
+    assert!(!report.cancelled);
+    let ids: Vec<i64> = report.sent.iter().map(|s| s.capture_id).collect();
+    assert_eq!(ids, [first.id, second.id], "oldest first");
+    assert!(report.sent.iter().all(|s| s.resigned), "{report:?}");
+    assert_eq!(report.sent[0].failure, None);
+    assert_eq!(
+        report.sent[1].failure.as_deref(),
+        Some("answered 503, expected 2xx, 3xx")
+    );
+    let received = receiver.take(2, std::time::Duration::from_secs(10)).await;
+    assert_eq!(received.len(), 2);
+    assert!(received.iter().all(|r| r.header("svc-replay") == Some("1")));
+    // Each answer is kept beside its capture, as a replay's is.
+    let detail = captures::detail(&app.console, second.id).expect("detail");
+    assert!(
+        detail
+            .outbound
+            .iter()
+            .any(|o| o.status == Some(503) && o.url.starts_with(&receiver.url())),
+        "{:?}",
+        detail.outbound
+    );
+    let progress = app.events(|e| match e {
+        AppEvent::JobProgress(p) if p.job_id == "again-1" => Some(p.done),
+        _ => None,
+    });
+    assert_eq!(progress.last(), Some(&2));
+
+    // Mistakes are said, nothing sent.
+    for (concurrency, rate, target, words) in [
+        (0, None, None, "at a time"),
+        (4, Some(0.0), None, "per second"),
+        (4, None, Some("ftp://example.test/"), "http"),
+    ] {
+        let refused = send_again::send_again(
+            &app.console,
+            form(serde_json::json!({
+                "jobId": "again-2", "filter": {}, "ids": null, "target": target,
+                "concurrency": concurrency, "perSecond": rate, "resign": false,
+            })),
+        )
+        .await
+        .expect_err("refused");
+        assert!(refused.message.contains(words), "{refused:?}");
+    }
+    assert!(receiver.drain().is_empty());
     app.stop().await;
 }

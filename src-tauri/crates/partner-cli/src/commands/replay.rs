@@ -1,0 +1,271 @@
+//! `partner listen replay`: captures sent again to a receiver (`partner_listener::bulk`).
+//!
+//! Two sources: the store, through the inspector's filters (a receiver fixed after an outage
+//! gets that hour again), or a file (`--from`: JSON Lines as `listen export` writes them, or a
+//! HAR 1.2 document), which makes a set of captures a fixture for a contract test in CI. Bodies
+//! are signed again when a key is given (`--sign-with-env VAR` for every one, `--key SUB=KEY`,
+//! or `--keychain` for the subscriptions' own). Each answer is checked against `--expect` (by
+//! default what the service takes as delivered: 2xx or 3xx) and `--max-time`; outcomes go to
+//! stdout (a table, or JSON lines), a JUnit report to `--junit FILE`, a summary to stderr.
+//! The exit status is 1 when one did not pass, 130 when stopped by Ctrl-C.
+
+use super::render::Row;
+use super::store_args::{invalid, store_path, FilterArgs};
+use crate::error::{CliError, Result};
+use clap::Args as ClapArgs;
+use partner_api::secret::Secret;
+use partner_listener::bulk::{self, Expectation, Resign, SendPlan, SentCapture};
+use partner_listener::keys::{KeySource, MemoryKeys};
+use partner_listener::{Capture, StoreReader};
+use std::collections::BTreeSet;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The most captures one replay reads from the store.
+const MOST_FROM_STORE: u64 = 100_000;
+
+#[derive(Debug, ClapArgs)]
+pub struct ReplayArgs {
+    /// Where to send them (an http or https URL).
+    #[arg(long, value_name = "URL")]
+    pub to: String,
+    /// Send every capture of this file instead of the store's: JSON Lines (`listen export`) or
+    /// HAR 1.2 (a .har file, from `listen export --format har` or another tool).
+    #[arg(long, value_name = "FILE", conflicts_with = "db")]
+    pub from: Option<PathBuf>,
+    /// The capture store to read (read only). Default: the console's data folder.
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// The most captures sent from the store, oldest first of those the filters select.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub limit: u64,
+    /// Sends started per second at most (e.g. 5, or 0.5).
+    #[arg(long, value_name = "N")]
+    pub rate: Option<f64>,
+    /// Sends in flight at most.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub concurrency: usize,
+    /// The answer each must get: a class (2xx), a status (204), or several with commas.
+    /// Default: what the service takes as delivered, 2xx or 3xx.
+    #[arg(long, value_name = "STATUSES")]
+    pub expect: Option<String>,
+    /// ...within this time (e.g. 5s; the service gives a receiver 30 s).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub max_time: Option<Duration>,
+    /// Sign every body again with the key in this environment variable (the key the receiver
+    /// under test verifies with; a variable keeps it off the command line).
+    #[arg(long, value_name = "VAR")]
+    pub sign_with_env: Option<String>,
+    /// Sign a subscription's bodies again with this key: SUBSCRIPTION_ID=KEY (repeatable).
+    #[arg(long = "key", value_name = "SUBSCRIPTION_ID=KEY")]
+    pub keys: Vec<String>,
+    /// Sign bodies again with their subscription's current key from the keychain.
+    #[arg(long)]
+    pub keychain: bool,
+    /// Write a JUnit XML report of the run here.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// One JSON object per capture sent instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl Row for SentCapture {
+    const HEADERS: &'static [&'static str] =
+        &["capture", "eventId", "status", "ms", "signed", "result"];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.capture_id.to_string(),
+            self.event_id.clone().unwrap_or_default(),
+            self.status.map(|s| s.to_string()).unwrap_or_default(),
+            self.elapsed_ms.to_string(),
+            if self.resigned { "again" } else { "as sent" }.to_string(),
+            self.failure.clone().unwrap_or_else(|| "passed".into()),
+        ]
+    }
+}
+
+pub async fn run(args: ReplayArgs) -> Result<()> {
+    let target = partner_listener::outbound::parse_target(&args.to)?;
+    let mut expect = match &args.expect {
+        Some(text) => Expectation::parse(text)?,
+        None => Expectation::delivered(),
+    };
+    expect = expect.within(args.max_time);
+    if let Some(rate) = args.rate {
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(CliError::Usage(format!(
+                "--rate {rate}: give a number of sends per second above 0"
+            )));
+        }
+    }
+    if args.concurrency == 0 {
+        return Err(CliError::Usage(
+            "--concurrency 0: at least one send must be in flight".into(),
+        ));
+    }
+    let captures = read_captures(&args)?;
+    if captures.is_empty() {
+        eprintln!("partner: no capture to send");
+        return Ok(());
+    }
+    let one_key = match &args.sign_with_env {
+        Some(variable) => Some(Secret::new(std::env::var(variable).map_err(|_| {
+            CliError::Usage(format!(
+                "--sign-with-env {variable}: the variable is not set (or not text)"
+            ))
+        })?)),
+        None => None,
+    };
+    let keys = subscription_keys(&args, &captures)?;
+    let resign = match (&one_key, &keys) {
+        (Some(key), _) => Resign::With(key),
+        (None, Some(keys)) => Resign::FromKeys(keys.as_ref()),
+        (None, None) => Resign::Never,
+    };
+    let plan = SendPlan {
+        target: target.clone(),
+        concurrency: args.concurrency,
+        per_second: args.rate,
+        expect: expect.clone(),
+    };
+    let on_stop = super::signal::cancel_on_stop()?;
+    let cancel = on_stop.token.clone();
+    let show_progress = std::io::stderr().is_terminal();
+    let http = partner_listener::outbound::http_client();
+    let report = bulk::send_all(
+        &http,
+        &plan,
+        &captures,
+        &resign,
+        None,
+        &cancel,
+        |done, total| {
+            if show_progress {
+                eprint!("\r\x1b[2Ksent {done}/{total}");
+            }
+        },
+    )
+    .await;
+    drop(on_stop);
+    if show_progress {
+        eprint!("\r\x1b[2K");
+    }
+    super::render::write_lines(&report.sent, args.json)?;
+    if let Some(path) = &args.junit {
+        let suite = match &args.from {
+            Some(file) => format!("partner listen replay --from {}", file.display()),
+            None => "partner listen replay".to_string(),
+        };
+        std::fs::write(path, bulk::junit(&suite, target.as_str(), &report))
+            .map_err(|e| CliError::Usage(format!("could not write {}: {e}", path.display())))?;
+    }
+    let failures = report.failures();
+    eprintln!(
+        "partner: {} of {} captures sent to {target} passed (expected {}{})",
+        report.sent.len() - failures,
+        report.sent.len(),
+        expect.describe(),
+        args.max_time
+            .map(|t| format!(" within {} ms", t.as_millis()))
+            .unwrap_or_default()
+    );
+    if report.cancelled {
+        eprintln!(
+            "partner: stopped after {} of {}",
+            report.sent.len(),
+            captures.len()
+        );
+        return Err(CliError::Cancelled);
+    }
+    if failures > 0 {
+        return Err(CliError::SendsFailed(format!(
+            "{failures} of {} captures did not get the expected answer",
+            report.sent.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The captures to send, oldest first: every one of `--from`, or those the filters select from
+/// the store (at most `--limit`, said when more match).
+fn read_captures(args: &ReplayArgs) -> Result<Vec<Capture>> {
+    if let Some(file) = &args.from {
+        let filter = args.filter.filter()?;
+        if filter != partner_listener::CaptureFilter::default() {
+            return Err(CliError::Usage(
+                "--from sends every capture of the file: the filters select from the store".into(),
+            ));
+        }
+        let opened = std::fs::File::open(file)
+            .map_err(|e| CliError::Usage(format!("could not open {}: {e}", file.display())))?;
+        let is_har = file
+            .extension()
+            .is_some_and(|ext| ext.eq_ignore_ascii_case("har"));
+        let mut captures = if is_har {
+            partner_listener::export::read_har(std::io::BufReader::new(opened))?
+        } else {
+            partner_listener::export::read_jsonl(std::io::BufReader::new(opened))?
+        };
+        captures.sort_by_key(|c| (c.received_at, c.id));
+        return Ok(captures);
+    }
+    if args.limit == 0 || args.limit > MOST_FROM_STORE {
+        return Err(invalid(format!(
+            "--limit {}: give 1 to {MOST_FROM_STORE}",
+            args.limit
+        )));
+    }
+    let store = StoreReader::open(store_path(args.db.clone())?)?;
+    let found = store.query(&args.filter.filter()?, 0, args.limit)?;
+    if found.total > found.items.len() as u64 {
+        eprintln!(
+            "partner: {} captures match; the newest {} are sent (raise --limit for more)",
+            found.total,
+            found.items.len()
+        );
+    }
+    let mut captures = found.items;
+    captures.reverse();
+    Ok(captures)
+}
+
+/// `--key` values, then with `--keychain` the keychain's keys of the captures' subscriptions;
+/// `None` when neither is asked for.
+fn subscription_keys(args: &ReplayArgs, captures: &[Capture]) -> Result<Option<Arc<MemoryKeys>>> {
+    if args.keys.is_empty() && !args.keychain {
+        return Ok(None);
+    }
+    let keys = MemoryKeys::new();
+    for assignment in &args.keys {
+        let (subscription, key) = MemoryKeys::parse_assignment(assignment)?;
+        keys.insert(subscription, key);
+    }
+    if args.keychain {
+        let wanted: BTreeSet<&str> = captures
+            .iter()
+            .filter_map(|c| c.subscription_id.as_deref())
+            .filter(|id| keys.keys(id).is_none())
+            .collect();
+        let store: Arc<dyn partner_client::SecretStore> = Arc::new(
+            partner_client::KeyringStore::new(partner_client::KEYCHAIN_SERVICE),
+        );
+        let keychain = partner_local::KeychainKeys::new(
+            store,
+            partner_listener::keys::DEFAULT_PREVIOUS_KEY_GRACE,
+        );
+        if let Err(error) = keychain.load(wanted.iter().copied()) {
+            eprintln!("partner: warning: the keychain could not be read ({error}); bodies without a --key go as signed");
+        }
+        for id in wanted {
+            if let Some(found) = keychain.keys(id) {
+                keys.insert(id, found.current);
+            }
+        }
+    }
+    Ok(Some(Arc::new(keys)))
+}

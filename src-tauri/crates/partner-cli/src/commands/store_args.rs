@@ -1,0 +1,135 @@
+//! What the `partner listen` subcommands that read a capture store share: which store
+//! (`--db`, else the console's data folder) and which of its captures (the inspector's filters
+//! as options). Its own module so `listen` and `replay` both use it without needing each other.
+
+use crate::error::{CliError, Result};
+use clap::Args as ClapArgs;
+use partner_listener::{CaptureFilter, Verdict};
+use std::path::PathBuf;
+
+/// Which captures a subcommand covers; no option: every capture.
+#[derive(Debug, Clone, Default, ClapArgs)]
+pub struct FilterArgs {
+    /// Only captures with this verdict (repeatable), e.g. valid, invalid-signature.
+    #[arg(long)]
+    pub verdict: Vec<String>,
+    /// Only notifications of this event type (e.g. created).
+    #[arg(long, value_name = "TYPE")]
+    pub event_type: Option<String>,
+    /// Only notifications of this resource type (a URN).
+    #[arg(long, value_name = "URN")]
+    pub resource_type: Option<String>,
+    /// Only captures for this subscription id.
+    #[arg(long, value_name = "SUBSCRIPTION_ID")]
+    pub subscription: Option<String>,
+    /// Received at or after this time (RFC 3339, e.g. 2024-05-01T10:00:00Z).
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Received before this time (RFC 3339).
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// Words that must all be in the body or a header value (the last also as a prefix; a
+    /// "quoted phrase" as written), or a substring of an id (eventId, resourceId, instanceId,
+    /// subscription id, resourceRef; 3 characters or more), or a capture's id. Case-insensitive.
+    #[arg(long, value_name = "TEXT")]
+    pub search: Option<String>,
+}
+
+impl FilterArgs {
+    /// Only `--verdict` values (the subcommands that have no other filter option).
+    pub(crate) fn verdicts(verdicts: &[String]) -> Self {
+        Self {
+            verdict: verdicts.to_vec(),
+            ..Self::default()
+        }
+    }
+
+    /// The store's filter for these options; a bad verdict or time is refused with words.
+    pub(crate) fn filter(&self) -> Result<CaptureFilter> {
+        let verdicts = self
+            .verdict
+            .iter()
+            .map(|v| {
+                Verdict::parse(v).ok_or_else(|| {
+                    invalid(format!(
+                        "unknown verdict {v:?}: use one of {}",
+                        Verdict::ALL.map(Verdict::as_str).join(", ")
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let time = |option: &str, value: &Option<String>| {
+            value
+                .as_deref()
+                .map(|text| {
+                    chrono::DateTime::parse_from_rfc3339(text)
+                        .map(|t| t.with_timezone(&chrono::Utc))
+                        .map_err(|e| {
+                            invalid(format!(
+                                "--{option} {text:?} is not an RFC 3339 time (e.g. \
+                                 2024-05-01T10:00:00Z): {e}"
+                            ))
+                        })
+                })
+                .transpose()
+        };
+        Ok(CaptureFilter {
+            verdicts,
+            event_type: self.event_type.clone(),
+            resource_type: self.resource_type.clone(),
+            subscription_id: self.subscription.clone(),
+            since: time("since", &self.since)?,
+            until: time("until", &self.until)?,
+            text: self.search.clone().filter(|t| !t.trim().is_empty()),
+            ..CaptureFilter::default()
+        })
+    }
+
+    /// What the filter selects, in words, for `clear`'s answer.
+    pub(crate) fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.verdict.is_empty() {
+            parts.push(format!("with verdict {}", self.verdict.join(" or ")));
+        }
+        for (name, value) in [
+            ("event type", &self.event_type),
+            ("resource type", &self.resource_type),
+            ("subscription", &self.subscription),
+            ("received since", &self.since),
+            ("received before", &self.until),
+            ("matching", &self.search),
+        ] {
+            if let Some(value) = value {
+                parts.push(format!("{name} {value:?}"));
+            }
+        }
+        if parts.is_empty() {
+            "captures".into()
+        } else {
+            format!("captures {}", parts.join(", "))
+        }
+    }
+}
+
+/// The capture store the desktop app uses too: `partner_local::paths::capture_store()`
+/// (`$PARTNER_DATA_DIR`, else `$XDG_DATA_HOME/partner-console`, else under `~/.local/share`).
+pub(crate) fn default_db() -> Result<PathBuf> {
+    let path = partner_local::paths::capture_store()
+        .map_err(|e| invalid(format!("{e} (or give --db)")))?;
+    if let Some(folder) = path.parent() {
+        partner_local::paths::create_private_dir(folder).map_err(|e| invalid(e.to_string()))?;
+    }
+    Ok(path)
+}
+
+pub(crate) fn invalid(message: impl Into<String>) -> CliError {
+    CliError::Listener(partner_listener::Error::InvalidInput(message.into()))
+}
+
+/// `--db`, else the default store.
+pub(crate) fn store_path(db: Option<PathBuf>) -> Result<PathBuf> {
+    match db {
+        Some(db) => Ok(db),
+        None => default_db(),
+    }
+}
