@@ -1333,7 +1333,8 @@ await step("check a receiver: the console's own listener against the spec's webh
     "no-sensitive-data": "pass",
   });
   assert.equal(await report.getAttribute("data-failed"), "0");
-  // The evidence of the signature rule: four forgeries, each refused.
+  // The evidence of the signature rule: six forgeries, each refused, and a correctly signed
+  // notification written pretty, taken.
   const signature = await $("[data-testid=receiver-report] [data-rule=signature-verified]");
   await (await signature.$("summary")).click();
   await browser.waitUntil(async () => /\b4\d\d\b/.test(await signature.getText()), { timeout: 5000, timeoutMsg: "the forgeries' answers are not shown" });

@@ -1,12 +1,12 @@
-//! The check itself: the TLS probes, then six notifications, then one verdict per rule.
+//! The check itself: the TLS probes, then nine notifications, then one verdict per rule.
 //!
 //! Order and bounds:
 //! 1. For `https://`, two handshakes (TLS 1.3 only, TLS 1.2 only) name the versions accepted
 //!    and fetch the certificate chain, which is verified on its own ([`crate::tls`]). No
 //!    version in common: nothing more can be sent, and the other rules are skipped.
 //! 2. A correctly signed notification; then, if it was acknowledged, the same bytes again (a
-//!    redelivery); then the four negative probes side by side. Six requests in all, never more
-//!    than [`crate::MAX_REQUESTS`].
+//!    redelivery); then, side by side, the six negative probes and the correctly signed one
+//!    written pretty. Nine requests in all, never more than [`crate::MAX_REQUESTS`].
 //! 3. Each request may take up to twice the timeout, so a slow receiver is reported with how
 //!    slow it was rather than just "timed out"; the timeout rule still judges against the
 //!    timeout itself. The whole check is thus bounded (about seven timeouts at worst) and can
@@ -199,15 +199,21 @@ async fn run(config: &CheckConfig) -> Result<Report, CheckError> {
         .into_iter()
         .map(build)
         .collect::<Result<_, _>>()?;
-    let negatives: Vec<Sent> =
-        futures::future::join_all(negatives.iter().map(|probe| sender.send(probe))).await;
+    let not_compact = build(Probe::NotCompact)?;
+    let (negatives, not_compact) = futures::future::join(
+        futures::future::join_all(negatives.iter().map(|probe| sender.send(probe))),
+        sender.send(&not_compact),
+    )
+    .await;
 
     report.rules.push(acknowledged_rule(&first, timeout));
-    report.rules.push(signature_rule(&first, &negatives));
+    report
+        .rules
+        .push(signature_rule(&first, &not_compact, &negatives));
     report
         .rules
         .push(redelivery_rule(&first, redelivery.as_ref()));
-    let mut all = vec![&first];
+    let mut all = vec![&first, &not_compact];
     all.extend(redelivery.as_ref());
     all.extend(negatives.iter());
     report.rules.push(sensitive_data_rule(&all));
@@ -398,15 +404,44 @@ fn acknowledged_rule(first: &Sent, timeout: Duration) -> RuleResult {
         .with_evidence(vec![exchange.clone()])
 }
 
-fn signature_rule(first: &Sent, negatives: &[Sent]) -> RuleResult {
+/// Which re-serialisation a receiver verifies, from the probes it took: each is signed over
+/// exactly one re-serialisation of the bytes sent.
+fn reserialisation_taken(took: impl Fn(Probe) -> bool) -> Option<&'static str> {
+    if took(Probe::OtherSpacing) {
+        Some(
+            "acknowledged the same JSON with other spacing under the compact form's signature: \
+             the receiver verifies its own compact re-serialisation of the parsed body \
+             (JSON.stringify(req.body) and the like), not the bytes that arrived",
+        )
+    } else if took(Probe::SignedOverSortedKeys) {
+        Some(
+            "acknowledged a notification signed over its keys sorted: the receiver verifies a \
+             sorted-key re-serialisation of the parsed body, not the bytes that arrived",
+        )
+    } else if took(Probe::SignedOverPretty) {
+        Some(
+            "acknowledged a notification signed over it pretty-printed: the receiver verifies a \
+             pretty-printed re-serialisation of the parsed body (JSON.stringify(req.body, null, \
+             2) and the like), not the bytes that arrived",
+        )
+    } else {
+        None
+    }
+}
+
+fn signature_rule(first: &Sent, not_compact: &Sent, negatives: &[Sent]) -> RuleResult {
     let acknowledged: Vec<Probe> = negatives
         .iter()
         .filter(|sent| sent.exchange.acknowledged())
         .map(|sent| sent.probe)
         .collect();
-    let evidence = negatives.iter().map(|sent| sent.exchange.clone()).collect();
+    let mut evidence: Vec<_> = negatives.iter().map(|sent| sent.exchange.clone()).collect();
+    evidence.push(not_compact.exchange.clone());
     let took = |probe: Probe| acknowledged.contains(&probe);
-    if acknowledged.is_empty() {
+    // A correctly signed notification in other (pretty) bytes refused while the compact one was
+    // taken: the receiver verifies what it makes of the body, not the body.
+    let refused_not_compact = first.exchange.acknowledged() && !not_compact.exchange.acknowledged();
+    if acknowledged.is_empty() && !refused_not_compact {
         if !first.exchange.acknowledged() {
             return RuleResult::new(
                 RuleId::SignatureVerified,
@@ -424,7 +459,9 @@ fn signature_rule(first: &Sent, negatives: &[Sent]) -> RuleResult {
             (
                 Outcome::Pass,
                 format!(
-                    "refused all four: {}",
+                    "acknowledged a correctly signed notification written pretty, and refused all \
+                     {}: {}",
+                    negatives.len(),
                     negatives
                         .iter()
                         .map(|sent| format!("{} ({})", short(sent.probe), sent.exchange.answer()))
@@ -451,14 +488,17 @@ fn signature_rule(first: &Sent, negatives: &[Sent]) -> RuleResult {
              signatures"
                 .to_owned(),
         );
-    } else if took(Probe::ReserialisedJson) {
-        findings.push(
-            "acknowledged the same JSON re-serialised (other spacing and key order) under the \
-             original's signature: the receiver verifies its own re-serialisation of the parsed \
-             JSON, not the raw bytes that arrived. Compute the HMAC over the body exactly as \
-             received"
-                .to_owned(),
-        );
+    } else if let Some(which) = reserialisation_taken(took) {
+        findings.push(format!(
+            "{which}. Compute the HMAC over the body exactly as received"
+        ));
+    }
+    if refused_not_compact && !took(Probe::WrongSignature) {
+        findings.push(format!(
+            "refused a correctly signed notification written pretty ({}): a sender may write \
+             JSON with other spacing, and only the bytes that arrived are signed",
+            not_compact.exchange.answer()
+        ));
     }
     if took(Probe::TamperedBody) && !took(Probe::WrongSignature) {
         findings.push(
@@ -474,8 +514,10 @@ fn signature_rule(first: &Sent, negatives: &[Sent]) -> RuleResult {
                 .to_owned(),
         );
     }
-    let also: Vec<&str> = acknowledged.iter().map(|p| short(*p)).collect();
-    findings.push(format!("acknowledged: {}", also.join(", ")));
+    if !acknowledged.is_empty() {
+        let also: Vec<&str> = acknowledged.iter().map(|p| short(*p)).collect();
+        findings.push(format!("acknowledged: {}", also.join(", ")));
+    }
     RuleResult::new(
         RuleId::SignatureVerified,
         Outcome::Fail,
@@ -491,7 +533,10 @@ fn short(probe: Probe) -> &'static str {
         Probe::WrongSignature => "wrong signature",
         Probe::MissingSignature => "missing signature",
         Probe::TamperedBody => "body changed after signing",
-        Probe::ReserialisedJson => "re-serialised JSON",
+        Probe::NotCompact => "correctly signed, written pretty",
+        Probe::OtherSpacing => "other spacing under the compact form's signature",
+        Probe::SignedOverSortedKeys => "signed over sorted keys",
+        Probe::SignedOverPretty => "signed over the pretty form",
     }
 }
 

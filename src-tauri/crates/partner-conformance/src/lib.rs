@@ -2,7 +2,7 @@
 //! endpoint requirements", the way the service would meet it: the library behind
 //! `partner check-receiver` and, later, the app's check of a subscription.
 //!
-//! [`check_receiver`] sends a small, bounded set of notifications (six, never more than
+//! [`check_receiver`] sends a small, bounded set of notifications (nine, never more than
 //! [`MAX_REQUESTS`]), each marked as a check (`meta.instanceId` = [`CHECK_INSTANCE_ID`]) and
 //! carrying made-up ids, never a real transaction, and returns a [`Report`] with one
 //! [`RuleResult`] per [`RuleId`]: pass, fail, warn or skipped, with what was sent, what came

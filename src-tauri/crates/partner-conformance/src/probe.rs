@@ -36,18 +36,31 @@ pub enum Probe {
     MissingSignature,
     /// One byte of the body changed after signing.
     TamperedBody,
-    /// The same JSON with other spacing and key order (other bytes), with the original's
-    /// signature: acknowledged only by a receiver that verifies its own re-serialisation.
-    ReserialisedJson,
+    /// Correctly signed over its own bytes, but written pretty (two-space indents, as another
+    /// sender may write JSON): must be acknowledged; a receiver that verifies its own compact
+    /// re-serialisation refuses it.
+    NotCompact,
+    /// The same keys in the same order with other spacing, under the original's signature (made
+    /// over the compact form): acknowledged by a receiver that verifies its compact
+    /// re-serialisation in arrival order (`JSON.stringify(req.body)`).
+    OtherSpacing,
+    /// The body as the service writes it, signed over its keys sorted (compact): acknowledged
+    /// by a receiver that verifies a sorted-key re-serialisation.
+    SignedOverSortedKeys,
+    /// The body as the service writes it, signed over it pretty-printed (two-space indents):
+    /// acknowledged by a receiver that verifies `JSON.stringify(req.body, null, 2)`.
+    SignedOverPretty,
 }
 
 impl Probe {
     /// The probes that must be refused.
-    pub const NEGATIVE: [Probe; 4] = [
+    pub const NEGATIVE: [Probe; 6] = [
         Probe::WrongSignature,
         Probe::MissingSignature,
         Probe::TamperedBody,
-        Probe::ReserialisedJson,
+        Probe::OtherSpacing,
+        Probe::SignedOverSortedKeys,
+        Probe::SignedOverPretty,
     ];
 
     pub fn describe(self) -> &'static str {
@@ -57,8 +70,17 @@ impl Probe {
             Probe::WrongSignature => "a notification signed with another key",
             Probe::MissingSignature => "a notification without Svc-Signature",
             Probe::TamperedBody => "a notification whose body was changed by one byte after signing",
-            Probe::ReserialisedJson => {
-                "the same JSON re-serialised (other spacing and key order), with the original's signature"
+            Probe::NotCompact => {
+                "a correctly signed notification written pretty (not compact), as another sender may write it"
+            }
+            Probe::OtherSpacing => {
+                "the same JSON with other spacing (same key order), under the compact form's signature"
+            }
+            Probe::SignedOverSortedKeys => {
+                "the notification signed over its keys sorted, not over the bytes sent"
+            }
+            Probe::SignedOverPretty => {
+                "the notification signed over it pretty-printed, not over the bytes sent"
             }
         }
     }
@@ -134,7 +156,22 @@ pub fn prepare(
             change_one_byte(&signed.body, &event_id)?,
             Some(signed.signature),
         ),
-        Probe::ReserialisedJson => (reserialise(&signed.body)?, Some(signed.signature)),
+        Probe::NotCompact => {
+            let pretty = pretty(&notification)?;
+            let signature = partner_api::signature::sign(key.expose().as_bytes(), &pretty);
+            (pretty, Some(signature))
+        }
+        Probe::OtherSpacing => (respace(&signed.body), Some(signed.signature)),
+        Probe::SignedOverSortedKeys => {
+            let sorted = sorted_compact(&signed.body)?;
+            let signature = partner_api::signature::sign(key.expose().as_bytes(), &sorted);
+            (signed.body, Some(signature))
+        }
+        Probe::SignedOverPretty => {
+            let signature =
+                partner_api::signature::sign(key.expose().as_bytes(), &pretty(&notification)?);
+            (signed.body, Some(signature))
+        }
     };
     Ok(Prepared {
         probe,
@@ -157,36 +194,72 @@ fn change_one_byte(body: &[u8], event_id: &str) -> Result<Vec<u8>, String> {
     Ok(changed)
 }
 
-/// The same JSON value written with other bytes: keys in reverse order, spaces and newlines.
-pub fn reserialise(body: &[u8]) -> Result<Vec<u8>, String> {
+/// The notification pretty-printed in the service's key order, two-space indents (what
+/// `JSON.stringify(value, null, 2)` and `serde_json::to_vec_pretty` write).
+fn pretty(notification: &Notification) -> Result<Vec<u8>, String> {
+    serde_json::to_vec_pretty(notification)
+        .map_err(|e| format!("a notification could not be serialised: {e}"))
+}
+
+/// The same JSON with a space after every `:` and `,` outside strings: other bytes, the same
+/// keys in the same order.
+pub fn respace(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + body.len() / 8);
+    let (mut in_string, mut escaped) = (false, false);
+    for &byte in body {
+        out.push(byte);
+        if in_string {
+            match (escaped, byte) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else if byte == b'"' {
+            in_string = true;
+        } else if byte == b':' || byte == b',' {
+            out.push(b' ');
+        }
+    }
+    out
+}
+
+/// The same JSON value written compact with every object's keys sorted.
+pub fn sorted_compact(body: &[u8]) -> Result<Vec<u8>, String> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| format!("a notification body is not JSON: {e}"))?;
     let mut out = String::new();
-    write_reordered(&value, 0, &mut out);
+    write_sorted(&value, &mut out);
     Ok(out.into_bytes())
 }
 
-fn write_reordered(value: &Value, indent: usize, out: &mut String) {
+fn write_sorted(value: &Value, out: &mut String) {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            keys.reverse();
-            out.push_str("{\n");
+            out.push('{');
             for (i, key) in keys.iter().enumerate() {
-                out.push_str(&" ".repeat(indent + 2));
-                out.push_str(&Value::String((*key).clone()).to_string());
-                out.push_str(" : ");
-                if let Some(inner) = map.get(*key) {
-                    write_reordered(inner, indent + 2, out);
-                }
-                if i + 1 < keys.len() {
+                if i > 0 {
                     out.push(',');
                 }
-                out.push('\n');
+                out.push_str(&Value::String((*key).clone()).to_string());
+                out.push(':');
+                if let Some(inner) = map.get(*key) {
+                    write_sorted(inner, out);
+                }
             }
-            out.push_str(&" ".repeat(indent));
             out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_sorted(item, out);
+            }
+            out.push(']');
         }
         other => out.push_str(&other.to_string()),
     }
@@ -393,19 +466,64 @@ mod tests {
                 tampered.signature.as_deref().unwrap()
             ));
 
-            let reserialised =
-                prepare(Probe::ReserialisedJson, resource, "https://h", &key).unwrap();
-            let as_value: Value = serde_json::from_slice(&reserialised.body).unwrap();
-            let typed: Notification = serde_json::from_value(as_value).unwrap();
-            let original = serde_json::to_vec(&typed).unwrap();
-            assert_ne!(original, reserialised.body, "other bytes");
-            let sig = reserialised.signature.as_deref().unwrap();
+            // Each re-serialisation probe: the same notification in other bytes, the signature
+            // matching exactly one re-serialisation of it.
+            let same = |body: &[u8]| serde_json::from_slice::<Notification>(body).unwrap();
+            let compact = |body: &[u8]| serde_json::to_vec(&same(body)).unwrap();
+            let spaced = prepare(Probe::OtherSpacing, resource, "https://h", &key).unwrap();
+            let sig = spaced.signature.as_deref().unwrap();
+            assert_ne!(compact(&spaced.body), spaced.body, "other bytes");
+            assert!(!signature::verify(raw, &spaced.body, sig));
             assert!(
-                signature::verify(raw, &original, sig),
-                "the original's signature"
+                signature::verify(raw, &compact(&spaced.body), sig),
+                "over the compact form"
             );
-            assert!(!signature::verify(raw, &reserialised.body, sig));
+            assert!(
+                !String::from_utf8_lossy(&spaced.body).contains("\":\""),
+                "a space after each colon"
+            );
+
+            let sorted = prepare(Probe::SignedOverSortedKeys, resource, "https://h", &key).unwrap();
+            let sig = sorted.signature.as_deref().unwrap();
+            assert!(!signature::verify(raw, &sorted.body, sig));
+            assert!(signature::verify(
+                raw,
+                &sorted_compact(&sorted.body).unwrap(),
+                sig
+            ));
+            assert_ne!(
+                sorted_compact(&sorted.body).unwrap(),
+                sorted.body,
+                "the service's order is not sorted"
+            );
+
+            let pretty_signed =
+                prepare(Probe::SignedOverPretty, resource, "https://h", &key).unwrap();
+            let sig = pretty_signed.signature.as_deref().unwrap();
+            assert!(!signature::verify(raw, &pretty_signed.body, sig));
+            let printed = serde_json::to_vec_pretty(&same(&pretty_signed.body)).unwrap();
+            assert!(signature::verify(raw, &printed, sig));
+
+            let not_compact = prepare(Probe::NotCompact, resource, "https://h", &key).unwrap();
+            assert!(not_compact.body.contains(&b'\n'), "written pretty");
+            assert!(
+                signature::verify(
+                    raw,
+                    &not_compact.body,
+                    not_compact.signature.as_deref().unwrap()
+                ),
+                "signed over its own bytes"
+            );
         }
+    }
+
+    #[test]
+    fn respacing_leaves_strings_alone() {
+        let body = br#"{"a":"x:y, \"q\":1","b":[1,2]}"#;
+        assert_eq!(
+            String::from_utf8(respace(body)).unwrap(),
+            r#"{"a": "x:y, \"q\":1", "b": [1, 2]}"#
+        );
     }
 
     #[test]

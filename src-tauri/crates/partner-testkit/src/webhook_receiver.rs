@@ -33,9 +33,13 @@ pub enum Misbehaviour {
     None,
     /// Never checks the signature: acknowledges anything.
     AcceptsBadSignature,
-    /// Parses the body into a notification, serialises it again, and verifies the signature
-    /// over those bytes instead of the raw body (the public samples' mistake).
-    VerifiesReserialisedJson,
+    /// Verifies the signature over its compact re-serialisation of the body, keys in arrival
+    /// order, instead of the raw body: `JSON.stringify(req.body)`, the public samples' mistake.
+    VerifiesCompactReserialisation,
+    /// Verifies over the body re-serialised with its keys sorted (compact).
+    VerifiesSortedReserialisation,
+    /// Verifies over the body pretty-printed (`JSON.stringify(req.body, null, 2)`).
+    VerifiesPrettyReserialisation,
     /// Verifies at once, but acknowledges a valid notification only after this long.
     AnswersSlowly(Duration),
     /// Puts the signing key in the body of its 401.
@@ -322,6 +326,47 @@ pub(crate) async fn serve_tls(
     }
 }
 
+/// The body without the white space outside strings: what `JSON.stringify(JSON.parse(body))`
+/// writes for a body without escapes to normalise, keys in the order they arrived.
+fn compact_in_arrival_order(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for &byte in body {
+        if in_string {
+            out.push(byte);
+            match (escaped, byte) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else if !byte.is_ascii_whitespace() {
+            in_string = byte == b'"';
+            out.push(byte);
+        }
+    }
+    out
+}
+
+/// `value` with every object's keys sorted (whatever map serde_json was built with).
+fn sorted_keys(value: &serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let mut sorted = serde_json::Map::new();
+            for key in keys {
+                sorted.insert(key.clone(), sorted_keys(&map[key]));
+            }
+            serde_json::Value::Object(sorted)
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.iter().map(sorted_keys).collect())
+        }
+        other => other.clone(),
+    }
+}
+
 async fn receive(
     State(state): State<Arc<ReceiverState>>,
     headers: HeaderMap,
@@ -341,10 +386,20 @@ async fn receive(
         .and_then(|value| value.to_str().ok());
     let verified = match state.misbehaviour {
         Misbehaviour::AcceptsBadSignature => true,
-        Misbehaviour::VerifiesReserialisedJson => signature.is_some_and(|signature| {
+        Misbehaviour::VerifiesCompactReserialisation => signature.is_some_and(|signature| {
+            signature::verify(key, &compact_in_arrival_order(&body), signature)
+        }),
+        Misbehaviour::VerifiesSortedReserialisation => signature.is_some_and(|signature| {
+            serde_json::from_slice::<serde_json::Value>(&body)
+                .ok()
+                .map(|value| sorted_keys(&value).to_string())
+                .is_some_and(|again| signature::verify(key, again.as_bytes(), signature))
+        }),
+        // The notification's own key order is the order every probe arrives in.
+        Misbehaviour::VerifiesPrettyReserialisation => signature.is_some_and(|signature| {
             serde_json::from_slice::<Notification>(&body)
                 .ok()
-                .and_then(|parsed| serde_json::to_vec(&parsed).ok())
+                .and_then(|parsed| serde_json::to_vec_pretty(&parsed).ok())
                 .is_some_and(|again| signature::verify(key, &again, signature))
         }),
         _ => signature.is_some_and(|signature| signature::verify(key, &body, signature)),

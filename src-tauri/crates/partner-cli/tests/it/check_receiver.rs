@@ -75,7 +75,7 @@ async fn a_receiver_that_follows_the_rules_exits_0_with_a_line_per_rule() {
     assert!(stdout.contains("✓ tls-1.2-or-above"), "{stdout}");
     assert!(stdout.contains("accepts TLS 1.3 and TLS 1.2"), "{stdout}");
     assert!(stdout.contains("6 passed, 0 failed"), "{stdout}");
-    assert_eq!(receiver.requests().len(), 6);
+    assert_eq!(receiver.requests().len(), 9);
 }
 
 #[tokio::test]
@@ -107,7 +107,7 @@ async fn a_receiver_that_does_not_verify_exits_1_and_json_names_the_rule() {
         .iter()
         .find(|r| r["id"] == "signature-verified")
         .unwrap();
-    assert_eq!(signature["evidence"].as_array().unwrap().len(), 4);
+    assert_eq!(signature["evidence"].as_array().unwrap().len(), 7);
     assert!(signature["evidence"][0]["durationMs"].is_u64());
     assert!(String::from_utf8_lossy(&output.stderr).contains("signature-verified"));
 }
@@ -255,5 +255,5 @@ async fn keychain_key_is_used_for_the_check() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(!stdout.contains(KEY));
-    assert_eq!(receiver.requests().len(), 6);
+    assert_eq!(receiver.requests().len(), 9);
 }

@@ -102,7 +102,7 @@ async fn a_receiver_that_follows_the_rules_passes_every_rule() {
     assert_only(&report, None, Outcome::Pass);
     assert!(report.passed());
     assert_well_behaved(&report, &setup.receiver);
-    assert_eq!(report.requests_sent, 6);
+    assert_eq!(report.requests_sent, 9);
     let versions = report
         .rule(RuleId::Tls12OrAbove)
         .unwrap()
@@ -110,16 +110,34 @@ async fn a_receiver_that_follows_the_rules_passes_every_rule() {
         .clone()
         .unwrap();
     assert_eq!(versions, ["TLS 1.3", "TLS 1.2"]);
-    // The evidence of the signature rule: four refusals, each with its status and time.
+    // The evidence of the signature rule: six refusals, each with its status and time, and the
+    // correctly signed notification written pretty, acknowledged.
     let signature = report.rule(RuleId::SignatureVerified).unwrap();
-    assert_eq!(signature.evidence.len(), 4);
-    for exchange in &signature.evidence {
+    assert_eq!(signature.evidence.len(), 7);
+    let (taken, refused): (Vec<_>, Vec<_>) = signature
+        .evidence
+        .iter()
+        .partition(|exchange| exchange.acknowledged());
+    assert_eq!(taken.len(), 1);
+    assert!(
+        taken[0].sent.contains("written pretty"),
+        "{}",
+        taken[0].sent
+    );
+    for exchange in refused {
         assert_eq!(exchange.status, Some(401), "{exchange:?}");
         assert_eq!(
             exchange.body_excerpt.as_deref(),
             Some("{\"error\":\"invalid signature\"}")
         );
     }
+    assert!(
+        signature.summary.starts_with(
+            "acknowledged a correctly signed notification written pretty, and refused all 6"
+        ),
+        "{}",
+        signature.summary
+    );
     // A redelivery is the same bytes: the receiver saw the first body twice.
     let requests = setup.receiver.requests();
     assert_eq!(requests[0].body, requests[1].body);
@@ -153,23 +171,99 @@ async fn accepting_a_bad_signature_fails_the_signature_rule_only() {
     assert_well_behaved(&report, &setup.receiver);
 }
 
-#[tokio::test]
-async fn verifying_reserialised_json_fails_the_signature_rule_and_says_so() {
-    let setup = https_receiver(Misbehaviour::VerifiesReserialisedJson).await;
+/// A receiver that verifies its own re-serialisation of the body fails the signature rule, and
+/// the rule says which re-serialisation: the probe signed over exactly that one got through, and
+/// the correctly signed notification written pretty was refused (unless pretty is its form).
+async fn reserialiser_fails_with(
+    misbehaviour: Misbehaviour,
+    taken: &str,
+    says: &str,
+    refuses_pretty: bool,
+) {
+    let setup = https_receiver(misbehaviour).await;
     let report = run(&setup.config).await;
     assert_only(&report, Some(RuleId::SignatureVerified), Outcome::Fail);
     let rule = report.rule(RuleId::SignatureVerified).unwrap();
     assert!(
-        rule.summary.contains("re-serialisation of the parsed JSON"),
+        rule.summary.contains(says),
+        "{misbehaviour:?}: {}",
+        rule.summary
+    );
+    assert!(
+        !rule.summary.contains("does not verify signatures"),
         "{}",
         rule.summary
     );
-    assert!(!rule.summary.contains("does not verify signatures"));
-    // Only the re-serialised probe got through.
-    let acknowledged: Vec<_> = rule.evidence.iter().filter(|e| e.acknowledged()).collect();
-    assert_eq!(acknowledged.len(), 1);
-    assert!(acknowledged[0].sent.contains("re-serialised"));
+    assert_eq!(
+        rule.summary
+            .contains("refused a correctly signed notification written pretty"),
+        refuses_pretty,
+        "{}",
+        rule.summary
+    );
+    let acknowledged: Vec<_> = rule
+        .evidence
+        .iter()
+        .filter(|e| e.acknowledged() && !e.sent.contains("written pretty"))
+        .collect();
+    assert_eq!(acknowledged.len(), 1, "{misbehaviour:?}: {acknowledged:?}");
+    assert!(
+        acknowledged[0].sent.contains(taken),
+        "{}",
+        acknowledged[0].sent
+    );
     assert_well_behaved(&report, &setup.receiver);
+}
+
+#[tokio::test]
+async fn verifying_json_stringify_of_the_body_fails_the_signature_rule_and_says_so() {
+    reserialiser_fails_with(
+        Misbehaviour::VerifiesCompactReserialisation,
+        "other spacing",
+        "compact re-serialisation",
+        true,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn verifying_a_sorted_key_re_serialisation_fails_the_signature_rule_and_says_so() {
+    // The service's own bytes are not sorted, so this receiver refuses even the correctly signed
+    // notification: the acknowledgement rule fails as well.
+    let setup = https_receiver(Misbehaviour::VerifiesSortedReserialisation).await;
+    let report = run(&setup.config).await;
+    assert_eq!(
+        report.rule(RuleId::AcknowledgedInTime).unwrap().outcome,
+        Outcome::Fail
+    );
+    let rule = report.rule(RuleId::SignatureVerified).unwrap();
+    assert_eq!(rule.outcome, Outcome::Fail, "{}", rule.summary);
+    assert!(
+        rule.summary.contains("sorted-key re-serialisation"),
+        "{}",
+        rule.summary
+    );
+    assert!(!report.passed());
+}
+
+#[tokio::test]
+async fn verifying_a_pretty_printed_re_serialisation_fails_the_signature_rule_and_says_so() {
+    // It takes the pretty probe's bytes as they are (its re-serialisation of them is them), and
+    // it refuses the compact notification the service sends.
+    let setup = https_receiver(Misbehaviour::VerifiesPrettyReserialisation).await;
+    let report = run(&setup.config).await;
+    assert_eq!(
+        report.rule(RuleId::AcknowledgedInTime).unwrap().outcome,
+        Outcome::Fail
+    );
+    let rule = report.rule(RuleId::SignatureVerified).unwrap();
+    assert_eq!(rule.outcome, Outcome::Fail, "{}", rule.summary);
+    assert!(
+        rule.summary.contains("pretty-printed re-serialisation"),
+        "{}",
+        rule.summary
+    );
+    assert!(!report.passed());
 }
 
 #[tokio::test]
