@@ -1517,8 +1517,10 @@ await step("recover: the missed notifications sent again, verified by the listen
   // up, then the recovery the listener received, each capture opening in the inspector.
   await go(`#/transactions/${encodeURIComponent(recoveredTransaction)}`);
   // (Other subscriptions of the product, pointing elsewhere, have stories of the same event.)
-  const story = await $(`li.story[data-story-event-id="${recoveredEvent}"][data-story-subscription-id="${recoveredSubscription}"]`);
-  await story.waitForExist({ timeout: 15000, timeoutMsg: "the recovered notification's story" });
+  const storySelector = `li.story[data-story-event-id="${recoveredEvent}"][data-story-subscription-id="${recoveredSubscription}"]`;
+  // (The transaction was opened before the recovery: the timeline is read again when shown.)
+  await browser.waitUntil(async () => (await browser.$$(`${storySelector} li[data-step=recoveryCaptured]`)).length > 0, { timeout: 15000, timeoutMsg: "the recovery is not in the story" });
+  const story = await $(storySelector);
   assert.equal(await story.getAttribute("data-outcome"), "discarded");
   const steps = [];
   for (const li of await story.$$("li[data-step]")) steps.push(await li.getAttribute("data-step"));

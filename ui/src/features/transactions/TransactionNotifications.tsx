@@ -45,7 +45,9 @@ function entryText(entry: StoryEntry): string {
 }
 
 export function TransactionNotifications({ id }: { id: string }) {
-  const timeline = useQuery({ queryKey: ["transaction-notifications", id], queryFn: () => api.transactionNotifications(id), retry: false });
+  // Read again whenever the section is shown: notifications arrive, and are recovered or sent
+  // again, while the user is elsewhere.
+  const timeline = useQuery({ queryKey: ["transaction-notifications", id], queryFn: () => api.transactionNotifications(id), retry: false, staleTime: 0 });
   const data = timeline.data;
   const saving = useFileJob("transaction-evidence");
   return (

@@ -43,6 +43,7 @@ export function SendAgain({ filter, filtered, shown, capped, selectedId, onSent 
         .then((report) => {
           // Each send's record is kept in its capture's detail: read them again.
           void client.invalidateQueries({ queryKey: ["capture"] });
+          void client.invalidateQueries({ queryKey: ["transaction-notifications"] });
           onSent();
           return report;
         }),
