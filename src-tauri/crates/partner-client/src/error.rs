@@ -441,21 +441,32 @@ fn describe_transport(error: &reqwest::Error) -> String {
         message.push_str(&cause.to_string());
         source = cause.source();
     }
+    if let Some(hint) = transport_hint(&message) {
+        message.push_str(hint);
+    }
+    message
+}
+
+/// What to do about a transport failure, from its words: a proxy that wants credentials
+/// (hyper-util's "proxy authorization required" for a CONNECT answered 407), or a certificate
+/// this machine does not trust. Words, not digits: a URL's port may hold "407".
+fn transport_hint(message: &str) -> Option<&'static str> {
     let lower = message.to_lowercase();
-    if lower.contains("proxy auth") || lower.contains("407") {
-        message.push_str(
+    if lower.contains("proxy auth") {
+        Some(
             " (the proxy refused the proxy user and password: check them; this is the proxy's \
              answer, the service was not reached)",
-        );
+        )
     } else if lower.contains("unknownissuer") || lower.contains("unknown issuer") {
-        message.push_str(
+        Some(
             " (the service's certificate is not issued by a certificate authority this machine \
              trusts: give the connection its CA certificate, or add it to the system's trust \
              store or SSL_CERT_FILE; `partner doctor` or Check in the app's Connections names \
              who issued it)",
-        );
+        )
+    } else {
+        None
     }
-    message
 }
 
 fn raw_excerpt(body: &[u8]) -> Option<String> {
@@ -468,6 +479,23 @@ fn raw_excerpt(body: &[u8]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_port_with_407_in_it_is_not_a_proxy_asking_for_credentials() {
+        let untrusted = "error sending request for url (https://127.0.0.1:40771/oauth2/v1/token): \
+                         client error (Connect): invalid peer certificate: UnknownIssuer";
+        let hint = super::transport_hint(untrusted).unwrap();
+        assert!(hint.contains("certificate authority"), "{hint}");
+        let proxy = "error sending request for url (https://svc.example/oauth2/v1/token): client \
+                     error (Connect): proxy authorization required";
+        assert!(super::transport_hint(proxy)
+            .unwrap()
+            .contains("proxy refused"));
+        assert_eq!(
+            super::transport_hint("connection refused on port 4070"),
+            None
+        );
+    }
+
     use super::*;
 
     #[test]
