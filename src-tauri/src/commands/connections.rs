@@ -29,6 +29,16 @@ pub async fn select_connection(state: State<'_, Console>, id: String) -> Result<
     state.status_after(services::connections::open(&state, &id).await)
 }
 
+/// Marks a saved connection read-only, or not.
+#[tauri::command]
+pub fn set_connection_read_only(
+    state: State<'_, Console>,
+    id: String,
+    read_only: bool,
+) -> Result<AppStatus> {
+    state.status_after(services::connections::set_read_only(&state, &id, read_only))
+}
+
 #[tauri::command]
 pub fn remove_connection(state: State<'_, Console>, id: String) -> Result<AppStatus> {
     state.status_after(services::connections::remove(&state, &id))

@@ -50,7 +50,8 @@ pub const EXIT_STATUSES: &str = "\
 Exit status:
   0  done
   1  the service refused or failed the request (4xx, 5xx)
-  2  bad usage: a missing or wrong argument, or a rule of the spec broken (nothing was sent)
+  2  bad usage: a missing or wrong argument, a rule of the spec broken, or a write on a
+     read-only connection (nothing was sent)
   3  the service could not be reached, or did not answer in time
   4  a local failure: the keychain, a file, a port, a store in use
 130  interrupted (Ctrl-C, SIGTERM) before the end: what was found so far was printed
@@ -61,7 +62,7 @@ impl CliError {
     fn client_status(error: &partner_client::ClientError) -> u8 {
         use partner_client::ErrorKind;
         match error.kind() {
-            ErrorKind::Rule => 2,
+            ErrorKind::Rule | ErrorKind::ReadOnly => 2,
             ErrorKind::Network | ErrorKind::Timeout => 3,
             ErrorKind::Keychain => 4,
             _ => 1,

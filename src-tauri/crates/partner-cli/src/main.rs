@@ -67,6 +67,9 @@ enum Command {
     Doctor(commands::doctor::Args),
     /// The connections saved in the desktop app (use one with --connection NAME).
     Connections(commands::connections::Args),
+    /// The audit log: every write (respond, create or change a product, subscribe, rotate,
+    /// delete) the app and this command sent or refused, with the service's answer.
+    Audit(commands::audit::Args),
     /// Print the partner-console:// link the desktop app opens for a transaction, an event or
     /// a product on a saved connection (--connection NAME) or the embedded sandbox.
     Link(commands::link::Args),
@@ -116,6 +119,7 @@ async fn main() -> ExitCode {
         Command::CheckReceiver(args) => commands::check_receiver::run(args).await,
         Command::Doctor(args) => commands::doctor::run(args).await,
         Command::Connections(args) => commands::connections::run(args).await,
+        Command::Audit(args) => commands::audit::run(args),
         Command::Link(args) => commands::link::run(args),
         Command::Completions(args) => commands::docs::completions::<Cli>(args),
         Command::Man(args) => commands::docs::man::<Cli>(args),

@@ -95,6 +95,7 @@ fn kind_word(kind: crate::ErrorKind) -> &'static str {
         Server => "server error",
         Rule => "refused before sending",
         Keychain => "keychain error",
+        ReadOnly => "refused: read-only connection",
     }
 }
 

@@ -11,6 +11,7 @@ use crate::error::{ClientError, ErrorKind, Result, RuleError};
 use crate::http::{BodyPolicy, RawResponse, Repeat, Transport};
 use crate::page::{total_from, Listed, Page, PageRequest};
 use crate::token::TokenManager;
+use crate::writes::{Write, WriteAction, WriteGuard, WriteJournal, WriteOutcome, WriteRecord};
 use partner_api::product::{
     check_callback_url, check_listing_name, check_name, check_request_types,
 };
@@ -23,6 +24,7 @@ use url::Url;
 
 /// The media type of a JSON merge patch (RFC 7396), which product PATCH requires.
 pub const MERGE_PATCH: &str = "application/merge-patch+json";
+const JSON: &str = "application/json";
 
 /// A connection to one service as one API client. Cheap to clone: clones share the HTTP
 /// connection pool and the token.
@@ -31,6 +33,7 @@ pub struct PartnerClient {
     transport: Transport,
     tokens: TokenManager,
     clock: Arc<dyn Clock>,
+    writes: WriteGuard,
 }
 
 impl PartnerClient {
@@ -46,7 +49,24 @@ impl PartnerClient {
             transport,
             tokens,
             clock,
+            writes: WriteGuard::new(config.read_only),
         })
+    }
+
+    /// Whether every write of this connection is refused before sending.
+    pub fn is_read_only(&self) -> bool {
+        self.writes.is_read_only()
+    }
+
+    /// Marks this connection (this client and its clones) read-only, or not, from now on.
+    pub fn set_read_only(&self, read_only: bool) {
+        self.writes.set_read_only(read_only);
+    }
+
+    /// Where this client's writes (sent and refused) are recorded from now on: the console's
+    /// audit log. `None` stops recording.
+    pub fn journal_writes(&self, journal: Option<Arc<dyn WriteJournal>>) {
+        self.writes.set_journal(journal);
     }
 
     pub fn tokens(&self) -> &TokenManager {
@@ -136,7 +156,16 @@ impl PartnerClient {
     pub async fn create_product(&self, product: &NewProduct) -> Result<Document<read::Product>> {
         check_new_product(product)?;
         let url = self.transport.url(&["partner", "v2", "products"]);
-        self.authorized(Repeat::Once, &|http| http.post(url.clone()).json(product))
+        let body = serde_json::to_value(product)
+            .map_err(|e| ClientError::input(format!("the product cannot be encoded ({e})")))?;
+        let write = Write::new(
+            WriteAction::CreateProduct,
+            format!("product \"{}\"", product.name),
+            &body,
+        );
+        let body = serde_json::to_vec(&body)
+            .map_err(|e| ClientError::input(format!("the product cannot be encoded ({e})")))?;
+        self.write(write, reqwest::Method::POST, &url, &body, JSON)
             .await?
             .document("product")
     }
@@ -148,17 +177,27 @@ impl PartnerClient {
         id: &str,
         patch: &serde_json::Value,
     ) -> Result<Document<read::Product>> {
+        let target = format!("product {id}");
+        self.patch_product_as(id, patch, WriteAction::ChangeProduct, target)
+            .await
+    }
+
+    /// A product patch recorded as `action` on `target` (a subscription's change, a rotation).
+    pub(crate) async fn patch_product_as(
+        &self,
+        id: &str,
+        patch: &serde_json::Value,
+        action: WriteAction,
+        target: String,
+    ) -> Result<Document<read::Product>> {
         let id = non_empty("product id", id)?;
         let url = self.transport.url(&["partner", "v2", "products", id]);
         let body = serde_json::to_vec(patch)
             .map_err(|e| ClientError::input(format!("the patch cannot be encoded ({e})")))?;
-        self.authorized(Repeat::Once, &|http| {
-            http.patch(url.clone())
-                .header(CONTENT_TYPE, MERGE_PATCH)
-                .body(body.clone())
-        })
-        .await?
-        .document("product")
+        let write = Write::new(action, target, patch);
+        self.write(write, reqwest::Method::PATCH, &url, &body, MERGE_PATCH)
+            .await?
+            .document("product")
     }
 
     pub async fn get_transaction(&self, id: &str) -> Result<Document<read::Transaction>> {
@@ -232,9 +271,82 @@ impl PartnerClient {
         let url = self
             .transport
             .url(&["partner", "v2", "transactions", id, "response"]);
-        self.authorized(Repeat::Once, &|http| http.patch(url.clone()).json(response))
+        let body = serde_json::to_value(response)
+            .map_err(|e| ClientError::input(format!("the response cannot be encoded ({e})")))?;
+        let write = Write::new(WriteAction::Respond, format!("transaction {id}"), &body);
+        let body = serde_json::to_vec(&body)
+            .map_err(|e| ClientError::input(format!("the response cannot be encoded ({e})")))?;
+        self.write(write, reqwest::Method::PATCH, &url, &body, JSON)
             .await?
             .document("transaction")
+    }
+
+    /// Refuses `action` on `target` (recorded as refused) when the connection is read-only:
+    /// for writes that touch the keychain before they send.
+    pub(crate) fn writable(&self, action: WriteAction, target: &str) -> Result<()> {
+        let write = Write::new(action, target, &serde_json::Value::Null);
+        match self.refused(&write, String::new()) {
+            None => Ok(()),
+            Some(refusal) => Err(refusal),
+        }
+    }
+
+    /// The journal's record of `write`, sent as `call`, ended as `outcome`.
+    fn record_of(&self, write: &Write, call: String, outcome: WriteOutcome) -> WriteRecord {
+        WriteRecord {
+            at: chrono::Utc::now(),
+            base_url: self.base_url().to_string(),
+            client_id: self.tokens.client_id().to_owned(),
+            action: write.action,
+            target: write.target.clone(),
+            call,
+            sent: write.sent.clone(),
+            outcome,
+        }
+    }
+
+    /// The refusal of `write` on a read-only connection, recorded; `None` when it may be sent.
+    fn refused(&self, write: &Write, call: String) -> Option<ClientError> {
+        let refusal = self.writes.refusal(write)?;
+        let reason = "the connection is read-only".to_owned();
+        self.writes
+            .record(self.record_of(write, call, WriteOutcome::Refused { reason }));
+        Some(refusal)
+    }
+
+    /// Sends a write: refused before anything is sent (no token taken) on a read-only
+    /// connection, never repeated after an unknown outcome, and recorded in the journal with
+    /// the status and request id the call log saw.
+    async fn write(
+        &self,
+        write: Write,
+        method: reqwest::Method,
+        url: &Url,
+        body: &[u8],
+        content_type: &'static str,
+    ) -> Result<RawResponse> {
+        let path = url.path().to_owned();
+        let call = format!("{method} {path}");
+        if let Some(refusal) = self.refused(&write, call.clone()) {
+            return Err(refusal);
+        }
+        let before = self.calls().last_seq();
+        let result = self
+            .authorized(Repeat::Once, &|http| {
+                http.request(method.clone(), url.clone())
+                    .header(CONTENT_TYPE, content_type)
+                    .body(body.to_vec())
+            })
+            .await;
+        let logged = self
+            .calls()
+            .since(before)
+            .into_iter()
+            .rev()
+            .find(|c| c.method == method.as_str() && c.path == path);
+        let outcome = crate::writes::outcome(&result, logged.as_deref());
+        self.writes.record(self.record_of(&write, call, outcome));
+        result
     }
 
     /// Sends with a fresh token; a 401 gets one new token and one more try, never more.

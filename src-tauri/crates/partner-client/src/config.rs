@@ -26,6 +26,8 @@ pub struct ConnectionConfig {
     pub refresh_margin: Duration,
     /// Trust, proxy and client certificate (see [`crate::network`]).
     pub network: NetworkOptions,
+    /// Every write refused before sending (see [`crate::writes`]).
+    pub read_only: bool,
 }
 
 impl ConnectionConfig {
@@ -55,6 +57,7 @@ impl ConnectionConfig {
             retry: RetryPolicy::default(),
             refresh_margin: Duration::from_secs(60),
             network: NetworkOptions::default(),
+            read_only: false,
         })
     }
 }

@@ -40,6 +40,8 @@ pub enum ErrorKind {
     Rule,
     /// The OS keychain could not store or read a secret.
     Keychain,
+    /// A write on a connection marked read-only: nothing was sent.
+    ReadOnly,
 }
 
 /// A rule of the spec broken by the caller's input, found before anything was sent.
@@ -95,6 +97,9 @@ pub enum ClientError {
     Rule(#[from] RuleError),
     #[error("keychain: {message}")]
     Keychain { message: String },
+    /// A write refused before sending because the connection is read-only.
+    #[error("this connection is read-only: \"{action}\" ({target}) was not sent")]
+    ReadOnly { action: String, target: String },
     /// A subscription the service has deleted, whose signing keys could not then be removed from
     /// the keychain. The delete is done and must not be repeated; the keys are only clutter.
     #[error("subscription {subscription_id} of product {product_id} is deleted, but its signing keys could not be removed from the keychain (entries signing-key:{subscription_id}:current and :previous): {message}")]
@@ -117,6 +122,7 @@ impl ClientError {
             ClientError::Timeout { .. } => ErrorKind::Timeout,
             ClientError::Server { .. } | ClientError::Unreadable { .. } => ErrorKind::Server,
             ClientError::Rule(_) => ErrorKind::Rule,
+            ClientError::ReadOnly { .. } => ErrorKind::ReadOnly,
             ClientError::Keychain { .. } | ClientError::KeysLeftBehind { .. } => {
                 ErrorKind::Keychain
             }

@@ -14,6 +14,8 @@
 //! - [`PartnerClient::walk_updated_since`]: the items changed since a point in time, newest
 //!   first, stopping at older ones (the missed-notification check; a local index).
 //! - [`listing_export`]: a listing as CSV and the text search within it, for the app and the CLI.
+//! - [`writes`]: every write named, refused on a read-only connection, and handed to the
+//!   connection's [`WriteJournal`] (the console's audit log) with the service's answer.
 //! - [`CallLog`]: every call this run made to the service (status, time, retries, waits, the
 //!   service's request id), live, with each as a curl command whose secrets are variables.
 //! - [`ClientError`] with a machine-readable [`ErrorKind`] and messages that never hold a secret.
@@ -37,6 +39,7 @@ pub mod secrets;
 pub mod subscriptions;
 pub mod token;
 pub mod updated_since;
+pub mod writes;
 
 pub use call_log::{CallLog, CallLogSnapshot, CallOutcome, CallRecord, RequestId};
 pub use client::{PartnerClient, MERGE_PATCH};
@@ -79,3 +82,4 @@ pub use subscriptions::{
 };
 pub use token::{TokenManager, TokenState};
 pub use updated_since::{Updated, WalkEnd, WalkProgress, WalkSummary, WALK_PAGER};
+pub use writes::{Write, WriteAction, WriteJournal, WriteOutcome, WriteRecord};

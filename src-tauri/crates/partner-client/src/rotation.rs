@@ -29,6 +29,7 @@ use crate::secrets::{store_signing_key, SecretStore};
 use crate::subscriptions::{
     check_events, checked_callback_url, find_subscription, in_keychain, keep, webhooks_patch,
 };
+use crate::writes::WriteAction;
 use chrono::{DateTime, Utc};
 use partner_api::read::{self, Document};
 use partner_api::{
@@ -81,6 +82,8 @@ impl PartnerClient {
         subscription_id: &str,
         new_key: Option<Secret>,
     ) -> Result<Rotation> {
+        let target = format!("product {product_id}, subscription {subscription_id}");
+        self.writable(WriteAction::RotateKey, &target)?;
         let (key, generated) = key_to_use(new_key)?;
         let product = self.get_product(product_id).await?;
         find_subscription(&product, subscription_id)?;
@@ -102,7 +105,10 @@ impl PartnerClient {
 
         let replaced_at = self.clock().now();
         let before = store_signing_key(store, subscription_id, &key, replaced_at)?;
-        let patched = match self.patch_product(&product.id, &patch).await {
+        let patched = match self
+            .patch_product_as(&product.id, &patch, WriteAction::RotateKey, target)
+            .await
+        {
             Ok(product) => product,
             Err(error) => {
                 if let Err(restore) = before.restore(store) {
@@ -131,6 +137,7 @@ impl PartnerClient {
         subscription: &NewSubscription,
         new_key: Option<Secret>,
     ) -> Result<Subscribed> {
+        self.writable(WriteAction::Subscribe, &format!("product {product_id}"))?;
         let (key, generated) = key_to_use(new_key)?;
         let url = checked_callback_url(&subscription.url)?;
         check_events(&subscription.events)?;
@@ -159,7 +166,11 @@ impl PartnerClient {
             let (slot, key) = (pending.clone(), key.clone());
             in_keychain(store, move |store| store.set(&slot, &key)).await?;
         }
-        let patched = match self.patch_product(&product.id, &patch).await {
+        let target = format!("product {}", product.id);
+        let patched = match self
+            .patch_product_as(&product.id, &patch, WriteAction::Subscribe, target)
+            .await
+        {
             Ok(patched) => patched,
             Err(error) => {
                 let slot = pending.clone();

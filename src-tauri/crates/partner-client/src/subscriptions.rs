@@ -38,6 +38,7 @@ use crate::client::PartnerClient;
 use crate::error::{ClientError, Result};
 use crate::pager::PagerOptions;
 use crate::secrets::{forget_signing_keys, SecretStore};
+use crate::writes::WriteAction;
 use futures::StreamExt;
 use partner_api::product::check_callback_url;
 use partner_api::read::{self, Document, WebhookSubscription};
@@ -218,7 +219,14 @@ impl PartnerClient {
             },
             None,
         )?;
-        let patched = self.patch_product(&product.id, &patch).await?;
+        let patched = self
+            .patch_product_as(
+                &product.id,
+                &patch,
+                WriteAction::ChangeSubscription,
+                format!("product {}, subscription {subscription_id}", product.id),
+            )
+            .await?;
         let updated = patched
             .webhooks
             .iter()
@@ -254,7 +262,14 @@ impl PartnerClient {
             |_, id| (id != subscription_id).then(|| keep(id)),
             None,
         )?;
-        let patched = self.patch_product(&product.id, &patch).await?;
+        let patched = self
+            .patch_product_as(
+                &product.id,
+                &patch,
+                WriteAction::Unsubscribe,
+                format!("product {}, subscription {subscription_id}", product.id),
+            )
+            .await?;
         if patched
             .webhooks
             .iter()
@@ -392,7 +407,15 @@ impl PartnerClient {
             },
             None,
         )?;
-        let patched = self.patch_product(&product.id, &patch).await?;
+        let moved: Vec<&str> = moves.iter().map(|(id, _, _)| id.as_str()).collect();
+        let patched = self
+            .patch_product_as(
+                &product.id,
+                &patch,
+                WriteAction::ChangeSubscription,
+                format!("product {}, subscriptions {}", product.id, moved.join(", ")),
+            )
+            .await?;
         Ok(moves
             .into_iter()
             .map(|(subscription_id, old_url, sent_url)| {

@@ -43,6 +43,7 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     ExportFormat::export_all_to(dir)?;
     ExportRequest::export_all_to(dir)?;
     FileJobResult::export_all_to(dir)?;
+    AuditLogView::export_all_to(dir)?;
     JobProgress::export_all_to(dir)?;
     CaptureExportForm::export_all_to(dir)?;
     InspectorQuery::export_all_to(dir)?;

@@ -29,6 +29,8 @@ pub enum ErrorKind {
     Listener,
     /// Something in the app itself went wrong.
     Internal,
+    /// A write on a read-only connection: refused, nothing was sent.
+    ReadOnly,
 }
 
 /// An error as the UI receives it.
@@ -131,6 +133,10 @@ impl From<partner_client::ClientError> for AppError {
             K::Keychain => (
                 ErrorKind::Keychain,
                 "Unlock the OS keychain (Secret Service) and try again.",
+            ),
+            K::ReadOnly => (
+                ErrorKind::ReadOnly,
+                "Nothing was sent. To change anything, turn off \"Read-only\" for this connection in Connections.",
             ),
         };
         let mut app = AppError::new(kind, message, hint);

@@ -92,6 +92,7 @@ impl ConnectionFromEnvironment {
                 client_id: self.client_id.clone(),
                 environment,
                 sorts_tried: Default::default(),
+                read_only: false,
                 network: crate::ConnectionNetwork::default(),
             },
             true,

@@ -9,8 +9,11 @@
 //! - [`missed`]: the notifications the service gave up on while the listener was down, worked
 //!   out from the API and compared with the captures, and [`recover`]: those sent again, built
 //!   and signed as the service would have sent them;
+//! - [`audit`]: the audit log of every write the console sent or refused, shared by the app
+//!   and the CLI;
 //! - [`environment`]: a connection named by the CLI's variables (`PARTNER_BASE_URL`, …).
 
+pub mod audit;
 pub mod environment;
 pub mod error;
 pub mod keys;
@@ -22,6 +25,7 @@ pub mod recover;
 pub mod settings;
 pub mod sorts_tried;
 
+pub use audit::{AuditEntry, AuditLog};
 pub use error::{Error, Result};
 pub use keys::{KeychainHealth, KeychainKeys};
 pub use listener_address::{ListenerAddress, PortTaken};

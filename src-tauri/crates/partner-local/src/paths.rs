@@ -14,6 +14,8 @@ pub const FOLDER: &str = "partner-console";
 pub const CAPTURE_STORE: &str = "captures.sqlite3";
 /// The settings file's name.
 pub const SETTINGS: &str = "settings.json";
+/// The audit log's file name (every write the console sent or refused).
+pub const AUDIT_LOG: &str = "audit-log.jsonl";
 /// The embedded sandbox's data file's name.
 pub const EMBEDDED_SANDBOX: &str = "embedded-sandbox.sqlite3";
 

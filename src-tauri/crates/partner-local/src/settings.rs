@@ -77,6 +77,10 @@ pub struct SavedConnection {
     /// before it was kept.
     #[serde(default, skip_serializing_if = "ConnectionNetwork::is_default")]
     pub network: ConnectionNetwork,
+    /// Every write refused before sending (support staff looking at production). Missing in
+    /// files written before it was kept: then writes are allowed, as they were.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read_only: bool,
 }
 
 /// A saved connection's proxy, extra CA and client certificate: file paths and names only.
@@ -488,6 +492,7 @@ mod tests {
             client_id: "partner-1".into(),
             environment: Environment::Production,
             sorts_tried: Default::default(),
+            read_only: false,
             network: ConnectionNetwork::default(),
         });
         settings.last_active = Some("c1".into());

@@ -204,7 +204,42 @@ impl ConnectionArgs {
         let secret = this.secret()?;
         let mut config = ConnectionConfig::new(&this.base_url, this.client_id()?, secret)?;
         config.network = this.network.options(&config.base_url, &config.client_id)?;
+        config.read_only = this.saved()?.is_some_and(|saved| saved.read_only);
         Ok(config)
+    }
+
+    /// The desktop app's saved connection to this service and client, however it was named
+    /// here (--connection, or the URL and client id): its read-only mark and its name apply
+    /// to the CLI's calls too.
+    /// A settings file the app cannot read is said once (`--connection` reports it as an
+    /// error) and read as no saved connection, so calls by URL and client id still work.
+    fn saved(&self) -> Result<Option<partner_local::SavedConnection>> {
+        let base_url = parse_base_url(&self.base_url)?;
+        let client_id = self.client_id()?;
+        match super::connections::saved_settings() {
+            Ok(settings) => Ok(settings
+                .connection_to(base_url.as_str(), client_id)
+                .cloned()),
+            Err(error) => {
+                tracing::warn!(%error, "the saved connections could not be read");
+                Ok(None)
+            }
+        }
+    }
+
+    /// Records `client`'s writes in the audit log the app shares, under the saved
+    /// connection's name or the base URL.
+    fn journal(&self, client: &PartnerClient) -> Result<()> {
+        let this = self.resolved()?;
+        let name = match this.saved()? {
+            Some(saved) => saved.label,
+            None => this.base_url.clone(),
+        };
+        match partner_local::AuditLog::in_data_dir() {
+            Ok(log) => client.journal_writes(Some(std::sync::Arc::new(log.journal(name, "cli")))),
+            Err(error) => tracing::warn!(%error, "writes are not recorded in the audit log"),
+        }
+        Ok(())
     }
 
     /// Whether these arguments name a production connection: the saved connection's
@@ -228,6 +263,7 @@ impl ConnectionArgs {
     pub fn client(&self) -> Result<PartnerClient> {
         let client = PartnerClient::new(self.config()?)?;
         crate::call_lines::watch(&client);
+        self.journal(&client)?;
         Ok(client)
     }
 }

@@ -32,11 +32,19 @@ struct Listed {
     client_id: String,
     /// The app opens this one at its next start.
     last_active: bool,
+    /// Every write refused before sending.
+    read_only: bool,
 }
 
 impl Row for Listed {
-    const HEADERS: &'static [&'static str] =
-        &["name", "environment", "baseUrl", "clientId", "lastActive"];
+    const HEADERS: &'static [&'static str] = &[
+        "name",
+        "environment",
+        "baseUrl",
+        "clientId",
+        "lastActive",
+        "readOnly",
+    ];
 
     fn cells(&self) -> Vec<String> {
         vec![
@@ -48,6 +56,7 @@ impl Row for Listed {
             self.base_url.clone(),
             self.client_id.clone(),
             if self.last_active { "yes" } else { "" }.into(),
+            if self.read_only { "read-only" } else { "" }.into(),
         ]
     }
 }
@@ -65,6 +74,7 @@ pub async fn run(args: Args) -> Result<()> {
                     base_url: c.base_url.clone(),
                     client_id: c.client_id.clone(),
                     last_active: settings.last_active.as_deref() == Some(c.id.as_str()),
+                    read_only: c.read_only,
                 })
                 .collect();
             let mut writer = ListWriter::new(output)?;

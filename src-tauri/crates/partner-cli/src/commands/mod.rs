@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod audit;
 pub mod check_receiver;
 pub mod connect;
 pub mod connections;

@@ -917,6 +917,7 @@ async fn a_connection_saved_in_the_app_is_used_by_name() {
         client_id: cli.sandbox.client_id().to_string(),
         environment: partner_local::Environment::Sandbox,
         sorts_tried: Default::default(),
+        read_only: false,
         network: partner_local::ConnectionNetwork::default(),
     });
     settings.last_active = Some("c-1".into());
@@ -1133,6 +1134,7 @@ async fn sync_refuses_a_production_connection_without_yes_and_makes_nothing() {
         client_id: cli.sandbox.client_id().to_string(),
         environment: partner_local::Environment::Production,
         sorts_tried: Default::default(),
+        read_only: false,
         network: partner_local::ConnectionNetwork::default(),
     });
     partner_local::SettingsFile::new(data.join("settings.json"))
@@ -1414,6 +1416,7 @@ async fn a_final_response_on_production_needs_the_transaction_s_id_typed() {
         client_id: cli.sandbox.client_id().to_string(),
         environment: partner_local::Environment::Production,
         sorts_tried: Default::default(),
+        read_only: false,
         network: partner_local::ConnectionNetwork::default(),
     });
     partner_local::SettingsFile::new(data.join("settings.json"))
@@ -1467,4 +1470,102 @@ async fn a_final_response_on_production_needs_the_transaction_s_id_typed() {
         .await;
     assert_eq!(read["response"]["status"], "failed");
     assert_eq!(read["response"]["errors"][0]["code"], "E1");
+}
+
+#[tokio::test]
+async fn a_read_only_connection_refuses_writes_and_the_audit_log_keeps_every_one() {
+    let cli = Cli::start(12).await;
+    let open = open_transactions(&cli).await;
+    let id = open[0].as_str();
+    let data = cli.home.path().join("app-data");
+    let save = |read_only: bool| {
+        let mut settings = partner_local::Settings::default();
+        settings.connections.push(partner_local::SavedConnection {
+            id: "s-1".into(),
+            label: "Live support".into(),
+            base_url: cli.sandbox.base_url().to_string(),
+            client_id: cli.sandbox.client_id().to_string(),
+            environment: partner_local::Environment::Sandbox,
+            sorts_tried: Default::default(),
+            read_only,
+            network: partner_local::ConnectionNetwork::default(),
+        });
+        partner_local::SettingsFile::new(data.join("settings.json"))
+            .save(&settings)
+            .unwrap();
+    };
+    save(true);
+    let env = [("PARTNER_DATA_DIR", data.to_str().unwrap())];
+    let answer = cli.home.path().join("processing.json");
+    std::fs::write(
+        &answer,
+        r#"{"status": "processing", "partnerStatus": "Booked"}"#,
+    )
+    .unwrap();
+    let file = answer.to_str().unwrap();
+    let respond = ["transactions", "respond", id, "--file", file];
+
+    // Named, and by the same URL and client id: refused before sending either way.
+    let mut named = vec!["--connection", "Live support"];
+    named.extend_from_slice(&respond);
+    for args in [named.as_slice(), respond.as_slice()] {
+        let refused = cli.run(args, &env).await;
+        assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+        assert!(
+            stderr(&refused).contains("read-only") && stderr(&refused).contains("was not sent"),
+            "{}",
+            stderr(&refused)
+        );
+    }
+    let read = cli
+        .json(&["transactions", "get", id, "--output", "json"])
+        .await;
+    assert_ne!(read["response"]["status"], "processing", "nothing was sent");
+    let listed = cli
+        .run(&["connections", "list", "--output", "json"], &env)
+        .await;
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed[0]["readOnly"], true);
+
+    save(false);
+    let sent = cli.run(&named, &env).await;
+    assert!(sent.status.success(), "{}", stderr(&sent));
+
+    let audit = cli.run(&["audit", "--json"], &env).await;
+    assert!(audit.status.success(), "{}", stderr(&audit));
+    let entries: Vec<serde_json::Value> = stdout(&audit)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(entries.len(), 3, "{entries:?}");
+    assert_eq!(entries[0]["outcome"]["kind"], "done", "newest first");
+    assert_eq!(entries[0]["outcome"]["status"], 200);
+    assert_eq!(entries[0]["sent"]["partnerStatus"], "Booked");
+    for refused in &entries[1..] {
+        assert_eq!(refused["outcome"]["kind"], "refused");
+    }
+    for entry in &entries {
+        assert_eq!(entry["connection"], "Live support");
+        assert_eq!(entry["via"], "cli");
+        assert_eq!(entry["action"], "respond");
+        assert_eq!(entry["target"], format!("transaction {id}"));
+    }
+    let table = cli.run(&["audit"], &env).await;
+    assert!(
+        stdout(&table).contains("respond to a transaction"),
+        "{}",
+        stdout(&table)
+    );
+
+    let export = cli.home.path().join("audit.csv");
+    let exported = cli
+        .run(&["audit", "--export", export.to_str().unwrap()], &env)
+        .await;
+    assert!(exported.status.success(), "{}", stderr(&exported));
+    let mut reader = csv::Reader::from_path(&export).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let outcomes: Vec<&str> = rows.iter().map(|r| &r[8]).collect();
+    assert_eq!(outcomes, ["refused", "refused", "done"], "oldest first");
+    let text = std::fs::read_to_string(&export).unwrap();
+    assert!(!text.contains(cli.sandbox.client_secret().expose()));
 }

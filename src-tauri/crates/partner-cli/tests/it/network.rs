@@ -176,6 +176,7 @@ async fn a_saved_connection_s_proxy_and_ca_are_used_by_name() {
         client_id: service.client_id().to_string(),
         environment: partner_local::Environment::Sandbox,
         sorts_tried: Default::default(),
+        read_only: false,
         network: partner_local::ConnectionNetwork {
             proxy_url: Some(proxy.url()),
             proxy_user: None,

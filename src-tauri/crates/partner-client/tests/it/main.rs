@@ -18,3 +18,4 @@ mod subscriptions;
 mod support;
 mod tokens;
 mod updated_since;
+mod writes;

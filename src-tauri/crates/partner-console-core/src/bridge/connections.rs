@@ -26,6 +26,8 @@ pub struct ConnectionView {
     pub embedded: bool,
     /// How it reaches the service from a company network (paths and names only).
     pub network: NetworkView,
+    /// Every write refused before sending.
+    pub read_only: bool,
 }
 
 /// A connection's company-network settings as the UI sees them: the proxy password and the
@@ -97,6 +99,7 @@ impl ConnectionView {
             service_environment: None,
             embedded: true,
             network: NetworkView::default(),
+            read_only: false,
         }
     }
 }
@@ -113,6 +116,7 @@ impl From<&partner_local::SavedConnection> for ConnectionView {
             service_environment: None,
             embedded: false,
             network: NetworkView::from(&saved.network),
+            read_only: saved.read_only,
         }
     }
 }
@@ -136,6 +140,10 @@ pub struct NewConnection {
     #[serde(default)]
     #[ts(optional)]
     pub network: Option<NetworkForm>,
+    /// Every write refused before sending, from the start.
+    #[serde(default)]
+    #[ts(optional)]
+    pub read_only: Option<bool>,
 }
 
 /// A connection's company-network settings as typed in the form. Blank text is "none".

@@ -15,6 +15,7 @@ pub use partner_listener::{CaptureFilter, Verdict};
 /// Sandbox or production: shown as a colour everywhere (kept in the settings file).
 pub use partner_local::Environment;
 
+mod audit;
 mod calls;
 mod captures;
 mod connection_check;
@@ -35,6 +36,7 @@ mod token;
 mod transactions;
 mod tunnel;
 
+pub use audit::*;
 pub use calls::*;
 pub use captures::*;
 pub use connection_check::*;

@@ -21,6 +21,7 @@ use partner_local::SavedConnection;
 pub fn activate(app: &Console, view: ConnectionView, client: PartnerClient) {
     let state = app.state();
     let stop = state.shutdown.child_token();
+    crate::services::audit::journal(state, &view, &client);
     let previous = {
         locked(&state.token_history).clear();
         let mut inner = state.lock();
@@ -79,6 +80,7 @@ pub(crate) fn client_for(
 ) -> Result<PartnerClient> {
     let mut config = ConnectionConfig::new(&view.base_url, view.client_id.clone(), secret)?;
     config.network = network;
+    config.read_only = view.read_only;
     Ok(PartnerClient::new(config)?)
 }
 
@@ -95,6 +97,7 @@ pub async fn saved_config(state: &AppState, saved: &SavedConnection) -> Result<C
         .await??;
     let mut config = ConnectionConfig::new(&saved.base_url, saved.client_id.clone(), secret)?;
     config.network = network;
+    config.read_only = saved.read_only;
     Ok(config)
 }
 
@@ -168,6 +171,7 @@ pub async fn add(app: &Console, form: NewConnection) -> Result<()> {
         client_id: form.client_id.trim().to_string(),
         environment: form.environment,
         sorts_tried: Default::default(),
+        read_only: form.read_only.unwrap_or(false),
         network: partner_local::ConnectionNetwork::default(),
     };
     let chosen = match &form.network {
@@ -311,5 +315,34 @@ pub async fn change_network(app: &Console, change: NetworkChange) -> Result<()> 
     } else {
         app.announce(|_| {});
     }
+    Ok(())
+}
+
+/// Marks a saved connection read-only (every write refused before sending) or not, kept in the
+/// settings; when it is the active connection, its client follows at once (no new sign-in).
+/// The embedded sandbox is a playground and is never read-only.
+pub fn set_read_only(app: &Console, id: &str, read_only: bool) -> Result<()> {
+    let state = app.state();
+    if id == EMBEDDED_CONNECTION_ID {
+        return Err(AppError::invalid(
+            "The embedded sandbox is a playground: it cannot be made read-only.",
+        ));
+    }
+    let found = crate::services::settings::update(state, |s| {
+        s.connections
+            .iter_mut()
+            .find(|c| c.id == id)
+            .map(|c| c.read_only = read_only)
+            .is_some()
+    })?;
+    if !found {
+        return Err(AppError::invalid("There is no such connection any more."));
+    }
+    app.announce(|inner| {
+        if let Some(active) = inner.active.as_mut().filter(|a| a.view.id == id) {
+            active.client.set_read_only(read_only);
+            active.view.read_only = read_only;
+        }
+    });
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! the libraries (`partner-client`, `partner-listener`, `partner-sandbox`, `partner-local`).
 //! Calls go one way: commands → services → libraries; `events` only sends to the UI.
 
+pub mod audit;
 pub mod calls;
 pub mod captures;
 pub mod connection_check;

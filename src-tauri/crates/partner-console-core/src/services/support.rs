@@ -527,6 +527,7 @@ mod tests {
             service_environment: None,
             embedded: false,
             network: Default::default(),
+            read_only: false,
         }
     }
 
