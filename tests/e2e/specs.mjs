@@ -946,6 +946,50 @@ await step("another implementation (fields left out): products and transactions 
   await shot("other-service-minimal-transaction");
 });
 
+await step("a read-only connection refuses a write before sending, and the audit log keeps every write", async () => {
+  const readOnlyBox = "//tr[td[contains(., 'Other service (minimal)')]]//input[@data-testid='connection-read-only']";
+  await go("#/connections");
+  await (await $(readOnlyBox)).waitForClickable({ timeout: 15000 });
+  await (await $(readOnlyBox)).click();
+  await (await $("[data-testid=read-only-badge]")).waitForExist({ timeout: 10000 });
+  await go("#/products");
+  await clickButton("New product");
+  await fillLabelled("New product", "Name", "read-only-e2e");
+  await fillLabelled("New product", "Listing name", "Never sent");
+  await clickButton("Create");
+  await waitText("form[aria-label='New product'] [role=alert]", /read-only: "create a product" .* was not sent/);
+  assert.match(await text("form[aria-label='New product'] [role=alert]"), /turn off "Read-only"/);
+  await shot("read-only-refused");
+  await clickButton("Cancel");
+
+  await go("#/audit");
+  await (await $("[data-testid=audit-row]")).waitForExist({ timeout: 15000 });
+  // Text content, not rendered text: WebKitWebDriver drops the ellipsised cells' text.
+  const rows = await browser.execute(() => [...document.querySelectorAll("[data-testid=audit-row]")].map((r) => r.textContent));
+  assert.match(rows[0], /Other service \(minimal\)[\s\S]*create a product[\s\S]*refused/, `newest first: ${rows[0]}`);
+  // Earlier steps' writes on the embedded sandbox: the responses and the key rotation, as the service answered them.
+  assert.ok(rows.some((r) => /Embedded sandbox[\s\S]*respond to a transaction[\s\S]*done 200/.test(r)), rows.join("\n"));
+  assert.ok(rows.some((r) => /rotate a signing key[\s\S]*done 200/.test(r)), rows.join("\n"));
+  await (await $("[data-testid=audit-outcome]")).selectByAttribute("value", "refused");
+  await browser.waitUntil(async () => (await browser.$$("[data-testid=audit-row]")).length === 1, { timeout: 5000, timeoutMsg: "the refused write alone" });
+  await (await $("//tr[@data-testid='audit-row']//button[.='Details']")).click();
+  await waitText("[data-testid=audit-details]", /POST \/partner\/v2\/products/);
+  assert.match(await text("[data-testid=audit-sent]"), /read-only-e2e/);
+  await shot("audit-log");
+  await (await $("[data-testid=audit-outcome]")).selectByAttribute("value", "all");
+  await (await $("[data-testid=audit-export-csv]")).click();
+  const path = await jobPath("[data-job=exported]", "csv");
+  const lines = readFileSync(path, "utf8").trim().split("\n");
+  assert.match(lines[0], /^at,connection,via,/);
+  assert.equal(lines.length - 1, rows.length, "every write exported");
+
+  // Writes allowed again, for the steps after this one.
+  await go("#/connections");
+  await (await $(readOnlyBox)).waitForClickable({ timeout: 15000 });
+  await (await $(readOnlyBox)).click();
+  await browser.waitUntil(async () => !(await (await $("[data-testid=read-only-badge]")).isExisting()), { timeout: 10000, timeoutMsg: "the read-only badge stayed" });
+});
+
 await step("another implementation (unknown fields and values): kept as sent, and the environment it says shown", async () => {
   const service = await startOtherService("extra");
   otherServices.push(service);
@@ -1561,6 +1605,13 @@ await step("the smallest window (960×600): the changed screens still fit", asyn
     await go("#/connections");
     await (await $("[data-testid=reset-sandbox]")).waitForExist({ timeout: 15000 });
     await shot("small-connections");
+    await go("#/audit");
+    await (await $("[data-testid=audit-row]")).waitForExist({ timeout: 15000 });
+    await (await $("//tr[@data-testid='audit-row']//button[.='Details']")).click();
+    await (await $("[data-testid=audit-details]")).waitForDisplayed({ timeout: 5000 });
+    const auditOverflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(auditOverflow <= 0, `the audit log fits (${auditOverflow} px)`);
+    await shot("small-audit-log");
     await go(`#/products/${before.productId}`);
     // The reset gave the demo product new subscriptions: the first one's Edit.
     const edit = await $("[data-testid^=subscription-edit-]");

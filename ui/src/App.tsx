@@ -21,6 +21,7 @@ const { Screen: WebhooksScreen, preload: preloadWebhooks } = chunkedScreen(() =>
 const { Screen: TokenScreen } = chunkedScreen(() => import("./features/token/TokenScreen"), (m) => m.TokenScreen);
 const { Screen: ConnectionsScreen } = chunkedScreen(() => import("./features/connections/ConnectionsScreen"), (m) => m.ConnectionsScreen);
 const { Screen: CallsScreen } = chunkedScreen(() => import("./features/calls/CallsScreen"), (m) => m.CallsScreen);
+const { Screen: AuditScreen } = chunkedScreen(() => import("./features/audit/AuditScreen"), (m) => m.AuditScreen);
 const { Screen: SupportScreen } = chunkedScreen(() => import("./features/support/SupportScreen"), (m) => m.SupportScreen);
 const { Screen: DemoScreen } = chunkedScreen(() => import("./features/demo/DemoScreen"), (m) => m.DemoScreen);
 
@@ -144,6 +145,9 @@ export function App() {
               </span>
             )}
             <span className="conn-label">{s.active.label}</span>
+            {s.active.readOnly && (
+              <span className="readonly-badge" data-testid="read-only-badge" title="Every write (respond, products, subscriptions, keys) is refused before it is sent. Change it in Connections.">read-only</span>
+            )}
             <span className="muted mono small shrink" title={s.active.baseUrl}>{s.active.baseUrl}</span>
             {/* The demo subscription is the embedded sandbox's: not said over another connection. */}
             {s.demoSubscription && s.active.embedded && <DemoSubscriptionBadge subscription={s.demoSubscription} />}
@@ -155,7 +159,7 @@ export function App() {
         {s?.active && s.phase !== "starting" && <GoToBox />}
         {s && s.phase !== "starting" && <ListenerBadge listener={s.listener} />}
         {s?.tunnel && <TunnelBadge tunnel={s.tunnel} />}
-        <span className="muted small shortcuts">Alt+1…8 switch screens · Ctrl+K go to · arrows move in tables</span>
+        <span className="muted small shortcuts">Alt+1…9 switch screens · Ctrl+K go to · arrows move in tables</span>
       </header>
       <nav className="sidebar" aria-label="Screens">
         {SCREENS.map((item) => (
@@ -247,5 +251,7 @@ function ScreenView({ screen, id, eventId, embedded, sandbox, connected }: { scr
       return <SupportScreen />;
     case "calls":
       return <CallsScreen />;
+    case "audit":
+      return <AuditScreen />;
   }
 }

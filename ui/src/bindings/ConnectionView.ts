@@ -28,4 +28,8 @@ embedded: boolean,
 /**
  * How it reaches the service from a company network (paths and names only).
  */
-network: NetworkView, };
+network: NetworkView, 
+/**
+ * Every write refused before sending.
+ */
+readOnly: boolean, };

@@ -9,4 +9,8 @@ export type NewConnection = { label: string, baseUrl: string, clientId: string, 
 /**
  * The "Company network" part of the form; none when it was left closed.
  */
-network?: NetworkForm, };
+network?: NetworkForm, 
+/**
+ * Every write refused before sending, from the start.
+ */
+readOnly?: boolean, };

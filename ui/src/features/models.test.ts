@@ -165,7 +165,7 @@ describe("connection form", () => {
     expect(Object.keys(problems).sort()).toEqual(["baseUrl", "clientId", "clientSecret", "label"]);
   });
   it("refuses http for production and trims what it sends", () => {
-    const draft = { label: " Prod ", baseUrl: "http://api.example.com/", clientId: " id ", clientSecret: "s", environment: "production" as const, network: EMPTY_NETWORK };
+    const draft = { label: " Prod ", baseUrl: "http://api.example.com/", clientId: " id ", clientSecret: "s", environment: "production" as const, network: EMPTY_NETWORK, readOnly: false };
     expect(draftProblems(draft).baseUrl).toBe("Production needs https://.");
     expect(toNewConnection({ ...draft, baseUrl: "https://api.example.com/" })).toEqual({
       label: "Prod",
@@ -229,7 +229,7 @@ describe("search and demo", () => {
 });
 
 describe("connection rows", () => {
-  const embedded = { id: "embedded-sandbox", label: "Embedded sandbox", baseUrl: "", clientId: "demo", environment: "sandbox" as const, labelled: "sandbox" as const, serviceEnvironment: null, embedded: true, network: { proxyUrl: null, proxyUser: null, caCertFile: null, clientCertFile: null, summary: "" } };
+  const embedded = { id: "embedded-sandbox", label: "Embedded sandbox", baseUrl: "", clientId: "demo", environment: "sandbox" as const, labelled: "sandbox" as const, serviceEnvironment: null, embedded: true, readOnly: false, network: { proxyUrl: null, proxyUser: null, caCertFile: null, clientCertFile: null, summary: "" } };
   const saved = { ...embedded, id: "c-1", label: "Staging", baseUrl: "https://staging.example.com", embedded: false };
   it("never removes the embedded sandbox or the active connection, and resets only the sandbox", () => {
     expect(connectionActions(embedded, "c-1")).toEqual({ use: true, remove: false, reset: true });

@@ -530,7 +530,7 @@ describe("Connections", () => {
 });
 
 describe("Connections: the embedded sandbox", () => {
-  const staging = { id: "c-1", label: "Staging", baseUrl: "https://staging.example.com", clientId: "client-1", environment: "sandbox" as const, labelled: "sandbox" as const, serviceEnvironment: null, embedded: false, network: embeddedConnection.network };
+  const staging = { id: "c-1", label: "Staging", baseUrl: "https://staging.example.com", clientId: "client-1", environment: "sandbox" as const, labelled: "sandbox" as const, serviceEnvironment: null, embedded: false, readOnly: false, network: embeddedConnection.network };
   const notStarted = { ...embeddedConnection, baseUrl: "" };
 
   it("lists the embedded sandbox first even before it started, selectable and never removable", async () => {
@@ -551,6 +551,22 @@ describe("Connections: the embedded sandbox", () => {
     expect(calls.find((c) => c.cmd === "select_connection")?.args).toEqual({ id: "embedded-sandbox" });
     // Now the other one can go.
     expect(within(screen.getByText("Staging").closest("tr") as HTMLElement).getByRole("button", { name: "Remove" })).toBeInTheDocument();
+  });
+
+  it("marks a saved connection read-only (never the embedded sandbox) and shows the mark it got back", async () => {
+    const calls = mockCommands({
+      app_status: () => readyStatus({ connections: [embeddedConnection, staging] }),
+      set_connection_read_only: (args) => readyStatus({ connections: [embeddedConnection, { ...staging, readOnly: args.readOnly as boolean }] }),
+    });
+    renderWithClient(<ConnectionsScreen />);
+    const stagingRow = await screen.findByText("Staging").then((cell) => cell.closest("tr") as HTMLElement);
+    const embeddedRow = screen.getByText("Embedded sandbox").closest("tr") as HTMLElement;
+    expect(within(embeddedRow).queryByTestId("connection-read-only")).toBeNull();
+    const box = within(stagingRow).getByTestId("connection-read-only");
+    expect(box).not.toBeChecked();
+    fireEvent.click(box);
+    await waitFor(() => expect(within(screen.getByText("Staging").closest("tr") as HTMLElement).getByTestId("connection-read-only")).toBeChecked());
+    expect(calls.find((c) => c.cmd === "set_connection_read_only")?.args).toEqual({ id: "c-1", readOnly: true });
   });
 
   it("resets the sandbox only after a confirmation that says what is lost", async () => {

@@ -13,7 +13,8 @@ export type Screen =
   | "webhooks"
   | "demo"
   | "support"
-  | "calls";
+  | "calls"
+  | "audit";
 
 export interface Route {
   screen: Screen;
@@ -31,6 +32,7 @@ export const SCREENS: Array<{ screen: Screen; label: string; key: string }> = [
   { screen: "demo", label: "Demo", key: "6" },
   { screen: "support", label: "Support", key: "7" },
   { screen: "calls", label: "Calls", key: "8" },
+  { screen: "audit", label: "Audit log", key: "9" },
 ];
 
 export function parseRoute(hash: string): Route {

@@ -8,6 +8,7 @@ import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type {
   AppError,
   AppStatus,
+  AuditLogView,
   CallBatch,
   CallList,
   NetworkChange,
@@ -24,6 +25,7 @@ import type {
   DeliveryView,
   EvidenceForm,
   EvidenceResult,
+  ExportFormat,
   ExportRequest,
   FileJobResult,
   CaptureExportForm,
@@ -155,6 +157,8 @@ export const api = {
   addConnection: (form: NewConnection) => call<AppStatus>("add_connection", { form }),
   selectConnection: (id: string) => call<AppStatus>("select_connection", { id }),
   removeConnection: (id: string) => call<AppStatus>("remove_connection", { id }),
+  /** Marks a saved connection read-only (every write refused before sending), or not. */
+  setConnectionReadOnly: (id: string, readOnly: boolean) => call<AppStatus>("set_connection_read_only", { id, readOnly }),
   /** New company-network settings for a saved connection, tried by signing in before they are kept. */
   changeConnectionNetwork: (change: NetworkChange) => call<AppStatus>("change_connection_network", { change }),
   /** Checks a connection step by step; each step also arrives as a `connection-check` event. */
@@ -163,6 +167,10 @@ export const api = {
   listCalls: (since: number) => call<CallList>("list_calls", { since }),
   /** One call as a curl command: its secrets are `$PARTNER_TOKEN`-style variables, never values. */
   callAsCurl: (seq: number) => call<string>("call_as_curl", { seq }),
+  /** The newest writes of the audit log (every connection, the CLI's too), newest first. */
+  auditLog: () => call<AuditLogView>("audit_log"),
+  /** The whole audit log written where the user chooses: JSON Lines or CSV. */
+  exportAuditLog: (format: ExportFormat) => call<FileJobResult>("export_audit_log", { format }),
   /** Runs the demo product's subscription again after it failed (a locked keychain, say). */
   retryDemoSubscription: () => call<AppStatus>("retry_demo_subscription"),
   /** Starts the embedded sandbox again from its demo data: what the user made in it is lost. */

@@ -44,6 +44,8 @@ export type { NetworkView } from "../bindings/NetworkView";
 export type { CallSummary } from "../bindings/CallSummary";
 export type { CallBatch } from "../bindings/CallBatch";
 export type { CallList } from "../bindings/CallList";
+export type { AuditEntryView } from "../bindings/AuditEntryView";
+export type { AuditLogView } from "../bindings/AuditLogView";
 export type { NewProductForm } from "../bindings/NewProductForm";
 export type { NewSubscriptionForm } from "../bindings/NewSubscriptionForm";
 export type { PageQuery } from "../bindings/PageQuery";

@@ -65,6 +65,7 @@ export const embeddedConnection: ConnectionView = {
   labelled: "sandbox",
   serviceEnvironment: null,
   embedded: true,
+  readOnly: false,
   network: { proxyUrl: null, proxyUser: null, caCertFile: null, clientCertFile: null, summary: "" },
 };
 

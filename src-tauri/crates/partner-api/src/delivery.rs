@@ -11,6 +11,7 @@ use crate::secret::Secret;
 use crate::signature::{
     self, ENVIRONMENT, ENVIRONMENT_HEADER, SIGNATURE_HEADER, SUBSCRIPTION_HEADER,
 };
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// How long the service waits for a receiver's answer to one attempt (spec: 30 seconds).
@@ -26,6 +27,50 @@ pub const GIVE_UP_AFTER: Duration = Duration::from_secs(
     ATTEMPT_TIMEOUT.as_secs() * MAX_ATTEMPTS as u64
         + RETRY_DELAY.as_secs() * (MAX_ATTEMPTS as u64 - 1),
 );
+/// A service's delivery rules: the spec's by default ([`DeliverySettings::spec`]), a sandbox's
+/// own as `GET /sandbox/v1/delivery` tells them (a demo sandbox retries after 2 s, not 20).
+/// What the missed-notification check takes as the window in which a notification may still
+/// be on its way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliverySettings {
+    /// The wait after a failed attempt before the next one, in milliseconds.
+    pub retry_delay_ms: u64,
+    /// How long one attempt may take, in milliseconds.
+    pub attempt_timeout_ms: u64,
+    /// Attempts before a notification is discarded.
+    pub max_attempts: u32,
+    /// The longest from an event to its notification given up, in milliseconds: every attempt
+    /// timing out, with the waits between them.
+    pub give_up_after_ms: u64,
+}
+
+impl DeliverySettings {
+    pub fn new(attempt_timeout: Duration, retry_delay: Duration, max_attempts: u32) -> Self {
+        let millis = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let attempts = u64::from(max_attempts.max(1));
+        let (timeout, delay) = (millis(attempt_timeout), millis(retry_delay));
+        Self {
+            retry_delay_ms: delay,
+            attempt_timeout_ms: timeout,
+            max_attempts: max_attempts.max(1),
+            give_up_after_ms: timeout
+                .saturating_mul(attempts)
+                .saturating_add(delay.saturating_mul(attempts - 1)),
+        }
+    }
+
+    /// The spec's rules: three attempts of 30 s, 20 s apart.
+    pub fn spec() -> Self {
+        Self::new(ATTEMPT_TIMEOUT, RETRY_DELAY, MAX_ATTEMPTS)
+    }
+
+    /// [`Self::give_up_after_ms`] as a duration.
+    pub fn give_up_after(&self) -> Duration {
+        Duration::from_millis(self.give_up_after_ms)
+    }
+}
+
 /// The `Content-Type` of a notification.
 pub const CONTENT_TYPE: &str = "application/json";
 
@@ -77,6 +122,13 @@ mod tests {
     #[test]
     fn the_service_gives_up_130_seconds_after_the_event() {
         assert_eq!(GIVE_UP_AFTER, Duration::from_secs(130));
+        assert_eq!(DeliverySettings::spec().give_up_after(), GIVE_UP_AFTER);
+        let quick = DeliverySettings::new(Duration::from_secs(2), Duration::from_millis(500), 2);
+        assert_eq!(quick.give_up_after(), Duration::from_millis(4500));
+        assert_eq!(
+            DeliverySettings::new(Duration::ZERO, Duration::ZERO, 0).max_attempts,
+            1
+        );
     }
 
     #[test]

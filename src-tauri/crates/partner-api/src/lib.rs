@@ -23,7 +23,7 @@ pub mod signing_key;
 pub mod token;
 pub mod transaction;
 
-pub use delivery::SignedNotification;
+pub use delivery::{DeliverySettings, SignedNotification};
 pub use delivery_record::{DeliveryAttempt, DeliveryRecord, DeliveryState};
 pub use error::{ApiError, ErrorCode};
 pub use firing::{fired_by, Fired};

@@ -107,6 +107,19 @@ impl SandboxControl {
         })
     }
 
+    /// The sandbox's delivery rules (`GET /sandbox/v1/delivery`): how long one of its
+    /// notifications may still be on its way.
+    pub async fn delivery_settings(&self) -> Result<partner_api::DeliverySettings> {
+        let settings = self
+            .call(reqwest::Method::GET, &["delivery"], None, None::<&()>)
+            .await?;
+        serde_json::from_value(settings).map_err(|e| ClientError::Server {
+            status: 200,
+            message: format!("the sandbox's delivery rules are not as expected: {e}"),
+            raw_body: None,
+        })
+    }
+
     fn url(&self, segments: &[&str], query: Option<(&str, &str)>) -> Url {
         let mut url = self.base_url.clone();
         if let Ok(mut path) = url.path_segments_mut() {

@@ -621,3 +621,58 @@ async fn the_check_reads_a_service_that_is_not_our_sandbox() {
     // Subscriptions with an event or resource type the console does not know are not checked.
     assert_eq!(expected[2], []);
 }
+
+/// A sandbox's own delivery rules set the window in which a notification may still be on its
+/// way (its retries after 50 ms, attempts of 2 s: 6.1 s, not the spec's 130); a service that is
+/// not a sandbox has no such rules, and the spec's window stands.
+#[tokio::test]
+async fn a_sandbox_s_own_retry_settings_are_the_window_in_flight() {
+    use partner_client::SandboxControl;
+    use partner_local::missed::sandbox_give_up_window;
+    let sandbox = TestSandbox::start_with(SandboxConfig {
+        delivery: DeliveryConfig {
+            retry_delay: Duration::from_millis(50),
+            attempt_timeout: Duration::from_secs(2),
+            max_attempts: 3,
+            ..DeliveryConfig::default()
+        },
+        ..SandboxConfig::default()
+    })
+    .await;
+    let control = SandboxControl::new(sandbox.base_url(), None).unwrap();
+    let window = sandbox_give_up_window(&control).await;
+    assert_eq!(window, Some(Duration::from_millis(6_100)));
+    let client = PartnerClient::new(
+        ConnectionConfig::new(
+            sandbox.base_url(),
+            sandbox.client_id(),
+            sandbox.client_secret().clone(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("captures.sqlite3"), Retention::default()).unwrap();
+    let asked = Utc::now();
+    let report = find_missed(
+        &client,
+        store.reader(),
+        &MissedQuery {
+            give_up_window: window,
+            ..MissedQuery::default()
+        },
+        &CancellationToken::new(),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    let behind = asked - report.until;
+    assert!(
+        behind >= chrono::Duration::milliseconds(6_000) && behind < chrono::Duration::seconds(60),
+        "up to the sandbox's window ago, not the spec's 130 s: {behind}"
+    );
+
+    let other = partner_testkit::OtherService::start(partner_testkit::Dialect::default()).await;
+    let not_a_sandbox = SandboxControl::new(&other.base_url(), None).unwrap();
+    assert_eq!(sandbox_give_up_window(&not_a_sandbox).await, None);
+}

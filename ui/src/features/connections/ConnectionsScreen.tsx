@@ -14,6 +14,11 @@ export function ConnectionsScreen() {
   const set = (s: AppStatus) => showChangedStatus(client, s);
   const select = useMutation({ mutationFn: api.selectConnection, onSuccess: set });
   const remove = useMutation({ mutationFn: api.removeConnection, onSuccess: set });
+  // Read-only changes no listing: only the status (the banner's badge) is shown anew.
+  const readOnly = useMutation({
+    mutationFn: (c: { id: string; readOnly: boolean }) => api.setConnectionReadOnly(c.id, c.readOnly),
+    onSuccess: (next) => client.setQueryData(STATUS_KEY, next),
+  });
   const [confirmReset, setConfirmReset] = useState(false);
   // The connection being checked ("Check connection"), shown under the table.
   const [checking, setChecking] = useState<{ id: string; label: string } | null>(null);
@@ -50,7 +55,7 @@ export function ConnectionsScreen() {
 
   if (status.isError) return <div className="page"><h1>Connections</h1><ErrorPanel error={status.error} onRetry={() => void status.refetch()} /></div>;
   const s = status.data;
-  const field = (key: Exclude<keyof ConnectionDraft, "network" | "environment">, label: string, type = "text") => (
+  const field = (key: Exclude<keyof ConnectionDraft, "network" | "environment" | "readOnly">, label: string, type = "text") => (
     <label>
       {label}
       <input
@@ -86,6 +91,18 @@ export function ConnectionsScreen() {
                   <td>
                     <span className="row-actions">
                       {active && <span className="pill valid">active</span>}
+                      {!c.embedded && (
+                        <label className="inline small" title="Refuse every write (respond, products, subscriptions, keys) before it is sent">
+                          <input
+                            type="checkbox"
+                            data-testid="connection-read-only"
+                            checked={c.readOnly}
+                            disabled={readOnly.isPending}
+                            onChange={(e) => readOnly.mutate({ id: c.id, readOnly: e.target.checked })}
+                          />
+                          read-only
+                        </label>
+                      )}
                       {can.use && (
                         <button type="button" onClick={() => select.mutate(c.id)} disabled={select.isPending}>
                           {select.isPending && select.variables === c.id ? (c.embedded ? "Starting…" : "Signing in…") : "Use"}
@@ -124,7 +141,7 @@ export function ConnectionsScreen() {
           </div>
         )}
         {reset.isSuccess && !confirmReset && <p className="ok small" role="status">The embedded sandbox started again from its demo data.</p>}
-        {[select, remove, reset].map((m, i) => (m.isError ? <ErrorPanel key={i} error={m.error} compact /> : null))}
+        {[select, remove, reset, readOnly].map((m, i) => (m.isError ? <ErrorPanel key={i} error={m.error} compact /> : null))}
       </section>
       {checking && <ConnectionCheck key={checking.id} id={checking.id} label={checking.label} onClose={() => setChecking(null)} />}
       {editing && (
@@ -172,6 +189,10 @@ export function ConnectionsScreen() {
               </label>
             ))}
           </fieldset>
+          <label className="inline" title="Support staff looking at production: every write is refused before it is sent, and can be allowed later in this table">
+            <input type="checkbox" data-testid="new-connection-read-only" checked={draft.readOnly} onChange={(e) => setDraft({ ...draft, readOnly: e.target.checked })} />
+            Read-only: refuse every write (respond, products, subscriptions, keys)
+          </label>
         </div>
         <details className="disclosure" data-testid="company-network" open={Object.keys(netProblems).length > 0 && touched ? true : undefined}>
           <summary>Company network</summary>

@@ -81,13 +81,15 @@ export interface ConnectionDraft {
   clientSecret: string;
   environment: Environment;
   network: NetworkDraft;
+  /** Every write refused before sending, from the start. */
+  readOnly: boolean;
 }
 
-export const EMPTY_DRAFT: ConnectionDraft = { label: "", baseUrl: "", clientId: "", clientSecret: "", environment: "sandbox", network: EMPTY_NETWORK };
+export const EMPTY_DRAFT: ConnectionDraft = { label: "", baseUrl: "", clientId: "", clientSecret: "", environment: "sandbox", network: EMPTY_NETWORK, readOnly: false };
 
 /** The form's problems in words, keyed by field; empty when it can be sent. */
-export function draftProblems(d: ConnectionDraft): Partial<Record<Exclude<keyof ConnectionDraft, "network">, string>> {
-  const problems: Partial<Record<Exclude<keyof ConnectionDraft, "network">, string>> = {};
+export function draftProblems(d: ConnectionDraft): Partial<Record<Exclude<keyof ConnectionDraft, "network" | "readOnly">, string>> {
+  const problems: Partial<Record<Exclude<keyof ConnectionDraft, "network" | "readOnly">, string>> = {};
   if (!d.label.trim()) problems.label = "Give the connection a name.";
   try {
     const url = new URL(d.baseUrl.trim());
@@ -109,6 +111,7 @@ export function toNewConnection(d: ConnectionDraft): NewConnection {
     clientSecret: d.clientSecret,
     environment: d.environment,
     ...(hasNetwork(d.network) ? { network: toNetworkForm(d.network) } : {}),
+    ...(d.readOnly ? { readOnly: true } : {}),
   };
 }
 

@@ -146,7 +146,12 @@ pub async fn run_recover(args: RecoverArgs, db: PathBuf) -> Result<()> {
         );
         return Ok(());
     }
-    let keys = recovery_keys(&args.keys, &report.missed)?;
+    let keys = super::store_args::signing_keys(
+        &args.keys,
+        report.missed.iter().map(|m| m.subscription_id.as_str()),
+        true,
+        "only --key keys are used",
+    )?;
     let on_stop = super::signal::cancel_on_stop()?;
     let cancel = on_stop.token.clone();
     let show_progress = std::io::stderr().is_terminal();
@@ -184,42 +189,6 @@ pub async fn run_recover(args: RecoverArgs, db: PathBuf) -> Result<()> {
     Ok(())
 }
 
-/// `--key` values first, then the keychain's entries for the subscriptions to recover.
-fn recovery_keys(
-    given: &[String],
-    missed: &[MissedNotification],
-) -> Result<partner_listener::keys::MemoryKeys> {
-    use partner_listener::keys::{KeySource, MemoryKeys};
-    let keys = MemoryKeys::new();
-    for assignment in given {
-        let (subscription, key) = MemoryKeys::parse_assignment(assignment)?;
-        keys.insert(subscription, key);
-    }
-    let wanted: std::collections::BTreeSet<&str> = missed
-        .iter()
-        .map(|m| m.subscription_id.as_str())
-        .filter(|id| keys.keys(id).is_none())
-        .collect();
-    if !wanted.is_empty() {
-        let store: std::sync::Arc<dyn partner_client::SecretStore> = std::sync::Arc::new(
-            partner_client::KeyringStore::new(partner_client::KEYCHAIN_SERVICE),
-        );
-        let keychain = partner_local::KeychainKeys::new(
-            store,
-            partner_listener::keys::DEFAULT_PREVIOUS_KEY_GRACE,
-        );
-        if let Err(error) = keychain.load(wanted.iter().copied()) {
-            eprintln!("partner: warning: the keychain could not be read ({error}); only --key keys are used");
-        }
-        for id in wanted {
-            if let Some(found) = keychain.keys(id) {
-                keys.insert(id, found.current);
-            }
-        }
-    }
-    Ok(keys)
-}
-
 impl Row for partner_local::recover::RecoveryOutcome {
     const HEADERS: &'static [&'static str] = &[
         "subscription",
@@ -246,10 +215,20 @@ async fn find(args: &MissedArgs, db: PathBuf) -> Result<MissedReport> {
     let client = args.connection.resolved()?.client()?;
     let store = partner_listener::StoreReader::open(&db)?;
     let listening_now = partner_listener::writer_lock::is_held(&db)?;
+    // On a sandbox, its own retry settings say how long a notification may be on its way.
+    let give_up_window = match (args.until, args.connection.environment()?) {
+        (None, partner_local::Environment::Sandbox) => {
+            let base_url = args.connection.resolved()?.base_url;
+            let control = super::trigger::sandbox_control(&base_url)?.with_call_log(client.calls());
+            partner_local::missed::sandbox_give_up_window(&control).await
+        }
+        _ => None,
+    };
     let query = MissedQuery {
         subscription_id: args.subscription.clone(),
         since: args.since,
         until: args.until,
+        give_up_window,
         all_subscriptions: args.all_subscriptions,
         listening_now,
     };

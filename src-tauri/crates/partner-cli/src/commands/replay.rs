@@ -15,9 +15,8 @@ use crate::error::{CliError, Result};
 use clap::Args as ClapArgs;
 use partner_api::secret::Secret;
 use partner_listener::bulk::{self, Expectation, Resign, SendPlan, SentCapture};
-use partner_listener::keys::{KeySource, MemoryKeys};
+use partner_listener::keys::MemoryKeys;
 use partner_listener::{Capture, StoreReader};
-use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -234,38 +233,18 @@ fn read_captures(args: &ReplayArgs) -> Result<Vec<Capture>> {
     Ok(captures)
 }
 
-/// `--key` values, then with `--keychain` the keychain's keys of the captures' subscriptions;
-/// `None` when neither is asked for.
+/// The keys to sign again with, when any are asked for (`--key`, `--keychain`); `None`: the
+/// bodies go as they were signed.
 fn subscription_keys(args: &ReplayArgs, captures: &[Capture]) -> Result<Option<Arc<MemoryKeys>>> {
     if args.keys.is_empty() && !args.keychain {
         return Ok(None);
     }
-    let keys = MemoryKeys::new();
-    for assignment in &args.keys {
-        let (subscription, key) = MemoryKeys::parse_assignment(assignment)?;
-        keys.insert(subscription, key);
-    }
-    if args.keychain {
-        let wanted: BTreeSet<&str> = captures
-            .iter()
-            .filter_map(|c| c.subscription_id.as_deref())
-            .filter(|id| keys.keys(id).is_none())
-            .collect();
-        let store: Arc<dyn partner_client::SecretStore> = Arc::new(
-            partner_client::KeyringStore::new(partner_client::KEYCHAIN_SERVICE),
-        );
-        let keychain = partner_local::KeychainKeys::new(
-            store,
-            partner_listener::keys::DEFAULT_PREVIOUS_KEY_GRACE,
-        );
-        if let Err(error) = keychain.load(wanted.iter().copied()) {
-            eprintln!("partner: warning: the keychain could not be read ({error}); bodies without a --key go as signed");
-        }
-        for id in wanted {
-            if let Some(found) = keychain.keys(id) {
-                keys.insert(id, found.current);
-            }
-        }
-    }
+    let wanted = captures.iter().filter_map(|c| c.subscription_id.as_deref());
+    let keys = super::store_args::signing_keys(
+        &args.keys,
+        wanted,
+        args.keychain,
+        "bodies without a --key go as signed",
+    )?;
     Ok(Some(Arc::new(keys)))
 }

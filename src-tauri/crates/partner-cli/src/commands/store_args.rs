@@ -133,3 +133,43 @@ pub(crate) fn store_path(db: Option<PathBuf>) -> Result<PathBuf> {
         None => default_db(),
     }
 }
+
+/// Each subscription's current signing key for sending notifications again: `--key SUB=KEY`
+/// assignments first, then (for the subscriptions of `wanted` they leave out, when
+/// `keychain`) the keychain entries the app and `partner products` keep. A keychain that
+/// cannot be read is a warning ending in `without_keychain`, not an error: the given keys
+/// still serve.
+pub fn signing_keys<'a>(
+    given: &[String],
+    wanted: impl IntoIterator<Item = &'a str>,
+    keychain: bool,
+    without_keychain: &str,
+) -> Result<partner_listener::keys::MemoryKeys> {
+    use partner_listener::keys::{KeySource, MemoryKeys};
+    let keys = MemoryKeys::new();
+    for assignment in given {
+        let (subscription, key) = MemoryKeys::parse_assignment(assignment)?;
+        keys.insert(subscription, key);
+    }
+    let wanted: std::collections::BTreeSet<&str> = wanted
+        .into_iter()
+        .filter(|id| keys.keys(id).is_none())
+        .collect();
+    if !keychain || wanted.is_empty() {
+        return Ok(keys);
+    }
+    let store: std::sync::Arc<dyn partner_client::SecretStore> = std::sync::Arc::new(
+        partner_client::KeyringStore::new(partner_client::KEYCHAIN_SERVICE),
+    );
+    let found =
+        partner_local::KeychainKeys::new(store, partner_listener::keys::DEFAULT_PREVIOUS_KEY_GRACE);
+    if let Err(error) = found.load(wanted.iter().copied()) {
+        eprintln!("partner: warning: the keychain could not be read ({error}); {without_keychain}");
+    }
+    for id in wanted {
+        if let Some(pair) = found.keys(id) {
+            keys.insert(id, pair.current);
+        }
+    }
+    Ok(keys)
+}

@@ -15,6 +15,22 @@ use crate::state::AppState;
 use partner_local::missed::{find_missed, MissedProgress, MissedQuery, MissedReport};
 use partner_local::recover::{recover, RecoveryReport};
 
+/// The active connection's give-up window when it is a sandbox (its own delivery rules, asked
+/// through its controls); `None` (the spec's) for any other service.
+async fn sandbox_give_up_window(
+    state: &crate::state::AppState,
+    client: &partner_client::PartnerClient,
+) -> Option<std::time::Duration> {
+    let view = state.lock().active.as_ref().map(|a| a.view.clone())?;
+    if !view.embedded && view.environment != partner_local::Environment::Sandbox {
+        return None;
+    }
+    let control = partner_client::SandboxControl::new(client.base_url().as_str(), None)
+        .ok()?
+        .with_call_log(client.calls());
+    partner_local::missed::sandbox_give_up_window(&control).await
+}
+
 pub async fn find(app: &Console, form: MissedForm) -> Result<MissedReport> {
     let state = app.state();
     let client = state.client()?;
@@ -35,6 +51,7 @@ pub async fn find(app: &Console, form: MissedForm) -> Result<MissedReport> {
         // `None`: up to the service's give-up window ago, as the CLI does; "now" includes the
         // notifications the service may still be retrying.
         until: form.include_recent.then(chrono::Utc::now),
+        give_up_window: sandbox_give_up_window(state, &client).await,
         all_subscriptions: form.all_subscriptions,
         listening_now,
     };

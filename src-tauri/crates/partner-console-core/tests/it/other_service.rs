@@ -143,3 +143,75 @@ async fn the_environment_the_service_says_wins_over_a_sandbox_label() {
     assert_eq!(active.environment, Environment::Sandbox);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_read_only_connection_refuses_writes_before_sending_and_the_audit_log_keeps_each() {
+    use partner_console_core::services::{audit, products};
+    let app = Headless::start().await;
+    let service = OtherService::start(Dialect::minimal()).await;
+    app.connect_to(&service).await;
+    let id = app.console.status().active.expect("active").id;
+    let product = || {
+        form(serde_json::json!({
+            "name": "audited-product", "listingName": "Audited product",
+            "requestTypes": ["NEW_REQUEST"]
+        }))
+    };
+
+    connections::set_read_only(&app.console, &id, true).expect("marked");
+    let status = app.console.status();
+    assert!(status.active.as_ref().is_some_and(|a| a.read_only));
+    assert!(status.connections.iter().any(|c| c.id == id && c.read_only));
+    let refused = products::create(&app.console, product())
+        .await
+        .expect_err("read-only");
+    assert_eq!(refused.kind, ErrorKind::ReadOnly, "{refused:?}");
+    assert!(refused.hint.contains("Read-only"), "{refused:?}");
+    let listed = listings::page::<Product>(
+        &app.console.client().expect("client"),
+        &form(serde_json::json!({"start": 0, "limit": 50, "sort": ""})),
+    )
+    .await
+    .expect("reads still work");
+    assert!(
+        listed
+            .items
+            .iter()
+            .all(|p| p.name.as_deref() != Some("audited-product")),
+        "nothing was sent"
+    );
+    assert!(
+        connections::set_read_only(&app.console, "embedded-sandbox", true).is_err(),
+        "the embedded sandbox is a playground"
+    );
+
+    connections::set_read_only(&app.console, &id, false).expect("writable again");
+    products::create(&app.console, product())
+        .await
+        .expect("created once writable");
+    let log = audit::list(app.console.state())
+        .await
+        .expect("the audit log");
+    let ours: Vec<_> = log
+        .entries
+        .iter()
+        .filter(|e| e.connection == "Other service")
+        .collect();
+    assert_eq!(ours.len(), 2, "{:?}", log.entries);
+    assert_eq!(ours[0].outcome, "done", "newest first");
+    assert_eq!(ours[0].call, "POST /partner/v2/products");
+    assert_eq!(ours[1].outcome, "refused");
+    assert_eq!(ours[1].action, "create a product");
+    assert!(ours.iter().all(|e| e.via == "app"));
+    // The setting survives: it is in the settings file.
+    assert!(
+        !app.console
+            .state()
+            .lock()
+            .settings
+            .connection(&id)
+            .expect("saved")
+            .read_only
+    );
+    app.stop().await;
+}

@@ -34,6 +34,7 @@ pub fn router(state: SharedState) -> OpenApiRouter<SharedState> {
         .routes(routes!(super::lender::update_transaction))
         .routes(routes!(super::lender::add_event))
         .routes(routes!(super::lender::list_deliveries))
+        .routes(routes!(delivery_settings))
         .route_layer(middleware::from_fn_with_state(state, require_admin))
 }
 
@@ -69,6 +70,37 @@ pub struct ClockState {
     pub now: DateTime<Utc>,
     /// How far the sandbox clock runs ahead of real time, in seconds.
     pub offset_seconds: u64,
+}
+
+/// The sandbox's delivery rules (`partner sandbox --retry-delay`, `--attempt-timeout`; the
+/// spec's 20 s, 30 s and 3 attempts unless set): how long a notification may still be on its way, for a
+/// missed-notification check that must not count one in flight as missed.
+#[utoipa::path(
+    get,
+    path = "/sandbox/v1/delivery",
+    tag = "sandbox",
+    security((), ("admin" = [])),
+    params(),
+    responses(
+        (status = 200, description = "The delivery rules in force", body = partner_api::DeliverySettings),
+        (status = 400, description = "A query parameter (this endpoint takes none)", body = ApiError),
+        (status = 403, description = "The admin token is required and was not given", body = ApiError),
+    )
+)]
+async fn delivery_settings(
+    State(state): State<SharedState>,
+    uri: axum::http::Uri,
+) -> Result<Response, HttpError> {
+    crate::extract::query_pairs(uri.query(), &[])?;
+    let config = state.dispatcher.config();
+    Ok(super::json(
+        StatusCode::OK,
+        &partner_api::DeliverySettings::new(
+            config.attempt_timeout,
+            config.retry_delay,
+            config.max_attempts,
+        ),
+    ))
 }
 
 /// Move the sandbox clock forward: tokens expire and due delivery retries fire as if the

@@ -50,6 +50,20 @@ async fn controls_answer_only_with_the_admin_token() {
         .await
         .unwrap();
     expect_error(deliveries, 403).await;
+    let rules = |token: Option<&'static str>| {
+        let mut request = api.http.get(api.url("/sandbox/v1/delivery"));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send()
+    };
+    expect_error(rules(None).await.unwrap(), 403).await;
+    let rules: serde_json::Value = rules(Some(ADMIN)).await.unwrap().json().await.unwrap();
+    assert_eq!(
+        rules,
+        json!({"retryDelayMs": 20000, "attemptTimeoutMs": 30000, "maxAttempts": 3, "giveUpAfterMs": 130000}),
+        "the spec's rules unless set"
+    );
     let lender = api
         .http
         .post(api.url("/sandbox/v1/transactions"))

@@ -25,6 +25,7 @@ const EXPECTED: &[(&str, &str)] = &[
     ("get", "/sandbox/v1/deliveries"),
     ("post", "/sandbox/v1/clock/advance"),
     ("post", "/sandbox/v1/latency"),
+    ("get", "/sandbox/v1/delivery"),
 ];
 
 async fn document(api: &Api) -> Value {
@@ -530,6 +531,17 @@ async fn every_status_the_server_gives_is_documented() {
         api.post_json("/sandbox/v1/latency", None, &json!({"milliseconds": -1}))
             .await
     );
+    for query in ["", "?x=1"] {
+        record!(
+            "get",
+            "/sandbox/v1/delivery",
+            api.http
+                .get(api.url(&format!("/sandbox/v1/delivery{query}")))
+                .send()
+                .await
+                .unwrap()
+        );
+    }
 
     let mut statuses = BTreeSet::new();
     for (method, template, status) in &seen {

@@ -1,0 +1,78 @@
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import { mockCommands, renderWithClient } from "../../test/render";
+import type { AuditEntryView } from "../../platform";
+import { AuditScreen } from "./AuditScreen";
+import { countText, filterAudit, outcomeClass } from "./auditModel";
+
+const entry = (over: Partial<AuditEntryView> = {}): AuditEntryView => ({
+  at: "2026-11-27T08:00:00.000Z",
+  connection: "Live support",
+  baseUrl: "https://api.example.com",
+  clientId: "client-1",
+  via: "app",
+  action: "respond to a transaction",
+  target: "transaction t-1",
+  call: "PATCH /partner/v2/transactions/t-1/response",
+  outcome: "done",
+  status: 200,
+  requestId: "req-1",
+  answer: "200",
+  sent: '{\n  "status": "processing"\n}',
+  ...over,
+});
+
+const refused = entry({ outcome: "refused", status: null, requestId: null, answer: "refused: the connection is read-only", target: "transaction t-2" });
+const failed = entry({ outcome: "failed", status: 409, via: "cli", action: "rotate a signing key", target: "product p-1, subscription s-1", answer: "409 conflict: locked", sent: "" });
+
+describe("audit model", () => {
+  it("filters by text and outcome, and counts what is shown of the whole", () => {
+    const all = [entry(), refused, failed];
+    expect(filterAudit(all, "", "refused")).toEqual([refused]);
+    expect(filterAudit(all, "ROTATE", "all")).toEqual([failed]);
+    expect(filterAudit(all, "req-1", "all")).toHaveLength(2);
+    expect(filterAudit(all, "cli", "failed")).toEqual([failed]);
+    expect(outcomeClass("refused")).toBe("warn");
+    expect(outcomeClass("failed")).toBe("invalid");
+    expect(countText(500, 1203)).toBe("Showing the newest 500 of 1,203 writes");
+    expect(countText(1, 1)).toBe("1 write");
+  });
+});
+
+describe("Audit log screen", () => {
+  it("lists the writes newest first, filters them, opens one and says what the file holds that is not shown", async () => {
+    const calls = mockCommands({
+      audit_log: () => ({ entries: [entry(), refused, failed], total: 3, unreadable: 1, path: "/data/audit-log.jsonl" }),
+      export_audit_log: () => ({ path: "/exports/audit-log.csv", count: 3, skipped: 0, cancelled: false }),
+    });
+    renderWithClient(<AuditScreen />);
+    await waitFor(() => expect(screen.getAllByTestId("audit-row")).toHaveLength(3));
+    expect(screen.getAllByTestId("audit-row").map((r) => r.getAttribute("data-outcome"))).toEqual(["done", "refused", "failed"]);
+    expect(screen.getByTestId("audit-count")).toHaveTextContent("3 writes");
+    expect(screen.getByTestId("audit-unreadable")).toHaveTextContent("1 line(s)");
+    expect(screen.getAllByTestId("audit-row")[2]).toHaveTextContent("(CLI)");
+
+    fireEvent.change(screen.getByTestId("audit-outcome"), { target: { value: "refused" } });
+    expect(screen.getAllByTestId("audit-row")).toHaveLength(1);
+    fireEvent.change(screen.getByTestId("audit-outcome"), { target: { value: "all" } });
+    fireEvent.change(screen.getByTestId("audit-filter"), { target: { value: "no such thing" } });
+    expect(screen.getByText("No write matches the filter.")).toBeInTheDocument();
+    fireEvent.change(screen.getByTestId("audit-filter"), { target: { value: "" } });
+
+    fireEvent.click(within(screen.getAllByTestId("audit-row")[0]!).getByRole("button", { name: "Details" }));
+    const details = screen.getByTestId("audit-details");
+    expect(details).toHaveTextContent("PATCH /partner/v2/transactions/t-1/response");
+    expect(details).toHaveTextContent("req-1");
+    expect(within(details).getByTestId("audit-sent")).toHaveTextContent('"status": "processing"');
+
+    fireEvent.click(screen.getByTestId("audit-export-csv"));
+    await waitFor(() => expect(screen.getByTestId("job-result")).toHaveTextContent("3 writes exported"));
+    expect(calls.some((c) => c.cmd === "export_audit_log" && (c.args as { format: string }).format === "csv")).toBe(true);
+  });
+
+  it("says there are none yet on an empty log", async () => {
+    mockCommands({ audit_log: () => ({ entries: [], total: 0, unreadable: 0, path: "/data/audit-log.jsonl" }) });
+    renderWithClient(<AuditScreen />);
+    expect(await screen.findByText(/No writes yet/)).toBeInTheDocument();
+  });
+});
