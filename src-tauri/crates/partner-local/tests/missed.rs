@@ -82,6 +82,35 @@ impl Running {
     }
 }
 
+/// A sandbox whose retries are quick to watch: attempts of 2 s, 50 ms apart (a give-up
+/// window of 6.1 s).
+async fn quick_sandbox() -> TestSandbox {
+    TestSandbox::start_with(SandboxConfig {
+        allow_http_callbacks: true,
+        delivery: DeliveryConfig {
+            retry_delay: Duration::from_millis(50),
+            attempt_timeout: Duration::from_secs(2),
+            max_attempts: 3,
+            ..DeliveryConfig::default()
+        },
+        ..SandboxConfig::default()
+    })
+    .await
+}
+
+/// A client of `sandbox`'s demo client.
+fn client_of(sandbox: &TestSandbox) -> PartnerClient {
+    PartnerClient::new(
+        ConnectionConfig::new(
+            sandbox.base_url(),
+            sandbox.client_id(),
+            sandbox.client_secret().clone(),
+        )
+        .unwrap(),
+    )
+    .unwrap()
+}
+
 struct World {
     sandbox: TestSandbox,
     client: PartnerClient,
@@ -212,26 +241,8 @@ fn identity(missed: &MissedNotification) -> Identity {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missed_lists_exactly_what_the_service_gave_up_on_while_the_listener_was_down() {
-    let sandbox = TestSandbox::start_with(SandboxConfig {
-        allow_http_callbacks: true,
-        delivery: DeliveryConfig {
-            retry_delay: Duration::from_millis(50),
-            attempt_timeout: Duration::from_secs(2),
-            max_attempts: 3,
-            ..DeliveryConfig::default()
-        },
-        ..SandboxConfig::default()
-    })
-    .await;
-    let client = PartnerClient::new(
-        ConnectionConfig::new(
-            sandbox.base_url(),
-            sandbox.client_id(),
-            sandbox.client_secret().clone(),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let sandbox = quick_sandbox().await;
+    let client = client_of(&sandbox);
     let world = World {
         sandbox,
         client,
@@ -629,28 +640,11 @@ async fn the_check_reads_a_service_that_is_not_our_sandbox() {
 async fn a_sandbox_s_own_retry_settings_are_the_window_in_flight() {
     use partner_client::SandboxControl;
     use partner_local::missed::sandbox_give_up_window;
-    let sandbox = TestSandbox::start_with(SandboxConfig {
-        delivery: DeliveryConfig {
-            retry_delay: Duration::from_millis(50),
-            attempt_timeout: Duration::from_secs(2),
-            max_attempts: 3,
-            ..DeliveryConfig::default()
-        },
-        ..SandboxConfig::default()
-    })
-    .await;
+    let sandbox = quick_sandbox().await;
     let control = SandboxControl::new(sandbox.base_url(), None).unwrap();
     let window = sandbox_give_up_window(&control).await;
     assert_eq!(window, Some(Duration::from_millis(6_100)));
-    let client = PartnerClient::new(
-        ConnectionConfig::new(
-            sandbox.base_url(),
-            sandbox.client_id(),
-            sandbox.client_secret().clone(),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let client = client_of(&sandbox);
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("captures.sqlite3"), Retention::default()).unwrap();
     let asked = Utc::now();

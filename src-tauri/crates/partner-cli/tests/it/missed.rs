@@ -206,19 +206,21 @@ async fn missed_lists_what_the_sandbox_discarded_while_partner_listen_was_stoppe
     assert_eq!(discarded.len(), 2 + 2 + 1);
 
     let listener = listen(&db, port, &subscriptions);
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_partner"))
-            .args(["listen", "missed", "--db"])
+    // `partner listen <subcommand>` on this store and sandbox.
+    let listen_command = |subcommand: &str, args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_partner"));
+        command
+            .args(["listen", subcommand, "--db"])
             .arg(&db)
             .args(args)
             .env("HOME", home.path())
             .env("XDG_DATA_HOME", home.path().join("data"))
             .env("PARTNER_BASE_URL", sandbox.base_url())
             .env("PARTNER_CLIENT_ID", sandbox.client_id())
-            .env("PARTNER_CLIENT_SECRET", sandbox.client_secret().expose())
-            .output()
-            .unwrap()
+            .env("PARTNER_CLIENT_SECRET", sandbox.client_secret().expose());
+        command
     };
+    let run = |args: &[&str]| listen_command("missed", args).output().unwrap();
     let output = run(&["--json", "--until", "now"]);
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "{stderr}");
@@ -291,16 +293,8 @@ async fn missed_lists_what_the_sandbox_discarded_while_partner_listen_was_stoppe
     // Recover: first to a receiver that is not there (each row says so, exit 1), then to the
     // listener, which verifies each one and stores it as a replay; nothing is missed after.
     let recover = |args: &[&str]| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_partner"));
-        command
-            .args(["listen", "recover", "--until", "now", "--json", "--db"])
-            .arg(&db)
-            .args(args)
-            .env("HOME", home.path())
-            .env("XDG_DATA_HOME", home.path().join("data"))
-            .env("PARTNER_BASE_URL", sandbox.base_url())
-            .env("PARTNER_CLIENT_ID", sandbox.client_id())
-            .env("PARTNER_CLIENT_SECRET", sandbox.client_secret().expose());
+        let mut command = listen_command("recover", &["--until", "now", "--json"]);
+        command.args(args);
         for id in &subscriptions {
             command.args(["--key", &format!("{id}={KEY}")]);
         }

@@ -410,7 +410,7 @@ async fn single_resources_and_events() {
 
 #[tokio::test]
 async fn responding_moves_the_transaction_and_a_final_answer_locks_it() {
-    use partner_api::{event_types, ResponseStatus, TransactionResponse, TransactionStatus};
+    use partner_api::{event_types, ResponseStatus, TransactionStatus};
     let setup = Setup::empty().await;
     let product = setup
         .client
@@ -419,15 +419,7 @@ async fn responding_moves_the_transaction_and_a_final_answer_locks_it() {
         .unwrap()
         .strict();
     let id = crate::rotation::lender_creates_transaction(&setup, &product.id).await;
-    let answer = |status: ResponseStatus| TransactionResponse {
-        status,
-        partner_status: Some("Ordered".into()),
-        reference_number: Some("R-1".into()),
-        responding_party: None,
-        loan: None,
-        resources: None,
-        errors: None,
-    };
+    let answer = crate::support::answer;
     let processing = setup
         .client
         .respond_to_transaction(&id, &answer(ResponseStatus::Processing))

@@ -212,3 +212,16 @@ impl<T: Strict> Strict for partner_client::Page<T> {
         }
     }
 }
+
+/// The partner's answer with `status`, a partner status and a reference number.
+pub fn answer(status: partner_api::ResponseStatus) -> partner_api::TransactionResponse {
+    partner_api::TransactionResponse {
+        status,
+        partner_status: Some("Ordered".into()),
+        reference_number: Some("R-1".into()),
+        responding_party: None,
+        loan: None,
+        resources: None,
+        errors: None,
+    }
+}

@@ -3,8 +3,8 @@
 //! signing key in any record.
 
 use crate::rotation::{lender_creates_transaction, new_product, subscription, RecordingStore};
-use crate::support::{Setup, Strict};
-use partner_api::{signing_key, ResourceType, ResponseStatus, TransactionResponse};
+use crate::support::{answer, Setup, Strict};
+use partner_api::{signing_key, ResourceType, ResponseStatus};
 use partner_client::{
     ErrorKind, MemoryStore, NewSubscription, SecretStore, WriteAction, WriteJournal, WriteOutcome,
     WriteRecord,
@@ -23,18 +23,6 @@ impl WriteJournal for Journal {
 impl Journal {
     fn records(&self) -> Vec<WriteRecord> {
         self.0.lock().unwrap().clone()
-    }
-}
-
-fn answer(status: ResponseStatus) -> TransactionResponse {
-    TransactionResponse {
-        status,
-        partner_status: Some("Ordered".into()),
-        reference_number: Some("R-1".into()),
-        responding_party: None,
-        loan: None,
-        resources: None,
-        errors: None,
     }
 }
 

@@ -226,11 +226,11 @@ async fn verifying_json_stringify_of_the_body_fails_the_signature_rule_and_says_
     .await;
 }
 
-#[tokio::test]
-async fn verifying_a_sorted_key_re_serialisation_fails_the_signature_rule_and_says_so() {
-    // The service's own bytes are not sorted, so this receiver refuses even the correctly signed
-    // notification: the acknowledgement rule fails as well.
-    let setup = https_receiver(Misbehaviour::VerifiesSortedReserialisation).await;
+/// A receiver that refuses the service's own compact bytes (it verifies a re-serialisation
+/// the service never writes) fails the acknowledgement rule as well, and the signature rule
+/// names the re-serialisation it does.
+async fn refuses_the_service_s_bytes_and_fails_with(misbehaviour: Misbehaviour, says: &str) {
+    let setup = https_receiver(misbehaviour).await;
     let report = run(&setup.config).await;
     assert_eq!(
         report.rule(RuleId::AcknowledgedInTime).unwrap().outcome,
@@ -238,32 +238,30 @@ async fn verifying_a_sorted_key_re_serialisation_fails_the_signature_rule_and_sa
     );
     let rule = report.rule(RuleId::SignatureVerified).unwrap();
     assert_eq!(rule.outcome, Outcome::Fail, "{}", rule.summary);
-    assert!(
-        rule.summary.contains("sorted-key re-serialisation"),
-        "{}",
-        rule.summary
-    );
+    assert!(rule.summary.contains(says), "{}", rule.summary);
     assert!(!report.passed());
+}
+
+#[tokio::test]
+async fn verifying_a_sorted_key_re_serialisation_fails_the_signature_rule_and_says_so() {
+    // The service's own bytes are not sorted, so this receiver refuses even the correctly
+    // signed notification.
+    refuses_the_service_s_bytes_and_fails_with(
+        Misbehaviour::VerifiesSortedReserialisation,
+        "sorted-key re-serialisation",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn verifying_a_pretty_printed_re_serialisation_fails_the_signature_rule_and_says_so() {
     // It takes the pretty probe's bytes as they are (its re-serialisation of them is them), and
     // it refuses the compact notification the service sends.
-    let setup = https_receiver(Misbehaviour::VerifiesPrettyReserialisation).await;
-    let report = run(&setup.config).await;
-    assert_eq!(
-        report.rule(RuleId::AcknowledgedInTime).unwrap().outcome,
-        Outcome::Fail
-    );
-    let rule = report.rule(RuleId::SignatureVerified).unwrap();
-    assert_eq!(rule.outcome, Outcome::Fail, "{}", rule.summary);
-    assert!(
-        rule.summary.contains("pretty-printed re-serialisation"),
-        "{}",
-        rule.summary
-    );
-    assert!(!report.passed());
+    refuses_the_service_s_bytes_and_fails_with(
+        Misbehaviour::VerifiesPrettyReserialisation,
+        "pretty-printed re-serialisation",
+    )
+    .await;
 }
 
 #[tokio::test]

@@ -42,7 +42,15 @@ pub async fn timeline(state: &AppState, transaction_id: &str) -> Result<Transact
         .iter()
         .map(|event| event.id.clone())
         .collect();
+    timeline_of(state, transaction_id, event_ids).await
+}
 
+/// The timeline of a transaction whose events' ids are already read.
+async fn timeline_of(
+    state: &AppState,
+    transaction_id: String,
+    event_ids: BTreeSet<String>,
+) -> Result<TransactionNotifications> {
     let (captured, captures_capped, captures_note) = match state.captures() {
         Ok(store) => {
             let id = transaction_id.clone();
@@ -80,15 +88,18 @@ pub async fn save_evidence(
 ) -> Result<crate::bridge::FileJobResult> {
     let state = app.state();
     let transaction_id = transaction_id.trim();
+    if transaction_id.is_empty() {
+        return Err(AppError::invalid("Name the transaction."));
+    }
     let client = state.client()?;
     let transaction = client.get_transaction(transaction_id).await?.into_raw();
-    let events: Vec<serde_json::Map<String, serde_json::Value>> = client
-        .list_events(transaction_id)
-        .await?
+    let events = client.list_events(transaction_id).await?;
+    let event_ids = events.iter().map(|event| event.id.clone()).collect();
+    let events: Vec<serde_json::Map<String, serde_json::Value>> = events
         .into_iter()
         .map(partner_api::read::Document::into_raw)
         .collect();
-    let timeline = timeline(state, transaction_id).await?;
+    let timeline = timeline_of(state, transaction_id.to_string(), event_ids).await?;
     let connection = state.lock().active.as_ref().map(|a| {
         serde_json::json!({
             "label": a.view.label,
