@@ -22,8 +22,9 @@
 # tokens and moves the sandbox clock years ahead, and either would otherwise end every later
 # authenticated call. The token endpoints get the client as HTTP Basic.
 #
-# /sandbox/v1/latency is tested in a second, short run after the main one: a generated latency of
-# up to a minute would otherwise slow every partner API call that follows it.
+# /sandbox/v1/latency and /sandbox/v1/faults are tested in a second, short run after the main
+# one: a generated latency of up to a minute would otherwise slow every partner API call that
+# follows it, and a generated fault would answer them with its 5xx or drop them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -104,8 +105,8 @@ st() {
 }
 
 started=$SECONDS
-echo "== schemathesis: every operation but /sandbox/v1/latency ($max_examples examples each)"
-st --max-examples "$max_examples" --exclude-path /sandbox/v1/latency "$@"
-echo "== schemathesis: /sandbox/v1/latency"
-st --max-examples 20 --include-path /sandbox/v1/latency --phases examples,coverage,fuzzing "$@"
+echo "== schemathesis: every operation but /sandbox/v1/latency and /sandbox/v1/faults ($max_examples examples each)"
+st --max-examples "$max_examples" --exclude-path /sandbox/v1/latency --exclude-path /sandbox/v1/faults "$@"
+echo "== schemathesis: /sandbox/v1/latency and /sandbox/v1/faults"
+st --max-examples 20 --include-path /sandbox/v1/latency --include-path /sandbox/v1/faults --phases examples,coverage,fuzzing "$@"
 echo "openapi-check: the sandbox and its document agree ($((SECONDS - started)) s of testing)"

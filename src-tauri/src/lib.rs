@@ -170,6 +170,10 @@ pub fn run() {
             commands::demo_update_transaction,
             commands::demo_custom_event,
             commands::demo_advance_clock,
+            commands::demo_faults,
+            commands::demo_add_fault,
+            commands::demo_clear_faults,
+            commands::demo_revoke_tokens,
             commands::retry_demo_subscription,
         ])
         .build(tauri::generate_context!());

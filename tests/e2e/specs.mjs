@@ -187,6 +187,50 @@ await step("rotate a signing key", async () => {
   await shot("product-detail");
 });
 
+await step("faults on demand: a 429 waited out and a 503 retried by the console, seen in Calls", async () => {
+  await go("#/demo");
+  await (await $("[data-testid=fault-endpoint]")).waitForExist({ timeout: 15000 });
+  await (await $("[data-testid=fault-endpoint]")).selectByAttribute("value", "transactions");
+  const count = await $("[data-testid=fault-count]");
+  await count.clearValue();
+  await count.setValue("1");
+  await (await $("[data-testid=fault-kind]")).selectByAttribute("value", "429");
+  await (await $("[data-testid=fault-add]")).click();
+  await waitText("[data-testid=faults-in-force]", /transactions → 429 \(Retry-After 2 s\) · next call/);
+  await (await $("[data-testid=fault-kind]")).selectByAttribute("value", "503");
+  await (await $("[data-testid=fault-add]")).click();
+  await waitText("[data-testid=faults-in-force]", /transactions → 503 · next call/);
+  await shot("demo-faults");
+  // A listing not read before (another sort): its page meets the 429, waits, meets the 503, is retried.
+  await go("#/transactions");
+  const sort = await $("input[aria-label='Sort string']");
+  await sort.waitForExist({ timeout: 15000 });
+  await sort.clearValue();
+  await sort.setValue("-updated");
+  await browser.keys("Enter");
+  await waitText("[data-testid=range-label]", /^1–/, 20000);
+  await go("#/calls");
+  await (await $("[data-testid=call-row]")).waitForExist({ timeout: 15000 });
+  // A read of the transactions after the faults waited 2 s as told (the screen's first read may
+  // take it, ending a moment later); one (the same or the next) was sent again after the 503.
+  const faultedRows = () =>
+    browser.execute(() =>
+      [...document.querySelectorAll("[data-testid=call-row]")]
+        .filter((r) => r.textContent.includes("/partner/v2/transactions"))
+        .map((r) => ({ retries: Number(r.dataset.retries), waited: Number(r.dataset.waitedMs) })),
+    );
+  await browser.waitUntil(async () => {
+    const rows = await faultedRows();
+    return rows.some((r) => r.waited === 2000) && rows.some((r) => r.retries >= 1);
+  }, { timeout: 15000, timeoutMsg: "no call waited out the 429 and retried the 503" });
+  const waitedRow = await browser.execute(() => [...document.querySelectorAll("[data-testid=call-row]")].findIndex((r) => r.dataset.waitedMs === "2000"));
+  await (await browser.$$("[data-testid=call-row] button[aria-label^='Details of call']"))[waitedRow].click();
+  await waitText("[data-testid=call-details]", /Waited\s*2 s, as the service asked/);
+  await shot("calls-fault-waited");
+  await go("#/demo");
+  await waitText("[data-testid=faults-in-force]", /No fault in force/);
+});
+
 await step("a notification arrives valid", async () => {
   await go("#/demo");
   await (await $("select[aria-label='Demo product']")).waitForExist({ timeout: 15000 });
@@ -1612,6 +1656,11 @@ await step("the smallest window (960×600): the changed screens still fit", asyn
     const auditOverflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(auditOverflow <= 0, `the audit log fits (${auditOverflow} px)`);
     await shot("small-audit-log");
+    await go("#/demo");
+    await (await $("[data-testid=fault-add]")).waitForExist({ timeout: 15000 });
+    const demoOverflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(demoOverflow <= 0, `the demo's faults fit (${demoOverflow} px)`);
+    await shot("small-demo-faults");
     await go(`#/products/${before.productId}`);
     // The reset gave the demo product new subscriptions: the first one's Edit.
     const edit = await $("[data-testid^=subscription-edit-]");

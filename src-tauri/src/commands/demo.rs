@@ -1,7 +1,8 @@
-//! The Demo screen: play the embedded sandbox's lender, move its clock, try the demo
-//! subscription again. Thin adapters over `services::embedded` and `services::startup`.
-use partner_console_core::bridge::{AppStatus, DemoOutcome};
-use partner_console_core::services::embedded;
+//! The Demo screen: play the embedded sandbox's lender, move its clock, make it misbehave on
+//! demand, try the demo subscription again. Thin adapters over `services::embedded`,
+//! `services::faults` and `services::demo`.
+use partner_console_core::bridge::{AppStatus, DemoOutcome, FaultForm, FaultView};
+use partner_console_core::services::{embedded, faults};
 use partner_console_core::Console;
 use partner_console_core::Result;
 use tauri::State;
@@ -39,4 +40,28 @@ pub fn demo_advance_clock(state: State<'_, Console>, minutes: u32) -> Result<Dem
 #[tauri::command]
 pub fn retry_demo_subscription(state: State<'_, Console>) -> Result<AppStatus> {
     partner_console_core::services::demo::retry_subscription(&state)
+}
+
+/// The faults in force on the embedded sandbox.
+#[tauri::command]
+pub async fn demo_faults(state: State<'_, Console>) -> Result<Vec<FaultView>> {
+    faults::list(&state).await
+}
+
+/// A fault for the next calls of an endpoint.
+#[tauri::command]
+pub async fn demo_add_fault(state: State<'_, Console>, form: FaultForm) -> Result<Vec<FaultView>> {
+    faults::add(&state, form).await
+}
+
+/// Ends every fault.
+#[tauri::command]
+pub async fn demo_clear_faults(state: State<'_, Console>) -> Result<Vec<FaultView>> {
+    faults::clear(&state).await
+}
+
+/// Revokes every token of the embedded sandbox.
+#[tauri::command]
+pub async fn demo_revoke_tokens(state: State<'_, Console>) -> Result<DemoOutcome> {
+    faults::revoke_tokens(&state).await
 }

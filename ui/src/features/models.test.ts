@@ -286,3 +286,12 @@ describe("file job progress", () => {
     );
   });
 });
+
+describe("demo faults", () => {
+  it("builds the sandbox's fault of each kind for the next calls", async () => {
+    const { faultForm } = await import("./demo/demoModel");
+    expect(faultForm("products", "429", 3)).toEqual({ endpoint: "products", count: 3, status: 429, retryAfterSeconds: 2, latencyMs: null, drop: false });
+    expect(faultForm("transactions", "drop", 1)).toEqual({ endpoint: "transactions", count: 1, status: null, retryAfterSeconds: null, latencyMs: null, drop: true });
+    expect(faultForm("any", "slow", 2).latencyMs).toBe(3000);
+  });
+});

@@ -27,6 +27,8 @@ import type {
   EvidenceResult,
   ExportFormat,
   ExportRequest,
+  FaultForm,
+  FaultView,
   FileJobResult,
   CaptureExportForm,
   GoToTarget,
@@ -297,6 +299,13 @@ export const api = {
   demoCustomEvent: (transactionId: string, text: string) =>
     call<DemoOutcome>("demo_custom_event", { transactionId, text }),
   demoAdvanceClock: (minutes: number) => call<DemoOutcome>("demo_advance_clock", { minutes }),
+  /** The faults on demand in force on the embedded sandbox. */
+  demoFaults: () => call<FaultView[]>("demo_faults"),
+  /** A fault for the next calls of an endpoint; the faults in force after it. */
+  demoAddFault: (form: FaultForm) => call<FaultView[]>("demo_add_fault", { form }),
+  demoClearFaults: () => call<FaultView[]>("demo_clear_faults"),
+  /** Revokes every token of the embedded sandbox: the console's next call gets a new one. */
+  demoRevokeTokens: () => call<DemoOutcome>("demo_revoke_tokens"),
 };
 
 export type Api = typeof api;

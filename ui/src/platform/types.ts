@@ -46,6 +46,8 @@ export type { CallBatch } from "../bindings/CallBatch";
 export type { CallList } from "../bindings/CallList";
 export type { AuditEntryView } from "../bindings/AuditEntryView";
 export type { AuditLogView } from "../bindings/AuditLogView";
+export type { FaultForm } from "../bindings/FaultForm";
+export type { FaultView } from "../bindings/FaultView";
 export type { NewProductForm } from "../bindings/NewProductForm";
 export type { NewSubscriptionForm } from "../bindings/NewSubscriptionForm";
 export type { PageQuery } from "../bindings/PageQuery";

@@ -55,8 +55,9 @@ enum Command {
     Transactions(commands::transactions::Args),
     /// Receive, verify and keep webhook notifications (and export the store).
     Listen(Box<commands::listen::Args>),
-    /// Play the lender against a sandbox: start or update a transaction, add an event; prints
-    /// what was created and the notifications it queued.
+    /// Play the lender against a sandbox: start or update a transaction, add an event (prints
+    /// what was created and the notifications it queued); or make it misbehave on demand
+    /// (faults, revoked tokens).
     Trigger(commands::trigger::Args),
     /// Check a webhook receiver against the spec's signing and endpoint rules: sends a few
     /// marked notifications and reports each rule as pass, fail or warn with its evidence.

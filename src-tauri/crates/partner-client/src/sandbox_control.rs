@@ -1,6 +1,6 @@
 //! The one client of a Partner Console sandbox's own endpoints (`/sandbox/v1/…`, not part of
-//! the partner API): the lender's side (start a transaction, update it, add an event) and the
-//! service's delivery records. `partner trigger`, `partner listen export --deliveries-from` and
+//! the partner API): the lender's side (start a transaction, update it, add an event), the
+//! service's delivery records and rules, and its faults on demand. `partner trigger`, `partner listen export --deliveries-from` and
 //! the app (its Demo screen and "What the service sent") all call through it, so the paths,
 //! the admin token and the error wording live once.
 //!
@@ -118,6 +118,36 @@ impl SandboxControl {
             message: format!("the sandbox's delivery rules are not as expected: {e}"),
             raw_body: None,
         })
+    }
+
+    /// Adds a fault on demand (`POST /sandbox/v1/faults`, a `NewFault` of the sandbox); the
+    /// fault in force, as the sandbox answers it.
+    pub async fn add_fault(&self, fault: &serde_json::Value) -> Result<serde_json::Value> {
+        self.call(reqwest::Method::POST, &["faults"], None, Some(fault))
+            .await
+    }
+
+    /// The faults in force, each with how many calls it has faulted.
+    pub async fn faults(&self) -> Result<serde_json::Value> {
+        self.call(reqwest::Method::GET, &["faults"], None, None::<&()>)
+            .await
+    }
+
+    /// Ends every fault; the sandbox's `{"cleared": n}`.
+    pub async fn clear_faults(&self) -> Result<serde_json::Value> {
+        self.call(reqwest::Method::DELETE, &["faults"], None, None::<&()>)
+            .await
+    }
+
+    /// Revokes every token of every client now; the sandbox's `{"cleared": n}`.
+    pub async fn revoke_all_tokens(&self) -> Result<serde_json::Value> {
+        self.call(
+            reqwest::Method::POST,
+            &["tokens", "revoke"],
+            None,
+            None::<&()>,
+        )
+        .await
     }
 
     fn url(&self, segments: &[&str], query: Option<(&str, &str)>) -> Url {

@@ -44,6 +44,8 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     ExportRequest::export_all_to(dir)?;
     FileJobResult::export_all_to(dir)?;
     AuditLogView::export_all_to(dir)?;
+    FaultForm::export_all_to(dir)?;
+    FaultView::export_all_to(dir)?;
     JobProgress::export_all_to(dir)?;
     CaptureExportForm::export_all_to(dir)?;
     InspectorQuery::export_all_to(dir)?;

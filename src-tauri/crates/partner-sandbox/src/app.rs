@@ -22,7 +22,8 @@ use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
-/// Waits the simulated latency, then passes the request on.
+/// Waits the simulated latency, then applies a fault on demand if one bites (its latency, then
+/// its status or a dropped connection), else passes the request on.
 async fn simulated_latency(
     axum::extract::State(state): axum::extract::State<SharedState>,
     request: axum::extract::Request,
@@ -32,7 +33,51 @@ async fn simulated_latency(
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    next.run(request).await
+    let Some(fault) = state.faults.take(request.uri().path()) else {
+        return next.run(request).await;
+    };
+    tracing::info!(
+        fault = fault.id,
+        path = request.uri().path(),
+        "a fault on demand"
+    );
+    if let Some(latency) = fault.latency {
+        tokio::time::sleep(latency).await;
+    }
+    if fault.drop {
+        return dropped_connection();
+    }
+    match fault.status {
+        Some(status) => faulted(status, fault.retry_after_seconds),
+        None => next.run(request).await,
+    }
+}
+
+/// The answer of a fault with `status`: the service's error body, and `Retry-After` when set.
+fn faulted(status: u16, retry_after_seconds: Option<u64>) -> axum::response::Response {
+    let code = ErrorCode::from_status(status);
+    let error = crate::error::HttpError::new(
+        code,
+        format!("a fault on demand of the sandbox answered {status}"),
+    );
+    let mut response = error.into_response();
+    *response.status_mut() = axum::http::StatusCode::from_u16(status)
+        .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+    if let Some(seconds) = retry_after_seconds {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+/// A response whose body fails before its first byte: hyper closes the connection without an
+/// answer, as a reset or a crashed gateway would.
+fn dropped_connection() -> axum::response::Response {
+    let failing = futures::stream::once(async {
+        Err::<bytes::Bytes, std::io::Error>(std::io::Error::other("a dropped connection on demand"))
+    });
+    axum::response::Response::new(axum::body::Body::from_stream(failing))
 }
 
 #[derive(OpenApi)]

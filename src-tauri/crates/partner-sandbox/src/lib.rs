@@ -42,6 +42,7 @@ pub mod clock;
 pub mod config;
 pub mod dispatch;
 pub mod error;
+pub mod faults;
 
 mod app;
 mod data_file;

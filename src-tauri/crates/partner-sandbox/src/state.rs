@@ -38,6 +38,8 @@ pub struct AppState {
     pub journal: Journal,
     /// The simulated network latency of the partner API (`POST /sandbox/v1/latency`).
     pub latency: Latency,
+    /// Faults on demand (`POST /sandbox/v1/faults`).
+    pub faults: crate::faults::Faults,
 }
 
 /// A delay added before every partner API request (OAuth, products, transactions), so a
@@ -79,6 +81,7 @@ impl AppState {
             dispatcher,
             journal: Journal::none(),
             latency: Latency::default(),
+            faults: crate::faults::Faults::default(),
         }
     }
 

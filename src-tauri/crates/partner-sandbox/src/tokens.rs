@@ -262,6 +262,21 @@ impl Tokens {
         }
     }
 
+    /// Revokes every token of every client at once (`POST /sandbox/v1/tokens/revoke`): the
+    /// next call of each client is refused, as after a service's key rotation. Returns how
+    /// many were live.
+    pub fn revoke_all(&self) -> usize {
+        let now = self.clock.now();
+        let mut table = self.table();
+        let live = table
+            .tokens
+            .values()
+            .filter(|t| t.lifetime.is_active(now))
+            .count();
+        table.tokens.clear();
+        live
+    }
+
     pub fn client(&self, client_id: &str) -> Option<&Client> {
         self.clients.get(client_id)
     }

@@ -113,7 +113,7 @@ export function CallsScreen() {
               const expanded = open === call.seq;
               return (
                 <Fragment key={call.seq}>
-                  <tr data-testid="call-row" data-seq={call.seq} data-status-class={statusClass(call)}>
+                  <tr data-testid="call-row" data-seq={call.seq} data-status-class={statusClass(call)} data-retries={call.retries} data-waited-ms={call.waitedMs}>
                     <td className="mono small">{new Date(call.startedAt).toLocaleTimeString()}</td>
                     <td className="mono">{call.method}</td>
                     <td className="mono"><span className="cell-clip wide" title={call.target}>{call.target}</span></td>

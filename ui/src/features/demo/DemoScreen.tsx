@@ -4,7 +4,7 @@ import { api, type DemoOutcome } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { formatTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
-import { appendOutcome, CLOCK_STEPS } from "./demoModel";
+import { appendOutcome, CLOCK_STEPS, FAULT_ENDPOINTS, FAULT_KINDS, faultForm, type FaultKind } from "./demoModel";
 
 /** Play the lender against the embedded sandbox, so every webhook flow can be shown live. */
 export function DemoScreen({ embedded }: { embedded: boolean }) {
@@ -25,6 +25,15 @@ export function DemoScreen({ embedded }: { embedded: boolean }) {
   const update = useMutation({ mutationFn: () => api.demoUpdateTransaction(transactionId), onSuccess: done });
   const custom = useMutation({ mutationFn: () => api.demoCustomEvent(transactionId, eventText), onSuccess: done });
   const clock = useMutation({ mutationFn: (m: number) => api.demoAdvanceClock(m), onSuccess: done });
+  // Read again every 2 s only while a fault is in force, to show how many calls it faulted.
+  const faults = useQuery({ queryKey: ["demo-faults"], queryFn: api.demoFaults, enabled: embedded, staleTime: 0, refetchInterval: (q) => (q.state.data?.length ? 2000 : false) });
+  const [faultEndpoint, setFaultEndpoint] = useState<string>("products");
+  const [faultKind, setFaultKind] = useState<FaultKind>("429");
+  const [faultCount, setFaultCount] = useState(3);
+  const shownFaults = (list: Awaited<ReturnType<typeof api.demoFaults>>) => client.setQueryData(["demo-faults"], list);
+  const addFault = useMutation({ mutationFn: () => api.demoAddFault(faultForm(faultEndpoint, faultKind, faultCount)), onSuccess: shownFaults });
+  const clearFaults = useMutation({ mutationFn: api.demoClearFaults, onSuccess: shownFaults });
+  const revoke = useMutation({ mutationFn: api.demoRevokeTokens, onSuccess: done });
 
   if (!embedded) {
     return (
@@ -71,6 +80,35 @@ export function DemoScreen({ embedded }: { embedded: boolean }) {
             ))}
           </div>
           {clock.isError && <ErrorPanel error={clock.error} compact />}
+        </section>
+        <section className="card" aria-label="Faults on demand">
+          <h2>Faults on demand</h2>
+          <p className="muted small">The sandbox misbehaves for the next calls, as a real service sometimes does: watch the console wait and retry in Calls (Alt+8).</p>
+          <div className="form-row">
+            <label>Calls to
+              <select aria-label="Fault endpoint" data-testid="fault-endpoint" value={faultEndpoint} onChange={(e) => setFaultEndpoint(e.target.value)}>
+                {FAULT_ENDPOINTS.map((f) => <option key={f.key} value={f.key}>{f.label}</option>)}
+              </select>
+            </label>
+            <label>Get
+              <select aria-label="Fault kind" data-testid="fault-kind" value={faultKind} onChange={(e) => setFaultKind(e.target.value as FaultKind)}>
+                {FAULT_KINDS.map((f) => <option key={f.key} value={f.key}>{f.label}</option>)}
+              </select>
+            </label>
+            <label>For the next
+              <input type="number" aria-label="Fault count" data-testid="fault-count" min={1} max={100} value={faultCount} onChange={(e) => setFaultCount(Math.max(1, Math.min(100, Number(e.target.value) || 1)))} />
+            </label>
+          </div>
+          <div className="actions">
+            <button type="button" data-testid="fault-add" onClick={() => addFault.mutate()} disabled={addFault.isPending}>Add fault</button>
+            <button type="button" data-testid="fault-clear" onClick={() => clearFaults.mutate()} disabled={clearFaults.isPending || (faults.data?.length ?? 0) === 0}>Clear faults</button>
+            <button type="button" className="danger" data-testid="revoke-tokens" onClick={() => revoke.mutate()} disabled={revoke.isPending}>Revoke every token</button>
+          </div>
+          <ul className="fault-list" aria-label="Faults in force" data-testid="faults-in-force">
+            {faults.data?.map((f) => <li key={f.id} className="mono small" data-testid="fault-row">{f.description}</li>)}
+            {faults.data?.length === 0 && <li className="muted small">No fault in force: every call is answered as the spec says.</li>}
+          </ul>
+          {[faults, addFault, clearFaults, revoke].map((m, i) => (m.isError ? <ErrorPanel key={i} error={m.error} compact /> : null))}
         </section>
       </div>
       <section className="card">

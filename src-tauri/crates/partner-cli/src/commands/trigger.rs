@@ -1,6 +1,8 @@
 //! `partner trigger`: plays the lender against a sandbox, as `stripe trigger` plays Stripe's
 //! side: starts a transaction, updates one, or adds an event, through the sandbox's own lender
 //! endpoints (`/sandbox/v1/…`), and prints what was created and the notifications it queued.
+//! It also makes the sandbox misbehave on demand (`fault`, `faults`, `clear-faults`,
+//! `revoke-tokens`), for a partner's own tests of their client's waits and retries.
 //!
 //! The notifications are those the sandbox recorded between a look at its deliveries before
 //! the change and one after it (the lender endpoints answer once the change and its delivery
@@ -53,6 +55,15 @@ enum Trigger {
         #[arg(long, value_name = "JSON", value_parser = parse_object)]
         loan: Option<serde_json::Value>,
     },
+    /// A fault on demand: the next N calls (--count) to an endpoint, or a share of them
+    /// (--share), answered with a status, slowed, or dropped, until used up or cleared.
+    Fault(FaultArgs),
+    /// The faults in force, each with how many calls it has faulted.
+    Faults,
+    /// End every fault.
+    ClearFaults,
+    /// Revoke every token of every client now: each client's next call is refused once.
+    RevokeTokens,
     /// The lender adds a custom event to a transaction (fires the event's `created`).
     Event {
         #[arg(long)]
@@ -63,6 +74,118 @@ enum Trigger {
         #[arg(long)]
         text: String,
     },
+}
+
+/// Which calls a fault applies to.
+#[derive(Debug, Clone, Copy, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "camelCase")]
+enum FaultEndpoint {
+    /// Every call of the partner API and its token endpoints.
+    Any,
+    /// POST /oauth2/v1/token.
+    Token,
+    /// POST /oauth2/v1/token/introspection.
+    Introspection,
+    /// POST /oauth2/v1/token/revocation.
+    Revocation,
+    /// /partner/v2/products and below.
+    Products,
+    /// /partner/v2/transactions and below (events, responses).
+    Transactions,
+}
+
+#[derive(Debug, ClapArgs)]
+struct FaultArgs {
+    #[arg(long, value_enum, default_value_t = FaultEndpoint::Any)]
+    endpoint: FaultEndpoint,
+    /// Answer with this status (400-599) and the service's error body.
+    #[arg(long)]
+    status: Option<u16>,
+    /// With --status 429 or 503: the Retry-After to send, in seconds.
+    #[arg(long, value_name = "SECONDS")]
+    retry_after: Option<u64>,
+    /// Wait this long first (e.g. 800ms, 5s; at most 60s).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    latency: Option<std::time::Duration>,
+    /// Close the connection without an answer.
+    #[arg(long, conflicts_with = "status")]
+    drop: bool,
+    /// How many calls to fault, then the fault is gone.
+    #[arg(long, default_value_t = 1)]
+    count: u32,
+    /// Fault only this share of the matching calls (0 < share ≤ 1), until --count have been.
+    #[arg(long)]
+    share: Option<f64>,
+}
+
+impl FaultArgs {
+    /// The sandbox's `NewFault`.
+    fn body(&self) -> serde_json::Value {
+        let mut body = serde_json::json!({ "endpoint": self.endpoint, "drop": self.drop });
+        let fields = [
+            ("status", self.status.map(serde_json::Value::from)),
+            (
+                "retryAfterSeconds",
+                self.retry_after.map(serde_json::Value::from),
+            ),
+            (
+                "latencyMs",
+                self.latency.map(|d| {
+                    serde_json::Value::from(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+                }),
+            ),
+            ("count", Some(serde_json::Value::from(self.count))),
+            ("share", self.share.map(serde_json::Value::from)),
+        ];
+        for (name, value) in fields {
+            if let Some(value) = value {
+                body[name] = value;
+            }
+        }
+        body
+    }
+}
+
+/// A fault as the sandbox answered it, in one line (`Fault::describe`).
+fn fault_line(fault: &serde_json::Value) -> String {
+    match serde_json::from_value::<partner_sandbox::faults::Fault>(fault.clone()) {
+        Ok(read) => format!("fault {}: {}", read.id, read.describe()),
+        Err(_) => fault.to_string(),
+    }
+}
+
+/// The fault subcommands: what the sandbox answered, as lines or as its JSON.
+async fn fault_control(
+    control: &SandboxControl,
+    what: &Trigger,
+    format: OutputFormat,
+) -> Result<Option<()>> {
+    let answer = match what {
+        Trigger::Fault(args) => control.add_fault(&args.body()).await,
+        Trigger::Faults => control.faults().await,
+        Trigger::ClearFaults => control.clear_faults().await,
+        Trigger::RevokeTokens => control.revoke_all_tokens().await,
+        _ => return Ok(None),
+    }
+    .map_err(worded)?;
+    let text = match (what, &answer) {
+        (_, answer) if matches!(format, OutputFormat::Json) => {
+            serde_json::to_string_pretty(answer).unwrap_or_default()
+        }
+        (Trigger::Fault(_), fault) => {
+            format!("{} (in force from the next call)", fault_line(fault))
+        }
+        (Trigger::Faults, serde_json::Value::Array(faults)) if faults.is_empty() => {
+            "no faults in force".to_string()
+        }
+        (Trigger::Faults, serde_json::Value::Array(faults)) => {
+            faults.iter().map(fault_line).collect::<Vec<_>>().join("\n")
+        }
+        (Trigger::ClearFaults, cleared) => format!("{} fault(s) ended", cleared["cleared"]),
+        (_, revoked) => format!("{} live token(s) revoked", revoked["cleared"]),
+    };
+    println!("{text}");
+    Ok(Some(()))
 }
 
 fn parse_object(raw: &str) -> std::result::Result<serde_json::Value, String> {
@@ -119,6 +242,12 @@ fn worded(error: ClientError) -> CliError {
 pub async fn run(args: Args) -> Result<()> {
     let connection = args.connection.resolved()?;
     let control = sandbox_control(&connection.base_url)?;
+    if fault_control(&control, &args.what, args.output)
+        .await?
+        .is_some()
+    {
+        return Ok(());
+    }
     let before: HashSet<String> = control
         .deliveries(None)
         .await
@@ -166,6 +295,9 @@ pub async fn run(args: Args) -> Result<()> {
                 .add_event(&transaction, &body)
                 .await
                 .map_err(worded)?
+        }
+        Trigger::Fault(_) | Trigger::Faults | Trigger::ClearFaults | Trigger::RevokeTokens => {
+            return Ok(())
         }
     };
     let notifications: Vec<DeliveryRecord> = control

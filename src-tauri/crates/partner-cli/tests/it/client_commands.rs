@@ -1569,3 +1569,147 @@ async fn a_read_only_connection_refuses_writes_and_the_audit_log_keeps_every_one
     let text = std::fs::read_to_string(&export).unwrap();
     assert!(!text.contains(cli.sandbox.client_secret().expose()));
 }
+
+#[tokio::test]
+async fn trigger_makes_the_sandbox_misbehave_on_demand_and_the_commands_cope() {
+    let cli = Cli::start(3).await;
+    let added = cli
+        .run(
+            &[
+                "trigger",
+                "fault",
+                "--endpoint",
+                "products",
+                "--status",
+                "429",
+                "--retry-after",
+                "1",
+                "--count",
+                "1",
+            ],
+            &[],
+        )
+        .await;
+    assert!(added.status.success(), "{}", stderr(&added));
+    assert!(
+        stdout(&added).contains("products → 429 (Retry-After 1 s) · next call"),
+        "{}",
+        stdout(&added)
+    );
+    let listed = cli
+        .run(&["--verbose", "products", "list", "--output", "json"], &[])
+        .await;
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    assert!(
+        stderr(&listed).contains("waiting 1 s: rate limited"),
+        "{}",
+        stderr(&listed)
+    );
+    assert_eq!(
+        cli.json(&["trigger", "faults", "--output", "json"]).await,
+        serde_json::json!([])
+    );
+
+    // A write meets a 503 once: reported as the service's failure, not sent again.
+    cli.json(&[
+        "trigger",
+        "fault",
+        "--endpoint",
+        "products",
+        "--status",
+        "503",
+        "--count",
+        "1",
+        "--output",
+        "json",
+    ])
+    .await;
+    let refused = cli
+        .run(
+            &[
+                "products",
+                "create",
+                "--name",
+                "faulted",
+                "--listing-name",
+                "Faulted",
+            ],
+            &[],
+        )
+        .await;
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("fault on demand"),
+        "{}",
+        stderr(&refused)
+    );
+    let created = cli
+        .run(
+            &[
+                "products",
+                "create",
+                "--name",
+                "faulted",
+                "--listing-name",
+                "Faulted",
+            ],
+            &[],
+        )
+        .await;
+    assert!(
+        created.status.success(),
+        "nothing was created the first time: {}",
+        stderr(&created)
+    );
+
+    let shared = cli
+        .run(
+            &[
+                "trigger",
+                "fault",
+                "--endpoint",
+                "transactions",
+                "--latency",
+                "50ms",
+                "--share",
+                "0.5",
+                "--count",
+                "10",
+            ],
+            &[],
+        )
+        .await;
+    assert!(
+        stdout(&shared).contains("wait 50 ms · 50% of calls, 10 at most"),
+        "{}",
+        stdout(&shared)
+    );
+    let revoked = cli.run(&["trigger", "revoke-tokens"], &[]).await;
+    assert!(
+        stdout(&revoked).contains("live token(s) revoked"),
+        "{}",
+        stdout(&revoked)
+    );
+    let transactions = cli
+        .run(
+            &["--verbose", "transactions", "list", "--output", "json"],
+            &[],
+        )
+        .await;
+    assert!(transactions.status.success(), "{}", stderr(&transactions));
+    let cleared = cli.run(&["trigger", "clear-faults"], &[]).await;
+    assert_eq!(stdout(&cleared).trim(), "1 fault(s) ended");
+
+    let bad = cli
+        .run(
+            &["trigger", "fault", "--status", "200", "--count", "1"],
+            &[],
+        )
+        .await;
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        stderr(&bad).contains("between 400 and 599"),
+        "{}",
+        stderr(&bad)
+    );
+}

@@ -8,6 +8,7 @@ mod browsing;
 mod calls;
 mod connection_check;
 mod errors;
+mod faults;
 mod keychain;
 mod network;
 mod other_service;

@@ -251,7 +251,7 @@ pub fn active_sandbox(state: &AppState) -> Result<Arc<SandboxHandle>> {
 
 /// The lender's side of the embedded sandbox (its `/sandbox/v1/…` endpoints, open on loopback),
 /// through the one client of them, and the answer read as `T`.
-async fn lender<T: serde::de::DeserializeOwned>(
+pub(crate) async fn lender<T: serde::de::DeserializeOwned>(
     state: &AppState,
     sandbox: &SandboxHandle,
     call: impl AsyncFnOnce(partner_client::SandboxControl) -> partner_client::Result<serde_json::Value>,
@@ -276,7 +276,7 @@ async fn lender<T: serde::de::DeserializeOwned>(
     })
 }
 
-fn outcome(
+pub(crate) fn outcome(
     sandbox: &SandboxHandle,
     message: String,
     transaction_id: Option<String>,

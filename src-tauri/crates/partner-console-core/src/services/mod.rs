@@ -15,6 +15,7 @@ pub mod demo;
 pub mod embedded;
 pub mod evidence;
 pub mod exports;
+pub mod faults;
 pub mod file_dialog;
 pub mod form;
 pub mod instance;

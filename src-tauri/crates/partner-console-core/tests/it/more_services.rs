@@ -257,3 +257,76 @@ async fn resetting_the_embedded_sandbox_starts_it_again_from_its_demo_data() {
     app.demo_subscribed().await;
     app.stop().await;
 }
+
+#[tokio::test]
+async fn faults_on_demand_in_the_embedded_sandbox_are_waited_out_and_tokens_renewed() {
+    use partner_console_core::services::{calls, faults};
+    let app = Headless::start().await;
+    let added = faults::add(
+        &app.console,
+        form(serde_json::json!({
+            "endpoint": "transactions", "status": 429, "retryAfterSeconds": 1,
+            "latencyMs": null, "drop": false, "count": 1
+        })),
+    )
+    .await
+    .expect("added");
+    assert_eq!(
+        added
+            .iter()
+            .map(|f| f.description.as_str())
+            .collect::<Vec<_>>(),
+        ["transactions → 429 (Retry-After 1 s) · next call · applied 0"]
+    );
+    let client = app.console.client().expect("client");
+    let before = client.calls().last_seq();
+    partner_console_core::services::listings::page::<partner_api::read::Transaction>(
+        &client,
+        &form(serde_json::json!({"start": 0, "limit": 5, "sort": ""})),
+    )
+    .await
+    .expect("waited out");
+    let listed = calls::list(&app.console, before).expect("the calls");
+    assert!(
+        listed
+            .calls
+            .iter()
+            .any(|c| c.target.starts_with("/partner/v2/transactions") && c.waited_ms == 1000),
+        "{:?}",
+        listed.calls
+    );
+    assert!(faults::list(&app.console).await.expect("faults").is_empty());
+
+    let refused = faults::add(
+        &app.console,
+        form(serde_json::json!({
+            "endpoint": "products", "status": 200, "retryAfterSeconds": null,
+            "latencyMs": null, "drop": false, "count": 1
+        })),
+    )
+    .await
+    .expect_err("a fault's status is an error's");
+    assert!(
+        refused
+            .message
+            .contains("Status must be between 400 and 599"),
+        "{refused:?}"
+    );
+
+    let revoked = faults::revoke_tokens(&app.console).await.expect("revoked");
+    assert!(
+        revoked.message.contains("revoked every token"),
+        "{revoked:?}"
+    );
+    partner_console_core::services::listings::page::<partner_api::read::Product>(
+        &client,
+        &form(serde_json::json!({"start": 0, "limit": 5, "sort": ""})),
+    )
+    .await
+    .expect("a new token, then the page");
+    assert!(faults::clear(&app.console)
+        .await
+        .expect("cleared")
+        .is_empty());
+    app.stop().await;
+}

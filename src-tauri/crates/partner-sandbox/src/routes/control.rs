@@ -35,6 +35,8 @@ pub fn router(state: SharedState) -> OpenApiRouter<SharedState> {
         .routes(routes!(super::lender::add_event))
         .routes(routes!(super::lender::list_deliveries))
         .routes(routes!(delivery_settings))
+        .routes(routes!(list_faults, add_fault, clear_faults))
+        .routes(routes!(revoke_all_tokens))
         .route_layer(middleware::from_fn_with_state(state, require_admin))
 }
 
@@ -101,6 +103,107 @@ async fn delivery_settings(
             config.max_attempts,
         ),
     ))
+}
+
+/// Add a fault on demand: the next `count` calls (or a `share` of the calls) to `endpoint` get
+/// a status (with `Retry-After`), a latency, or a dropped connection instead of the answer.
+#[utoipa::path(
+    post,
+    path = "/sandbox/v1/faults",
+    tag = "sandbox",
+    security((), ("admin" = [])),
+    request_body(content = crate::faults::NewFault, content_type = "application/json"),
+    responses(
+        (status = 201, description = "The fault, in force from the next call", body = crate::faults::Fault),
+        (status = 400, description = "A fault that cannot be: each problem in words", body = ApiError),
+        (status = 403, description = "The admin token is required and was not given", body = ApiError),
+        (status = 413, description = "Body too large", body = ApiError),
+        (status = 415, description = "Not application/json", body = ApiError),
+    )
+)]
+async fn add_fault(
+    State(state): State<SharedState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, HttpError> {
+    let wanted: crate::faults::NewFault = json_body(&headers, &body, &[JSON])?;
+    let added = state.faults.add(wanted).map_err(HttpError::invalid)?;
+    tracing::info!(fault = added.id, endpoint = ?added.fault.endpoint, "a fault on demand added");
+    Ok(super::json(StatusCode::CREATED, &added))
+}
+
+/// The faults in force, oldest first, each with how many calls it has faulted.
+#[utoipa::path(
+    get,
+    path = "/sandbox/v1/faults",
+    tag = "sandbox",
+    security((), ("admin" = [])),
+    params(),
+    responses(
+        (status = 200, description = "The faults in force", body = Vec<crate::faults::Fault>),
+        (status = 400, description = "A query parameter (this endpoint takes none)", body = ApiError),
+        (status = 403, description = "The admin token is required and was not given", body = ApiError),
+    )
+)]
+async fn list_faults(
+    State(state): State<SharedState>,
+    uri: axum::http::Uri,
+) -> Result<Response, HttpError> {
+    crate::extract::query_pairs(uri.query(), &[])?;
+    Ok(super::json(StatusCode::OK, &state.faults.all()))
+}
+
+/// End every fault.
+#[utoipa::path(
+    delete,
+    path = "/sandbox/v1/faults",
+    tag = "sandbox",
+    security((), ("admin" = [])),
+    params(),
+    responses(
+        (status = 200, description = "How many faults were ended", body = Cleared),
+        (status = 400, description = "A query parameter (this endpoint takes none)", body = ApiError),
+        (status = 403, description = "The admin token is required and was not given", body = ApiError),
+    )
+)]
+async fn clear_faults(
+    State(state): State<SharedState>,
+    uri: axum::http::Uri,
+) -> Result<Response, HttpError> {
+    crate::extract::query_pairs(uri.query(), &[])?;
+    let cleared = state.faults.clear();
+    tracing::info!(cleared, "faults on demand cleared");
+    Ok(super::json(StatusCode::OK, &Cleared { cleared }))
+}
+
+/// How many of something a control ended.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Cleared {
+    pub cleared: usize,
+}
+
+/// Revoke every token of every client now: each client's next call is refused and it must
+/// get a new token, as after the service rotated its keys.
+#[utoipa::path(
+    post,
+    path = "/sandbox/v1/tokens/revoke",
+    tag = "sandbox",
+    security((), ("admin" = [])),
+    params(),
+    responses(
+        (status = 200, description = "How many live tokens were revoked", body = Cleared),
+        (status = 400, description = "A query parameter (this endpoint takes none)", body = ApiError),
+        (status = 403, description = "The admin token is required and was not given", body = ApiError),
+    )
+)]
+async fn revoke_all_tokens(
+    State(state): State<SharedState>,
+    uri: axum::http::Uri,
+) -> Result<Response, HttpError> {
+    crate::extract::query_pairs(uri.query(), &[])?;
+    let cleared = state.tokens.revoke_all();
+    tracing::info!(revoked = cleared, "every token revoked on demand");
+    Ok(super::json(StatusCode::OK, &Cleared { cleared }))
 }
 
 /// Move the sandbox clock forward: tokens expire and due delivery retries fire as if the

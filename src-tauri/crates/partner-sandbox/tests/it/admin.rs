@@ -64,6 +64,21 @@ async fn controls_answer_only_with_the_admin_token() {
         json!({"retryDelayMs": 20000, "attemptTimeoutMs": 30000, "maxAttempts": 3, "giveUpAfterMs": 130000}),
         "the spec's rules unless set"
     );
+    for (method, path) in [
+        (reqwest::Method::POST, "/sandbox/v1/faults"),
+        (reqwest::Method::GET, "/sandbox/v1/faults"),
+        (reqwest::Method::DELETE, "/sandbox/v1/faults"),
+        (reqwest::Method::POST, "/sandbox/v1/tokens/revoke"),
+    ] {
+        let response = api
+            .http
+            .request(method, api.url(path))
+            .json(&json!({"endpoint": "any", "status": 500, "count": 1}))
+            .send()
+            .await
+            .unwrap();
+        expect_error(response, 403).await;
+    }
     let lender = api
         .http
         .post(api.url("/sandbox/v1/transactions"))

@@ -26,6 +26,10 @@ const EXPECTED: &[(&str, &str)] = &[
     ("post", "/sandbox/v1/clock/advance"),
     ("post", "/sandbox/v1/latency"),
     ("get", "/sandbox/v1/delivery"),
+    ("get", "/sandbox/v1/faults"),
+    ("post", "/sandbox/v1/faults"),
+    ("delete", "/sandbox/v1/faults"),
+    ("post", "/sandbox/v1/tokens/revoke"),
 ];
 
 async fn document(api: &Api) -> Value {
@@ -531,6 +535,35 @@ async fn every_status_the_server_gives_is_documented() {
         api.post_json("/sandbox/v1/latency", None, &json!({"milliseconds": -1}))
             .await
     );
+    for body in [
+        json!({"endpoint": "products", "status": 503, "count": 1}),
+        json!({"endpoint": "products", "status": 200, "count": 1}),
+        json!({"endpoint": "nowhere", "drop": true, "count": 1}),
+    ] {
+        record!(
+            "post",
+            "/sandbox/v1/faults",
+            api.post_json("/sandbox/v1/faults", None, &body).await
+        );
+    }
+    for (method, path) in [
+        ("get", "/sandbox/v1/faults"),
+        ("delete", "/sandbox/v1/faults"),
+        ("post", "/sandbox/v1/tokens/revoke"),
+    ] {
+        let method_of = reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+        for query in ["", "?x=1"] {
+            record!(
+                method,
+                path,
+                api.http
+                    .request(method_of.clone(), api.url(&format!("{path}{query}")))
+                    .send()
+                    .await
+                    .unwrap()
+            );
+        }
+    }
     for query in ["", "?x=1"] {
         record!(
             "get",
