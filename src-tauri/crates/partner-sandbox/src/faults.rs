@@ -110,6 +110,31 @@ pub struct Fault {
 }
 
 impl FaultEndpoint {
+    /// Every endpoint, in the order help texts list them.
+    pub const ALL: [FaultEndpoint; 6] = [
+        FaultEndpoint::Any,
+        FaultEndpoint::Token,
+        FaultEndpoint::Introspection,
+        FaultEndpoint::Revocation,
+        FaultEndpoint::Products,
+        FaultEndpoint::Transactions,
+    ];
+
+    /// The endpoint called `name`, or the names there are.
+    pub fn from_name(name: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|e| e.name() == name.trim())
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|e| e.name()).collect();
+                format!(
+                    "no endpoint is called `{}`: one of {}",
+                    name.trim(),
+                    names.join(", ")
+                )
+            })
+    }
+
     /// Its name in requests and answers: `products`, `token`, …
     pub fn name(self) -> &'static str {
         match self {

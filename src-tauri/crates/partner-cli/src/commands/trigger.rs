@@ -16,6 +16,7 @@ use crate::error::{CliError, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use partner_api::{DeliveryRecord, NewEvent, NewTransaction, Secret, TransactionUpdate};
 use partner_client::{ClientError, SandboxControl};
+use partner_sandbox::faults::FaultEndpoint;
 use serde::Serialize;
 use std::collections::HashSet;
 
@@ -76,27 +77,11 @@ enum Trigger {
     },
 }
 
-/// Which calls a fault applies to.
-#[derive(Debug, Clone, Copy, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "camelCase")]
-enum FaultEndpoint {
-    /// Every call of the partner API and its token endpoints.
-    Any,
-    /// POST /oauth2/v1/token.
-    Token,
-    /// POST /oauth2/v1/token/introspection.
-    Introspection,
-    /// POST /oauth2/v1/token/revocation.
-    Revocation,
-    /// /partner/v2/products and below.
-    Products,
-    /// /partner/v2/transactions and below (events, responses).
-    Transactions,
-}
-
 #[derive(Debug, ClapArgs)]
 struct FaultArgs {
-    #[arg(long, value_enum, default_value_t = FaultEndpoint::Any)]
+    /// Which calls: any, token, introspection, revocation, products, transactions (events and
+    /// responses included).
+    #[arg(long, default_value = "any", value_parser = FaultEndpoint::from_name)]
     endpoint: FaultEndpoint,
     /// Answer with this status (400-599) and the service's error body.
     #[arg(long)]
@@ -121,7 +106,7 @@ struct FaultArgs {
 impl FaultArgs {
     /// The sandbox's `NewFault`.
     fn body(&self) -> serde_json::Value {
-        let mut body = serde_json::json!({ "endpoint": self.endpoint, "drop": self.drop });
+        let mut body = serde_json::json!({ "endpoint": self.endpoint.name(), "drop": self.drop });
         let fields = [
             ("status", self.status.map(serde_json::Value::from)),
             (

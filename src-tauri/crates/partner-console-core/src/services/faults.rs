@@ -27,9 +27,8 @@ pub async fn list(state: &AppState) -> Result<Vec<FaultView>> {
 /// Adds a fault for the next `count` calls; the faults in force after it.
 pub async fn add(state: &AppState, form: FaultForm) -> Result<Vec<FaultView>> {
     let sandbox = active_sandbox(state)?;
-    let endpoint: FaultEndpoint =
-        serde_json::from_value(serde_json::Value::String(form.endpoint.clone()))
-            .map_err(|_| AppError::invalid(format!("No endpoint is called {}.", form.endpoint)))?;
+    let endpoint = FaultEndpoint::from_name(&form.endpoint)
+        .map_err(|e| AppError::invalid(format!("{}.", crate::error::capitalised(&e))))?;
     let fault = NewFault {
         endpoint,
         status: form.status,
