@@ -156,15 +156,15 @@ impl PartnerClient {
     pub async fn create_product(&self, product: &NewProduct) -> Result<Document<read::Product>> {
         check_new_product(product)?;
         let url = self.transport.url(&["partner", "v2", "products"]);
-        let body = serde_json::to_value(product)
-            .map_err(|e| ClientError::input(format!("the product cannot be encoded ({e})")))?;
+        // Sent as the struct serialises (its fields in order); recorded as a value, redacted.
+        let unencodable = |e| ClientError::input(format!("the product cannot be encoded ({e})"));
+        let body = serde_json::to_vec(product).map_err(unencodable)?;
+        let sent = serde_json::to_value(product).map_err(unencodable)?;
         let write = Write::new(
             WriteAction::CreateProduct,
             format!("product \"{}\"", product.name),
-            &body,
+            &sent,
         );
-        let body = serde_json::to_vec(&body)
-            .map_err(|e| ClientError::input(format!("the product cannot be encoded ({e})")))?;
         self.write(write, reqwest::Method::POST, &url, &body, JSON)
             .await?
             .document("product")
@@ -271,11 +271,10 @@ impl PartnerClient {
         let url = self
             .transport
             .url(&["partner", "v2", "transactions", id, "response"]);
-        let body = serde_json::to_value(response)
-            .map_err(|e| ClientError::input(format!("the response cannot be encoded ({e})")))?;
-        let write = Write::new(WriteAction::Respond, format!("transaction {id}"), &body);
-        let body = serde_json::to_vec(&body)
-            .map_err(|e| ClientError::input(format!("the response cannot be encoded ({e})")))?;
+        let unencodable = |e| ClientError::input(format!("the response cannot be encoded ({e})"));
+        let body = serde_json::to_vec(response).map_err(unencodable)?;
+        let sent = serde_json::to_value(response).map_err(unencodable)?;
+        let write = Write::new(WriteAction::Respond, format!("transaction {id}"), &sent);
         self.write(write, reqwest::Method::PATCH, &url, &body, JSON)
             .await?
             .document("transaction")

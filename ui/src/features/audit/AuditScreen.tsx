@@ -3,6 +3,7 @@ import { Fragment, useState } from "react";
 import { api } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { FileJobStatus, useFileJob } from "../../components/FileJob";
+import { formatTime } from "../../lib/format";
 import { countText, filterAudit, OUTCOMES, outcomeClass, type Outcome } from "./auditModel";
 
 /**
@@ -78,7 +79,7 @@ export function AuditScreen() {
               return (
                 <Fragment key={`${entry.at}-${index}`}>
                   <tr data-testid="audit-row" data-outcome={entry.outcome}>
-                    <td className="mono small" title={entry.at}>{new Date(entry.at).toLocaleString()}</td>
+                    <td className="mono small" title={entry.at}>{formatTime(entry.at)}</td>
                     <td><span className="cell-clip" title={`${entry.connection} · ${entry.baseUrl}`}>{entry.connection}</span>{entry.via === "cli" && <span className="muted small"> (CLI)</span>}</td>
                     <td>{entry.action}</td>
                     <td className="mono small"><span className="cell-clip wide" title={entry.target}>{entry.target}</span></td>
