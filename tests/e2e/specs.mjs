@@ -1655,6 +1655,12 @@ await step("the smallest window (960×600): the changed screens still fit", asyn
     await (await $("[data-testid=audit-details]")).waitForDisplayed({ timeout: 5000 });
     const auditOverflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(auditOverflow <= 0, `the audit log fits (${auditOverflow} px)`);
+    // The table keeps to its card: a long target or answer is clipped, not scrolled to.
+    const auditTable = await browser.execute(() => {
+      const card = document.querySelector(".audit-table")?.closest(".table-card");
+      return { scroll: card?.scrollWidth ?? 0, client: card?.clientWidth ?? 0 };
+    });
+    assert.ok(auditTable.scroll <= auditTable.client, `the audit table keeps to its card (${JSON.stringify(auditTable)})`);
     await shot("small-audit-log");
     await go("#/demo");
     await (await $("[data-testid=fault-add]")).waitForExist({ timeout: 15000 });
