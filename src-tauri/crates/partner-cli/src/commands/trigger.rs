@@ -86,7 +86,7 @@ struct FaultArgs {
     /// Answer with this status (400-599) and the service's error body.
     #[arg(long)]
     status: Option<u16>,
-    /// With --status 429 or 503: the Retry-After to send, in seconds.
+    /// With --status: the Retry-After to send, in seconds (clients heed it on a 429 or 503).
     #[arg(long, value_name = "SECONDS")]
     retry_after: Option<u64>,
     /// Wait this long first (e.g. 800ms, 5s; at most 60s).

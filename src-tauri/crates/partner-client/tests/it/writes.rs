@@ -97,18 +97,6 @@ async fn every_write_is_recorded_with_the_services_answer_and_no_secret() {
         }
         other => panic!("the locked answer failed: {other:?}"),
     }
-    // The service's request id, as its call log saw it (the sandbox sends one).
-    let calls = setup.client.calls().snapshot().calls;
-    let respond_call = calls
-        .iter()
-        .rev()
-        .find(|c| c.method == "PATCH" && c.path.ends_with("/response"))
-        .unwrap();
-    if let (Some(logged), WriteOutcome::Failed { request_id, .. }) =
-        (&respond_call.request_id, &records[3].outcome)
-    {
-        assert_eq!(request_id.as_deref(), Some(logged.value.as_str()));
-    }
     // No signing key anywhere: neither the created one nor the rotated one.
     let rotated = partner_client::signing_keys(&store, &subscription_id)
         .unwrap()
@@ -197,4 +185,61 @@ async fn a_read_only_connection_refuses_every_write_before_sending() {
         .respond_to_transaction(&id, &answer(ResponseStatus::Processing))
         .await
         .unwrap();
+}
+
+/// A write's record carries the service's request id as its call log saw it, sent or refused by
+/// the service: on the second implementation, which answers with one (our sandbox sends none).
+#[tokio::test]
+async fn a_write_s_record_carries_the_service_s_request_id() {
+    let service = partner_testkit::OtherService::start(partner_testkit::Dialect::default()).await;
+    let config = partner_client::ConnectionConfig::new(
+        &service.base_url(),
+        service.client_id(),
+        service.client_secret().clone(),
+    )
+    .unwrap();
+    let client = partner_client::PartnerClient::new(config).unwrap();
+    let journal = Arc::new(Journal::default());
+    client.journal_writes(Some(journal.clone()));
+    let product_id = service.products()[0]["id"].as_str().unwrap().to_owned();
+    let patch = serde_json::json!({"listingName": "Renamed"});
+    client.patch_product(&product_id, &patch).await.unwrap();
+    let refused = client
+        .patch_product(&product_id, &serde_json::json!({"id": "another"}))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::InvalidRequest, "{refused}");
+
+    let logged: Vec<String> = client
+        .calls()
+        .snapshot()
+        .calls
+        .iter()
+        .filter(|c| c.method == "PATCH")
+        .map(|c| {
+            c.request_id
+                .as_ref()
+                .expect("the service's request id")
+                .value
+                .clone()
+        })
+        .collect();
+    let records = journal.records();
+    match (&records[0].outcome, &records[1].outcome) {
+        (
+            WriteOutcome::Done {
+                status: 200,
+                request_id: done,
+            },
+            WriteOutcome::Failed {
+                status: Some(400),
+                request_id: failed,
+                ..
+            },
+        ) => {
+            assert_eq!(done.as_deref(), Some(logged[0].as_str()));
+            assert_eq!(failed.as_deref(), Some(logged[1].as_str()));
+        }
+        other => panic!("a change and a refusal: {other:?}"),
+    }
 }
