@@ -11,6 +11,9 @@ import { ListenerBadge, TunnelBadge } from "./shell/TopBarStatus";
 import { GoToBox } from "./shell/GoToBox";
 import { CommandPalette } from "./shell/CommandPalette";
 import { chunkedScreen } from "./lib/chunkedScreen";
+import { DisplayMenu } from "./shell/DisplayMenu";
+import { useStageMode } from "./lib/useDisplay";
+import { STAGE_SHORTCUT_LABEL } from "./lib/presentation";
 
 // The products table is the first screen; every other screen is its own chunk, loaded when
 // first opened, so the bundle parsed before the first table is small.
@@ -28,6 +31,7 @@ const { Screen: DemoScreen } = chunkedScreen(() => import("./features/demo/DemoS
 export function App() {
   const client = useQueryClient();
   const route = useRoute();
+  const stage = useStageMode();
   const status = useQuery({
     queryKey: STATUS_KEY,
     queryFn: api.appStatus,
@@ -159,8 +163,10 @@ export function App() {
         {s?.active && s.phase !== "starting" && <GoToBox />}
         {s && s.phase !== "starting" && <ListenerBadge listener={s.listener} />}
         {s?.tunnel && <TunnelBadge tunnel={s.tunnel} />}
-        <span className="muted small shortcuts">Alt+1…9 switch screens · Ctrl+K go to · arrows move in tables</span>
+        <span className="muted small shortcuts">Alt+1…9 switch screens · Ctrl+K go to · arrows move in tables · {STAGE_SHORTCUT_LABEL} stage mode</span>
+        <DisplayMenu />
       </header>
+      {stage && <StageStrip status={s} env={env} />}
       <nav className="sidebar" aria-label="Screens">
         {SCREENS.map((item) => (
           <a key={item.screen} href={routeHref(item.screen)} className={route.screen === item.screen ? "active" : undefined} aria-current={route.screen === item.screen ? "page" : undefined}>
@@ -204,6 +210,28 @@ export function App() {
         )}
       </main>
       {s?.active && s.phase !== "starting" && <CommandPalette />}
+    </div>
+  );
+}
+
+/**
+ * Stage mode's connection banner: a strip across the window, in the environment's colour, naming
+ * the environment and the connection, so nobody watching a projector can miss which it is.
+ */
+function StageStrip({ status, env }: { status: AppStatus | undefined; env: string }) {
+  const active = status?.active;
+  return (
+    <div className={`stage-strip ${env}`} data-testid="stage-strip" role="status" aria-label="Connection">
+      {active ? (
+        <>
+          <span className="stage-env">{env}</span>
+          <span className="stage-conn">{active.label}</span>
+          {active.readOnly && <span className="stage-note">read-only</span>}
+          {active.environment !== active.labelled && <span className="stage-note">saved as {active.labelled}, the service says {active.serviceEnvironment}</span>}
+        </>
+      ) : (
+        <span className="stage-conn">{status?.phase === "starting" ? "Starting the embedded sandbox…" : "No connection"}</span>
+      )}
     </div>
   );
 }

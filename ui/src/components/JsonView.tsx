@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { copyText } from "../platform";
 import { flatten } from "../lib/format";
+import { FieldValue } from "./Secret";
 
 /** Every field as rows, and the raw JSON, of one record. */
 export function RecordView({ value, title }: { value: unknown; title: string }) {
@@ -25,7 +26,7 @@ export function RecordView({ value, title }: { value: unknown; title: string }) 
             {flatten(value).map(([k, v]) => (
               <tr key={k}>
                 <th scope="row">{k}</th>
-                <td>{v}</td>
+                <td><FieldValue name={k.split(/[.[]/).at(-1) ?? k} value={v} /></td>
               </tr>
             ))}
           </tbody>

@@ -1,12 +1,15 @@
 /**
  * The command palette (Ctrl+K): one input that opens whatever id or link is typed ("Go to …",
- * first), a screen by name, or starts a sync of the local index. A modal dialog: focus stays in
- * it, Escape closes it and gives focus back to where it was.
+ * first), a screen by name, starts a sync of the local index, or changes the display (stage
+ * mode, theme). A modal dialog: focus stays in it, Escape closes it and gives focus back to
+ * where it was.
  */
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import { navigate } from "../lib/router";
 import { moveSelection, paletteItems, requestSync, type PaletteItem } from "../features/support/supportModel";
 import { followGoTo } from "./goTo";
+import { changeDisplay } from "../lib/presentation";
+import { useDisplay } from "../lib/useDisplay";
 
 /** Ctrl+K (Cmd+K on a Mac) anywhere opens it. */
 export function CommandPalette() {
@@ -39,7 +42,8 @@ function PaletteDialog({ onClose }: { onClose: () => void }) {
   const input = useRef<HTMLInputElement>(null);
   const titleId = useId();
   const listId = useId();
-  const items = paletteItems(text);
+  const display = useDisplay();
+  const items = paletteItems(text, display);
   const current = Math.min(selected, Math.max(0, items.length - 1));
 
   useEffect(() => {
@@ -50,6 +54,9 @@ function PaletteDialog({ onClose }: { onClose: () => void }) {
     if (!item || pending) return;
     if (item.kind === "screen") {
       navigate(item.screen);
+      onClose();
+    } else if (item.kind === "display") {
+      changeDisplay(item.change);
       onClose();
     } else if (item.kind === "sync") {
       requestSync();

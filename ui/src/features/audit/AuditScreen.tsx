@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { Fragment, useState } from "react";
 import { api } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
+import { Id } from "../../components/Id";
 import { FileJobStatus, useFileJob } from "../../components/FileJob";
 import { formatTime } from "../../lib/format";
 import { countText, filterAudit, OUTCOMES, outcomeClass, type Outcome } from "./auditModel";
@@ -96,7 +97,7 @@ export function AuditScreen() {
                       <td colSpan={7}>
                         <dl className="facts small">
                           <dt>When</dt><dd className="mono">{entry.at}</dd>
-                          <dt>Connection</dt><dd>{entry.connection} <span className="mono muted">{entry.baseUrl} · {entry.clientId}</span></dd>
+                          <dt>Connection</dt><dd>{entry.connection} <span className="mono muted">{entry.baseUrl} · <Id value={entry.clientId} /></span></dd>
                           <dt>Sent by</dt><dd>{entry.via === "cli" ? "the partner command" : "the app"}</dd>
                           <dt>Call</dt><dd className="mono">{entry.call || "— (refused before it was built)"}</dd>
                           <dt>Answer</dt><dd>{entry.answer}</dd>

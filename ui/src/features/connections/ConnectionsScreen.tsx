@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, type AppStatus } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
+import { Id } from "../../components/Id";
 import { showChangedStatus, STATUS_KEY } from "../../startup";
 import { baseUrlLabel, connectionActions, draftProblems, EMPTY_DRAFT, networkDraftOf, networkProblems, RESET_SANDBOX_LOSS, toNetworkForm, toNewConnection, type ConnectionDraft, type NetworkDraft } from "./connectionModel";
 import { NetworkFields } from "./NetworkFields";
@@ -87,7 +88,7 @@ export function ConnectionsScreen() {
                   </td>
                   <td><span className={`env-badge ${c.environment}`}>{c.environment}</span></td>
                   <td className={c.baseUrl ? "mono" : "muted small"}><span className="cell-clip wide" title={baseUrlLabel(c)}>{baseUrlLabel(c)}</span></td>
-                  <td className="mono"><span className="cell-clip" title={c.clientId}>{c.clientId}</span></td>
+                  <td className="mono"><span className="cell-clip"><Id value={c.clientId} /></span></td>
                   <td>
                     <span className="row-actions">
                       {active && <span className="pill valid">active</span>}

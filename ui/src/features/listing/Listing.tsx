@@ -16,6 +16,7 @@ import {
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactNode } from "react";
 import { api, type ListingKind, type PageView } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
+import { Id } from "../../components/Id";
 import { RecordView } from "../../components/JsonView";
 import { isClickable, keyStanding, sortIndicator, standingMark, standingTitle, toggleSort } from "../../lib/sortModel";
 import { FIRST_PAGE, listingQueryKey, PAGE_SIZES, pageCount, pageOf, parsePageJump, rangeLabel, startOfPage } from "../../lib/paging";
@@ -283,7 +284,7 @@ export function Listing<T extends { document: Record<string, unknown> }>({ kind,
           {current ? (
             <>
               <div className="detail-head">
-                <strong>{rowId(current)}</strong>
+                <strong><Id value={rowId(current)} /></strong>
                 <button type="button" onClick={() => onOpen(current)}>Open</button>
               </div>
               <RecordView value={current.document} title="Record fields" />

@@ -5,6 +5,7 @@ import { ErrorPanel } from "../../components/ErrorPanel";
 import { CopyLinkButton } from "../../components/CopyLink";
 import { RecordView } from "../../components/JsonView";
 import { formatTime, shortId } from "../../lib/format";
+import { Id } from "../../components/Id";
 import { navigate } from "../../lib/router";
 import { KeyField, useKeyChoice } from "./KeyField";
 import { ReceiverCheck } from "../../components/ReceiverCheck";
@@ -42,7 +43,7 @@ export function ProductDetail({ id }: { id: string }) {
         <button type="button" className="link" onClick={() => navigate("products")}>← Products</button>
         <h1>{p.listingName ?? p.name ?? p.id}</h1>
         {p.status && <span className={`pill ${p.status}`}>{p.status}</span>}
-        <span className="muted small">{p.name ?? "—"} · {p.id}</span>
+        <span className="muted small">{p.name ?? "—"} · <Id value={p.id} /></span>
         <CopyLinkButton screen="products" id={p.id} />
       </div>
       {shown && <ShownOnce shown={shown} onDone={() => setShown(null)} />}
@@ -65,7 +66,7 @@ export function ProductDetail({ id }: { id: string }) {
                 const id = w.subscriptionId ?? null;
                 return (
                   <tr key={id ?? `unnamed-${index}`} data-subscription-id={id ?? undefined} data-url={w.url ?? undefined}>
-                    <td className="mono" title={id ?? "The service names no subscriptionId for this subscription."}>{shortId(id)}</td>
+                    <td className="mono" title={id ?? "The service names no subscriptionId for this subscription."}><Id value={id} compact /></td>
                     <td className="mono"><span className="cell-clip" title={w.url ?? undefined}>{w.url ?? "—"}</span></td>
                     <td>{(w.resource ?? "—").replace("urn:svc:partner:", "")}</td>
                     <td>{w.events.join(", ")}</td>
@@ -216,7 +217,7 @@ function EditSubscription({ product, subscription, onDone }: { product: Product;
         if (change && Object.keys(problems).length === 0) save.mutate(change);
       }}
     >
-      <h3>Edit subscription <span className="mono">{subscription.subscriptionId}</span></h3>
+      <h3>Edit subscription <Id value={subscription.subscriptionId} className="mono" /></h3>
       <div className="form-row">
         <label className="grow">Callback URL
           <input value={draft.url} onChange={(e) => setDraft({ ...draft, url: e.target.value })} aria-invalid={problems.url !== undefined} data-testid="subscription-url-input" />
@@ -263,7 +264,7 @@ function DeleteSubscription({ productId, subscriptionId, onDone }: { productId: 
   return (
     <div className="confirm-bar" role="alertdialog" aria-label="Delete subscription" data-testid="subscription-delete-confirm">
       <span>
-        <strong>Delete subscription <span className="mono">{subscriptionId}</span>?</strong> The server stops sending its notifications, and its
+        <strong>Delete subscription <Id value={subscriptionId} className="mono" />?</strong> The server stops sending its notifications, and its
         signing keys are removed from the keychain.
       </span>
       <button type="button" className="primary danger-fill" onClick={() => remove.mutate()} disabled={remove.isPending}>

@@ -9,7 +9,8 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import { api, type ExportFormat, type SupportCount, type SupportFilter, type SupportIndexView, type SupportSyncProgress, type Transaction } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { FileJobStatus, useFileJob } from "../../components/FileJob";
-import { shortId, tableTime } from "../../lib/format";
+import { tableTime } from "../../lib/format";
+import { Id } from "../../components/Id";
 import { navigate } from "../../lib/router";
 import {
   EMPTY_FORM,
@@ -400,7 +401,7 @@ function Results({ items }: { items: Transaction[] }) {
                 if (e.key === "Enter") navigate("transactions", t.id);
               }}
             >
-              <td className="mono" title={t.id}>{shortId(t.id)}</td>
+              <td className="mono"><Id value={t.id} compact /></td>
               <td>{t.status ? <span className={`pill ${t.status}`}>{t.status}</span> : "—"}</td>
               <td><span className="cell-clip" title={t.product?.id ?? undefined}>{t.product?.name ?? t.product?.id ?? "—"}</span></td>
               <td className="mono">{loanNumber(t) ?? "—"}</td>

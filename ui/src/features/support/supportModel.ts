@@ -17,6 +17,7 @@ import type {
 } from "../../platform";
 import { formatTime } from "../../lib/format";
 import { SCREENS, type Screen } from "../../lib/router";
+import { DEFAULT_DISPLAY, THEMES, type DisplayChoice } from "../../lib/presentation";
 
 export const PAGE_SIZE = 50;
 
@@ -243,14 +244,24 @@ export function goToStep(target: GoToTarget): GoToStep {
 export type PaletteItem =
   | { kind: "goTo"; label: string; text: string }
   | { kind: "screen"; label: string; screen: Screen }
-  | { kind: "sync"; label: string };
+  | { kind: "sync"; label: string }
+  | { kind: "display"; label: string; change: Partial<DisplayChoice> };
+
+/** The display commands: stage mode on or off (whichever it is not), and the other themes. */
+function displayItems(display: DisplayChoice): PaletteItem[] {
+  return [
+    { kind: "display", label: display.stage ? "Stage mode: turn off" : "Stage mode: turn on", change: { stage: !display.stage } },
+    ...THEMES.filter((t) => t.value !== display.theme).map((t): PaletteItem => ({ kind: "display", label: `Theme: ${t.label}`, change: { theme: t.value } })),
+  ];
+}
 
 /** The palette's choices for what is typed: "Go to …" first, then screens and commands that match. */
-export function paletteItems(typed: string): PaletteItem[] {
+export function paletteItems(typed: string, display: DisplayChoice = DEFAULT_DISPLAY): PaletteItem[] {
   const text = typed.trim();
   const needle = text.toLowerCase();
   const commands: PaletteItem[] = [
     ...SCREENS.map((s): PaletteItem => ({ kind: "screen", label: s.label, screen: s.screen })),
+    ...displayItems(display),
     { kind: "sync", label: "Sync the local index" },
   ];
   const matching = needle === "" ? commands : commands.filter((c) => c.label.toLowerCase().includes(needle));

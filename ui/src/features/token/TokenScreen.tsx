@@ -4,6 +4,7 @@ import { api, events, type TokenView } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { countdown, formatTime } from "../../lib/format";
 import { firstExpiry, secondsLeft } from "./tokenModel";
+import { FieldValue } from "../../components/Secret";
 
 export function TokenScreen() {
   const client = useQueryClient();
@@ -65,7 +66,7 @@ export function TokenScreen() {
             <table className="fields" data-testid="introspection">
               <tbody>
                 {Object.entries(introspect.data).map(([k, v]) => (
-                  <tr key={k}><th scope="row">{k}</th><td className="mono">{String(v)}</td></tr>
+                  <tr key={k}><th scope="row">{k}</th><td className="mono"><FieldValue name={k} value={String(v)} /></td></tr>
                 ))}
               </tbody>
             </table>

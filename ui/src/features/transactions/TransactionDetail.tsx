@@ -5,6 +5,7 @@ import { ErrorPanel } from "../../components/ErrorPanel";
 import { CopyLinkButton } from "../../components/CopyLink";
 import { RecordView } from "../../components/JsonView";
 import { formatTime } from "../../lib/format";
+import { Id } from "../../components/Id";
 import { navigate } from "../../lib/router";
 import { isFinal, isLocked, moreFieldsText, respondForm, responseText, RESPONSE_STATUSES, unknownResponseStatus } from "./respondModel";
 import { STATUS_KEY } from "../../startup";
@@ -39,9 +40,9 @@ export function TransactionDetail({ id, eventId = null }: { id: string; eventId?
       <div className="toolbar">
         <button type="button" className="link" onClick={() => navigate("transactions")}>← Transactions</button>
         <h1>Transaction</h1>
-        <span className="mono">{t.id}</span>
+        <Id value={t.id} className="mono" />
         {t.status && <span className={`pill ${t.status}`}>{t.status}</span>}
-        <span className="muted small">{t.product?.name ?? "—"} · loan {t.entityRef?.entityId ?? "—"} · created {formatTime(t.created)}</span>
+        <span className="muted small">{t.product?.name ?? "—"} · loan <Id value={t.entityRef?.entityId} /> · created {formatTime(t.created)}</span>
         <CopyLinkButton screen="transactions" id={t.id} eventId={eventId} />
       </div>
       <div className="columns three">
@@ -58,7 +59,7 @@ export function TransactionDetail({ id, eventId = null }: { id: string; eventId?
           <h2>Events timeline</h2>
           {timeline.isError && <ErrorPanel error={timeline.error} compact onRetry={() => void timeline.refetch()} />}
           {eventMissing && (
-            <p className="notice" role="status">Event <code>{eventId}</code> is not in this transaction's timeline on the active connection.</p>
+            <p className="notice" role="status">Event <code><Id value={eventId} /></code> is not in this transaction's timeline on the active connection.</p>
           )}
           <ol className="timeline" aria-label="Events timeline">
             {events.map((e) => (
@@ -69,7 +70,7 @@ export function TransactionDetail({ id, eventId = null }: { id: string; eventId?
                 </div>
                 <div className="small mono">{e.type}</div>
                 <div className="small muted">from {e.from}{e.comments ? ` · ${e.comments}` : ""}</div>
-                {e.id === eventId && <div className="small"><span className="pill valid">the notification's event</span> <span className="mono muted">{e.id}</span></div>}
+                {e.id === eventId && <div className="small"><span className="pill valid">the notification's event</span> <Id value={e.id} className="mono muted" /></div>}
               </li>
             ))}
             {timeline.data?.length === 0 && <li className="muted">No events.</li>}

@@ -9,6 +9,7 @@ import { api, type CaptureFileFormat, type CaptureSummary, type CaptureFilter } 
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { FileJobStatus, useFileJob } from "../../components/FileJob";
 import { shortTime, shortId } from "../../lib/format";
+import { Id } from "../../components/Id";
 import { useFixedRows } from "../../lib/fixedRows";
 import {
   blocksFor,
@@ -324,7 +325,7 @@ const CaptureRow = memo(function CaptureRow({ capture: c, top, selected, grouped
       <span>{c.eventType}{c.replayed ? " ↻ replay" : ""}</span>
       <span>{shortResource(c.resourceType)}</span>
       <span>{c.instanceId}</span>
-      <span className="mono" title={c.resourceId}>{shortId(c.resourceId)}</span>
+      <Id value={c.resourceId} compact className="mono" />
       <span>
         {folded ? (
           <button

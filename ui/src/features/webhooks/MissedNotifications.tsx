@@ -11,7 +11,8 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { api, events, type MissedNotification, type MissedProgressView, type MissedReport, type RecoveryOutcome, type SubscriptionCheck } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
-import { formatTime, shortId } from "../../lib/format";
+import { formatTime } from "../../lib/format";
+import { Id } from "../../components/Id";
 import { navigate } from "../../lib/router";
 
 const SINCE_SOURCE: Record<NonNullable<SubscriptionCheck["sinceSource"]>, string> = {
@@ -113,7 +114,7 @@ function MissedReportView({ report }: { report: MissedReport }) {
         <tbody>
           {report.subscriptions.map((s) => (
             <tr key={s.subscriptionId} data-subscription-id={s.subscriptionId}>
-              <td className="mono" title={s.subscriptionId}>{shortId(s.subscriptionId)} <span className="muted">{s.resource.replace("urn:svc:partner:", "")}</span></td>
+              <td className="mono"><Id value={s.subscriptionId} compact /> <span className="muted">{s.resource.replace("urn:svc:partner:", "")}</span></td>
               {s.since ? (
                 <>
                   <td>{formatTime(s.since)} <span className="muted small">({s.sinceSource ? SINCE_SOURCE[s.sinceSource] : ""})</span></td>
@@ -188,9 +189,9 @@ function MissedReportView({ report }: { report: MissedReport }) {
                 <td className="mono">{formatTime(m.sentAt)}</td>
                 <td>{outcomes.has(missedKey(m)) ? <RecoveryCell outcome={outcomes.get(missedKey(m))} /> : <span className="pill failed">missed</span>}</td>
                 <td>{m.eventType}</td>
-                <td className="mono" title={m.resourceRef}>{m.resourceType.replace("urn:svc:partner:", "")} {shortId(m.resourceId)}</td>
+                <td className="mono" title={m.resourceRef}>{m.resourceType.replace("urn:svc:partner:", "")} <Id value={m.resourceId} compact /></td>
                 <td>{m.productName}</td>
-                <td className="mono" title={m.eventId}>{shortId(m.eventId)}</td>
+                <td className="mono"><Id value={m.eventId} compact /></td>
                 <td><button type="button" className="link" onClick={() => navigate("transactions", m.transactionId)}>Open</button></td>
               </tr>
             ))}

@@ -6,7 +6,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { api, type RepointOffer, type RepointResult } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
-import { shortId } from "../../lib/format";
+import { Id } from "../../components/Id";
 import { describeRepoint } from "./listenerModel";
 
 export function RepointOfferPanel({ offer, onClose }: { offer: RepointOffer; onClose: () => void }) {
@@ -31,8 +31,8 @@ export function RepointOfferPanel({ offer, onClose }: { offer: RepointOffer; onC
           <tbody>
             {offer.subscriptions.map((s) => (
               <tr key={s.subscriptionId}>
-                <td className="mono" title={s.productId}>{shortId(s.productId)}</td>
-                <td className="mono" title={s.subscriptionId}>{shortId(s.subscriptionId)}</td>
+                <td className="mono"><Id value={s.productId} compact /></td>
+                <td className="mono"><Id value={s.subscriptionId} compact /></td>
                 <td className="mono"><span className="cell-clip" title={s.url}>{s.url}</span></td>
                 <td className="mono"><span className="cell-clip" title={s.newUrl}>{s.newUrl}</span></td>
               </tr>

@@ -8,7 +8,8 @@ import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, type DeliveryView } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
-import { formatTime, shortId } from "../../lib/format";
+import { formatTime } from "../../lib/format";
+import { Id } from "../../components/Id";
 import { navigate } from "../../lib/router";
 
 const STATE_PILL: Record<string, string> = { delivered: "valid", pending: "processing", discarded: "failed" };
@@ -53,7 +54,7 @@ function DeliveryRow({ delivery: d }: { delivery: DeliveryView }) {
       <td className="mono">{formatTime(d.enqueuedAt)}</td>
       <td><span className={`pill ${STATE_PILL[d.state] ?? "muted-pill"}`}>{d.state}</span></td>
       <td>{d.eventType}</td>
-      <td className="mono" title={`${d.url} · subscription ${d.subscriptionId}`}>{d.resourceType.replace("urn:svc:partner:", "")} {shortId(d.resourceId)}</td>
+      <td className="mono" title={`${d.url} · subscription ${d.subscriptionId}`}>{d.resourceType.replace("urn:svc:partner:", "")} <Id value={d.resourceId} compact /></td>
       <td className="mono small" title={d.attempts.map((a) => `#${a.number} ${formatTime(a.startedAt)} ${a.durationMs} ms`).join("\n")}>
         <span className="cell-clip wide">{d.attempts.length ? `${d.attempts.length}: ${attempts}` : (d.notSentBecause ?? "none yet")}</span>
       </td>
