@@ -42,6 +42,9 @@ print_timings() {
 
 scripts/setup.sh
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
+# One clean build, not a developer's edit loop: incremental compilation's caches are only
+# written here, never read, so every cargo run below goes without them.
+export CARGO_INCREMENTAL=0
 
 # The minimal Debian system the package is installed on at the end is downloaded in the
 # background meanwhile (network and disk, while the rest compiles); the package test waits for
