@@ -1,12 +1,13 @@
 //! The one place the app's events reach the window: the console's [`EventSink`], forwarding
-//! each event to the webview under its name, and the desktop's file dialogs for
-//! [`FileDialogs`]. The services decide what to send (captures arrive already coalesced, one
+//! each event to the webview under its name and desktop notifications to the notification
+//! plugin, and the desktop's file dialogs for [`FileDialogs`]. The services decide what to send (captures arrive already coalesced, one
 //! event per 100 ms window at most); this module only delivers.
 
-use partner_console_core::{AppEvent, EventSink, FileChoice, FileDialogs};
+use partner_console_core::{AppEvent, DesktopNotice, EventSink, FileChoice, FileDialogs};
 use std::path::PathBuf;
 use tauri::{AppHandle, Emitter, Manager};
 use tauri_plugin_dialog::DialogExt;
+use tauri_plugin_notification::NotificationExt;
 
 /// The window, as the console's event sink.
 #[derive(Debug)]
@@ -22,6 +23,21 @@ impl EventSink for WindowSink {
     fn bring_to_front(&self) {
         if let Some(window) = self.app.get_webview_window("main") {
             let _ = window.set_focus();
+        }
+    }
+
+    /// Through the desktop's notification service (on Linux, D-Bus
+    /// `org.freedesktop.Notifications`); a desktop without one only logs that it had none.
+    fn notify_desktop(&self, notice: DesktopNotice) {
+        let shown = self
+            .app
+            .notification()
+            .builder()
+            .title(&notice.title)
+            .body(&notice.body)
+            .show();
+        if let Err(error) = shown {
+            tracing::info!(%error, kind = ?notice.kind, "the desktop notification could not be shown");
         }
     }
 }

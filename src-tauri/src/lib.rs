@@ -42,6 +42,7 @@ pub fn run() {
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_deep_link::init())
         .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_notification::init())
         .on_page_load(|_, payload| {
             milestones::milestone(&format!("page load {:?}", payload.event()));
         })
@@ -133,6 +134,10 @@ pub fn run() {
             commands::transaction_events,
             commands::transaction_notifications,
             commands::save_transaction_evidence,
+            commands::notification_picture,
+            commands::desktop_notices,
+            commands::set_desktop_notices,
+            commands::export_notification_picture,
             commands::respond_transaction,
             commands::listener_status,
             commands::listener_start,

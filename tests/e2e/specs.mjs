@@ -242,6 +242,14 @@ await step("a notification arrives valid", async () => {
 });
 
 await step("a notification signed with a wrong key is invalid-signature", async () => {
+  // Told on the desktop too, once turned on (no notification service runs under Xvfb: the app
+  // logs that it had none, and goes on).
+  await (await $("[data-testid=desktop-notices]")).click();
+  const notify = await $("[data-testid=notice-failedVerification]");
+  await notify.waitForClickable({ timeout: 15000 });
+  await notify.click();
+  await waitText("[data-testid=desktop-notices-summary]", /1 of 3 on/);
+  await (await $("[data-testid=desktop-notices]")).click();
   const address = await text("[data-testid=listener-address]");
   const body = JSON.stringify({
     eventId: "e2e-wrong-key",
@@ -317,6 +325,8 @@ async function setTestMode(enabled, fields = {}, shotName = null) {
   await card.click(); // folded again: the inspector gets its room back
 }
 
+// The transaction whose notification's first attempt the test mode failed (drawn in the next step).
+let retriedTransaction = null;
 await step("test mode: every notification's first attempt fails, and the service retries it", async () => {
   await setTestMode(true, { "Fail first": "1", "Failure status": "503" }, "webhooks-test-mode");
   await waitText("[data-testid=test-mode-summary]", /first attempt fails with 503/);
@@ -325,6 +335,7 @@ await step("test mode: every notification's first attempt fails, and the service
   await clickButton("New transaction");
   await waitText("ol[aria-label='Demo log']", /created transaction (\S+) on/);
   const created = /created transaction (\S+) on/.exec(await text("ol[aria-label='Demo log']"))[1];
+  retriedTransaction = created;
   await go("#/webhooks");
   // The first attempt was captured (verified, answered 503 on purpose)...
   const attempt = (n) => $(`//div[@data-capture-id][@data-attempts='${n}'][.//span[@title='${created}']]`);
@@ -373,6 +384,114 @@ await step("test mode: every notification's first attempt fails, and the service
   }
   assert.match(summary, /503/, "the summary has the failed attempt's answer");
   assert.match(summary, /delivered/i, "and the service's delivery record");
+});
+
+/** What a notification picture in the window says of itself (its SVG's data attributes). */
+async function readPicture(root) {
+  return browser.execute((selector) => {
+    const svg = document.querySelector(selector);
+    if (!svg) return null;
+    const steps = (name) => [...svg.querySelectorAll(`[data-step=${name}]`)];
+    return {
+      lanes: svg.dataset.lanes,
+      outcome: svg.dataset.outcome,
+      width: Number(svg.getAttribute("width")),
+      height: Number(svg.getAttribute("height")),
+      attempts: steps("attempt").map((g) => ({ attempt: g.dataset.attempt, status: g.dataset.status ?? null, verdict: g.dataset.verdict ?? null })),
+      waits: steps("wait").map((g) => Number(g.dataset.seconds)),
+      lender: steps("lender").length,
+    };
+  }, root);
+}
+
+/** Exports the picture in `panel` as `format` through the save dialog; the file's path. */
+async function exportPicture(panel, format) {
+  const before = await browser.execute((p) => document.querySelector(`${p} [data-testid=job-result]`)?.getAttribute("title") ?? null, panel);
+  await (await $(`${panel} [data-testid=picture-export-${format}]`)).click();
+  let path = null;
+  await browser.waitUntil(
+    async () => {
+      path = await browser.execute((p) => document.querySelector(`${p} [data-testid=job-result]`)?.getAttribute("title") ?? null, panel);
+      return path !== null && path !== before && path.endsWith(`.${format}`);
+    },
+    { timeout: 15000, timeoutMsg: `the ${format} export never finished` },
+  );
+  return path;
+}
+
+await step("the life of a notification, drawn: live in the Demo, from the inspector and the transaction, exported as SVG and PNG", async () => {
+  assert.ok(retriedTransaction, "the test-mode step made a transaction whose first attempt failed");
+  const failedThenDelivered = (drawn) => {
+    assert.ok(drawn, "a picture is drawn");
+    assert.equal(drawn.lanes, "lender service network listener", "the lanes, no app lane without a forward");
+    assert.equal(drawn.lender, 1, "the lender's act");
+    assert.ok(drawn.attempts.length >= 2, `two attempts at least: ${JSON.stringify(drawn.attempts)}`);
+    assert.deepEqual(drawn.attempts[0], { attempt: "1", status: "503", verdict: "valid" }, "the first attempt failed on purpose, its signature valid");
+    assert.deepEqual(drawn.attempts.at(-1), { attempt: String(drawn.attempts.length), status: "200", verdict: "valid" }, "the last one taken");
+    assert.ok(drawn.waits.length >= 1 && drawn.waits[0] >= 20, `the service waited its 20 s at least: ${drawn.waits}`);
+    assert.equal(drawn.outcome, "delivered");
+  };
+
+  // The Demo's live picture of the transaction's newest notification.
+  await go("#/demo");
+  const transaction = await $("input[aria-label='Demo transaction']");
+  await transaction.waitForExist({ timeout: 15000 });
+  await transaction.setValue(retriedTransaction);
+  const live = "[aria-label='Live picture'] svg.pcp";
+  await browser.waitUntil(async () => (await readPicture(live))?.outcome === "delivered", { timeout: 20000, timeoutMsg: "the live picture never showed the notification delivered" });
+  failedThenDelivered(await readPicture(live));
+  await (await $(live)).scrollIntoView();
+  await shot("picture-demo-live");
+
+  // The picture of a capture, from the inspector.
+  await go("#/webhooks");
+  const capture = await $(`//div[@data-capture-id][@data-attempts='2'][.//span[@title='${retriedTransaction}']]`);
+  await capture.waitForExist({ timeout: 15000 });
+  await capture.click();
+  await (await $("button=picture")).click();
+  const inspected = ".capture-detail svg.pcp";
+  await (await $(inspected)).waitForExist({ timeout: 15000 });
+  const drawn = await readPicture(inspected);
+  failedThenDelivered(drawn);
+  await shot("picture-inspector");
+  // Enlarged over the whole window for a presenter, Escape returns.
+  await (await $(".capture-detail [data-testid=picture-enlarge]")).click();
+  const enlargedWidth = await browser.execute(() => document.querySelector(".picture-panel.enlarged svg.pcp")?.getBoundingClientRect().width ?? 0);
+  assert.ok(enlargedWidth >= 1000, `enlarged to the window's width (${enlargedWidth} px)`);
+  await shot("picture-enlarged");
+  await browser.keys(["Escape"]);
+  await browser.waitUntil(async () => (await browser.execute(() => document.querySelector(".picture-panel.enlarged") === null)), { timeout: 5000, timeoutMsg: "Escape returned" });
+  await browser.setWindowSize(960, 600);
+  try {
+    const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling (${overflow} px)`);
+    await shot("small-picture-inspector");
+  } finally {
+    await browser.setWindowSize(1280, 800);
+  }
+
+  // Exported for slides: an SVG with fixed colours, a PNG at twice the size.
+  const panel = ".capture-detail [data-testid=notification-picture]";
+  const svgPath = await exportPicture(panel, "svg");
+  const svg = readFileSync(svgPath, "utf8");
+  assert.ok(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"') && svg.trimEnd().endsWith("</svg>"), "an SVG document");
+  assert.ok(!svg.includes("var(--"), "fixed colours, not the window's theme");
+  assert.equal((svg.match(/data-step="attempt"/g) ?? []).length, drawn.attempts.length, "the same attempts as on screen");
+  assert.equal((svg.match(/<g\b/g) ?? []).length, (svg.match(/<\/g>/g) ?? []).length, "every group closed");
+  const pngPath = await exportPicture(panel, "png");
+  const png = readFileSync(pngPath);
+  assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], "a PNG");
+  assert.equal(png.readUInt32BE(16), drawn.width * 2, "twice the picture's width");
+  assert.equal(png.readUInt32BE(20), drawn.height * 2, "twice its height");
+
+  // And from the transaction's Notifications.
+  await go(`#/transactions/${encodeURIComponent(retriedTransaction)}`);
+  const open = await $("[data-testid=story-picture]");
+  await open.waitForClickable({ timeout: 15000 });
+  await open.click();
+  const story = "[aria-label='Notifications'] svg.pcp";
+  await (await $(story)).waitForExist({ timeout: 15000 });
+  failedThenDelivered(await readPicture(story));
 });
 
 await step("grouped attempts: one row per notification, its attempts folded under it", async () => {
@@ -1310,6 +1429,7 @@ await step("after the restart: the listener's address, the tunnel URL and the ca
   await waitText("[data-testid=listener-settings]", /at most 5000 captures/);
   await browser.waitUntil(async () => (await browser.$$("[data-capture-id]")).length >= before.captures, { timeout: 15000, timeoutMsg: "the captures from before are listed" });
   assert.ok(await (await $("[data-verdict=invalid-signature][data-capture-id]")).isExisting(), "the wrong-key capture from before is there");
+  await waitText("[data-testid=desktop-notices-summary]", /1 of 3 on/);
   await shot("restart-webhooks");
 });
 
@@ -1678,6 +1798,84 @@ await step("the smallest window (960×600): the changed screens still fit", asyn
   } finally {
     await browser.setWindowSize(1280, 800);
   }
+});
+
+/** Opens the top bar's Display menu and picks an item in it (a theme, or stage mode). */
+async function chooseDisplay(itemSelector) {
+  await (await $("[data-testid=display-button]")).click();
+  const item = await $(`[data-testid=display-menu] ${itemSelector}`);
+  await item.waitForClickable({ timeout: 5000 });
+  await item.click();
+  await (await $("[data-testid=display-menu]")).waitForExist({ timeout: 5000, reverse: true });
+}
+const displayState = () => browser.execute(() => ({ stage: document.documentElement.getAttribute("data-stage"), theme: document.documentElement.getAttribute("data-theme") }));
+
+await step("stage mode and the dark theme", async () => {
+  await go("#/transactions");
+  await (await $("[data-row-id]")).waitForExist({ timeout: 15000 });
+  const bodyFontSize = () => browser.execute(() => parseFloat(getComputedStyle(document.body).fontSize));
+  const normalSize = await bodyFontSize();
+  try {
+    await chooseDisplay("[data-testid=stage-toggle]");
+    assert.equal((await displayState()).stage, "on", "<html data-stage=on>");
+    const stageSize = await bodyFontSize();
+    assert.ok(stageSize >= normalSize * 1.3, `the type grew (${normalSize} px → ${stageSize} px)`);
+    await waitText("[data-testid=stage-strip]", /sandbox/i);
+    // An id cell: its first 8 characters and an ellipsis, the whole id in its title.
+    const id = await browser.execute(() => {
+      const cell = document.querySelector("[data-row-id] .id");
+      return { shown: cell?.textContent ?? "", full: cell?.getAttribute("title") ?? "" };
+    });
+    assert.ok(id.full.length > 12, `a long id in the title: ${JSON.stringify(id)}`);
+    assert.equal(id.shown, `${id.full.slice(0, 8)}…`, "the id shortened");
+    await shot("stage-mode");
+    await browser.setWindowSize(960, 600);
+    try {
+      const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `no sideways scrolling in stage mode (${overflow} px)`);
+      await shot("small-stage-mode");
+    } finally {
+      await browser.setWindowSize(1280, 800);
+    }
+    // The token screen: no token, secret or whole id on screen, the introspection included.
+    await go("#/token");
+    await waitText("[data-testid=token-phase]", /active/);
+    await clickButton("Introspect");
+    await waitText("[data-testid=introspection]", /encompass_client_id/);
+    // innerText keeps the layout's breaks between cells (textContent would run a table's cells together).
+    const screenText = await browser.execute(() => document.querySelector(".content")?.innerText ?? "");
+    assert.doesNotMatch(screenText, /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i, "no whole id on the token screen");
+    // The sandbox's tokens are sbx_ and 43 URL-safe base64 characters; none of it, nor any long run of them.
+    assert.doesNotMatch(screenText, /sbx_[A-Za-z0-9_-]{8,}|[A-Za-z0-9_-]{40,}/, "no token on the token screen");
+    assert.doesNotMatch(screenText, /Bearer\s+\S{8,}/, "no bearer token on the token screen");
+    await shot("stage-mode-token");
+    await chooseDisplay("[data-testid=stage-toggle]");
+    assert.equal((await displayState()).stage, null, "stage mode off");
+
+    await chooseDisplay("[data-theme-choice=dark]");
+    assert.equal((await displayState()).theme, "dark", "<html data-theme=dark>");
+    await go("#/transactions");
+    await (await $("[data-row-id]")).waitForExist({ timeout: 15000 });
+    const luminance = await browser.execute(() => {
+      const [r, g, b] = (getComputedStyle(document.documentElement).backgroundColor.match(/\d+(\.\d+)?/g) ?? ["255", "255", "255"]).map(Number);
+      const linear = (c) => (c / 255 <= 0.03928 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4);
+      return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+    });
+    assert.ok(luminance < 0.05, `the page is dark (relative luminance ${luminance})`);
+    await shot("dark-theme");
+    await browser.setWindowSize(960, 600);
+    try {
+      await shot("small-dark-theme");
+    } finally {
+      await browser.setWindowSize(1280, 800);
+    }
+  } finally {
+    // Back to System and stage mode off, so the steps after this one see the app as before.
+    const state = await displayState();
+    if (state.theme !== null) await chooseDisplay("[data-theme-choice=system]");
+    if (state.stage !== null) await chooseDisplay("[data-testid=stage-toggle]");
+  }
+  assert.deepEqual(await displayState(), { stage: null, theme: null }, "System theme, stage mode off");
 });
 
 await step("headless: a sandbox with --data restarted keeps its data, and a CLI subscription verifies in the app started from the environment", async () => {

@@ -10,8 +10,9 @@ use partner_console_core::bridge::{
 };
 use partner_console_core::Result;
 
-use partner_console_core::services::{captures, listener, tunnel};
+use partner_console_core::services::{captures, desktop_notices, listener, tunnel};
 use partner_console_core::Console;
+use partner_local::DesktopNotices;
 use tauri::State;
 
 #[tauri::command]
@@ -197,4 +198,19 @@ pub fn signature_report(
     pasted_key: Option<String>,
 ) -> Result<SignatureReport> {
     partner_console_core::services::signatures::report(&state, id, pasted_key)
+}
+
+/// Which desktop notifications are on.
+#[tauri::command]
+pub fn desktop_notices(state: State<'_, Console>) -> DesktopNotices {
+    desktop_notices::get(&state)
+}
+
+/// Turns desktop notifications on or off, each kind on its own.
+#[tauri::command]
+pub fn set_desktop_notices(
+    state: State<'_, Console>,
+    notices: DesktopNotices,
+) -> Result<DesktopNotices> {
+    desktop_notices::set(&state, notices)
 }

@@ -11,4 +11,8 @@ export type NotificationStory = { subscriptionId: string, resourceType: string, 
  * else `acknowledged` or `refused` (the listener's last answer to the service), else
  * `recovered` or `replayed` (only the console sent it).
  */
-outcome: string, entries: Array<StoryEntry>, };
+outcome: string, 
+/**
+ * When the service queued it (its delivery record's clock), where it keeps records.
+ */
+queuedAt: string | null, entries: Array<StoryEntry>, };

@@ -17,7 +17,12 @@ attempt: number | null,
 /**
  * The answer: the listener's to the service, or a receiver's to the console.
  */
-status: number | null, verdict: Verdict | null, error: string | null, 
+status: number | null, verdict: Verdict | null, 
+/**
+ * Which of the subscription's keys verified a capture: `current`, or `previous` while a
+ * rotation's old key still verifies.
+ */
+matchedKey: "current" | "previous" | null, error: string | null, 
 /**
  * Where it went (a forward or replay target, the service's subscription URL).
  */

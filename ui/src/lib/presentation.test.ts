@@ -13,6 +13,7 @@ import {
   looksLikeId,
   parseDisplayChoice,
   stageId,
+  stageIdsIn,
   subscribeDisplay,
   toggleStage,
 } from "./presentation";
@@ -143,5 +144,14 @@ describe("the stylesheet's themes", () => {
       const missing = [...light].filter((name) => !set.has(name) && !["--radius", "--type-scale", "--focus-width"].includes(name ?? ""));
       expect(missing, theme).toEqual([]);
     }
+  });
+});
+
+describe("ids within a sentence", () => {
+  it("are shortened as stage mode shows ids, the rest of the sentence kept", () => {
+    expect(stageIdsIn("The lender created transaction 32b6def6-676f-4cc8-9289-8b7369b87c07 on product acme-flood.")).toBe(
+      "The lender created transaction 32b6def6… on product acme-flood.",
+    );
+    expect(stageIdsIn("no id here")).toBe("no id here");
   });
 });

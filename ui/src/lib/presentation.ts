@@ -133,6 +133,12 @@ export function stageId(id: string): string {
   return id.length > 12 ? `${id.slice(0, 8)}…` : id;
 }
 
+/** A sentence with every UUID in it shown as stage mode shows ids (the Demo's log says what
+ * the lender did, naming transactions by id). */
+export function stageIdsIn(text: string): string {
+  return text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, stageId);
+}
+
 /** A value that reads as an opaque id (a UUID, or a long run of letters, digits and dashes with
  * digits in it): what the record tables shorten in stage mode. */
 export function looksLikeId(value: string): boolean {

@@ -49,6 +49,10 @@ import type {
   SendAgainForm,
   SendReport,
   TransactionNotifications,
+  NotificationPicture,
+  DesktopNotices,
+  PictureFormat,
+  PictureOf,
   ListenerView,
   NewConnection,
   NewProductForm,
@@ -240,6 +244,10 @@ export const api = {
   transactionNotifications: (id: string) => call<TransactionNotifications>("transaction_notifications", { id }),
   /** The transaction, its events and its notifications' timeline as one JSON file (save dialog). */
   saveTransactionEvidence: (id: string) => call<FileJobResult>("save_transaction_evidence", { id }),
+  notificationPicture: (of: PictureOf) => call<NotificationPicture | null>("notification_picture", { of }),
+  desktopNotices: () => call<DesktopNotices>("desktop_notices"),
+  setDesktopNotices: (notices: DesktopNotices) => call<DesktopNotices>("set_desktop_notices", { notices }),
+  exportNotificationPicture: (of: PictureOf, format: PictureFormat) => call<FileJobResult>("export_notification_picture", { of, format }),
   respond: (form: RespondForm) => call<Transaction>("respond_transaction", { form }),
 
   listenerStatus: () => call<ListenerView>("listener_status"),

@@ -88,6 +88,10 @@ export type { TransactionNotifications } from "../bindings/TransactionNotificati
 export type { NotificationStory } from "../bindings/NotificationStory";
 export type { StoryEntry } from "../bindings/StoryEntry";
 export type { StoryStep } from "../bindings/StoryStep";
+export type { PictureOf } from "../bindings/PictureOf";
+export type { PictureFormat } from "../bindings/PictureFormat";
+export type { NotificationPicture } from "../bindings/NotificationPicture";
+export type { DesktopNotices } from "../bindings/DesktopNotices";
 export type { MissedNotification } from "../bindings/MissedNotification";
 export type { SubscriptionCheck } from "../bindings/SubscriptionCheck";
 export type { Report as ReceiverReport } from "../bindings/Report";

@@ -274,7 +274,11 @@ impl PartnerClient {
         let unencodable = |e| ClientError::input(format!("the response cannot be encoded ({e})"));
         let body = serde_json::to_vec(response).map_err(unencodable)?;
         let sent = serde_json::to_value(response).map_err(unencodable)?;
-        let write = Write::new(WriteAction::Respond, format!("transaction {id}"), &sent);
+        let write = Write::new(
+            WriteAction::Respond,
+            crate::writes::transaction_target(id),
+            &sent,
+        );
         self.write(write, reqwest::Method::PATCH, &url, &body, JSON)
             .await?
             .document("transaction")

@@ -82,4 +82,4 @@ pub use subscriptions::{
 };
 pub use token::{TokenManager, TokenState};
 pub use updated_since::{Updated, WalkEnd, WalkProgress, WalkSummary, WALK_PAGER};
-pub use writes::{Write, WriteAction, WriteJournal, WriteOutcome, WriteRecord};
+pub use writes::{transaction_target, Write, WriteAction, WriteJournal, WriteOutcome, WriteRecord};

@@ -32,6 +32,12 @@ pub enum WriteAction {
     Respond,
 }
 
+/// The target a write on transaction `id` is recorded under (`transaction t_9`): what the audit
+/// log says, and what the console looks a transaction's responses up by.
+pub fn transaction_target(id: &str) -> String {
+    format!("transaction {id}")
+}
+
 impl WriteAction {
     pub fn describe(self) -> &'static str {
         match self {

@@ -85,6 +85,10 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     SendAgainForm::export_all_to(dir)?;
     SendReport::export_all_to(dir)?;
     TransactionNotifications::export_all_to(dir)?;
+    PictureOf::export_all_to(dir)?;
+    PictureFormat::export_all_to(dir)?;
+    NotificationPicture::export_all_to(dir)?;
+    partner_local::DesktopNotices::export_all_to(dir)?;
     partner_local::recover::RecoveryReport::export_all_to(dir)?;
     EvidenceForm::export_all_to(dir)?;
     DeliveryView::export_all_to(dir)?;

@@ -74,12 +74,33 @@ pub trait EventSink: Send + Sync + 'static {
 
     /// Brings the window to the front (a link was opened); nothing where there is no window.
     fn bring_to_front(&self) {}
+
+    /// Shows a notification on the desktop (its notification area); nothing where there is
+    /// no desktop. Which are sent is the user's choice (`crate::notices`).
+    fn notify_desktop(&self, _notice: DesktopNotice) {}
+}
+
+/// Which of the opt-in desktop notifications a notice is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    FailedVerification,
+    ReceiverCheckFailed,
+    MissedFound,
+}
+
+/// A notification for the desktop: a title and one or two sentences. It never holds a secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DesktopNotice {
+    pub kind: NoticeKind,
+    pub title: String,
+    pub body: String,
 }
 
 /// A sink that keeps every event, for tests.
 #[derive(Debug, Default)]
 pub struct RecordingSink {
     events: Mutex<Vec<AppEvent>>,
+    notices: Mutex<Vec<DesktopNotice>>,
 }
 
 impl RecordingSink {
@@ -90,6 +111,14 @@ impl RecordingSink {
     /// Every event so far, oldest first.
     pub fn events(&self) -> Vec<AppEvent> {
         self.events
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// The desktop notifications so far, oldest first.
+    pub fn notices(&self) -> Vec<DesktopNotice> {
+        self.notices
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .clone()
@@ -107,6 +136,13 @@ impl EventSink for RecordingSink {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .push(event);
+    }
+
+    fn notify_desktop(&self, notice: DesktopNotice) {
+        self.notices
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(notice);
     }
 }
 
@@ -210,6 +246,11 @@ impl Console {
     /// Tells the window (or whatever the sink is).
     pub fn emit(&self, event: AppEvent) {
         self.parts.sink.send(event);
+    }
+
+    /// Shows a desktop notification (whether to is decided in `crate::notices`).
+    pub fn notify_desktop(&self, notice: DesktopNotice) {
+        self.parts.sink.notify_desktop(notice);
     }
 
     /// Brings the window to the front, where there is one.

@@ -52,6 +52,7 @@ async fn forward_captures(console: Console, mut coalescer: Coalescer, stop: Canc
                 LiveEvent::Outbound(_) => None,
             })
             .collect();
+        crate::notices::captures_arrived(&console, &captures);
         if !captures.is_empty() || batch.missed > 0 {
             console.emit(AppEvent::Captures(CaptureBatch {
                 captures,

@@ -16,11 +16,14 @@ pub mod console;
 pub mod error;
 pub mod events;
 pub mod milestones;
+pub mod notices;
+pub mod picture;
 pub mod services;
 pub mod state;
 
 pub use console::{
-    AppEvent, Console, EventSink, FileChoice, FileDialogs, FolderDialogs, RecordingSink,
+    AppEvent, Console, DesktopNotice, EventSink, FileChoice, FileDialogs, FolderDialogs,
+    NoticeKind, RecordingSink,
 };
 pub use error::{AppError, ErrorKind, Result};
 pub use state::AppState;

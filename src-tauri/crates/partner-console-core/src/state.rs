@@ -47,6 +47,17 @@ impl RunningListener {
     }
 }
 
+/// What failed verification while a desktop notice of it was held back (`crate::notices`
+/// tells at most one per quiet time).
+#[derive(Debug, Default)]
+pub struct VerificationThrottle {
+    pub last_told: Option<std::time::Instant>,
+    /// Held back since the last notice, by verdict.
+    pub held: std::collections::BTreeMap<&'static str, u64>,
+    /// A task will tell the held ones when the quiet time ends.
+    pub flush_due: bool,
+}
+
 /// The active connection: its view and its client.
 #[derive(Debug, Clone)]
 pub struct Active {
@@ -137,6 +148,8 @@ pub struct AppState {
     pub receiver_checks: Mutex<HashMap<String, CancellationToken>>,
     /// the running missed-notification check (`services::missed`),
     pub missed_check: Mutex<Option<CancellationToken>>,
+    /// failed verifications held back between two desktop notices (`notices`),
+    pub verification_notices: Mutex<VerificationThrottle>,
     /// the route a `partner-console://` link asked for, until the page takes it
     /// (`services::links`),
     pub pending_link: Mutex<Option<String>>,
@@ -205,6 +218,7 @@ impl AppState {
             searches: Mutex::default(),
             jobs: Mutex::default(),
             receiver_checks: Mutex::default(),
+            verification_notices: Mutex::default(),
             missed_check: Mutex::default(),
             pending_link: Mutex::default(),
             support_index: Mutex::default(),

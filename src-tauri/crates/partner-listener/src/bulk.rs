@@ -351,14 +351,14 @@ pub fn junit(suite: &str, target: &str, report: &SendReport) -> String {
         .sum();
     xml.push_str(&format!(
         "<testsuites>\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" time=\"{:.3}\">\n",
-        escape(suite),
+        crate::xml::escape(suite),
         report.sent.len(),
         report.failures(),
         seconds
     ));
     xml.push_str(&format!(
         "    <properties><property name=\"target\" value=\"{}\"/></properties>\n",
-        escape(target)
+        crate::xml::escape(target)
     ));
     for sent in &report.sent {
         let name = match (&sent.resource_type, &sent.event_id) {
@@ -367,36 +367,20 @@ pub fn junit(suite: &str, target: &str, report: &SendReport) -> String {
         };
         xml.push_str(&format!(
             "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\"",
-            escape(suite),
-            escape(&name),
+            crate::xml::escape(suite),
+            crate::xml::escape(&name),
             sent.elapsed_ms as f64 / 1000.0
         ));
         match &sent.failure {
             None => xml.push_str("/>\n"),
             Some(why) => xml.push_str(&format!(
                 ">\n      <failure message=\"{}\"/>\n    </testcase>\n",
-                escape(why)
+                crate::xml::escape(why)
             )),
         }
     }
     xml.push_str("  </testsuite>\n</testsuites>\n");
     xml
-}
-
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c if (c as u32) < 0x20 && c != '\t' && c != '\n' && c != '\r' => {}
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

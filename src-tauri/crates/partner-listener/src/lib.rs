@@ -30,6 +30,7 @@ pub mod tunnel;
 pub mod verdict;
 mod watermark;
 pub mod writer_lock;
+pub mod xml;
 
 pub use capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
 pub use debugger::{

@@ -30,6 +30,7 @@ pub use error::{Error, Result};
 pub use keys::{KeychainHealth, KeychainKeys};
 pub use listener_address::{ListenerAddress, PortTaken};
 pub use settings::{
-    ConnectionNetwork, Environment, LoadedSettings, SavedConnection, Settings, SettingsFile,
+    ConnectionNetwork, DesktopNotices, Environment, LoadedSettings, SavedConnection, Settings,
+    SettingsFile,
 };
 pub use sorts_tried::{KeyStanding, KeysTried, SortsTried};

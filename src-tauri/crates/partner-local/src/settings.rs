@@ -174,6 +174,23 @@ impl Default for RetentionSettings {
     }
 }
 
+/// Which events the app tells the desktop about (its notification area): each off until the
+/// user turns it on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct DesktopNotices {
+    /// A notification arrived that failed verification (any verdict but valid).
+    #[serde(default)]
+    pub failed_verification: bool,
+    /// A receiver check ended with a rule failed.
+    #[serde(default)]
+    pub receiver_check_failed: bool,
+    /// The missed-notification check found notifications that never arrived.
+    #[serde(default)]
+    pub missed_found: bool,
+}
+
 /// Everything the console keeps between runs, secrets aside.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -196,6 +213,8 @@ pub struct Settings {
     /// its support copy), so it must not change from run to run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedded_sandbox_port: Option<u16>,
+    #[serde(default)]
+    pub desktop_notices: DesktopNotices,
 }
 
 impl Default for Settings {
@@ -208,6 +227,7 @@ impl Default for Settings {
             last_active: None,
             tunnel_urls: BTreeMap::new(),
             embedded_sandbox_port: None,
+            desktop_notices: DesktopNotices::default(),
         }
     }
 }

@@ -4,18 +4,25 @@ import { api, type DemoOutcome } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { formatTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
+import { NotificationPicture } from "../picture/NotificationPicture";
+import { stageIdsIn } from "../../lib/presentation";
+import { useStageMode } from "../../lib/useDisplay";
 import { appendOutcome, CLOCK_STEPS, FAULT_ENDPOINTS, FAULT_KINDS, faultForm, type FaultKind } from "./demoModel";
 
 /** Play the lender against the embedded sandbox, so every webhook flow can be shown live. */
 export function DemoScreen({ embedded }: { embedded: boolean }) {
   const client = useQueryClient();
+  const stage = useStageMode();
   const products = useQuery({ queryKey: ["listing", "products", 0, 50, "listingName"], queryFn: () => api.listProducts({ start: 0, limit: 50, sort: "listingName" }), enabled: embedded });
   const [productId, setProductId] = useState<string>("");
   const [transactionId, setTransactionId] = useState<string>("");
   const [eventText, setEventText] = useState("Appraisal documents uploaded");
   const [log, setLog] = useState<DemoOutcome[]>([]);
+  // Each step the lender plays may cause a notification: the live picture reads it afresh.
+  const [steps, setSteps] = useState(0);
   const done = (o: DemoOutcome) => {
     setLog((l) => appendOutcome(l, o));
+    setSteps((n) => n + 1);
     if (o.transactionId) setTransactionId(o.transactionId);
     void client.invalidateQueries({ queryKey: ["listing", "transactions"] });
     void client.invalidateQueries({ queryKey: ["token"] });
@@ -111,11 +118,16 @@ export function DemoScreen({ embedded }: { embedded: boolean }) {
           {[faults, addFault, clearFaults, revoke].map((m, i) => (m.isError ? <ErrorPanel key={i} error={m.error} compact /> : null))}
         </section>
       </div>
+      {transactionId && (
+        <section className="card" aria-label="Live picture">
+          <NotificationPicture of={{ of: "newestOfTransaction", transactionId }} live generation={steps} heading="The life of the newest notification, as it happens" />
+        </section>
+      )}
       <section className="card">
         <h2>What happened</h2>
         <ol className="timeline" aria-label="Demo log">
           {log.map((o, i) => (
-            <li key={i}><strong>{o.message}</strong> <span className="muted small">sandbox time {formatTime(o.sandboxNow)}</span></li>
+            <li key={i}><strong title={o.message}>{stage ? stageIdsIn(o.message) : o.message}</strong> <span className="muted small">sandbox time {formatTime(o.sandboxNow)}</span></li>
           ))}
           {log.length === 0 && <li className="muted">Press a button: the notification it causes appears in Webhooks.</li>}
         </ol>

@@ -6,11 +6,14 @@
  * evidence…" writes the transaction, its events and this timeline as one JSON file.
  */
 import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
 import { api, type NotificationStory, type StoryEntry, type StoryStep } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { FileJobStatus, useFileJob } from "../../components/FileJob";
-import { formatTime, shortId } from "../../lib/format";
+import { formatTime } from "../../lib/format";
+import { Id } from "../../components/Id";
 import { navigate } from "../../lib/router";
+import { NotificationPicture } from "../picture/NotificationPicture";
 
 const STEP: Record<StoryStep, string> = {
   serviceAttempt: "service sent",
@@ -90,6 +93,7 @@ export function TransactionNotifications({ id }: { id: string }) {
 }
 
 function Story({ story }: { story: NotificationStory }) {
+  const [drawn, setDrawn] = useState(false);
   return (
     <li className="story" data-story-event-id={story.eventId} data-story-subscription-id={story.subscriptionId} data-story-resource={story.resourceType} data-outcome={story.outcome}>
       <div className="story-head">
@@ -97,9 +101,13 @@ function Story({ story }: { story: NotificationStory }) {
         {story.outcome !== "recovered" && story.entries.some((e) => e.step === "recoveryCaptured") && <span className="pill valid">recovered</span>}
         <strong>{story.eventType || "—"}</strong>
         <span className="mono">{story.resourceType.replace("urn:svc:partner:", "")}</span>
-        <span className="muted small mono" title={story.eventId}>event {shortId(story.eventId)}</span>
-        <span className="muted small mono" title={story.subscriptionId}>subscription {shortId(story.subscriptionId)}</span>
+        <span className="muted small mono">event <Id value={story.eventId} compact /></span>
+        <span className="muted small mono">subscription <Id value={story.subscriptionId} compact /></span>
+        <button type="button" className="link small" aria-expanded={drawn} data-testid="story-picture" onClick={() => setDrawn((d) => !d)}>
+          {drawn ? "Hide picture" : "Picture"}
+        </button>
       </div>
+      {drawn && <NotificationPicture of={{ of: "notification", subscriptionId: story.subscriptionId, resourceType: story.resourceType, eventId: story.eventId }} />}
       <ol className="story-steps">
         {story.entries.map((entry, index) => (
           <li key={index} data-step={entry.step} className={entry.step.startsWith("service") ? "from-service" : undefined}>

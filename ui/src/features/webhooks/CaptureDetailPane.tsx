@@ -4,8 +4,11 @@ import { api, type CaptureDetail, type Comparison, type EvidenceScope, type Capt
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { formatTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
+import { Id } from "../../components/Id";
+import { NamedValue, Secret } from "../../components/Secret";
+import { NotificationPicture } from "../picture/NotificationPicture";
 
-type Tab = "headers" | "raw" | "pretty" | "signature" | "attempts" | "forwards" | "replay" | "compare" | "evidence";
+type Tab = "headers" | "raw" | "pretty" | "signature" | "attempts" | "forwards" | "picture" | "replay" | "compare" | "evidence";
 
 /** One capture: its request, signature check, attempts, forwards and replays, replay, a
  * comparison with another capture (`compareWith`: the one shown before, offered first) and
@@ -28,7 +31,7 @@ export function CaptureDetailPane({
   if (detail.isError) return <ErrorPanel error={detail.error} onRetry={() => void detail.refetch()} />;
   if (!detail.data) return <p className="muted pad">Loading…</p>;
   const d = detail.data;
-  const tabs: Tab[] = ["pretty", "raw", "headers", "signature", "attempts", "forwards", "replay", "compare", "evidence"];
+  const tabs: Tab[] = ["pretty", "raw", "headers", "signature", "attempts", "forwards", "picture", "replay", "compare", "evidence"];
   // Compare with the capture shown before, else this notification's first attempt.
   const firstAttempt = d.attempts.length > 1 && d.attempts[0]?.id !== id ? (d.attempts[0]?.id ?? null) : null;
   const other = compareWith !== null && compareWith !== id ? compareWith : firstAttempt;
@@ -51,7 +54,7 @@ export function CaptureDetailPane({
         <table className="fields">
           <tbody>
             {d.headers.map(([k, v], i) => (
-              <tr key={`${k}-${i}`}><th scope="row">{k}</th><td className="mono">{v}</td></tr>
+              <tr key={`${k}-${i}`}><th scope="row">{k}</th><td className="mono"><NamedValue name={k} value={v} /></td></tr>
             ))}
           </tbody>
         </table>
@@ -77,6 +80,7 @@ export function CaptureDetailPane({
       {tab === "forwards" && <Outbound records={d.outbound} />}
       {tab === "replay" && <Replay id={id} raw={d.rawBody} />}
       {tab === "compare" && <Compare key={id} id={id} suggested={other} />}
+      {tab === "picture" && <NotificationPicture of={{ of: "capture", captureId: id }} />}
       {tab === "evidence" && <EvidenceBundle id={id} attempts={d.attempts.length} filter={filter} shown={shown} />}
     </div>
   );
@@ -121,7 +125,7 @@ function Compare({ id, suggested }: { id: number; suggested: number | null }) {
               <tr><th scope="row">Verdict</th><td><span className={`pill ${c.first.verdict}`}>{c.first.verdict}</span></td><td><span className={`pill ${c.second.verdict}`}>{c.second.verdict}</span></td></tr>
               <tr><th scope="row">Answered</th><td>{c.first.answered}</td><td>{c.second.answered}</td></tr>
               <tr><th scope="row">Received</th><td>{formatTime(c.first.receivedAt)}</td><td>{formatTime(c.second.receivedAt)}</td></tr>
-              <tr><th scope="row">Event</th><td className="mono">{c.first.eventType ?? "—"} {c.first.eventId ?? ""}</td><td className="mono">{c.second.eventType ?? "—"} {c.second.eventId ?? ""}</td></tr>
+              <tr><th scope="row">Event</th><td className="mono">{c.first.eventType ?? "—"} {c.first.eventId && <Id value={c.first.eventId} />}</td><td className="mono">{c.second.eventType ?? "—"} {c.second.eventId && <Id value={c.second.eventId} />}</td></tr>
             </tbody>
           </table>
           <h4>Body</h4>
@@ -141,8 +145,8 @@ function Compare({ id, suggested }: { id: number; suggested: number | null }) {
                 {headers.map((h) => (
                   <tr key={h.name} className={h.same ? undefined : "differs"}>
                     <th scope="row">{h.name}</th>
-                    <td className="mono">{h.first ?? "—"}</td>
-                    <td className="mono">{h.second ?? "—"}</td>
+                    <td className="mono">{h.first === null ? "—" : <NamedValue name={h.name} value={h.first} />}</td>
+                    <td className="mono">{h.second === null ? "—" : <NamedValue name={h.name} value={h.second} />}</td>
                   </tr>
                 ))}
               </tbody>
@@ -205,12 +209,12 @@ function SignatureDebugger({ id }: { id: number }) {
           <p data-testid="signature-explanation">{report.data.explanation}</p>
           <table className="fields">
             <tbody>
-              <tr><th scope="row">Svc-Signature</th><td className="mono">{report.data.received ?? "(missing)"}</td></tr>
+              <tr><th scope="row">Svc-Signature</th><td className="mono">{report.data.received === null ? "(missing)" : <Secret value={report.data.received} testId="received-signature" />}</td></tr>
               <tr><th scope="row">Body</th><td className="mono">{report.data.bodyBytes} bytes, SHA-256 {report.data.bodySha256}</td></tr>
               {report.data.checks.map((c) => (
                 <tr key={c.keyLabel}>
                   <th scope="row">{c.keyLabel}</th>
-                  <td className="mono">{c.expected} {c.matches ? <span className="pill valid">matches</span> : <span className="pill invalid-signature">differs</span>}</td>
+                  <td className="mono"><Secret value={c.expected} /> {c.matches ? <span className="pill valid">matches</span> : <span className="pill invalid-signature">differs</span>}</td>
                 </tr>
               ))}
             </tbody>
@@ -239,13 +243,13 @@ function OpenResourceLink({ detail }: { detail: CaptureDetail }) {
     case "event":
       return (
         <button type="button" className="link" data-testid="open-resource" onClick={() => navigate("transactions", open.transactionId, open.eventId)}>
-          Open event {open.eventId} in transaction {open.transactionId}
+          Open event <Id value={open.eventId} /> in transaction <Id value={open.transactionId} />
         </button>
       );
     case "transaction":
       return (
         <button type="button" className="link" data-testid="open-resource" onClick={() => navigate("transactions", open.transactionId)}>
-          Open transaction {open.transactionId}
+          Open transaction <Id value={open.transactionId} />
         </button>
       );
     case "refused":
@@ -287,7 +291,7 @@ function OutboundAnswer({ record: r }: { record: OutboundView }) {
           <table className="fields">
             <tbody>
               {r.responseHeaders.map(([k, v], i) => (
-                <tr key={`${k}-${i}`}><th scope="row">{k}</th><td className="mono">{v}</td></tr>
+                <tr key={`${k}-${i}`}><th scope="row">{k}</th><td className="mono"><NamedValue name={k} value={v} /></td></tr>
               ))}
             </tbody>
           </table>

@@ -8,6 +8,7 @@ import { TunnelCheckResult } from "./TunnelCheckResult";
 import { ListenerSettings } from "./ListenerSettings";
 import { ListenerChecks } from "./ListenerChecks";
 import { MissedNotifications } from "./MissedNotifications";
+import { DesktopNotices } from "./DesktopNotices";
 import { SandboxDeliveries } from "./SandboxDeliveries";
 import { TestModeSettings } from "./TestModeSettings";
 import { RepointOfferPanel } from "./RepointOfferPanel";
@@ -42,6 +43,7 @@ export function WebhooksScreen({ selectedCapture = null, sandbox = false }: { se
           <TestModeSettings view={listener.data} />
           <ListenerChecks />
           <MissedNotifications />
+          <DesktopNotices />
           {sandbox && <SandboxDeliveries />}
         </div>
       )}

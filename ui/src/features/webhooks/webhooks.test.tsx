@@ -9,6 +9,7 @@ import { CaptureDetailPane } from "./CaptureDetailPane";
 import { ForwardRules } from "./ForwardRules";
 import { ListenerChecks } from "./ListenerChecks";
 import { MissedNotifications } from "./MissedNotifications";
+import { DesktopNotices } from "./DesktopNotices";
 import { SandboxDeliveries } from "./SandboxDeliveries";
 import { TestModeSettings } from "./TestModeSettings";
 import { ListenerSettings } from "./ListenerSettings";
@@ -591,5 +592,27 @@ describe("a capture's detail", () => {
     fireEvent.click(screen.getByRole("button", { name: "Replay unchanged" }));
     expect(await screen.findByTestId("replay-answer")).toHaveTextContent("http://localhost:4000/x answered 202 in 12 ms.");
     expect(calls.find((c) => c.cmd === "replay_capture")?.args).toEqual({ form: { captureId: 7, body: null, target: "http://localhost:4000/x" } });
+  });
+});
+
+describe("desktop notifications", () => {
+  it("are each off until turned on, and saved one kind at a time", async () => {
+    let saved = { failedVerification: false, receiverCheckFailed: false, missedFound: false };
+    const calls = mockCommands({
+      desktop_notices: () => saved,
+      set_desktop_notices: (args) => {
+        saved = args.notices as typeof saved;
+        return saved;
+      },
+    });
+    renderWithClient(<DesktopNotices />);
+    await waitFor(() => expect(screen.getByTestId("desktop-notices-summary")).toHaveTextContent("off"));
+    fireEvent.click(screen.getByTestId("desktop-notices"));
+    const failed = await screen.findByTestId("notice-failedVerification");
+    expect(failed).not.toBeChecked();
+    fireEvent.click(failed);
+    await waitFor(() => expect(screen.getByTestId("notice-failedVerification")).toBeChecked());
+    expect(calls.filter((c) => c.cmd === "set_desktop_notices").map((c) => c.args.notices)).toEqual([{ failedVerification: true, receiverCheckFailed: false, missedFound: false }]);
+    expect(screen.getByTestId("desktop-notices-summary")).toHaveTextContent("1 of 3 on");
   });
 });

@@ -34,6 +34,9 @@ pub struct NotificationStory {
     /// else `acknowledged` or `refused` (the listener's last answer to the service), else
     /// `recovered` or `replayed` (only the console sent it).
     pub outcome: String,
+    /// When the service queued it (its delivery record's clock), where it keeps records.
+    #[ts(type = "string | null")]
+    pub queued_at: Option<chrono::DateTime<chrono::Utc>>,
     pub entries: Vec<StoryEntry>,
 }
 
@@ -72,9 +75,55 @@ pub struct StoryEntry {
     /// The answer: the listener's to the service, or a receiver's to the console.
     pub status: Option<u16>,
     pub verdict: Option<Verdict>,
+    /// Which of the subscription's keys verified a capture: `current`, or `previous` while a
+    /// rotation's old key still verifies.
+    #[ts(type = "\"current\" | \"previous\" | null")]
+    pub matched_key: Option<partner_listener::MatchedKey>,
     pub error: Option<String>,
     /// Where it went (a forward or replay target, the service's subscription URL).
     pub url: Option<String>,
     #[ts(type = "number | null")]
     pub elapsed_ms: Option<u64>,
+}
+
+/// Which notification to draw (`services::picture`).
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(tag = "of", rename_all = "camelCase")]
+pub enum PictureOf {
+    /// The notification a capture belongs to (the inspector's picture).
+    #[serde(rename_all = "camelCase")]
+    Capture {
+        #[ts(type = "number")]
+        capture_id: i64,
+    },
+    /// One notification, as a transaction's timeline names it.
+    #[serde(rename_all = "camelCase")]
+    Notification {
+        subscription_id: String,
+        resource_type: String,
+        event_id: String,
+    },
+    /// The newest notification of a transaction (the Demo's live picture).
+    #[serde(rename_all = "camelCase")]
+    NewestOfTransaction { transaction_id: String },
+}
+
+/// The file a picture is exported as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum PictureFormat {
+    Svg,
+    Png,
+}
+
+/// A notification's life drawn as a sequence picture, and the story it was drawn from.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct NotificationPicture {
+    /// SVG coloured through the window's theme (the exported file has fixed colours).
+    pub svg: String,
+    pub width: u32,
+    pub height: u32,
+    pub title: String,
+    pub story: NotificationStory,
 }

@@ -81,14 +81,18 @@ pub async fn find(app: &Console, form: MissedForm) -> Result<MissedReport> {
     if !stop.is_cancelled() {
         *locked(&state.missed_check) = None;
     }
-    outcome.map_err(|e| match e {
+    let report = outcome.map_err(|e| match e {
         partner_local::Error::Client(error) => AppError::from(error),
         other => AppError::new(
             ErrorKind::Listener,
             format!("The check could not read the capture store: {other}."),
             "Try again; if it keeps failing, restart the app.",
         ),
-    })
+    })?;
+    if !report.cancelled {
+        crate::notices::missed_found(app, report.missed.len());
+    }
+    Ok(report)
 }
 
 /// Stops a running check; its report says how far it got (`cancelled`).

@@ -7,12 +7,14 @@
 //! gets holds none (the library masks every response excerpt). One check per subscription runs
 //! at a time; it can be cancelled, and it stops with the app.
 use crate::bridge::{ListenerRoute, ListenerSubscription, ReceiverCheckForm};
+use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::{locked, AppState};
 use partner_conformance::{check_receiver, CheckConfig, CheckError, Report};
 use partner_listener::KeySource;
 
-pub async fn check(state: &AppState, form: ReceiverCheckForm) -> Result<Report> {
+pub async fn check(app: &Console, form: ReceiverCheckForm) -> Result<Report> {
+    let state = app.state();
     let client = state.client()?;
     let product = client
         .get_product_as::<partner_api::Product>(&form.product_id)
@@ -87,7 +89,15 @@ pub async fn check(state: &AppState, form: ReceiverCheckForm) -> Result<Report> 
     if !stop.is_cancelled() {
         locked(&state.receiver_checks).remove(&form.subscription_id);
     }
-    outcome.map_err(could_not_run)
+    let report = outcome.map_err(could_not_run)?;
+    let failed: Vec<String> = report
+        .rules
+        .iter()
+        .filter(|rule| rule.outcome == partner_conformance::Outcome::Fail)
+        .map(|rule| rule.id.to_string())
+        .collect();
+    crate::notices::receiver_check_ended(app, &report.url, &failed);
+    Ok(report)
 }
 
 /// Stops a running check of the subscription (its report is not shown).

@@ -74,6 +74,49 @@ async fn timeline_of(
     })
 }
 
+/// The story of one notification (subscription, resource type, eventId), from the captures
+/// that carry its eventId and, for a sandbox, the service's record of that event. `None` when
+/// the console knows nothing of it.
+pub async fn story_of(state: &AppState, key: NotificationKey) -> Result<Option<NotificationStory>> {
+    let event_id = key.2.clone();
+    let captured = match state.captures() {
+        Ok(store) => {
+            let wanted = key.clone();
+            crate::services::captures::read(store, move |store| {
+                Ok(captures_of_notification(store, &wanted)?)
+            })
+            .await?
+        }
+        Err(_) => Vec::new(),
+    };
+    let (deliveries, _) = delivery_records(state, &BTreeSet::from([event_id])).await;
+    Ok(stories(&captured, &deliveries).into_iter().find(|story| {
+        story.subscription_id == key.0 && story.resource_type == key.1 && story.event_id == key.2
+    }))
+}
+
+/// The captures of one notification (found by its eventId), each with its forwards and replays.
+fn captures_of_notification(
+    store: &partner_listener::Store,
+    key: &NotificationKey,
+) -> partner_listener::Result<Vec<CaptureWithSends>> {
+    let filter = CaptureFilter {
+        text: Some(key.2.clone()),
+        ..CaptureFilter::default()
+    };
+    let mut kept = Vec::new();
+    for capture in store.query(&filter, 0, CAPTURES_READ)?.items {
+        let same = capture.subscription_id.as_deref().unwrap_or_default() == key.0
+            && capture.fields.resource_type.as_deref().unwrap_or_default() == key.1
+            && capture.fields.event_id.as_deref() == Some(key.2.as_str());
+        if same {
+            let outbound = store.outbound_of(capture.id)?;
+            kept.push((capture, outbound));
+        }
+    }
+    Ok(kept)
+}
+
 /// What a transaction's evidence file holds, in this order.
 const EVIDENCE_KIND: &str = "partner-console transaction evidence";
 
@@ -229,7 +272,7 @@ async fn delivery_records(
 }
 
 /// What identifies a notification: subscription, resource type, eventId.
-type NotificationKey = (String, String, String);
+pub type NotificationKey = (String, String, String);
 
 /// The timeline of each notification, newest notification first.
 fn stories(captured: &[CaptureWithSends], deliveries: &[DeliveryRecord]) -> Vec<NotificationStory> {
@@ -249,6 +292,7 @@ fn stories(captured: &[CaptureWithSends], deliveries: &[DeliveryRecord]) -> Vec<
                 attempt: Some(attempt.number),
                 status: attempt.status,
                 verdict: None,
+                matched_key: None,
                 error: attempt.error.clone(),
                 url: Some(record.url.clone()),
                 elapsed_ms: Some(attempt.duration_ms),
@@ -267,12 +311,14 @@ fn stories(captured: &[CaptureWithSends], deliveries: &[DeliveryRecord]) -> Vec<
                 attempt: record.attempts.last().map(|a| a.number),
                 status: None,
                 verdict: None,
+                matched_key: None,
                 error: record.not_sent_because.clone(),
                 url: Some(record.url.clone()),
                 elapsed_ms: None,
             });
         }
         entry.outcome = record.state.as_str().to_string();
+        entry.queued_at = Some(record.enqueued_at);
     }
 
     for (capture, outbound) in captured {
@@ -301,6 +347,7 @@ fn stories(captured: &[CaptureWithSends], deliveries: &[DeliveryRecord]) -> Vec<
             attempt: (!capture.replay).then_some(capture.attempt),
             status: Some(capture.response.status),
             verdict: Some(capture.verdict),
+            matched_key: capture.matched_key,
             error: None,
             url: None,
             elapsed_ms: None,
@@ -316,6 +363,7 @@ fn stories(captured: &[CaptureWithSends], deliveries: &[DeliveryRecord]) -> Vec<
                 attempt: None,
                 status: record.status,
                 verdict: None,
+                matched_key: None,
                 error: record.error.clone(),
                 url: Some(record.url.clone()),
                 elapsed_ms: Some(record.elapsed_ms),
@@ -386,6 +434,7 @@ fn entry_of<'a>(
         event_type: String::new(),
         event_id,
         outcome: String::new(),
+        queued_at: None,
         entries: Vec::new(),
     });
     if story.event_type.is_empty() {
@@ -435,6 +484,7 @@ mod tests {
             attempt,
             status: None,
             verdict: None,
+            matched_key: None,
             error: None,
             url: None,
             elapsed_ms: None,

@@ -428,3 +428,268 @@ async fn the_shown_captures_sent_again_to_a_receiver_paced_with_each_answer_kept
     assert!(receiver.drain().is_empty());
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_notification_s_life_is_drawn_from_its_capture_and_its_transaction_and_exported() {
+    use partner_console_core::bridge::{PictureFormat, PictureOf};
+    use partner_console_core::services::picture;
+    let app = Headless::start().await;
+    let (transaction, original) = app.new_transaction_notified().await;
+    let of_capture = PictureOf::Capture {
+        capture_id: original.id,
+    };
+    // The service marks the record delivered a moment after the listener's answer.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    let drawn = loop {
+        let drawn = picture::draw(&app.console, of_capture.clone())
+            .await
+            .expect("drawn")
+            .expect("known");
+        if drawn.story.outcome == "delivered" {
+            break drawn;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{:?}", drawn.story);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let svg = &drawn.svg;
+    assert!(
+        svg.contains(r#"data-lanes="lender service network listener""#),
+        "{svg}"
+    );
+    assert!(
+        svg.contains(
+            r#"data-step="attempt" data-attempt="1" data-status="200" data-verdict="valid""#
+        ),
+        "{svg}"
+    );
+    assert!(svg.contains("✓ valid, current key"));
+    assert!(svg.contains("var(--ink"), "coloured by the window's theme");
+    assert_eq!(drawn.story.event_id, original.event_id);
+
+    // The same notification named as the transaction's timeline names it, and the newest of the
+    // transaction's (the Demo's live picture).
+    let named = picture::draw(
+        &app.console,
+        PictureOf::Notification {
+            subscription_id: drawn.story.subscription_id.clone(),
+            resource_type: drawn.story.resource_type.clone(),
+            event_id: drawn.story.event_id.clone(),
+        },
+    )
+    .await
+    .expect("drawn")
+    .expect("known");
+    assert_eq!(named.svg, drawn.svg);
+    let newest = picture::draw(
+        &app.console,
+        PictureOf::NewestOfTransaction {
+            transaction_id: transaction.clone(),
+        },
+    )
+    .await
+    .expect("drawn")
+    .expect("the transaction has notifications");
+    assert!(newest.svg.contains(r#"data-step="attempt""#));
+    let unknown = picture::draw(
+        &app.console,
+        PictureOf::Notification {
+            subscription_id: "nobody".into(),
+            resource_type: "urn:svc:partner:transaction".into(),
+            event_id: "never-sent".into(),
+        },
+    )
+    .await
+    .expect("asked");
+    assert!(unknown.is_none(), "nothing is known of it");
+
+    // Exported for slides: fixed colours, and a PNG twice the size.
+    let svg_file = picture::export(&app.console, of_capture.clone(), PictureFormat::Svg)
+        .await
+        .expect("exported");
+    let written = std::fs::read_to_string(svg_file.path.expect("a file")).expect("read");
+    assert!(written.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg""#));
+    assert!(!written.contains("var(--"), "no theme variable in a file");
+    let png_file = picture::export(&app.console, of_capture.clone(), PictureFormat::Png)
+        .await
+        .expect("exported");
+    let png = std::fs::read(png_file.path.expect("a file")).expect("read");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let size = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().expect("4 bytes"));
+    assert_eq!((size(16), size(20)), (drawn.width * 2, drawn.height * 2));
+
+    // The partner answers the service and a fault bites on the way: the console does not send
+    // a write twice on its own, so the 429 is the answer, and the picture shows it beside the
+    // answer that went through when the partner tried again.
+    partner_console_core::services::faults::add(
+        &app.console,
+        form(serde_json::json!({
+            "endpoint": "transactions", "status": 429, "retryAfterSeconds": 1,
+            "latencyMs": null, "drop": false, "count": 1
+        })),
+    )
+    .await
+    .expect("a fault");
+    let respond = || {
+        partner_console_core::services::transactions::respond(
+            &app.console,
+            form(serde_json::json!({
+                "transactionId": transaction,
+                "response": serde_json::json!({"status": "processing"}).to_string(),
+                "confirm": null,
+            })),
+        )
+    };
+    let bitten = respond().await.expect_err("the fault's 429");
+    assert_eq!(bitten.status, Some(429));
+    respond().await.expect("answered the second time");
+    let answered = picture::draw(&app.console, of_capture.clone())
+        .await
+        .expect("drawn")
+        .expect("known")
+        .svg;
+    let answers: Vec<&str> = answered
+        .match_indices(r#"data-step="answer""#)
+        .map(|(at, _)| &answered[at..at + answered[at..].find('>').expect("a tag")])
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            r#"data-step="answer" data-attempts="1" data-waited-ms="0" data-status="429""#,
+            r#"data-step="answer" data-attempts="1" data-waited-ms="0" data-status="200""#,
+        ],
+        "{answered}"
+    );
+    assert!(answered.contains("your app: respond: processing"));
+    assert!(
+        answered.contains("429 Too Many Requests: rate limited"),
+        "{answered}"
+    );
+
+    let missing = picture::draw(
+        &app.console,
+        PictureOf::Capture {
+            capture_id: 999_999,
+        },
+    )
+    .await
+    .expect_err("no such capture");
+    assert!(!missing.message.is_empty());
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn desktop_notices_are_opt_in_and_a_burst_of_failed_verifications_is_told_once_then_summed() {
+    use partner_console_core::services::desktop_notices;
+    use partner_console_core::{notices, NoticeKind};
+    let app = Headless::start().await;
+    let url = app.console.state().listener().expect("listening").url();
+    let http = reqwest::Client::new();
+    let post_unsigned = || async {
+        http.post(&url)
+            .header("content-type", "application/json")
+            .body(r#"{"eventId":"e","eventType":"created"}"#)
+            .send()
+            .await
+            .expect("answered")
+    };
+    // Every failed verification told to the window, counted, so the test knows it was seen.
+    let failed_told = || {
+        app.events(|e| match e {
+            AppEvent::Captures(batch) => Some(
+                batch
+                    .captures
+                    .iter()
+                    .filter(|c| c.verdict != Verdict::Valid)
+                    .count(),
+            ),
+            _ => None,
+        })
+        .into_iter()
+        .sum::<usize>()
+    };
+
+    // Off until the user turns it on.
+    post_unsigned().await;
+    app.wait_for("the first failure in a batch", || {
+        (failed_told() == 1).then_some(())
+    })
+    .await;
+    notices::missed_found(&app.console, 3);
+    notices::receiver_check_ended(
+        &app.console,
+        "https://r.example",
+        &["signature-verified".into()],
+    );
+    assert!(app.sink.notices().is_empty(), "{:?}", app.sink.notices());
+
+    let on = desktop_notices::set(
+        &app.console,
+        partner_local::DesktopNotices {
+            failed_verification: true,
+            receiver_check_failed: true,
+            missed_found: true,
+        },
+    )
+    .expect("saved");
+    assert_eq!(desktop_notices::get(&app.console), on);
+
+    post_unsigned().await;
+    let first = app
+        .wait_for("a notice", || app.sink.notices().first().cloned())
+        .await;
+    assert_eq!(first.kind, NoticeKind::FailedVerification);
+    assert_eq!(first.title, "A notification failed verification");
+    assert!(first.body.starts_with("1 missing signature"), "{first:?}");
+
+    // Two more within the quiet time: held, then told as one.
+    post_unsigned().await;
+    post_unsigned().await;
+    app.wait_for("both in batches", || (failed_told() == 4).then_some(()))
+        .await;
+    assert_eq!(app.sink.notices().len(), 1, "held back");
+    let deadline = tokio::time::Instant::now()
+        + notices::VERIFICATION_QUIET
+        + std::time::Duration::from_secs(5);
+    let second = loop {
+        if let Some(notice) = app.sink.notices().get(1).cloned() {
+            break notice;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the held failures were told"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(second.title, "2 notifications failed verification");
+    assert!(second.body.starts_with("2 missing signature"), "{second:?}");
+
+    notices::missed_found(&app.console, 0);
+    notices::missed_found(&app.console, 3);
+    notices::receiver_check_ended(&app.console, "https://r.example", &[]);
+    notices::receiver_check_ended(
+        &app.console,
+        "https://r.example",
+        &["signature-verified".into()],
+    );
+    let told: Vec<(NoticeKind, String)> = app.sink.notices()[2..]
+        .iter()
+        .map(|n| (n.kind, n.title.clone()))
+        .collect();
+    assert_eq!(
+        told,
+        vec![
+            (
+                NoticeKind::MissedFound,
+                "3 notifications never arrived".to_string()
+            ),
+            (
+                NoticeKind::ReceiverCheckFailed,
+                "Receiver check: 1 rule failed".to_string()
+            ),
+        ]
+    );
+    // Kept in the settings file, as every setting is.
+    let restarted = app.restart().await;
+    assert!(desktop_notices::get(&restarted.console).failed_verification);
+    restarted.stop().await;
+}
