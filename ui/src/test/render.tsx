@@ -19,5 +19,7 @@ export function mockCommands(handlers: Record<string, Handler>, calls: Array<{ c
 
 export function renderWithClient(ui: ReactElement) {
   const client = new QueryClient({ defaultOptions: { queries: { retry: false, staleTime: Infinity }, mutations: { retry: false } } });
-  return render(<QueryClientProvider client={client}>{ui}</QueryClientProvider>);
+  const view = render(<QueryClientProvider client={client}>{ui}</QueryClientProvider>);
+  // `rerender` replaces the whole tree: a test re-renders inside the same client.
+  return { ...view, client, rerenderWithClient: (next: ReactElement) => view.rerender(<QueryClientProvider client={client}>{next}</QueryClientProvider>) };
 }

@@ -6,7 +6,7 @@
 //! Failed verifications come in bursts (a receiver forging, a key rotated on one side only), so
 //! they are told at most once per [`VERIFICATION_QUIET`]: what fails meanwhile is counted and
 //! told when the quiet time ends. No notice names a header, a body or a key: only counts, verdicts
-//! and ids.
+//! and a receiver's URL.
 use crate::bridge::CaptureSummary;
 use crate::console::Console;
 use partner_listener::Verdict;

@@ -32,6 +32,9 @@ export function NotificationPicture({
     retry: false,
     staleTime: 0,
     refetchInterval: (query) => (live && !isSettled(query.state.data) ? 1500 : false),
+    // The Demo's next step reads the same picture afresh: it stays until the new one is drawn
+    // (another notification's never stands in for this one's).
+    placeholderData: (previous, previousQuery) => (previousQuery?.queryKey[1] === pictureKey(of) ? previous : undefined),
   });
   const saving = useFileJob("picture");
   const [enlarged, setEnlarged] = useState(false);

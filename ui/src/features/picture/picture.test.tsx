@@ -69,4 +69,22 @@ describe("the notification picture", () => {
     // Read again on its own while nothing is settled.
     await waitFor(() => expect(screen.getByTestId("picture-svg")).toHaveAttribute("data-outcome", "pending"), { timeout: 4000 });
   });
+
+  it("keeps the last picture while the same one is read afresh, never another notification's", async () => {
+    const pending = new Promise<Picture>(() => {});
+    mockCommands({
+      notification_picture: (args) => ((args.of as { captureId?: number }).captureId === 7 ? drawn("delivered") : pending),
+    });
+    const view = renderWithClient(<NotificationPicture of={{ of: "capture", captureId: 7 }} />);
+    await screen.findByTestId("picture-svg");
+    // The same notification read afresh (the Demo's next step): the picture stays meanwhile.
+    let answers = 0;
+    mockCommands({ notification_picture: () => (answers++ === 0 ? pending : drawn("delivered")) });
+    view.rerenderWithClient(<NotificationPicture of={{ of: "capture", captureId: 7 }} generation={1} />);
+    expect(screen.getByTestId("picture-svg")).toBeInTheDocument();
+    // Another capture: its picture is not the last one's.
+    view.rerenderWithClient(<NotificationPicture of={{ of: "capture", captureId: 8 }} />);
+    await waitFor(() => expect(screen.queryByTestId("picture-svg")).toBeNull());
+    expect(screen.getByText("Drawing…")).toBeInTheDocument();
+  });
 });

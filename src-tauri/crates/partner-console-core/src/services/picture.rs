@@ -4,9 +4,8 @@
 //! The story is read as "Did they get it?" reads it (`transaction_notifications`: the listener's
 //! captures, forwards and replays, and a sandbox's delivery records), so the picture shows
 //! exactly what the timeline says.
-use crate::bridge::OpenResource;
 use crate::bridge::{
-    FileJobResult, NotificationPicture, NotificationStory, PictureFormat, PictureOf,
+    FileJobResult, NotificationPicture, NotificationStory, OpenResource, PictureFormat, PictureOf,
 };
 use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
