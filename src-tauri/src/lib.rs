@@ -180,6 +180,11 @@ pub fn run() {
             commands::demo_clear_faults,
             commands::demo_revoke_tokens,
             commands::retry_demo_subscription,
+            commands::list_scenarios,
+            commands::scenario_start,
+            commands::scenario_next,
+            commands::scenario_current,
+            commands::scenario_stop,
         ])
         .build(tauri::generate_context!());
     let app = match app {

@@ -729,6 +729,8 @@ describe("Demo", () => {
     mockCommands({
       list_products: (args) => pageOf([product(1)], args, 1),
       demo_new_transaction: () => ({ message: "Transaction t-1 created for Product 1", transactionId: "t-1", sandboxNow: new Date().toISOString() }),
+      list_scenarios: () => ({ scenarios: [], problems: [], folder: "/tmp/scenarios" }),
+      scenario_current: () => null,
     });
     renderWithClient(<DemoScreen embedded />);
     await screen.findByText(/Product 1/);

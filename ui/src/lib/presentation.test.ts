@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   applyDisplay,
   changeDisplay,
@@ -15,6 +15,7 @@ import {
   stageId,
   stageIdsIn,
   subscribeDisplay,
+  systemTheme,
   toggleStage,
 } from "./presentation";
 
@@ -79,6 +80,111 @@ describe("the attributes on <html>", () => {
     expect(root.hasAttribute("data-stage")).toBe(false);
     applyDisplay({ theme: "system", stage: false }, root);
     expect(root.hasAttribute("data-theme")).toBe(false);
+    // jsdom has no matchMedia: System is light there, and nothing throws.
+    expect(root.getAttribute("data-system")).toBe("light");
+    applyDisplay({ theme: "light", stage: false }, root);
+    expect(root.getAttribute("data-theme")).toBe("light");
+    expect(root.hasAttribute("data-system")).toBe(false);
+  });
+});
+
+/** A desktop whose media queries a test sets and changes, as `window.matchMedia` answers them. */
+function fakeDesktop(initial: { dark: boolean; contrast: boolean }) {
+  const state = { ...initial };
+  const lists = new Map<string, MediaQueryList & EventTarget>();
+  const matches = (query: string) => (query === "(prefers-color-scheme: dark)" ? state.dark : query === "(prefers-contrast: more)" ? state.contrast : false);
+  const matchMedia = (query: string): MediaQueryList => {
+    let list = lists.get(query);
+    if (!list) {
+      const target = new EventTarget();
+      list = Object.assign(target, {
+        media: query,
+        onchange: null,
+        addListener: () => {},
+        removeListener: () => {},
+      }) as unknown as MediaQueryList & EventTarget;
+      Object.defineProperty(list, "matches", { get: () => matches(query) });
+      lists.set(query, list);
+    }
+    return list;
+  };
+  return {
+    matchMedia,
+    /** The desktop changes: each query whose answer changed tells its listeners. */
+    set(change: Partial<typeof state>) {
+      const before = new Map([...lists.keys()].map((query) => [query, matches(query)]));
+      Object.assign(state, change);
+      for (const [query, list] of lists) if (before.get(query) !== matches(query)) list.dispatchEvent(new Event("change"));
+    },
+  };
+}
+
+describe("the System theme", () => {
+  const html = () => document.documentElement;
+  let desktop: ReturnType<typeof fakeDesktop>;
+
+  beforeEach(() => {
+    desktop = fakeDesktop({ dark: false, contrast: false });
+    Object.defineProperty(window, "matchMedia", { configurable: true, writable: true, value: desktop.matchMedia });
+  });
+
+  afterEach(() => {
+    Reflect.deleteProperty(window, "matchMedia");
+    // Back to System with no matchMedia: stops listening to this test's fake desktop.
+    localStorage.clear();
+    loadDisplay();
+  });
+
+  it("resolves to what the desktop asks for, high contrast before dark", () => {
+    expect(systemTheme()).toBe("light");
+    desktop.set({ dark: true });
+    expect(systemTheme()).toBe("dark");
+    desktop.set({ contrast: true });
+    expect(systemTheme()).toBe("contrast");
+  });
+
+  it("puts the desktop's theme on <html> as data-system, and follows it as it changes", () => {
+    desktop.set({ dark: true });
+    expect(loadDisplay().theme).toBe("system");
+    expect(html()).not.toHaveAttribute("data-theme");
+    expect(html()).toHaveAttribute("data-system", "dark");
+    desktop.set({ dark: false });
+    expect(html()).toHaveAttribute("data-system", "light");
+    desktop.set({ contrast: true });
+    expect(html()).toHaveAttribute("data-system", "contrast");
+    desktop.set({ contrast: false, dark: true });
+    expect(html()).toHaveAttribute("data-system", "dark");
+    expect(html()).not.toHaveAttribute("data-theme");
+  });
+
+  it("ignores the desktop while another theme is chosen, and follows it again on System", () => {
+    loadDisplay();
+    expect(html()).toHaveAttribute("data-system", "light");
+    changeDisplay({ theme: "dark" });
+    expect(html()).toHaveAttribute("data-theme", "dark");
+    expect(html()).not.toHaveAttribute("data-system");
+    desktop.set({ contrast: true });
+    desktop.set({ contrast: false, dark: false });
+    expect(html()).toHaveAttribute("data-theme", "dark");
+    expect(html()).not.toHaveAttribute("data-system");
+    // Stage mode on and off leaves the chosen theme alone too.
+    toggleStage();
+    desktop.set({ dark: true });
+    expect(html()).toHaveAttribute("data-theme", "dark");
+    expect(html()).not.toHaveAttribute("data-system");
+    changeDisplay({ theme: "system" });
+    expect(html()).not.toHaveAttribute("data-theme");
+    expect(html()).toHaveAttribute("data-system", "dark");
+    desktop.set({ dark: false });
+    expect(html()).toHaveAttribute("data-system", "light");
+  });
+
+  it("starts from a stored choice other than System without listening", () => {
+    localStorage.setItem(DISPLAY_STORAGE_KEY, JSON.stringify({ theme: "contrast", stage: false }));
+    loadDisplay();
+    desktop.set({ dark: true });
+    expect(html()).toHaveAttribute("data-theme", "contrast");
+    expect(html()).not.toHaveAttribute("data-system");
   });
 });
 
@@ -120,15 +226,17 @@ describe("the stylesheet's themes", () => {
   const css = readFileSync(join(__dirname, "..", "styles.css"), "utf8");
   const block = (start: number) => css.slice(css.indexOf("{", start) + 1, css.indexOf("}", start)).replace(/\s+/g, " ").trim();
 
-  it("has the same dark set when chosen and for System on a dark desktop, and so for high contrast", () => {
-    const chosenDark = block(css.indexOf(':root[data-theme="dark"]'));
-    const systemDark = block(css.indexOf(":root:not([data-theme])", css.indexOf("@media (prefers-color-scheme: dark)")));
-    expect(chosenDark).toContain("color-scheme: dark");
-    expect(systemDark).toBe(chosenDark);
-    const chosenContrast = block(css.indexOf(':root[data-theme="contrast"]'));
-    const systemContrast = block(css.indexOf(":root:not([data-theme])", css.indexOf("@media (prefers-contrast: more)")));
-    expect(chosenContrast).toContain("--ink: #000000");
-    expect(systemContrast).toBe(chosenContrast);
+  it("writes each theme's set once, for the chosen theme and System alike", () => {
+    expect(css).toContain(':root[data-theme="dark"], :root[data-system="dark"] {');
+    expect(block(css.indexOf(':root[data-theme="dark"]'))).toContain("color-scheme: dark");
+    expect(css).toContain(':root[data-theme="contrast"], :root[data-system="contrast"] {');
+    expect(block(css.indexOf(':root[data-theme="contrast"]'))).toContain("--ink: #000000");
+    for (const theme of ["dark", "contrast"]) {
+      expect(css.split(`[data-theme="${theme}"]`).length - 1, theme).toBe(1);
+      expect(css.split(`[data-system="${theme}"]`).length - 1, theme).toBe(1);
+    }
+    // System is resolved in presentation.ts, not by media queries in the stylesheet.
+    expect(css).not.toMatch(/@media\s*\(prefers-(color-scheme|contrast)|:not\(\[data-theme\]\)/);
   });
 
   it("hard-codes no colour in the rules: every one is a variable of the themes", () => {

@@ -2,8 +2,10 @@
  * How the console is displayed: its theme and stage mode (for a projector: larger type, ids
  * shortened, secrets never on screen, the connection unmistakable). One store, kept in
  * localStorage and shown as attributes on `<html>` that the stylesheet reads:
- * `data-theme="light|dark|contrast"` (none for System, which follows the desktop through
- * `prefers-color-scheme` / `prefers-contrast`) and `data-stage="on"`.
+ * `data-theme="light|dark|contrast"` (none for System) and `data-stage="on"`. For System,
+ * `data-system="light|dark|contrast"` says what the desktop asks for (`prefers-contrast` /
+ * `prefers-color-scheme`), kept up to date while System is chosen; so the stylesheet writes
+ * each theme's colours once, for `[data-theme=X]` and `[data-system=X]` together.
  *
  * No React here: `main.tsx` applies the stored choice before the first render (no flash of the
  * wrong theme), and must not pull React into the entry. The hooks are in `useDisplay.ts`.
@@ -58,10 +60,41 @@ export function parseDisplayChoice(raw: string | null | undefined): DisplayChoic
   };
 }
 
+/** What System resolves to: the theme the desktop asks for. */
+export type SystemTheme = "light" | "dark" | "contrast";
+
+const CONTRAST_QUERY = "(prefers-contrast: more)";
+const DARK_QUERY = "(prefers-color-scheme: dark)";
+
+/** A media query's list, or none where `matchMedia` is missing (jsdom) or throws. */
+function mediaQuery(query: string): MediaQueryList | null {
+  try {
+    return typeof window !== "undefined" && typeof window.matchMedia === "function" ? window.matchMedia(query) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The theme System stands for now: high contrast when the desktop asks for more contrast (even
+ * on a dark desktop), dark on a dark one, light otherwise (and wherever media queries can't be
+ * asked).
+ */
+export function systemTheme(): SystemTheme {
+  if (mediaQuery(CONTRAST_QUERY)?.matches) return "contrast";
+  if (mediaQuery(DARK_QUERY)?.matches) return "dark";
+  return "light";
+}
+
 /** Puts a choice on `<html>` (or `root`): the stylesheet does the rest. */
 export function applyDisplay(choice: DisplayChoice, root: HTMLElement = document.documentElement): void {
-  if (choice.theme === "system") root.removeAttribute("data-theme");
-  else root.setAttribute("data-theme", choice.theme);
+  if (choice.theme === "system") {
+    root.removeAttribute("data-theme");
+    root.setAttribute("data-system", systemTheme());
+  } else {
+    root.setAttribute("data-theme", choice.theme);
+    root.removeAttribute("data-system");
+  }
   if (choice.stage) root.setAttribute("data-stage", "on");
   else root.removeAttribute("data-stage");
 }
@@ -78,6 +111,28 @@ function storage(): Storage | null {
 let current: DisplayChoice = { ...DEFAULT_DISPLAY };
 const listeners = new Set<() => void>();
 
+/** Stops following the desktop's media queries, if they are followed. */
+let unfollowSystem: (() => void) | null = null;
+
+/**
+ * While System is chosen, `data-system` on `<html>` follows the desktop as it changes; with any
+ * other theme, nothing listens. Asks `matchMedia` afresh each time (a no-op where it is missing).
+ */
+function followSystem(): void {
+  unfollowSystem?.();
+  unfollowSystem = null;
+  if (current.theme !== "system") return;
+  const queries = [mediaQuery(CONTRAST_QUERY), mediaQuery(DARK_QUERY)].filter(
+    (query): query is MediaQueryList => query !== null && typeof query.addEventListener === "function",
+  );
+  if (queries.length === 0) return;
+  const onChange = () => {
+    if (current.theme === "system") document.documentElement.setAttribute("data-system", systemTheme());
+  };
+  queries.forEach((query) => query.addEventListener("change", onChange));
+  unfollowSystem = () => queries.forEach((query) => query.removeEventListener("change", onChange));
+}
+
 /** Reads the stored choice and applies it; `main.tsx` calls this before the first render. */
 export function loadDisplay(): DisplayChoice {
   let raw: string | null = null;
@@ -88,6 +143,7 @@ export function loadDisplay(): DisplayChoice {
   }
   current = parseDisplayChoice(raw);
   applyDisplay(current);
+  followSystem();
   listeners.forEach((listener) => listener());
   return current;
 }
@@ -101,8 +157,10 @@ export function currentDisplay(): DisplayChoice {
 export function changeDisplay(change: Partial<DisplayChoice>): void {
   const next = { ...current, ...change };
   if (next.theme === current.theme && next.stage === current.stage) return;
+  const themeChanged = next.theme !== current.theme;
   current = next;
   applyDisplay(current);
+  if (themeChanged) followSystem();
   try {
     storage()?.setItem(DISPLAY_STORAGE_KEY, JSON.stringify(current));
   } catch {

@@ -22,6 +22,9 @@ import type {
   ConnectionCheckView,
   CheckStepEvent,
   DemoOutcome,
+  ScenarioList,
+  ScenarioPlayView,
+  ScenarioStartForm,
   DeliveryView,
   EvidenceForm,
   EvidenceResult,
@@ -314,6 +317,17 @@ export const api = {
   demoClearFaults: () => call<FaultView[]>("demo_clear_faults"),
   /** Revokes every token of the embedded sandbox: the console's next call gets a new one. */
   demoRevokeTokens: () => call<DemoOutcome>("demo_revoke_tokens"),
+
+  /** The scenarios the Demo offers (built in, and the user's files), and the files that did not parse. */
+  listScenarios: () => call<ScenarioList>("list_scenarios"),
+  /** Starts playing a scenario on the embedded sandbox: nothing is played yet (`next` is 0). */
+  scenarioStart: (form: ScenarioStartForm) => call<ScenarioPlayView>("scenario_start", { form }),
+  /** Plays the next step and answers once it has settled (an error once the play is finished). */
+  scenarioNext: () => call<ScenarioPlayView>("scenario_next"),
+  /** The play under way, if any (the Demo screen opened again). */
+  scenarioCurrent: () => call<ScenarioPlayView | null>("scenario_current"),
+  /** Ends the play; the listener is put back as it was. */
+  scenarioStop: () => call<null>("scenario_stop"),
 };
 
 export type Api = typeof api;

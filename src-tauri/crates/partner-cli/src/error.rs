@@ -38,6 +38,9 @@ pub enum CliError {
     /// stdout).
     #[error("{0}")]
     SendsFailed(String),
+    /// The app's services (`partner demo`): what failed, and what to do about it.
+    #[error("{} {}", .0.message, .0.hint)]
+    App(#[from] partner_console_core::AppError),
     /// `check-receiver`: the check could not run, and why.
     #[error("the check could not run: {0}")]
     CheckNotRun(String),
@@ -75,6 +78,19 @@ impl CliError {
             CliError::Usage(_) | CliError::CheckNotRun(_) => 2,
             CliError::CheckFailed(_) | CliError::DoctorFailed(_) | CliError::SendsFailed(_) => 1,
             CliError::Client(error) => Self::client_status(error),
+            CliError::App(error) => {
+                use partner_console_core::ErrorKind;
+                match error.kind {
+                    ErrorKind::InvalidInput | ErrorKind::ReadOnly => 2,
+                    ErrorKind::Server => 1,
+                    ErrorKind::Network | ErrorKind::NotConnected => 3,
+                    ErrorKind::Cancelled => 130,
+                    ErrorKind::Keychain
+                    | ErrorKind::Io
+                    | ErrorKind::Listener
+                    | ErrorKind::Internal => 4,
+                }
+            }
             CliError::Listener(partner_listener::Error::InvalidInput(_)) => 2,
             CliError::Local(error) => match error {
                 partner_local::Error::Client(error) => CliError::client_status(error),

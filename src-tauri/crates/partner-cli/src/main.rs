@@ -59,6 +59,9 @@ enum Command {
     /// what was created and the notifications it queued); or make it misbehave on demand
     /// (faults, revoked tokens).
     Trigger(commands::trigger::Args),
+    /// Scenarios: scripted webhook flows (the app's Demo screen), listed or played to their end
+    /// on a sandbox and listener of their own.
+    Demo(commands::demo::Args),
     /// Check a webhook receiver against the spec's signing and endpoint rules: sends a few
     /// marked notifications and reports each rule as pass, fail or warn with its evidence.
     CheckReceiver(commands::check_receiver::Args),
@@ -80,9 +83,10 @@ enum Command {
     Man(commands::docs::ManArgs),
 }
 
-fn init_logging() {
+/// Logs at `default` and above unless `RUST_LOG` says otherwise.
+fn init_logging(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     // Colours only for a person at a terminal; a log file or a pipe gets plain text.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
@@ -102,7 +106,14 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    // `demo run` starts the app's services, whose start-up is told at info and whose failed
+    // deliveries (what the scenarios are about) at warn: its output is the scenario, so only
+    // errors are logged unless asked.
+    init_logging(if matches!(cli.command, Command::Demo(_)) {
+        "error"
+    } else {
+        "info"
+    });
     call_lines::show(call_lines::Show {
         lines: cli.verbose,
         curl: cli.curl,
@@ -117,6 +128,7 @@ async fn main() -> ExitCode {
         Command::Transactions(args) => commands::transactions::run(args).await,
         Command::Listen(args) => commands::listen::run(*args).await,
         Command::Trigger(args) => commands::trigger::run(args).await,
+        Command::Demo(args) => commands::demo::run(args).await,
         Command::CheckReceiver(args) => commands::check_receiver::run(args).await,
         Command::Doctor(args) => commands::doctor::run(args).await,
         Command::Connections(args) => commands::connections::run(args).await,

@@ -104,6 +104,9 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     SubscriptionChangeForm::export_all_to(dir)?;
     ReplayResult::export_all_to(dir)?;
     DemoOutcome::export_all_to(dir)?;
+    ScenarioList::export_all_to(dir)?;
+    ScenarioStartForm::export_all_to(dir)?;
+    ScenarioPlayView::export_all_to(dir)?;
     SupportQuery::export_all_to(dir)?;
     SupportIndexView::export_all_to(dir)?;
     SupportSyncProgress::export_all_to(dir)?;

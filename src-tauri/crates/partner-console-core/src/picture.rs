@@ -291,6 +291,9 @@ impl<'a> Canvas<'a> {
         if let Some(verdict) = capture.and_then(|c| c.verdict) {
             attributes.push(("verdict", verdict.as_str().to_string()));
         }
+        if let Some(key) = capture.and_then(|c| c.matched_key) {
+            attributes.push(("key", key.as_str().to_string()));
+        }
         if let Some(error) = &error {
             attributes.push(("error", error.clone()));
         }

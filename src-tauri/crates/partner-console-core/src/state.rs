@@ -153,8 +153,11 @@ pub struct AppState {
     /// the route a `partner-console://` link asked for, until the page takes it
     /// (`services::links`),
     pub pending_link: Mutex<Option<String>>,
-    /// and the active connection's local index, open (`services::support`).
+    /// the active connection's local index, open (`services::support`),
     pub support_index: Mutex<Option<OpenIndex>>,
+    /// and the scenario being played on the embedded sandbox, one step at a time
+    /// (`services::scenarios`).
+    pub scenario_play: tokio::sync::Mutex<Option<crate::scenario::Play>>,
     /// The start-up phase, watched so a command can answer the moment start-up ends (the UI
     /// awaits it instead of polling).
     phase: tokio::sync::watch::Sender<StartupPhase>,
@@ -221,6 +224,7 @@ impl AppState {
             verification_notices: Mutex::default(),
             missed_check: Mutex::default(),
             pending_link: Mutex::default(),
+            scenario_play: tokio::sync::Mutex::default(),
             support_index: Mutex::default(),
             phase: tokio::sync::watch::Sender::new(StartupPhase::Starting),
             status_version: AtomicU64::new(0),

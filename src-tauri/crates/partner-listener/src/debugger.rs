@@ -621,10 +621,11 @@ fn sort_keys(value: serde_json::Value) -> serde_json::Value {
     }
 }
 
-/// Re-lays out JSON text keeping its tokens and key order: compact (`indent` None) or indented
+/// Re-lays out JSON text keeping its tokens and key order (as JavaScript's `JSON.stringify` of a
+/// parsed body does; also what the Demo's re-serialising proxy sends): compact (`indent` None) or indented
 /// the way `serde_json`'s pretty printer and most tools do (`"key": value`, `{}` for empty).
 /// The text must already be valid JSON.
-fn reformat(raw: &str, indent: Option<&str>) -> Option<String> {
+pub fn reformat(raw: &str, indent: Option<&str>) -> Option<String> {
     let mut out = String::with_capacity(raw.len() * 2);
     let mut depth = 0usize;
     let mut in_string = false;

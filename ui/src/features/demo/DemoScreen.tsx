@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, type DemoOutcome } from "../../platform";
+import { api, type DemoOutcome, type ScenarioPlayView } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { formatTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
@@ -8,6 +8,7 @@ import { NotificationPicture } from "../picture/NotificationPicture";
 import { stageIdsIn } from "../../lib/presentation";
 import { useStageMode } from "../../lib/useDisplay";
 import { appendOutcome, CLOCK_STEPS, FAULT_ENDPOINTS, FAULT_KINDS, faultForm, type FaultKind } from "./demoModel";
+import { ScenarioPlayer } from "./ScenarioPlayer";
 
 /** Play the lender against the embedded sandbox, so every webhook flow can be shown live. */
 export function DemoScreen({ embedded }: { embedded: boolean }) {
@@ -26,6 +27,12 @@ export function DemoScreen({ embedded }: { embedded: boolean }) {
     if (o.transactionId) setTransactionId(o.transactionId);
     void client.invalidateQueries({ queryKey: ["listing", "transactions"] });
     void client.invalidateQueries({ queryKey: ["token"] });
+  };
+  // A scenario's step is the lender's act too: the live picture draws the scenario's transaction.
+  const scenarioStep = (play: ScenarioPlayView) => {
+    setSteps((n) => n + 1);
+    if (play.transactionId) setTransactionId(play.transactionId);
+    void client.invalidateQueries({ queryKey: ["listing", "transactions"] });
   };
   const chosenProduct = productId || products.data?.items.find((p) => p.webhooks.length > 0)?.id || products.data?.items[0]?.id || "";
   const newTx = useMutation({ mutationFn: () => api.demoNewTransaction(chosenProduct), onSuccess: done });
@@ -53,6 +60,13 @@ export function DemoScreen({ embedded }: { embedded: boolean }) {
   return (
     <div className="page">
       <div className="toolbar"><h1>Demo — play the lender</h1></div>
+      <ScenarioPlayer onStep={scenarioStep} />
+      {/* Right under the scenario's captions, so a presenter shows both without scrolling. */}
+      {transactionId && (
+        <section className="card" aria-label="Live picture">
+          <NotificationPicture of={{ of: "newestOfTransaction", transactionId }} live generation={steps} heading="The life of the newest notification, as it happens" />
+        </section>
+      )}
       {products.isError && <ErrorPanel error={products.error} onRetry={() => void products.refetch()} />}
       <div className="columns">
         <section className="card">
@@ -118,11 +132,6 @@ export function DemoScreen({ embedded }: { embedded: boolean }) {
           {[faults, addFault, clearFaults, revoke].map((m, i) => (m.isError ? <ErrorPanel key={i} error={m.error} compact /> : null))}
         </section>
       </div>
-      {transactionId && (
-        <section className="card" aria-label="Live picture">
-          <NotificationPicture of={{ of: "newestOfTransaction", transactionId }} live generation={steps} heading="The life of the newest notification, as it happens" />
-        </section>
-      )}
       <section className="card">
         <h2>What happened</h2>
         <ol className="timeline" aria-label="Demo log">

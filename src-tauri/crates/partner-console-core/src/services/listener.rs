@@ -180,6 +180,12 @@ async fn serve(
         stop,
         finished,
     };
+    // A listener asked for any free port (a headless console's) keeps the one it got, so when
+    // it is stopped and started again it is still where the service sends.
+    let mut address = address;
+    if address.address.port() == 0 {
+        address.address.set_port(addr.port());
+    }
     app.announce(|inner| {
         inner.listener = Some(running.clone());
         inner.listener_problem = None;

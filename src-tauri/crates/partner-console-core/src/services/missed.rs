@@ -12,6 +12,7 @@ use crate::console::{AppEvent, Console};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::locked;
 use crate::state::AppState;
+use partner_api::delivery::GIVE_UP_AFTER;
 use partner_local::missed::{find_missed, MissedProgress, MissedQuery, MissedReport};
 use partner_local::recover::{recover, RecoveryReport};
 
@@ -31,6 +32,14 @@ async fn sandbox_give_up_window(
     partner_local::missed::sandbox_give_up_window(&control).await
 }
 
+/// Now on the active service's clock: the embedded sandbox's own (the Demo moves it on), else
+/// this machine's.
+fn service_now(state: &AppState) -> chrono::DateTime<chrono::Utc> {
+    crate::services::embedded::active_sandbox(state)
+        .map(|sandbox| sandbox.clock().now())
+        .unwrap_or_else(|_| chrono::Utc::now())
+}
+
 pub async fn find(app: &Console, form: MissedForm) -> Result<MissedReport> {
     let state = app.state();
     let client = state.client()?;
@@ -45,13 +54,22 @@ pub async fn find(app: &Console, form: MissedForm) -> Result<MissedReport> {
         })?;
         (store, inner.listener.is_some())
     };
+    let give_up_window = sandbox_give_up_window(state, &client).await;
+    // Up to the service's give-up window ago, as the CLI does; "now" includes the notifications
+    // the service may still be retrying. Both on the service's clock: the embedded sandbox's
+    // runs ahead once the Demo has moved it on.
+    let now = service_now(state);
+    let until = if form.include_recent {
+        now
+    } else {
+        now - chrono::Duration::from_std(give_up_window.unwrap_or(GIVE_UP_AFTER))
+            .unwrap_or(chrono::Duration::zero())
+    };
     let query = MissedQuery {
         subscription_id: form.subscription_id.filter(|s| !s.trim().is_empty()),
         since: form.since,
-        // `None`: up to the service's give-up window ago, as the CLI does; "now" includes the
-        // notifications the service may still be retrying.
-        until: form.include_recent.then(chrono::Utc::now),
-        give_up_window: sandbox_give_up_window(state, &client).await,
+        until: Some(until),
+        give_up_window,
         all_subscriptions: form.all_subscriptions,
         listening_now,
     };

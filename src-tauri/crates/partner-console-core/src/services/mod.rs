@@ -29,6 +29,7 @@ pub mod missed;
 pub mod picture;
 pub mod products;
 pub mod receiver_check;
+pub mod scenarios;
 pub mod send_again;
 pub mod settings;
 pub mod signatures;

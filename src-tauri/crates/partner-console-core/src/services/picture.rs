@@ -74,16 +74,7 @@ pub async fn export(app: &Console, of: PictureOf, format: PictureFormat) -> Resu
     };
     let target = path.clone();
     tokio::task::spawn_blocking(move || {
-        let bytes = match format {
-            PictureFormat::Svg => drawn.svg.into_bytes(),
-            PictureFormat::Png => picture::png(&drawn.svg, PNG_SCALE).map_err(|why| {
-                AppError::new(
-                    ErrorKind::Internal,
-                    format!("The picture could not be drawn as a PNG: {why}."),
-                    "Export it as SVG instead.",
-                )
-            })?,
-        };
+        let bytes = encoded(drawn.svg, format)?;
         crate::services::captures::write_replacing(&target, |out| {
             std::io::Write::write_all(out, &bytes)
                 .map_err(|e| AppError::io("write the picture", &e))?;
@@ -104,6 +95,45 @@ pub async fn export(app: &Console, of: PictureOf, format: PictureFormat) -> Resu
         skipped: 0,
         cancelled: false,
     })
+}
+
+/// The picture as a file holds it: the SVG (fixed colours on white), or a PNG of it at
+/// [`PNG_SCALE`]. PNG drawing is CPU work: call it on the blocking pool.
+fn encoded(svg: String, format: PictureFormat) -> Result<Vec<u8>> {
+    match format {
+        PictureFormat::Svg => Ok(svg.into_bytes()),
+        PictureFormat::Png => picture::png(&svg, PNG_SCALE).map_err(|why| {
+            AppError::new(
+                ErrorKind::Internal,
+                format!("The picture could not be drawn as a PNG: {why}."),
+                "Export it as SVG instead.",
+            )
+        }),
+    }
+}
+
+/// The picture of `of` as [`export`] writes it, for a caller that writes the file itself
+/// (`partner demo run --picture`); `None` while the console knows nothing of it.
+pub async fn file_bytes(
+    state: &AppState,
+    of: PictureOf,
+    format: PictureFormat,
+) -> Result<Option<Vec<u8>>> {
+    let Some((story, transaction)) = story(state, of).await? else {
+        return Ok(None);
+    };
+    let setting = setting(state, &story, transaction.as_deref()).await;
+    let drawn = picture::draw(&story, &setting, Palette::Print);
+    tokio::task::spawn_blocking(move || encoded(drawn.svg, format))
+        .await
+        .map_err(|e| {
+            AppError::new(
+                ErrorKind::Internal,
+                format!("Drawing the picture failed: {e}."),
+                "Try again.",
+            )
+        })?
+        .map(Some)
 }
 
 /// The notification's story, and the transaction it is about where the console can tell.
@@ -137,11 +167,10 @@ async fn story(
             event_id,
         } => (subscription_id, resource_type, event_id),
         PictureOf::NewestOfTransaction { transaction_id } => {
-            let newest = transaction_notifications::timeline(state, &transaction_id)
+            let stories = transaction_notifications::timeline(state, &transaction_id)
                 .await?
-                .notifications
-                .into_iter()
-                .next();
+                .notifications;
+            let newest = newest_of_the_console(state, stories);
             return Ok(newest.map(|story| (story, Some(transaction_id))));
         }
     };
@@ -150,6 +179,40 @@ async fn story(
     };
     let transaction = transaction_of(state, &story).await;
     Ok(Some((story, transaction)))
+}
+
+/// The newest of a transaction's notifications (newest first) that were meant for this
+/// console: one its listener received something of, or one the service sent to the listener's
+/// address or the tunnel; else the newest of all. A sandbox's products also notify other
+/// receivers (the demo data's), whose notifications are not the ones a demo is about.
+pub(crate) fn newest_of_the_console(
+    state: &AppState,
+    stories: Vec<NotificationStory>,
+) -> Option<NotificationStory> {
+    let bases: Vec<String> = {
+        let inner = state.lock();
+        let address = inner.listener_address.address;
+        let mut bases = vec![format!("http://{address}")];
+        if address.ip().is_loopback() {
+            bases.push(format!("http://localhost:{}", address.port()));
+        }
+        bases
+    };
+    let tunnel = crate::services::listener::tunnel_url(state);
+    let meant_for_us = |story: &NotificationStory| {
+        story.entries.iter().any(|entry| {
+            entry.capture_id.is_some()
+                || entry.url.as_deref().is_some_and(|url| {
+                    bases.iter().any(|base| url.starts_with(base.as_str()))
+                        || tunnel.as_deref().is_some_and(|t| url.starts_with(t))
+                })
+        })
+    };
+    let ours = stories.iter().position(meant_for_us);
+    match ours {
+        Some(index) => stories.into_iter().nth(index),
+        None => stories.into_iter().next(),
+    }
 }
 
 /// The transaction a notification is about: the first of its captures whose `resourceRef`

@@ -9,6 +9,7 @@ mod listings_and_products;
 mod more_services;
 mod network_and_calls;
 mod other_service;
+mod scenarios;
 mod sorts_and_walks;
 mod startup_and_connections;
 mod support_and_links;
