@@ -212,3 +212,52 @@ async fn a_user_written_scenario_is_listed_and_played_and_a_broken_one_is_report
     assert!(error.message.contains("played to its end"), "{error:?}");
     console.stop().await;
 }
+
+#[tokio::test]
+async fn in_real_time_a_wait_really_passes_and_the_sandbox_clock_is_left_alone() {
+    let console = Headless::start().await;
+    console.demo_subscribed().await;
+    let folder = scenarios::folder(&console.console);
+    std::fs::create_dir_all(&folder).expect("folder");
+    std::fs::write(
+        folder.join("a-second.toml"),
+        "title = \"A second\"\n[[steps]]\ndo = \"wait\"\nseconds = 1\ncaption = \"One second passes.\"\n",
+    )
+    .expect("written");
+    let sandbox = partner_console_core::services::embedded::active_sandbox(&console.console)
+        .expect("the embedded sandbox");
+    let offset = sandbox.clock().offset();
+    let view = scenarios::start(
+        &console.console,
+        ScenarioStartForm {
+            name: "a-second".into(),
+            real_time: true,
+        },
+    )
+    .await
+    .expect("started");
+    assert!(view.real_time);
+    let started = std::time::Instant::now();
+    let view = scenarios::next(&console.console).await.expect("played");
+    assert!(started.elapsed() >= std::time::Duration::from_secs(1));
+    assert!(view.finished);
+    assert_eq!(view.steps[0].outcome.as_deref(), Some("1 s passed."));
+    assert_eq!(sandbox.clock().offset(), offset, "the clock was not moved");
+
+    // Played in the sandbox's time instead, the same wait moves the clock at once.
+    scenarios::start(
+        &console.console,
+        ScenarioStartForm {
+            name: "a-second".into(),
+            real_time: false,
+        },
+    )
+    .await
+    .expect("started");
+    scenarios::next(&console.console).await.expect("played");
+    assert_eq!(
+        sandbox.clock().offset(),
+        offset + std::time::Duration::from_secs(1)
+    );
+    console.stop().await;
+}
