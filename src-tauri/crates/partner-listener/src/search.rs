@@ -763,6 +763,15 @@ pub(crate) struct WriterActivity {
     opened: Instant,
     last_write_ms: AtomicU64,
     last_import_ms: AtomicU64,
+    /// Held by whoever writes the store (the writer around each commit, the indexer around each
+    /// batch), so the two take turns here rather than in SQLite: a writer that finds SQLite's
+    /// write lock taken sleeps in its busy handler (steps of up to 100 ms) and is not woken
+    /// when the lock comes free, which held acknowledgements for hundreds of milliseconds
+    /// behind index batches of a few. Waiting on this mutex, it runs the moment the indexer's
+    /// batch commits.
+    write_turn: std::sync::Mutex<()>,
+    /// Writers waiting for the turn: the indexer lets them go first.
+    writers_waiting: AtomicU64,
 }
 
 impl WriterActivity {
@@ -771,7 +780,30 @@ impl WriterActivity {
             opened: Instant::now(),
             last_write_ms: AtomicU64::new(0),
             last_import_ms: AtomicU64::new(0),
+            write_turn: std::sync::Mutex::new(()),
+            writers_waiting: AtomicU64::new(0),
         }
+    }
+
+    /// The turn to write the store (see `write_turn`); a holder that panicked left nothing
+    /// half-written behind it (SQLite rolled its transaction back), so a poisoned lock is taken.
+    pub fn write_turn(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.writers_waiting.fetch_add(1, Ordering::SeqCst);
+        let turn = self
+            .write_turn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.writers_waiting.fetch_sub(1, Ordering::SeqCst);
+        turn
+    }
+
+    /// The indexer's turn, only when no writer waits for one: `None` otherwise.
+    fn index_turn(&self) -> Option<std::sync::MutexGuard<'_, ()>> {
+        if self.writers_waiting.load(Ordering::SeqCst) > 0 {
+            return None;
+        }
+        let turn = self.write_turn.try_lock().ok()?;
+        (self.writers_waiting.load(Ordering::SeqCst) == 0).then_some(turn)
     }
 
     fn now_ms(&self) -> u64 {
@@ -803,6 +835,8 @@ const WRITER_QUIET: Duration = Duration::from_millis(20);
 /// ...unless this many captures wait to be indexed: then the tail a search scans would grow
 /// without bound under sustained load, so it indexes in small batches beside the writer.
 const DEFER_LIMIT: i64 = 20_000;
+/// How long the indexer waits before asking again when a writer wanted the turn.
+const TURN_RETRY: Duration = Duration::from_millis(2);
 /// Captures per transaction while the writer is busy: a few milliseconds of holding the lock.
 const BUSY_BATCH: i64 = 25;
 /// How long after an import batch the indexer keeps waiting: an import is the writer's
@@ -855,7 +889,16 @@ pub(crate) fn indexer_loop(
             }
             continue;
         };
-        match index_next_batch(conn, batch) {
+        let Some(turn) = activity.index_turn() else {
+            // The writer is committing or about to: after it.
+            if !wait(TURN_RETRY) {
+                return;
+            }
+            continue;
+        };
+        let indexed = index_next_batch(conn, batch);
+        drop(turn);
+        match indexed {
             Ok(0) => {
                 if !wait(INDEX_POLL) {
                     return;

@@ -126,7 +126,12 @@ impl Writer {
                     }
                     WriteOp::Run(job) => {
                         since_prune += self.commit_batch(conn, &mut inserts);
+                        // The job may change the writer (`self`), so the turn is taken through
+                        // a handle of its own.
+                        let activity = self.activity.clone();
+                        let turn = activity.write_turn();
                         job(conn, self);
+                        drop(turn);
                         if inserts.is_empty() {
                             pending = rx.try_recv().ok();
                         }
@@ -135,11 +140,14 @@ impl Writer {
             }
             since_prune += self.commit_batch(conn, &mut inserts);
             if self.restart_due.swap(false, Ordering::Relaxed) {
+                let _turn = self.activity.write_turn();
                 restart_wal(conn);
             }
             let pruning_due = self.retention != Retention::default() && since_prune >= PRUNE_EVERY;
             if pruning_due {
                 since_prune = 0;
+                let activity = self.activity.clone();
+                let _turn = activity.write_turn();
                 if let Err(error) = self.prune(conn, self.retention) {
                     tracing::warn!(%error, "pruning the capture store failed");
                 }
@@ -159,6 +167,7 @@ impl Writer {
         }
         let mut batch = std::mem::take(inserts);
         let mut changes = PendingChanges::default();
+        let turn = self.activity.write_turn();
         let written = (|| -> Result<()> {
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             // One writer, so the next ids are known: each row is written once, its own id
@@ -176,6 +185,7 @@ impl Writer {
             tx.commit()?;
             Ok(())
         })();
+        drop(turn);
         match written {
             Ok(()) => {
                 changes.apply(&mut lock(&self.redeliveries));
