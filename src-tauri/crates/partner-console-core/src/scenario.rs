@@ -160,6 +160,18 @@ impl Action {
         }
     }
 
+    /// The resource type of the notification a lender step sends the console about (what
+    /// the play then draws); `None` for a step of anyone else.
+    pub fn notifies_about(&self) -> Option<&'static str> {
+        match self {
+            Action::CreateTransaction { .. } | Action::UpdateTransaction => {
+                Some("urn:svc:partner:transaction")
+            }
+            Action::AddEvent { .. } => Some("urn:svc:partner:transaction:event"),
+            _ => None,
+        }
+    }
+
     /// Whether the step needs the scenario's transaction (a `create-transaction` before it).
     pub fn needs_transaction(&self) -> bool {
         matches!(
@@ -413,6 +425,9 @@ pub struct Play {
     /// The listener's test mode before the play first changed it (put back when the play
     /// ends).
     pub test_mode_before: Option<crate::bridge::TestMode>,
+    /// The notification the play is about: the one the last lender step sent to the console
+    /// (what its picture draws, and what the proxy passes on).
+    pub focus: Option<crate::bridge::PictureOf>,
 }
 
 impl Play {
@@ -431,6 +446,7 @@ impl Play {
             started_at,
             stopped_listener: false,
             test_mode_before: None,
+            focus: None,
         }
     }
 

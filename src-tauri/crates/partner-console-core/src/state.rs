@@ -112,6 +112,9 @@ pub struct Inner {
     /// The capture store, opened once and shared by every listener of this run.
     pub captures: Option<Store>,
     pub listener: Option<RunningListener>,
+    /// The `finished` of the listener stopped last, so a start right after it waits for its
+    /// port to come free (a headless listener keeps its port across a stop).
+    pub listener_stopping: Option<CancellationToken>,
     /// Where this run's listener listens (the settings' address unless the environment said).
     pub listener_address: ListenerAddress,
     pub listener_problem: Option<ListenerProblem>,
@@ -206,6 +209,7 @@ impl AppState {
                 active: None,
                 captures: None,
                 listener: None,
+                listener_stopping: None,
                 listener_address,
                 listener_problem: None,
                 tunnel: None,

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, type DemoOutcome, type ScenarioPlayView } from "../../platform";
+import { api, type DemoOutcome, type PictureOf, type ScenarioPlayView } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { formatTime } from "../../lib/format";
 import { navigate } from "../../lib/router";
@@ -21,7 +21,11 @@ export function DemoScreen({ embedded }: { embedded: boolean }) {
   const [log, setLog] = useState<DemoOutcome[]>([]);
   // Each step the lender plays may cause a notification: the live picture reads it afresh.
   const [steps, setSteps] = useState(0);
+  // The notification a scenario is about (its last lender step's); the lender's own buttons
+  // go back to the transaction's newest.
+  const [scenarioPicture, setScenarioPicture] = useState<PictureOf | null>(null);
   const done = (o: DemoOutcome) => {
+    setScenarioPicture(null);
     setLog((l) => appendOutcome(l, o));
     setSteps((n) => n + 1);
     if (o.transactionId) setTransactionId(o.transactionId);
@@ -31,6 +35,7 @@ export function DemoScreen({ embedded }: { embedded: boolean }) {
   // A scenario's step is the lender's act too: the live picture draws the scenario's transaction.
   const scenarioStep = (play: ScenarioPlayView) => {
     setSteps((n) => n + 1);
+    setScenarioPicture(play.picture);
     if (play.transactionId) setTransactionId(play.transactionId);
     void client.invalidateQueries({ queryKey: ["listing", "transactions"] });
   };
@@ -64,7 +69,7 @@ export function DemoScreen({ embedded }: { embedded: boolean }) {
       {/* Right under the scenario's captions, so a presenter shows both without scrolling. */}
       {transactionId && (
         <section className="card" aria-label="Live picture">
-          <NotificationPicture of={{ of: "newestOfTransaction", transactionId }} live generation={steps} heading="The life of the newest notification, as it happens" />
+          <NotificationPicture of={scenarioPicture ?? { of: "newestOfTransaction", transactionId }} live generation={steps} heading={scenarioPicture ? "The life of the scenario's notification, as it happens" : "The life of the newest notification, as it happens"} />
         </section>
       )}
       {products.isError && <ErrorPanel error={products.error} onRetry={() => void products.refetch()} />}
@@ -80,7 +85,10 @@ export function DemoScreen({ embedded }: { embedded: boolean }) {
             <button type="button" className="primary" onClick={() => newTx.mutate()} disabled={!chosenProduct || newTx.isPending}>New transaction</button>
           </div>
           <label>Transaction
-            <input aria-label="Demo transaction" value={transactionId} onChange={(e) => setTransactionId(e.target.value)} placeholder="created above, or paste an id" className="mono" />
+            <input aria-label="Demo transaction" value={transactionId} onChange={(e) => {
+              setScenarioPicture(null);
+              setTransactionId(e.target.value);
+            }} placeholder="created above, or paste an id" className="mono" />
           </label>
           <div className="actions">
             <button type="button" onClick={() => update.mutate()} disabled={!transactionId || update.isPending}>Lender updates it</button>

@@ -38,6 +38,7 @@ function playView(next: number, patch: Partial<ScenarioPlayView> = {}): Scenario
     next,
     finished: next >= STEPS.length,
     transactionId: next > 0 ? TX : null,
+    picture: null,
     sandboxNow: "2026-01-01T00:00:00Z",
     ...patch,
   };
@@ -99,6 +100,28 @@ afterEach(() => {
 });
 
 describe("Demo: scenarios", () => {
+  it("draws the notification the play is about when the shell names one, and the lender's own button goes back to the newest", async () => {
+    const about = { of: "notification" as const, subscriptionId: "sub-1", resourceType: "urn:svc:partner:transaction", eventId: "ev-1" };
+    const calls = mockCommands({
+      list_products: (args) => pageOf([product(1)], args, 1),
+      demo_faults: () => [],
+      notification_picture: () => null,
+      list_scenarios: () => scenarioList(),
+      scenario_current: () => null,
+      scenario_start: () => playView(0),
+      scenario_next: () => playView(1, { picture: about }),
+      demo_update_transaction: () => ({ message: "updated", transactionId: TX, sandboxNow: "2026-01-01T00:00:00Z" }),
+    });
+    const asked = () => calls.filter((c) => c.cmd === "notification_picture").map((c) => c.args.of as { of: string; eventId?: string; transactionId?: string });
+    renderWithClient(<DemoScreen embedded />);
+    await started();
+    fireEvent.click(screen.getByTestId("scenario-next"));
+    await waitFor(() => expect(asked().at(-1)).toEqual(about));
+    expect(asked().some((of) => of.of === "newestOfTransaction")).toBe(false);
+    fireEvent.click(screen.getByRole("button", { name: "Lender updates it" }));
+    await waitFor(() => expect(asked().at(-1)).toEqual({ of: "newestOfTransaction", transactionId: TX }));
+  });
+
   it("lists the scenarios, starts one, and each Next shows its outcome, the progress and the picture of its transaction", async () => {
     const { calls, count } = backend();
     renderWithClient(<DemoScreen embedded />);

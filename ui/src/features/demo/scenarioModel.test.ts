@@ -12,6 +12,7 @@ function view(next: number, total = 3): ScenarioPlayView {
     next,
     finished: next >= total,
     transactionId: null,
+    picture: null,
     sandboxNow: "2026-01-01T00:00:00Z",
   };
 }

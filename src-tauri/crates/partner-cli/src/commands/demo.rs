@@ -1,7 +1,7 @@
 //! `partner demo`: the Demo screen's scenarios without the window. `list` shows the built-in
 //! ones and the user's (the app's data folder's `scenarios/`, with any file that does not
 //! parse and why); `run NAME` plays one to its end, printing each step's caption and what it
-//! did, and the life of the scenario's newest notification, as the picture draws it.
+//! did, and the life of the notification the scenario is about, as the picture draws it.
 //!
 //! `run` starts the app's own services headless (`partner_console_core`, over a throwaway data
 //! folder and an in-memory keychain): the embedded sandbox with its demo data, the listener on
@@ -46,7 +46,7 @@ enum Demo {
         /// Pause this long after each step, to read its caption.
         #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
         pace: f64,
-        /// Also write the newest notification's picture here (`.svg`, or `.png` at twice the size).
+        /// Also write the picture of the notification the scenario is about here (`.svg`, or `.png` at twice the size).
         #[arg(long, value_name = "FILE")]
         picture: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
@@ -160,7 +160,7 @@ fn picture_format(path: &Path) -> Result<PictureFormat> {
 #[serde(rename_all = "camelCase")]
 struct Played<'a> {
     play: &'a ScenarioPlayView,
-    newest_notification: Option<&'a partner_console_core::bridge::NotificationStory>,
+    notification: Option<&'a partner_console_core::bridge::NotificationStory>,
 }
 
 async fn play(
@@ -208,16 +208,14 @@ async fn play(
             tokio::time::sleep(Duration::from_secs_f64(pace)).await;
         }
     }
-    let drawn = match &view.transaction_id {
-        Some(transaction_id) => {
-            picture::draw(
-                console,
-                PictureOf::NewestOfTransaction {
-                    transaction_id: transaction_id.clone(),
-                },
-            )
-            .await?
-        }
+    // The notification the play is about, else the transaction's newest.
+    let drawn_of = view.picture.clone().or_else(|| {
+        view.transaction_id
+            .clone()
+            .map(|transaction_id| PictureOf::NewestOfTransaction { transaction_id })
+    });
+    let drawn = match drawn_of.clone() {
+        Some(of) => picture::draw(console, of).await?,
         None => None,
     };
     if table {
@@ -225,22 +223,18 @@ async fn play(
     } else {
         let played = Played {
             play: &view,
-            newest_notification: drawn.as_ref().map(|d| &d.story),
+            notification: drawn.as_ref().map(|d| &d.story),
         };
         let mut out = std::io::stdout().lock();
         serde_json::to_writer_pretty(&mut out, &played).map_err(|e| CliError::Output(e.into()))?;
         writeln!(out).map_err(CliError::Output)?;
     }
     if let Some((file, format)) = picture_file {
-        let of = view
-            .transaction_id
-            .clone()
-            .map(|transaction_id| PictureOf::NewestOfTransaction { transaction_id })
-            .ok_or_else(|| {
-                CliError::Usage(
-                    "the scenario made no transaction, so there is no notification to draw".into(),
-                )
-            })?;
+        let of = drawn_of.ok_or_else(|| {
+            CliError::Usage(
+                "the scenario made no transaction, so there is no notification to draw".into(),
+            )
+        })?;
         let bytes = picture::file_bytes(console, of, format)
             .await?
             .ok_or_else(|| {
@@ -254,7 +248,7 @@ async fn play(
     Ok(())
 }
 
-/// The newest notification's life, a line per step, as the picture draws it.
+/// The life of the notification the play is about, a line per step, as the picture draws it.
 fn print_story(drawn: Option<&NotificationPicture>) {
     let Some(drawn) = drawn else {
         println!("\nNo notification of the scenario's transaction reached the console.");
@@ -262,7 +256,7 @@ fn print_story(drawn: Option<&NotificationPicture>) {
     };
     let story = &drawn.story;
     println!(
-        "\nThe newest notification: {} {} (event {}), {}",
+        "\nThe notification: {} {} (event {}), {}",
         story.resource_type, story.event_type, story.event_id, story.outcome
     );
     for entry in &story.entries {

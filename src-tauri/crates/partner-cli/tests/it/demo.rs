@@ -81,7 +81,7 @@ async fn run_plays_a_users_file_to_its_end_and_writes_its_picture() {
     let steps = played["play"]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 7);
     assert!(steps.iter().all(|s| s["outcome"].is_string()), "{steps:?}");
-    assert_eq!(played["newestNotification"]["outcome"], "delivered");
+    assert_eq!(played["notification"]["outcome"], "delivered");
     let svg = std::fs::read_to_string(&picture).unwrap();
     assert!(svg.starts_with("<svg"), "{svg}");
     assert!(svg.contains("data-step=\"attempt\""), "{svg}");

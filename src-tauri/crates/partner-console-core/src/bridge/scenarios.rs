@@ -65,9 +65,11 @@ pub struct ScenarioPlayView {
     /// The index of the next step (`steps.length` once played to its end).
     pub next: u32,
     pub finished: bool,
-    /// The scenario's transaction, once a step made it (the picture draws its newest
-    /// notification).
+    /// The scenario's transaction, once a step made it.
     pub transaction_id: Option<String>,
+    /// The notification the play is about, once a lender step sent one: what the Demo's
+    /// picture draws.
+    pub picture: Option<super::PictureOf>,
     /// The sandbox's clock after the last step.
     pub sandbox_now: String,
 }

@@ -95,7 +95,17 @@ pub async fn start(app: &Console) -> Result<RunningListener> {
     if let Some(running) = state.lock().listener.clone() {
         return Ok(running);
     }
-    let address = state.lock().listener_address.clone();
+    let (address, stopping) = {
+        let mut inner = state.lock();
+        (
+            inner.listener_address.clone(),
+            inner.listener_stopping.take(),
+        )
+    };
+    // A listener stopped a moment ago lets its port go first (its requests in flight answered).
+    if let Some(stopping) = stopping {
+        let _ = tokio::time::timeout(STOP_WAIT, stopping.cancelled()).await;
+    }
     let socket = match bind(&address) {
         Ok(socket) => socket,
         Err(problem) => {
@@ -194,11 +204,16 @@ async fn serve(
     Ok(running)
 }
 
+/// The longest a start waits for the listener stopped before it to let its port go (it lets
+/// requests in flight finish for up to 5 s).
+const STOP_WAIT: Duration = Duration::from_secs(6);
+
 /// Stops the listener (its captures stay in the store).
 pub fn stop(app: &Console) -> ListenerView {
     app.announce(|inner| {
         if let Some(running) = inner.listener.take() {
             running.stop.cancel();
+            inner.listener_stopping = Some(running.finished.clone());
         }
     });
     view(app)

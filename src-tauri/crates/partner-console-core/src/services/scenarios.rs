@@ -14,8 +14,8 @@
 //! it found it: when it ends (played out, or stopped) the listener's test mode is put back and
 //! a listener the play stopped is started again.
 use crate::bridge::{
-    MissedForm, PlayStepView, RecoverForm, RespondForm, ScenarioList, ScenarioPlayView,
-    ScenarioProblem, ScenarioStartForm, ScenarioSummary, StoryStep, TestMode,
+    MissedForm, NotificationStory, PictureOf, PlayStepView, RecoverForm, RespondForm, ScenarioList,
+    ScenarioPlayView, ScenarioProblem, ScenarioStartForm, ScenarioSummary, StoryStep, TestMode,
 };
 use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
@@ -125,6 +125,13 @@ pub async fn next(app: &Console) -> Result<ScenarioPlayView> {
     };
     let outcome = run(app, play, &step.action).await?;
     settle(&sandbox, play.started_at).await;
+    if let (Some(resource_type), Some(transaction_id)) =
+        (step.action.notifies_about(), play.transaction_id.clone())
+    {
+        play.focus = focus_after(state, &transaction_id, resource_type)
+            .await
+            .or(play.focus.take());
+    }
     play.outcomes.push(outcome);
     play.next += 1;
     if play.finished() {
@@ -172,6 +179,7 @@ fn view(play: &Play, sandbox_now: chrono::DateTime<chrono::Utc>) -> ScenarioPlay
         next: u32::try_from(play.next).unwrap_or(u32::MAX),
         finished: play.finished(),
         transaction_id: play.transaction_id.clone(),
+        picture: play.focus.clone(),
         sandbox_now: sandbox_now.to_rfc3339(),
     }
 }
@@ -304,7 +312,7 @@ async fn run(app: &Console, play: &mut Play, action: &Action) -> Result<String> 
                 "The partner answered {status} on transaction {transaction}."
             ))
         }
-        Action::ProxyReserialises => proxy_reserialised(state, &transaction(play)?).await,
+        Action::ProxyReserialises => proxy_reserialised(state, play).await,
         Action::Diagnose => diagnose(state, play).await,
     }
 }
@@ -398,6 +406,59 @@ async fn settle(sandbox: &partner_sandbox::SandboxHandle, since: chrono::DateTim
     }
 }
 
+/// The notification a lender step just sent the console about `resource_type` (the newest
+/// of the transaction's notifications meant for the console, of that type), as the picture
+/// names it.
+async fn focus_after(
+    state: &AppState,
+    transaction_id: &str,
+    resource_type: &str,
+) -> Option<PictureOf> {
+    let stories = transaction_notifications::timeline(state, transaction_id)
+        .await
+        .ok()?
+        .notifications;
+    let of_the_type: Vec<NotificationStory> = stories
+        .into_iter()
+        .filter(|story| story.resource_type == resource_type)
+        .collect();
+    let story = crate::services::picture::newest_of_the_console(state, of_the_type)?;
+    Some(PictureOf::Notification {
+        subscription_id: story.subscription_id,
+        resource_type: story.resource_type,
+        event_id: story.event_id,
+    })
+}
+
+/// The story of the notification the play is about, else the transaction's newest meant for
+/// the console.
+async fn focused_story(
+    state: &AppState,
+    play: &Play,
+    transaction_id: &str,
+) -> Result<Option<NotificationStory>> {
+    if let Some(PictureOf::Notification {
+        subscription_id,
+        resource_type,
+        event_id,
+    }) = &play.focus
+    {
+        let key = (
+            subscription_id.clone(),
+            resource_type.clone(),
+            event_id.clone(),
+        );
+        if let Some(story) = transaction_notifications::story_of(state, key).await? {
+            return Ok(Some(story));
+        }
+    }
+    let timeline = transaction_notifications::timeline(state, transaction_id).await?;
+    Ok(crate::services::picture::newest_of_the_console(
+        state,
+        timeline.notifications,
+    ))
+}
+
 /// The missed-notification check of the play product's subscriptions to the listener (from
 /// the listener's last down time: when the play stopped it), and what it found sent again to
 /// the listener. Each subscription is named, so one the store never captured anything of (a
@@ -445,16 +506,15 @@ async fn recover_missed(app: &Console, play: &Play) -> Result<String> {
     ))
 }
 
-/// The newest capture of the transaction's newest notification (the one the picture draws),
-/// sent to the listener once more
+/// The newest verified capture of the notification the play is about (the one the picture
+/// draws), sent to the listener once more
 /// as a proxy that re-writes JSON would pass it on: the body parsed and written out
 /// pretty-printed, every header (the signature too) as it came.
-async fn proxy_reserialised(state: &AppState, transaction_id: &str) -> Result<String> {
+async fn proxy_reserialised(state: &AppState, play: &Play) -> Result<String> {
     let running = state.listener()?;
-    let timeline = transaction_notifications::timeline(state, transaction_id).await?;
     // The notification the Demo's picture draws, so the picture shows the proxy's copy.
-    let newest = crate::services::picture::newest_of_the_console(state, timeline.notifications);
-    let capture_id = newest
+    let focused = focused_story(state, play, &transaction(play)?).await?;
+    let capture_id = focused
         .iter()
         .flat_map(|n| n.entries.iter())
         .filter(|e| e.step == StoryStep::Captured && e.verdict == Some(Verdict::Valid))

@@ -8,7 +8,7 @@ use partner_console_core::services::{listener, picture, scenarios};
 use partner_listener::MatchedKey;
 
 /// Plays `name` from its first step to its last; the final view, and the picture of the
-/// scenario transaction's newest notification (its story, and the SVG).
+/// notification the play is about (its story, and the SVG).
 async fn play(console: &Headless, name: &str) -> (ScenarioPlayView, NotificationStory, String) {
     let mut view = scenarios::start(
         &console.console,
@@ -28,14 +28,16 @@ async fn play(console: &Headless, name: &str) -> (ScenarioPlayView, Notification
         assert_eq!(view.next, before + 1);
         assert!(view.steps[before as usize].outcome.is_some());
     }
-    let transaction_id = view.transaction_id.clone().expect("a transaction");
-    let drawn = picture::draw(
-        &console.console,
-        PictureOf::NewestOfTransaction { transaction_id },
-    )
-    .await
-    .expect("drawn")
-    .unwrap_or_else(|| panic!("{name}: nothing to draw"));
+    assert!(view.transaction_id.is_some(), "{name}: a transaction");
+    let of = view
+        .picture
+        .clone()
+        .unwrap_or_else(|| panic!("{name}: a notification to draw"));
+    assert!(matches!(of, PictureOf::Notification { .. }), "{of:?}");
+    let drawn = picture::draw(&console.console, of)
+        .await
+        .expect("drawn")
+        .unwrap_or_else(|| panic!("{name}: nothing to draw"));
     (view, drawn.story, drawn.svg)
 }
 
@@ -52,7 +54,18 @@ async fn every_built_in_scenario_plays_to_its_end_and_draws_what_it_tells() {
     console.demo_subscribed().await;
 
     let (view, story, svg) = play(&console, "happy-path").await;
+    // The lender's order, not the event the partner's own answer added after it.
+    assert_eq!(
+        story.resource_type, "urn:svc:partner:transaction",
+        "{story:?}"
+    );
+    assert_eq!(story.event_type, "created", "{story:?}");
     assert_eq!(story.outcome, "delivered", "{story:?}");
+    assert_eq!(
+        svg.matches("data-step=\"answer\"").count(),
+        2,
+        "processing, then completed: {svg}"
+    );
     let captured = entries(&story, StoryStep::Captured);
     assert_eq!(captured.len(), 1, "{story:?}");
     assert_eq!(captured[0].status, Some(200));
@@ -181,7 +194,7 @@ async fn a_user_written_scenario_is_listed_and_played_and_a_broken_one_is_report
     let (view, story, _) = play(&console, "back-in-time").await;
     assert_eq!(listener::view(&console.console).test_mode, users);
     assert!(view.finished);
-    // The newest notification is the event the lender added at the end, delivered at once.
+    // The notification it is about is the event the lender added at the end, delivered at once.
     assert_eq!(
         story.resource_type, "urn:svc:partner:transaction:event",
         "{story:?}"
