@@ -89,8 +89,8 @@ pub async fn begin(app: &Console, scenario: Scenario, real_time: bool) -> Result
     let state = app.state();
     let sandbox = embedded::active_sandbox(state)?;
     let mut play = state.scenario_play.lock().await;
-    if let Some(ended) = play.take() {
-        restore_stage(app, &ended).await;
+    if let Some(mut ended) = play.take() {
+        restore_stage(app, &mut ended).await;
     }
     if state.lock().listener.is_none() {
         listener::start(app).await?;
@@ -154,8 +154,8 @@ pub async fn current(state: &AppState) -> Option<ScenarioPlayView> {
 /// Ends the play (the stage as it was before it).
 pub async fn stop(app: &Console) {
     let ended = app.state().scenario_play.lock().await.take();
-    if let Some(ended) = ended {
-        restore_stage(app, &ended).await;
+    if let Some(mut ended) = ended {
+        restore_stage(app, &mut ended).await;
     }
 }
 
@@ -329,15 +329,16 @@ fn remember_test_mode(state: &AppState, play: &mut Play) {
     }
 }
 
-/// Puts back what the play changed: the listener's test mode, and the listener itself.
-async fn restore_stage(app: &Console, play: &Play) {
+/// Puts back what the play changed: the listener's test mode, and the listener itself. Once:
+/// what the user changes after a play ended is theirs, and a later stop must not undo it.
+async fn restore_stage(app: &Console, play: &mut Play) {
     let state = app.state();
-    if let Some(before) = &play.test_mode_before {
-        if let Err(error) = listener::set_test_mode(state, before.clone()) {
+    if let Some(before) = play.test_mode_before.take() {
+        if let Err(error) = listener::set_test_mode(state, before) {
             tracing::warn!(%error, "the listener's test mode could not be put back");
         }
     }
-    if play.stopped_listener && state.lock().listener.is_none() {
+    if std::mem::take(&mut play.stopped_listener) && state.lock().listener.is_none() {
         if let Err(error) = listener::start(app).await {
             tracing::warn!(%error, "the listener could not be started again");
         }

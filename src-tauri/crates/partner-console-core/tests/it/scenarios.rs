@@ -223,6 +223,16 @@ async fn a_user_written_scenario_is_listed_and_played_and_a_broken_one_is_report
         .await
         .expect_err("played out");
     assert!(error.message.contains("played to its end"), "{error:?}");
+    // Put back once: a test mode the user sets after the play ended survives its stop.
+    let later = partner_console_core::bridge::TestMode {
+        enabled: true,
+        status: 202,
+        ..Default::default()
+    };
+    listener::set_test_mode(&console.console, later.clone()).expect("test mode set");
+    scenarios::stop(&console.console).await;
+    assert_eq!(listener::view(&console.console).test_mode, later);
+    listener::set_test_mode(&console.console, Default::default()).expect("test mode off");
     console.stop().await;
 }
 
