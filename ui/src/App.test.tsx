@@ -115,7 +115,7 @@ describe("App start-up", () => {
       app_status: () => ready({ phase: "done", productName: "Product 1", error: null }),
       sort_keys: sortKeys,
       list_products: (args) => pageOf([product(1)], args, 1),
-      inspector_page: () => ({ offset: 0, total: 0, totalCapped: false, items: [] }),
+      inspector_page: () => ({ offset: 0, total: 0, totalCapped: false, unsearched: 0, items: [] }),
       inspector_facets: () => ({ capped: false, verdicts: {}, eventTypes: [], resourceTypes: [], subscriptions: [], stored: 0, total: 0 }),
     });
     render(<QueryClientProvider client={client()}><App /></QueryClientProvider>);

@@ -9,4 +9,8 @@ total: number,
 /**
  * A search or grouped count stopped counting (the store walks those hits): "N+".
  */
-totalCapped: boolean, };
+totalCapped: boolean, 
+/**
+ * Captures a search did not look at yet, the index catching up: "still indexing".
+ */
+unsearched: number, };

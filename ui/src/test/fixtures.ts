@@ -137,7 +137,7 @@ export function captureStore(initial: CaptureSummary[]) {
       // Counted through the page only, as the store does when asked: "this far, and more".
       const end = q.offset + q.limit;
       const more = !q.countPastPage && hits.length > end;
-      return { offset: q.offset, total: more ? end : hits.length, totalCapped: more, items: hits.slice(q.offset, end) };
+      return { offset: q.offset, total: more ? end : hits.length, totalCapped: more, unsearched: 0, items: hits.slice(q.offset, end) };
     },
     inspector_facets: (a: Record<string, unknown>) => {
       const f = a.filter as CaptureFilter;

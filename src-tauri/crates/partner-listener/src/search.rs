@@ -19,8 +19,12 @@
 //! costs about as much as storing it. So the writer stores captures only; the indexer thread
 //! (its own connection) indexes committed captures in short transactions after them and keeps
 //! the highest id it indexed in `search_state`. A query covers the captures above that id (the
-//! last moments' few, or a whole store being indexed after an import or a migration) with a
-//! scan of their bodies and headers, so a search is always complete. The scan matches words as
+//! last moments' few) with a scan of their bodies and headers, so a search is complete. While
+//! a whole store is being indexed (a store of an older version, after its migration) the scan
+//! covers the newest [`TAIL_SCAN_LIMIT`] of them only, and the answer says how many older ones
+//! it left out ("still indexing"), so a search never takes seconds. An import indexes what it
+//! brings in its own transactions (`store::Writer::import`), so it leaves no such tail. The
+//! scan matches words as
 //! the index does (the SQL function [`WORDS_MATCH`], registered on every connection that reads:
 //! the same terms, phrases and last-word prefix over the same letter-and-digit tokens), except
 //! that the index also folds diacritics (`zoe` finds `Zoë` only once indexed).
@@ -48,7 +52,7 @@
 use crate::capture::Header;
 pub(crate) use crate::watermark::{indexed_through, WATERMARK_SQL};
 use crate::Result;
-use rusqlite::{params, Connection, ToSql};
+use rusqlite::{params, Connection, OptionalExtension, ToSql};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -66,7 +70,15 @@ CREATE TABLE IF NOT EXISTS search_state (
     indexed_through INTEGER NOT NULL
 );
 INSERT OR IGNORE INTO search_state (one, indexed_through) VALUES (1, 0);
+INSERT INTO search_ids (search_ids, rank) VALUES ('hashsize', 16777216); -- FTS_HASH_SIZE
 ";
+
+/// Bytes of terms FTS5 gathers in memory before it writes them to the index as a segment
+/// (its `hashsize` option, 1 MiB unless set): at 1 MiB an import's batch of 2,000 captures of
+/// ~2 KiB was written as several segments, each to be merged with the others again. FTS5 writes
+/// what it holds at every commit whatever the size, so this bounds the memory of one
+/// transaction's indexing only.
+const FTS_HASH_SIZE: i64 = 16 << 20;
 
 /// Captures per shard of the words' index (see the module notes).
 pub(crate) const TEXT_SHARD_SIZE: i64 = 1 << 16;
@@ -85,10 +97,11 @@ fn text_shard_of(id: i64) -> i64 {
 
 /// Makes shard `n` of the words' index if it is not there.
 fn text_shard_sql(n: i64) -> String {
+    let table = text_shard_table(n);
     format!(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS {} USING fts5(body, header_values, content='', \
-         contentless_delete=1, tokenize='unicode61 remove_diacritics 2')",
-        text_shard_table(n)
+        "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5(body, header_values, content='', \
+         contentless_delete=1, tokenize='unicode61 remove_diacritics 2'); \
+         INSERT INTO {table} ({table}, rank) VALUES ('hashsize', {FTS_HASH_SIZE});"
     )
 }
 
@@ -108,7 +121,22 @@ pub(crate) struct SearchTables {
     pub indexed: bool,
     /// The words' index, newest shard first.
     pub text: Vec<TextShard>,
+    /// Where the scan of the tail starts, for a read that bounds it ([`SearchTables::bounded`]):
+    /// the captures above this id and the watermark are scanned, those between the watermark
+    /// and it are not (`unsearched`). `None`: every capture above the watermark is scanned (a
+    /// delete by filter, which must find them all).
+    pub tail_scan_above: Option<i64>,
+    /// Captures above the watermark the tail's scan leaves out: not searched yet.
+    pub unsearched: u64,
 }
+
+/// Most captures not indexed yet that a search scans: the newest of them. Above it (after an
+/// import of a store of an older version, or a migration, while the indexer catches up) a
+/// search answers from the index and the newest of the tail, and says how many it left out,
+/// rather than scan them all (4.8 s for a million not indexed, `benches/query.rs`). The scan
+/// reads about 5 µs a capture, so this is about 120 ms; it is above the indexer's
+/// [`DEFER_LIMIT`], so under any sustained load a search still covers every capture.
+pub(crate) const TAIL_SCAN_LIMIT: i64 = 25_000;
 
 impl SearchTables {
     /// The tables as `conn`'s snapshot has them (read in the transaction of the statements
@@ -146,7 +174,44 @@ impl SearchTables {
             }
         }
         text.sort_by_key(|shard| std::cmp::Reverse(shard.lowest));
-        Ok(Self { indexed, text })
+        Ok(Self {
+            indexed,
+            text,
+            ..Self::default()
+        })
+    }
+
+    /// [`SearchTables::read`] for a search a person waits on: the tail's scan covers at most
+    /// the newest `scan_limit` captures above the watermark ([`TAIL_SCAN_LIMIT`]), and the
+    /// tables say how many it leaves out.
+    pub fn bounded(conn: &Connection, scan_limit: i64) -> Result<Self> {
+        let mut tables = Self::read(conn, true)?;
+        let watermark = indexed_through(conn)?;
+        // Ids are unique: a tail no longer in ids than the limit holds no more captures.
+        let newest: i64 = conn
+            .prepare_cached("SELECT COALESCE(MAX(id), 0) FROM captures")?
+            .query_row([], |row| row.get(0))?;
+        if newest - watermark <= scan_limit {
+            return Ok(tables);
+        }
+        let cut: Option<i64> = conn
+            .prepare_cached(
+                "SELECT id FROM captures INDEXED BY captures_list WHERE id > ?1 \
+                 ORDER BY id DESC LIMIT 1 OFFSET ?2",
+            )?
+            .query_row(params![watermark, scan_limit], |row| row.get(0))
+            .optional()?;
+        if let Some(cut) = cut {
+            let unsearched: i64 = conn
+                .prepare_cached(
+                    "SELECT COUNT(*) FROM captures INDEXED BY captures_list \
+                     WHERE id > ?1 AND id <= ?2",
+                )?
+                .query_row(params![watermark, cut], |row| row.get(0))?;
+            tables.tail_scan_above = Some(cut);
+            tables.unsearched = unsearched.max(0) as u64;
+        }
+        Ok(tables)
     }
 
     /// The tables for a filter without a search: none are read.
@@ -257,7 +322,7 @@ impl SearchText {
             let p = push(Box::new(id));
             any.push(format!("{alias}.id = {p}"));
         }
-        if let Some(tail) = self.tail_condition(alias, indexed, args) {
+        if let Some(tail) = self.tail_condition(alias, tables, args) {
             any.push(tail);
         }
         if any.is_empty() {
@@ -271,7 +336,7 @@ impl SearchText {
     fn tail_condition(
         &self,
         alias: &str,
-        indexed: bool,
+        tables: &SearchTables,
         args: &mut Vec<Box<dyn ToSql>>,
     ) -> Option<String> {
         let mut push = |value: Box<dyn ToSql>| {
@@ -296,10 +361,10 @@ impl SearchText {
         if tail.is_empty() {
             return None;
         }
-        let start = if indexed {
-            format!("{alias}.id > {WATERMARK_SQL} AND ")
-        } else {
-            String::new()
+        let start = match (tables.indexed, tables.tail_scan_above) {
+            (true, Some(above)) => format!("{alias}.id > {above} AND "),
+            (true, None) => format!("{alias}.id > {WATERMARK_SQL} AND "),
+            (false, _) => String::new(),
         };
         Some(format!("({start}({}))", tail.join(" OR ")))
     }
@@ -342,7 +407,7 @@ impl SearchText {
         let indexed = tables.indexed;
         // Above the watermark (every capture when the store has no index): the tail's scan.
         let mut words: Vec<Stream> = stream(&|condition, args| {
-            let tail = self.tail_condition("c", indexed, args)?;
+            let tail = self.tail_condition("c", tables, args)?;
             Some(format!(
                 "SELECT c.id, c.notification_id, c.verdict FROM captures c \
                  WHERE {tail} AND {condition} ORDER BY c.id DESC"
@@ -588,9 +653,12 @@ fn header_values(headers_json: &str) -> String {
 }
 
 /// Indexes the captures `SELECT ... FROM captures WHERE <selection>` returns into both search
-/// tables, replacing any entry they had, and counts them in `facet_counts` (so the selection
-/// must not hold a capture indexed before: the counts are kept under the same watermark, see
-/// [`crate::facet_counts`]). Returns how many and the highest id indexed.
+/// tables and counts them in `facet_counts`. The selection must not hold a capture indexed
+/// before (the counts are kept under the same watermark, see [`crate::facet_counts`]; every
+/// delete of a capture takes its entries out). A plain `INSERT`, not `INSERT OR REPLACE`: on a
+/// contentless-delete table a replace first runs FTS5's delete of the rowid, which was 32% of
+/// an import's CPU in a profile (perf over `benches/query.rs`) for entries that never exist.
+/// Returns how many and the highest id.
 pub(crate) fn index_rows(
     conn: &Connection,
     selection: &str,
@@ -602,7 +670,7 @@ pub(crate) fn index_rows(
     ))?;
     let mut shards_made = std::collections::HashSet::new();
     let mut ids = conn.prepare_cached(
-        "INSERT OR REPLACE INTO search_ids (rowid, event_id, resource_id, instance_id, \
+        "INSERT INTO search_ids (rowid, event_id, resource_id, instance_id, \
          subscription_id, resource_ref) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
     let mut rows = select.query(args)?;
@@ -619,7 +687,7 @@ pub(crate) fn index_rows(
             conn.execute_batch(&text_shard_sql(shard))?;
         }
         conn.prepare_cached(&format!(
-            "INSERT OR REPLACE INTO {} (rowid, body, header_values) VALUES (?1, ?2, ?3)",
+            "INSERT INTO {} (rowid, body, header_values) VALUES (?1, ?2, ?3)",
             text_shard_table(shard)
         ))?
         .execute(params![id, body, header_values(&headers)])?;
@@ -753,6 +821,35 @@ pub(crate) fn index_next_batch(conn: &mut Connection, batch: i64) -> Result<u64>
         [highest],
     )?;
     tx.commit()?;
+    Ok(count)
+}
+
+/// Most captures above the indexed id an import indexes in its own transaction besides its
+/// batch (live captures the indexer has not reached yet): more means the indexer is far
+/// behind (a store of an older version being indexed), and it catches up on its own.
+const IMPORT_INDEXES_TAIL_UP_TO: i64 = 5_000;
+
+/// Whether the captures above the indexed id `from` are few enough for an import to index
+/// them with its batch ([`IMPORT_INDEXES_TAIL_UP_TO`]); asked before the batch is inserted.
+pub(crate) fn tail_is_short(tx: &Connection, from: i64) -> Result<bool> {
+    let tail: i64 = tx
+        .prepare_cached("SELECT COUNT(*) FROM (SELECT 1 FROM captures WHERE id > ?1 LIMIT ?2)")?
+        .query_row(params![from, IMPORT_INDEXES_TAIL_UP_TO + 1], |row| {
+            row.get(0)
+        })?;
+    Ok(tail <= IMPORT_INDEXES_TAIL_UP_TO)
+}
+
+/// Indexes every capture above the indexed id `from` in the writer's transaction `tx` and
+/// moves the mark past them (an import's, after its batch; see `store::Writer::import`).
+pub(crate) fn index_tail_in(tx: &Connection, from: i64) -> Result<u64> {
+    let (count, highest) = index_rows(tx, "id > ?1", &[&from])?;
+    if let Some(highest) = highest {
+        tx.execute(
+            "UPDATE search_state SET indexed_through = ?1 WHERE one = 1",
+            [highest],
+        )?;
+    }
     Ok(count)
 }
 

@@ -126,6 +126,11 @@ export function Inspector({ selectedCapture = null }: { selectedCapture?: number
         <span className="muted small" data-testid="capture-count">
           {data.total.toLocaleString("en-US")}{data.capped ? "+" : ""}{grouped ? " notifications" : ""} of {stored.toLocaleString("en-US")}
         </span>
+        {data.unsearched > 0 && (
+          <span className="muted small" role="status" data-testid="search-unsearched" title="The store is indexing captures for search (after an import or an upgrade); the search looked at the newest of them">
+            still indexing: {data.unsearched.toLocaleString("en-US")} older not searched yet
+          </span>
+        )}
         {!following && (
           <button type="button" onClick={jumpToNewest} data-testid="jump-to-newest">
             {data.arrivedAway > 0 ? `${data.arrivedAway.toLocaleString("en-US")} new · jump to newest` : "Paused · jump to newest"}

@@ -17,7 +17,7 @@ describe("useInspector", () => {
       inspector_page: (args) => {
         const { offset, limit } = (args as { query: { offset: number; limit: number } }).query;
         const items = Array.from({ length: Math.min(limit, TOTAL - offset) }, (_, i) => summary(TOTAL - offset - i));
-        return { offset, total: TOTAL, totalCapped: false, items };
+        return { offset, total: TOTAL, totalCapped: false, unsearched: 0, items };
       },
       inspector_facets: () => ({ capped: false, verdicts: { valid: TOTAL }, eventTypes: [], resourceTypes: [], subscriptions: [], stored: TOTAL, total: TOTAL }),
     });
@@ -44,12 +44,29 @@ describe("useInspector", () => {
     expect(calls.filter((c) => c.cmd === "inspector_page").length).toBe(before + 1);
   });
 
+  it("says how many older captures a search left out while the store indexes them, and forgets it with the next search", async () => {
+    mockCommands({
+      inspector_page: (args) => {
+        const { offset, filter } = (args as { query: { offset: number; filter: CaptureFilter } }).query;
+        const catchingUp = filter.text === "loan";
+        return { offset, total: catchingUp ? 3 : 0, totalCapped: false, unsearched: catchingUp ? 975_000 : 0, items: catchingUp ? [summary(3), summary(2), summary(1)] : [] };
+      },
+      inspector_facets: (args) => ({ capped: false, verdicts: {}, eventTypes: [], resourceTypes: [], subscriptions: [], stored: 1_000_000, total: (args as { filter: CaptureFilter }).filter.text === "loan" ? 3 : 0 }),
+    });
+    const { result, rerender } = renderHook(({ text }) => useInspector({ ...noFilter, text }, false, false), { initialProps: { text: "loan" } });
+    await waitFor(() => expect(result.current.unsearched).toBe(975_000));
+    expect(result.current.blocks.get(0)?.map((c) => c.id)).toEqual([3, 2, 1]);
+    rerender({ text: "xylophonist" });
+    await waitFor(() => expect(result.current.total).toBe(0));
+    expect(result.current.unsearched).toBe(0);
+  });
+
   it("drops a block that lands after the list moved far from it", async () => {
     let answerSlow: () => void = () => {};
     mockCommands({
       inspector_page: (args) => {
         const { offset, limit } = (args as { query: { offset: number; limit: number } }).query;
-        const page = { offset, total: TOTAL, totalCapped: false, items: Array.from({ length: limit }, (_, i) => summary(TOTAL - offset - i)) };
+        const page = { offset, total: TOTAL, totalCapped: false, unsearched: 0, items: Array.from({ length: limit }, (_, i) => summary(TOTAL - offset - i)) };
         return offset === 50 * BLOCK ? new Promise((resolve) => (answerSlow = () => resolve(page))) : page;
       },
       inspector_facets: () => ({ capped: false, verdicts: {}, eventTypes: [], resourceTypes: [], subscriptions: [], stored: TOTAL, total: TOTAL }),
@@ -74,8 +91,8 @@ describe("useInspector", () => {
         const items = Array.from({ length: Math.min(limit, HITS - offset) }, (_, i) => summary(HITS - offset - i));
         // The store's two ways: up to its cap, or through the page and one hit more.
         return countPastPage
-          ? { offset, total: CAP, totalCapped: true, items }
-          : { offset, total: Math.min(HITS, offset + limit), totalCapped: HITS > offset + limit, items };
+          ? { offset, total: CAP, totalCapped: true, unsearched: 0, items }
+          : { offset, total: Math.min(HITS, offset + limit), totalCapped: HITS > offset + limit, unsearched: 0, items };
       },
       inspector_facets: () =>
         new Promise((resolve) => {

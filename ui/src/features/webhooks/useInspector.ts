@@ -16,6 +16,8 @@ export interface InspectorData {
   total: number;
   /** The store stopped counting a search or groups: at least `total`. */
   capped: boolean;
+  /** Older captures a search did not look at yet: the store is still indexing them. */
+  unsearched: number;
   blocks: ReadonlyMap<number, CaptureSummary[]>;
   facets: InspectorFacets | null;
   loading: boolean;
@@ -38,6 +40,8 @@ export interface InspectorData {
  */
 export function useInspector(filter: CaptureFilter, grouped: boolean, following: boolean): InspectorData {
   const [pageCount, setPageCount] = useState<Count>({ gen: 0, total: 0, capped: false });
+  /** What the newest page of a generation said it left unsearched (the index catching up). */
+  const [unsearchedIn, setUnsearchedIn] = useState({ gen: 0, count: 0 });
   const [blocks, setBlocks] = useState<ReadonlyMap<number, CaptureSummary[]>>(new Map());
   /** The blocks as last set (answers land one at a time, each building on the one before). */
   const blocksNow = useRef<ReadonlyMap<number, CaptureSummary[]>>(blocks);
@@ -77,6 +81,7 @@ export function useInspector(filter: CaptureFilter, grouped: boolean, following:
         if (gen !== generation.current) return;
         const answered = { gen, total: page.total, capped: page.totalCapped };
         setPageCount((cur) => (asked.countPastPage ? answered : furthest(cur, answered)));
+        setUnsearchedIn({ gen, count: page.unsearched });
         if (!nearWanted(block)) {
           // Scrolled far away while it was read: not kept (read again if the list comes back).
           requested.current.delete(block);
@@ -214,7 +219,8 @@ export function useInspector(filter: CaptureFilter, grouped: boolean, following:
     countedByFacets(filter, grouped) && facets !== null && facetsFor === JSON.stringify(filter)
       ? furthest(pageCount, { gen: pageCount.gen, total: facets.total, capped: facets.capped })
       : pageCount;
-  return { total, capped, blocks, facets, loading, error, missed, arrivedAway, want, refresh };
+  const unsearched = unsearchedIn.gen === pageCount.gen ? unsearchedIn.count : 0;
+  return { total, capped, unsearched, blocks, facets, loading, error, missed, arrivedAway, want, refresh };
 }
 
 /** A count the store gave for one generation: `total` rows, or at least that many if `capped`. */

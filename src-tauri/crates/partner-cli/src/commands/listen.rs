@@ -764,6 +764,15 @@ fn run_captures(args: CapturesArgs) -> Result<()> {
             args.offset + page.items.len() as u64
         )
         .map_err(CliError::Output)?;
+        if page.unsearched > 0 {
+            writeln!(
+                out,
+                "still indexing for search: {} older captures not searched yet; run the search \
+                 again once `partner listen` (or the app) has indexed them",
+                page.unsearched
+            )
+            .map_err(CliError::Output)?;
+        }
     }
     out.flush().map_err(CliError::Output)
 }

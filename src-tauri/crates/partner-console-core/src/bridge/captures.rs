@@ -76,6 +76,9 @@ pub struct InspectorPage {
     pub total: u64,
     /// A search or grouped count stopped counting (the store walks those hits): "N+".
     pub total_capped: bool,
+    /// Captures a search did not look at yet, the index catching up: "still indexing".
+    #[ts(type = "number")]
+    pub unsearched: u64,
 }
 
 /// The filter's choices and counts, from the store.

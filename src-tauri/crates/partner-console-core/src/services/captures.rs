@@ -71,6 +71,7 @@ pub async fn page(state: &AppState, query: InspectorQuery) -> Result<InspectorPa
             offset,
             total: page.total,
             total_capped: page.total_capped,
+            unsearched: page.unsearched,
             items: page
                 .items
                 .iter()

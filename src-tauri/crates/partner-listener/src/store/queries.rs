@@ -164,6 +164,7 @@ impl QueryPlanner {
             items,
             total,
             total_capped,
+            unsearched: tables.unsearched,
         })
     }
 
@@ -171,7 +172,7 @@ impl QueryPlanner {
     /// search: then the list of shards is not read).
     fn tables(&self, conn: &Connection, filter: &CaptureFilter) -> Result<search::SearchTables> {
         if self.indexed && filter.text.as_deref().and_then(SearchText::parse).is_some() {
-            search::SearchTables::read(conn, true)
+            search::SearchTables::bounded(conn, search::TAIL_SCAN_LIMIT)
         } else {
             Ok(search::SearchTables::unread(self.indexed))
         }
@@ -340,6 +341,7 @@ impl QueryPlanner {
                 .sum()
         };
         facets.verdicts = counts;
+        facets.unsearched = tables.unsearched;
         Ok(facets)
     }
 
@@ -632,4 +634,75 @@ fn filter_condition(
         }
     }
     clauses.join(" AND ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::SearchTables;
+
+    /// A store of `count` captures (ids 1..=count, each body "loan approved <id>"), none of
+    /// them indexed for search yet: what an import of an older store leaves while the
+    /// indexer catches up.
+    fn unindexed_store(count: i64) -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(super::super::schema::SCHEMA).unwrap();
+        conn.execute_batch(search::SEARCH_SCHEMA).unwrap();
+        search::register_functions(&conn).unwrap();
+        for id in 1..=count {
+            conn.execute(
+                "INSERT INTO captures (id, received_at, received_at_us, method, path, headers, \
+                 body, body_size, verdict, attempt, response_status, response_body, \
+                 response_from_test_mode, response_delay_ms, processing_micros, replay) \
+                 VALUES (?1, '2026-11-27T00:00:00Z', ?1, 'POST', '/webhooks', '[]', \
+                 CAST('loan approved ' || ?1 AS BLOB), 20, 'valid', 0, 200, '', 0, 0, 1, 0)",
+                [id],
+            )
+            .unwrap();
+        }
+        conn
+    }
+
+    fn found(conn: &Connection, tables: &SearchTables, text: &str) -> Vec<i64> {
+        let search = SearchText::parse(text).unwrap();
+        let chains = search.chains(tables, &|_| "1".into());
+        let mut ids = Vec::new();
+        search::merge_newest_first(conn, &chains, &mut |&(id, _, _)| {
+            ids.push(id);
+            true
+        })
+        .unwrap();
+        ids
+    }
+
+    #[test]
+    fn a_search_while_the_index_catches_up_scans_the_newest_of_the_tail_and_says_what_it_left() {
+        let conn = unindexed_store(10);
+        // A person's search: the newest 4 not indexed are scanned, the 6 older are said.
+        let tables = SearchTables::bounded(&conn, 4).unwrap();
+        assert_eq!((tables.tail_scan_above, tables.unsearched), (Some(6), 6));
+        assert_eq!(found(&conn, &tables, "loan"), vec![10, 9, 8, 7]);
+        assert_eq!(found(&conn, &tables, "approved 3"), Vec::<i64>::new());
+
+        // A delete by filter reads every capture not indexed, however many.
+        let whole = SearchTables::read(&conn, true).unwrap();
+        assert_eq!((whole.tail_scan_above, whole.unsearched), (None, 0));
+        assert_eq!(found(&conn, &whole, "loan").len(), 10);
+
+        // Caught up but for a tail within the limit: nothing is left out.
+        conn.execute("UPDATE search_state SET indexed_through = 7", [])
+            .unwrap();
+        let tables = SearchTables::bounded(&conn, 4).unwrap();
+        assert_eq!((tables.tail_scan_above, tables.unsearched), (None, 0));
+        assert_eq!(found(&conn, &tables, "loan"), vec![10, 9, 8]);
+
+        // Ids with gaps: the bound counts captures, not ids.
+        conn.execute("UPDATE search_state SET indexed_through = 0", [])
+            .unwrap();
+        conn.execute("DELETE FROM captures WHERE id IN (8, 9)", [])
+            .unwrap();
+        let tables = SearchTables::bounded(&conn, 4).unwrap();
+        assert_eq!((tables.tail_scan_above, tables.unsearched), (Some(4), 4));
+        assert_eq!(found(&conn, &tables, "loan"), vec![10, 7, 6, 5]);
+    }
 }

@@ -163,6 +163,11 @@ pub struct CapturePage {
     /// [`COUNT_TIME_BUDGET`] has passed since the page was filled: counting a word every
     /// capture has would read them all.
     pub total_capped: bool,
+    /// Captures the search did not look at yet: the index is catching up (after an import of
+    /// an older store, or a migration) and a search scans only the newest of the captures not
+    /// indexed yet (`TAIL_SCAN_LIMIT` in [`crate::search`]). 0 for a complete answer.
+    #[serde(default)]
+    pub unsearched: u64,
 }
 
 /// What the inspector's filter controls offer and count.
@@ -181,6 +186,9 @@ pub struct Facets {
     /// A text search's counts stopped early ([`COUNT_CAP`] captures counted or
     /// [`COUNT_TIME_BUDGET`] spent): they are lower bounds.
     pub capped: bool,
+    /// Captures a text search did not look at yet (see [`CapturePage::unsearched`]).
+    #[serde(default)]
+    pub unsearched: u64,
 }
 
 /// A notification that reached the listener, as

@@ -208,9 +208,16 @@ impl Writer {
     }
 
     /// Writes imported captures: `INSERT OR IGNORE` tells a taken id (skipped) without a
-    /// lookup per row. A capture at or below the search index's indexed id (an import into a
-    /// store with newer captures) is indexed here, in the same transaction, as the indexer
-    /// only looks above it; the others it indexes after (see [`crate::search`]).
+    /// lookup per row. They are indexed for search in the same transaction, so an import
+    /// leaves a store that answers from its index the moment it returns: a capture at or below
+    /// the indexed id (an import into a store with newer captures) always, as the indexer only
+    /// looks above it; the others, with the few live captures the indexer had not reached yet,
+    /// when those are few ([`search::tail_is_short`]), else the indexer catches up after.
+    ///
+    /// Why here rather than by the indexer after: the indexer works in transactions of a few
+    /// hundred captures so as to hold an acknowledgement up for milliseconds only, and FTS5
+    /// writes a segment per transaction and merges them, which made indexing an import four
+    /// times slower than indexing it in the import's own batches (`benches/query.rs`).
     pub(super) fn import(
         &self,
         conn: &mut Connection,
@@ -220,6 +227,7 @@ impl Writer {
         let mut changes = PendingChanges::default();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let indexed_through = crate::watermark::indexed_through(&tx)?;
+        let tail_is_short = search::tail_is_short(&tx, indexed_through)?;
         let mut report = ImportReport {
             imported: 0,
             skipped: 0,
@@ -239,6 +247,9 @@ impl Writer {
         }
         for id in below_index {
             search::index_rows(&tx, "id = ?1", &[&id])?;
+        }
+        if tail_is_short {
+            search::index_tail_in(&tx, indexed_through)?;
         }
         tx.commit()?;
         changes.apply(&mut lock(redeliveries));
