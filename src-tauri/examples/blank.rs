@@ -2,7 +2,7 @@
 //! embedded): the baseline of the start-up benchmark (`tests/e2e/bench.sh`).
 fn main() {
     // Drawn as the app draws its page (`rendering`), so the two compare like for like.
-    partner_console_lib::rendering::apply_compositing_choice();
+    let _ = partner_console_lib::rendering::apply_compositing_choice();
     let result = tauri::Builder::default().run(tauri::generate_context!("bench/tauri.conf.json"));
     if let Err(error) = result {
         eprintln!("blank window could not start: {error}");

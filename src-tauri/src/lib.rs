@@ -19,7 +19,7 @@ use tauri::Manager;
 
 pub fn run() {
     milestones::mark_process_start();
-    rendering::apply_compositing_choice();
+    let compositing = rendering::apply_compositing_choice();
     // A console already runs on this data folder: it takes this start's link, if any, and
     // this start ends (`services::instance`).
     if let Ok(data_dir) = partner_local::paths::data_dir() {
@@ -38,6 +38,9 @@ pub fn run() {
         .with_writer(std::io::stderr)
         .try_init();
     milestones::milestone("logging ready");
+    if let Some((choice, why)) = compositing {
+        tracing::info!(?choice, %why, "rendering: WebKit compositing");
+    }
     let keychain_probe = std::thread::spawn(startup::probe_keychain);
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_deep_link::init())

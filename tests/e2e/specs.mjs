@@ -53,7 +53,43 @@ async function step(name, body) {
 const $ = (selector) => browser.$(selector);
 async function shot(name) {
   await browser.pause(400); // a screenshot right after a click can lag the DOM
-  await browser.saveScreenshot(join(shots, `${name}.png`));
+  await keepPainting();
+  // A screenshot that never comes fails the step in seconds, not at the driver's 5 minutes.
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the screenshot ${name} took over 30 s`)), 30_000);
+  });
+  try {
+    await Promise.race([browser.saveScreenshot(join(shots, `${name}.png`)), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+/**
+ * Makes the page paint every frame for the next two seconds: a one-pixel mark in the corner
+ * changes its (invisible) shade. WebKitGTK painting without accelerated compositing (the app's
+ * choice on a machine without a GPU, `src/rendering.rs`) answers WebDriver's screenshot only
+ * once the page paints again, so a screenshot of a still page could wait forever (six screens
+ * of one run, the Connections screen among them; the Token screen's ticking clock never did).
+ */
+async function keepPainting() {
+  await browser.execute(() => {
+    let mark = document.getElementById("e2e-paint-mark");
+    if (!mark) {
+      mark = document.createElement("div");
+      mark.id = "e2e-paint-mark";
+      mark.setAttribute("aria-hidden", "true");
+      mark.style.cssText = "position:fixed;right:0;bottom:0;width:1px;height:1px;background:#000;opacity:0.01;pointer-events:none;z-index:2147483647";
+      document.body.appendChild(mark);
+    }
+    clearInterval(window.__e2ePainting);
+    let frames = 0;
+    window.__e2ePainting = setInterval(() => {
+      frames += 1;
+      mark.style.opacity = frames % 2 ? "0.02" : "0.01";
+      if (frames >= 120) clearInterval(window.__e2ePainting);
+    }, 16);
+  });
 }
 async function go(hash) {
   await browser.execute((h) => {
@@ -752,6 +788,7 @@ await step("search all pages finds a match on a later page and opens it", async 
     await clickButton("Search all pages");
     await (await $("progress[aria-label='Search progress']")).waitForExist({ timeout: 5000 });
     await waitText(searchForm, /[1-9]\d* of \d+ scanned, \d+ found/, 15000);
+    await keepPainting();
     await browser.saveScreenshot(join(shots, "transactions-search-progress.png")); // at once: the walk is still going
     await waitText(searchResults, /^1 match in \d+/, 30000);
   } finally {

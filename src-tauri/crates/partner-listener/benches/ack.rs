@@ -21,6 +21,10 @@
 //! giving each server's median round; ACK_ONLY=bare,append,full,normal to run only some
 //! servers, e.g. one under a profiler).
 //!
+//! `ACK_SERVE=bare|append ACK_ADDR=127.0.0.1:7272` serves that one server on that address until
+//! stopped, for an outside load generator (wrk) to measure it as it measures `partner listen`:
+//! the anchor of the acknowledgement latency round in BENCHMARKS.md.
+//!
 //! This machine's speed drifts by a factor of two within minutes (the bare server alone has
 //! ranged from 22,000 to 50,000 req/s), so the summary also gives each ratio as taken within
 //! each round, where the two servers ran seconds apart, with its spread across rounds. Every
@@ -140,15 +144,13 @@ async fn load(url: &str, bodies: Arc<Vec<(Vec<u8>, String)>>, senders: usize) ->
 
 /// A hyper HTTP/1 server on a loopback port that reads each request's body, hands it to `keep`
 /// and answers 200 once `keep` is done. Returns the URL to post to.
-async fn body_server<K, F>(keep: K) -> String
+async fn body_server<K, F>(addr: &str, keep: K) -> String
 where
     K: Fn(http_body_util::Collected<bytes::Bytes>) -> F + Clone + Send + Sync + 'static,
     F: std::future::Future<Output = ()> + Send + 'static,
 {
     use http_body_util::{BodyExt, Full};
-    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
+    let tcp = tokio::net::TcpListener::bind(addr).await.expect("bind");
     let addr = tcp.local_addr().expect("addr");
     tokio::spawn(async move {
         while let Ok((stream, _)) = tcp.accept().await {
@@ -178,8 +180,8 @@ where
 }
 
 /// The baseline: hyper's HTTP/1 server reading the body and answering 200, nothing else.
-async fn bare_server() -> String {
-    body_server(|_body| async {}).await
+async fn bare_server(addr: &str) -> String {
+    body_server(addr, |_body| async {}).await
 }
 
 /// The cheapest durable server there can be on this disk: the bare server, plus each body
@@ -188,7 +190,7 @@ async fn bare_server() -> String {
 /// 64 MiB ring, written over in place like a restarted WAL, so a sync never has to record a
 /// new file size. Its rate says what durability alone costs here; the gap between it and the
 /// listener is the listener's own work.
-async fn append_server(dir: &std::path::Path) -> String {
+async fn append_server(addr: &str, dir: &std::path::Path) -> String {
     use std::os::unix::fs::FileExt;
     const RING: u64 = 64 * 1024 * 1024;
     let file = std::fs::OpenOptions::new()
@@ -232,7 +234,7 @@ async fn append_server(dir: &std::path::Path) -> String {
             }
         })
         .expect("writer thread");
-    body_server(move |body| {
+    body_server(addr, move |body| {
         let (done, written) = tokio::sync::oneshot::channel();
         let _ = tx.send((body.to_bytes(), done));
         async move {
@@ -381,10 +383,27 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
+    if let Ok(server) = std::env::var("ACK_SERVE") {
+        let addr = std::env::var("ACK_ADDR").unwrap_or_else(|_| "127.0.0.1:7272".into());
+        runtime.block_on(async {
+            let ring_dir = tempfile::tempdir().expect("tempdir");
+            let url = match server.as_str() {
+                "bare" => bare_server(&addr).await,
+                "append" => append_server(&addr, ring_dir.path()).await,
+                other => {
+                    eprintln!("ACK_SERVE={other}: say bare or append");
+                    std::process::exit(2);
+                }
+            };
+            println!("serving the {server} server at {url} until stopped");
+            std::future::pending::<()>().await;
+        });
+        return;
+    }
     runtime.block_on(async {
-        let bare_url = bare_server().await;
+        let bare_url = bare_server("127.0.0.1:0").await;
         let ring_dir = tempfile::tempdir().expect("tempdir");
-        let append_url = append_server(ring_dir.path()).await;
+        let append_url = append_server("127.0.0.1:0", ring_dir.path()).await;
         println!(
             "{requests} signed {BODY_SIZE}-byte notifications (random UUID eventIds) per run \
              ({warm_up} before it to warm up), senders {counts:?}, {rounds} rounds, loopback"
