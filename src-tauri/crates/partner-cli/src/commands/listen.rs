@@ -606,8 +606,9 @@ async fn run_import(args: ImportArgs) -> Result<()> {
         "partner: imported {} captures, skipped {} already present",
         report.imported, report.skipped
     );
-    // The store this leaves answers searches from its index at once: the import waits for
-    // the indexer (which works behind the writer) to reach the last capture.
+    // The store this leaves answers searches from its index at once: an import indexes what
+    // it brings as it goes, and when the indexer was far behind (a store being re-indexed
+    // after a migration) this waits for it to reach the last capture.
     let started = std::time::Instant::now();
     let terminal = std::io::stderr().is_terminal();
     let mut first: Option<u64> = None;
@@ -629,13 +630,17 @@ async fn run_import(args: ImportArgs) -> Result<()> {
         eprintln!();
     }
     if !searchable {
-        eprintln!("partner: stopped while indexing for search; the next `partner listen` (or the app) finishes it, and searches are complete meanwhile (slower)");
+        eprintln!("partner: stopped while indexing for search; the next `partner listen` (or the app) finishes it, and until then a search looks at the newest captures not indexed and says how many older ones it left out");
         return Err(CliError::Cancelled);
     }
-    eprintln!(
-        "partner: indexed for search in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
+    if first.unwrap_or(0) == 0 {
+        eprintln!("partner: indexed for search as it was imported");
+    } else {
+        eprintln!(
+            "partner: indexed for search in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
     Ok(())
 }
 

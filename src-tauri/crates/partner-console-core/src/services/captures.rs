@@ -314,15 +314,18 @@ pub async fn import(app: &Console, job_id: String) -> Result<FileJobResult> {
             "Try again.",
         )
     })??;
-    // The import ends when a search of what it brought is answered from the index (the
-    // indexer works behind the writer), with that progress shown; Cancel stops the wait only.
+    // The import ends when a search of what it brought is answered from the index: an import
+    // indexes as it goes, and when the indexer was far behind (a store re-indexed after a
+    // migration) this waits for it, with that progress shown; Cancel stops the wait only.
     let mut first: Option<u64> = None;
     let searchable = !report.cancelled
         && indexing
             .wait_until_searchable(
                 |left| {
                     let total = *first.get_or_insert(left);
-                    job.progress_noted(total - left, Some(total), "indexing for search");
+                    if total > 0 {
+                        job.progress_noted(total - left, Some(total), "indexing for search");
+                    }
                 },
                 job.stop.cancelled(),
             )
