@@ -183,8 +183,10 @@ impl SearchTables {
 
     /// [`SearchTables::read`] for a search a person waits on: the tail's scan covers at most
     /// the newest `scan_limit` captures above the watermark ([`TAIL_SCAN_LIMIT`]), and the
-    /// tables say how many it leaves out.
-    pub fn bounded(conn: &Connection, scan_limit: i64) -> Result<Self> {
+    /// tables say how many it leaves out. `list_index`: the store has `captures_list` (ids in a
+    /// narrow index, so the walk past the newest does not read their rows); an older store
+    /// read beside its older listener may not.
+    pub fn bounded(conn: &Connection, scan_limit: i64, list_index: bool) -> Result<Self> {
         let mut tables = Self::read(conn, true)?;
         let watermark = indexed_through(conn)?;
         // Ids are unique: a tail no longer in ids than the limit holds no more captures.
@@ -194,19 +196,22 @@ impl SearchTables {
         if newest - watermark <= scan_limit {
             return Ok(tables);
         }
+        let index = if list_index {
+            "INDEXED BY captures_list"
+        } else {
+            ""
+        };
         let cut: Option<i64> = conn
-            .prepare_cached(
-                "SELECT id FROM captures INDEXED BY captures_list WHERE id > ?1 \
-                 ORDER BY id DESC LIMIT 1 OFFSET ?2",
-            )?
+            .prepare_cached(&format!(
+                "SELECT id FROM captures {index} WHERE id > ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2"
+            ))?
             .query_row(params![watermark, scan_limit], |row| row.get(0))
             .optional()?;
         if let Some(cut) = cut {
             let unsearched: i64 = conn
-                .prepare_cached(
-                    "SELECT COUNT(*) FROM captures INDEXED BY captures_list \
-                     WHERE id > ?1 AND id <= ?2",
-                )?
+                .prepare_cached(&format!(
+                    "SELECT COUNT(*) FROM captures {index} WHERE id > ?1 AND id <= ?2"
+                ))?
                 .query_row(params![watermark, cut], |row| row.get(0))?;
             tables.tail_scan_above = Some(cut);
             tables.unsearched = unsearched.max(0) as u64;

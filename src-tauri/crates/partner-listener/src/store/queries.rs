@@ -172,7 +172,8 @@ impl QueryPlanner {
     /// search: then the list of shards is not read).
     fn tables(&self, conn: &Connection, filter: &CaptureFilter) -> Result<search::SearchTables> {
         if self.indexed && filter.text.as_deref().and_then(SearchText::parse).is_some() {
-            search::SearchTables::bounded(conn, search::TAIL_SCAN_LIMIT)
+            let list_index = self.layout != IndexLayout::Plain;
+            search::SearchTables::bounded(conn, search::TAIL_SCAN_LIMIT, list_index)
         } else {
             Ok(search::SearchTables::unread(self.indexed))
         }
@@ -679,10 +680,13 @@ mod tests {
     fn a_search_while_the_index_catches_up_scans_the_newest_of_the_tail_and_says_what_it_left() {
         let conn = unindexed_store(10);
         // A person's search: the newest 4 not indexed are scanned, the 6 older are said.
-        let tables = SearchTables::bounded(&conn, 4).unwrap();
+        let tables = SearchTables::bounded(&conn, 4, true).unwrap();
         assert_eq!((tables.tail_scan_above, tables.unsearched), (Some(6), 6));
         assert_eq!(found(&conn, &tables, "loan"), vec![10, 9, 8, 7]);
         assert_eq!(found(&conn, &tables, "approved 3"), Vec::<i64>::new());
+        // The same without the narrow index of ids (an older store read beside its listener).
+        let plain = SearchTables::bounded(&conn, 4, false).unwrap();
+        assert_eq!((plain.tail_scan_above, plain.unsearched), (Some(6), 6));
 
         // A delete by filter reads every capture not indexed, however many.
         let whole = SearchTables::read(&conn, true).unwrap();
@@ -692,7 +696,7 @@ mod tests {
         // Caught up but for a tail within the limit: nothing is left out.
         conn.execute("UPDATE search_state SET indexed_through = 7", [])
             .unwrap();
-        let tables = SearchTables::bounded(&conn, 4).unwrap();
+        let tables = SearchTables::bounded(&conn, 4, true).unwrap();
         assert_eq!((tables.tail_scan_above, tables.unsearched), (None, 0));
         assert_eq!(found(&conn, &tables, "loan"), vec![10, 9, 8]);
 
@@ -701,7 +705,7 @@ mod tests {
             .unwrap();
         conn.execute("DELETE FROM captures WHERE id IN (8, 9)", [])
             .unwrap();
-        let tables = SearchTables::bounded(&conn, 4).unwrap();
+        let tables = SearchTables::bounded(&conn, 4, true).unwrap();
         assert_eq!((tables.tail_scan_above, tables.unsearched), (Some(4), 4));
         assert_eq!(found(&conn, &tables, "loan"), vec![10, 7, 6, 5]);
     }
