@@ -9,7 +9,6 @@
 
 pub mod commands;
 pub mod events;
-pub mod rendering;
 
 use partner_console_core::milestones;
 use partner_console_core::services::{instance, links, startup};
@@ -19,7 +18,7 @@ use tauri::Manager;
 
 pub fn run() {
     milestones::mark_process_start();
-    let compositing = rendering::apply_compositing_choice();
+    let compositing = partner_console_core::rendering::apply_compositing_choice();
     // A console already runs on this data folder: it takes this start's link, if any, and
     // this start ends (`services::instance`).
     if let Ok(data_dir) = partner_local::paths::data_dir() {

@@ -18,6 +18,7 @@ pub mod events;
 pub mod milestones;
 pub mod notices;
 pub mod picture;
+pub mod rendering;
 pub mod scenario;
 pub mod services;
 pub mod state;

@@ -15,8 +15,10 @@
 //! or the machine has no DRM render node (`/dev/dri/renderD*`), the device any hardware GL
 //! driver on Linux renders through: without one, Mesa can only fall back to llvmpipe.
 //!
-//! WebKitGTK reads `WEBKIT_DISABLE_COMPOSITING_MODE` when it starts, so this runs first thing
-//! in `run()`, before any other thread; a value the user set there is kept.
+//! WebKitGTK reads `WEBKIT_DISABLE_COMPOSITING_MODE` when it starts, so the shell runs this
+//! first thing in `run()`, before any other thread; a value the user set there is kept. Here
+//! rather than in the shell: it is a decision over the environment and `/dev/dri`, tested
+//! without a window.
 
 use std::path::Path;
 
