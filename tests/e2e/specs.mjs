@@ -68,9 +68,10 @@ async function shot(name) {
 /**
  * Makes the page paint every frame for the next two seconds: a one-pixel mark in the corner
  * changes its (invisible) shade. WebKitGTK painting without accelerated compositing (the app's
- * choice on a machine without a GPU, `partner-console-core/src/rendering.rs`) answers WebDriver's screenshot only
- * once the page paints again, so a screenshot of a still page could wait forever (six screens
- * of one run, the Connections screen among them; the Token screen's ticking clock never did).
+ * choice on a machine without a GPU, `partner-console-core/src/rendering.rs`) answers
+ * WebDriver's screenshot only once the page paints again, so a screenshot of a still page could
+ * wait forever (six screens of one run, the Connections screen among them; the Token screen's
+ * ticking clock never did).
  */
 async function keepPainting() {
   await browser.execute(() => {
