@@ -1,12 +1,77 @@
 #!/usr/bin/env bash
 # Installs what building, running, packaging and testing Partner Console needs on a fresh Debian or Ubuntu
 # machine: Tauri's system libraries, a virtual display, a Secret Service keychain, the WebKit
-# WebDriver, the UI's npm packages and tauri-driver. Safe to run again: it skips what is present.
+# WebDriver, the UI's npm packages, the workspace's crates and tauri-driver. Safe to run again:
+# it skips what is present.
+#
+# The steps that need nothing from each other run side by side: on a fresh machine apt waits on
+# the network and dpkg, `cargo install tauri-driver` on the CPU, `npm ci` and `cargo fetch` on
+# the network, so one after another they took the sum of the four.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+# The steps started in the background: each one's name, process and log. `finish` waits for all
+# of them and fails, with the log of each that failed, if any did.
+background_names=()
+background_pids=()
+background_logs=()
+logs_dir=$(mktemp -d)
+trap 'rm -rf "$logs_dir"' EXIT
+in_background() {
+  local name=$1
+  shift
+  local log
+  log="$logs_dir/${#background_names[@]}.log"
+  echo "setup: $name (in the background)"
+  "$@" >"$log" 2>&1 &
+  background_names+=("$name")
+  background_pids+=("$!")
+  background_logs+=("$log")
+}
+finish() {
+  local failed=0 i
+  for i in "${!background_pids[@]}"; do
+    if ! wait "${background_pids[$i]}"; then
+      echo "setup: ${background_names[$i]} FAILED:" >&2
+      tail -40 "${background_logs[$i]}" >&2
+      failed=1
+    fi
+  done
+  return $failed
+}
+
+install_npm_packages() {
+  if [ -f ui/package.json ]; then
+    if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
+      in_background "installing the UI's npm packages" \
+        bash -c 'cd ui && npm ci --no-audit --no-fund --loglevel=error'
+    fi
+  fi
+}
+
+rust_steps_started=false
+start_rust_steps() {
+  $rust_steps_started && return 0
+  rust_steps_started=true
+  # The workspace's crates, so the first build does not download them one after another.
+  in_background "downloading the workspace's crates" cargo fetch --locked --quiet
+  # End-to-end tests drive the real app through tauri-driver (which starts WebKitWebDriver).
+  if ! command -v tauri-driver >/dev/null && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then
+    in_background "installing tauri-driver" cargo install tauri-driver --locked --quiet
+  fi
+}
+
+# Node and npm may come from elsewhere than Debian (as on the project's machines): then they are
+# kept, and the npm packages come down while apt works.
+node_present=false
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  node_present=true
+  install_npm_packages
+fi
+command -v cargo >/dev/null && start_rust_steps
 
 apt_packages=(
   libwebkit2gtk-4.1-dev build-essential pkg-config file libxdo-dev libssl-dev
@@ -19,8 +84,7 @@ missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
-# Node and npm may come from elsewhere than Debian (as on the project's machines): then keep them.
-if command -v node >/dev/null && command -v npm >/dev/null; then
+if $node_present; then
   filtered=()
   for pkg in "${missing[@]}"; do
     case "$pkg" in nodejs|npm) ;; *) filtered+=("$pkg") ;; esac
@@ -31,8 +95,12 @@ fi
 if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then missing+=(python3-venv); fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing system packages: ${missing[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  if ! { $SUDO apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null; }; then
+    finish || true
+    echo "setup: installing the system packages failed" >&2
+    exit 1
+  fi
 fi
 
 if ! command -v cargo >/dev/null; then
@@ -42,16 +110,7 @@ if ! command -v cargo >/dev/null; then
   . "$HOME/.cargo/env"
 fi
 rustup component list --installed 2>/dev/null | grep -q clippy || rustup component add clippy rustfmt
+start_rust_steps
+$node_present || install_npm_packages
 
-if [ -f ui/package.json ]; then
-  if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
-    echo "setup: installing the UI's npm packages"
-    (cd ui && npm ci --no-audit --no-fund --loglevel=error)
-  fi
-fi
-
-# End-to-end tests drive the real app through tauri-driver (which starts WebKitWebDriver).
-if ! command -v tauri-driver >/dev/null && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then
-  echo "setup: installing tauri-driver"
-  cargo install tauri-driver --locked --quiet
-fi
+finish
