@@ -49,6 +49,9 @@ pub fn run() {
             milestones::milestone(&format!("page load {:?}", payload.event()));
         })
         .setup(|app| {
+            // Tauri builds the configured window before this hook: the time up to here is
+            // the window's, the rest of the hook holds the page's load.
+            milestones::milestone("window built");
             let data_dir = match partner_local::paths::data_dir() {
                 Ok(dir) => dir,
                 Err(_) => app.path().app_data_dir()?,
