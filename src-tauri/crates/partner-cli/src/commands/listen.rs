@@ -362,23 +362,66 @@ async fn run_listener(args: ServeArgs) -> Result<()> {
 }
 
 /// One line (or JSON object) per capture, as captures are committed.
+///
+/// A capture after a quiet moment is printed at once. Under a flood the thread gathers what
+/// arrived every [`PRINT_INTERVAL`] and writes it in one call: woken and writing once per
+/// capture, it took about a tenth of the listener's CPU (`partner listen` under wrk, in
+/// BENCHMARKS.md), for lines no one reads faster than that.
 fn print_captures(mut feed: tokio::sync::broadcast::Receiver<LiveEvent>, json: bool) {
-    use tokio::sync::broadcast::error::RecvError;
-    loop {
-        let line = match feed.blocking_recv() {
+    use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+    let mut lines = String::new();
+    // Adds an event's line; false once the feed is closed.
+    let take = |event: Result<LiveEvent, RecvError>, lines: &mut String| {
+        let line = match event {
             Ok(LiveEvent::Captured(capture)) => capture_line(&capture, json),
             Ok(LiveEvent::Outbound(record)) => outbound_line(&record, json),
             Err(RecvError::Lagged(missed)) => {
                 eprintln!("partner: {missed} captures were not printed (output too slow); they are in the store");
-                continue;
+                return true;
             }
-            Err(RecvError::Closed) => return,
+            Err(RecvError::Closed) => return false,
         };
-        let mut out = std::io::stdout().lock();
-        if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+        lines.push_str(&line);
+        lines.push('\n');
+        true
+    };
+    loop {
+        // Quiet: wait for the next event.
+        let mut open = take(feed.blocking_recv(), &mut lines);
+        // Busy: what else is there now, then every interval, until an interval brings nothing.
+        loop {
+            while open {
+                let event = match feed.try_recv() {
+                    Ok(event) => Ok(event),
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Lagged(missed)) => Err(RecvError::Lagged(missed)),
+                    Err(TryRecvError::Closed) => Err(RecvError::Closed),
+                };
+                open = take(event, &mut lines);
+            }
+            if lines.is_empty() {
+                break;
+            }
+            if write_lines(&mut lines).is_err() || !open {
+                return;
+            }
+            std::thread::sleep(PRINT_INTERVAL);
+        }
+        if !open {
             return;
         }
     }
+}
+
+/// How long the printer gathers captures under a flood before it writes them.
+const PRINT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Writes the lines gathered so far to stdout in one call, and empties them.
+fn write_lines(lines: &mut String) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let written = out.write_all(lines.as_bytes()).and_then(|()| out.flush());
+    lines.clear();
+    written
 }
 
 fn capture_line(capture: &Capture, json: bool) -> String {

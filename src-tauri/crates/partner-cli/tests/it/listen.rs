@@ -174,6 +174,47 @@ async fn prints_a_line_of_text_per_capture_and_answers_as_told_in_test_mode() {
 }
 
 #[tokio::test]
+async fn a_burst_is_printed_whole_and_the_capture_after_it_at_once() {
+    use futures::StreamExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mut listening = listen(&dir.path().join("c.db"), &[]);
+    let client = reqwest::Client::new();
+    // 200 at once, 16 in flight: the printer gathers them into a few writes.
+    let sent = futures::stream::iter(0..200)
+        .map(|i| {
+            let (client, url) = (client.clone(), listening.url.clone());
+            async move { send(&client, &url, KEY, body(&format!("burst-{i}"))).await }
+        })
+        .buffer_unordered(16)
+        .collect::<Vec<_>>()
+        .await;
+    assert!(sent
+        .iter()
+        .all(|r| r.as_ref().is_ok_and(|r| r.status() == 200)));
+    let mut printed = std::collections::HashSet::new();
+    for _ in 0..200 {
+        let mut line = String::new();
+        listening.stdout.read_line(&mut line).unwrap();
+        let id = line
+            .split_whitespace()
+            .find(|word| word.starts_with("tx-burst-"))
+            .unwrap_or_else(|| panic!("a capture line names its resource: {line}"));
+        printed.insert(id.to_string());
+    }
+    assert_eq!(printed.len(), 200, "every capture of the burst, once");
+    // After the burst, a lone capture's line comes without waiting for more.
+    let started = std::time::Instant::now();
+    send(&client, &listening.url, KEY, body("after"))
+        .await
+        .unwrap();
+    let mut line = String::new();
+    listening.stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("tx-after"), "{line}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    terminate(listening);
+}
+
+#[tokio::test]
 async fn bad_arguments_are_refused_with_words() {
     let output = Command::new(env!("CARGO_BIN_EXE_partner"))
         .args([
