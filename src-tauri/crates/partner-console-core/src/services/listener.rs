@@ -443,6 +443,30 @@ pub fn tunnel_url(state: &AppState) -> Option<String> {
     inner.settings.tunnel_urls.get(&id).cloned()
 }
 
+/// The base URLs under which a callback URL reaches this console's listener: its address as
+/// configured (also as `localhost` when that is a loopback address), its URL when it runs, and
+/// the active connection's tunnel URL. Compared as URLs ([`partner_client::CallbackBase::holds`]),
+/// never as text: port 7070 does not take in 70701, nor a tunnel's host a longer one it begins.
+pub fn own_callback_bases(state: &AppState) -> Vec<partner_client::CallbackBase> {
+    let tunnel = tunnel_url(state);
+    let (address, running) = {
+        let inner = state.lock();
+        (
+            inner.listener_address.address,
+            inner.listener.as_ref().map(RunningListener::url),
+        )
+    };
+    let mut urls = vec![format!("http://{address}")];
+    if address.ip().is_loopback() {
+        urls.push(format!("http://localhost:{}", address.port()));
+    }
+    urls.extend(running);
+    urls.extend(tunnel);
+    urls.iter()
+        .filter_map(|url| partner_client::CallbackBase::parse(url).ok())
+        .collect()
+}
+
 /// Saves the active connection's tunnel URL (none clears it). Returns the URL it replaced.
 pub fn set_tunnel_url(state: &AppState, url: Option<String>) -> Result<Option<String>> {
     let url = url
@@ -500,4 +524,23 @@ pub fn view(state: &AppState) -> ListenerView {
 /// listener answers.
 pub fn view_after<T>(state: &AppState, done: Result<T>) -> Result<ListenerView> {
     done.map(|_| view(state))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_that_only_begins_like_the_listeners_is_not_the_console_s() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = crate::state::test_state(dir.path().to_path_buf());
+        state.lock().listener_address.address = "127.0.0.1:7070".parse().unwrap();
+        let bases = own_callback_bases(&state);
+        let ours = |url: &str| bases.iter().any(|base| base.holds(url));
+        assert!(ours("http://127.0.0.1:7070/webhooks"));
+        assert!(ours("http://localhost:7070/webhooks"));
+        assert!(!ours("http://127.0.0.1:70701/webhooks"));
+        assert!(!ours("http://localhost:7070.example/webhooks"));
+        assert!(!ours("http://127.0.0.1:707/webhooks"));
+    }
 }

@@ -189,23 +189,14 @@ pub(crate) fn newest_of_the_console(
     state: &AppState,
     stories: Vec<NotificationStory>,
 ) -> Option<NotificationStory> {
-    let bases: Vec<String> = {
-        let inner = state.lock();
-        let address = inner.listener_address.address;
-        let mut bases = vec![format!("http://{address}")];
-        if address.ip().is_loopback() {
-            bases.push(format!("http://localhost:{}", address.port()));
-        }
-        bases
-    };
-    let tunnel = crate::services::listener::tunnel_url(state);
+    let bases = crate::services::listener::own_callback_bases(state);
     let meant_for_us = |story: &NotificationStory| {
         story.entries.iter().any(|entry| {
             entry.capture_id.is_some()
-                || entry.url.as_deref().is_some_and(|url| {
-                    bases.iter().any(|base| url.starts_with(base.as_str()))
-                        || tunnel.as_deref().is_some_and(|t| url.starts_with(t))
-                })
+                || entry
+                    .url
+                    .as_deref()
+                    .is_some_and(|url| bases.iter().any(|base| base.holds(url)))
         })
     };
     let ours = stories.iter().position(meant_for_us);
@@ -326,7 +317,7 @@ async fn setting(
         _ => Vec::new(),
     };
     let listener_url = state.listener().ok().map(|l| l.url());
-    let tunnel_url = crate::services::listener::tunnel_url(state);
+    let own_bases = crate::services::listener::own_callback_bases(state);
     let sent_to = story
         .entries
         .iter()
@@ -346,11 +337,9 @@ async fn setting(
         .iter()
         .any(|e| matches!(e.step, crate::bridge::StoryStep::Captured));
     let receiver_is_listener = captured
-        || sent_to.as_deref().is_none_or(|url| {
-            loopback(url)
-                || listener_url.as_deref().is_some_and(|l| url.starts_with(l))
-                || tunnel_url.as_deref().is_some_and(|t| url.starts_with(t))
-        });
+        || sent_to
+            .as_deref()
+            .is_none_or(|url| loopback(url) || own_bases.iter().any(|base| base.holds(url)));
     let short = picture::short;
     let what = if story.event_type.is_empty() {
         "notification"

@@ -208,6 +208,27 @@ async fn a_tunnel_url_is_saved_checked_and_cleared() {
 }
 
 #[tokio::test]
+async fn the_console_knows_its_own_callback_urls_as_urls_not_as_text() {
+    let app = Headless::start().await;
+    tunnel::save_url(&app.console, Some("https://tunnel.invalid/hooks".into()))
+        .await
+        .expect("saved");
+    let running = listener::view(app.console.state());
+    let port = running.port.expect("the listener's port");
+    let bases = listener::own_callback_bases(app.console.state());
+    let ours = |url: &str| bases.iter().any(|base| base.holds(url));
+    assert!(ours(&format!("http://127.0.0.1:{port}/webhooks")));
+    assert!(ours(&format!("http://localhost:{port}/webhooks?attempt=2")));
+    assert!(ours("https://tunnel.invalid/hooks/webhooks"));
+    // Text that merely begins like one of them is someone else's.
+    assert!(!ours(&format!("http://127.0.0.1:{port}1/webhooks")));
+    assert!(!ours("https://tunnel.invalid.example/hooks"));
+    assert!(!ours("https://tunnel.invalid/hooksmith"));
+    assert!(!ours(&format!("https://127.0.0.1:{port}/webhooks")));
+    app.stop().await;
+}
+
+#[tokio::test]
 async fn go_to_opens_a_transaction_and_says_what_it_cannot_find() {
     let app = Headless::start().await;
     let (product, transaction, _) = a_notification(&app).await;
