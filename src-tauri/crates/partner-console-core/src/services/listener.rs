@@ -7,8 +7,8 @@
 //! listener off with a problem that names the port and offers a free one; moving the listener
 //! binds the new address before the old one is let go, so a failed move changes nothing.
 use crate::bridge::{
-    ForwardRuleView, ListenerAddressForm, ListenerView, ReplayForm, ReplayResult, RetentionForm,
-    TestMode,
+    ForwardRuleView, ListenerAddressForm, ListenerRoute, ListenerView, ReplayForm, ReplayResult,
+    RetentionForm, TestMode,
 };
 use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
@@ -443,11 +443,12 @@ pub fn tunnel_url(state: &AppState) -> Option<String> {
     inner.settings.tunnel_urls.get(&id).cloned()
 }
 
-/// The base URLs under which a callback URL reaches this console's listener: its address as
-/// configured (also as `localhost` when that is a loopback address), its URL when it runs, and
-/// the active connection's tunnel URL. Compared as URLs ([`partner_client::CallbackBase::holds`]),
+/// The base URLs under which a callback URL reaches this console's listener, each with the way
+/// it does, the tunnel's first: the active connection's tunnel URL (as the service reaches it),
+/// then the listener's URL when it runs, its address as configured, and, for a loopback
+/// address, the same as `localhost`. Compared as URLs ([`partner_client::CallbackBase::holds`]),
 /// never as text: port 7070 does not take in 70701, nor a tunnel's host a longer one it begins.
-pub fn own_callback_bases(state: &AppState) -> Vec<partner_client::CallbackBase> {
+pub fn own_callback_routes(state: &AppState) -> Vec<(ListenerRoute, partner_client::CallbackBase)> {
     let tunnel = tunnel_url(state);
     let (address, running) = {
         let inner = state.lock();
@@ -456,15 +457,27 @@ pub fn own_callback_bases(state: &AppState) -> Vec<partner_client::CallbackBase>
             inner.listener.as_ref().map(RunningListener::url),
         )
     };
-    let mut urls = vec![format!("http://{address}")];
+    let mut urls: Vec<(ListenerRoute, String)> = Vec::new();
+    urls.extend(tunnel.map(|url| (ListenerRoute::Tunnel, url)));
+    urls.extend(running.map(|url| (ListenerRoute::Direct, url)));
+    urls.push((ListenerRoute::Direct, format!("http://{address}")));
     if address.ip().is_loopback() {
-        urls.push(format!("http://localhost:{}", address.port()));
+        urls.push((
+            ListenerRoute::Direct,
+            format!("http://localhost:{}", address.port()),
+        ));
     }
-    urls.extend(running);
-    urls.extend(tunnel);
-    urls.iter()
-        .filter_map(|url| partner_client::CallbackBase::parse(url).ok())
+    urls.into_iter()
+        .filter_map(|(via, url)| Some((via, partner_client::CallbackBase::parse(&url).ok()?)))
         .collect()
+}
+
+/// How `url` reaches the console's own listener, if it does ([`own_callback_routes`]).
+pub fn own_route_of(state: &AppState, url: &str) -> Option<ListenerRoute> {
+    own_callback_routes(state)
+        .into_iter()
+        .find(|(_, base)| base.holds(url))
+        .map(|(via, _)| via)
 }
 
 /// Saves the active connection's tunnel URL (none clears it). Returns the URL it replaced.
@@ -535,8 +548,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let state = crate::state::test_state(dir.path().to_path_buf());
         state.lock().listener_address.address = "127.0.0.1:7070".parse().unwrap();
-        let bases = own_callback_bases(&state);
-        let ours = |url: &str| bases.iter().any(|base| base.holds(url));
+        let ours = |url: &str| own_route_of(&state, url).is_some();
         assert!(ours("http://127.0.0.1:7070/webhooks"));
         assert!(ours("http://localhost:7070/webhooks"));
         assert!(!ours("http://127.0.0.1:70701/webhooks"));

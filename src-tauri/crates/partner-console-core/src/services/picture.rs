@@ -189,14 +189,14 @@ pub(crate) fn newest_of_the_console(
     state: &AppState,
     stories: Vec<NotificationStory>,
 ) -> Option<NotificationStory> {
-    let bases = crate::services::listener::own_callback_bases(state);
+    let routes = crate::services::listener::own_callback_routes(state);
     let meant_for_us = |story: &NotificationStory| {
         story.entries.iter().any(|entry| {
             entry.capture_id.is_some()
                 || entry
                     .url
                     .as_deref()
-                    .is_some_and(|url| bases.iter().any(|base| base.holds(url)))
+                    .is_some_and(|url| routes.iter().any(|(_, base)| base.holds(url)))
         })
     };
     let ours = stories.iter().position(meant_for_us);
@@ -317,7 +317,7 @@ async fn setting(
         _ => Vec::new(),
     };
     let listener_url = state.listener().ok().map(|l| l.url());
-    let own_bases = crate::services::listener::own_callback_bases(state);
+    let own_routes = crate::services::listener::own_callback_routes(state);
     let sent_to = story
         .entries
         .iter()
@@ -339,7 +339,7 @@ async fn setting(
     let receiver_is_listener = captured
         || sent_to
             .as_deref()
-            .is_none_or(|url| loopback(url) || own_bases.iter().any(|base| base.holds(url)));
+            .is_none_or(|url| loopback(url) || own_routes.iter().any(|(_, base)| base.holds(url)));
     let short = picture::short;
     let what = if story.event_type.is_empty() {
         "notification"

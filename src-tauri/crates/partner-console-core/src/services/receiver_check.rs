@@ -63,7 +63,7 @@ pub async fn check(app: &Console, form: ReceiverCheckForm) -> Result<Report> {
     // Checking the console's own listener: its probes are forged on purpose, so they are
     // marked for it and never land in the inspector or reach a forward rule's app.
     let _own_listener_check = match (
-        own_listener_route(state, &subscription.url)?,
+        crate::services::listener::own_route_of(state, &subscription.url),
         state.lock().listener.clone(),
     ) {
         (Some(_), Some(running)) => {
@@ -136,7 +136,7 @@ fn could_not_run(error: CheckError) -> AppError {
 /// tunnel URL (the way the service reaches it) or straight at the listener's address. These are
 /// what the Webhooks screen offers to check, the tunnel's first.
 pub async fn listener_subscriptions(state: &AppState) -> Result<Vec<ListenerSubscription>> {
-    let bases = listener_bases(state)?;
+    let bases = crate::services::listener::own_callback_routes(state);
     if bases.is_empty() {
         return Ok(Vec::new());
     }
@@ -156,29 +156,4 @@ pub async fn listener_subscriptions(state: &AppState) -> Result<Vec<ListenerSubs
         .collect();
     found.sort_by_key(|s| s.via != ListenerRoute::Tunnel);
     Ok(found)
-}
-
-/// The addresses that reach the console's own listener: the tunnel URL (the way the service
-/// reaches it) and the listener's own.
-fn listener_bases(state: &AppState) -> Result<Vec<(ListenerRoute, partner_client::CallbackBase)>> {
-    let tunnel = crate::services::listener::tunnel_url(state);
-    let direct = state.lock().listener.as_ref().map(|l| l.url());
-    let mut bases = Vec::new();
-    for (via, url) in [
-        (ListenerRoute::Tunnel, tunnel),
-        (ListenerRoute::Direct, direct),
-    ] {
-        if let Some(url) = url {
-            bases.push((via, partner_client::CallbackBase::parse(&url)?));
-        }
-    }
-    Ok(bases)
-}
-
-/// How `url` reaches the console's own listener, if it does.
-fn own_listener_route(state: &AppState, url: &str) -> Result<Option<ListenerRoute>> {
-    Ok(listener_bases(state)?
-        .into_iter()
-        .find(|(_, base)| base.holds(url))
-        .map(|(via, _)| via))
 }

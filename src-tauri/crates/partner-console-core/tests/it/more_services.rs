@@ -215,8 +215,11 @@ async fn the_console_knows_its_own_callback_urls_as_urls_not_as_text() {
         .expect("saved");
     let running = listener::view(app.console.state());
     let port = running.port.expect("the listener's port");
-    let bases = listener::own_callback_bases(app.console.state());
-    let ours = |url: &str| bases.iter().any(|base| base.holds(url));
+    let ours = |url: &str| listener::own_route_of(app.console.state(), url).is_some();
+    assert_eq!(
+        listener::own_route_of(app.console.state(), "https://tunnel.invalid/hooks/x"),
+        Some(partner_console_core::bridge::ListenerRoute::Tunnel)
+    );
     assert!(ours(&format!("http://127.0.0.1:{port}/webhooks")));
     assert!(ours(&format!("http://localhost:{port}/webhooks?attempt=2")));
     assert!(ours("https://tunnel.invalid/hooks/webhooks"));
