@@ -136,7 +136,13 @@ fn could_not_run(error: CheckError) -> AppError {
 /// tunnel URL (the way the service reaches it) or straight at the listener's address. These are
 /// what the Webhooks screen offers to check, the tunnel's first.
 pub async fn listener_subscriptions(state: &AppState) -> Result<Vec<ListenerSubscription>> {
-    let bases = crate::services::listener::own_callback_routes(state);
+    // The listener's own address counts only while it runs: stopped, it answers no check, and
+    // the service is not asked for every subscription to find the ones that point at it.
+    let running = state.lock().listener.is_some();
+    let bases: Vec<_> = crate::services::listener::own_callback_routes(state)
+        .into_iter()
+        .filter(|(via, _)| running || *via == ListenerRoute::Tunnel)
+        .collect();
     if bases.is_empty() {
         return Ok(Vec::new());
     }
