@@ -4,6 +4,7 @@
 # the first rows after opening the Webhooks screen, scroll, filter and search latency, and the
 # RSS of the app and its WebKit processes beside the blank window's.
 # Usage: tests/e2e/bench.sh [captures=100000]. Prints JSON lines; see BENCHMARKS.md.
+# PARTNER_BENCH_STARTS=N start pairs (7); PARTNER_BENCH_PARTS=start stops after start-up.
 # Both the app and the blank window are release builds (what users run), built the same way
 # (same crate, features and profile); PARTNER_BENCH_PROFILE=debug compares debug builds instead.
 set -euo pipefail

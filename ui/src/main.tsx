@@ -1,8 +1,9 @@
 // The entry: sends the start-up requests, then loads React and the app (see startup.ts).
-import { sendFirstRequests } from "./startup";
+import { markStartup, sendFirstRequests } from "./startup";
 import { loadDisplay } from "./lib/presentation";
 import "./styles.css";
 
+markStartup("entry");
 const first = sendFirstRequests(window.location.hash);
 // The stored theme and stage mode, on <html> before anything is painted: no flash of another theme.
 loadDisplay();

@@ -6,9 +6,10 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App";
-import { seedQueries, type FirstRequests } from "./startup";
+import { markStartup, seedQueries, type FirstRequests } from "./startup";
 
 export function mount(element: HTMLElement, first: FirstRequests): void {
+  markStartup("react-loaded");
   const client = new QueryClient({
     defaultOptions: { queries: { staleTime: 10_000, refetchOnWindowFocus: false, retry: false } },
   });

@@ -15,6 +15,18 @@ import { FIRST_PAGE, listingQueryKey } from "./lib/paging";
 
 export const STATUS_KEY = ["status"] as const;
 
+const marked = new Set<string>();
+
+/**
+ * Names a start-up milestone, once per page: a `performance.mark` (User Timing, nothing sent
+ * anywhere) that tests/e2e/bench.mjs reads to say where the time before the first rows went.
+ */
+export function markStartup(milestone: "entry" | "status-answered" | "products-answered" | "react-loaded" | "first-rows-committed"): void {
+  if (marked.has(milestone) || typeof performance === "undefined" || typeof performance.mark !== "function") return;
+  marked.add(milestone);
+  performance.mark(milestone);
+}
+
 /**
  * Of the status shown and one that just arrived, the newer. A status comes both as a
  * command's answer and as an event, and the webview does not keep their order: an answer
@@ -53,6 +65,7 @@ const FIRST_PRODUCTS_QUERY = { ...FIRST_PAGE, sort: PRODUCTS_DEFAULT_SORT };
 /** Sends the start-up requests now; a failure is left for the query that takes the answer. */
 export function sendFirstRequests(hash: string): FirstRequests {
   const status = api.appStatus();
+  status.then(() => markStartup("status-answered"), () => undefined);
   const route = parseRoute(hash);
   const onProducts = route.screen === "products" && route.id === null;
   // While the shell is still starting, the App waits for it (`waitForStart`) and the table
@@ -61,6 +74,7 @@ export function sendFirstRequests(hash: string): FirstRequests {
     (s) => (s.phase === "ready" && s.active !== null && onProducts ? api.listProducts(FIRST_PRODUCTS_QUERY) : null),
     () => null,
   );
+  products.then((page) => page !== null && markStartup("products-answered"), () => undefined);
   return { status, products };
 }
 
