@@ -72,6 +72,12 @@ impl CliError {
         }
     }
 
+    /// Whether this is stdout closed under a command still writing (`partner … | head`): the
+    /// reader has what it wanted, so `main` ends without a message, as `cat` or `grep` would.
+    pub fn is_closed_pipe(&self) -> bool {
+        matches!(self, CliError::Output(error) if error.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+
     /// This error's exit status (see [`EXIT_STATUSES`]).
     pub fn exit_status(&self) -> u8 {
         match self {

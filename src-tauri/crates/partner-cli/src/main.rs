@@ -140,6 +140,7 @@ async fn main() -> ExitCode {
     call_lines::finish();
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(error) if error.is_closed_pipe() => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("partner: {error}");
             ExitCode::from(error.exit_status())

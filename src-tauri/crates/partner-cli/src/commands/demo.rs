@@ -8,7 +8,7 @@
 //! a free loopback port, the demo product subscribed to it. So a scenario plays here exactly
 //! as it plays in the app, through the same code, and touches nothing of the user's.
 
-use super::render::OutputFormat;
+use super::render::{OutputFormat, StdoutLines};
 use crate::error::{CliError, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use partner_console_core::bridge::{
@@ -173,19 +173,20 @@ async fn play(
     let table = output != OutputFormat::Json;
     let headless = Headless::start().await?;
     let console = &headless.console;
+    let mut out = StdoutLines::default();
     if table {
-        println!("{}", scenario.title);
+        out.line(&scenario.title);
         if !scenario.summary.is_empty() {
-            println!("{}", scenario.summary);
+            out.line(&scenario.summary);
         }
-        println!(
+        out.line(format_args!(
             "({})\n",
             if real_time {
                 "waits really pass"
             } else {
                 "the sandbox clock moves on at once: --real-time to wait"
             }
-        );
+        ));
     }
     let total = scenario.steps.len();
     let mut view = scenarios::begin(console, scenario, real_time).await?;
@@ -201,8 +202,11 @@ async fn play(
         };
         if table {
             let step = &view.steps[index];
-            println!("{}/{total}  {}", index + 1, step.caption);
-            println!("      → {}", step.outcome.as_deref().unwrap_or(""));
+            out.line(format_args!("{}/{total}  {}", index + 1, step.caption));
+            out.line(format_args!(
+                "      → {}",
+                step.outcome.as_deref().unwrap_or("")
+            ));
         }
         if pace > 0.0 && !view.finished {
             tokio::time::sleep(Duration::from_secs_f64(pace)).await;
@@ -219,7 +223,7 @@ async fn play(
         None => None,
     };
     if table {
-        print_story(drawn.as_ref());
+        print_story(&mut out, drawn.as_ref());
     } else {
         let played = Played {
             play: &view,
@@ -245,20 +249,20 @@ async fn play(
         eprintln!("The picture is in {}.", file.display());
     }
     headless.stop().await;
-    Ok(())
+    out.finish()
 }
 
 /// The life of the notification the play is about, a line per step, as the picture draws it.
-fn print_story(drawn: Option<&NotificationPicture>) {
+fn print_story(out: &mut StdoutLines, drawn: Option<&NotificationPicture>) {
     let Some(drawn) = drawn else {
-        println!("\nNo notification of the scenario's transaction reached the console.");
+        out.line("\nNo notification of the scenario's transaction reached the console.");
         return;
     };
     let story = &drawn.story;
-    println!(
+    out.line(format_args!(
         "\nThe notification: {} {} (event {}), {}",
         story.resource_type, story.event_type, story.event_id, story.outcome
-    );
+    ));
     for entry in &story.entries {
         let mut line = format!(
             "  {}  {:<22}",
@@ -280,9 +284,9 @@ fn print_story(drawn: Option<&NotificationPicture>) {
         if let Some(error) = &entry.error {
             line.push_str(&format!("  {error}"));
         }
-        println!("{line}");
+        out.line(line);
     }
-    println!("  (service steps on the sandbox's clock, the listener's on this machine's)");
+    out.line("  (service steps on the sandbox's clock, the listener's on this machine's)");
 }
 
 /// A step of a notification's story, in words.

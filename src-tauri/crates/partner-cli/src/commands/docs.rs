@@ -5,6 +5,7 @@
 use crate::error::{CliError, Result};
 use clap::{Args as ClapArgs, CommandFactory, ValueEnum};
 use clap_complete::Shell;
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Debug, ClapArgs)]
@@ -43,9 +44,19 @@ pub struct ManArgs {
 /// Prints the completion script on stdout.
 pub fn completions<C: CommandFactory>(args: CompletionsArgs) -> Result<()> {
     let mut command = C::command();
+    // Made whole first: clap_complete panics on a failed write (`partner completions bash |
+    // head`), where a write of our own is an error.
+    let mut script = Vec::new();
+    clap_complete::generate(
+        Shell::from(args.shell),
+        &mut command,
+        "partner",
+        &mut script,
+    );
     let mut out = std::io::stdout().lock();
-    clap_complete::generate(Shell::from(args.shell), &mut command, "partner", &mut out);
-    Ok(())
+    out.write_all(&script)
+        .and_then(|()| out.flush())
+        .map_err(CliError::Output)
 }
 
 /// Writes the man pages; says on stderr how many.

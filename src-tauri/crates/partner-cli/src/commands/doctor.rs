@@ -29,10 +29,10 @@ pub async fn run(args: Args) -> Result<()> {
     let config = args.connection.config()?;
     let text = args.output == DoctorOutput::Text;
     if text {
-        println!(
+        super::render::print_line(format_args!(
             "Connection check of {} (client {})",
             config.base_url, config.client_id
-        );
+        ))?;
     }
     let report = check_connection(&config, |step| {
         if text {
@@ -43,7 +43,7 @@ pub async fn run(args: Args) -> Result<()> {
     .await;
     if !text {
         let json = serde_json::to_string_pretty(&report).map_err(|e| CliError::Output(e.into()))?;
-        println!("{json}");
+        super::render::print_line(json)?;
     }
     if report.all_passed() {
         return Ok(());

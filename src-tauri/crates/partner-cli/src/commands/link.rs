@@ -43,6 +43,5 @@ pub fn run(args: Args) -> Result<()> {
         Target::Transaction { id, event } => Link::transaction(&connection, id, event.as_deref()),
         Target::Product { id } => Link::product(&connection, id),
     };
-    println!("{}", link.to_url());
-    Ok(())
+    super::render::print_line(link.to_url())
 }

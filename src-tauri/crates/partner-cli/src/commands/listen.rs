@@ -706,19 +706,20 @@ async fn run_clear(args: ClearArgs) -> Result<()> {
     let which = args.filter.describe();
     if !args.yes {
         let count = StoreReader::open(&db)?.count(&filter)?;
-        println!(
+        return super::render::print_line(format_args!(
             "would delete {count} {which} from {}; run again with --yes to delete them",
             db.display()
-        );
-        return Ok(());
+        ));
     }
     if !db.exists() {
         return Err(partner_listener::Error::NoStore(db).into());
     }
     let store = open_writer(&db, HOLDER_CLEAR)?;
     let deleted = store.clear(&filter).await?;
-    println!("deleted {deleted} {which} from {}", db.display());
-    Ok(())
+    super::render::print_line(format_args!(
+        "deleted {deleted} {which} from {}",
+        db.display()
+    ))
 }
 
 /// `partner listen captures`: a page of the store, read only.

@@ -264,6 +264,39 @@ impl<T: Row + Serialize> ListWriter<T> {
     }
 }
 
+/// One piece of text and a line end on stdout: what `println!` does, except that a closed pipe
+/// (`partner link … | head -c 5`) is an error `main` ends with quietly, never a panic.
+pub fn print_line(text: impl std::fmt::Display) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")
+        .and_then(|()| out.flush())
+        .map_err(CliError::Output)
+}
+
+/// Lines on stdout for a command that goes on after printing them (a scenario's steps), so it
+/// still ends as it should (its sandbox and listener stopped) when the reader has gone: the
+/// first write that fails is kept, later lines are dropped, and [`finish`](Self::finish) gives
+/// the failure back for `main` (quiet for a closed pipe).
+#[derive(Default)]
+pub struct StdoutLines {
+    failed: Option<std::io::Error>,
+}
+
+impl StdoutLines {
+    pub fn line(&mut self, text: impl std::fmt::Display) {
+        if self.failed.is_none() {
+            if let Err(CliError::Output(error)) = print_line(text) {
+                self.failed = Some(error);
+            }
+        }
+    }
+
+    pub fn finish(self) -> Result<()> {
+        self.failed
+            .map_or(Ok(()), |error| Err(CliError::Output(error)))
+    }
+}
+
 /// Rows as a table, or (`json`) one JSON object per line: how the commands that report one
 /// outcome per item (`listen missed`, `recover`, `replay`) print them.
 pub fn write_lines<T: Row + Serialize>(items: &[T], json: bool) -> Result<()> {

@@ -169,7 +169,7 @@ async fn fault_control(
         (Trigger::ClearFaults, cleared) => format!("{} fault(s) ended", cleared["cleared"]),
         (_, revoked) => format!("{} live token(s) revoked", revoked["cleared"]),
     };
-    println!("{text}");
+    super::render::print_line(text)?;
     Ok(Some(()))
 }
 
