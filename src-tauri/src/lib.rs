@@ -83,6 +83,8 @@ pub fn run() {
             );
             app.manage(console.clone());
             milestones::milestone("setup");
+            // The page says when its first screen is drawn (`first_screen_shown`).
+            console.state().expect_first_screen();
             console.spawn(startup::first_run(console.clone()));
             console.spawn(async move {
                 startup::termination().await;
@@ -95,6 +97,7 @@ pub fn run() {
         .invoke_handler(tauri::generate_handler![
             commands::app_status,
             commands::wait_for_start,
+            commands::first_screen_shown,
             commands::add_connection,
             commands::select_connection,
             commands::remove_connection,

@@ -35,6 +35,20 @@ describe("App start-up", () => {
     expect(calls.filter((c) => c.cmd === "wait_for_start")).toHaveLength(1);
   });
 
+  it("tells the shell once, after its first frame, that the first screen is drawn (the capture store waits for it)", async () => {
+    const calls = mockCommands({
+      app_status: () => ready({ phase: "done", productName: "Product 1", error: null }),
+      sort_keys: sortKeys,
+      list_products: (args) => pageOf([product(1)], args, 1),
+      first_screen_shown: () => null,
+    });
+    render(<QueryClientProvider client={client()}><App /></QueryClientProvider>);
+    await waitFor(() => expect(calls.filter((c) => c.cmd === "first_screen_shown")).toHaveLength(1));
+    expect(await screen.findAllByText("Product 1")).not.toHaveLength(0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(calls.filter((c) => c.cmd === "first_screen_shown")).toHaveLength(1);
+  });
+
   it("reads the status again once listening, so a change sent before that is not lost", async () => {
     // The demo subscription can finish before the status event is listened to; its event is
     // then never delivered, and only a second read shows that it is done.

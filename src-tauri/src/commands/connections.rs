@@ -19,6 +19,12 @@ pub async fn wait_for_start(state: State<'_, Console>) -> Result<AppStatus> {
     Ok(state.status())
 }
 
+/// The page drew its first screen: the capture store, held back until then, opens.
+#[tauri::command]
+pub fn first_screen_shown(state: State<'_, Console>) {
+    services::startup::first_screen_shown(&state);
+}
+
 #[tauri::command]
 pub async fn add_connection(state: State<'_, Console>, form: NewConnection) -> Result<AppStatus> {
     state.status_after(services::connections::add(&state, form).await)

@@ -163,6 +163,8 @@ export const api = {
   appStatus: () => call<AppStatus>("app_status"),
   /** The status once start-up has ended: answers the moment it does (no polling). */
   waitForStart: () => call<AppStatus>("wait_for_start"),
+  /** The first screen is drawn: the shell opens the capture store it held back for it. */
+  firstScreenShown: () => call<void>("first_screen_shown"),
   addConnection: (form: NewConnection) => call<AppStatus>("add_connection", { form }),
   selectConnection: (id: string) => call<AppStatus>("select_connection", { id }),
   removeConnection: (id: string) => call<AppStatus>("remove_connection", { id }),

@@ -164,6 +164,10 @@ pub struct AppState {
     /// The start-up phase, watched so a command can answer the moment start-up ends (the UI
     /// awaits it instead of polling).
     phase: tokio::sync::watch::Sender<StartupPhase>,
+    /// Whether the window's first screen is drawn, or there is no window to wait for (true from
+    /// the start until [`AppState::expect_first_screen`]): the capture store opens at start only
+    /// then (see `services::startup`).
+    first_screen: tokio::sync::watch::Sender<bool>,
     /// Bumped on every announced change of the status ([`AppState::announce`]). A status
     /// reaches the UI both as a command's answer and as an event, whose order the webview does
     /// not guarantee, so the UI keeps whichever carries the higher version.
@@ -231,6 +235,7 @@ impl AppState {
             scenario_play: tokio::sync::Mutex::default(),
             support_index: Mutex::default(),
             phase: tokio::sync::watch::Sender::new(StartupPhase::Starting),
+            first_screen: tokio::sync::watch::Sender::new(true),
             status_version: AtomicU64::new(0),
         }
     }
@@ -252,6 +257,24 @@ impl AppState {
             .await
             .map(|p| *p);
         ended.unwrap_or_else(|_| self.phase())
+    }
+
+    /// A window is coming whose page will say when its first screen is drawn
+    /// ([`AppState::first_screen_shown`]).
+    pub fn expect_first_screen(&self) {
+        self.first_screen.send_replace(false);
+    }
+
+    /// The window's first screen is drawn; true when this is the news (it was awaited).
+    pub fn first_screen_shown(&self) -> bool {
+        !self.first_screen.send_replace(true)
+    }
+
+    /// Waits until the window's first screen is drawn (at once without a window), or `limit`
+    /// at most: a page that never says so (it failed to load) only delays what waits.
+    pub async fn first_screen_drawn(&self, limit: std::time::Duration) {
+        let mut shown = self.first_screen.subscribe();
+        let _ = tokio::time::timeout(limit, shown.wait_for(|shown| *shown)).await;
     }
 
     /// The state under its lock; never held across an await.
@@ -497,6 +520,41 @@ mod tests {
         Arc::new(test_state(
             std::env::temp_dir().join(format!("partner-state-{}", uuid::Uuid::new_v4())),
         ))
+    }
+
+    #[tokio::test]
+    async fn the_first_screen_is_waited_for_only_where_a_window_is_coming_and_not_forever() {
+        let silent = state();
+        let state = state();
+        let at_once = Duration::from_secs(60);
+        tokio::time::timeout(Duration::from_secs(5), state.first_screen_drawn(at_once))
+            .await
+            .expect("no window: nothing to wait for");
+
+        state.expect_first_screen();
+        let waiting = tokio::spawn({
+            let state = state.clone();
+            async move { state.first_screen_drawn(Duration::from_secs(60)).await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(
+            !waiting.is_finished(),
+            "the window's first screen is not drawn yet"
+        );
+        assert!(state.first_screen_shown(), "the news");
+        assert!(!state.first_screen_shown(), "said again: no news");
+        tokio::time::timeout(Duration::from_secs(5), waiting)
+            .await
+            .expect("the wait ends when the first screen is shown")
+            .unwrap();
+
+        silent.expect_first_screen();
+        let begun = std::time::Instant::now();
+        silent.first_screen_drawn(Duration::from_millis(100)).await;
+        assert!(
+            begun.elapsed() >= Duration::from_millis(100),
+            "a page that never says waits out the limit"
+        );
     }
 
     #[tokio::test]

@@ -31,6 +31,11 @@ pub fn retention_of(form: &partner_local::settings::RetentionSettings) -> Retent
     }
 }
 
+/// How long the capture store waits at start for the window's first screen (see
+/// `services::startup`): a page that never says it drew it (it failed to load) delays the
+/// listener's captures by this much at most.
+pub const FIRST_SCREEN_WAIT: Duration = Duration::from_secs(2);
+
 /// Opens the capture store once (on the blocking pool: opening rebuilds the store's map of
 /// notifications); every listener of this run uses it.
 pub async fn open_store(app: &Console) -> Result<Store> {
@@ -153,6 +158,8 @@ async fn serve(
     address: ListenerAddress,
 ) -> Result<RunningListener> {
     let state = app.state();
+    // Bound already: a notification sent meanwhile waits in the socket's queue.
+    state.first_screen_drawn(FIRST_SCREEN_WAIT).await;
     let store = open_store(app).await?;
     let (test_mode, forward_rules) = {
         let inner = state.lock();

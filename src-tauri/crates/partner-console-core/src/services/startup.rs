@@ -18,13 +18,23 @@ use crate::state::AppState;
 use partner_client::PartnerClient;
 use partner_local::settings::EMBEDDED_CONNECTION_ID;
 
+/// The window's page drew its first screen: what waited for it (the capture store) goes on.
+pub fn first_screen_shown(app: &Console) {
+    if app.state().first_screen_shown() {
+        milestone("first screen shown");
+    }
+}
+
 pub async fn first_run(app: Console) {
     milestone("first run begins");
     // The listener and the connection start side by side, and the screens are ready once the
     // connection is: the listener's store can take a moment to open when it holds a million
-    // captures (it rebuilds its notification map), and the products table does not need it. The
-    // listener announces itself when it is up; the demo subscription and the tunnel check wait
-    // for it.
+    // captures (it rebuilds its notification map), and the products table does not need it.
+    // In a window the store opens only once the first screen is drawn (`first_screen_shown`,
+    // `listener::FIRST_SCREEN_WAIT` at most; the listener's port is bound before, so a notification waits
+    // rather than being refused): on two cores its 200-300 ms of CPU delayed the first rows
+    // by about 35 ms (BENCHMARKS.md, desktop round 14). The listener announces itself when it
+    // is up; the demo subscription and the tunnel check wait for it.
     let listener = {
         let app = app.clone();
         app.clone().spawn(async move {
