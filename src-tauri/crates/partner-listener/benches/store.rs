@@ -89,6 +89,7 @@ fn main() {
                 retention: Retention::default(),
                 durability,
                 holder: "the store bench",
+                ..StoreOptions::default()
             };
             (None, Store::open_with(path, options).expect("store"))
         }

@@ -43,6 +43,7 @@ pub use forward::{ForwardRule, ForwardRules};
 pub use keys::{KeySource, MemoryKeys, PreviousKey, SubscriptionKeys};
 pub use live::{Coalescer, LiveBatch, LiveEvent};
 pub use outbound::ReplayOutcome;
+pub use redelivery::REDELIVERY_WINDOW;
 pub use runs::{last_down_time, ListenerRun};
 pub use server::{
     Listener, ListenerConfig, ReceiverCheckGuard, DEFAULT_ADDR, DEFAULT_BODY_LIMIT, DEFAULT_PATH,

@@ -14,8 +14,19 @@
 //! The key is a 128-bit digest of the three fields, so the map costs tens of bytes per
 //! notification however long the fields are.
 //!
-//! Why not a hash map: the map holds every notification of the store, so at a million
-//! captures it is the largest thing the listener keeps. A `HashMap<key, Seen>` costs 32 bytes
+//! **Only the notifications of the redelivery window are kept.** The spec starts every attempt
+//! of a notification within 100 seconds of the first (three attempts, 20 seconds apart, each
+//! waiting 30 seconds at most), so the map holds the notifications first captured within
+//! [`REDELIVERY_WINDOW`] (six hours) and lets the older ones go: at open it reads the
+//! `notifications` rows from the first capture received within the window on, and while the
+//! listener runs the writer notes its next capture id as it commits ([`RedeliveryWindow`]); the
+//! next merge drops what has passed. So the map follows the rate of notifications, not the size
+//! of the store. A capture of a notification past the window (no faithful service sends one) is
+//! stored as a new notification; the rows of the old ones stay in the table, and a store opened
+//! with a wider window (`StoreOptions::redelivery_window`) reads them again.
+//!
+//! Why not a hash map: a flood inside the window (or a store opened with a wide one) puts a
+//! million notifications in the map, and then it is the largest thing the listener keeps. A `HashMap<key, Seen>` costs 32 bytes
 //! an entry plus a control byte per bucket, in a power of two of buckets at most 7/8 full: 2^20
 //! buckets (34.6 MB) for the 793,029 notifications of a 1,000,000-capture store, 2^21 (69 MB)
 //! from 917,505 notifications on, and both tables at once while it grows. [`Redeliveries`]
@@ -61,7 +72,8 @@
 
 use crate::capture::Capture;
 use sha2::{Digest, Sha256};
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::time::{Duration, Instant};
 
 /// The digest of (subscription, resource type, eventId) that names a notification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -286,6 +298,11 @@ pub(crate) struct Redeliveries {
     index: PrefixIndex,
     recent: HashMap<NotificationKey, Seen>,
     wide: HashMap<NotificationKey, Seen>,
+    /// Notifications whose first capture id is below this are past the redelivery window and
+    /// are let go at the next merge ([`Self::pass_window`]).
+    horizon: i64,
+    /// The horizon the entries were last filtered by.
+    applied_horizon: i64,
 }
 
 impl Redeliveries {
@@ -316,6 +333,13 @@ impl Redeliveries {
         }
     }
 
+    /// Lets the notifications first captured below id `first_kept` go at the next merge: they
+    /// are past the redelivery window ([`RedeliveryWindow`]). Lookups may still find them until
+    /// then; the window is a floor, not an exact age.
+    pub(crate) fn pass_window(&mut self, first_kept: i64) {
+        self.horizon = self.horizon.max(first_kept);
+    }
+
     /// Forgets notifications whose first capture id is below `oldest_kept`.
     pub(crate) fn forget_before(&mut self, oldest_kept: i64) {
         self.retain(|seen| seen.first_id >= oldest_kept);
@@ -328,7 +352,10 @@ impl Redeliveries {
 
     /// Forgets every notification, and gives their memory back.
     pub(crate) fn clear(&mut self) {
+        let horizon = self.horizon;
         *self = Self::default();
+        self.horizon = horizon;
+        self.applied_horizon = horizon;
     }
 
     #[cfg(test)]
@@ -355,6 +382,7 @@ impl Redeliveries {
             index,
             recent,
             wide,
+            ..
         } = self;
         recent.retain(|_, seen| keep(seen));
         sorted.retain(|entry| entry.resolve(wide).is_some_and(|seen| keep(&seen)));
@@ -372,6 +400,13 @@ impl Redeliveries {
     /// Moves the recent part into the sorted array: the recent entries in key order, then one
     /// pass from the back that moves each run of older entries once, to its final place.
     fn merge(&mut self) {
+        if self.horizon > self.applied_horizon {
+            let horizon = self.horizon;
+            self.applied_horizon = horizon;
+            self.retain(|seen| seen.first_id >= horizon);
+            // What is left of the recent part may be below the threshold now: merged anyway,
+            // as the caller asked for it.
+        }
         let mut incoming: Vec<(NotificationKey, Seen)> = self.recent.drain().collect();
         incoming.sort_unstable_by_key(|(key, _)| order(&key.0));
         let old_len = self.sorted.len();
@@ -415,6 +450,8 @@ impl Redeliveries {
 pub(crate) struct RedeliveriesLoader {
     sorted: Vec<Compact>,
     wide: HashMap<NotificationKey, Seen>,
+    /// The rows read start at this id (the redelivery window's horizon at open).
+    horizon: i64,
 }
 
 impl RedeliveriesLoader {
@@ -423,6 +460,16 @@ impl RedeliveriesLoader {
         Self {
             sorted: Vec::with_capacity(rows),
             wide: HashMap::new(),
+            horizon: 0,
+        }
+    }
+
+    /// For the `rows` notifications first captured at or above id `horizon` (those below it
+    /// are past the redelivery window, and not read).
+    pub(crate) fn from_horizon(horizon: i64, rows: usize) -> Self {
+        Self {
+            horizon,
+            ..Self::with_capacity(rows)
         }
     }
 
@@ -451,6 +498,7 @@ impl RedeliveriesLoader {
         let Self {
             mut sorted,
             mut wide,
+            horizon,
         } = self;
         let first_id = |entry: &Compact| entry.resolve(&wide).map(|seen| seen.first_id);
         sort_by_key(&mut sorted, |a, b| first_id(b).cmp(&first_id(a)));
@@ -468,6 +516,8 @@ impl RedeliveriesLoader {
             sorted,
             recent: HashMap::new(),
             wide,
+            horizon,
+            applied_horizon: horizon,
         }
     }
 }
@@ -555,6 +605,59 @@ impl PendingChanges {
     }
 }
 
+/// How long after a notification's first capture the store still links a capture of the same
+/// (subscription, resource type, eventId) to it as a redelivery. The spec makes every attempt of a
+/// notification start within 100 seconds of the first (three attempts, 20 seconds apart, each
+/// waiting 30 seconds at most for an answer; the sandbox sends so too); six hours is over two
+/// hundred times that, for a service whose retries fall behind, so a faithful service's
+/// redelivery is always linked.
+pub const REDELIVERY_WINDOW: Duration = Duration::from_secs(6 * 60 * 60);
+
+/// Tells the writer which notifications have passed the redelivery window: it notes, as it
+/// commits, the next capture id at most every 1/64 of the window, and a note older than the
+/// window says every capture below its id was stored before the window began. Monotonic time,
+/// so a change of the wall clock moves nothing. Captures imported with their own ids (lower
+/// than the live ones) count as stored when the ids around them were: an old import's
+/// notifications are let go early, which only matters if the service redelivered them now.
+#[derive(Debug)]
+pub(crate) struct RedeliveryWindow {
+    window: Duration,
+    notes: VecDeque<(Instant, i64)>,
+}
+
+impl RedeliveryWindow {
+    /// A window of `window`, begun at `opened` with `next_id` the next capture id then: the
+    /// captures stored before (already cut by their receipt time at open) count as stored then.
+    pub(crate) fn new(window: Duration, opened: Instant, next_id: i64) -> Self {
+        Self {
+            window,
+            notes: VecDeque::from([(opened, next_id)]),
+        }
+    }
+
+    /// Notes that the next capture id is `next_id` at `now`; returns the new horizon (the first
+    /// capture id still inside the window) when a note has passed the window.
+    pub(crate) fn note(&mut self, now: Instant, next_id: i64) -> Option<i64> {
+        let every = self.window / 64;
+        let due = self
+            .notes
+            .back()
+            .is_none_or(|(at, _)| now.saturating_duration_since(*at) >= every);
+        if due {
+            self.notes.push_back((now, next_id));
+        }
+        let mut horizon = None;
+        while let Some(&(at, id)) = self.notes.front() {
+            if now.saturating_duration_since(at) < self.window {
+                break;
+            }
+            horizon = Some(id);
+            self.notes.pop_front();
+        }
+        horizon
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -579,6 +682,71 @@ mod tests {
         let map = loader.finish();
         assert_eq!((map.sorted.len(), map.recent.len()), (count as usize, 0));
         map
+    }
+
+    /// Past the window, the notifications below the horizon go at the next merge (found until
+    /// then); the others, loaded or merged, stay; a lower horizon later moves nothing back.
+    #[test]
+    fn a_passed_window_lets_notifications_go_at_the_next_merge() {
+        let mut map = loaded(10_000);
+        map.pass_window(5_001);
+        map.pass_window(3);
+        assert_eq!(map.get(&key(1)), Some(seen(1, 1)), "not merged yet");
+        let new = MIN_MERGE as u64;
+        for n in 10_001..=10_000 + new {
+            map.set(key(n), seen(n as i64, 1));
+        }
+        assert_eq!(map.recent.len(), 0, "merged");
+        assert_eq!(map.get(&key(1)), None);
+        assert_eq!(map.get(&key(5_000)), None);
+        assert_eq!(map.get(&key(5_001)), Some(seen(5_001, 1)));
+        assert_eq!(
+            map.get(&key(10_000 + new)),
+            Some(seen(10_000 + new as i64, 1))
+        );
+        assert_eq!(map.len(), 5_000 + new as usize);
+        assert_sorted_and_apart(&map);
+        // A redelivery of a notification let go is a first attempt again.
+        map.set(key(2), seen(20_000, 1));
+        assert_eq!(map.get(&key(2)), Some(seen(20_000, 1)));
+    }
+
+    /// Read from a horizon at open, the map keeps it: the next merge lets nothing else go.
+    #[test]
+    fn a_map_loaded_from_a_horizon_keeps_it() {
+        let mut loader = RedeliveriesLoader::from_horizon(501, 500);
+        for n in 501..=1_000 {
+            loader.push(key(n), seen(n as i64, 2));
+        }
+        let mut map = loader.finish();
+        map.pass_window(100);
+        for n in 1_001..=1_000 + MIN_MERGE as u64 {
+            map.set(key(n), seen(n as i64, 1));
+        }
+        assert_eq!(map.len(), 500 + MIN_MERGE);
+        assert_eq!(map.get(&key(501)), Some(seen(501, 2)));
+    }
+
+    /// The window's notes: one at most every 1/64 of it; a note older than the window gives the
+    /// horizon, the newest such note when several passed (after a quiet hour).
+    #[test]
+    fn the_window_says_which_ids_have_passed_it() {
+        let start = Instant::now();
+        let at = |secs: u64| start + Duration::from_secs(secs);
+        let mut window = RedeliveryWindow::new(Duration::from_secs(640), start, 1);
+        assert_eq!(window.note(at(5), 50), None, "not due: 10 s between notes");
+        assert_eq!(window.note(at(10), 100), None);
+        assert_eq!(window.note(at(20), 200), None);
+        assert_eq!(window.note(at(639), 900), None);
+        assert_eq!(window.note(at(640), 950), Some(1), "the open's note passed");
+        assert_eq!(window.note(at(645), 960), None);
+        assert_eq!(window.note(at(650), 970), Some(100));
+        assert_eq!(
+            window.note(at(5_000), 1_000),
+            Some(970),
+            "all passed but the newest"
+        );
+        assert_eq!(window.note(at(5_001), 1_001), None);
     }
 
     fn assert_sorted_and_apart(map: &Redeliveries) {

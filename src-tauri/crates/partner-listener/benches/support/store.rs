@@ -11,6 +11,7 @@ pub fn fresh_store(durability: Durability) -> (tempfile::TempDir, Store) {
             retention: Retention::default(),
             durability,
             holder: "the store bench",
+            ..StoreOptions::default()
         },
     )
     .expect("store");

@@ -10,8 +10,9 @@
 //! which WAL lets run beside the writer.
 //!
 //! The writer also links redeliveries, so attempt numbers never race: it keeps the store's
-//! notifications by (subscription, resource type, eventId) in memory and in the append-only
-//! table `notifications`, instead of an index on those fields (why: [`crate::redelivery`]).
+//! notifications by (subscription, resource type, eventId) in the append-only table
+//! `notifications`, and those of the redelivery window in memory, instead of an index on those
+//! fields (why: [`crate::redelivery`]).
 //!
 //! The writer is the one thread every acknowledgement waits on, so it does nothing another
 //! thread can do (measured with `benches/store.rs` and `perf`, see BENCHMARKS.md):
@@ -75,7 +76,7 @@ pub use types::{
 use crate::capture::{Capture, OutboundRecord};
 use crate::facet_counts;
 use crate::readers::{Reader, ReaderPool};
-use crate::redelivery::{NotificationKey, Redeliveries};
+use crate::redelivery::{NotificationKey, Redeliveries, RedeliveryWindow};
 use crate::runs::ListenerRun;
 use crate::search;
 use crate::verdict::Verdict;
@@ -86,8 +87,8 @@ use queries::QueryPlanner;
 use rows::{capture_from_row, from_micros, RowText, CAPTURE_COLUMNS};
 use rusqlite::{params, Connection, OptionalExtension};
 use schema::{
-    count_captures, load_redeliveries, open_connection, open_read_only, IndexLayout,
-    COUNTS_SINCE_VERSION, SCHEMA, WAL_SIZE_LIMIT,
+    count_captures, load_redeliveries, open_connection, open_read_only, redelivery_horizon,
+    IndexLayout, COUNTS_SINCE_VERSION, SCHEMA, WAL_SIZE_LIMIT,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -207,8 +208,17 @@ impl Store {
         if version < COUNTS_SINCE_VERSION || written_by_schema_4 {
             count_captures(&mut writer_conn)?;
         }
-        let redeliveries = Arc::new(Mutex::new(load_redeliveries(&mut writer_conn)?));
+        let window = options
+            .redelivery_window
+            .unwrap_or(crate::redelivery::REDELIVERY_WINDOW);
+        let horizon = redelivery_horizon(&writer_conn, window)?;
+        let redeliveries = Arc::new(Mutex::new(load_redeliveries(&mut writer_conn, horizon)?));
         let highest_deleted = highest_deleted(&writer_conn)?;
+        let next_id: i64 =
+            writer_conn.query_row("SELECT COALESCE(MAX(id), 0) + 1 FROM captures", [], |row| {
+                row.get(0)
+            })?;
+        let window = RedeliveryWindow::new(window, std::time::Instant::now(), next_id);
         writer_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         writer_conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
         let reader = open_connection(&path, options.durability)?;
@@ -247,6 +257,7 @@ impl Store {
                     activity,
                     redeliveries: redeliveries.clone(),
                     highest_deleted,
+                    window,
                 };
                 move || writer.run(&mut writer_conn, rx)
             })?;

@@ -193,11 +193,30 @@ pub(super) fn open_connection(path: &Path, durability: Durability) -> Result<Con
     Ok(conn)
 }
 
-/// Brings a store to [`SCHEMA_VERSION`] and reads its notifications into memory.
+/// The first capture id whose notification may still be redelivered, as a store opens: the
+/// lowest id of the captures received within `window` of now, or past the newest capture when
+/// none was (see [`crate::REDELIVERY_WINDOW`]). Read through `captures_received`,
+/// so it costs a walk of the window's captures, not of the store's.
+pub(super) fn redelivery_horizon(conn: &Connection, window: std::time::Duration) -> Result<i64> {
+    let window = chrono::Duration::from_std(window).unwrap_or(chrono::Duration::MAX);
+    let cutoff = chrono::Utc::now()
+        .checked_sub_signed(window)
+        .map_or(i64::MIN, |at| at.timestamp_micros());
+    Ok(conn.query_row(
+        "SELECT COALESCE((SELECT MIN(id) FROM captures WHERE received_at_us >= ?1), \
+         (SELECT MAX(id) + 1 FROM captures), 0)",
+        [cutoff],
+        |row| row.get(0),
+    )?)
+}
+
+/// Brings a store to [`SCHEMA_VERSION`] and reads into memory its notifications first captured
+/// at or above id `horizon` (those below are past the redelivery window, see
+/// [`redelivery_horizon`]).
 ///
 /// A version-1 store has no `notifications` rows: they are made once from its captures (one
 /// pass over the table), and its index on the three fields is dropped.
-pub(super) fn load_redeliveries(conn: &mut Connection) -> Result<Redeliveries> {
+pub(super) fn load_redeliveries(conn: &mut Connection, horizon: i64) -> Result<Redeliveries> {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
     if version < NOTIFICATIONS_SINCE_VERSION {
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -231,10 +250,14 @@ pub(super) fn load_redeliveries(conn: &mut Connection) -> Result<Redeliveries> {
         conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     }
     // Counted first, so the map is allocated once, at its size (see [`crate::redelivery`]).
-    let rows: i64 = conn.query_row("SELECT COUNT(*) FROM notifications", [], |row| row.get(0))?;
-    let mut loader = RedeliveriesLoader::with_capacity(usize::try_from(rows).unwrap_or(0));
-    let mut select = conn.prepare("SELECT id, key, attempts FROM notifications")?;
-    let mut rows = select.query([])?;
+    let rows: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM notifications WHERE id >= ?1",
+        [horizon],
+        |row| row.get(0),
+    )?;
+    let mut loader = RedeliveriesLoader::from_horizon(horizon, usize::try_from(rows).unwrap_or(0));
+    let mut select = conn.prepare("SELECT id, key, attempts FROM notifications WHERE id >= ?1")?;
+    let mut rows = select.query([horizon])?;
     while let Some(row) = rows.next()? {
         if let Some(key) =
             NotificationKey::from_bytes(row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?)

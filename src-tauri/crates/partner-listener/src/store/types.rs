@@ -245,6 +245,9 @@ pub struct StoreOptions {
     /// What this program calls itself in the store's lock file, so a second writer's refusal
     /// can name it ("partner listen", "Partner Console app"). Empty: the executable's name.
     pub holder: &'static str,
+    /// How long a notification's redeliveries are linked to it; `None`:
+    /// [`REDELIVERY_WINDOW`](crate::REDELIVERY_WINDOW).
+    pub redelivery_window: Option<std::time::Duration>,
 }
 
 mod optional_seconds {

@@ -13,13 +13,14 @@ use super::schema::BUSY_TIMEOUT;
 use super::types::{CaptureFilter, ImportReport, Retention};
 use crate::capture::Capture;
 use crate::facet_counts;
-use crate::redelivery::{NotificationKey, PendingChanges, Redeliveries, Seen};
+use crate::redelivery::{NotificationKey, PendingChanges, Redeliveries, RedeliveryWindow, Seen};
 use crate::search;
 use crate::{Error, Result};
 use chrono::Utc;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, ToSql};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
+use std::time::Instant;
 use tokio::sync::oneshot;
 
 /// Most captures written in one transaction.
@@ -108,6 +109,8 @@ pub(super) struct Writer {
     /// it, so a capture id names one capture for the life of the store, even after the newest
     /// captures were cleared (an export, a forward record, the app's list may still name it).
     pub(super) highest_deleted: i64,
+    /// Which notifications the map may let go ([`crate::REDELIVERY_WINDOW`]).
+    pub(super) window: RedeliveryWindow,
 }
 
 impl Writer {
@@ -158,7 +161,7 @@ impl Writer {
     /// Writes the queued inserts in one transaction, then answers each; returns how many were
     /// stored.
     pub(super) fn commit_batch(
-        &self,
+        &mut self,
         conn: &mut Connection,
         inserts: &mut Vec<PendingInsert>,
     ) -> u64 {
@@ -188,9 +191,16 @@ impl Writer {
         drop(turn);
         match written {
             Ok(()) => {
-                changes.apply(&mut lock(&self.redeliveries));
-                self.activity.wrote();
                 let count = batch.len() as u64;
+                let next_id = batch.last().map_or(0, |insert| insert.capture.id) + 1;
+                {
+                    let mut map = lock(&self.redeliveries);
+                    changes.apply(&mut map);
+                    if let Some(horizon) = self.window.note(Instant::now(), next_id) {
+                        map.pass_window(horizon);
+                    }
+                }
+                self.activity.wrote();
                 for insert in batch {
                     let _ = insert.reply.send(Ok(*insert.capture));
                 }

@@ -370,6 +370,58 @@ async fn redeliveries_are_linked_across_a_reopen_and_counted_for_the_test_mode()
     assert_eq!(store.attempts_of(first_id).unwrap().len(), 3);
 }
 
+/// The map keeps the notifications of the redelivery window (six hours; the spec's attempts all
+/// start within 100 seconds of the first): one first received seven hours ago is not read at
+/// open, and a capture of it now is a new notification; one received within the window still
+/// links its redeliveries. Its rows stay in the store either way.
+#[tokio::test]
+async fn notifications_past_the_redelivery_window_are_not_kept_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let (old_id, recent_id) = {
+        let store = Store::open(&path, Retention::default()).unwrap();
+        let old = store
+            .insert(capture("long-ago", Verdict::Valid, 7 * 60))
+            .await
+            .unwrap();
+        let recent = store
+            .insert(capture("lately", Verdict::Valid, 5 * 60))
+            .await
+            .unwrap();
+        (old.id, recent.id)
+    };
+    let store = Store::open(&path, Retention::default()).unwrap();
+    let transaction = "urn:svc:partner:transaction";
+    assert_eq!(store.prior_attempts(SUB, transaction, "long-ago"), 0);
+    assert_eq!(store.prior_attempts(SUB, transaction, "lately"), 1);
+    let (attempt, notification, again) = attempt_of(&store, "long-ago").await;
+    assert_eq!((attempt, notification), (1, Some(again)));
+    let (attempt, notification, _) = attempt_of(&store, "lately").await;
+    assert_eq!((attempt, notification), (2, Some(recent_id)));
+    assert_eq!(
+        store.attempts_of(old_id).unwrap().len(),
+        1,
+        "the old row is kept"
+    );
+    drop(store);
+
+    // A window of a day reaches it.
+    let store = Store::open_with(
+        &path,
+        StoreOptions {
+            redelivery_window: Some(std::time::Duration::from_secs(24 * 60 * 60)),
+            ..StoreOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(store.prior_attempts(SUB, transaction, "lately"), 2);
+    assert_eq!(
+        store.prior_attempts(SUB, transaction, "long-ago"),
+        1,
+        "the newer notification of that eventId wins"
+    );
+}
+
 /// Inserts captures of `m-{i}` for each `i` of `range`, all at once.
 async fn insert_all(store: &Store, range: std::ops::Range<u32>) -> Vec<Capture> {
     let inserts: Vec<_> = range
