@@ -5,9 +5,11 @@
 //! of notifications, [`partner_listener`]'s `redelivery` module). It allocates with mimalloc,
 //! as the desktop app and `partner listen` do, so the numbers are the app's.
 //!
-//! Run: `cargo run --release -p partner-listener --example open_store -- STORE`.
+//! Run: `cargo run --release -p partner-listener --example open_store -- STORE [HOURS]`, HOURS
+//! the redelivery window the map is read for (default: the store's, six hours; a large one
+//! reads every notification, as a store whose captures all arrived within the window would).
 
-use partner_listener::{Retention, Store};
+use partner_listener::{Store, StoreOptions};
 use std::time::Instant;
 
 #[global_allocator]
@@ -19,7 +21,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .ok_or("usage: open_store STORE (a capture store file)")?;
     let before = memory();
     let started = Instant::now();
-    let store = Store::open(&path, Retention::default())?;
+    let window = match std::env::args().nth(2) {
+        Some(hours) => Some(std::time::Duration::from_secs(
+            hours
+                .parse::<u64>()
+                .map_err(|_| "HOURS is a whole number of hours")?
+                .saturating_mul(3600),
+        )),
+        None => None,
+    };
+    let store = Store::open_with(
+        &path,
+        StoreOptions {
+            redelivery_window: window,
+            ..StoreOptions::default()
+        },
+    )?;
     let opened = started.elapsed();
     let open = memory();
     drop(store);

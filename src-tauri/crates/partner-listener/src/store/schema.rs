@@ -195,15 +195,18 @@ pub(super) fn open_connection(path: &Path, durability: Durability) -> Result<Con
 
 /// The first capture id whose notification may still be redelivered, as a store opens: the
 /// lowest id of the captures received within `window` of now, or past the newest capture when
-/// none was (see [`crate::REDELIVERY_WINDOW`]). Read through `captures_received`,
-/// so it costs a walk of the window's captures, not of the store's.
+/// none was (see [`crate::REDELIVERY_WINDOW`]). Read through `captures_received` (named: left
+/// to itself SQLite walks `captures_list` in id order up to the window, the whole store when
+/// the window is at its end, 0.76 s at a million captures against 4 ms), so it costs a walk of
+/// the window's captures, not of the store's.
 pub(super) fn redelivery_horizon(conn: &Connection, window: std::time::Duration) -> Result<i64> {
     let window = chrono::Duration::from_std(window).unwrap_or(chrono::Duration::MAX);
     let cutoff = chrono::Utc::now()
         .checked_sub_signed(window)
         .map_or(i64::MIN, |at| at.timestamp_micros());
     Ok(conn.query_row(
-        "SELECT COALESCE((SELECT MIN(id) FROM captures WHERE received_at_us >= ?1), \
+        "SELECT COALESCE((SELECT MIN(id) FROM captures INDEXED BY captures_received \
+         WHERE received_at_us >= ?1), \
          (SELECT MAX(id) + 1 FROM captures), 0)",
         [cutoff],
         |row| row.get(0),
