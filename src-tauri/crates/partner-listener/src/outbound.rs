@@ -38,6 +38,14 @@ pub const OUTBOUND_TIMEOUT: Duration = Duration::from_secs(30);
 /// How much of an answer's body is kept.
 pub const KEPT_RESPONSE_BYTES: usize = 64 * 1024;
 
+/// Whether a captured header belongs to the connection it arrived on (`Host`, the framing,
+/// `Connection` and the headers it names, `Expect`), so a request sending the capture again
+/// leaves it out and lets its own client set what its connection needs: the one list for every
+/// re-send (forwards, replays, the Demo's proxy).
+pub fn is_hop_header(name: &str) -> bool {
+    HOP_HEADERS.iter().any(|hop| name.eq_ignore_ascii_case(hop))
+}
+
 const HOP_HEADERS: [&str; 9] = [
     "host",
     "content-length",
@@ -104,9 +112,7 @@ pub fn outbound_request(
         .headers
         .iter()
         .filter(|h| {
-            !HOP_HEADERS
-                .iter()
-                .any(|hop| h.name.eq_ignore_ascii_case(hop))
+            !is_hop_header(&h.name)
                 && !h.name.eq_ignore_ascii_case(REPLAY_HEADER)
                 && !h.name.eq_ignore_ascii_case(FORWARDED_HEADER)
                 && !h.name.eq_ignore_ascii_case(REPLAY_ID_HEADER)
@@ -207,4 +213,26 @@ pub fn describe_reqwest_error(error: &reqwest::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_headers_are_left_out_whatever_their_case_and_the_rest_kept() {
+        for name in [
+            "Host",
+            "content-length",
+            "TRANSFER-ENCODING",
+            "Expect",
+            "Proxy-Connection",
+            "te",
+        ] {
+            assert!(is_hop_header(name), "{name}");
+        }
+        for name in ["Svc-Signature", "Content-Type", "Via", "X-Trace", "Tex"] {
+            assert!(!is_hop_header(name), "{name}");
+        }
+    }
 }

@@ -550,12 +550,11 @@ async fn proxy_reserialised(state: &AppState, play: &Play) -> Result<String> {
     let mut request = http
         .post(format!("http://{}{}", running.addr, capture.path))
         .header("Via", VIA);
+    // The proxy's own `Via` replaces the one that came, if any.
     for header in &capture.headers {
-        let name = header.name.to_ascii_lowercase();
-        if !matches!(
-            name.as_str(),
-            "host" | "content-length" | "connection" | "transfer-encoding" | "via"
-        ) {
+        if !partner_listener::outbound::is_hop_header(&header.name)
+            && !header.name.eq_ignore_ascii_case("via")
+        {
             request = request.header(header.name.as_str(), header.value.as_str());
         }
     }
