@@ -89,8 +89,8 @@ export function App() {
   }, [connection, client]);
 
   // After the first frame is painted, the shell is told, and opens the capture store it held
-  // back: on two cores the store's opening (its notification map, 200-300 ms of CPU at a
-  // million captures) delayed this first frame.
+  // back: on two cores the store's opening (its map of the notifications inside the redelivery
+  // window, about 200 ms of CPU when a million are) delayed this first frame.
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const frame = requestAnimationFrame(() => {

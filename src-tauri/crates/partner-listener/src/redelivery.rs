@@ -711,7 +711,8 @@ mod tests {
         assert_eq!(map.get(&key(2)), Some(seen(20_000, 1)));
     }
 
-    /// Read from a horizon at open, the map keeps it: the next merge lets nothing else go.
+    /// Read from a horizon at open, the map keeps it: a lower one later lets nothing go, a
+    /// higher one lets go what is below it at the next merge.
     #[test]
     fn a_map_loaded_from_a_horizon_keeps_it() {
         let mut loader = RedeliveriesLoader::from_horizon(501, 500);
@@ -725,6 +726,15 @@ mod tests {
         }
         assert_eq!(map.len(), 500 + MIN_MERGE);
         assert_eq!(map.get(&key(501)), Some(seen(501, 2)));
+        map.pass_window(800);
+        let next = 1_001 + MIN_MERGE as u64;
+        for n in next..next + MIN_MERGE as u64 {
+            map.set(key(n), seen(n as i64, 1));
+        }
+        assert_eq!(map.get(&key(799)), None);
+        assert_eq!(map.get(&key(800)), Some(seen(800, 2)));
+        assert_eq!(map.len(), 201 + 2 * MIN_MERGE);
+        assert_sorted_and_apart(&map);
     }
 
     /// The window's notes: one at most every 1/64 of it; a note older than the window gives the

@@ -36,8 +36,8 @@ pub fn retention_of(form: &partner_local::settings::RetentionSettings) -> Retent
 /// listener's captures by this much at most.
 pub const FIRST_SCREEN_WAIT: Duration = Duration::from_secs(2);
 
-/// Opens the capture store once (on the blocking pool: opening rebuilds the store's map of
-/// notifications); every listener of this run uses it.
+/// Opens the capture store once (on the blocking pool: opening reads the notifications of the
+/// redelivery window into the store's map); every listener of this run uses it.
 pub async fn open_store(app: &Console) -> Result<Store> {
     let state = app.state();
     if let Some(store) = state.lock().captures.clone() {

@@ -28,13 +28,14 @@ pub fn first_screen_shown(app: &Console) {
 pub async fn first_run(app: Console) {
     milestone("first run begins");
     // The listener and the connection start side by side, and the screens are ready once the
-    // connection is: the listener's store can take a moment to open when it holds a million
-    // captures (it rebuilds its notification map), and the products table does not need it.
-    // In a window the store opens only once the first screen is drawn (`first_screen_shown`,
-    // `listener::FIRST_SCREEN_WAIT` at most; the listener's port is bound before, so a
-    // notification waits rather than being refused): on two cores its 200-300 ms of CPU
-    // delayed the first rows by about 35 ms (BENCHMARKS.md, desktop round 14). The listener announces itself when it
-    // is up; the demo subscription and the tunnel check wait for it.
+    // connection is: the listener's store can take a moment to open (its map of the
+    // notifications inside the redelivery window: about 200 ms of CPU when a million are), and
+    // the products table does not need it. In a window the store opens only once the first
+    // screen is drawn (`first_screen_shown`, `listener::FIRST_SCREEN_WAIT` at most; the
+    // listener's port is bound before, so a notification waits rather than being refused): on
+    // two cores that CPU delayed the first rows by about 35 ms (BENCHMARKS.md, desktop round
+    // 14). The listener announces itself when it is up; the demo subscription and the tunnel
+    // check wait for it.
     let listener = {
         let app = app.clone();
         app.clone().spawn(async move {

@@ -214,10 +214,12 @@ impl Store {
         let horizon = redelivery_horizon(&writer_conn, window)?;
         let redeliveries = Arc::new(Mutex::new(load_redeliveries(&mut writer_conn, horizon)?));
         let highest_deleted = highest_deleted(&writer_conn)?;
-        let next_id: i64 =
-            writer_conn.query_row("SELECT COALESCE(MAX(id), 0) + 1 FROM captures", [], |row| {
-                row.get(0)
-            })?;
+        // As the writer numbers its next capture (`Writer::commit_batch`).
+        let next_id = writer_conn
+            .query_row("SELECT COALESCE(MAX(id), 0) + 1 FROM captures", [], |row| {
+                row.get::<_, i64>(0)
+            })?
+            .max(highest_deleted.saturating_add(1));
         let window = RedeliveryWindow::new(window, std::time::Instant::now(), next_id);
         writer_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         writer_conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
