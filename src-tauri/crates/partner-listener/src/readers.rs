@@ -106,6 +106,33 @@ impl ReaderPool {
         }
     }
 
+    /// Runs `ready` on every connection the pool may hold: the idle ones and new ones up to
+    /// [`MAX_READERS`], each taken for the call (a connection busy with a read is left alone;
+    /// it has been used). Stops at the first error.
+    pub(crate) fn ready_each(&self, ready: impl Fn(&Connection) -> Result<()>) -> Result<()> {
+        let mut taken = Vec::new();
+        {
+            let mut state = self.state();
+            while let Some(conn) = state.idle.pop() {
+                taken.push(Reader {
+                    pool: self,
+                    conn: Some(conn),
+                });
+            }
+            while state.opened < MAX_READERS {
+                // Opened with the lock held: a read that comes meanwhile waits a moment rather
+                // than opening a connection past the limit.
+                let conn = (self.open)()?;
+                state.opened += 1;
+                taken.push(Reader {
+                    pool: self,
+                    conn: Some(conn),
+                });
+            }
+        }
+        taken.iter().try_for_each(|reader| ready(reader))
+    }
+
     #[cfg(test)]
     fn opened(&self) -> usize {
         self.state().opened
@@ -189,6 +216,24 @@ mod tests {
         }
         assert_eq!(pool.opened(), MAX_READERS);
         assert_eq!(most_inside.load(Ordering::SeqCst), MAX_READERS);
+    }
+
+    #[test]
+    fn readying_every_connection_opens_them_all_and_gives_them_back() {
+        let pool = ReaderPool::new(memory().expect("open"), memory);
+        let readied = AtomicUsize::new(0);
+        pool.ready_each(|conn| {
+            conn.execute_batch("SELECT 1")?;
+            readied.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        })
+        .expect("ready");
+        assert_eq!(readied.load(Ordering::SeqCst), MAX_READERS);
+        assert_eq!(pool.opened(), MAX_READERS);
+        assert_eq!(pool.state().idle.len(), MAX_READERS, "every one back, idle");
+        // Again: the same connections, none more.
+        pool.ready_each(|_| Ok(())).expect("ready again");
+        assert_eq!(pool.opened(), MAX_READERS);
     }
 
     #[test]

@@ -1057,3 +1057,27 @@ async fn a_version_5_store_is_read_through_its_single_index_and_sharded_when_ope
         .unwrap();
     assert_eq!(version, 6);
 }
+
+/// The app readies the read connections before the user's first search
+/// (`StoreReader::warm_up`): it answers on a store indexed or not, and what a search finds after
+/// it is what it found before (the warm-up's own search finds nothing).
+#[tokio::test]
+async fn warming_the_readers_up_changes_no_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let store = Store::open(&path, Retention::default()).unwrap();
+    store.warm_up().expect("warm-up of an empty store");
+    twelve(&store).await;
+    store.warm_up().expect("warm-up with the index behind");
+    let before_index = found(&store, "falcon");
+    indexed(&store).await;
+    let indexed_before = found(&store, "falcon");
+    store.warm_up().expect("warm-up of an indexed store");
+    assert_eq!(found(&store, "falcon"), indexed_before);
+    assert_eq!(indexed_before, before_index);
+    assert_eq!(indexed_before.len(), 12);
+    let reader = StoreReader::open(&path).unwrap();
+    reader.warm_up().expect("warm-up of a reader of its own");
+    assert_eq!(found(&reader, "falcon"), indexed_before);
+    assert!(found(&reader, "qxzjwarmupqxzj").is_empty());
+}
