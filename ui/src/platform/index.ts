@@ -140,9 +140,13 @@ export function toCommandError(raw: unknown): CommandError {
   });
 }
 
-/** A command's timing, recorded while `window.partnerCallTrace` is an array (the benchmark sets one). */
+/**
+ * A command's timing and arguments, recorded while `window.partnerCallTrace` is an array (the
+ * benchmark sets one): the arguments tell a read a change asked for from one that only refreshed.
+ */
 interface CallTiming {
   command: string;
+  args?: Record<string, unknown>;
   started: number;
   ended: number;
 }
@@ -155,7 +159,7 @@ async function call<T>(command: string, args?: Record<string, unknown>): Promise
   } catch (raw) {
     throw toCommandError(raw);
   } finally {
-    trace?.push({ command, started, ended: performance.now() });
+    trace?.push({ command, args, started, ended: performance.now() });
   }
 }
 
