@@ -161,6 +161,7 @@ pub fn run() {
             commands::set_test_mode,
             commands::inspector_page,
             commands::inspector_facets,
+            commands::inspector_warm_up,
             commands::capture_attempts,
             commands::import_captures,
             commands::cancel_job,

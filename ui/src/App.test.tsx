@@ -131,12 +131,18 @@ describe("App start-up", () => {
       list_products: (args) => pageOf([product(1)], args, 1),
       inspector_page: () => ({ offset: 0, total: 0, totalCapped: false, unsearched: 0, items: [] }),
       inspector_facets: () => ({ capped: false, verdicts: {}, eventTypes: [], resourceTypes: [], subscriptions: [], stored: 0, total: 0 }),
+      inspector_warm_up: () => null,
     });
     render(<QueryClientProvider client={client()}><App /></QueryClientProvider>);
     expect(await screen.findAllByText("Product 1")).not.toHaveLength(0);
     await waitFor(() => expect(calls.some((c) => c.cmd === "inspector_facets")).toBe(true), { timeout: 5000 });
     const page = calls.find((c) => c.cmd === "inspector_page");
     expect(page?.args).toMatchObject({ query: { offset: 0, grouped: false } });
+    // Then, once both are answered, the store readies its read connections for the first searches.
+    await waitFor(() => expect(calls.some((c) => c.cmd === "inspector_warm_up")).toBe(true));
+    const order = calls.map((c) => c.cmd);
+    expect(order.indexOf("inspector_warm_up")).toBeGreaterThan(order.indexOf("inspector_facets"));
+    expect(order.indexOf("inspector_warm_up")).toBeGreaterThan(order.indexOf("inspector_page"));
     expect(window.location.hash).not.toContain("webhooks");
 
     // Opened now, it renders at once: no "Loading…" while a lazy chunk resolves.

@@ -94,6 +94,12 @@ pub async fn inspector_facets(
     captures::facets(&state, filter).await
 }
 
+/// Readies the store's read connections for the inspector's first searches.
+#[tauri::command]
+pub async fn inspector_warm_up(state: State<'_, Console>) -> Result<()> {
+    captures::warm_up(&state).await
+}
+
 /// The attempts folded under a notification's row.
 #[tauri::command]
 pub async fn capture_attempts(state: State<'_, Console>, id: i64) -> Result<Vec<CaptureSummary>> {

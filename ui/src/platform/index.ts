@@ -277,6 +277,8 @@ export const api = {
   inspectorPage: (query: InspectorQuery) => call<InspectorPage>("inspector_page", { query }),
   /** The filter's choices and the verdict counts under the rest of the filter. */
   inspectorFacets: (filter: CaptureFilter) => call<InspectorFacets>("inspector_facets", { filter }),
+  /** Readies the store's read connections for the first searches (answers when done). */
+  inspectorWarmUp: () => call<void>("inspector_warm_up"),
   /** Every attempt of a capture's notification, first first. */
   captureAttempts: (id: number) => call<CaptureSummary[]>("capture_attempts", { id }),
   /** Saves the forward rules (first match wins) and applies them at once. */

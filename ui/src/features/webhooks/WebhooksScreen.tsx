@@ -18,12 +18,14 @@ import { NO_FILTER, blockQuery, storeFilter } from "./inspectorModel";
 /**
  * Reads what the screen's first open reads (the inspector's first block and its counts, with
  * no filter), answers dropped: the store's pages and the read path are warm for the real open.
- * Failures are left for the screen to show.
+ * Then the store readies its other read connections for the first searches. Failures are left
+ * for the screen to show.
  */
 export function warmWebhooks(): void {
   const filter = storeFilter(NO_FILTER);
-  api.inspectorPage(blockQuery(filter, false, 0)).catch(() => {});
-  api.inspectorFacets(filter).catch(() => {});
+  void Promise.allSettled([api.inspectorPage(blockQuery(filter, false, 0)), api.inspectorFacets(filter)]).then(() =>
+    api.inspectorWarmUp().catch(() => {}),
+  );
 }
 
 export function WebhooksScreen({ selectedCapture = null, sandbox = false }: { selectedCapture?: number | null; sandbox?: boolean }) {

@@ -105,6 +105,14 @@ pub async fn facets(state: &AppState, filter: CaptureFilter) -> Result<Inspector
     .await
 }
 
+/// Readies the store's read connections for the inspector's first searches
+/// ([`partner_listener::StoreReader::warm_up`]): the Webhooks screen asks for it when it is
+/// made ready, after the first screen, so it never competes with the products' first rows.
+pub async fn warm_up(state: &AppState) -> Result<()> {
+    let store = state.captures()?;
+    read(store, |store| Ok(store.warm_up()?)).await
+}
+
 /// Deletes the captures the filter shows (every capture without one), up to `form.up_to_id`;
 /// returns how many were deleted.
 pub async fn clear(state: &AppState, form: ClearCapturesForm) -> Result<u64> {

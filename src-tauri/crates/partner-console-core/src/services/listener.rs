@@ -75,7 +75,6 @@ pub async fn open_store(app: &Console) -> Result<Store> {
     match opened {
         Ok(store) => {
             state.lock().captures = Some(store.clone());
-            warm_up_in_background(&store);
             Ok(store)
         }
         Err(error) => {
@@ -93,20 +92,6 @@ pub async fn open_store(app: &Console) -> Result<Store> {
             Err(error)
         }
     }
-}
-
-/// Readies the store's read connections for the inspector's first searches
-/// ([`partner_listener::StoreReader::warm_up`]) on the blocking pool, after the first screen:
-/// a failure only means the first search pays for it, so it is logged, not shown.
-fn warm_up_in_background(store: &Store) {
-    let store = store.clone();
-    tokio::task::spawn_blocking(move || {
-        let started = std::time::Instant::now();
-        match store.reader().warm_up() {
-            Ok(()) => tracing::debug!(elapsed = ?started.elapsed(), "capture store readers ready"),
-            Err(error) => tracing::warn!(%error, "readying the capture store's readers failed"),
-        }
-    });
 }
 
 /// Starts the listener on this run's address, unless it runs.

@@ -590,7 +590,7 @@ impl StoreReader {
     /// Why: the first search on a connection paid all of that (about 9 ms at 1,000,000
     /// captures, against 3 for the same search after it), and the inspector's reads go to
     /// whichever connection is idle, so a user's first searches were the slow ones. The app
-    /// runs this in the background once the store is open.
+    /// asks for it when it makes its Webhooks screen ready, after the first screen.
     pub fn warm_up(&self) -> Result<()> {
         let filter = CaptureFilter {
             text: Some(WARM_UP_SEARCH.into()),
