@@ -108,26 +108,29 @@ impl ReaderPool {
 
     /// Runs `ready` on every connection the pool may hold: the idle ones and new ones up to
     /// [`MAX_READERS`], each taken for the call (a connection busy with a read is left alone;
-    /// it has been used). Stops at the first error.
+    /// it has been used). The new ones are opened outside the pool's lock, their places kept,
+    /// as [`Self::get`] does. Stops at the first error.
     pub(crate) fn ready_each(&self, ready: impl Fn(&Connection) -> Result<()>) -> Result<()> {
-        let mut taken = Vec::new();
-        {
+        let (idle, to_open) = {
             let mut state = self.state();
-            while let Some(conn) = state.idle.pop() {
-                taken.push(Reader {
-                    pool: self,
-                    conn: Some(conn),
-                });
-            }
-            while state.opened < MAX_READERS {
-                // Opened with the lock held: a read that comes meanwhile waits a moment rather
-                // than opening a connection past the limit.
-                let conn = (self.open)()?;
-                state.opened += 1;
-                taken.push(Reader {
-                    pool: self,
-                    conn: Some(conn),
-                });
+            let to_open = MAX_READERS.saturating_sub(state.opened);
+            state.opened += to_open;
+            (std::mem::take(&mut state.idle), to_open)
+        };
+        let reader = |conn| Reader {
+            pool: self,
+            conn: Some(conn),
+        };
+        let mut taken: Vec<Reader<'_>> = idle.into_iter().map(reader).collect();
+        for opening in 0..to_open {
+            match (self.open)() {
+                Ok(conn) => taken.push(reader(conn)),
+                Err(error) => {
+                    // This place and those not tried yet are free again for a read to open.
+                    self.state().opened -= to_open - opening;
+                    self.returned.notify_all();
+                    return Err(error);
+                }
             }
         }
         taken.iter().try_for_each(|reader| ready(reader))
@@ -234,6 +237,23 @@ mod tests {
         // Again: the same connections, none more.
         pool.ready_each(|_| Ok(())).expect("ready again");
         assert_eq!(pool.opened(), MAX_READERS);
+    }
+
+    #[test]
+    fn readying_with_a_connection_that_fails_to_open_says_so_and_keeps_no_place_for_it() {
+        let failing = || -> Result<Connection> {
+            Err(crate::Error::InvalidInput("no more connections".into()))
+        };
+        let pool = ReaderPool::new(memory().expect("open"), failing);
+        assert!(pool.ready_each(|_| Ok(())).is_err());
+        assert_eq!(pool.opened(), 1, "only the connection that opened counts");
+        assert_eq!(pool.state().idle.len(), 1, "and it is back, idle");
+        let conn = pool.get();
+        assert_eq!(
+            conn.query_row("SELECT 3", [], |row| row.get::<_, i64>(0))
+                .expect("query"),
+            3
+        );
     }
 
     #[test]
