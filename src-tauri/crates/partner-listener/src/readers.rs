@@ -107,9 +107,10 @@ impl ReaderPool {
     }
 
     /// Runs `ready` on every connection the pool may hold: the idle ones and new ones up to
-    /// [`MAX_READERS`], each taken for the call (a connection busy with a read is left alone;
-    /// it has been used). The new ones are opened outside the pool's lock, their places kept,
-    /// as [`Self::get`] does. Stops at the first error.
+    /// [`MAX_READERS`], all taken first (so each call gets a connection of its own) and each
+    /// given back as soon as it is ready (a connection busy with a read is left alone; it has
+    /// been used). The new ones are opened outside the pool's lock, their places kept, as
+    /// [`Self::get`] does. Stops at the first error.
     pub(crate) fn ready_each(&self, ready: impl Fn(&Connection) -> Result<()>) -> Result<()> {
         let (idle, to_open) = {
             let mut state = self.state();
@@ -133,7 +134,7 @@ impl ReaderPool {
                 }
             }
         }
-        taken.iter().try_for_each(|reader| ready(reader))
+        taken.into_iter().try_for_each(|reader| ready(&reader))
     }
 
     #[cfg(test)]
