@@ -37,17 +37,25 @@ pub async fn select_connection(state: State<'_, Console>, id: String) -> Result<
 
 /// Marks a saved connection read-only, or not.
 #[tauri::command]
-pub fn set_connection_read_only(
+pub async fn set_connection_read_only(
     state: State<'_, Console>,
     id: String,
     read_only: bool,
 ) -> Result<AppStatus> {
-    state.status_after(services::connections::set_read_only(&state, &id, read_only))
+    state
+        .blocking(move |console| {
+            console.status_after(services::connections::set_read_only(
+                console, &id, read_only,
+            ))
+        })
+        .await
 }
 
 #[tauri::command]
-pub fn remove_connection(state: State<'_, Console>, id: String) -> Result<AppStatus> {
-    state.status_after(services::connections::remove(&state, &id))
+pub async fn remove_connection(state: State<'_, Console>, id: String) -> Result<AppStatus> {
+    state
+        .blocking(move |console| console.status_after(services::connections::remove(console, &id)))
+        .await
 }
 
 /// Starts the embedded sandbox again from its demo data.

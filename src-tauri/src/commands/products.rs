@@ -48,11 +48,13 @@ pub async fn subscription_keys(
 }
 
 #[tauri::command]
-pub fn retire_previous_key(
+pub async fn retire_previous_key(
     state: State<'_, Console>,
     subscription_id: String,
 ) -> Result<SubscriptionKeys> {
-    products::retire_previous_key(&state, subscription_id)
+    state
+        .blocking(move |console| products::retire_previous_key(console, subscription_id))
+        .await
 }
 
 #[tauri::command]

@@ -64,16 +64,24 @@ pub async fn set_tunnel_url(state: State<'_, Console>, url: Option<String>) -> R
 
 /// Saves the forward rules and applies them to the running listener.
 #[tauri::command]
-pub fn set_forward_rules(
+pub async fn set_forward_rules(
     state: State<'_, Console>,
     rules: Vec<ForwardRuleView>,
 ) -> Result<ListenerView> {
-    listener::view_after(&state, listener::set_forward_rules(&state, rules))
+    state
+        .blocking(move |console| {
+            listener::view_after(console, listener::set_forward_rules(console, rules))
+        })
+        .await
 }
 
 #[tauri::command]
-pub fn set_test_mode(state: State<'_, Console>, mode: TestMode) -> Result<ListenerView> {
-    listener::view_after(&state, listener::set_test_mode(&state, mode))
+pub async fn set_test_mode(state: State<'_, Console>, mode: TestMode) -> Result<ListenerView> {
+    state
+        .blocking(move |console| {
+            listener::view_after(console, listener::set_test_mode(console, mode))
+        })
+        .await
 }
 
 /// One window of the inspector's list, read from the store.
@@ -107,13 +115,21 @@ pub async fn capture_attempts(state: State<'_, Console>, id: i64) -> Result<Vec<
 }
 
 #[tauri::command]
-pub fn capture_detail(state: State<'_, Console>, id: i64) -> Result<CaptureDetail> {
-    captures::detail(&state, id)
+pub async fn capture_detail(state: State<'_, Console>, id: i64) -> Result<CaptureDetail> {
+    state
+        .blocking(move |console| captures::detail(console, id))
+        .await
 }
 
 #[tauri::command]
-pub fn compare_captures(state: State<'_, Console>, first: i64, second: i64) -> Result<Comparison> {
-    captures::compare(&state, first, second)
+pub async fn compare_captures(
+    state: State<'_, Console>,
+    first: i64,
+    second: i64,
+) -> Result<Comparison> {
+    state
+        .blocking(move |console| captures::compare(console, first, second))
+        .await
 }
 
 /// Replays a capture to this listener or to any URL: unchanged, or with an edited body
@@ -198,12 +214,16 @@ pub async fn sandbox_deliveries(
 /// The signature debugger: `partner_listener::debugger`'s diagnosis over the subscription's
 /// keys and an optional pasted key (never stored).
 #[tauri::command]
-pub fn signature_report(
+pub async fn signature_report(
     state: State<'_, Console>,
     id: i64,
     pasted_key: Option<String>,
 ) -> Result<SignatureReport> {
-    partner_console_core::services::signatures::report(&state, id, pasted_key)
+    state
+        .blocking(move |console| {
+            partner_console_core::services::signatures::report(console, id, pasted_key)
+        })
+        .await
 }
 
 /// Which desktop notifications are on.
@@ -214,9 +234,11 @@ pub fn desktop_notices(state: State<'_, Console>) -> DesktopNotices {
 
 /// Turns desktop notifications on or off, each kind on its own.
 #[tauri::command]
-pub fn set_desktop_notices(
+pub async fn set_desktop_notices(
     state: State<'_, Console>,
     notices: DesktopNotices,
 ) -> Result<DesktopNotices> {
-    desktop_notices::set(&state, notices)
+    state
+        .blocking(move |console| desktop_notices::set(console, notices))
+        .await
 }

@@ -271,6 +271,32 @@ impl Console {
         self.parts.runtime.spawn(task)
     }
 
+    /// Runs a service that waits on the disk, the capture store or the keychain on the
+    /// runtime's blocking pool, and answers when it is done.
+    ///
+    /// Why: a Tauri command that is not `async` runs on the window's own thread, which also
+    /// paints the window and hands every other command's answer to the page; a store read or a
+    /// keychain call there freezes the window and holds up every answer meanwhile (a search's
+    /// page and counts would arrive late, and together). Such commands are `async` and call
+    /// their service through this.
+    pub async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Console) -> crate::error::Result<T> + Send + 'static,
+    ) -> crate::error::Result<T> {
+        let console = self.clone();
+        self.parts
+            .runtime
+            .spawn_blocking(move || work(&console))
+            .await
+            .map_err(|e| {
+                crate::error::AppError::new(
+                    crate::error::ErrorKind::Internal,
+                    format!("The work stopped before it was done: {e}."),
+                    "Try again.",
+                )
+            })?
+    }
+
     /// Makes a change of the status and tells the window, under a new version (see
     /// [`AppState::announce`]).
     pub fn announce(&self, change: impl FnOnce(&mut Inner)) -> AppStatus {

@@ -25,6 +25,7 @@ async fn a_lender_s_transaction_reaches_the_inspector_verified_and_the_window_in
         .iter()
         .find(|c| c.resource_id == transaction)
         .expect("in the inspector");
+    let row_id = row.id;
     let detail = captures::detail(&app.console, row.id).expect("detail");
     assert!(detail.raw_body.contains(&transaction));
     assert!(
@@ -76,6 +77,26 @@ async fn a_lender_s_transaction_reaches_the_inspector_verified_and_the_window_in
     );
     let missing = captures::compare(&app.console, row.id, 999_999).expect_err("no such capture");
     assert!(!missing.message.is_empty());
+
+    // What the window's commands run these through: the same answer and the same error, read
+    // on the blocking pool rather than on the thread that asked (the window's, in the app).
+    let asking_thread = std::thread::current().id();
+    let (off_thread, through_pool) = app
+        .console
+        .blocking(move |console| {
+            let detail = captures::detail(console, row_id)?;
+            Ok((std::thread::current().id(), detail))
+        })
+        .await
+        .expect("detail through the blocking pool");
+    assert_ne!(off_thread, asking_thread);
+    assert_eq!(through_pool.raw_body, detail.raw_body);
+    let missing_there = app
+        .console
+        .blocking(move |console| captures::compare(console, row_id, 999_999))
+        .await
+        .expect_err("no such capture, through the blocking pool");
+    assert_eq!(missing_there.message, missing.message);
     app.stop().await;
 }
 
