@@ -231,10 +231,13 @@ await rssPhase("scrolls");
 await browser.execute(() => { document.querySelector(".capture-scroll").scrollTop = 0; });
 await browser.pause(500);
 
+// A change slower than this has the commands in flight during it logged.
+const SLOW_CHANGE_MS = 250;
+
 // Filters and search: a change in the filter bar → the count changed, the first row is a loaded
 // capture, and the next frame painted.
 async function timeChange(selector, value) {
-  return browser.executeAsync((sel, val, done) => {
+  return browser.executeAsync((sel, val, SLOW_CHANGE_MS, done) => {
     const input = document.querySelector(sel);
     const list = document.querySelector(".capture-scroll");
     // The list is busy from the change until the store's answer is in: caught as it flips. An
@@ -268,7 +271,10 @@ async function timeChange(selector, value) {
         const read = window.benchReads(cmd, t0).find(asksFor);
         return read ? read.ended - read.started : null;
       };
-      done({ ms, page: took("inspector_page"), facets: took("inspector_facets"), gap: Math.round(longestGap) });
+      // A change that waited: every command the page had in flight meanwhile, from the change
+      // (ms), so the log tells what the wait went with.
+      const inFlight = ms > SLOW_CHANGE_MS ? window.partnerCallTrace.filter((c) => c.ended >= t0 && c.started <= t0 + ms).map((c) => [c.command, Math.round(c.started - t0), Math.round(c.ended - t0)]) : undefined;
+      done({ ms, page: took("inspector_page"), facets: took("inspector_facets"), gap: Math.round(longestGap), inFlight });
     };
     // The longest the page went without a frame meanwhile: a wait that is the page's own (its
     // main thread busy) shows here, one that is the store's does not.
@@ -283,7 +289,7 @@ async function timeChange(selector, value) {
       else requestAnimationFrame(check);
     };
     check();
-  }, selector, value);
+  }, selector, value, SLOW_CHANGE_MS);
 }
 const choices = await browser.execute(() => ({
   events: [...document.querySelectorAll("select[aria-label='Event type filter'] option")].map((o) => o.value).filter(Boolean),
@@ -294,7 +300,8 @@ const searches = (process.env.PARTNER_BENCH_SEARCHES ?? "transaction,created,loa
 const filterRuns = {};
 const readTimes = {};
 const frameGaps = {};
-const record = async (name, { ms, page, facets, gap }) => {
+const record = async (name, { ms, page, facets, gap, inFlight }) => {
+  if (inFlight) console.log(JSON.stringify({ slow_change: name, ms, page, facets, longest_frame_gap_ms: Math.round(gap), in_flight: inFlight }));
   (filterRuns[name] ??= []).push(ms);
   (frameGaps[name] ??= []).push(gap);
   if (page !== null) ((readTimes[name] ??= {}).page ??= []).push(page);
