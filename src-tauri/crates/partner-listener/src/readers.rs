@@ -68,8 +68,12 @@ impl ReaderPool {
     /// (at least one is open): the read waits for one of those instead.
     pub(crate) fn get(&self) -> Reader<'_> {
         let mut state = self.state();
+        let mut waiting_since: Option<std::time::Instant> = None;
         loop {
             if let Some(conn) = state.idle.pop() {
+                if let Some(since) = waiting_since {
+                    log_long_wait(since);
+                }
                 return Reader {
                     pool: self,
                     conn: Some(conn),
@@ -99,6 +103,7 @@ impl ReaderPool {
                     }
                 }
             }
+            waiting_since.get_or_insert_with(std::time::Instant::now);
             state = self
                 .returned
                 .wait(state)
@@ -166,6 +171,22 @@ impl Drop for Reader<'_> {
         }
     }
 }
+
+/// Logs a read's wait for a connection when it took longer than [`LOGGED_POOL_WAIT`]: every
+/// connection was busy with another read that long.
+fn log_long_wait(since: std::time::Instant) {
+    let waited = since.elapsed();
+    if waited > LOGGED_POOL_WAIT {
+        tracing::warn!(
+            waited_ms = waited.as_millis() as u64,
+            connections = MAX_READERS,
+            "a capture store read waited for a read connection"
+        );
+    }
+}
+
+/// A wait for a read connection longer than this is logged.
+const LOGGED_POOL_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
 #[cfg(test)]
 mod tests {

@@ -16,6 +16,53 @@ use std::path::Path;
 /// How long a connection waits for a lock another connection holds.
 pub(super) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// A wait for a lock longer than this is logged (see [`wait_for_lock`]).
+const LOGGED_LOCK_WAIT_MS: i64 = 50;
+
+/// Makes `conn` wait for locks as [`wait_for_lock`] does, up to [`BUSY_TIMEOUT`].
+pub(super) fn wait_for_locks(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_handler(Some(wait_for_lock))
+}
+
+/// How long the waits before try `tries` took, in milliseconds: 1 ms a try up to
+/// [`LOGGED_LOCK_WAIT_MS`], then 5 ms a try.
+fn waited_ms(tries: i32) -> i64 {
+    let tries = i64::from(tries.max(0));
+    tries.min(LOGGED_LOCK_WAIT_MS) + (tries - LOGGED_LOCK_WAIT_MS).max(0) * 5
+}
+
+/// SQLite's busy handler for every connection of a store: called with the tries made so far
+/// while another connection holds a lock this one needs; sleeps and says to try again, or gives
+/// up (the statement fails with `SQLITE_BUSY`) once [`BUSY_TIMEOUT`] has passed.
+///
+/// Why not SQLite's own (`busy_timeout`): its sleeps grow to 100 ms each, so a lock freed just
+/// after a try is waited for up to 100 ms more, and two reads that waited for the same lock
+/// wake at the same steps, long after it was free. Short steps end a wait within a few
+/// milliseconds of the lock's release. A wait past [`LOGGED_LOCK_WAIT_MS`] is logged with the
+/// waiting thread's name (the writer, the indexer, a read on the blocking pool): in WAL mode a
+/// read should never wait, so one that does says what held the store up.
+fn wait_for_lock(tries: i32) -> bool {
+    let waited = waited_ms(tries);
+    if waited >= BUSY_TIMEOUT.as_millis() as i64 {
+        tracing::warn!(
+            thread = std::thread::current().name().unwrap_or("unnamed"),
+            waited_ms = waited,
+            "gave up waiting for a lock on the capture store"
+        );
+        return false;
+    }
+    if waited == LOGGED_LOCK_WAIT_MS {
+        tracing::warn!(
+            thread = std::thread::current().name().unwrap_or("unnamed"),
+            waited_ms = waited,
+            "waiting for a lock on the capture store"
+        );
+    }
+    let step = if waited < LOGGED_LOCK_WAIT_MS { 1 } else { 5 };
+    std::thread::sleep(std::time::Duration::from_millis(step));
+    true
+}
+
 pub(super) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS captures (
     id INTEGER PRIMARY KEY,
@@ -169,7 +216,7 @@ pub(super) fn open_read_only(path: &Path) -> Result<Connection> {
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(open_error)?;
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
+    wait_for_locks(&conn).map_err(open_error)?;
     search::register_functions(&conn).map_err(open_error)?;
     Ok(conn)
 }
@@ -179,7 +226,7 @@ pub(super) fn open_connection(path: &Path, durability: Durability) -> Result<Con
         path: path.to_path_buf(),
         source,
     })?;
-    conn.busy_timeout(BUSY_TIMEOUT)?;
+    wait_for_locks(&conn)?;
     // Only takes effect on a new, empty database (before WAL mode is set); an existing store
     // keeps the page size it was made with.
     conn.pragma_update(None, "page_size", PAGE_SIZE)?;
@@ -275,4 +322,58 @@ pub(super) fn load_redeliveries(conn: &mut Connection, horizon: i64) -> Result<R
         }
     }
     Ok(loader.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_waits_step_by_one_then_five_milliseconds_up_to_the_timeout() {
+        assert_eq!(waited_ms(0), 0);
+        assert_eq!(waited_ms(49), 49);
+        assert_eq!(waited_ms(50), 50);
+        assert_eq!(waited_ms(51), 55);
+        let last_try = (0..).find(|&tries| waited_ms(tries) >= 10_000).unwrap();
+        assert_eq!(waited_ms(last_try), BUSY_TIMEOUT.as_millis() as i64);
+        assert!(wait_for_lock(0), "the first try waits");
+        assert!(!wait_for_lock(last_try), "past the timeout it gives up");
+    }
+
+    #[test]
+    fn a_read_waits_out_a_lock_another_connection_holds_and_then_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("locked.sqlite3");
+        let holder = open_connection(&path, Durability::Full).unwrap();
+        holder
+            .execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        // In WAL mode only a connection in exclusive locking mode keeps readers out.
+        holder
+            .execute_batch("PRAGMA locking_mode = EXCLUSIVE; INSERT INTO t VALUES (2);")
+            .unwrap();
+        let reader_path = path.clone();
+        let (opened_tx, opened_rx) = std::sync::mpsc::channel();
+        let reading = std::thread::spawn(move || {
+            let reader = open_read_only(&reader_path);
+            opened_tx.send(()).unwrap();
+            let asked = std::time::Instant::now();
+            let count = reader?
+                .query_row("SELECT COUNT(*) FROM t", [], |row| row.get::<_, i64>(0))
+                .map_err(crate::Error::from);
+            count.map(|count| (count, asked.elapsed()))
+        });
+        opened_rx.recv().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        // Back to normal locking: the exclusive lock goes with the next read.
+        holder
+            .execute_batch("PRAGMA locking_mode = NORMAL; SELECT COUNT(*) FROM t;")
+            .unwrap();
+        let (count, waited) = reading.join().unwrap().unwrap();
+        assert_eq!(count, 2);
+        assert!(
+            waited >= std::time::Duration::from_millis(100),
+            "the read waited for the lock: {waited:?}"
+        );
+    }
 }

@@ -9,7 +9,6 @@
 
 use super::queries::filter_sql;
 use super::rows::{insert_row, insert_row_or_ignore, RowText};
-use super::schema::BUSY_TIMEOUT;
 use super::types::{CaptureFilter, ImportReport, Retention};
 use crate::capture::Capture;
 use crate::facet_counts;
@@ -92,8 +91,8 @@ fn restart_wal(conn: &Connection) {
     if let Err(error) = outcome {
         tracing::debug!(%error, "restarting the WAL failed; trying again later");
     }
-    if let Err(error) = conn.busy_timeout(BUSY_TIMEOUT) {
-        tracing::warn!(%error, "resetting the writer's busy timeout failed");
+    if let Err(error) = super::schema::wait_for_locks(conn) {
+        tracing::warn!(%error, "resetting the writer's wait for locks failed");
     }
 }
 
