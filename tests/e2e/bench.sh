@@ -40,7 +40,7 @@ else
   "${CARGO_TARGET_DIR:-$root/target}/release/examples/seed_captures" --count "$PARTNER_BENCH_CAPTURES" --db "$PARTNER_DATA_DIR/captures.sqlite3" >&2
 fi
 echo "{\"metric\":\"store_seeded_ms\",\"captures\":$PARTNER_BENCH_CAPTURES,\"value\":$(( ($(date +%s%N) - seeded) / 1000000 ))}"
-# What the app logs (through tauri-driver): its slow store reads are printed after the run.
+# What the app logs (through tauri-driver): its slow store reads and waits are printed after the run.
 export PARTNER_BENCH_APP_LOG=$scratch/app.log
 dbus-run-session -- xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
   echo -n "bench" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
@@ -52,5 +52,5 @@ dbus-run-session -- xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
 node -e '
   const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean);
   console.log(JSON.stringify({ metric: "app_log_lines", value: lines.length }));
-  for (const line of lines) if (line.includes("store read was slow")) console.log(JSON.stringify({ app_log: line.replace(/\x1b\[[0-9;]*m/g, "") }));
+  for (const line of lines) if (/store read was slow|lock on the capture store|waited for a read connection/.test(line)) console.log(JSON.stringify({ app_log: line.replace(/\x1b\[[0-9;]*m/g, "") }));
 ' "$PARTNER_BENCH_APP_LOG"
