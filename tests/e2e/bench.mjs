@@ -271,8 +271,8 @@ async function timeChange(selector, value) {
         const read = window.benchReads(cmd, t0).find(asksFor);
         return read ? read.ended - read.started : null;
       };
-      // A change that waited: every command the page had in flight meanwhile, from the change
-      // (ms), so the log tells what the wait went with.
+      // A change that waited: every command answered while it did (name, asked and answered in
+      // ms from the change), so the log tells what the wait went with.
       const inFlight = ms > SLOW_CHANGE_MS ? window.partnerCallTrace.filter((c) => c.ended >= t0 && c.started <= t0 + ms).map((c) => [c.command, Math.round(c.started - t0), Math.round(c.ended - t0)]) : undefined;
       done({ ms, page: took("inspector_page"), facets: took("inspector_facets"), gap: Math.round(longestGap), inFlight });
     };
