@@ -663,11 +663,14 @@ fn header_values(headers_json: &str) -> String {
 /// delete of a capture takes its entries out). A plain `INSERT`, not `INSERT OR REPLACE`: on a
 /// contentless-delete table a replace first runs FTS5's delete of the rowid, which was 32% of
 /// an import's CPU in a profile (perf over `benches/query.rs`) for entries that never exist.
+/// Stops after the capture at hand when `give_way` says so (the indexer's, when a writer waits
+/// for its turn; the selection is then in id order, so what was indexed is the lowest ids).
 /// Returns how many and the highest id.
 pub(crate) fn index_rows(
     conn: &Connection,
     selection: &str,
     args: &[&dyn ToSql],
+    give_way: &dyn Fn() -> bool,
 ) -> Result<(u64, Option<i64>)> {
     let mut select = conn.prepare_cached(&format!(
         "SELECT id, body, headers, event_id, resource_id, instance_id, subscription_id, \
@@ -707,6 +710,9 @@ pub(crate) fn index_rows(
         tally.add_columns(row.get(8)?, row.get(9)?, row.get(10)?, row.get(6)?, 1);
         highest = Some(highest.map_or(id, |h: i64| h.max(id)));
         count += 1;
+        if give_way() {
+            break;
+        }
     }
     drop(rows);
     tally.write(conn)?;
@@ -813,11 +819,20 @@ pub(crate) fn shard_legacy_index(conn: &Connection) -> Result<bool> {
 }
 
 /// One round of the indexer: indexes up to `batch` captures above the indexed id in one
-/// transaction; returns how many.
-pub(crate) fn index_next_batch(conn: &mut Connection, batch: i64) -> Result<u64> {
+/// transaction, fewer when `give_way` asks it to stop (see [`index_rows`]); returns how many.
+pub(crate) fn index_next_batch(
+    conn: &mut Connection,
+    batch: i64,
+    give_way: &dyn Fn() -> bool,
+) -> Result<u64> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let from = indexed_through(&tx)?;
-    let (count, highest) = index_rows(&tx, "id > ?1 ORDER BY id LIMIT ?2", &[&from, &batch])?;
+    let (count, highest) = index_rows(
+        &tx,
+        "id > ?1 ORDER BY id LIMIT ?2",
+        &[&from, &batch],
+        give_way,
+    )?;
     let Some(highest) = highest else {
         return Ok(0);
     };
@@ -848,7 +863,7 @@ pub(crate) fn tail_is_short(tx: &Connection, from: i64) -> Result<bool> {
 /// Indexes every capture above the indexed id `from` in the writer's transaction `tx` and
 /// moves the mark past them (an import's, after its batch; see `store::Writer::import`).
 pub(crate) fn index_tail_in(tx: &Connection, from: i64) -> Result<u64> {
-    let (count, highest) = index_rows(tx, "id > ?1", &[&from])?;
+    let (count, highest) = index_rows(tx, "id > ?1", &[&from], &|| false)?;
     if let Some(highest) = highest {
         tx.execute(
             "UPDATE search_state SET indexed_through = ?1 WHERE one = 1",
@@ -899,13 +914,22 @@ impl WriterActivity {
         turn
     }
 
+    /// Whether a writer waits for the turn: the indexer, holding it, stops its batch after
+    /// the capture at hand. Under load the indexer shares two busy cores with the writer and
+    /// the request tasks, so a batch of 25 held the turn for 8 ms at p99 and up to 80 ms (the
+    /// acknowledgements' tail, BENCHMARKS.md); one capture's indexing is a fraction of a
+    /// millisecond.
+    pub fn writer_waits(&self) -> bool {
+        self.writers_waiting.load(Ordering::SeqCst) > 0
+    }
+
     /// The indexer's turn, only when no writer waits for one: `None` otherwise.
     fn index_turn(&self) -> Option<std::sync::MutexGuard<'_, ()>> {
-        if self.writers_waiting.load(Ordering::SeqCst) > 0 {
+        if self.writer_waits() {
             return None;
         }
         let turn = self.write_turn.try_lock().ok()?;
-        (self.writers_waiting.load(Ordering::SeqCst) == 0).then_some(turn)
+        (!self.writer_waits()).then_some(turn)
     }
 
     fn now_ms(&self) -> u64 {
@@ -998,7 +1022,7 @@ pub(crate) fn indexer_loop(
             }
             continue;
         };
-        let indexed = index_next_batch(conn, batch);
+        let indexed = index_next_batch(conn, batch, &|| activity.writer_waits());
         drop(turn);
         match indexed {
             Ok(0) => {

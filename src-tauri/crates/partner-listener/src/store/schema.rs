@@ -341,6 +341,53 @@ mod tests {
     }
 
     #[test]
+    fn the_indexer_gives_way_after_the_capture_at_hand_and_goes_on_from_there_later() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn =
+            open_connection(&dir.path().join("index.sqlite3"), Durability::Full).unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        conn.execute_batch(search::SEARCH_SCHEMA).unwrap();
+        conn.execute_batch(facet_counts::FACET_SCHEMA).unwrap();
+        for id in 1..=3 {
+            conn.execute(
+                "INSERT INTO captures (id, received_at, received_at_us, method, path, headers, \
+                 body, body_size, verdict, event_type, attempt, response_status, response_body, \
+                 response_from_test_mode, response_delay_ms, processing_micros, replay) \
+                 VALUES (?1, '2026-11-28T00:00:00Z', ?1, 'POST', '/webhooks', '[]', \
+                 CAST('{\"word\": \"ledger\"}' AS BLOB), 18, 'valid', 'created', 1, 200, 'ok', \
+                 0, 0, 1, 0)",
+                [id],
+            )
+            .unwrap();
+        }
+        let indexed = |conn: &Connection| crate::watermark::indexed_through(conn).unwrap();
+        // A writer waits: one capture, then the turn goes back.
+        assert_eq!(
+            search::index_next_batch(&mut conn, 200, &|| true).unwrap(),
+            1
+        );
+        assert_eq!(indexed(&conn), 1);
+        // No writer waits: the rest, from where it stopped.
+        assert_eq!(
+            search::index_next_batch(&mut conn, 200, &|| false).unwrap(),
+            2
+        );
+        assert_eq!(indexed(&conn), 3);
+        let words: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM search_text_0 WHERE search_text_0 MATCH 'ledger'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(words, 3, "every capture indexed once");
+        let counted: i64 = conn
+            .query_row("SELECT SUM(captures) FROM facet_counts", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(counted, 3, "and counted once");
+    }
+
+    #[test]
     fn a_read_waits_out_a_lock_another_connection_holds_and_then_answers() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("locked.sqlite3");

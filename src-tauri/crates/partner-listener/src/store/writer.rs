@@ -255,7 +255,7 @@ impl Writer {
             }
         }
         for id in below_index {
-            search::index_rows(&tx, "id = ?1", &[&id])?;
+            search::index_rows(&tx, "id = ?1", &[&id], &|| false)?;
         }
         if tail_is_short {
             search::index_tail_in(&tx, indexed_through)?;
