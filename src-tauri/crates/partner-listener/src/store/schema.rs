@@ -382,7 +382,9 @@ mod tests {
             .unwrap();
         assert_eq!(words, 3, "every capture indexed once");
         let counted: i64 = conn
-            .query_row("SELECT SUM(captures) FROM facet_counts", [], |row| row.get(0))
+            .query_row("SELECT SUM(captures) FROM facet_counts", [], |row| {
+                row.get(0)
+            })
             .unwrap();
         assert_eq!(counted, 3, "and counted once");
     }
