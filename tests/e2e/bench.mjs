@@ -231,7 +231,7 @@ await rssPhase("scrolls");
 await browser.execute(() => { document.querySelector(".capture-scroll").scrollTop = 0; });
 await browser.pause(500);
 
-// A change slower than this has the commands in flight during it logged.
+// A change slower than this has the commands answered during it logged.
 const SLOW_CHANGE_MS = 250;
 
 // Filters and search: a change in the filter bar → the count changed, the first row is a loaded

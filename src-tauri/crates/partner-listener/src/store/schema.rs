@@ -1,9 +1,12 @@
 //! The store's tables and their versions: the schema a writer makes, the migrations of older
 //! stores at open, the layout of indexes a store has (which decides how its counts are
-//! answered), and the connections' settings (WAL, page size, durability).
+//! answered), and the connections' settings (WAL, page size, durability, how they wait for
+//! a lock).
 //!
 //! Everything here runs when a store is opened, never while it serves: the writer and the
-//! query planner only read the results (the connections, [`IndexLayout`]).
+//! query planner only read the results (the connections, [`IndexLayout`]). The one exception
+//! is the wait for a lock the connections are given at open ([`wait_for_lock`]), which SQLite
+//! calls whenever one of them meets a lock another holds.
 
 use super::types::Durability;
 use crate::facet_counts;
