@@ -32,6 +32,15 @@ pub enum Error {
     NotAStore(PathBuf),
     #[error("committing captures failed: {0}")]
     Commit(String),
+    /// Writing or reading the acknowledgement journal (`store::journal`) failed.
+    #[error("the acknowledgement journal {} failed: {source}", path.display())]
+    Journal {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A record of the acknowledgement journal passed its checksum and is still not a capture.
+    #[error("the acknowledgement journal {} is damaged: {reason}", path.display())]
+    JournalDamaged { path: PathBuf, reason: String },
     #[error("the capture store's writer has stopped")]
     WriterStopped,
     #[error("no capture with id {0}")]

@@ -1,13 +1,19 @@
-//! The capture store: SQLite in WAL mode, written by one thread with group commit.
+//! The capture store: SQLite in WAL mode, written by one thread, captures acknowledged from a
+//! journal ahead of the tables.
 //!
 //! Why shaped so: the listener may answer 2xx only once a capture is durably on disk, and one
 //! fsync per request would cap the rate at the disk's fsync rate. So every insert goes to a single
-//! writer thread; the writer takes whatever requests queued up while it was committing the last
-//! batch, writes them in one transaction, commits once (`synchronous=FULL`: the WAL is fsynced on
-//! every commit, so a commit survives a power cut, not only a `kill -9`), and only then tells each
-//! waiting request that its capture is stored. Under load batches grow by themselves; when idle a
-//! batch is one capture and nothing waits for a window to close. Readers use their own connection,
-//! which WAL lets run beside the writer.
+//! writer thread; the writer takes whatever requests queued up while it was syncing the last
+//! group, numbers them, appends them to the acknowledgement journal in one write, syncs it once
+//! (with `Durability::Full`, so an acknowledged capture survives a power cut, not only a
+//! `kill -9`), and only then tells each waiting request that its capture is stored. Under load
+//! groups grow by themselves; when idle a group is one capture and nothing waits for a window to
+//! close. The tables take the journal's captures behind the acknowledgements, in transactions
+//! of many, when no acknowledgement waits or a reader asks; this process's reads wait for them to
+//! hold every capture acknowledged before the read, and a restart after a crash writes in what
+//! they had not taken yet ([`journal`]). Readers use their own connections, which WAL lets run
+//! beside the writer; a reader in another process sees a capture once the tables have it (within
+//! a few milliseconds of its acknowledgement when the listener is not flooded).
 //!
 //! The writer also links redeliveries, so attempt numbers never race: it keeps the store's
 //! notifications by (subscription, resource type, eventId) in the append-only table
@@ -15,16 +21,14 @@
 //! fields (why: [`crate::redelivery`]).
 //!
 //! The writer is the one thread every acknowledgement waits on, so it does nothing another
-//! thread can do (measured with `benches/store.rs` and `perf`, see BENCHMARKS.md):
-//! - the request's own task formats the row (header JSON, timestamp text) before the hand-off;
-//!   the writer binds ready values to cached statements;
+//! thread can do, and nothing before an acknowledgement that can come after it (measured with
+//! `benches/store.rs`, `benches/ack.rs` and `perf`, see BENCHMARKS.md):
+//! - the journal takes a capture's bytes; the row's formatting, its 27 columns, the indexes beside
+//!   it and the WAL's 8 KiB frames come later, for many captures at once ([`journal`]);
 //! - checkpoints run on their own thread, and the writer only finishes each round with a short
 //!   `RESTART` so the WAL is written from its start again instead of growing for as long as a
 //!   burst lasts (see [`writer::checkpoint_loop`]);
 //! - 8 KiB pages keep a 2 KiB notification's row off overflow pages (see [`schema::PAGE_SIZE`]).
-//!
-//! Of the writer's time under load, most is the kernel's: the fsync of each commit (about 60%
-//! of a commit) and the WAL writes (about 30%); SQLite's own insert work is about a fifth.
 //!
 //! The inspector reads the store, not a copy of it ([`StoreReader::page`], [`StoreReader::facets`]):
 //! a page of rows, its count, the filter choices and text search are answered here, so the app
@@ -53,13 +57,17 @@
 //! The parts, each one job, in layers (a file uses only the ones below it):
 //! - this module: the handles ([`Store`], [`StoreReader`]) and the public API, which wire
 //!   the parts together;
-//! - `writer`: the writer thread (group commit, clear, prune, import) and the checkpoints;
+//! - `writer`: the writer thread (acknowledgements, the tables' share of them, clear, prune,
+//!   import) and the checkpoints;
+//! - `journal`: the acknowledgement journal, its recovery after a crash, and the progress of the
+//!   tables behind it that reads wait for;
 //! - `queries`: planning the inspector's pages, counts and facets, and a filter's SQL;
 //! - `runs`: the run log and the outbound records;
 //! - `schema`: the tables, the migrations at open and the connections' settings;
 //! - `rows`: a capture and an outbound record as rows;
 //! - `types`: the values callers pass and get back ([`CaptureFilter`], [`CapturePage`], ...).
 
+mod journal;
 mod queries;
 mod rows;
 mod runs;
@@ -83,6 +91,7 @@ use crate::verdict::Verdict;
 use crate::writer_lock::WriterLock;
 use crate::{Error, Result};
 use chrono::{DateTime, Utc};
+use journal::{AckProgress, AppliedMark};
 use queries::QueryPlanner;
 use rows::{capture_from_row, from_micros, RowText, CAPTURE_COLUMNS};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -95,7 +104,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc, Mutex};
 use tokio::sync::oneshot;
-use writer::{checkpoint_loop, highest_deleted, lock, PendingInsert, WriteOp, Writer};
+use writer::{
+    checkpoint_loop, highest_deleted, lock, record_attempt, PendingInsert, WriteOp, Writer,
+};
 
 /// What [`StoreReader::warm_up`] searches for: long enough for the id index's trigrams as well
 /// as the words' shards, and found in no capture a sender would make (if one holds it, the
@@ -120,6 +131,9 @@ pub struct StoreReader {
     readers: ReaderPool,
     /// Whether the store has the search index and how it answers counts.
     planner: QueryPlanner,
+    /// For the store this process writes: how far its tables have caught up with the
+    /// acknowledgements, which every read waits for ([`journal`]).
+    progress: Option<Arc<AckProgress>>,
 }
 
 #[derive(Debug)]
@@ -203,6 +217,11 @@ impl Store {
         writer_conn.execute_batch(SCHEMA)?;
         writer_conn.execute_batch(search::SEARCH_SCHEMA)?;
         writer_conn.execute_batch(facet_counts::FACET_SCHEMA)?;
+        writer_conn.execute_batch(journal::APPLIED_SCHEMA)?;
+        // Before the map of notifications is read: captures acknowledged and not yet written
+        // into the tables when the last writer stopped go in first.
+        let journal_path = journal::path_of(&path);
+        recover_journal(&mut writer_conn, &journal_path)?;
         // Before the counts are made: the shards start the watermark again (and the counts).
         // One transaction: a crash between dropping the old table and moving the watermark back
         // would leave captures neither indexed nor in the tail a search scans.
@@ -253,6 +272,12 @@ impl Store {
                 let activity = activity.clone();
                 move || search::indexer_loop(&mut indexer, &activity, &indexer_rx)
             })?;
+        let progress = Arc::new(AckProgress::new(next_id - 1));
+        let ack_journal = journal::Journal::open(
+            &journal_path,
+            options.durability == Durability::Full,
+            journal::CAPACITY,
+        )?;
         let (tx, rx) = mpsc::channel::<WriteOp>();
         let retention = options.retention;
         let thread = std::thread::Builder::new()
@@ -265,6 +290,13 @@ impl Store {
                     redeliveries: redeliveries.clone(),
                     highest_deleted,
                     window,
+                    journal: ack_journal,
+                    read_buffer: Vec::new(),
+                    progress: progress.clone(),
+                    next_id,
+                    group: journal::GroupBuffer::default(),
+                    retry_tables_at: None,
+                    written_since_prune: 0,
                 };
                 move || writer.run(&mut writer_conn, rx)
             })?;
@@ -278,6 +310,7 @@ impl Store {
                         indexed: true,
                         layout: IndexLayout::Counted,
                     },
+                    progress: Some(progress),
                 },
                 redeliveries,
                 writer_thread: Mutex::new(Some(thread)),
@@ -318,6 +351,18 @@ impl Store {
         }
     }
 
+    /// Waits (at most a couple of seconds) until the tables hold every capture acknowledged so
+    /// far, so a reader of its own (a [`StoreReader`] opened apart, another process, a plain
+    /// SQLite connection) sees them too: this handle's own reads wait so by themselves. Returns
+    /// whether they do.
+    pub fn wait_for_tables(&self) -> bool {
+        self.inner
+            .reader
+            .progress
+            .as_ref()
+            .is_none_or(|progress| progress.wait_for_acknowledged())
+    }
+
     fn send(&self, op: WriteOp) -> Result<()> {
         let writer = self.inner.writer.lock().map_err(|_| Error::WriterStopped)?;
         writer
@@ -327,13 +372,12 @@ impl Store {
             .map_err(|_| Error::WriterStopped)
     }
 
-    /// Stores a capture and returns it with its id and attempt number, once it is committed.
+    /// Stores a capture and returns it with its id and attempt number, once it is durably in
+    /// the journal (the tables take it behind; this store's reads wait for them).
     pub async fn insert(&self, capture: Capture) -> Result<Capture> {
         let (tx, rx) = oneshot::channel();
-        let text = RowText::of(&capture)?;
         self.send(WriteOp::Insert(PendingInsert {
             capture: Box::new(capture),
-            text,
             reply: tx,
         }))?;
         rx.await.map_err(|_| Error::WriterStopped)?
@@ -488,6 +532,7 @@ impl StoreReader {
             path,
             readers,
             planner: QueryPlanner { indexed, layout },
+            progress: None,
         })
     }
 
@@ -495,8 +540,12 @@ impl StoreReader {
         &self.path
     }
 
-    /// A read connection of its own for as long as it is held (see [`crate::readers`]).
+    /// A read connection of its own for as long as it is held (see [`crate::readers`]), once
+    /// the tables hold every capture this process's writer acknowledged before the call.
     fn reader(&self) -> Reader<'_> {
+        if let Some(progress) = &self.progress {
+            progress.wait_for_acknowledged();
+        }
         self.readers.get()
     }
 
@@ -677,4 +726,39 @@ impl StoreReader {
     pub fn outbound_of(&self, capture_id: i64) -> Result<Vec<OutboundRecord>> {
         runs::outbound_of(&self.reader(), capture_id)
     }
+}
+
+/// Writes into the tables the captures the journal holds past their mark (acknowledged before
+/// the last writer stopped, not yet in the tables), in one transaction. A journal that cannot be
+/// read is kept aside under a name of its own and reported; the store opens without it.
+fn recover_journal(conn: &mut Connection, journal_path: &Path) -> Result<()> {
+    let mark = AppliedMark::read(conn)?;
+    let found = match journal::recover(journal_path, mark) {
+        Ok(found) => found,
+        Err(error @ Error::JournalDamaged { .. }) => {
+            let aside = journal::keep_aside(journal_path)?;
+            tracing::error!(%error, kept_as = %aside.display(), "the capture store's acknowledgement journal was damaged and has been kept aside");
+            return Ok(());
+        }
+        Err(error) => return Err(error),
+    };
+    let Some(last) = found.captures.last() else {
+        return Ok(());
+    };
+    let applied = AppliedMark {
+        id: last.id,
+        end: found.end,
+    };
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    for capture in &found.captures {
+        rows::insert_row_or_ignore(&tx, capture, &RowText::of(capture)?)?;
+        record_attempt(&tx, capture)?;
+    }
+    applied.write(&tx)?;
+    tx.commit()?;
+    tracing::warn!(
+        captures = found.captures.len(),
+        "wrote the captures acknowledged before the last stop from the journal into the store"
+    );
+    Ok(())
 }

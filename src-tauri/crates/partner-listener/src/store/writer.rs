@@ -1,12 +1,18 @@
-//! The one thread that writes a store: group commit of captures, and every other write (clear,
-//! prune, import, the run log, outbound records) as a job between two batches, in order with the
-//! captures around it; and the checkpoint thread beside it.
+//! The one thread that writes a store: captures acknowledged in groups through the journal and
+//! written into the tables behind the acknowledgements; every other write (clear, prune,
+//! import, the run log, outbound records) as a job between two groups, in order with the
+//! captures around it (the tables take every acknowledged capture first); and the checkpoint
+//! thread beside it.
 //!
 //! Why one thread: the listener may answer 2xx only once a capture is durably on disk, and one
-//! fsync per request would cap the rate at the disk's fsync rate; and the writer numbers attempts
-//! and hands out ids from its memory, which must not race (see the store's notes). Why
-//! checkpoints have their own thread: see [`checkpoint_loop`].
+//! sync per request would cap the rate at the disk's sync rate; and the writer numbers attempts
+//! and hands out ids from its memory, which must not race (see the store's notes). When the
+//! tables take the backlog: once no capture has arrived for [`TABLE_QUIET`], at once when a
+//! reader waits for them or a job is due, and in chunks when the journal has no room for the
+//! next group; so a burst is acknowledged at the journal's pace and the tables catch up after
+//! it. Why checkpoints have their own thread: see [`checkpoint_loop`].
 
+use super::journal::{AckProgress, GroupBuffer, Journal};
 use super::queries::filter_sql;
 use super::rows::{insert_row, insert_row_or_ignore, RowText};
 use super::types::{CaptureFilter, ImportReport, Retention};
@@ -19,24 +25,21 @@ use chrono::Utc;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, ToSql};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// Most captures written in one transaction.
 const MAX_BATCH: usize = 1024;
-/// Retention is enforced after this many inserts (and on demand).
+/// Retention is enforced after the tables took this many captures (and on demand).
 const PRUNE_EVERY: u64 = 256;
 
 /// A write that is not an insert, run alone in the writer thread, with the writer's state (the
 /// map of notifications, the retention, the highest id ever deleted) it may have to change.
 type Job = Box<dyn FnOnce(&mut Connection, &mut Writer) + Send>;
 
-/// A capture on its way to the writer, with every value the row needs that takes formatting
-/// (the header JSON, the timestamp text) already made by the request's own task, so the single
-/// writer thread only binds ready values.
+/// A capture on its way to the writer.
 pub(super) struct PendingInsert {
     pub(super) capture: Box<Capture>,
-    pub(super) text: RowText,
     pub(super) reply: oneshot::Sender<Result<Capture>>,
 }
 
@@ -103,6 +106,7 @@ pub(super) struct Writer {
     pub(super) restart_due: Arc<AtomicBool>,
     /// Told of every commit, so the search indexer keeps out of the way ([`crate::search`]).
     pub(super) activity: Arc<search::WriterActivity>,
+    /// The notifications acknowledged so far (the journal's captures included).
     pub(super) redeliveries: Arc<Mutex<Redeliveries>>,
     /// The highest capture id ever deleted (kept in `highest_deleted`): new ids start above
     /// it, so a capture id names one capture for the life of the store, even after the newest
@@ -110,13 +114,71 @@ pub(super) struct Writer {
     pub(super) highest_deleted: i64,
     /// Which notifications the map may let go ([`crate::REDELIVERY_WINDOW`]).
     pub(super) window: RedeliveryWindow,
+    /// Where captures are acknowledged before the tables take them ([`journal`]).
+    pub(super) journal: Journal,
+    /// Reused for reading the backlog back from the journal.
+    pub(super) read_buffer: Vec<u8>,
+    pub(super) progress: Arc<AckProgress>,
+    /// The id the next capture gets.
+    pub(super) next_id: i64,
+    /// The group being made for the journal, kept to reuse its memory.
+    pub(super) group: GroupBuffer,
+    /// After the tables refused the backlog: when to try again.
+    pub(super) retry_tables_at: Option<Instant>,
+    /// Captures written into the tables since retention was last applied.
+    pub(super) written_since_prune: u64,
 }
+
+/// Most captures of the backlog written into the tables in one transaction: large enough to
+/// cost the tables little per capture, small enough that an acknowledgement arriving meanwhile
+/// waits about a millisecond.
+const TABLE_CHUNK: usize = 128;
+/// The writer writes the backlog into the tables once no capture has arrived for this long (a
+/// reader or a job asking for them does not wait).
+const TABLE_QUIET: Duration = Duration::from_millis(5);
+/// After the tables refused the backlog (a full disk, say), how long before trying again.
+const TABLE_RETRY: Duration = Duration::from_secs(1);
 
 impl Writer {
     pub(super) fn run(&mut self, conn: &mut Connection, rx: mpsc::Receiver<WriteOp>) {
-        let mut since_prune = 0u64;
         let mut inserts = Vec::new();
-        while let Ok(first) = rx.recv() {
+        // Nothing arrived for `TABLE_QUIET`: the tables take the backlog a chunk at a time for as
+        // long as nothing arrives.
+        let mut quiet = false;
+        loop {
+            let first = if self.journal.backlog() == 0 {
+                quiet = false;
+                match rx.recv() {
+                    Ok(op) => op,
+                    Err(_) => break,
+                }
+            } else if self.progress.take_wanted() {
+                self.write_all_backlog(conn);
+                continue;
+            } else if quiet {
+                match rx.try_recv() {
+                    Ok(op) => {
+                        quiet = false;
+                        op
+                    }
+                    Err(mpsc::TryRecvError::Empty) => {
+                        let written = self.write_backlog(conn, TABLE_CHUNK);
+                        // Refused (see `retry_tables_at`): wait for the next quiet moment.
+                        quiet = written > 0;
+                        continue;
+                    }
+                    Err(mpsc::TryRecvError::Disconnected) => break,
+                }
+            } else {
+                match rx.recv_timeout(TABLE_QUIET) {
+                    Ok(op) => op,
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        quiet = true;
+                        continue;
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+            };
             let mut pending = Some(first);
             while let Some(op) = pending.take() {
                 match op {
@@ -127,92 +189,163 @@ impl Writer {
                         }
                     }
                     WriteOp::Run(job) => {
-                        since_prune += self.commit_batch(conn, &mut inserts);
+                        self.acknowledge(conn, &mut inserts);
+                        // A job sees every acknowledged capture in the tables.
+                        self.write_all_backlog(conn);
                         // The job may change the writer (`self`), so the turn is taken through
                         // a handle of its own.
                         let activity = self.activity.clone();
                         let turn = activity.write_turn();
                         job(conn, self);
                         drop(turn);
+                        // An import may have brought higher ids, a clear a higher deleted one.
+                        self.renumber_after_job(conn);
                         if inserts.is_empty() {
                             pending = rx.try_recv().ok();
                         }
                     }
                 }
             }
-            since_prune += self.commit_batch(conn, &mut inserts);
+            self.acknowledge(conn, &mut inserts);
+            if self.progress.take_wanted() {
+                self.write_all_backlog(conn);
+            }
             if self.restart_due.swap(false, Ordering::Relaxed) {
                 let _turn = self.activity.write_turn();
                 restart_wal(conn);
             }
-            let pruning_due = self.retention != Retention::default() && since_prune >= PRUNE_EVERY;
-            if pruning_due {
-                since_prune = 0;
-                let activity = self.activity.clone();
-                let _turn = activity.write_turn();
-                if let Err(error) = self.prune(conn, self.retention) {
-                    tracing::warn!(%error, "pruning the capture store failed");
-                }
-            }
+        }
+        // Stopping: the tables take everything acknowledged, so a clean stop leaves no backlog.
+        self.retry_tables_at = None;
+        self.write_all_backlog(conn);
+        if self.journal.backlog() == 0 {
+            self.journal.shrink();
         }
     }
 
-    /// Writes the queued inserts in one transaction, then answers each; returns how many were
-    /// stored.
-    pub(super) fn commit_batch(
-        &mut self,
-        conn: &mut Connection,
-        inserts: &mut Vec<PendingInsert>,
-    ) -> u64 {
+    /// Numbers the queued captures, links their attempts, appends them to the journal and
+    /// answers each once the journal is synced; they join the backlog for the tables.
+    fn acknowledge(&mut self, conn: &mut Connection, inserts: &mut Vec<PendingInsert>) {
         if inserts.is_empty() {
-            return 0;
+            return;
         }
         let mut batch = std::mem::take(inserts);
         let mut changes = PendingChanges::default();
-        let turn = self.activity.write_turn();
-        let written = (|| -> Result<()> {
-            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            // One writer, so the next ids are known: each row is written once, its own id
-            // included as the notification id of a first attempt.
-            let after_newest: i64 = tx
-                .prepare_cached("SELECT COALESCE(MAX(id), 0) + 1 FROM captures")?
-                .query_row([], |row| row.get(0))?;
-            let first_id = after_newest.max(self.highest_deleted.saturating_add(1));
-            for (id, insert) in (first_id..).zip(batch.iter_mut()) {
+        self.group.clear();
+        {
+            let committed = lock(&self.redeliveries);
+            for (id, insert) in (self.next_id..).zip(batch.iter_mut()) {
                 let capture = &mut insert.capture;
                 capture.id = id;
-                link_attempt(&tx, &self.redeliveries, &mut changes, capture)?;
-                insert_row(&tx, capture, &insert.text, Some(id))?;
+                link_attempt(&committed, &mut changes, capture);
+                self.group.push(capture);
             }
+        }
+        // A backlog as large as the journal: the tables take some before this group goes in.
+        while !self.journal.has_room(self.group.len()) {
+            self.retry_tables_at = None;
+            if self.write_backlog(conn, TABLE_CHUNK) == 0 {
+                break;
+            }
+        }
+        if let Err(error) = self.journal.append(&self.group) {
+            tracing::error!(%error, "journaling captures failed");
+            let message = error.to_string();
+            for insert in batch {
+                let _ = insert.reply.send(Err(Error::Commit(message.clone())));
+            }
+            return;
+        }
+        let newest = batch
+            .last()
+            .map_or(self.next_id - 1, |insert| insert.capture.id);
+        self.next_id = newest + 1;
+        {
+            let mut map = lock(&self.redeliveries);
+            changes.apply(&mut map);
+            if let Some(horizon) = self.window.note(Instant::now(), self.next_id) {
+                map.pass_window(horizon);
+            }
+        }
+        self.progress.acknowledged(newest);
+        for insert in batch {
+            let _ = insert.reply.send(Ok(*insert.capture));
+        }
+    }
+
+    /// Writes the oldest `most` captures of the backlog into the tables in one transaction, with
+    /// the journal's mark; returns how many.
+    fn write_backlog(&mut self, conn: &mut Connection, most: usize) -> u64 {
+        let count = most.min(self.journal.backlog());
+        if count == 0 || self.retry_tables_at.is_some_and(|at| Instant::now() < at) {
+            return 0;
+        }
+        let Some(mark) = self.journal.mark_after(count) else {
+            return 0;
+        };
+        let turn = self.activity.write_turn();
+        let written = (|| -> Result<()> {
+            let captures = self.journal.oldest(count, &mut self.read_buffer)?;
+
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            for capture in &captures {
+                insert_row(&tx, capture, &RowText::of(capture)?, Some(capture.id))?;
+                record_attempt(&tx, capture)?;
+            }
+            mark.write(&tx)?;
             tx.commit()?;
             Ok(())
         })();
         drop(turn);
-        match written {
-            Ok(()) => {
-                let count = batch.len() as u64;
-                let next_id = batch.last().map_or(0, |insert| insert.capture.id) + 1;
-                {
-                    let mut map = lock(&self.redeliveries);
-                    changes.apply(&mut map);
-                    if let Some(horizon) = self.window.note(Instant::now(), next_id) {
-                        map.pass_window(horizon);
-                    }
-                }
-                self.activity.wrote();
-                for insert in batch {
-                    let _ = insert.reply.send(Ok(*insert.capture));
-                }
-                count
+        if let Err(error) = written {
+            tracing::error!(%error, "writing acknowledged captures into the store failed; they stay in its journal");
+            self.retry_tables_at = Some(Instant::now() + TABLE_RETRY);
+            return 0;
+        }
+        self.retry_tables_at = None;
+        if self.read_buffer.capacity() > 4 << 20 {
+            self.read_buffer = Vec::new();
+        }
+        self.journal.applied_through(mark.id);
+        self.written_since_prune += count as u64;
+        // Before readers are told: what they read next is already within the retention.
+        if self.retention != Retention::default() && self.written_since_prune >= PRUNE_EVERY {
+            self.written_since_prune = 0;
+            let activity = self.activity.clone();
+            let _turn = activity.write_turn();
+            if let Err(error) = self.prune(conn, self.retention) {
+                tracing::warn!(%error, "pruning the capture store failed");
             }
-            Err(error) => {
-                tracing::error!(%error, "committing captures failed");
-                let message = error.to_string();
-                for insert in batch {
-                    let _ = insert.reply.send(Err(Error::Commit(message.clone())));
-                }
-                0
+        }
+        self.progress.applied(mark.id);
+        self.activity.wrote();
+        count as u64
+    }
+
+    /// Writes the whole backlog into the tables (before a job, when a reader waits, at the end).
+    fn write_all_backlog(&mut self, conn: &mut Connection) -> u64 {
+        let mut written = 0;
+        while self.journal.backlog() > 0 {
+            let step = self.write_backlog(conn, TABLE_CHUNK * 8);
+            if step == 0 {
+                break;
             }
+            written += step;
+        }
+        written
+    }
+
+    /// After a job, with the backlog in the tables: the next id is above every id there is and
+    /// every id deleted.
+    fn renumber_after_job(&mut self, conn: &Connection) {
+        match newest_id(conn) {
+            Ok(newest) => {
+                self.next_id = self
+                    .next_id
+                    .max(newest + 1)
+                    .max(self.highest_deleted.saturating_add(1));
+            }
+            Err(error) => tracing::warn!(%error, "reading the newest capture id failed"),
         }
     }
 
@@ -454,47 +587,44 @@ fn notification_key(capture: &Capture) -> Option<NotificationKey> {
 }
 
 /// Sets `attempt` and `notification_id` from earlier captures of the same notification (see
-/// [`crate::redelivery`]) and records this attempt in `notifications`.
-fn link_attempt(
-    conn: &Connection,
-    committed: &Mutex<Redeliveries>,
-    changes: &mut PendingChanges,
-    capture: &mut Capture,
-) -> Result<()> {
+/// [`crate::redelivery`]), as acknowledged so far (`committed` and this group's `changes`).
+fn link_attempt(committed: &Redeliveries, changes: &mut PendingChanges, capture: &mut Capture) {
     capture.attempt = 1;
     capture.notification_id = None;
     let Some(key) = notification_key(capture) else {
-        return Ok(());
+        return;
     };
-    // Only this thread changes the map, so it is locked just to read, never across a commit
-    // (the test mode reads it from the request tasks).
-    let known = changes.get(&lock(committed), &key);
-    let seen = match known {
-        Some(earlier) => {
-            let seen = Seen {
-                first_id: earlier.first_id,
-                attempts: earlier.attempts.saturating_add(1),
-            };
-            conn.prepare_cached("UPDATE notifications SET attempts = ?2 WHERE id = ?1")?
-                .execute(params![seen.first_id, seen.attempts])?;
-            seen
-        }
+    let seen = match changes.get(committed, &key) {
+        Some(earlier) => Seen {
+            first_id: earlier.first_id,
+            attempts: earlier.attempts.saturating_add(1),
+        },
         // The first attempt is the notification: it links to itself.
-        None => {
-            let seen = Seen {
-                first_id: capture.id,
-                attempts: 1,
-            };
-            conn.prepare_cached(
-                "INSERT OR REPLACE INTO notifications (id, key, attempts) VALUES (?1, ?2, ?3)",
-            )?
-            .execute(params![seen.first_id, key.as_bytes(), seen.attempts])?;
-            seen
-        }
+        None => Seen {
+            first_id: capture.id,
+            attempts: 1,
+        },
     };
     capture.attempt = seen.attempts;
     capture.notification_id = Some(seen.first_id);
     changes.set(key, seen);
+}
+
+/// Records a linked capture's attempt in `notifications` (see [`link_attempt`]): a first attempt
+/// adds its notification, a later one counts itself there.
+pub(super) fn record_attempt(conn: &Connection, capture: &Capture) -> Result<()> {
+    let (Some(key), Some(first_id)) = (notification_key(capture), capture.notification_id) else {
+        return Ok(());
+    };
+    if first_id == capture.id {
+        conn.prepare_cached(
+            "INSERT OR REPLACE INTO notifications (id, key, attempts) VALUES (?1, ?2, ?3)",
+        )?
+        .execute(params![first_id, key.as_bytes(), capture.attempt])?;
+    } else {
+        conn.prepare_cached("UPDATE notifications SET attempts = ?2 WHERE id = ?1")?
+            .execute(params![first_id, capture.attempt])?;
+    }
     Ok(())
 }
 

@@ -235,6 +235,7 @@ async fn every_page_of_the_whole_list_is_right_with_or_without_gaps_in_the_ids()
     twelve(&store).await;
     // Every page (of several sizes, and past the end) against the ids as SQL lists them.
     let check = |when: &str| {
+        assert!(store.wait_for_tables());
         let conn = rusqlite::Connection::open(dir.path().join("s.db")).unwrap();
         let all: Vec<i64> = conn
             .prepare("SELECT id FROM captures ORDER BY id DESC")
@@ -473,6 +474,7 @@ async fn search_finds_body_words_header_values_and_id_substrings_indexed_or_not(
     };
     // Read beside the writer, before and after the index has caught up: the same answers.
     let reader = StoreReader::open(&path).unwrap();
+    assert!(store.wait_for_tables());
     checks(&reader);
     indexed(&store).await;
     assert_eq!(store.search_backlog().unwrap(), 0);

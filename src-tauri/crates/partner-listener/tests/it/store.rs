@@ -667,6 +667,8 @@ async fn a_reader_reads_beside_the_writer_and_creates_nothing() {
     let reader = StoreReader::open(&path).unwrap();
     assert_eq!(reader.count(&all()).unwrap(), 0);
     let (_, _, id) = attempt_of(&writer, "seen").await;
+    // Acknowledged through the journal; a reader apart sees it once the tables have it.
+    assert!(writer.wait_for_tables());
     assert_eq!(
         reader.get(id).unwrap().fields.event_id.as_deref(),
         Some("seen")

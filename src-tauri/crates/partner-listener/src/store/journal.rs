@@ -1,0 +1,984 @@
+//! The acknowledgement journal: a capture is acknowledged once it is appended here and synced,
+//! and written into the store's tables behind the acknowledgement.
+//!
+//! Why: a commit of one capture into SQLite writes a WAL frame for every page it changes (the
+//! row's, three indexes', the notification's: 5–6 frames of 8 KiB for a 2 KiB notification) and
+//! binds 27 columns, in the one thread every acknowledgement waits for. Appending the capture's
+//! bytes to a file and syncing it is the least a durable listener can do on this disk
+//! (BENCHMARKS.md, listener: the append floor). So the writer appends each group of captures
+//! here, syncs once, answers them, and writes them into the tables when no acknowledgement is
+//! waiting, in larger transactions (cheaper per capture), or sooner when a reader asks
+//! ([`AckProgress`]). An acknowledged capture is therefore always in the journal or in the tables,
+//! and the store's reads in this process wait for the tables to hold every capture acknowledged
+//! before they began (read your acknowledgements), so nothing a caller was told is stored is
+//! missing from what it reads next.
+//!
+//! The file is a ring, written from its start again whenever everything in it is in the
+//! tables, so it stays as small as the largest backlog it held and a sync overwrites blocks
+//! that exist (no new file size to record, as SQLite's restarted WAL). It grows in zero-filled
+//! steps of [`GROW`] up to [`CAPACITY`]; a group that would overwrite a capture not yet in the
+//! tables waits for them to be written first.
+//!
+//! Each record: magic, the capture's id, the payload's length, a CRC-32 of the three, then the
+//! capture in a fixed binary layout ([`encode`]). Ids only grow (the store never hands one out
+//! twice), so after a crash the records to write are those past the last id the tables hold
+//! (kept with the tables, in `acks_applied`, in the same transaction as the rows): read from
+//! where that one ended, each next record must have a higher id than the one before, else the
+//! next one is looked for at the file's start (where the ring went on), else the journal ends
+//! there. A record left over from an earlier lap always has a lower id than the one written before
+//! it in this lap, so it is never taken for a new one. A group torn by a crash was never
+//! acknowledged; whatever of it is whole is kept (its sender will retry: a redelivery).
+
+use crate::capture::{Capture, Header, ResponseRecord};
+use crate::verdict::{MatchedKey, NotificationFields, Verdict};
+use crate::{Error, Result};
+use rusqlite::{Connection, OptionalExtension};
+use std::collections::VecDeque;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+/// The journal's file name is the store's with this appended (beside SQLite's `-wal`).
+pub(super) const FILE_SUFFIX: &str = "-acks";
+/// Most bytes of captures acknowledged and not yet in the tables (about 25,000 signed 2 KiB
+/// notifications). The backlog is read back from the file when the tables take it, so it holds
+/// no memory meanwhile (held in memory, 25,000 captures' worth of fresh pages cost the
+/// acknowledgements more than the whole journal: the kernel zeroing them).
+pub(crate) const CAPACITY: u64 = 64 << 20;
+/// The file grows in zero-filled steps of this size, so most syncs overwrite existing blocks.
+const GROW: u64 = 1 << 20;
+const MAGIC: u32 = 0x5043_4a31;
+const HEADER: usize = 20;
+
+/// The table that says which journal records are in the tables already.
+pub(super) const APPLIED_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS acks_applied (
+    one INTEGER PRIMARY KEY CHECK (one = 1),
+    id INTEGER NOT NULL,
+    end_offset INTEGER NOT NULL
+);";
+
+/// The last journal record written into the tables: its capture id and where it ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct AppliedMark {
+    pub(super) id: i64,
+    pub(super) end: u64,
+}
+
+impl AppliedMark {
+    pub(super) fn read(conn: &Connection) -> Result<Self> {
+        Ok(conn
+            .query_row(
+                "SELECT id, end_offset FROM acks_applied WHERE one = 1",
+                [],
+                |row| {
+                    Ok(Self {
+                        id: row.get(0)?,
+                        end: u64::try_from(row.get::<_, i64>(1)?).unwrap_or(0),
+                    })
+                },
+            )
+            .optional()?
+            .unwrap_or_default())
+    }
+
+    /// Records the mark inside the transaction that wrote its captures.
+    pub(super) fn write(self, conn: &Connection) -> Result<()> {
+        conn.prepare_cached(
+            "INSERT INTO acks_applied (one, id, end_offset) VALUES (1, ?1, ?2) \
+             ON CONFLICT (one) DO UPDATE SET id = excluded.id, end_offset = excluded.end_offset",
+        )?
+        .execute(rusqlite::params![
+            self.id,
+            i64::try_from(self.end).unwrap_or(i64::MAX)
+        ])?;
+        Ok(())
+    }
+}
+
+/// The journal's path for the store at `store`.
+pub(super) fn path_of(store: &Path) -> PathBuf {
+    let mut name = store.as_os_str().to_os_string();
+    name.push(FILE_SUFFIX);
+    PathBuf::from(name)
+}
+
+/// One record's place in the ring.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    id: i64,
+    start: u64,
+    end: u64,
+}
+
+/// The open journal, owned by the writer thread.
+pub(super) struct Journal {
+    path: PathBuf,
+    file: File,
+    /// Sync each group before it is acknowledged (`Durability::Full`).
+    sync: bool,
+    /// Where the next group goes.
+    position: u64,
+    /// The file's length: written blocks (zeros or records), so writes below it allocate nothing.
+    length: u64,
+    capacity: u64,
+    /// The records not yet in the tables, oldest first.
+    live: VecDeque<Span>,
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Journal")
+            .field("position", &self.position)
+            .field("length", &self.length)
+            .field("live", &self.live.len())
+            .finish()
+    }
+}
+
+impl Journal {
+    /// Opens (creating) the journal at `path`; its records must all be in the tables already
+    /// ([`recover`] first).
+    pub(super) fn open(path: &Path, sync: bool, capacity: u64) -> Result<Self> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|source| io_error(path, source))?;
+        let length = file
+            .metadata()
+            .map_err(|source| io_error(path, source))?
+            .len();
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+            sync,
+            position: 0,
+            length,
+            capacity: capacity.max(GROW),
+            live: VecDeque::new(),
+        })
+    }
+
+    /// Where a group of `len` bytes can go without overwriting a record not yet in the tables.
+    fn place(&self, len: u64) -> Option<u64> {
+        let Some(oldest) = self.live.front() else {
+            // Everything is in the tables: start over (a group larger than the ring still goes).
+            return Some(0);
+        };
+        // With records waiting, the write position equals the oldest's start only when the ring
+        // has come round to it (full), never when nothing lies between them.
+        if self.position > oldest.start {
+            if self.position + len <= self.capacity {
+                Some(self.position)
+            } else if len <= oldest.start {
+                Some(0)
+            } else {
+                None
+            }
+        } else if self.position + len <= oldest.start {
+            Some(self.position)
+        } else {
+            None
+        }
+    }
+
+    /// Whether a group of `len` bytes fits now; when not, the tables must take some first.
+    pub(super) fn has_room(&self, len: usize) -> bool {
+        self.place(len as u64).is_some()
+    }
+
+    /// Writes a group made by [`GroupBuffer`] and syncs it. The caller checked [`has_room`].
+    pub(super) fn append(&mut self, group: &GroupBuffer) -> Result<()> {
+        let len = group.bytes.len() as u64;
+        let start = self
+            .place(len)
+            .ok_or_else(|| Error::Commit("the acknowledgement journal has no room".into()))?;
+        let failed = |source| io_error(&self.path, source);
+        let end = start + len;
+        if end > self.length {
+            // Zeros first, in steps, so the syncs after this one overwrite allocated blocks.
+            let grown = end.div_ceil(GROW) * GROW;
+            let zeros = vec![0u8; usize::try_from(grown - self.length).unwrap_or(0)];
+            self.file
+                .write_all_at(&zeros, self.length)
+                .map_err(failed)?;
+            self.length = grown;
+        }
+        self.file
+            .write_all_at(&group.bytes, start)
+            .map_err(failed)?;
+        if self.sync {
+            self.file.sync_data().map_err(failed)?;
+        }
+        self.position = end;
+        self.live
+            .extend(group.records.iter().map(|&(id, from, to)| Span {
+                id,
+                start: start + from as u64,
+                end: start + to as u64,
+            }));
+        Ok(())
+    }
+
+    /// Forgets the records through `id` (now in the tables); returns the mark to keep with them.
+    pub(super) fn applied_through(&mut self, id: i64) -> Option<AppliedMark> {
+        let mut last = None;
+        while self.live.front().is_some_and(|span| span.id <= id) {
+            last = self.live.pop_front();
+        }
+        last.map(|span| AppliedMark {
+            id: span.id,
+            end: span.end,
+        })
+    }
+
+    /// How many records are not yet in the tables.
+    pub(super) fn backlog(&self) -> usize {
+        self.live.len()
+    }
+
+    /// Reads back the oldest `count` records not yet in the tables (from the page cache: they
+    /// were just written), so the backlog takes no memory of its own while it waits.
+    pub(super) fn oldest(&self, count: usize, buffer: &mut Vec<u8>) -> Result<Vec<Capture>> {
+        let mut captures = Vec::with_capacity(count.min(self.live.len()));
+        let spans: Vec<Span> = self.live.iter().take(count).copied().collect();
+        let mut next = 0;
+        while next < spans.len() {
+            // One read for each run of records that follow each other in the file.
+            let mut last = next;
+            while last + 1 < spans.len() && spans[last + 1].start == spans[last].end {
+                last += 1;
+            }
+            let (from, to) = (spans[next].start, spans[last].end);
+            buffer.resize(usize::try_from(to - from).unwrap_or(0), 0);
+            self.file
+                .read_exact_at(buffer, from)
+                .map_err(|source| io_error(&self.path, source))?;
+            for span in &spans[next..=last] {
+                let at = usize::try_from(span.start - from).unwrap_or(0) + HEADER;
+                let until = usize::try_from(span.end - from).unwrap_or(0);
+                let capture = decode(&buffer[at..until]).ok_or_else(|| Error::JournalDamaged {
+                    path: self.path.clone(),
+                    reason: format!("the record at byte {} is not a capture", span.start),
+                })?;
+                captures.push(capture);
+            }
+            next = last + 1;
+        }
+        Ok(captures)
+    }
+
+    /// The mark the tables will have once the oldest `count` records are in them.
+    pub(super) fn mark_after(&self, count: usize) -> Option<AppliedMark> {
+        let span = self.live.get(count.checked_sub(1)?)?;
+        Some(AppliedMark {
+            id: span.id,
+            end: span.end,
+        })
+    }
+
+    /// After a clean stop with everything in the tables: gives back a file a burst grew.
+    pub(super) fn shrink(&mut self) {
+        if self.live.is_empty() && self.length > GROW && self.file.set_len(GROW).is_ok() {
+            self.length = GROW;
+        }
+    }
+}
+
+/// A group of records being made for one append.
+#[derive(Default)]
+pub(super) struct GroupBuffer {
+    bytes: Vec<u8>,
+    /// (id, start, end) of each record within `bytes`.
+    records: Vec<(i64, usize, usize)>,
+}
+
+impl GroupBuffer {
+    pub(super) fn clear(&mut self) {
+        self.bytes.clear();
+        self.records.clear();
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Adds `capture` as a record.
+    pub(super) fn push(&mut self, capture: &Capture) {
+        let start = self.bytes.len();
+        self.bytes.resize(start + HEADER, 0);
+        encode(capture, &mut self.bytes);
+        let payload_len = u32::try_from(self.bytes.len() - start - HEADER).unwrap_or(u32::MAX);
+        let mut header = [0u8; HEADER];
+        header[0..4].copy_from_slice(&MAGIC.to_le_bytes());
+        header[4..12].copy_from_slice(&capture.id.to_le_bytes());
+        header[12..16].copy_from_slice(&payload_len.to_le_bytes());
+        let crc = checksum(&header[4..16], &self.bytes[start + HEADER..]);
+        header[16..20].copy_from_slice(&crc.to_le_bytes());
+        self.bytes[start..start + HEADER].copy_from_slice(&header);
+        self.records.push((capture.id, start, self.bytes.len()));
+    }
+}
+
+/// Moves a damaged journal out of the way (beside it, with the time in its name); returns where.
+pub(super) fn keep_aside(path: &Path) -> Result<PathBuf> {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(format!(
+        ".damaged-{}",
+        chrono::Utc::now().format("%Y%m%dT%H%M%S")
+    ));
+    let aside = PathBuf::from(name);
+    std::fs::rename(path, &aside).map_err(|source| io_error(path, source))?;
+    Ok(aside)
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> Error {
+    Error::Journal {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn checksum(id_and_len: &[u8], payload: &[u8]) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(id_and_len);
+    hasher.update(payload);
+    hasher.finalize()
+}
+
+/// What recovery found in a journal.
+#[derive(Debug, Default)]
+pub(super) struct Recovered {
+    /// The records past the mark, in order.
+    pub(super) captures: Vec<Capture>,
+    /// Where the last of them ends.
+    pub(super) end: u64,
+}
+
+/// Reads the records written after `mark` (see the module's notes). A record whose checksum
+/// holds but whose capture cannot be read is a journal this code did not write: an error, so
+/// the caller keeps the file aside.
+pub(super) fn recover(path: &Path, mark: AppliedMark) -> Result<Recovered> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Recovered::default())
+        }
+        Err(source) => return Err(io_error(path, source)),
+    };
+    let length = file
+        .metadata()
+        .map_err(|source| io_error(path, source))?
+        .len();
+    let mut found = Recovered {
+        captures: Vec::new(),
+        end: mark.end,
+    };
+    let mut last_id = mark.id;
+    let mut at = mark.end;
+    let mut jumped = false;
+    loop {
+        match read_record(path, &file, length, at, last_id)? {
+            Some((capture, end)) => {
+                last_id = capture.id;
+                found.captures.push(capture);
+                found.end = end;
+                at = end;
+                jumped = false;
+            }
+            None if !jumped && at != 0 => {
+                at = 0;
+                jumped = true;
+            }
+            None => return Ok(found),
+        }
+    }
+}
+
+/// The record at `at` if it is whole and newer than `after`.
+fn read_record(
+    path: &Path,
+    file: &File,
+    length: u64,
+    at: u64,
+    after: i64,
+) -> Result<Option<(Capture, u64)>> {
+    if at + HEADER as u64 > length {
+        return Ok(None);
+    }
+    let mut header = [0u8; HEADER];
+    file.read_exact_at(&mut header, at)
+        .map_err(|source| io_error(path, source))?;
+    let mut fields = Reader(&header);
+    let (Some(magic), Some(id), Some(len), Some(crc)) =
+        (fields.u32(), fields.i64(), fields.u32(), fields.u32())
+    else {
+        return Ok(None);
+    };
+    let end = at + HEADER as u64 + u64::from(len);
+    if magic != MAGIC || id <= after || end > length {
+        return Ok(None);
+    }
+    let mut payload = vec![0u8; len as usize];
+    file.read_exact_at(&mut payload, at + HEADER as u64)
+        .map_err(|source| io_error(path, source))?;
+    if checksum(&header[4..16], &payload) != crc {
+        return Ok(None);
+    }
+    let damaged = |reason: String| Error::JournalDamaged {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let capture = decode(&payload)
+        .ok_or_else(|| damaged(format!("the record at byte {at} is not a capture")))?;
+    if capture.id != id {
+        return Err(damaged(format!("the record at byte {at} names two ids")));
+    }
+    Ok(Some((capture, end)))
+}
+
+/// How far the tables have caught up with the acknowledgements, shared by the writer (which
+/// moves it) and the store's readers (which wait on it).
+#[derive(Debug, Default)]
+pub(crate) struct AckProgress {
+    /// The newest capture id acknowledged.
+    acknowledged: AtomicI64,
+    /// The newest capture id in the tables (of those acknowledged through the journal).
+    applied: Mutex<i64>,
+    caught_up: Condvar,
+    /// A reader waits: the writer writes the backlog into the tables before its next group.
+    wanted: AtomicBool,
+}
+
+/// How long a read waits for the tables to take the acknowledged captures before it reads what
+/// they hold (only a writer held up far longer than any transaction takes would make it wait so).
+const READ_WAIT: Duration = Duration::from_secs(2);
+
+impl AckProgress {
+    pub(super) fn new(applied: i64) -> Self {
+        Self {
+            acknowledged: AtomicI64::new(applied),
+            applied: Mutex::new(applied),
+            caught_up: Condvar::new(),
+            wanted: AtomicBool::new(false),
+        }
+    }
+
+    pub(super) fn acknowledged(&self, id: i64) {
+        self.acknowledged.fetch_max(id, Ordering::Release);
+    }
+
+    pub(super) fn applied(&self, id: i64) {
+        let mut applied = self
+            .applied
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        *applied = (*applied).max(id);
+        self.caught_up.notify_all();
+    }
+
+    /// Whether a reader is waiting for the tables (clears the request).
+    pub(super) fn take_wanted(&self) -> bool {
+        self.wanted.swap(false, Ordering::AcqRel)
+    }
+
+    /// Waits until the tables hold every capture acknowledged before this call (at most
+    /// [`READ_WAIT`]); returns whether they do.
+    pub(crate) fn wait_for_acknowledged(&self) -> bool {
+        let target = self.acknowledged.load(Ordering::Acquire);
+        let mut applied = self
+            .applied
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if *applied >= target {
+            return true;
+        }
+        self.wanted.store(true, Ordering::Release);
+        let deadline = std::time::Instant::now() + READ_WAIT;
+        while *applied < target {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                tracing::warn!(
+                    waited_ms = READ_WAIT.as_millis() as u64,
+                    "a read went ahead before the store's tables held every acknowledged capture"
+                );
+                return false;
+            }
+            applied = self
+                .caught_up
+                .wait_timeout(applied, left)
+                .map(|(guard, _)| guard)
+                .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+            self.wanted.store(true, Ordering::Release);
+        }
+        true
+    }
+}
+
+/// Writes `capture` in the journal's layout (every field, in declaration order; the
+/// destructuring makes a new field a compile error here until it is written).
+fn encode(capture: &Capture, out: &mut Vec<u8>) {
+    let Capture {
+        id,
+        received_at,
+        method,
+        path,
+        headers,
+        body,
+        body_size,
+        peer,
+        verdict,
+        matched_key,
+        subscription_id,
+        fields,
+        attempt,
+        notification_id,
+        response,
+        processing_micros,
+        replay,
+    } = capture;
+    let NotificationFields {
+        event_id,
+        event_time,
+        event_type,
+        instance_id,
+        resource_id,
+        resource_type,
+        resource_ref,
+    } = fields;
+    let ResponseRecord {
+        status,
+        body: response_body,
+        from_test_mode,
+        delay_ms,
+    } = response;
+    let mut w = Writer(out);
+    w.i64(*id);
+    w.i64(received_at.timestamp_micros());
+    w.str(method);
+    w.str(path);
+    w.u32(u32::try_from(headers.len()).unwrap_or(u32::MAX));
+    for header in headers {
+        w.str(&header.name);
+        w.str(&header.value);
+    }
+    w.opt_bytes(body.as_deref());
+    w.u64(*body_size);
+    w.opt_str(peer.as_deref());
+    w.str(verdict.as_str());
+    w.opt_str(matched_key.map(MatchedKey::as_str));
+    w.opt_str(subscription_id.as_deref());
+    for field in [
+        event_id,
+        event_time,
+        event_type,
+        instance_id,
+        resource_id,
+        resource_type,
+        resource_ref,
+    ] {
+        w.opt_str(field.as_deref());
+    }
+    w.u32(*attempt);
+    match notification_id {
+        Some(first) => {
+            w.u8(1);
+            w.i64(*first);
+        }
+        None => w.u8(0),
+    }
+    w.u32(u32::from(*status));
+    w.str(response_body);
+    w.u8(u8::from(*from_test_mode));
+    w.u64(*delay_ms);
+    w.u64(*processing_micros);
+    w.u8(u8::from(*replay));
+}
+
+/// Reads what [`encode`] wrote; `None` when the bytes are not such a capture.
+fn decode(bytes: &[u8]) -> Option<Capture> {
+    let mut r = Reader(bytes);
+    let id = r.i64()?;
+    let received_at = chrono::DateTime::from_timestamp_micros(r.i64()?)?;
+    let method = r.string()?;
+    let path = r.string()?;
+    let header_count = r.u32()?;
+    let mut headers = Vec::with_capacity(header_count.min(1024) as usize);
+    for _ in 0..header_count {
+        headers.push(Header::new(r.string()?, r.string()?));
+    }
+    let body = r.opt_bytes()?;
+    let body_size = r.u64()?;
+    let peer = r.opt_string()?;
+    let verdict = Verdict::parse(&r.string()?)?;
+    let matched_key = match r.opt_string()? {
+        Some(text) => Some(MatchedKey::parse(&text)?),
+        None => None,
+    };
+    let subscription_id = r.opt_string()?;
+    let fields = NotificationFields {
+        event_id: r.opt_string()?,
+        event_time: r.opt_string()?,
+        event_type: r.opt_string()?,
+        instance_id: r.opt_string()?,
+        resource_id: r.opt_string()?,
+        resource_type: r.opt_string()?,
+        resource_ref: r.opt_string()?,
+    };
+    let attempt = r.u32()?;
+    let notification_id = match r.u8()? {
+        0 => None,
+        1 => Some(r.i64()?),
+        _ => return None,
+    };
+    let status = u16::try_from(r.u32()?).ok()?;
+    let response = ResponseRecord {
+        status,
+        body: r.string()?,
+        from_test_mode: r.flag()?,
+        delay_ms: r.u64()?,
+    };
+    let processing_micros = r.u64()?;
+    let replay = r.flag()?;
+    if !r.0.is_empty() {
+        return None;
+    }
+    Some(Capture {
+        id,
+        received_at,
+        method,
+        path,
+        headers,
+        body,
+        body_size,
+        peer,
+        verdict,
+        matched_key,
+        subscription_id,
+        fields,
+        attempt,
+        notification_id,
+        response,
+        processing_micros,
+        replay,
+    })
+}
+
+struct Writer<'a>(&'a mut Vec<u8>);
+
+impl Writer<'_> {
+    fn u8(&mut self, value: u8) {
+        self.0.push(value);
+    }
+    fn u32(&mut self, value: u32) {
+        self.0.extend_from_slice(&value.to_le_bytes());
+    }
+    fn u64(&mut self, value: u64) {
+        self.0.extend_from_slice(&value.to_le_bytes());
+    }
+    fn i64(&mut self, value: i64) {
+        self.0.extend_from_slice(&value.to_le_bytes());
+    }
+    fn bytes(&mut self, value: &[u8]) {
+        self.u32(u32::try_from(value.len()).unwrap_or(u32::MAX));
+        self.0.extend_from_slice(value);
+    }
+    fn str(&mut self, value: &str) {
+        self.bytes(value.as_bytes());
+    }
+    fn opt_bytes(&mut self, value: Option<&[u8]>) {
+        match value {
+            Some(bytes) => {
+                self.u8(1);
+                self.bytes(bytes);
+            }
+            None => self.u8(0),
+        }
+    }
+    fn opt_str(&mut self, value: Option<&str>) {
+        self.opt_bytes(value.map(str::as_bytes));
+    }
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(head)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|b| b[0])
+    }
+    fn flag(&mut self) -> Option<bool> {
+        match self.u8()? {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn i64(&mut self) -> Option<i64> {
+        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn bytes(&mut self) -> Option<Vec<u8>> {
+        let len = self.u32()? as usize;
+        self.take(len).map(<[u8]>::to_vec)
+    }
+    fn string(&mut self) -> Option<String> {
+        String::from_utf8(self.bytes()?).ok()
+    }
+    fn opt_bytes(&mut self) -> Option<Option<Vec<u8>>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => self.bytes().map(Some),
+            _ => None,
+        }
+    }
+    fn opt_string(&mut self) -> Option<Option<String>> {
+        match self.opt_bytes()? {
+            None => Some(None),
+            Some(bytes) => String::from_utf8(bytes).ok().map(Some),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::Verdict;
+
+    fn capture(id: i64, body_size: usize) -> Capture {
+        Capture {
+            id,
+            received_at: chrono::DateTime::from_timestamp_micros(1_700_000_000_123_456).unwrap(),
+            method: "POST".into(),
+            path: "/webhooks".into(),
+            headers: vec![Header::new("content-type", "application/json")],
+            body: Some(vec![b'x'; body_size]),
+            body_size: body_size as u64,
+            peer: Some("127.0.0.1:5000".into()),
+            verdict: Verdict::Valid,
+            matched_key: None,
+            subscription_id: Some("sub-a".into()),
+            fields: NotificationFields {
+                event_id: Some(format!("ev-{id}")),
+                ..NotificationFields::default()
+            },
+            attempt: 1,
+            notification_id: Some(id),
+            response: ResponseRecord {
+                status: 200,
+                body: "ok\n".into(),
+                from_test_mode: false,
+                delay_ms: 0,
+            },
+            processing_micros: 12,
+            replay: false,
+        }
+    }
+
+    /// Appends groups of `group_size(round)` records of `body(round)` bytes, the tables taking
+    /// `take(round)` of the oldest whenever the next group does not fit, and checks every
+    /// record read back is the one written there, in order.
+    fn ring_round_trip(
+        group_size: impl Fn(usize) -> usize,
+        body: impl Fn(usize) -> usize,
+        take: impl Fn(usize) -> usize,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = Journal::open(&dir.path().join("j"), false, GROW).unwrap();
+        let mut group = GroupBuffer::default();
+        let mut buffer = Vec::new();
+        let (mut next, mut applied) = (1i64, 0i64);
+        let mut check_oldest = |journal: &mut Journal, count: usize| {
+            let count = count.min(journal.backlog());
+            let read = journal.oldest(count, &mut buffer).unwrap();
+            let ids: Vec<i64> = read.iter().map(|c| c.id).collect();
+            let want: Vec<i64> = (applied + 1..=applied + count as i64).collect();
+            assert_eq!(ids, want);
+            for capture in &read {
+                assert_eq!(
+                    capture,
+                    &super::tests::capture(capture.id, capture.body_size as usize)
+                );
+            }
+            let mark = journal.mark_after(count).unwrap();
+            applied = journal.applied_through(mark.id).unwrap().id;
+        };
+        for round in 0..600usize {
+            group.clear();
+            for _ in 0..group_size(round) {
+                group.push(&capture(next, body(round)));
+                next += 1;
+            }
+            while !journal.has_room(group.len()) {
+                check_oldest(&mut journal, take(round));
+            }
+            journal.append(&group).unwrap();
+            assert!(journal.length <= GROW, "the file grew past the ring");
+        }
+        while journal.backlog() > 0 {
+            check_oldest(&mut journal, 50);
+        }
+        assert_eq!(applied, next - 1);
+    }
+
+    #[test]
+    fn the_ring_never_overwrites_a_record_the_tables_have_not_taken() {
+        // Groups and records of many sizes.
+        ring_round_trip(|r| r % 7 + 1, |r| 3000 + r * 13 % 5000, |r| r % 5 + 1);
+        // Equal records taken one at a time: the ring fills exactly up to its oldest record.
+        ring_round_trip(|_| 1, |_| 4000, |_| 1);
+        ring_round_trip(|_| 3, |_| 2000, |_| 3);
+    }
+
+    #[test]
+    fn a_capture_comes_back_from_its_record_exactly() {
+        let mut full = capture(7, 2048);
+        full.matched_key = Some(crate::verdict::MatchedKey::Previous);
+        full.fields = NotificationFields {
+            event_id: Some("e".into()),
+            event_time: Some("t".into()),
+            event_type: Some("created".into()),
+            instance_id: Some("i".into()),
+            resource_id: Some("r".into()),
+            resource_type: Some("Transaction".into()),
+            resource_ref: Some("/x".into()),
+        };
+        full.response.from_test_mode = true;
+        full.response.delay_ms = 30;
+        full.replay = true;
+        let mut bare = capture(8, 0);
+        bare.body = None;
+        bare.peer = None;
+        bare.subscription_id = None;
+        bare.notification_id = None;
+        bare.headers.clear();
+        bare.verdict = Verdict::Incomplete;
+        for original in [full, bare] {
+            let mut bytes = Vec::new();
+            encode(&original, &mut bytes);
+            assert_eq!(decode(&bytes).as_ref(), Some(&original));
+            // Cut anywhere, or with a byte more, it is not a capture.
+            for cut in [0, 1, bytes.len() / 2, bytes.len() - 1] {
+                assert_eq!(decode(&bytes[..cut]), None, "cut at {cut}");
+            }
+            bytes.push(0);
+            assert_eq!(decode(&bytes), None);
+        }
+    }
+
+    /// Writes `captures` as a journal at `path` from its start, as a writer that stopped
+    /// before the tables took them would have left it.
+    fn leave_journal(path: &Path, captures: &[Capture]) -> Vec<u8> {
+        let mut group = GroupBuffer::default();
+        for capture in captures {
+            group.push(capture);
+        }
+        let mut journal = Journal::open(path, true, CAPACITY).unwrap();
+        journal.append(&group).unwrap();
+        group.bytes
+    }
+
+    fn linked(id: i64, first: i64, attempt: u32, event: &str) -> Capture {
+        let mut capture = capture(id, 100);
+        // Within the redelivery window, so the store links a redelivery of it.
+        capture.received_at =
+            chrono::DateTime::from_timestamp_micros(chrono::Utc::now().timestamp_micros()).unwrap();
+        capture.fields.event_id = Some(event.into());
+        capture.fields.resource_type = Some("Transaction".into());
+        capture.notification_id = Some(first);
+        capture.attempt = attempt;
+        capture
+    }
+
+    #[tokio::test]
+    async fn captures_acknowledged_before_a_crash_are_in_the_store_when_it_opens_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.db");
+        drop(crate::Store::open(&db, crate::Retention::default()).unwrap());
+        // Acknowledged, not in the tables: a first attempt, its redelivery, another, and the
+        // start of a record a crash cut short (never acknowledged).
+        let journal = path_of(&db);
+        let left = [
+            linked(1, 1, 1, "ev-a"),
+            linked(2, 1, 2, "ev-a"),
+            linked(3, 3, 1, "ev-b"),
+        ];
+        let mut bytes = leave_journal(&journal, &left);
+        let mut torn = GroupBuffer::default();
+        torn.push(&linked(4, 4, 1, "ev-c"));
+        bytes.extend_from_slice(&torn.bytes[..torn.bytes.len() / 2]);
+        std::fs::write(&journal, &bytes).unwrap();
+
+        let store = crate::Store::open(&db, crate::Retention::default()).unwrap();
+        for capture in &left {
+            assert_eq!(&store.get(capture.id).unwrap(), capture);
+        }
+        assert!(store.get(4).is_err(), "a torn record is not a capture");
+        assert_eq!(store.count(&crate::CaptureFilter::default()).unwrap(), 3);
+        // The map of notifications knows them: a redelivery of ev-a is its third attempt, and
+        // the next capture takes the next id.
+        let again = store.insert(linked(0, 0, 0, "ev-a")).await.unwrap();
+        assert_eq!(
+            (again.id, again.attempt, again.notification_id),
+            (4, 3, Some(1))
+        );
+        drop(store);
+        // Opened once more: nothing is written twice.
+        let store = crate::Store::open(&db, crate::Retention::default()).unwrap();
+        assert_eq!(store.count(&crate::CaptureFilter::default()).unwrap(), 4);
+    }
+
+    #[tokio::test]
+    async fn a_damaged_journal_is_kept_aside_and_the_store_opens_without_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.db");
+        drop(crate::Store::open(&db, crate::Retention::default()).unwrap());
+        let journal = path_of(&db);
+        let mut bytes = leave_journal(&journal, &[linked(1, 1, 1, "ev-a")]);
+        // A whole record (its checksum holds) whose capture is not one this code wrote.
+        let payload = b"not a capture".to_vec();
+        let mut header = [0u8; HEADER];
+        header[0..4].copy_from_slice(&MAGIC.to_le_bytes());
+        header[4..12].copy_from_slice(&2i64.to_le_bytes());
+        header[12..16].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+        let crc = checksum(&header[4..16], &payload);
+        header[16..20].copy_from_slice(&crc.to_le_bytes());
+        bytes.extend_from_slice(&header);
+        bytes.extend_from_slice(&payload);
+        std::fs::write(&journal, &bytes).unwrap();
+
+        let store = crate::Store::open(&db, crate::Retention::default()).unwrap();
+        let kept: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("s.db-acks.damaged-"))
+            .collect();
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert_eq!(
+            std::fs::read(dir.path().join(&kept[0])).unwrap(),
+            bytes,
+            "kept as it was"
+        );
+        // It still takes captures, numbered after what the tables hold.
+        let stored = store.insert(linked(0, 0, 0, "ev-z")).await.unwrap();
+        assert_eq!(stored.id, 1);
+    }
+}
