@@ -959,7 +959,10 @@ impl WriterActivity {
 /// while acknowledgements are being committed...
 const WRITER_QUIET: Duration = Duration::from_millis(20);
 /// ...unless this many captures wait to be indexed: then the tail a search scans would grow
-/// without bound under sustained load, so it indexes in small batches beside the writer.
+/// without bound under sustained load, so it indexes in small batches beside the writer, one
+/// batch each [`WRITER_QUIET`] (about a sixth of a core here: without the pause it took up to
+/// half of one from the acknowledgements, whose writer no longer holds the turn while it syncs
+/// its journal; BENCHMARKS.md).
 const DEFER_LIMIT: i64 = 20_000;
 /// How long the indexer waits before asking again when a writer wanted the turn.
 const TURN_RETRY: Duration = Duration::from_millis(2);
@@ -1027,6 +1030,13 @@ pub(crate) fn indexer_loop(
         match indexed {
             Ok(0) => {
                 if !wait(INDEX_POLL) {
+                    return;
+                }
+            }
+            // Beside a busy writer: a pause after each small batch, so indexing takes a share
+            // of the cores and leaves the rest to the acknowledgements.
+            Ok(_) if batch == BUSY_BATCH => {
+                if !wait(WRITER_QUIET) {
                     return;
                 }
             }
