@@ -135,7 +135,10 @@ pub(crate) struct SearchTables {
 /// search answers from the index and the newest of the tail, and says how many it left out,
 /// rather than scan them all (4.8 s for a million not indexed, `benches/query.rs`). The scan
 /// reads about 5 µs a capture, so this is about 120 ms; it is above the indexer's
-/// [`DEFER_LIMIT`], so under any sustained load a search still covers every capture.
+/// [`DEFER_LIMIT`], so under a load the indexer keeps up with (it indexes beside a busy writer
+/// at about a thousand captures a second, FTS5's pace here being a few thousand at most) a
+/// search still covers every capture; under a flood beyond that it answers from the index and
+/// the newest 25,000, says how many it left out, and covers them again once the flood ends.
 pub(crate) const TAIL_SCAN_LIMIT: i64 = 25_000;
 
 impl SearchTables {
