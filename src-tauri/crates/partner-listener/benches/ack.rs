@@ -1,5 +1,6 @@
 //! Captures per second and time to acknowledge, for signed 2 KiB notifications from concurrent
-//! senders on loopback: the listener (verify, commit to SQLite with synchronous=FULL, broadcast)
+//! senders on loopback: the listener (verify, append to the store's journal and sync it, the
+//! tables behind; broadcast)
 //! beside a bare hyper server that reads the body and answers 200, driven by the same load
 //! generator in the same run.
 //!

@@ -1,5 +1,6 @@
-//! The capture store alone, without HTTP: captures per second through `Store::insert` (group
-//! commit, `synchronous=FULL` unless told otherwise) from concurrent tasks, and the CPU time each
+//! The capture store alone, without HTTP: captures per second through `Store::insert` (groups
+//! appended to the journal and synced, the tables behind; `Durability::Full` unless told
+//! otherwise) from concurrent tasks, and the CPU time each
 //! thread spent per capture (the request tasks, the writer, the checkpointer), read from
 //! `/proc/self/task`. It separates the store's cost from the HTTP stack's when the `ack` bench
 //! says the listener is slow, and is far less noisy than the end-to-end run on a shared machine.

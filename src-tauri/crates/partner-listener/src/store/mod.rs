@@ -238,7 +238,7 @@ impl Store {
         let horizon = redelivery_horizon(&writer_conn, window)?;
         let redeliveries = Arc::new(Mutex::new(load_redeliveries(&mut writer_conn, horizon)?));
         let highest_deleted = highest_deleted(&writer_conn)?;
-        // As the writer numbers its next capture (`Writer::commit_batch`).
+        // As the writer numbers its next capture (`Writer::acknowledge`, `Writer::renumber_after_job`).
         let next_id = writer_conn
             .query_row("SELECT COALESCE(MAX(id), 0) + 1 FROM captures", [], |row| {
                 row.get::<_, i64>(0)
