@@ -33,7 +33,7 @@
 
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_listener::outbound::describe_reqwest_error;
-use partner_listener::{Durability, Listener, ListenerConfig, MemoryKeys};
+use partner_listener::{judge, Durability, Listener, ListenerConfig, MemoryKeys, Verdict};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -147,8 +147,12 @@ async fn load(url: &str, bodies: Arc<Vec<(Vec<u8>, String)>>, senders: usize) ->
 /// and answers 200 once `keep` is done. Returns the URL to post to.
 async fn body_server<K, F>(addr: &str, keep: K) -> String
 where
-    K: Fn(http_body_util::Collected<bytes::Bytes>) -> F + Clone + Send + Sync + 'static,
-    F: std::future::Future<Output = ()> + Send + 'static,
+    K: Fn(hyper::HeaderMap, http_body_util::Collected<bytes::Bytes>) -> F
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    F: std::future::Future<Output = bool> + Send + 'static,
 {
     use http_body_util::{BodyExt, Full};
     let tcp = tokio::net::TcpListener::bind(addr).await.expect("bind");
@@ -162,12 +166,18 @@ where
                     move |request: hyper::Request<hyper::body::Incoming>| {
                         let keep = keep.clone();
                         async move {
-                            if let Ok(body) = request.into_body().collect().await {
-                                keep(body).await;
+                            let (parts, body) = request.into_parts();
+                            let kept = match body.collect().await {
+                                Ok(body) => keep(parts.headers, body).await,
+                                Err(_) => false,
+                            };
+                            let mut response = hyper::Response::new(Full::new(
+                                bytes::Bytes::from_static(if kept { b"ok\n" } else { b"no\n" }),
+                            ));
+                            if !kept {
+                                *response.status_mut() = hyper::StatusCode::UNAUTHORIZED;
                             }
-                            Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
-                                bytes::Bytes::from_static(b"ok\n"),
-                            )))
+                            Ok::<_, std::convert::Infallible>(response)
                         }
                     },
                 );
@@ -182,7 +192,7 @@ where
 
 /// The baseline: hyper's HTTP/1 server reading the body and answering 200, nothing else.
 async fn bare_server(addr: &str) -> String {
-    body_server(addr, |_body| async {}).await
+    body_server(addr, |_headers, _body| async { true }).await
 }
 
 /// The cheapest durable server there can be on this disk: the bare server, plus each body
@@ -191,7 +201,7 @@ async fn bare_server(addr: &str) -> String {
 /// 64 MiB ring, written over in place like a restarted WAL, so a sync never has to record a
 /// new file size. Its rate says what durability alone costs here; the gap between it and the
 /// listener is the listener's own work.
-async fn append_server(addr: &str, dir: &std::path::Path) -> String {
+async fn append_server(addr: &str, dir: &std::path::Path, judged: bool) -> String {
     use std::os::unix::fs::FileExt;
     const RING: u64 = 64 * 1024 * 1024;
     let file = std::fs::OpenOptions::new()
@@ -199,7 +209,7 @@ async fn append_server(addr: &str, dir: &std::path::Path) -> String {
         .truncate(true)
         .read(true)
         .write(true)
-        .open(dir.join("append-ring"))
+        .open(dir.join(if judged { "judged-ring" } else { "append-ring" }))
         .expect("ring file");
     let zeros = vec![0u8; 1024 * 1024];
     for i in 0..RING / zeros.len() as u64 {
@@ -235,12 +245,29 @@ async fn append_server(addr: &str, dir: &std::path::Path) -> String {
             }
         })
         .expect("writer thread");
-    body_server(addr, move |body| {
+    let keys = Arc::new(MemoryKeys::new());
+    keys.insert(SUB, KEY);
+    body_server(addr, move |headers, body| {
+        let body = body.to_bytes();
+        // The judgement the listener makes before any answer (`--bench judge`), and its verdict
+        // decides the answer, as in the listener.
+        let valid = !judged || {
+            let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+            judge(
+                text(SIGNATURE_HEADER),
+                text(SUBSCRIPTION_HEADER),
+                &body,
+                keys.as_ref(),
+                chrono::Utc::now(),
+            )
+            .verdict
+                == Verdict::Valid
+        };
         let (done, written) = tokio::sync::oneshot::channel();
-        let _ = tx.send((body.to_bytes(), done));
-        async move {
-            let _ = written.await;
+        if valid {
+            let _ = tx.send((body, done));
         }
+        async move { valid && written.await.is_ok() }
     })
     .await
 }
@@ -366,7 +393,7 @@ fn cpu_per_request(outcome: &Outcome) -> f64 {
     outcome.cpu.values().sum::<f64>() / outcome.total.max(1) as f64 * 1e6
 }
 
-const SERVERS: [&str; 4] = ["bare", "append", "full", "normal"];
+const SERVERS: [&str; 5] = ["bare", "append", "verify", "full", "normal"];
 
 fn main() {
     let requests = env_number("ACK_REQUESTS", 30_000);
@@ -390,9 +417,10 @@ fn main() {
             let ring_dir = tempfile::tempdir().expect("tempdir");
             let url = match server.as_str() {
                 "bare" => bare_server(&addr).await,
-                "append" => append_server(&addr, ring_dir.path()).await,
+                "append" => append_server(&addr, ring_dir.path(), false).await,
+                "verify" => append_server(&addr, ring_dir.path(), true).await,
                 other => {
-                    eprintln!("ACK_SERVE={other}: say bare or append");
+                    eprintln!("ACK_SERVE={other}: say bare, append or verify");
                     std::process::exit(2);
                 }
             };
@@ -404,13 +432,14 @@ fn main() {
     runtime.block_on(async {
         let bare_url = bare_server("127.0.0.1:0").await;
         let ring_dir = tempfile::tempdir().expect("tempdir");
-        let append_url = append_server("127.0.0.1:0", ring_dir.path()).await;
+        let append_url = append_server("127.0.0.1:0", ring_dir.path(), false).await;
+        let verify_url = append_server("127.0.0.1:0", ring_dir.path(), true).await;
         println!(
             "{requests} signed {BODY_SIZE}-byte notifications (random UUID eventIds) per run \
              ({warm_up} before it to warm up), senders {counts:?}, {rounds} rounds, loopback"
         );
         // outcomes[sender count][server] = one outcome per round
-        let mut outcomes: Vec<[Vec<Outcome>; 4]> = counts.iter().map(|_| Default::default()).collect();
+        let mut outcomes: Vec<[Vec<Outcome>; 5]> = counts.iter().map(|_| Default::default()).collect();
         // Rounds outermost, so a slow spell of the machine (a noisy neighbour, a flush) hits
         // every server alike instead of one server's runs; every other round runs the servers
         // in the opposite order, so a machine that speeds up or slows down within a round does
@@ -440,6 +469,12 @@ fn main() {
                             report("bare + append, fdatasync", &append);
                             append
                         }
+                        "verify" => {
+                            load(&verify_url, signed_bodies(warm_up), senders).await;
+                            let verify = load(&verify_url, signed_bodies(requests), senders).await;
+                            report("judged + append, fdatasync", &verify);
+                            verify
+                        }
                         _ => {
                             let durability = if *name == "full" {
                                 Durability::Full
@@ -463,19 +498,22 @@ fn main() {
         println!();
         println!("median of {rounds} rounds (by rate) per server and sender count:");
         println!(
-            "senders | bare req/s | FULL req/s | FULL p50/p99 ms | FULL/bare | append/bare | NORMAL/bare | CPU us/req bare / append / FULL / NORMAL"
+            "senders | bare req/s | FULL req/s | FULL p50/p99 ms | FULL/bare | append/bare | NORMAL/bare | CPU us/req bare / append / verify / FULL / NORMAL"
         );
         let mut by_round = Vec::new();
         for (slot, senders) in counts.iter().enumerate() {
-            let [bare, append, full, normal] = &mut outcomes[slot];
+            let [bare, append, verify, full, normal] = &mut outcomes[slot];
             // Taken before the medians sort the runs: round i of one server beside round i of
             // the bare server.
             let full_by_round = paired_ratios(full, bare);
             let append_by_round = paired_ratios(append, bare);
             let full_over_append_by_round = paired_ratios(full, append);
-            let (bare, append, full, normal) = (
+            let verify_over_append_by_round = paired_ratios(verify, append);
+            let full_over_verify_by_round = paired_ratios(full, verify);
+            let (bare, append, verify, full, normal) = (
                 median_run(bare),
                 median_run(append),
+                median_run(verify),
                 median_run(full),
                 median_run(normal),
             );
@@ -493,7 +531,7 @@ fn main() {
                 )
             });
             println!(
-                "{senders} | {} | {} | {latency} | {} | {} | {} | {} / {} / {} / {}",
+                "{senders} | {} | {} | {latency} | {} | {} | {} | {} / {} / {} / {} / {}",
                 rate(bare),
                 rate(full),
                 ratio(full),
@@ -501,16 +539,17 @@ fn main() {
                 ratio(normal),
                 cpu(bare),
                 cpu(append),
+                cpu(verify),
                 cpu(full),
                 cpu(normal)
             );
             by_round.push(format!(
-                "{senders} | {full_by_round} | {append_by_round} | {full_over_append_by_round}"
+                "{senders} | {full_by_round} | {append_by_round} | {full_over_append_by_round} | {verify_over_append_by_round} | {full_over_verify_by_round}"
             ));
         }
         println!();
         println!("each round's ratio, taken within the round (min / median / max of {rounds}):");
-        println!("senders | FULL/bare | append/bare | FULL/append");
+        println!("senders | FULL/bare | append/bare | FULL/append | verify/append | FULL/verify");
         for line in by_round {
             println!("{line}");
         }
