@@ -10,6 +10,15 @@
 //! two: what durability itself costs here, and what the listener's own work (verifying,
 //! parsing, SQLite's pages, indexes and checkpoints) adds to it.
 //!
+//! A fourth, `verify`, is the append server plus the judgement the listener makes before any
+//! answer (`partner_listener::judge`: the signature over the exact body, the notification's
+//! fields), whose verdict decides the answer: the least a *verifying* durable listener can do
+//! here. With the load generator on the same two cores, CPU decides the rate at 32 senders and
+//! up, so the judgement's few microseconds show in the rate; `verify/append` says how close to
+//! the append floor any listener that checks signatures can come on this machine, and
+//! `FULL/verify` how much of that the listener's own work (the capture, the journal, the tables)
+//! takes.
+//!
 //! Every server runs at several sender counts (default 32, 128, 256) so one run shows both
 //! regimes: with few senders the durable rate is bounded by senders / fsync latency (group
 //! commit can only batch the requests in flight), with many it is bounded by CPU. The default
@@ -19,12 +28,13 @@
 //!
 //! Run: `cargo bench -p partner-listener --bench ack` (env: ACK_REQUESTS per run, default
 //! 30,000; ACK_WARMUP, default 2,000; ACK_SENDERS=32,128,256; ACK_ROUNDS, default 3, the summary
-//! giving each server's median round; ACK_ONLY=bare,append,full,normal to run only some
+//! giving each server's median round; ACK_ONLY=bare,append,verify,full,normal to run only some
 //! servers, e.g. one under a profiler).
 //!
-//! `ACK_SERVE=bare|append ACK_ADDR=127.0.0.1:7272` serves that one server on that address until
-//! stopped, for an outside load generator (wrk) to measure it as it measures `partner listen`:
-//! the anchor of the acknowledgement latency round in BENCHMARKS.md.
+//! `ACK_SERVE=bare|append|verify ACK_ADDR=127.0.0.1:7272` serves that one server on that address
+//! until stopped, for an outside load generator (wrk) to measure it as it measures `partner
+//! listen`: the anchors of the acknowledgement latency rounds in BENCHMARKS.md (`benches/wrk/`
+//! runs them).
 //!
 //! This machine's speed drifts by a factor of two within minutes (the bare server alone has
 //! ranged from 22,000 to 50,000 req/s), so the summary also gives each ratio as taken within

@@ -410,14 +410,18 @@ impl Listener {
             let _ = stream.set_nodelay(true);
             let (id, connection) = connections.open();
             let shared = self.shared.clone();
+            // Written once per connection, not per request: formatting an address costs more
+            // than copying its text.
+            let peer: Arc<str> = peer.to_string().into();
             let service = hyper::service::service_fn({
                 let connection = connection.clone();
                 let connections = connections.clone();
                 move |request| {
                     let shared = shared.clone();
+                    let peer = peer.clone();
                     let busy = connection.busy(&connections);
                     async move {
-                        let response = handle(&shared, peer, request).await;
+                        let response = handle(&shared, &peer, request).await;
                         drop(busy);
                         Ok::<_, Infallible>(response)
                     }
@@ -581,11 +585,7 @@ fn text_response(status: u16, body: &'static str) -> Response<Full<Bytes>> {
     response
 }
 
-async fn handle(
-    shared: &Shared,
-    peer: SocketAddr,
-    request: Request<Incoming>,
-) -> Response<Full<Bytes>> {
+async fn handle(shared: &Shared, peer: &str, request: Request<Incoming>) -> Response<Full<Bytes>> {
     let started = Instant::now();
     let received_at = Utc::now();
     let (parts, body) = request.into_parts();

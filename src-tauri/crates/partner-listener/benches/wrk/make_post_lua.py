@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Writes a wrk script that posts signed, spec-shaped 2 KiB notifications.
+
+Why: `wrk` is the outside load generator of the listener's latency rounds (BENCHMARKS.md,
+listener). The notifications are the ack bench's (`../support/payload.rs`): the spec's fields,
+a random UUID eventId each, padded to 2,048 bytes; signed with HMAC-SHA256 (Base64 in
+`Svc-Signature`) under KEY for subscription SUB. wrk cycles through COUNT distinct ones, and
+its `done` prints p50/p90/p99/p99.9/max from its latency histogram.
+
+Usage: make_post_lua.py OUT.lua [COUNT] (env KEY, SUB; defaults match run.sh).
+"""
+import base64
+import hashlib
+import hmac
+import os
+import sys
+import uuid
+
+BODY_SIZE = 2048
+KEY = os.environ.get("KEY", "Abcdefghijklmnopqrstuvwxyz0123!@")
+SUB = os.environ.get("SUB", "sub-bench")
+
+
+def body(event_id: str) -> bytes:
+    head = (
+        '{"eventId":"%s","eventTime":"2024-05-01T10:00:00Z","eventType":"created",'
+        '"meta":{"instanceId":"bench","resourceId":"%s",'
+        '"resourceType":"urn:svc:partner:transaction",'
+        '"resourceRef":"https://svc.example/partner/v2/transactions/%s"},"padding":"'
+        % (event_id, event_id, event_id)
+    )
+    tail = '"}'
+    text = head + "x" * (BODY_SIZE - len(head) - len(tail)) + tail
+    assert len(text) == BODY_SIZE
+    return text.encode()
+
+
+def lua_string(raw: str) -> str:
+    return '"' + raw.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def main() -> None:
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    out, count = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 20000
+    lines = ["bodies = {}", "signatures = {}"]
+    for i in range(1, count + 1):
+        raw = body(str(uuid.uuid4()))
+        signature = base64.b64encode(hmac.new(KEY.encode(), raw, hashlib.sha256).digest())
+        lines.append(f"bodies[{i}] = {lua_string(raw.decode())}")
+        lines.append(f"signatures[{i}] = {lua_string(signature.decode())}")
+    lines.append(
+        f"""
+counter = 0
+request = function()
+  counter = counter % {count} + 1
+  return wrk.format("POST", "/webhooks", {{
+    ["Content-Type"] = "application/json",
+    ["Svc-SubscriptionId"] = {lua_string(SUB)},
+    ["Svc-Signature"] = signatures[counter],
+  }}, bodies[counter])
+end
+
+done = function(summary, latency, requests)
+  local ms = function(us) return string.format("%.2f ms", us / 1000) end
+  io.write(string.format("requests %d, errors %d (status %d, timeout %d)\\n",
+    summary.requests, summary.errors.status + summary.errors.connect + summary.errors.read
+      + summary.errors.write + summary.errors.timeout, summary.errors.status,
+    summary.errors.timeout))
+  io.write(string.format("p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\\n",
+    ms(latency:percentile(50)), ms(latency:percentile(90)), ms(latency:percentile(99)),
+    ms(latency:percentile(99.9)), ms(latency.max)))
+end
+"""
+    )
+    with open(out, "w") as f:
+        f.write("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
