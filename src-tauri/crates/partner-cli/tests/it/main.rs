@@ -17,7 +17,10 @@ mod replay;
 mod sandbox;
 
 use partner_testkit::OtherService;
-use std::process::Output;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 /// Runs `partner ARGS` against `service` with `env` added, a home of its own, and no proxy or
 /// trust settings from the environment that runs the tests.
@@ -61,4 +64,37 @@ pub async fn partner(service: &OtherService, args: &[&str], env: &[(&str, &str)]
 
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `partner listen captures --json --db DB ARGS` as rows, once `ready` holds for them (asked
+/// again every 20 ms, for at most 10 s; then the last rows are returned for the test to judge).
+///
+/// Why: a listener in another process acknowledges from its journal and its tables take the
+/// captures behind (`partner_listener::store`); a reader in another process sees them once the
+/// tables have them, a few milliseconds after the last acknowledgement on a calm machine and
+/// longer on a busy one (a CI run on a bare machine once read too early). The user running the
+/// command a moment later sees them; so does the test, without guessing a sleep.
+pub fn captures_once(db: &Path, args: &[&str], ready: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let output = Command::new(env!("CARGO_BIN_EXE_partner"))
+            .args(["listen", "captures", "--json", "--db"])
+            .arg(db)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            text(&output.stderr)
+        );
+        let rows: Vec<Value> = text(&output.stdout)
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        if ready(&rows) || Instant::now() >= deadline {
+            return rows;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
