@@ -729,20 +729,7 @@ async fn captures_lists_the_store_beside_a_running_listener() {
     send(&client, &listening.url, wrong, body("bad"))
         .await
         .unwrap();
-    let captures = |args: &[&str]| {
-        let output = Command::new(env!("CARGO_BIN_EXE_partner"))
-            .args(["listen", "captures", "--db"])
-            .arg(&db)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{args:?}: {}",
-            text(&output.stderr)
-        );
-        text(&output.stdout)
-    };
+    let captures = |args: &[&str]| crate::listen_captures(&db, args);
     let json_lines = |args: &[&str]| -> Vec<Value> {
         let mut args = args.to_vec();
         args.push("--json");

@@ -76,19 +76,10 @@ pub fn text(bytes: &[u8]) -> String {
 /// command a moment later sees them; so does the test, without guessing a sleep.
 pub fn captures_once(db: &Path, args: &[&str], ready: impl Fn(&[Value]) -> bool) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(10);
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
     loop {
-        let output = Command::new(env!("CARGO_BIN_EXE_partner"))
-            .args(["listen", "captures", "--json", "--db"])
-            .arg(db)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{args:?}: {}",
-            text(&output.stderr)
-        );
-        let rows: Vec<Value> = text(&output.stdout)
+        let rows: Vec<Value> = listen_captures(db, &json_args)
             .lines()
             .map(|line| serde_json::from_str(line).unwrap())
             .collect();
@@ -97,4 +88,20 @@ pub fn captures_once(db: &Path, args: &[&str], ready: impl Fn(&[Value]) -> bool)
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// `partner listen captures --db DB ARGS`'s standard output; the command must succeed.
+pub fn listen_captures(db: &Path, args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["listen", "captures", "--db"])
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        text(&output.stderr)
+    );
+    text(&output.stdout)
 }

@@ -21,7 +21,8 @@ port=7171
 command -v wrk >/dev/null || { echo "run.sh: wrk is not installed (apt-get install wrk)" >&2; exit 2; }
 [ -s "$post" ] || KEY="$key" SUB=sub-bench python3 "$here/make_post_lua.py" "$post" 20000
 work="$(mktemp -d)"
-trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+pid=
+trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 case "$server" in
   append:*|verify:*)
     ACK_SERVE="${server%%:*}" ACK_ADDR="127.0.0.1:$port" "${server#*:}" --bench >"$work/out" 2>&1 &
