@@ -883,12 +883,12 @@ pub(crate) struct WriterActivity {
     opened: Instant,
     last_write_ms: AtomicU64,
     last_import_ms: AtomicU64,
-    /// Held by whoever writes the store (the writer around each commit, the indexer around each
-    /// batch), so the two take turns here rather than in SQLite: a writer that finds SQLite's
-    /// write lock taken sleeps in its busy handler (steps of up to 100 ms) and is not woken
-    /// when the lock comes free, which held acknowledgements for hundreds of milliseconds
-    /// behind index batches of a few. Waiting on this mutex, it runs the moment the indexer's
-    /// batch commits.
+    /// Held by whoever writes the store (the tables thread around each commit, the writer around
+    /// each job, the indexer around each batch), so they take turns here rather than in
+    /// SQLite: a writer that finds SQLite's write lock taken sleeps in its busy handler (steps
+    /// of up to 100 ms) and is not woken when the lock comes free, which held acknowledgements
+    /// for hundreds of milliseconds behind index batches of a few. Waiting on this mutex, it
+    /// runs the moment the holder's batch commits.
     write_turn: std::sync::Mutex<()>,
     /// Writers waiting for the turn: the indexer lets them go first.
     writers_waiting: AtomicU64,

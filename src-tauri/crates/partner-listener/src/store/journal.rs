@@ -6,9 +6,9 @@
 //! binds 27 columns, in the one thread every acknowledgement waits for. Appending the capture's
 //! bytes to a file and syncing it is the least a durable listener can do on this disk
 //! (BENCHMARKS.md, listener: the append floor). So the writer appends each group of captures
-//! here, syncs once, answers them, and writes them into the tables when no acknowledgement is
-//! waiting, in larger transactions (cheaper per capture), or sooner when a reader asks
-//! ([`AckProgress`]). An acknowledged capture is therefore always in the journal or in the tables,
+//! here, syncs once and answers them, and the tables thread writes them into the tables behind,
+//! in larger transactions (cheaper per capture), at a quiet moment or sooner when the journal
+//! fills, the writer waits or a reader asks ([`AckProgress`], [`super::tables`]). An acknowledged capture is therefore always in the journal or in the tables,
 //! and the store's reads in this process wait for the tables to hold every capture acknowledged
 //! before they began (read your acknowledgements), so nothing a caller was told is stored is
 //! missing from what it reads next.
@@ -114,30 +114,54 @@ struct Span {
     end: u64,
 }
 
-/// The open journal, owned by the writer thread.
+/// The open journal, shared by the writer thread (which appends and acknowledges) and the
+/// tables thread (which reads the backlog back and lets it go once the tables hold it). The
+/// file is read and written with positioned calls, so neither holds the ring's lock while it
+/// waits for the disk: the writer syncs a group while the tables thread reads older records.
 pub(super) struct Journal {
     path: PathBuf,
     file: File,
     /// Sync each group before it is acknowledged (`Durability::Full`).
     sync: bool,
+    capacity: u64,
+    ring: Mutex<Ring>,
+    /// Told whenever records leave the ring or the tables refuse them: the writer waits on it
+    /// for room, and for an empty ring before a job.
+    room: Condvar,
+}
+
+/// Where the records are; changed under the journal's lock.
+#[derive(Debug, Default)]
+struct Ring {
     /// Where the next group goes.
     position: u64,
-    /// The file's length: written blocks (zeros or records), so writes below it allocate nothing.
+    /// The file's length: written blocks (zeros or records), so writes below it allocate
+    /// nothing. Only the writer grows it.
     length: u64,
-    capacity: u64,
     /// The records not yet in the tables, oldest first.
     live: VecDeque<Span>,
+    /// Their bytes, headers included.
+    live_bytes: u64,
+    /// The writer waits for the tables (for room, or for all of them before a job): the tables
+    /// thread writes without waiting for a quiet moment.
+    hurry: bool,
+    /// The tables refused the backlog (a full disk, say): the writer stops waiting for room.
+    refused: bool,
 }
 
 impl std::fmt::Debug for Journal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ring = self.lock();
         f.debug_struct("Journal")
-            .field("position", &self.position)
-            .field("length", &self.length)
-            .field("live", &self.live.len())
+            .field("position", &ring.position)
+            .field("length", &ring.length)
+            .field("live", &ring.live.len())
             .finish()
     }
 }
+
+/// How long the writer waits for the tables between two looks at whether they refused.
+const ROOM_WAIT: Duration = Duration::from_millis(100);
 
 impl Journal {
     /// Opens (creating) the journal at `path`; its records must all be in the tables already
@@ -158,57 +182,102 @@ impl Journal {
             path: path.to_path_buf(),
             file,
             sync,
-            position: 0,
-            length,
             capacity: capacity.max(GROW),
-            live: VecDeque::new(),
+            ring: Mutex::new(Ring {
+                length,
+                ..Ring::default()
+            }),
+            room: Condvar::new(),
         })
     }
 
-    /// Where a group of `len` bytes can go without overwriting a record not yet in the tables.
-    fn place(&self, len: u64) -> Option<u64> {
-        let Some(oldest) = self.live.front() else {
-            // Everything is in the tables: start over (a group larger than the ring still goes).
-            return Some(0);
-        };
-        // With records waiting, the write position equals the oldest's start only when the ring
-        // has come round to it (full), never when nothing lies between them.
-        if self.position > oldest.start {
-            if self.position + len <= self.capacity {
-                Some(self.position)
-            } else if len <= oldest.start {
-                Some(0)
-            } else {
-                None
-            }
-        } else if self.position + len <= oldest.start {
-            Some(self.position)
-        } else {
-            None
-        }
+    fn lock(&self) -> std::sync::MutexGuard<'_, Ring> {
+        self.ring
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Whether a group of `len` bytes fits now; when not, the tables must take some first.
     pub(super) fn has_room(&self, len: usize) -> bool {
-        self.place(len as u64).is_some()
+        self.lock().place(len as u64, self.capacity).is_some()
     }
 
-    /// Writes a group made by [`GroupBuffer`] and syncs it. The caller checked [`has_room`].
-    pub(super) fn append(&mut self, group: &GroupBuffer) -> Result<()> {
+    /// Waits until a group of `len` bytes fits, having `nudge` the tables thread; `false` when
+    /// the tables refuse the backlog (the group cannot go in until they take it).
+    pub(super) fn wait_for_room(&self, len: usize, nudge: impl Fn()) -> bool {
+        self.wait_until(nudge, |ring| {
+            ring.place(len as u64, self.capacity).is_some()
+        })
+    }
+
+    /// Waits until the tables hold every record, having `nudge` the tables thread; `false` when
+    /// they refuse the backlog.
+    pub(super) fn wait_until_empty(&self, nudge: impl Fn()) -> bool {
+        self.wait_until(nudge, |ring| ring.live.is_empty())
+    }
+
+    fn wait_until(&self, nudge: impl Fn(), done: impl Fn(&Ring) -> bool) -> bool {
+        let mut ring = self.lock();
+        if done(&ring) {
+            return true;
+        }
+        ring.hurry = true;
+        drop(ring);
+        nudge();
+        let mut ring = self.lock();
+        loop {
+            if done(&ring) {
+                ring.hurry = false;
+                return true;
+            }
+            if ring.refused {
+                ring.hurry = false;
+                return false;
+            }
+            ring = self
+                .room
+                .wait_timeout(ring, ROOM_WAIT)
+                .map(|(guard, _)| guard)
+                .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+        }
+    }
+
+    /// Whether the tables should take the backlog now rather than at a quiet moment: the
+    /// writer waits for them, or half the ring is taken (so a burst still finds the other half).
+    pub(super) fn pressed(&self) -> bool {
+        let ring = self.lock();
+        ring.hurry || ring.live_bytes.saturating_mul(2) >= self.capacity
+    }
+
+    /// Tells the writer the tables refused the backlog (`true`) or took some again (`false`).
+    pub(super) fn set_refused(&self, refused: bool) {
+        let mut ring = self.lock();
+        if ring.refused != refused {
+            ring.refused = refused;
+            self.room.notify_all();
+        }
+    }
+
+    /// Writes a group made by [`GroupBuffer`] and syncs it. The caller (the one writer) checked
+    /// [`Journal::has_room`]; only the tables thread changes the ring meanwhile, and it only
+    /// frees room.
+    pub(super) fn append(&self, group: &GroupBuffer) -> Result<()> {
         let len = group.bytes.len() as u64;
-        let start = self
-            .place(len)
-            .ok_or_else(|| Error::Commit("the acknowledgement journal has no room".into()))?;
+        let (start, length) = {
+            let ring = self.lock();
+            let start = ring
+                .place(len, self.capacity)
+                .ok_or_else(|| Error::Commit("the acknowledgement journal has no room".into()))?;
+            (start, ring.length)
+        };
         let failed = |source| io_error(&self.path, source);
         let end = start + len;
-        if end > self.length {
+        let mut grown = length;
+        if end > length {
             // Zeros first, in steps, so the syncs after this one overwrite allocated blocks.
-            let grown = end.div_ceil(GROW) * GROW;
-            let zeros = vec![0u8; usize::try_from(grown - self.length).unwrap_or(0)];
-            self.file
-                .write_all_at(&zeros, self.length)
-                .map_err(failed)?;
-            self.length = grown;
+            grown = end.div_ceil(GROW) * GROW;
+            let zeros = vec![0u8; usize::try_from(grown - length).unwrap_or(0)];
+            self.file.write_all_at(&zeros, length).map_err(failed)?;
         }
         self.file
             .write_all_at(&group.bytes, start)
@@ -216,8 +285,11 @@ impl Journal {
         if self.sync {
             self.file.sync_data().map_err(failed)?;
         }
-        self.position = end;
-        self.live
+        let mut ring = self.lock();
+        ring.length = ring.length.max(grown);
+        ring.position = end;
+        ring.live_bytes += len;
+        ring.live
             .extend(group.records.iter().map(|&(id, from, to)| Span {
                 id,
                 start: start + from as u64,
@@ -227,11 +299,16 @@ impl Journal {
     }
 
     /// Forgets the records through `id` (now in the tables); returns the mark to keep with them.
-    pub(super) fn applied_through(&mut self, id: i64) -> Option<AppliedMark> {
+    pub(super) fn applied_through(&self, id: i64) -> Option<AppliedMark> {
+        let mut ring = self.lock();
         let mut last = None;
-        while self.live.front().is_some_and(|span| span.id <= id) {
-            last = self.live.pop_front();
+        while ring.live.front().is_some_and(|span| span.id <= id) {
+            last = ring.live.pop_front();
+            if let Some(span) = last {
+                ring.live_bytes -= span.end - span.start;
+            }
         }
+        self.room.notify_all();
         last.map(|span| AppliedMark {
             id: span.id,
             end: span.end,
@@ -240,14 +317,14 @@ impl Journal {
 
     /// How many records are not yet in the tables.
     pub(super) fn backlog(&self) -> usize {
-        self.live.len()
+        self.lock().live.len()
     }
 
     /// Reads back the oldest `count` records not yet in the tables (from the page cache: they
     /// were just written), so the backlog takes no memory of its own while it waits.
     pub(super) fn oldest(&self, count: usize, buffer: &mut Vec<u8>) -> Result<Vec<Capture>> {
-        let mut captures = Vec::with_capacity(count.min(self.live.len()));
-        let spans: Vec<Span> = self.live.iter().take(count).copied().collect();
+        let spans: Vec<Span> = self.lock().live.iter().take(count).copied().collect();
+        let mut captures = Vec::with_capacity(spans.len());
         let mut next = 0;
         while next < spans.len() {
             // One read for each run of records that follow each other in the file.
@@ -276,7 +353,8 @@ impl Journal {
 
     /// The mark the tables will have once the oldest `count` records are in them.
     pub(super) fn mark_after(&self, count: usize) -> Option<AppliedMark> {
-        let span = self.live.get(count.checked_sub(1)?)?;
+        let ring = self.lock();
+        let span = ring.live.get(count.checked_sub(1)?)?;
         Some(AppliedMark {
             id: span.id,
             end: span.end,
@@ -284,9 +362,35 @@ impl Journal {
     }
 
     /// After a clean stop with everything in the tables: gives back a file a burst grew.
-    pub(super) fn shrink(&mut self) {
-        if self.live.is_empty() && self.length > GROW && self.file.set_len(GROW).is_ok() {
-            self.length = GROW;
+    pub(super) fn shrink(&self) {
+        let mut ring = self.lock();
+        if ring.live.is_empty() && ring.length > GROW && self.file.set_len(GROW).is_ok() {
+            ring.length = GROW;
+        }
+    }
+}
+
+impl Ring {
+    /// Where a group of `len` bytes can go without overwriting a record not yet in the tables.
+    fn place(&self, len: u64, capacity: u64) -> Option<u64> {
+        let Some(oldest) = self.live.front() else {
+            // Everything is in the tables: start over (a group larger than the ring still goes).
+            return Some(0);
+        };
+        // With records waiting, the write position equals the oldest's start only when the ring
+        // has come round to it (full), never when nothing lies between them.
+        if self.position > oldest.start {
+            if self.position + len <= capacity {
+                Some(self.position)
+            } else if len <= oldest.start {
+                Some(0)
+            } else {
+                None
+            }
+        } else if self.position + len <= oldest.start {
+            Some(self.position)
+        } else {
+            None
         }
     }
 }
@@ -443,8 +547,8 @@ fn read_record(
     Ok(Some((capture, end)))
 }
 
-/// How far the tables have caught up with the acknowledgements, shared by the writer (which
-/// moves it) and the store's readers (which wait on it).
+/// How far the tables have caught up with the acknowledgements, shared by the writer and the
+/// tables thread (which move it) and the store's readers (which wait on it).
 #[derive(Debug, Default)]
 pub(crate) struct AckProgress {
     /// The newest capture id acknowledged.
@@ -452,7 +556,7 @@ pub(crate) struct AckProgress {
     /// The newest capture id in the tables (of those acknowledged through the journal).
     applied: Mutex<i64>,
     caught_up: Condvar,
-    /// A reader waits: the writer writes the backlog into the tables before its next group.
+    /// A reader waits: the tables thread writes the whole backlog into the tables.
     wanted: AtomicBool,
 }
 
@@ -472,6 +576,14 @@ impl AckProgress {
 
     pub(super) fn acknowledged(&self, id: i64) {
         self.acknowledged.fetch_max(id, Ordering::Release);
+    }
+
+    /// The newest capture id the tables hold (of those acknowledged through the journal).
+    pub(super) fn applied_id(&self) -> i64 {
+        *self
+            .applied
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub(super) fn applied(&self, id: i64) {
@@ -802,11 +914,11 @@ mod tests {
         take: impl Fn(usize) -> usize,
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let mut journal = Journal::open(&dir.path().join("j"), false, GROW).unwrap();
+        let journal = Journal::open(&dir.path().join("j"), false, GROW).unwrap();
         let mut group = GroupBuffer::default();
         let mut buffer = Vec::new();
         let (mut next, mut applied) = (1i64, 0i64);
-        let mut check_oldest = |journal: &mut Journal, count: usize| {
+        let mut check_oldest = |journal: &Journal, count: usize| {
             let count = count.min(journal.backlog());
             let read = journal.oldest(count, &mut buffer).unwrap();
             let ids: Vec<i64> = read.iter().map(|c| c.id).collect();
@@ -828,13 +940,13 @@ mod tests {
                 next += 1;
             }
             while !journal.has_room(group.len()) {
-                check_oldest(&mut journal, take(round));
+                check_oldest(&journal, take(round));
             }
             journal.append(&group).unwrap();
-            assert!(journal.length <= GROW, "the file grew past the ring");
+            assert!(journal.lock().length <= GROW, "the file grew past the ring");
         }
         while journal.backlog() > 0 {
-            check_oldest(&mut journal, 50);
+            check_oldest(&journal, 50);
         }
         assert_eq!(applied, next - 1);
     }
@@ -891,7 +1003,7 @@ mod tests {
         for capture in captures {
             group.push(capture);
         }
-        let mut journal = Journal::open(path, true, CAPACITY).unwrap();
+        let journal = Journal::open(path, true, CAPACITY).unwrap();
         journal.append(&group).unwrap();
         group.bytes
     }
@@ -980,5 +1092,143 @@ mod tests {
         // It still takes captures, numbered after what the tables hold.
         let stored = store.insert(linked(0, 0, 0, "ev-z")).await.unwrap();
         assert_eq!(stored.id, 1);
+    }
+
+    /// A ring of one step holding records of 4 KiB, one group each: `records` of them, or as
+    /// many as fit. Returns the journal, the next group and how many it holds.
+    fn filled_ring(dir: &Path, records: i64) -> (Journal, GroupBuffer, i64) {
+        let journal = Journal::open(&dir.join("j"), false, GROW).unwrap();
+        let mut group = GroupBuffer::default();
+        let mut id = 1;
+        loop {
+            group.clear();
+            group.push(&capture(id, 4000));
+            if id > records || !journal.has_room(group.len()) {
+                return (journal, group, id - 1);
+            }
+            journal.append(&group).unwrap();
+            id += 1;
+        }
+    }
+
+    #[test]
+    fn the_writer_waits_for_room_until_the_tables_take_records_and_hurries_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let (journal, group, _) = filled_ring(dir.path(), i64::MAX);
+        assert!(!journal.has_room(group.len()));
+        assert!(journal.pressed(), "more than half the ring is taken");
+        let nudged = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                // The tables thread: takes the oldest once the writer says it waits.
+                while !journal.lock().hurry {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                assert!(journal.pressed());
+                // Two: the next record's id is a digit longer than the first's.
+                journal.applied_through(2);
+            });
+            assert!(journal.wait_for_room(group.len(), || nudged.store(true, Ordering::SeqCst)));
+        });
+        assert!(nudged.load(Ordering::SeqCst), "the tables thread was told");
+        assert!(journal.has_room(group.len()));
+        assert!(!journal.lock().hurry, "no longer waiting");
+    }
+
+    #[test]
+    fn the_writer_stops_waiting_when_the_tables_refuse_the_backlog() {
+        let dir = tempfile::tempdir().unwrap();
+        let (journal, group, held) = filled_ring(dir.path(), i64::MAX);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !journal.lock().hurry {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                journal.set_refused(true);
+            });
+            assert!(!journal.wait_for_room(group.len(), || {}));
+        });
+        assert!(
+            journal.append(&group).is_err(),
+            "no room: the group is refused"
+        );
+        // Taken again: the next wait is answered.
+        journal.set_refused(false);
+        journal.applied_through(held);
+        assert!(journal.wait_until_empty(|| {}));
+        assert_eq!(journal.backlog(), 0);
+    }
+
+    #[test]
+    fn a_job_waits_until_the_tables_hold_every_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let (journal, _, held) = filled_ring(dir.path(), 10);
+        assert_eq!(held, 10);
+        assert!(!journal.pressed(), "a tenth of the ring");
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for id in 1..=10 {
+                    while !journal.lock().hurry {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    journal.applied_through(id);
+                }
+            });
+            assert!(journal.wait_until_empty(|| {}));
+            assert_eq!(journal.backlog(), 0);
+        });
+    }
+
+    /// Captures in the journal may link to a notification whose captures in the tables a prune
+    /// deletes: the notification stays known until the tables hold the link.
+    #[tokio::test]
+    async fn a_prune_keeps_the_notifications_captures_in_the_journal_link_to() {
+        use super::super::schema::{load_redeliveries, open_connection};
+        use super::super::writer::Retained;
+        use crate::redelivery::NotificationKey;
+        use std::sync::{Arc, Mutex};
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.db");
+        {
+            let store = crate::Store::open(&db, crate::Retention::default()).unwrap();
+            for event in ["ev-old", "ev-1", "ev-2", "ev-3", "ev-4", "ev-5"] {
+                store.insert(linked(0, 0, 0, event)).await.unwrap();
+            }
+        }
+        let old = NotificationKey::of("sub-a", "Transaction", "ev-old");
+        let keep_three = crate::Retention {
+            max_count: Some(3),
+            max_age: None,
+        };
+        for (links, kept) in [(vec![(7, 1)], true), (vec![], false)] {
+            let copy = dir.path().join(format!("copy-{kept}.db"));
+            std::fs::copy(&db, &copy).unwrap();
+            let mut conn = open_connection(&copy, crate::Durability::Full).unwrap();
+            let map = load_redeliveries(&mut conn, 0).unwrap();
+            assert!(map.get(&old).is_some());
+            let retained = Retained {
+                policy: Mutex::new(keep_three),
+                redeliveries: Arc::new(Mutex::new(map)),
+                // Capture 7, a redelivery of ev-old, acknowledged and not in the tables yet.
+                journal_links: Mutex::new(links.into()),
+                highest_deleted: 0.into(),
+            };
+            assert_eq!(retained.prune(&mut conn, keep_three, 6).unwrap(), 3);
+            let row: Option<i64> = conn
+                .query_row("SELECT id FROM notifications WHERE id = 1", [], |row| {
+                    row.get(0)
+                })
+                .optional()
+                .unwrap();
+            assert_eq!(
+                row.is_some(),
+                kept,
+                "its row, linked from the journal: {kept}"
+            );
+            assert_eq!(
+                retained.redeliveries.lock().unwrap().get(&old).is_some(),
+                kept
+            );
+        }
     }
 }

@@ -1,5 +1,5 @@
-//! The capture store: SQLite in WAL mode, written by one thread, captures acknowledged from a
-//! journal ahead of the tables.
+//! The capture store: SQLite in WAL mode, captures acknowledged by one thread from a journal,
+//! written into the tables by another behind them.
 //!
 //! Why shaped so: the listener may answer 2xx only once a capture is durably on disk, and one
 //! fsync per request would cap the rate at the disk's fsync rate. So every insert goes to a single
@@ -8,12 +8,14 @@
 //! (with `Durability::Full`, so an acknowledged capture survives a power cut, not only a
 //! `kill -9`), and only then tells each waiting request that its capture is stored. Under load
 //! groups grow by themselves; when idle a group is one capture and nothing waits for a window to
-//! close. The tables take the journal's captures behind the acknowledgements, in transactions
-//! of many, when no acknowledgement waits or a reader asks; this process's reads wait for them to
-//! hold every capture acknowledged before the read, and a restart after a crash writes in what
-//! they had not taken yet ([`journal`]). Readers use their own connections, which WAL lets run
-//! beside the writer; a reader in another process sees a capture once the tables have it (within
-//! a few milliseconds of its acknowledgement when the listener is not flooded).
+//! close. The tables thread writes the journal's captures into the tables behind the
+//! acknowledgements, on its own connection, in transactions of many: at a quiet moment, when
+//! half the journal is taken, or when a reader or the writer waits for it ([`tables`]); this
+//! process's reads wait for the tables to hold every capture acknowledged before the read, and a
+//! restart after a crash writes in what they had not taken yet ([`journal`]). Readers use their
+//! own connections, which WAL lets run beside the writers; a reader in another process sees a
+//! capture once the tables have it (within a few milliseconds of its acknowledgement when the
+//! listener is not flooded).
 //!
 //! The writer also links redeliveries, so attempt numbers never race: it keeps the store's
 //! notifications by (subscription, resource type, eventId) in the append-only table
@@ -24,10 +26,11 @@
 //! thread can do, and nothing before an acknowledgement that can come after it (measured with
 //! `benches/store.rs`, `benches/ack.rs` and `perf`, see BENCHMARKS.md):
 //! - the journal takes a capture's bytes; the row's formatting, its 27 columns, the indexes beside
-//!   it and the WAL's 8 KiB frames come later, for many captures at once ([`journal`]);
-//! - checkpoints run on their own thread, and the writer only finishes each round with a short
-//!   `RESTART` so the WAL is written from its start again instead of growing for as long as a
-//!   burst lasts (see [`writer::checkpoint_loop`]);
+//!   it and the WAL's 8 KiB frames come later, for many captures at once, on the tables thread
+//!   ([`journal`], [`tables`]); the writer waits for it only when the journal is full;
+//! - checkpoints run on their own thread, and the tables thread only finishes each round with a
+//!   short `RESTART` so the WAL is written from its start again instead of growing for as long
+//!   as a burst lasts (see [`tables::checkpoint_loop`]);
 //! - 8 KiB pages keep a 2 KiB notification's row off overflow pages (see [`schema::PAGE_SIZE`]).
 //!
 //! The inspector reads the store, not a copy of it ([`StoreReader::page`], [`StoreReader::facets`]):
@@ -57,8 +60,10 @@
 //! The parts, each one job, in layers (a file uses only the ones below it):
 //! - this module: the handles ([`Store`], [`StoreReader`]) and the public API, which wire
 //!   the parts together;
-//! - `writer`: the writer thread (acknowledgements, the tables' share of them, clear, prune,
-//!   import) and the checkpoints;
+//! - `tables`: the tables thread (the acknowledged captures into the tables, the retention as
+//!   they come) and the checkpoints;
+//! - `writer`: the writer thread (acknowledgements, and the jobs: clear, prune, import, the run
+//!   log) and the state a prune shares with the tables thread;
 //! - `journal`: the acknowledgement journal, its recovery after a crash, and the progress of the
 //!   tables behind it that reads wait for;
 //! - `queries`: planning the inspector's pages, counts and facets, and a filter's SQL;
@@ -72,6 +77,7 @@ mod queries;
 mod rows;
 mod runs;
 mod schema;
+mod tables;
 mod types;
 mod writer;
 
@@ -103,10 +109,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc, Mutex};
+use tables::{checkpoint_loop, Tables};
 use tokio::sync::oneshot;
-use writer::{
-    checkpoint_loop, highest_deleted, lock, record_attempt, PendingInsert, WriteOp, Writer,
-};
+use writer::{highest_deleted, lock, record_attempt, PendingInsert, Retained, WriteOp, Writer};
 
 /// What [`StoreReader::warm_up`] searches for: long enough for the id index's trigrams as well
 /// as the words' shards, and found in no capture a sender would make (if one holds it, the
@@ -140,9 +145,12 @@ pub struct StoreReader {
 struct StoreInner {
     writer: Mutex<Option<mpsc::Sender<WriteOp>>>,
     reader: StoreReader,
-    /// Written by the writer thread only (after each commit); read for the test mode's count.
+    /// Written by the writer thread (after each group and job) and the tables thread's prunes;
+    /// read for the test mode's count.
     redeliveries: Arc<Mutex<Redeliveries>>,
     writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Stops once the writer has (it holds the sender that wakes this thread).
+    tables_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Dropping it stops the checkpoint thread.
     checkpoint_stop: Mutex<Option<mpsc::Sender<()>>>,
     checkpoint_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
@@ -175,6 +183,7 @@ impl Drop for StoreInner {
         for thread in [
             &self.indexer_thread,
             &self.writer_thread,
+            &self.tables_thread,
             &self.checkpoint_thread,
         ] {
             if let Ok(mut thread) = thread.lock() {
@@ -273,30 +282,51 @@ impl Store {
                 move || search::indexer_loop(&mut indexer, &activity, &indexer_rx)
             })?;
         let progress = Arc::new(AckProgress::new(next_id - 1));
-        let ack_journal = journal::Journal::open(
+        let ack_journal = Arc::new(journal::Journal::open(
             &journal_path,
             options.durability == Durability::Full,
             journal::CAPACITY,
-        )?;
+        )?);
         let (tx, rx) = mpsc::channel::<WriteOp>();
-        let retention = options.retention;
+        // The tables' own connection, set as the writer's: the two take turns through
+        // `activity` (see `tables`).
+        let mut tables_conn = open_connection(&path, options.durability)?;
+        tables_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        tables_conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
+        let retained = Arc::new(Retained {
+            policy: Mutex::new(options.retention),
+            redeliveries: redeliveries.clone(),
+            journal_links: Mutex::default(),
+            highest_deleted: highest_deleted.into(),
+        });
+        let (appended, appended_rx) = mpsc::channel::<()>();
+        let tables_thread = std::thread::Builder::new()
+            .name("capture-tables".into())
+            .spawn({
+                let mut tables = Tables {
+                    journal: ack_journal.clone(),
+                    progress: progress.clone(),
+                    activity: activity.clone(),
+                    restart_due,
+                    retained: retained.clone(),
+                    read_buffer: Vec::new(),
+                    retry_at: None,
+                    written_since_prune: 0,
+                };
+                move || tables.run(&mut tables_conn, appended_rx)
+            })?;
         let thread = std::thread::Builder::new()
             .name("capture-writer".into())
             .spawn({
                 let mut writer = Writer {
-                    retention,
-                    restart_due,
+                    retained,
                     activity,
-                    redeliveries: redeliveries.clone(),
-                    highest_deleted,
                     window,
                     journal: ack_journal,
-                    read_buffer: Vec::new(),
                     progress: progress.clone(),
+                    tables: appended,
                     next_id,
                     group: journal::GroupBuffer::default(),
-                    retry_tables_at: None,
-                    written_since_prune: 0,
                 };
                 move || writer.run(&mut writer_conn, rx)
             })?;
@@ -314,6 +344,7 @@ impl Store {
                 },
                 redeliveries,
                 writer_thread: Mutex::new(Some(thread)),
+                tables_thread: Mutex::new(Some(tables_thread)),
                 checkpoint_stop: Mutex::new(Some(checkpoint_stop)),
                 checkpoint_thread: Mutex::new(Some(checkpoint_thread)),
                 indexer_stop: Mutex::new(Some(indexer_stop)),
@@ -432,15 +463,16 @@ impl Store {
     /// reopening the store) and applies it at once; returns how many captures that pruned.
     pub async fn set_retention(&self, retention: Retention) -> Result<u64> {
         self.run(move |conn, writer| {
-            writer.retention = retention;
+            *lock(&writer.retained.policy) = retention;
             writer.prune(conn, retention)
         })
         .await
     }
 
-    /// The retention policy the writer applies now.
+    /// The retention policy the store applies now.
     pub async fn retention(&self) -> Result<Retention> {
-        self.run(|_, writer| Ok(writer.retention)).await
+        self.run(|_, writer| Ok(*lock(&writer.retained.policy)))
+            .await
     }
 
     /// Adds captures as they are (ids, attempts and all), skipping ids already present, in

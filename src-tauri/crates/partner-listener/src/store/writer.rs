@@ -1,20 +1,21 @@
-//! The one thread that writes a store: captures acknowledged in groups through the journal and
-//! written into the tables behind the acknowledgements; every other write (clear, prune,
-//! import, the run log, outbound records) as a job between two groups, in order with the
-//! captures around it (the tables take every acknowledged capture first); and the checkpoint
-//! thread beside it.
+//! The one thread that acknowledges captures: it numbers each group queued while it synced the
+//! last one, links their attempts, appends them to the journal and answers them once it is
+//! synced; the tables thread ([`super::tables`]) writes them into the tables behind. Every other
+//! write (clear, prune, import, the run log, outbound records) runs here too, as a job between
+//! two groups, in order with the captures around it: a job waits until the tables hold every
+//! capture acknowledged before it.
 //!
 //! Why one thread: the listener may answer 2xx only once a capture is durably on disk, and one
 //! sync per request would cap the rate at the disk's sync rate; and the writer numbers attempts
-//! and hands out ids from its memory, which must not race (see the store's notes). When the
-//! tables take the backlog: once no capture has arrived for [`TABLE_QUIET`], at once when a
-//! reader waits for them or a job is due, and in chunks when the journal has no room for the
-//! next group; so a burst is acknowledged at the journal's pace and the tables catch up after
-//! it. Why checkpoints have their own thread: see [`checkpoint_loop`].
+//! and hands out ids from its memory, which must not race (see the store's notes).
+//!
+//! The store's retention is applied by the tables thread as it takes captures (so a read after
+//! them finds the store within it) and by the writer's jobs: both through [`Retained`], which
+//! also holds what a prune must not forget while captures wait in the journal.
 
 use super::journal::{AckProgress, GroupBuffer, Journal};
 use super::queries::filter_sql;
-use super::rows::{insert_row, insert_row_or_ignore, RowText};
+use super::rows::{insert_row_or_ignore, RowText};
 use super::types::{CaptureFilter, ImportReport, Retention};
 use crate::capture::Capture;
 use crate::facet_counts;
@@ -23,15 +24,14 @@ use crate::search;
 use crate::{Error, Result};
 use chrono::Utc;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, ToSql};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::oneshot;
 
-/// Most captures written in one transaction.
+/// Most captures acknowledged in one group.
 const MAX_BATCH: usize = 1024;
-/// Retention is enforced after the tables took this many captures (and on demand).
-const PRUNE_EVERY: u64 = 256;
 
 /// A write that is not an insert, run alone in the writer thread, with the writer's state (the
 /// map of notifications, the retention, the highest id ever deleted) it may have to change.
@@ -45,140 +45,50 @@ pub(super) struct PendingInsert {
 
 pub(super) enum WriteOp {
     Insert(PendingInsert),
-    /// Anything else that writes, run alone in the writer thread.
+    /// Anything else that writes, run alone in the writer thread once the tables hold every
+    /// capture acknowledged before it.
     Run(Job),
 }
 
-/// How often the checkpoint thread moves the WAL into the database file.
-const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
-/// How long the writer's WAL restart may wait for a reader to step off the WAL before it gives
-/// up until the next round (it holds the write lock meanwhile, so acknowledgements wait too).
-const RESTART_WAIT: std::time::Duration = std::time::Duration::from_millis(5);
-
-/// Checkpoints run here rather than inside the writer's commits (`wal_autocheckpoint=0` on the
-/// writer), so copying the WAL into the database and its fsync never stall an acknowledgement.
-/// `PASSIVE` never blocks the writer.
-///
-/// A passive checkpoint alone never lets the WAL start over while captures keep arriving: by
-/// the time it has copied what it saw, the writer has appended more, and SQLite restarts the WAL
-/// only when a write begins with everything copied. The WAL would grow for as long as the load
-/// lasts (hundreds of MB in a minute of the benchmark), every commit appending to the file
-/// (block allocation and a journal commit in each fsync). So after each round this thread
-/// raises `restart_due`, and the writer, between two batches, finishes the job itself
-/// ([`restart_wal`]): it copies the few frames committed since, and its next transaction
-/// writes the WAL from the start again, over blocks that already exist.
-pub(super) fn checkpoint_loop(
-    conn: &Connection,
-    stop: &mpsc::Receiver<()>,
-    restart_due: &AtomicBool,
-) {
-    while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(CHECKPOINT_EVERY) {
-        match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
-            row.get::<_, i64>(1)
-        }) {
-            Ok(frames) if frames > 0 => restart_due.store(true, Ordering::Relaxed),
-            Ok(_) => {}
-            Err(error) => tracing::warn!(%error, "checkpointing the capture store failed"),
-        }
-    }
-    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
-}
-
-/// Copies what is left of the WAL and has the next transaction start it over (see
-/// [`checkpoint_loop`]). Busy (a reader on the WAL, the checkpointer at work) is fine: the
-/// checkpoint thread asks again after its next round.
-fn restart_wal(conn: &Connection) {
-    let outcome = conn
-        .busy_timeout(RESTART_WAIT)
-        .and_then(|()| conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(())));
-    if let Err(error) = outcome {
-        tracing::debug!(%error, "restarting the WAL failed; trying again later");
-    }
-    if let Err(error) = super::schema::wait_for_locks(conn) {
-        tracing::warn!(%error, "resetting the writer's wait for locks failed");
-    }
+/// What a prune reads and changes, shared by the writer (its jobs) and the tables thread (the
+/// store's policy, applied as they take captures).
+pub(super) struct Retained {
+    /// The store's policy; [`Store::set_retention`](super::Store::set_retention) changes it.
+    pub(super) policy: Mutex<Retention>,
+    /// The notifications acknowledged so far (the journal's captures included).
+    pub(super) redeliveries: Arc<Mutex<Redeliveries>>,
+    /// (capture id, first attempt's id) of the redeliveries acknowledged and perhaps not yet in
+    /// the tables, oldest first: a prune keeps the notifications they link to. Pushed while the
+    /// writer holds `redeliveries` to link them, so a prune holding it sees every link made.
+    pub(super) journal_links: Mutex<VecDeque<(i64, i64)>>,
+    /// The highest capture id ever deleted (kept in `highest_deleted`): new ids start above
+    /// it, so a capture id names one capture for the life of the store, even after the newest
+    /// captures were cleared (an export, a forward record, the app's list may still name it).
+    pub(super) highest_deleted: AtomicI64,
 }
 
 /// The writer thread's state: everything it needs besides its connection and its queue.
 pub(super) struct Writer {
-    /// The store's policy; [`Store::set_retention`](super::Store::set_retention) changes it.
-    pub(super) retention: Retention,
-    pub(super) restart_due: Arc<AtomicBool>,
-    /// Told of every commit, so the search indexer keeps out of the way ([`crate::search`]).
+    pub(super) retained: Arc<Retained>,
+    /// Told of every group, so the search indexer keeps out of the way ([`crate::search`]).
     pub(super) activity: Arc<search::WriterActivity>,
-    /// The notifications acknowledged so far (the journal's captures included).
-    pub(super) redeliveries: Arc<Mutex<Redeliveries>>,
-    /// The highest capture id ever deleted (kept in `highest_deleted`): new ids start above
-    /// it, so a capture id names one capture for the life of the store, even after the newest
-    /// captures were cleared (an export, a forward record, the app's list may still name it).
-    pub(super) highest_deleted: i64,
     /// Which notifications the map may let go ([`crate::REDELIVERY_WINDOW`]).
     pub(super) window: RedeliveryWindow,
-    /// Where captures are acknowledged before the tables take them ([`journal`]).
-    pub(super) journal: Journal,
-    /// Reused for reading the backlog back from the journal.
-    pub(super) read_buffer: Vec<u8>,
+    /// Where captures are acknowledged before the tables take them ([`super::journal`]).
+    pub(super) journal: Arc<Journal>,
     pub(super) progress: Arc<AckProgress>,
+    /// Told of every group and whenever the writer waits for the tables.
+    pub(super) tables: mpsc::Sender<()>,
     /// The id the next capture gets.
     pub(super) next_id: i64,
     /// The group being made for the journal, kept to reuse its memory.
     pub(super) group: GroupBuffer,
-    /// After the tables refused the backlog: when to try again.
-    pub(super) retry_tables_at: Option<Instant>,
-    /// Captures written into the tables since retention was last applied.
-    pub(super) written_since_prune: u64,
 }
-
-/// Most captures of the backlog written into the tables in one transaction: large enough to
-/// cost the tables little per capture, small enough that an acknowledgement arriving meanwhile
-/// waits about a millisecond.
-const TABLE_CHUNK: usize = 128;
-/// The writer writes the backlog into the tables once no capture has arrived for this long (a
-/// reader or a job asking for them does not wait).
-const TABLE_QUIET: Duration = Duration::from_millis(5);
-/// After the tables refused the backlog (a full disk, say), how long before trying again.
-const TABLE_RETRY: Duration = Duration::from_secs(1);
 
 impl Writer {
     pub(super) fn run(&mut self, conn: &mut Connection, rx: mpsc::Receiver<WriteOp>) {
         let mut inserts = Vec::new();
-        // Nothing arrived for `TABLE_QUIET`: the tables take the backlog a chunk at a time for as
-        // long as nothing arrives.
-        let mut quiet = false;
-        loop {
-            let first = if self.journal.backlog() == 0 {
-                quiet = false;
-                match rx.recv() {
-                    Ok(op) => op,
-                    Err(_) => break,
-                }
-            } else if self.progress.take_wanted() {
-                self.write_all_backlog(conn);
-                continue;
-            } else if quiet {
-                match rx.try_recv() {
-                    Ok(op) => {
-                        quiet = false;
-                        op
-                    }
-                    Err(mpsc::TryRecvError::Empty) => {
-                        let written = self.write_backlog(conn, TABLE_CHUNK);
-                        // Refused (see `retry_tables_at`): wait for the next quiet moment.
-                        quiet = written > 0;
-                        continue;
-                    }
-                    Err(mpsc::TryRecvError::Disconnected) => break,
-                }
-            } else {
-                match rx.recv_timeout(TABLE_QUIET) {
-                    Ok(op) => op,
-                    Err(mpsc::RecvTimeoutError::Timeout) => {
-                        quiet = true;
-                        continue;
-                    }
-                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                }
-            };
+        while let Ok(first) = rx.recv() {
             let mut pending = Some(first);
             while let Some(op) = pending.take() {
                 match op {
@@ -189,9 +99,10 @@ impl Writer {
                         }
                     }
                     WriteOp::Run(job) => {
-                        self.acknowledge(conn, &mut inserts);
-                        // A job sees every acknowledged capture in the tables.
-                        self.write_all_backlog(conn);
+                        self.acknowledge(&mut inserts);
+                        // A job sees every acknowledged capture in the tables (unless they
+                        // refuse them: then it runs on what they hold, as it would have to).
+                        self.journal.wait_until_empty(|| self.nudge_tables());
                         // The job may change the writer (`self`), so the turn is taken through
                         // a handle of its own.
                         let activity = self.activity.clone();
@@ -206,26 +117,18 @@ impl Writer {
                     }
                 }
             }
-            self.acknowledge(conn, &mut inserts);
-            if self.progress.take_wanted() {
-                self.write_all_backlog(conn);
-            }
-            if self.restart_due.swap(false, Ordering::Relaxed) {
-                let _turn = self.activity.write_turn();
-                restart_wal(conn);
-            }
+            self.acknowledge(&mut inserts);
         }
-        // Stopping: the tables take everything acknowledged, so a clean stop leaves no backlog.
-        self.retry_tables_at = None;
-        self.write_all_backlog(conn);
-        if self.journal.backlog() == 0 {
-            self.journal.shrink();
-        }
+    }
+
+    fn nudge_tables(&self) {
+        // Gone only when the tables thread failed to start or has stopped: nothing to wake.
+        let _ = self.tables.send(());
     }
 
     /// Numbers the queued captures, links their attempts, appends them to the journal and
     /// answers each once the journal is synced; they join the backlog for the tables.
-    fn acknowledge(&mut self, conn: &mut Connection, inserts: &mut Vec<PendingInsert>) {
+    fn acknowledge(&mut self, inserts: &mut Vec<PendingInsert>) {
         if inserts.is_empty() {
             return;
         }
@@ -233,22 +136,23 @@ impl Writer {
         let mut changes = PendingChanges::default();
         self.group.clear();
         {
-            let committed = lock(&self.redeliveries);
+            let committed = lock(&self.retained.redeliveries);
+            let mut links = lock(&self.retained.journal_links);
             for (id, insert) in (self.next_id..).zip(batch.iter_mut()) {
                 let capture = &mut insert.capture;
                 capture.id = id;
                 link_attempt(&committed, &mut changes, capture);
+                if let Some(first) = capture.notification_id.filter(|&first| first != id) {
+                    links.push_back((id, first));
+                }
                 self.group.push(capture);
             }
         }
-        // A backlog as large as the journal: the tables take some before this group goes in
-        // (a chunk at a time: 512 at once kept the same pace under a sustained flood, with a
-        // longer wait for the group that waited, p99 20-22 ms against 17-18).
-        while !self.journal.has_room(self.group.len()) {
-            self.retry_tables_at = None;
-            if self.write_backlog(conn, TABLE_CHUNK) == 0 {
-                break;
-            }
+        // A backlog as large as the journal: the tables take some before this group goes in.
+        // Refused (a full disk), the append below says there is no room.
+        if !self.journal.has_room(self.group.len()) {
+            self.journal
+                .wait_for_room(self.group.len(), || self.nudge_tables());
         }
         if let Err(error) = self.journal.append(&self.group) {
             tracing::error!(%error, "journaling captures failed");
@@ -263,7 +167,7 @@ impl Writer {
             .map_or(self.next_id - 1, |insert| insert.capture.id);
         self.next_id = newest + 1;
         {
-            let mut map = lock(&self.redeliveries);
+            let mut map = lock(&self.retained.redeliveries);
             changes.apply(&mut map);
             if let Some(horizon) = self.window.note(Instant::now(), self.next_id) {
                 map.pass_window(horizon);
@@ -272,71 +176,10 @@ impl Writer {
         self.progress.acknowledged(newest);
         // The indexer keeps out of the way of acknowledgements as of commits.
         self.activity.wrote();
+        self.nudge_tables();
         for insert in batch {
             let _ = insert.reply.send(Ok(*insert.capture));
         }
-    }
-
-    /// Writes the oldest `most` captures of the backlog into the tables in one transaction, with
-    /// the journal's mark; returns how many.
-    fn write_backlog(&mut self, conn: &mut Connection, most: usize) -> u64 {
-        let count = most.min(self.journal.backlog());
-        if count == 0 || self.retry_tables_at.is_some_and(|at| Instant::now() < at) {
-            return 0;
-        }
-        let Some(mark) = self.journal.mark_after(count) else {
-            return 0;
-        };
-        let turn = self.activity.write_turn();
-        let written = (|| -> Result<()> {
-            let captures = self.journal.oldest(count, &mut self.read_buffer)?;
-
-            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            for capture in &captures {
-                insert_row(&tx, capture, &RowText::of(capture)?, Some(capture.id))?;
-                record_attempt(&tx, capture)?;
-            }
-            mark.write(&tx)?;
-            tx.commit()?;
-            Ok(())
-        })();
-        drop(turn);
-        if let Err(error) = written {
-            tracing::error!(%error, "writing acknowledged captures into the store failed; they stay in its journal");
-            self.retry_tables_at = Some(Instant::now() + TABLE_RETRY);
-            return 0;
-        }
-        self.retry_tables_at = None;
-        if self.read_buffer.capacity() > 4 << 20 {
-            self.read_buffer = Vec::new();
-        }
-        self.journal.applied_through(mark.id);
-        self.written_since_prune += count as u64;
-        // Before readers are told: what they read next is already within the retention.
-        if self.retention != Retention::default() && self.written_since_prune >= PRUNE_EVERY {
-            self.written_since_prune = 0;
-            let activity = self.activity.clone();
-            let _turn = activity.write_turn();
-            if let Err(error) = self.prune(conn, self.retention) {
-                tracing::warn!(%error, "pruning the capture store failed");
-            }
-        }
-        self.progress.applied(mark.id);
-        self.activity.wrote();
-        count as u64
-    }
-
-    /// Writes the whole backlog into the tables (before a job, when a reader waits, at the end).
-    fn write_all_backlog(&mut self, conn: &mut Connection) -> u64 {
-        let mut written = 0;
-        while self.journal.backlog() > 0 {
-            let step = self.write_backlog(conn, TABLE_CHUNK * 8);
-            if step == 0 {
-                break;
-            }
-            written += step;
-        }
-        written
     }
 
     /// After a job, with the backlog in the tables: the next id is above every id there is and
@@ -344,10 +187,12 @@ impl Writer {
     fn renumber_after_job(&mut self, conn: &Connection) {
         match newest_id(conn) {
             Ok(newest) => {
-                self.next_id = self
-                    .next_id
-                    .max(newest + 1)
-                    .max(self.highest_deleted.saturating_add(1));
+                self.next_id = self.next_id.max(newest + 1).max(
+                    self.retained
+                        .highest_deleted
+                        .load(Ordering::Relaxed)
+                        .saturating_add(1),
+                );
             }
             Err(error) => tracing::warn!(%error, "reading the newest capture id failed"),
         }
@@ -369,7 +214,7 @@ impl Writer {
         conn: &mut Connection,
         captures: &[Capture],
     ) -> Result<ImportReport> {
-        let redeliveries = &*self.redeliveries;
+        let redeliveries = &*self.retained.redeliveries;
         let mut changes = PendingChanges::default();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let indexed_through = crate::watermark::indexed_through(&tx)?;
@@ -403,57 +248,10 @@ impl Writer {
         Ok(report)
     }
 
-    /// Applies `retention` once; returns how many captures it deleted.
+    /// Applies `retention` once (see [`Retained::prune`]); returns how many captures it deleted.
     pub(super) fn prune(&mut self, conn: &mut Connection, retention: Retention) -> Result<u64> {
-        if retention == Retention::default() {
-            return Ok(0);
-        }
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let newest_before = newest_id(&tx)?;
-        let mut pruned = 0u64;
-        if let Some(max_age) = retention.max_age {
-            let cutoff = (Utc::now() - max_age).timestamp_micros();
-            search::unindex(&tx, "received_at_us < ?1", &[&cutoff])?;
-            pruned +=
-                tx.execute("DELETE FROM captures WHERE received_at_us < ?1", [cutoff])? as u64;
-        }
-        if let Some(max_count) = retention.max_count {
-            let max_count = i64::try_from(max_count).unwrap_or(i64::MAX);
-            search::unindex(
-                &tx,
-                "id <= (SELECT id FROM captures ORDER BY id DESC LIMIT 1 OFFSET ?1)",
-                &[&max_count],
-            )?;
-            pruned += tx.execute(
-                "DELETE FROM captures WHERE id <= (SELECT id FROM captures ORDER BY id DESC \
-                 LIMIT 1 OFFSET ?1)",
-                [max_count],
-            )? as u64;
-        }
-        if pruned == 0 {
-            return Ok(0);
-        }
-        tx.execute(
-            "DELETE FROM outbound WHERE capture_id NOT IN (SELECT id FROM captures)",
-            [],
-        )?;
-        let oldest_capture: Option<i64> =
-            tx.query_row("SELECT MIN(id) FROM captures", [], |row| row.get(0))?;
-        search::drop_shards_below(&tx, oldest_capture.unwrap_or(i64::MAX))?;
-        // Oldest first, so the notifications no capture refers to any more are those older than
-        // the oldest one still referred to (a redelivery of one of them later starts afresh).
-        let oldest_kept: i64 = tx.query_row(
-            "SELECT COALESCE((SELECT MIN(notification_id) FROM captures), \
-             (SELECT MAX(id) + 1 FROM notifications), 0)",
-            [],
-            |row| row.get(0),
-        )?;
-        tx.execute("DELETE FROM notifications WHERE id < ?1", [oldest_kept])?;
-        let highest_deleted = self.note_deleted_newest(&tx, newest_before)?;
-        tx.commit()?;
-        self.highest_deleted = highest_deleted;
-        lock(&self.redeliveries).forget_before(oldest_kept);
-        Ok(pruned)
+        self.retained
+            .prune(conn, retention, self.progress.applied_id())
     }
 
     /// Deletes the captures `filter` selects (see [`Store::clear`](super::Store::clear)), in one
@@ -519,10 +317,12 @@ impl Writer {
         if deleted == 0 {
             return Ok(0);
         }
-        let highest_deleted = self.note_deleted_newest(&tx, newest_before)?;
+        let highest_deleted = self.retained.note_deleted_newest(&tx, newest_before)?;
         tx.commit()?;
-        self.highest_deleted = highest_deleted;
-        let mut redeliveries = lock(&self.redeliveries);
+        self.retained
+            .highest_deleted
+            .fetch_max(highest_deleted, Ordering::Relaxed);
+        let mut redeliveries = lock(&self.retained.redeliveries);
         match forgotten {
             None => redeliveries.clear(),
             Some(forgotten) => redeliveries.forget(&forgotten),
@@ -540,13 +340,96 @@ impl Writer {
         }
         Ok(deleted)
     }
+}
+
+impl Retained {
+    /// Applies `retention` once; returns how many captures it deleted. `applied`: the newest
+    /// capture id the tables hold (the links of captures up to it are in the tables).
+    ///
+    /// Holds the map of notifications from when it reads which ones are still linked to until
+    /// it has forgotten the others, so the writer links no capture to one it forgets.
+    pub(super) fn prune(
+        &self,
+        conn: &mut Connection,
+        retention: Retention,
+        applied: i64,
+    ) -> Result<u64> {
+        if retention == Retention::default() {
+            return Ok(0);
+        }
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let newest_before = newest_id(&tx)?;
+        let mut pruned = 0u64;
+        if let Some(max_age) = retention.max_age {
+            let cutoff = (Utc::now() - max_age).timestamp_micros();
+            search::unindex(&tx, "received_at_us < ?1", &[&cutoff])?;
+            pruned +=
+                tx.execute("DELETE FROM captures WHERE received_at_us < ?1", [cutoff])? as u64;
+        }
+        if let Some(max_count) = retention.max_count {
+            let max_count = i64::try_from(max_count).unwrap_or(i64::MAX);
+            search::unindex(
+                &tx,
+                "id <= (SELECT id FROM captures ORDER BY id DESC LIMIT 1 OFFSET ?1)",
+                &[&max_count],
+            )?;
+            pruned += tx.execute(
+                "DELETE FROM captures WHERE id <= (SELECT id FROM captures ORDER BY id DESC \
+                 LIMIT 1 OFFSET ?1)",
+                [max_count],
+            )? as u64;
+        }
+        if pruned == 0 {
+            return Ok(0);
+        }
+        tx.execute(
+            "DELETE FROM outbound WHERE capture_id NOT IN (SELECT id FROM captures)",
+            [],
+        )?;
+        let oldest_capture: Option<i64> =
+            tx.query_row("SELECT MIN(id) FROM captures", [], |row| row.get(0))?;
+        search::drop_shards_below(&tx, oldest_capture.unwrap_or(i64::MAX))?;
+        // Oldest first, so the notifications no capture refers to any more are those older than
+        // the oldest one still referred to (a redelivery of one of them later starts afresh),
+        // by a capture in the tables or one still in the journal.
+        let mut map = lock(&self.redeliveries);
+        let oldest_in_tables: i64 = tx.query_row(
+            "SELECT COALESCE((SELECT MIN(notification_id) FROM captures), \
+             (SELECT MAX(id) + 1 FROM notifications), 0)",
+            [],
+            |row| row.get(0),
+        )?;
+        let oldest_kept = oldest_in_tables.min(self.oldest_journal_link(applied));
+        tx.execute("DELETE FROM notifications WHERE id < ?1", [oldest_kept])?;
+        let highest_deleted = self.note_deleted_newest(&tx, newest_before)?;
+        tx.commit()?;
+        self.highest_deleted
+            .fetch_max(highest_deleted, Ordering::Relaxed);
+        map.forget_before(oldest_kept);
+        Ok(pruned)
+    }
+
+    /// The oldest notification a capture still in the journal links to (the tables do not
+    /// hold the link yet), `i64::MAX` when none does; forgets the links through `applied`.
+    fn oldest_journal_link(&self, applied: i64) -> i64 {
+        let mut links = lock(&self.journal_links);
+        while links.front().is_some_and(|&(id, _)| id <= applied) {
+            links.pop_front();
+        }
+        links
+            .iter()
+            .map(|&(_, first)| first)
+            .min()
+            .unwrap_or(i64::MAX)
+    }
 
     /// After a delete inside `tx`: when it took the newest capture(s), records the newest id
     /// there was in `highest_deleted`, so ids are not handed out again. Returns the value to
     /// keep in memory once `tx` commits.
     pub(super) fn note_deleted_newest(&self, tx: &Connection, newest_before: i64) -> Result<i64> {
-        if newest_id(tx)? >= newest_before || newest_before <= self.highest_deleted {
-            return Ok(self.highest_deleted);
+        let highest_deleted = self.highest_deleted.load(Ordering::Relaxed);
+        if newest_id(tx)? >= newest_before || newest_before <= highest_deleted {
+            return Ok(highest_deleted);
         }
         tx.execute(
             "INSERT INTO highest_deleted (one, id) VALUES (1, ?1) \
@@ -564,7 +447,7 @@ fn newest_id(conn: &Connection) -> Result<i64> {
         .query_row([], |row| row.get(0))?)
 }
 
-/// The highest capture id ever deleted (see [`Writer::highest_deleted`]).
+/// The highest capture id ever deleted (see [`Retained::highest_deleted`]).
 pub(super) fn highest_deleted(conn: &Connection) -> Result<i64> {
     Ok(conn
         .query_row("SELECT id FROM highest_deleted WHERE one = 1", [], |row| {

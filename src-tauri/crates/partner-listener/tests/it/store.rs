@@ -185,6 +185,33 @@ async fn retention_prunes_the_oldest_and_clear_all_empties() {
     );
 }
 
+/// The tables take captures on a thread of their own: while they cannot write (another
+/// connection holds SQLite's write lock), captures are still acknowledged from the journal, and
+/// once they can, every one is in the store.
+#[tokio::test]
+async fn captures_are_acknowledged_while_the_tables_cannot_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let store = Store::open(&path, Retention::default()).unwrap();
+    let blocker = rusqlite::Connection::open(&path).unwrap();
+    blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    for i in 0..40 {
+        let stored = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            store.insert(capture(&format!("held-{i}"), Verdict::Valid, 0)),
+        )
+        .await
+        .expect("acknowledged while the tables wait for the lock")
+        .unwrap();
+        assert_eq!(stored.id, i + 1);
+        // A quiet moment: the tables try to take what is there, and wait for the lock.
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    blocker.execute_batch("COMMIT").unwrap();
+    drop(blocker);
+    assert_eq!(store.count(&CaptureFilter::default()).unwrap(), 40);
+}
+
 #[tokio::test]
 async fn a_retention_limit_is_applied_while_receiving() {
     let running = start_with(

@@ -1,0 +1,227 @@
+//! The tables thread: writes the captures the writer acknowledged through the journal into the
+//! store's tables, behind the acknowledgements, on a connection of its own; and the checkpoint
+//! thread beside it.
+//!
+//! Why a thread of its own: a capture's row, its indexes and its notification cost the tables
+//! about three times what its journal record costs the writer (BENCHMARKS.md, listener). Done in
+//! the writer, they held every acknowledgement while they ran whenever the journal was full, so
+//! a flood longer than the journal went at the tables' pace one step at a time (write a chunk,
+//! then acknowledge a group) and a quarter of the two cores stood idle. Here they run beside the
+//! acknowledgements: the writer waits for them only when the journal has no room left.
+//!
+//! When the tables take the backlog: once no group has arrived for [`TABLE_QUIET`] (so a burst
+//! is acknowledged without them competing for the cores), and at once when half the journal is
+//! taken, when the writer waits for them (for room, or for all of them before a job) or when a
+//! reader waits for them ([`super::journal::AckProgress`]).
+//!
+//! Every other write (clear, prune, import, the run log) stays with the writer, which numbers
+//! captures and links attempts: the two take turns at SQLite through
+//! [`search::WriterActivity::write_turn`], and a job waits until the tables hold every capture
+//! acknowledged before it. The store's retention is applied here every [`PRUNE_EVERY`]
+//! captures, before readers are told of them ([`Retained::prune`]).
+
+use super::journal::{AckProgress, Journal};
+use super::rows::{insert_row, RowText};
+use super::types::Retention;
+use super::writer::{lock, record_attempt, Retained};
+use crate::search;
+use crate::Result;
+use rusqlite::Connection;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// Most captures of the backlog written into the tables in one transaction: large enough to
+/// cost the tables little per capture, small enough that a job or a reader waiting for the turn
+/// waits about a millisecond.
+const TABLE_CHUNK: usize = 128;
+/// The tables take the backlog once no group has arrived for this long (see the module's notes).
+const TABLE_QUIET: Duration = Duration::from_millis(5);
+/// After the tables refused the backlog (a full disk, say), how long before trying again.
+const TABLE_RETRY: Duration = Duration::from_secs(1);
+/// The store's retention is applied after the tables took this many captures.
+const PRUNE_EVERY: u64 = 256;
+
+/// How often the checkpoint thread moves the WAL into the database file.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
+/// How long the tables' WAL restart may wait for a reader to step off the WAL before it gives
+/// up until the next round (it holds the write turn meanwhile).
+const RESTART_WAIT: Duration = Duration::from_millis(5);
+
+/// The tables thread's state besides its connection.
+pub(super) struct Tables {
+    pub(super) journal: Arc<Journal>,
+    pub(super) progress: Arc<AckProgress>,
+    /// Turns at SQLite with the writer and the search indexer ([`crate::search`]).
+    pub(super) activity: Arc<search::WriterActivity>,
+    pub(super) restart_due: Arc<AtomicBool>,
+    /// The store's retention and what applying it must keep.
+    pub(super) retained: Arc<Retained>,
+    /// Reused for reading the backlog back from the journal.
+    pub(super) read_buffer: Vec<u8>,
+    /// After the tables refused the backlog: when to try again.
+    pub(super) retry_at: Option<Instant>,
+    /// Captures written since the retention was last applied.
+    pub(super) written_since_prune: u64,
+}
+
+impl Tables {
+    /// Runs until the writer stops (`appended` disconnects), then writes what is left, so a
+    /// clean stop leaves no backlog. `appended` is told of every group the writer acknowledged
+    /// and whenever it waits for the tables.
+    pub(super) fn run(&mut self, conn: &mut Connection, appended: mpsc::Receiver<()>) {
+        // No group has arrived for `TABLE_QUIET`.
+        let mut quiet = false;
+        // A reader waits: the tables take everything there is before they wait again.
+        let mut reader_waits = false;
+        loop {
+            if self.retry_at.is_some_and(|at| Instant::now() >= at) {
+                self.retry_at = None;
+            }
+            let backlog = self.journal.backlog();
+            reader_waits = (reader_waits || self.progress.take_wanted()) && backlog > 0;
+            let urgent = reader_waits || self.journal.pressed();
+            let due = backlog > 0 && (urgent || quiet) && self.retry_at.is_none();
+            if due && self.write_backlog(conn, TABLE_CHUNK) > 0 {
+                // Groups that came meanwhile end the quiet; the pressure is looked at again.
+                loop {
+                    match appended.try_recv() {
+                        Ok(()) => quiet = false,
+                        Err(mpsc::TryRecvError::Empty) => break,
+                        Err(mpsc::TryRecvError::Disconnected) => return self.stop(conn),
+                    }
+                }
+                self.restart_wal_if_due(conn);
+                continue;
+            }
+            let wait = match self.retry_at {
+                Some(at) => Some(at.saturating_duration_since(Instant::now())),
+                None if backlog == 0 => None,
+                None => Some(TABLE_QUIET),
+            };
+            let arrived = match wait {
+                None => appended
+                    .recv()
+                    .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+                Some(wait) => appended.recv_timeout(wait),
+            };
+            match arrived {
+                Ok(()) => quiet = false,
+                Err(mpsc::RecvTimeoutError::Timeout) => quiet = true,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return self.stop(conn),
+            }
+            self.restart_wal_if_due(conn);
+        }
+    }
+
+    /// The writer stopped: the tables take everything acknowledged, and a file a burst grew is
+    /// given back.
+    fn stop(&mut self, conn: &mut Connection) {
+        self.retry_at = None;
+        while self.journal.backlog() > 0 {
+            if self.write_backlog(conn, TABLE_CHUNK * 8) == 0 {
+                break;
+            }
+        }
+        if self.journal.backlog() == 0 {
+            self.journal.shrink();
+        }
+    }
+
+    /// Writes the oldest `most` captures of the backlog into the tables in one transaction, with
+    /// the journal's mark; returns how many.
+    fn write_backlog(&mut self, conn: &mut Connection, most: usize) -> u64 {
+        let count = most.min(self.journal.backlog());
+        let Some(mark) = self.journal.mark_after(count) else {
+            return 0;
+        };
+        let turn = self.activity.write_turn();
+        let written = (|| -> Result<()> {
+            let captures = self.journal.oldest(count, &mut self.read_buffer)?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            for capture in &captures {
+                insert_row(&tx, capture, &RowText::of(capture)?, Some(capture.id))?;
+                record_attempt(&tx, capture)?;
+            }
+            mark.write(&tx)?;
+            tx.commit()?;
+            Ok(())
+        })();
+        drop(turn);
+        if let Err(error) = written {
+            tracing::error!(%error, "writing acknowledged captures into the store failed; they stay in its journal");
+            self.retry_at = Some(Instant::now() + TABLE_RETRY);
+            self.journal.set_refused(true);
+            return 0;
+        }
+        self.journal.set_refused(false);
+        if self.read_buffer.capacity() > 4 << 20 {
+            self.read_buffer = Vec::new();
+        }
+        self.journal.applied_through(mark.id);
+        self.written_since_prune += count as u64;
+        // Before readers are told: what they read next is already within the retention.
+        let policy = *lock(&self.retained.policy);
+        if policy != Retention::default() && self.written_since_prune >= PRUNE_EVERY {
+            self.written_since_prune = 0;
+            let _turn = self.activity.write_turn();
+            if let Err(error) = self.retained.prune(conn, policy, mark.id) {
+                tracing::warn!(%error, "pruning the capture store failed");
+            }
+        }
+        self.progress.applied(mark.id);
+        self.activity.wrote();
+        count as u64
+    }
+
+    fn restart_wal_if_due(&self, conn: &Connection) {
+        if self.restart_due.swap(false, Ordering::Relaxed) {
+            let _turn = self.activity.write_turn();
+            restart_wal(conn);
+        }
+    }
+}
+
+/// Checkpoints run here rather than inside the tables' commits (`wal_autocheckpoint=0` on the
+/// writing connections), so copying the WAL into the database and its fsync never stall a
+/// write. `PASSIVE` never blocks a writer.
+///
+/// A passive checkpoint alone never lets the WAL start over while captures keep arriving: by
+/// the time it has copied what it saw, the tables have appended more, and SQLite restarts the
+/// WAL only when a write begins with everything copied. The WAL would grow for as long as the
+/// load lasts (hundreds of MB in a minute of the benchmark), every commit appending to the file
+/// (block allocation and a journal commit in each fsync). So after each round this thread
+/// raises `restart_due`, and the tables thread, between two chunks, finishes the job itself
+/// ([`restart_wal`]): it copies the few frames committed since, and its next transaction
+/// writes the WAL from the start again, over blocks that already exist.
+pub(super) fn checkpoint_loop(
+    conn: &Connection,
+    stop: &mpsc::Receiver<()>,
+    restart_due: &AtomicBool,
+) {
+    while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(CHECKPOINT_EVERY) {
+        match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+            row.get::<_, i64>(1)
+        }) {
+            Ok(frames) if frames > 0 => restart_due.store(true, Ordering::Relaxed),
+            Ok(_) => {}
+            Err(error) => tracing::warn!(%error, "checkpointing the capture store failed"),
+        }
+    }
+    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+}
+
+/// Copies what is left of the WAL and has the next transaction start it over (see
+/// [`checkpoint_loop`]). Busy (a reader on the WAL, the checkpointer at work) is fine: the
+/// checkpoint thread asks again after its next round.
+fn restart_wal(conn: &Connection) {
+    let outcome = conn
+        .busy_timeout(RESTART_WAIT)
+        .and_then(|()| conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(())));
+    if let Err(error) = outcome {
+        tracing::debug!(%error, "restarting the WAL failed; trying again later");
+    }
+    if let Err(error) = super::schema::wait_for_locks(conn) {
+        tracing::warn!(%error, "resetting the connection's wait for locks failed");
+    }
+}
