@@ -29,7 +29,9 @@ case "$server" in
     pid=$! ;;
   *)
     db="$work/store.sqlite3"
-    [ -n "$store" ] && cp "$store" "$db"
+    # Synced before the server starts: a copy of gigabytes left in the page cache is written
+    # back during the run, and every acknowledgement's sync waits behind it.
+    if [ -n "$store" ]; then cp "$store" "$db" && sync "$db"; fi
     "$server" listen --addr "127.0.0.1:$port" --db "$db" --key "sub-bench=$key" >"$work/out" 2>&1 &
     pid=$! ;;
 esac

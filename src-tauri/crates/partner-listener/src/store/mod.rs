@@ -10,7 +10,7 @@
 //! groups grow by themselves; when idle a group is one capture and nothing waits for a window to
 //! close. The tables thread writes the journal's captures into the tables behind the
 //! acknowledgements, on its own connection, in transactions of many: at a quiet moment, when
-//! half the journal is taken, or when a reader or the writer waits for it ([`tables`]); this
+//! the journal is nearly full, or when a reader or the writer waits for it ([`tables`]); this
 //! process's reads wait for the tables to hold every capture acknowledged before the read, and a
 //! restart after a crash writes in what they had not taken yet ([`journal`]). Readers use their
 //! own connections, which WAL lets run beside the writers; a reader in another process sees a

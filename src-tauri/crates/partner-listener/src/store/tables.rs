@@ -10,9 +10,9 @@
 //! acknowledgements: the writer waits for them only when the journal has no room left.
 //!
 //! When the tables take the backlog: once no group has arrived for [`TABLE_QUIET`] (so a burst
-//! is acknowledged without them competing for the cores), and at once when half the journal is
-//! taken, when the writer waits for them (for room, or for all of them before a job) or when a
-//! reader waits for them ([`super::journal::AckProgress`]).
+//! is acknowledged without them competing for the cores), and at once when the journal is
+//! nearly full ([`Journal::pressed`]), when the writer waits for them (for room, or for all of
+//! them before a job) or when a reader waits for them ([`super::journal::AckProgress`]).
 //!
 //! Every other write (clear, prune, import, the run log) stays with the writer, which numbers
 //! captures and links attempts: the two take turns at SQLite through
