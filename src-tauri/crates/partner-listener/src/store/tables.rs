@@ -2,12 +2,13 @@
 //! store's tables, behind the acknowledgements, on a connection of its own; and the checkpoint
 //! thread beside it.
 //!
-//! Why a thread of its own: a capture's row, its indexes and its notification cost the tables
-//! about three times what its journal record costs the writer (BENCHMARKS.md, listener). Done in
-//! the writer, they held every acknowledgement while they ran whenever the journal was full, so
-//! a flood longer than the journal went at the tables' pace one step at a time (write a chunk,
-//! then acknowledge a group) and a quarter of the two cores stood idle. Here they run beside the
-//! acknowledgements: the writer waits for them only when the journal has no room left.
+//! Why a thread of its own: a capture's row, its indexes and its notification cost two to three
+//! times what the writer spends on acknowledging it (22 s of CPU a minute against 9 under a
+//! flood, BENCHMARKS.md, listener). Done in the writer, they held every acknowledgement while
+//! they ran whenever the journal was full, so a flood longer than the journal went at the
+//! tables' pace one step at a time (write a chunk, then acknowledge a group) and a quarter of
+//! the two cores stood idle. Here they run beside the acknowledgements: the writer waits for
+//! them only when the journal has no room left.
 //!
 //! When the tables take the backlog: once no group has arrived for [`TABLE_QUIET`] (so a burst
 //! is acknowledged without them competing for the cores), and at once when the journal is
@@ -33,7 +34,7 @@ use std::time::{Duration, Instant};
 
 /// Most captures of the backlog written into the tables in one transaction: large enough to
 /// cost the tables little per capture, small enough that a job or a reader waiting for the turn
-/// waits about a millisecond.
+/// waits a few milliseconds at most (512 measured no cheaper under a flood, BENCHMARKS.md).
 const TABLE_CHUNK: usize = 128;
 /// The tables take the backlog once no group has arrived for this long (see the module's notes).
 const TABLE_QUIET: Duration = Duration::from_millis(5);
