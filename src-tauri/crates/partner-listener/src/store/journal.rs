@@ -197,7 +197,9 @@ impl Journal {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Whether a group of `len` bytes fits now; when not, the tables must take some first.
+    /// Whether a group of `len` bytes fits now; when not, the tables must take some first (the
+    /// tests ask; the writer waits for room instead).
+    #[cfg(test)]
     pub(super) fn has_room(&self, len: usize) -> bool {
         self.lock().place(len as u64, self.capacity).is_some()
     }
@@ -263,8 +265,8 @@ impl Journal {
         }
     }
 
-    /// Writes a group made by [`GroupBuffer`] and syncs it. The caller (the one writer) checked
-    /// [`Journal::has_room`]; only the tables thread changes the ring meanwhile, and it only
+    /// Writes a group made by [`GroupBuffer`] and syncs it. The caller (the one writer) waited
+    /// for room ([`Journal::wait_for_room`]); only the tables thread changes the ring meanwhile, and it only
     /// frees room.
     pub(super) fn append(&self, group: &GroupBuffer) -> Result<()> {
         let len = group.bytes.len() as u64;

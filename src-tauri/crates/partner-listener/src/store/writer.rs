@@ -148,12 +148,11 @@ impl Writer {
                 self.group.push(capture);
             }
         }
-        // A backlog as large as the journal: the tables take some before this group goes in.
-        // Refused (a full disk), the append below says there is no room.
-        if !self.journal.has_room(self.group.len()) {
-            self.journal
-                .wait_for_room(self.group.len(), || self.nudge_tables());
-        }
+        // A backlog as large as the journal: the tables take some before this group goes in
+        // (no wait when there is room). Refused (a full disk), the append below says there is
+        // no room.
+        self.journal
+            .wait_for_room(self.group.len(), || self.nudge_tables());
         if let Err(error) = self.journal.append(&self.group) {
             tracing::error!(%error, "journaling captures failed");
             let message = error.to_string();
