@@ -43,6 +43,14 @@ pub enum Error {
     JournalDamaged { path: PathBuf, reason: String },
     #[error("the capture store's writer has stopped")]
     WriterStopped,
+    /// A change to the captures waited for the tables to hold every capture acknowledged before
+    /// it, and they refused them: it was not made (an import, say, could have taken their ids).
+    #[error(
+        "the capture store could not write the {waiting} captures acknowledged before this into \
+         its tables ({reason}); they are kept in its journal and written as soon as it can, and \
+         nothing was changed: free space on its disk (or stop what holds it), then try again"
+    )]
+    TablesBehind { waiting: usize, reason: String },
     #[error("no capture with id {0}")]
     NoSuchCapture(i64),
     #[error("could not bind or accept on the listening address: {0}")]

@@ -145,8 +145,9 @@ struct Ring {
     /// The writer waits for the tables (for room, or for all of them before a job): the tables
     /// thread writes without waiting for a quiet moment.
     hurry: bool,
-    /// The tables refused the backlog (a full disk, say): the writer stops waiting for room.
-    refused: bool,
+    /// Why the tables refused the backlog (a full disk, say), while they do: the writer stops
+    /// waiting for room, and a job on the captures is refused in these words.
+    refused: Option<String>,
 }
 
 impl std::fmt::Debug for Journal {
@@ -232,7 +233,7 @@ impl Journal {
                 ring.hurry = false;
                 return true;
             }
-            if ring.refused {
+            if ring.refused.is_some() {
                 ring.hurry = false;
                 return false;
             }
@@ -256,13 +257,19 @@ impl Journal {
         ring.hurry || ring.live_bytes >= self.capacity - self.capacity / 8
     }
 
-    /// Tells the writer the tables refused the backlog (`true`) or took some again (`false`).
-    pub(super) fn set_refused(&self, refused: bool) {
+    /// Tells the writer the tables refused the backlog, and why (`Some`), or took some again
+    /// (`None`).
+    pub(super) fn set_refused(&self, refused: Option<String>) {
         let mut ring = self.lock();
-        if ring.refused != refused {
-            ring.refused = refused;
+        if ring.refused.is_some() != refused.is_some() {
             self.room.notify_all();
         }
+        ring.refused = refused;
+    }
+
+    /// Why the tables refuse the backlog, while they do.
+    pub(super) fn refusal(&self) -> Option<String> {
+        self.lock().refused.clone()
     }
 
     /// Writes a group made by [`GroupBuffer`] and syncs it. The caller (the one writer) waited
@@ -1151,7 +1158,7 @@ mod tests {
                 while !journal.lock().hurry {
                     std::thread::sleep(Duration::from_millis(1));
                 }
-                journal.set_refused(true);
+                journal.set_refused(Some("the disk is full".into()));
             });
             assert!(!journal.wait_for_room(group.len(), || {}));
         });
@@ -1160,7 +1167,7 @@ mod tests {
             "no room: the group is refused"
         );
         // Taken again: the next wait is answered.
-        journal.set_refused(false);
+        journal.set_refused(None);
         journal.applied_through(held);
         assert!(journal.wait_until_empty(|| {}));
         assert_eq!(journal.backlog(), 0);

@@ -10,7 +10,9 @@
 //! groups grow by themselves; when idle a group is one capture and nothing waits for a window to
 //! close. The tables thread writes the journal's captures into the tables behind the
 //! acknowledgements, on its own connection, in transactions of many: at a quiet moment, when
-//! the journal is nearly full, or when a reader or the writer waits for it ([`tables`]); this
+//! the journal is nearly full, or when a reader or the writer waits for it ([`tables`]: the
+//! writer waits for all of it before a job on the captures, and refuses the job while the
+//! tables refuse the backlog, `writer::JobScope`); this
 //! process's reads wait for the tables to hold every capture acknowledged before the read, and a
 //! restart after a crash writes in what they had not taken yet ([`journal`]). Readers use their
 //! own connections, which WAL lets run beside the writers; a reader in another process sees a
@@ -111,7 +113,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc, Mutex};
 use tables::{checkpoint_loop, Tables};
 use tokio::sync::oneshot;
-use writer::{highest_deleted, lock, record_attempt, PendingInsert, Retained, WriteOp, Writer};
+use writer::{
+    highest_deleted, lock, record_attempt, Job, JobScope, PendingInsert, Retained, WriteOp, Writer,
+};
 
 /// What [`StoreReader::warm_up`] searches for: long enough for the id index's trigrams as well
 /// as the words' shards, and found in no capture a sender would make (if one holds it, the
@@ -415,22 +419,39 @@ impl Store {
     }
 
     /// Runs `job` on the writer connection, in order with the captures written before and
-    /// after it, and waits for its result.
+    /// after it (what it waits for first is its `scope`'s), and waits for its result.
     async fn run<T: Send + 'static>(
         &self,
+        scope: JobScope,
         job: impl FnOnce(&mut Connection, &mut Writer) -> Result<T> + Send + 'static,
     ) -> Result<T> {
+        self.queue_job(scope, job)?
+            .await
+            .map_err(|_| Error::WriterStopped)?
+    }
+
+    /// Queues `job` on the writer and returns at once with where its result will come.
+    fn queue_job<T: Send + 'static>(
+        &self,
+        scope: JobScope,
+        job: impl FnOnce(&mut Connection, &mut Writer) -> Result<T> + Send + 'static,
+    ) -> Result<oneshot::Receiver<Result<T>>> {
         let (tx, rx) = oneshot::channel();
-        self.send(WriteOp::Run(Box::new(move |conn, writer| {
-            let _ = tx.send(job(conn, writer));
-        })))?;
-        rx.await.map_err(|_| Error::WriterStopped)?
+        self.send(WriteOp::Run(Job {
+            scope,
+            work: Box::new(move |ready| {
+                let _ = tx.send(ready.and_then(|(conn, writer)| job(conn, writer)));
+            }),
+        }))?;
+        Ok(rx)
     }
 
     /// Records a forward or replay and returns it with its id.
     pub async fn insert_outbound(&self, record: OutboundRecord) -> Result<OutboundRecord> {
-        self.run(move |conn, _| runs::insert_outbound(conn, record))
-            .await
+        self.run(JobScope::Captures, move |conn, _| {
+            runs::insert_outbound(conn, record)
+        })
+        .await
     }
 
     /// Deletes the captures `filter` selects, with their forwards and replays; returns how
@@ -443,8 +464,10 @@ impl Store {
     /// counting (see `clear` in this module). Ids are never handed out again.
     pub async fn clear(&self, filter: &CaptureFilter) -> Result<u64> {
         let filter = filter.clone();
-        self.run(move |conn, writer| writer.clear(conn, &filter))
-            .await
+        self.run(JobScope::Captures, move |conn, writer| {
+            writer.clear(conn, &filter)
+        })
+        .await
     }
 
     /// Deletes every capture and outbound record; returns how many captures were deleted.
@@ -455,14 +478,16 @@ impl Store {
     /// Applies a retention policy now, once; returns how many captures were pruned. The
     /// store's own policy stays as it is (see [`Store::set_retention`]).
     pub async fn prune(&self, retention: Retention) -> Result<u64> {
-        self.run(move |conn, writer| writer.prune(conn, retention))
-            .await
+        self.run(JobScope::Captures, move |conn, writer| {
+            writer.prune(conn, retention)
+        })
+        .await
     }
 
     /// Makes `retention` the store's policy from now on (the app's settings change it without
     /// reopening the store) and applies it at once; returns how many captures that pruned.
     pub async fn set_retention(&self, retention: Retention) -> Result<u64> {
-        self.run(move |conn, writer| {
+        self.run(JobScope::Captures, move |conn, writer| {
             *lock(&writer.retained.policy) = retention;
             writer.prune(conn, retention)
         })
@@ -471,8 +496,10 @@ impl Store {
 
     /// The retention policy the store applies now.
     pub async fn retention(&self) -> Result<Retention> {
-        self.run(|_, writer| Ok(*lock(&writer.retained.policy)))
-            .await
+        self.run(JobScope::Apart, |_, writer| {
+            Ok(*lock(&writer.retained.policy))
+        })
+        .await
     }
 
     /// Adds captures as they are (ids, attempts and all), skipping ids already present, in
@@ -490,23 +517,24 @@ impl Store {
         &self,
         captures: Vec<Capture>,
     ) -> Result<oneshot::Receiver<Result<ImportReport>>> {
-        let (tx, rx) = oneshot::channel();
-        self.send(WriteOp::Run(Box::new(move |conn, writer| {
-            let _ = tx.send(writer.import(conn, &captures));
-        })))?;
-        Ok(rx)
+        self.queue_job(JobScope::Captures, move |conn, writer| {
+            writer.import(conn, &captures)
+        })
     }
 
     /// Records that a listener started serving on this store at `at`; returns the run's id for
     /// [`Store::record_run_stop`]. The oldest runs past the last 200 are dropped.
     pub async fn record_run_start(&self, at: DateTime<Utc>) -> Result<i64> {
-        self.run(move |conn, _| runs::record_start(conn, at)).await
+        self.run(JobScope::Apart, move |conn, _| runs::record_start(conn, at))
+            .await
     }
 
     /// Records that the run `run_id` stopped cleanly at `at`.
     pub async fn record_run_stop(&self, run_id: i64, at: DateTime<Utc>) -> Result<()> {
-        self.run(move |conn, _| runs::record_stop(conn, run_id, at))
-            .await
+        self.run(JobScope::Apart, move |conn, _| {
+            runs::record_stop(conn, run_id, at)
+        })
+        .await
     }
 
     /// How many captures of (subscription, resource type, eventId) are stored already.

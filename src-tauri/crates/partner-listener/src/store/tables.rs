@@ -152,10 +152,10 @@ impl Tables {
         if let Err(error) = written {
             tracing::error!(%error, "writing acknowledged captures into the store failed; they stay in its journal");
             self.retry_at = Some(Instant::now() + TABLE_RETRY);
-            self.journal.set_refused(true);
+            self.journal.set_refused(Some(error.to_string()));
             return 0;
         }
-        self.journal.set_refused(false);
+        self.journal.set_refused(None);
         if self.read_buffer.capacity() > 4 << 20 {
             self.read_buffer = Vec::new();
         }

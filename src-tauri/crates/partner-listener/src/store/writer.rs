@@ -34,8 +34,30 @@ use tokio::sync::oneshot;
 const MAX_BATCH: usize = 1024;
 
 /// A write that is not an insert, run alone in the writer thread, with the writer's state (the
-/// map of notifications, the retention, the highest id ever deleted) it may have to change.
-type Job = Box<dyn FnOnce(&mut Connection, &mut Writer) + Send>;
+/// map of notifications, the retention, the highest id ever deleted) it may have to change; or
+/// told why it cannot run.
+pub(super) struct Job {
+    pub(super) scope: JobScope,
+    pub(super) work: JobWork,
+}
+
+/// A job's work: given the writer connection and the writer's state, or why it cannot run.
+pub(super) type JobWork = Box<dyn for<'a> FnOnce(Result<JobTurn<'a>>) + Send>;
+
+/// What a job runs with: the writer connection and the writer's state.
+pub(super) type JobTurn<'a> = (&'a mut Connection, &'a mut Writer);
+
+/// What a job works on, which decides what it waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum JobScope {
+    /// The captures (their rows, indexes, notifications, forwards and replays): it runs once
+    /// the tables hold every capture acknowledged before it, and is refused
+    /// ([`Error::TablesBehind`]) while they cannot take them, rather than run on part of them.
+    Captures,
+    /// Only what is kept apart from the captures (the retention policy, the listener's runs):
+    /// it runs at once, whatever the tables' backlog.
+    Apart,
+}
 
 /// A capture on its way to the writer.
 pub(super) struct PendingInsert {
@@ -45,8 +67,7 @@ pub(super) struct PendingInsert {
 
 pub(super) enum WriteOp {
     Insert(PendingInsert),
-    /// Anything else that writes, run alone in the writer thread once the tables hold every
-    /// capture acknowledged before it.
+    /// Anything else that writes, run alone in the writer thread, in order with the captures.
     Run(Job),
 }
 
@@ -100,17 +121,7 @@ impl Writer {
                     }
                     WriteOp::Run(job) => {
                         self.acknowledge(&mut inserts);
-                        // A job sees every acknowledged capture in the tables (unless they
-                        // refuse them: then it runs on what they hold, as it would have to).
-                        self.journal.wait_until_empty(|| self.nudge_tables());
-                        // The job may change the writer (`self`), so the turn is taken through
-                        // a handle of its own.
-                        let activity = self.activity.clone();
-                        let turn = activity.write_turn();
-                        job(conn, self);
-                        drop(turn);
-                        // An import may have brought higher ids, a clear a higher deleted one.
-                        self.renumber_after_job(conn);
+                        self.run_job(conn, job);
                         if inserts.is_empty() {
                             pending = rx.try_recv().ok();
                         }
@@ -118,6 +129,33 @@ impl Writer {
                 }
             }
             self.acknowledge(&mut inserts);
+        }
+    }
+
+    /// Runs `job` once what it works on is in the tables: a job on the captures sees every
+    /// capture acknowledged before it, or is refused in the tables' words.
+    fn run_job(&mut self, conn: &mut Connection, job: Job) {
+        if job.scope == JobScope::Captures && !self.journal.wait_until_empty(|| self.nudge_tables())
+        {
+            let reason = self
+                .journal
+                .refusal()
+                .unwrap_or_else(|| "they stopped taking them".into());
+            (job.work)(Err(Error::TablesBehind {
+                waiting: self.journal.backlog(),
+                reason,
+            }));
+            return;
+        }
+        // The job may change the writer (`self`), so the turn is taken through a handle of
+        // its own.
+        let activity = self.activity.clone();
+        let turn = activity.write_turn();
+        (job.work)(Ok((&mut *conn, &mut *self)));
+        drop(turn);
+        if job.scope == JobScope::Captures {
+            // An import may have brought higher ids, a clear a higher deleted one.
+            self.renumber_after_job(conn);
         }
     }
 

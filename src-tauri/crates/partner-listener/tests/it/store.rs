@@ -213,6 +213,55 @@ async fn captures_are_acknowledged_while_the_tables_cannot_write() {
 }
 
 #[tokio::test]
+async fn changes_to_the_captures_are_refused_while_the_tables_cannot_take_the_backlog() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let store = Store::open(&path, Retention::default()).unwrap();
+    let blocker = rusqlite::Connection::open(&path).unwrap();
+    blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    for i in 0..3 {
+        store
+            .insert(capture(&format!("held-{i}"), Verdict::Valid, 0))
+            .await
+            .unwrap();
+    }
+    // What is kept apart from the captures does not wait for the tables.
+    let policy = tokio::time::timeout(std::time::Duration::from_secs(1), store.retention())
+        .await
+        .expect("answered while the tables wait for the lock")
+        .unwrap();
+    assert_eq!(policy, Retention::default());
+    // An import keeps its captures' ids, and id 2 is a capture only the journal holds: it is
+    // refused, in the tables' own words, rather than made beside them.
+    let mut taken_id = capture("imported", Verdict::Valid, 0);
+    taken_id.id = 2;
+    let refused = store.import(vec![taken_id.clone()]).await.unwrap_err();
+    match &refused {
+        Error::TablesBehind { waiting, reason } => {
+            assert_eq!(*waiting, 3);
+            assert!(reason.contains("locked"), "the tables' reason: {reason}");
+        }
+        other => panic!("expected TablesBehind, got {other:?}"),
+    }
+    let said = refused.to_string();
+    assert!(
+        said.contains("3 captures acknowledged before this") && said.contains("try again"),
+        "{said}"
+    );
+    assert!(matches!(
+        store.clear_all().await,
+        Err(Error::TablesBehind { .. })
+    ));
+    blocker.execute_batch("COMMIT").unwrap();
+    drop(blocker);
+    // Once the tables can write, nothing was lost and the same changes are made.
+    assert_eq!(store.count(&CaptureFilter::default()).unwrap(), 3);
+    let report = store.import(vec![taken_id]).await.unwrap();
+    assert_eq!((report.imported, report.skipped), (0, 1), "id 2 is taken");
+    assert_eq!(store.clear_all().await.unwrap(), 3);
+}
+
+#[tokio::test]
 async fn a_retention_limit_is_applied_while_receiving() {
     let running = start_with(
         ListenerConfig::default(),
