@@ -7,8 +7,9 @@
 #           STORE), or `append:ACK_BIN` / `verify:ACK_BIN` (the ack bench binary's floors:
 #           ACK_SERVE=append|verify, see benches/ack.rs).
 #   DURATION: wrk's -d (default 60s).
-# Env: WRK_CONNECTIONS (64), POST_LUA (made once by make_post_lua.py if missing). The key and
-# subscription are the ack bench's, so its floors verify these notifications too.
+# Env: WRK_CONNECTIONS (64), POST_LUA (made once by make_post_lua.py if missing), LISTEN_ARGS
+# (more `partner listen` options, e.g. "--max-captures 200000", the app's default retention).
+# The key and subscription are the ack bench's, so its floors verify these notifications too.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 server="${1:?usage: run.sh SERVER [DURATION] [STORE]}"
@@ -32,7 +33,8 @@ case "$server" in
     # Synced before the server starts: a copy of gigabytes left in the page cache is written
     # back during the run, and every acknowledgement's sync waits behind it.
     if [ -n "$store" ]; then cp "$store" "$db" && sync "$db"; fi
-    "$server" listen --addr "127.0.0.1:$port" --db "$db" --key "sub-bench=$key" >"$work/out" 2>&1 &
+    # shellcheck disable=SC2086 # LISTEN_ARGS is split into options on purpose
+    "$server" listen --addr "127.0.0.1:$port" --db "$db" --key "sub-bench=$key" ${LISTEN_ARGS:-} >"$work/out" 2>&1 &
     pid=$! ;;
 esac
 for _ in $(seq 1 100); do

@@ -1226,6 +1226,7 @@ mod tests {
                 // Capture 7, a redelivery of ev-old, acknowledged and not in the tables yet.
                 journal_links: Mutex::new(links.into()),
                 highest_deleted: 0.into(),
+                captures: Mutex::new(None),
             };
             assert_eq!(retained.prune(&mut conn, keep_three, 6).unwrap(), 3);
             let row: Option<i64> = conn

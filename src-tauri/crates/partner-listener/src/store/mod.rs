@@ -302,6 +302,7 @@ impl Store {
             redeliveries: redeliveries.clone(),
             journal_links: Mutex::default(),
             highest_deleted: highest_deleted.into(),
+            captures: Mutex::new(None),
         });
         let (appended, appended_rx) = mpsc::channel::<()>();
         let tables_thread = std::thread::Builder::new()

@@ -148,6 +148,9 @@ impl Tables {
             tx.commit()?;
             Ok(())
         })();
+        if written.is_ok() {
+            self.retained.note_written(count as u64);
+        }
         drop(turn);
         if let Err(error) = written {
             tracing::error!(%error, "writing acknowledged captures into the store failed; they stay in its journal");

@@ -86,6 +86,13 @@ pub(super) struct Retained {
     /// it, so a capture id names one capture for the life of the store, even after the newest
     /// captures were cleared (an export, a forward record, the app's list may still name it).
     pub(super) highest_deleted: AtomicI64,
+    /// How many captures the tables hold, when known: counted by the first prune by count,
+    /// then kept up to date by the tables thread (what it writes) and the prunes (what they
+    /// delete), all under the write turn; forgotten by an import or a clear, which the next
+    /// prune counts again after. Why: a prune to a count finds where to cut by the number of
+    /// captures past the limit, and counting them all at each prune was most of what the tables
+    /// thread did under a flood ([`oldest_past_count`]).
+    pub(super) captures: Mutex<Option<i64>>,
 }
 
 /// The writer thread's state: everything it needs besides its connection and its queue.
@@ -251,6 +258,7 @@ impl Writer {
         conn: &mut Connection,
         captures: &[Capture],
     ) -> Result<ImportReport> {
+        self.retained.forget_count();
         let redeliveries = &*self.retained.redeliveries;
         let mut changes = PendingChanges::default();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -300,6 +308,7 @@ impl Writer {
     /// its captures are left (a clear by verdict may take only some), it keeps its link and count,
     /// and the next redelivery continues the numbering, beside the attempts that are still there.
     pub(super) fn clear(&mut self, conn: &mut Connection, filter: &CaptureFilter) -> Result<u64> {
+        self.retained.forget_count();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let newest_before = newest_id(&tx)?;
         let everything = *filter == CaptureFilter::default();
@@ -396,6 +405,11 @@ impl Retained {
         }
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let newest_before = newest_id(&tx)?;
+        let known = *lock(&self.captures);
+        let held = match (known, retention.max_count) {
+            (None, Some(_)) => Some(count_captures(&tx)?),
+            _ => known,
+        };
         let mut pruned = 0u64;
         if let Some(max_age) = retention.max_age {
             let cutoff = (Utc::now() - max_age).timestamp_micros();
@@ -403,20 +417,16 @@ impl Retained {
             pruned +=
                 tx.execute("DELETE FROM captures WHERE received_at_us < ?1", [cutoff])? as u64;
         }
-        if let Some(max_count) = retention.max_count {
+        if let (Some(max_count), Some(held)) = (retention.max_count, held) {
             let max_count = i64::try_from(max_count).unwrap_or(i64::MAX);
-            search::unindex(
-                &tx,
-                "id <= (SELECT id FROM captures ORDER BY id DESC LIMIT 1 OFFSET ?1)",
-                &[&max_count],
-            )?;
-            pruned += tx.execute(
-                "DELETE FROM captures WHERE id <= (SELECT id FROM captures ORDER BY id DESC \
-                 LIMIT 1 OFFSET ?1)",
-                [max_count],
-            )? as u64;
+            let left = held - pruned as i64;
+            if let Some(through) = oldest_past_count(&tx, left, max_count)? {
+                search::unindex(&tx, "id <= ?1", &[&through])?;
+                pruned += tx.execute("DELETE FROM captures WHERE id <= ?1", [through])? as u64;
+            }
         }
         if pruned == 0 {
+            *lock(&self.captures) = held;
             return Ok(0);
         }
         tx.execute(
@@ -439,11 +449,25 @@ impl Retained {
         let oldest_kept = oldest_in_tables.min(self.oldest_journal_link(applied));
         tx.execute("DELETE FROM notifications WHERE id < ?1", [oldest_kept])?;
         let highest_deleted = self.note_deleted_newest(&tx, newest_before)?;
+        *lock(&self.captures) = None;
         tx.commit()?;
+        *lock(&self.captures) = held.map(|held| held - pruned as i64);
         self.highest_deleted
             .fetch_max(highest_deleted, Ordering::Relaxed);
         map.forget_before(oldest_kept);
         Ok(pruned)
+    }
+
+    /// The tables took `written` more captures (the tables thread, under the write turn).
+    pub(super) fn note_written(&self, written: u64) {
+        if let Some(held) = lock(&self.captures).as_mut() {
+            *held += written as i64;
+        }
+    }
+
+    /// An import or a clear changed the captures: the next prune counts them again.
+    pub(super) fn forget_count(&self) {
+        *lock(&self.captures) = None;
     }
 
     /// The oldest notification a capture still in the journal links to (the tables do not
@@ -475,6 +499,36 @@ impl Retained {
         )?;
         Ok(newest_before)
     }
+}
+
+/// How many captures the tables hold: the kept counts and the tail above them
+/// ([`facet_counts::counted_rows`], exact in this snapshot whatever the indexer's lag).
+fn count_captures(tx: &Connection) -> Result<i64> {
+    let rows = facet_counts::counted_rows(&mut |_| "1 = 1".into());
+    Ok(tx
+        .prepare_cached(&format!("SELECT COALESCE(SUM(captures), 0) FROM ({rows})"))?
+        .query_row([], |row| row.get(0))?)
+}
+
+/// The id through which a prune to `max_count` of the `held` captures deletes (the oldest
+/// ones past the newest `max_count`), `None` when there are no more than that.
+///
+/// Why from the oldest, by the number past the limit: SQLite steps over every entry an
+/// `OFFSET` skips, and the prune used to find the cut as `OFFSET max_count` from the newest, a
+/// walk over the whole retained store (11 ms at the app's default of 200,000, here) in each of
+/// its five to seven statements, every 256 captures. Under a flood with a count limit that walk
+/// was 60% of the tables thread, and the listener acknowledged about half what it did without
+/// the limit (12,183 a second against 21,774 at 200,000 once the count was kept; BENCHMARKS.md,
+/// listener, first section). This walk is over the captures to delete only.
+fn oldest_past_count(tx: &Connection, held: i64, max_count: i64) -> Result<Option<i64>> {
+    let excess = held.saturating_sub(max_count);
+    if excess <= 0 {
+        return Ok(None);
+    }
+    Ok(tx
+        .prepare_cached("SELECT id FROM captures ORDER BY id LIMIT 1 OFFSET ?1")?
+        .query_row([excess - 1], |row| row.get(0))
+        .optional()?)
 }
 
 /// The newest capture's id, 0 when there is none.

@@ -185,6 +185,97 @@ async fn retention_prunes_the_oldest_and_clear_all_empties() {
     );
 }
 
+/// A prune by count keeps exactly the newest `max_count` whatever gaps a clear left in the ids,
+/// after a prune by age in the same run, and whether or not the search indexer has caught up.
+#[tokio::test]
+async fn a_count_limit_keeps_exactly_the_newest_across_gaps_and_an_age_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("s.db"), Retention::default()).unwrap();
+    for i in 0..30 {
+        let verdict = if (10..20).contains(&i) {
+            Verdict::InvalidSignature
+        } else {
+            Verdict::Valid
+        };
+        store
+            .insert(capture(&format!("g-{i}"), verdict, 100 - i))
+            .await
+            .unwrap();
+    }
+    let cleared = store
+        .clear(&CaptureFilter {
+            verdicts: vec![Verdict::InvalidSignature],
+            ..CaptureFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(cleared, 10, "ids 11-20 gone: a gap");
+    // The age limit takes g-0..g-4 (100 to 96 minutes old); then 15 are left, and the count
+    // limit takes the three oldest of them, g-5..g-7.
+    let pruned = store
+        .prune(Retention {
+            max_count: Some(12),
+            max_age: Some(Duration::seconds(95 * 60 + 30)),
+        })
+        .await
+        .unwrap();
+    assert_eq!(pruned, 8);
+    let page = store.query(&CaptureFilter::default(), 0, 50).unwrap();
+    assert_eq!(page.total, 12);
+    let kept: Vec<&str> = page
+        .items
+        .iter()
+        .rev()
+        .map(|c| c.fields.event_id.as_deref().unwrap())
+        .collect();
+    let expected: Vec<String> = (8..10).chain(20..30).map(|i| format!("g-{i}")).collect();
+    assert_eq!(kept, expected);
+    // Already within the limit: nothing more.
+    let again = Retention {
+        max_count: Some(12),
+        max_age: None,
+    };
+    assert_eq!(store.prune(again).await.unwrap(), 0);
+    // The store keeps the count from here (what the tables take, what prunes delete): five
+    // more captures, and the five oldest go.
+    for i in 30..35 {
+        store
+            .insert(capture(&format!("g-{i}"), Verdict::Valid, 0))
+            .await
+            .unwrap();
+    }
+    assert_eq!(store.prune(again).await.unwrap(), 5);
+    let oldest = |store: &Store| {
+        let page = store.query(&CaptureFilter::default(), 0, 50).unwrap();
+        assert_eq!(page.total, 12);
+        page.items.last().unwrap().fields.event_id.clone().unwrap()
+    };
+    assert_eq!(oldest(&store), "g-23");
+    // An import (and a clear) changes the captures outside that count: it is counted again.
+    let imported: Vec<Capture> = (0..3)
+        .map(|i| {
+            let mut c = capture(&format!("imported-{i}"), Verdict::Valid, 0);
+            c.id = 100 + i;
+            c
+        })
+        .collect();
+    assert_eq!(store.import(imported).await.unwrap().imported, 3);
+    assert_eq!(store.prune(again).await.unwrap(), 3);
+    assert_eq!(oldest(&store), "g-26");
+    store
+        .clear(&CaptureFilter {
+            text: Some("g-34".into()),
+            ..CaptureFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        store.prune(again).await.unwrap(),
+        0,
+        "11 left, under the limit"
+    );
+}
+
 /// The tables take captures on a thread of their own: while they cannot write (another
 /// connection holds SQLite's write lock), captures are still acknowledged from the journal, and
 /// once they can, every one is in the store.
