@@ -393,7 +393,11 @@ impl Retained {
     /// capture id the tables hold (the links of captures up to it are in the tables).
     ///
     /// Holds the map of notifications from when it reads which ones are still linked to until
-    /// it has forgotten the others, so the writer links no capture to one it forgets.
+    /// it has forgotten the others, so the writer links no capture to one it forgets; not
+    /// through the delete of their rows and the commit (a sync), which the writer's next group
+    /// would wait for. Should those fail, the store still has notifications the map forgot,
+    /// and a redelivery of one is counted as a first attempt, as it would have been had the
+    /// prune gone through.
     pub(super) fn prune(
         &self,
         conn: &mut Connection,
@@ -439,14 +443,18 @@ impl Retained {
         // Oldest first, so the notifications no capture refers to any more are those older than
         // the oldest one still referred to (a redelivery of one of them later starts afresh),
         // by a capture in the tables or one still in the journal.
-        let mut map = lock(&self.redeliveries);
-        let oldest_in_tables: i64 = tx.query_row(
-            "SELECT COALESCE((SELECT MIN(notification_id) FROM captures), \
-             (SELECT MAX(id) + 1 FROM notifications), 0)",
-            [],
-            |row| row.get(0),
-        )?;
-        let oldest_kept = oldest_in_tables.min(self.oldest_journal_link(applied));
+        let oldest_kept = {
+            let mut map = lock(&self.redeliveries);
+            let oldest_in_tables: i64 = tx.query_row(
+                "SELECT COALESCE((SELECT MIN(notification_id) FROM captures), \
+                 (SELECT MAX(id) + 1 FROM notifications), 0)",
+                [],
+                |row| row.get(0),
+            )?;
+            let oldest_kept = oldest_in_tables.min(self.oldest_journal_link(applied));
+            map.forget_before(oldest_kept);
+            oldest_kept
+        };
         tx.execute("DELETE FROM notifications WHERE id < ?1", [oldest_kept])?;
         let highest_deleted = self.note_deleted_newest(&tx, newest_before)?;
         *lock(&self.captures) = None;
@@ -454,7 +462,6 @@ impl Retained {
         *lock(&self.captures) = held.map(|held| held - pruned as i64);
         self.highest_deleted
             .fetch_max(highest_deleted, Ordering::Relaxed);
-        map.forget_before(oldest_kept);
         Ok(pruned)
     }
 
