@@ -888,6 +888,7 @@ impl Reader<'_> {
 mod tests {
     use super::*;
     use crate::verdict::Verdict;
+    use std::sync::Arc;
 
     fn capture(id: i64, body_size: usize) -> Capture {
         Capture {
@@ -1125,27 +1126,72 @@ mod tests {
         }
     }
 
+    /// How long a test gives the journal's waits before it fails instead of hanging.
+    const TEST_DEADLINE: Duration = Duration::from_secs(10);
+
+    /// Waits until the writer says it waits for the tables (`hurry`), as the tables thread is
+    /// told; fails the test past [`TEST_DEADLINE`].
+    fn until_hurried(journal: &Journal) {
+        let deadline = std::time::Instant::now() + TEST_DEADLINE;
+        while !journal.lock().hurry {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the writer never said it waits"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Runs `tables` (what the tables thread does) on a thread beside `wait` (the writer's
+    /// wait) and returns what the wait returned; fails the test rather than hang when the wait
+    /// has not ended within [`TEST_DEADLINE`] or the tables' part failed.
+    fn beside_the_tables<T: Send + 'static>(
+        journal: &Arc<Journal>,
+        tables: impl FnOnce(&Journal) + Send + 'static,
+        wait: impl FnOnce(&Journal) -> T + Send + 'static,
+    ) -> T {
+        let tables_thread = {
+            let journal = journal.clone();
+            std::thread::spawn(move || tables(&journal))
+        };
+        let (done, answer) = std::sync::mpsc::channel();
+        {
+            let journal = journal.clone();
+            std::thread::spawn(move || {
+                let _ = done.send(wait(&journal));
+            });
+        }
+        let waited = answer
+            .recv_timeout(TEST_DEADLINE)
+            .expect("the writer's wait did not end");
+        tables_thread.join().expect("the tables' part");
+        waited
+    }
+
     #[test]
     fn the_writer_waits_for_room_until_the_tables_take_records_and_hurries_them() {
         let dir = tempfile::tempdir().unwrap();
         let (journal, group, _) = filled_ring(dir.path(), i64::MAX);
-        assert!(!journal.has_room(group.len()));
+        let journal = Arc::new(journal);
+        let len = group.len();
+        assert!(!journal.has_room(len));
         assert!(journal.pressed(), "the ring is full");
-        let nudged = std::sync::atomic::AtomicBool::new(false);
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
+        let nudged = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let told = nudged.clone();
+        let room = beside_the_tables(
+            &journal,
+            |journal| {
                 // The tables thread: takes the oldest once the writer says it waits.
-                while !journal.lock().hurry {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
+                until_hurried(journal);
                 assert!(journal.pressed());
                 // Two: the next record's id is a digit longer than the first's.
                 journal.applied_through(2);
-            });
-            assert!(journal.wait_for_room(group.len(), || nudged.store(true, Ordering::SeqCst)));
-        });
+            },
+            move |journal| journal.wait_for_room(len, || told.store(true, Ordering::SeqCst)),
+        );
+        assert!(room);
         assert!(nudged.load(Ordering::SeqCst), "the tables thread was told");
-        assert!(journal.has_room(group.len()));
+        assert!(journal.has_room(len));
         assert!(!journal.lock().hurry, "no longer waiting");
     }
 
@@ -1153,15 +1199,17 @@ mod tests {
     fn the_writer_stops_waiting_when_the_tables_refuse_the_backlog() {
         let dir = tempfile::tempdir().unwrap();
         let (journal, group, held) = filled_ring(dir.path(), i64::MAX);
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                while !journal.lock().hurry {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
+        let journal = Arc::new(journal);
+        let len = group.len();
+        let room = beside_the_tables(
+            &journal,
+            |journal| {
+                until_hurried(journal);
                 journal.set_refused(Some("the disk is full".into()));
-            });
-            assert!(!journal.wait_for_room(group.len(), || {}));
-        });
+            },
+            move |journal| journal.wait_for_room(len, || {}),
+        );
+        assert!(!room);
         assert!(
             journal.append(&group).is_err(),
             "no room: the group is refused"
@@ -1177,20 +1225,21 @@ mod tests {
     fn a_job_waits_until_the_tables_hold_every_record() {
         let dir = tempfile::tempdir().unwrap();
         let (journal, _, held) = filled_ring(dir.path(), 10);
+        let journal = Arc::new(journal);
         assert_eq!(held, 10);
         assert!(!journal.pressed(), "a small part of the ring");
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
+        let emptied = beside_the_tables(
+            &journal,
+            |journal| {
                 for id in 1..=10 {
-                    while !journal.lock().hurry {
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
+                    until_hurried(journal);
                     journal.applied_through(id);
                 }
-            });
-            assert!(journal.wait_until_empty(|| {}));
-            assert_eq!(journal.backlog(), 0);
-        });
+            },
+            |journal| journal.wait_until_empty(|| {}),
+        );
+        assert!(emptied);
+        assert_eq!(journal.backlog(), 0);
     }
 
     /// Captures in the journal may link to a notification whose captures in the tables a prune
@@ -1200,7 +1249,7 @@ mod tests {
         use super::super::schema::{load_redeliveries, open_connection};
         use super::super::writer::Retained;
         use crate::redelivery::NotificationKey;
-        use std::sync::{Arc, Mutex};
+        use std::sync::Mutex;
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("s.db");
         {
