@@ -724,34 +724,28 @@ pub(crate) fn index_rows(
 
 /// Removes the entries of the captures `where_captures` selects, and takes them off the counts
 /// kept with the index (run before deleting them, in the same transaction).
+///
+/// Entry by entry, by rowid: FTS5 answers `rowid = ?` from its index, but not `rowid IN
+/// (SELECT ...)`, which SQLite then checks against every row of the table, so each prune (a few
+/// hundred captures, every 256 under a count limit) read whole tables; it was most of a prune's
+/// time under a flood (`perf`, BENCHMARKS.md, listener, first section). Only the captures at or
+/// below the watermark have entries (the indexer and an import move it past what they index).
 pub(crate) fn unindex(conn: &Connection, where_captures: &str, args: &[&dyn ToSql]) -> Result<()> {
     crate::facet_counts::uncount(conn, where_captures, args)?;
-    let tables = SearchTables::read(conn, true)?;
-    let mut deletes: Vec<(String, String)> = tables
-        .text
-        .iter()
-        .map(|shard| {
-            let bounds = format!("id BETWEEN {} AND {}", shard.lowest, shard.highest);
-            (shard.table.clone(), bounds)
-        })
-        .collect();
-    deletes.push(("search_ids".into(), "1 = 1".into()));
-    for (table, bounds) in deletes {
-        conn.execute(
-            &format!(
-                "DELETE FROM {table} WHERE rowid IN \
-                 (SELECT id FROM captures WHERE ({where_captures}) AND {bounds})"
-            ),
-            args,
-        )?;
-    }
-    Ok(())
+    let indexed: Vec<i64> = conn
+        .prepare(&format!(
+            "SELECT id FROM captures WHERE ({where_captures}) AND id <= {WATERMARK_SQL}"
+        ))?
+        .query_map(args, |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    unindex_ids(conn, &indexed)
 }
 
-/// Removes the entries of these captures.
+/// Removes the entries of these captures (those at or below the watermark have some).
 pub(crate) fn unindex_ids(conn: &Connection, ids: &[i64]) -> Result<()> {
     let tables = SearchTables::read(conn, true)?;
-    for id in ids {
+    let through = indexed_through(conn)?;
+    for id in ids.iter().filter(|&&id| id <= through) {
         let shard = tables
             .text
             .iter()
