@@ -725,11 +725,14 @@ pub(crate) fn index_rows(
 /// Removes the entries of the captures `where_captures` selects, and takes them off the counts
 /// kept with the index (run before deleting them, in the same transaction).
 ///
-/// Entry by entry, by rowid: FTS5 answers `rowid = ?` from its index, but not `rowid IN
-/// (SELECT ...)`, which SQLite then checks against every row of the table, so each prune (a few
-/// hundred captures, every 256 under a count limit) read whole tables; it was most of a prune's
-/// time under a flood (`perf`, BENCHMARKS.md, listener, first section). Only the captures at or
-/// below the watermark have entries (the indexer and an import move it past what they index).
+/// Entry by entry, by rowid, through statements prepared once: it was one `DELETE ... WHERE
+/// rowid IN (SELECT id FROM captures WHERE ...)` per table, prepared afresh at each prune
+/// (every 256 captures under a count limit), and under a flood the prunes' search deletes were
+/// 44% of their time and grew with the store; this way the tables thread spends 10–16% less
+/// and the tail stays put (p99 54 ms against 134 at 600,000 kept; BENCHMARKS.md, listener,
+/// first section). Both plans look each rowid up (`EXPLAIN QUERY PLAN`); which part of the old
+/// statement cost is not pinned down. Only the captures at or below the watermark have entries
+/// (the indexer and an import move it past what they index), so only theirs are looked up.
 pub(crate) fn unindex(conn: &Connection, where_captures: &str, args: &[&dyn ToSql]) -> Result<()> {
     crate::facet_counts::uncount(conn, where_captures, args)?;
     let indexed: Vec<i64> = conn
