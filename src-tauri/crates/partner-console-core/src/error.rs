@@ -153,6 +153,11 @@ impl From<partner_listener::Error> for AppError {
             E::NoSuchCapture(_) => "The capture was pruned or cleared; reload the inspector.",
             E::Io(_) => "Another program may hold the port: choose another port or stop it.",
             E::Outbound { .. } => "Check that the target is running and reachable.",
+            // The store refused the change rather than make it on part of its captures: they
+            // are safe, and clearing the store (the catch-all's advice) would be refused too.
+            E::TablesBehind { .. } => {
+                "Nothing was lost: free space on the capture store's disk, or stop the program                  holding it, then try again."
+            }
             _ => "Restart the listener; if it keeps failing, clear the capture store.",
         };
         let kind = match &error {
@@ -199,4 +204,25 @@ pub fn capitalised(text: &str) -> String {
         .next()
         .map(|first| first.to_uppercase().chain(chars).collect())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_the_capture_store_refused_is_told_as_such_not_to_clear_the_store() {
+        let error = AppError::from(partner_listener::Error::TablesBehind {
+            waiting: 3,
+            reason: "database or disk is full".into(),
+        });
+        assert_eq!(error.kind, ErrorKind::Listener);
+        assert!(
+            error.message.contains("database or disk is full"),
+            "{}",
+            error.message
+        );
+        assert!(error.hint.contains("free space"), "{}", error.hint);
+        assert!(!error.hint.contains("clear"), "{}", error.hint);
+    }
 }

@@ -732,19 +732,18 @@ pub(crate) fn index_rows(
 /// and the tail stays put (p99 54 ms against 134 at 600,000 kept; BENCHMARKS.md, listener,
 /// first section). Both plans look each rowid up (`EXPLAIN QUERY PLAN`); which part of the old
 /// statement cost is not pinned down. Only the captures at or below the watermark have entries
-/// (the indexer and an import move it past what they index), so only theirs are looked up.
+/// (the indexer and an import move it past what they index), so only theirs are deleted.
 pub(crate) fn unindex(conn: &Connection, where_captures: &str, args: &[&dyn ToSql]) -> Result<()> {
     crate::facet_counts::uncount(conn, where_captures, args)?;
-    let indexed: Vec<i64> = conn
-        .prepare(&format!(
-            "SELECT id FROM captures WHERE ({where_captures}) AND id <= {WATERMARK_SQL}"
-        ))?
+    let doomed: Vec<i64> = conn
+        .prepare(&format!("SELECT id FROM captures WHERE {where_captures}"))?
         .query_map(args, |row| row.get(0))?
         .collect::<rusqlite::Result<_>>()?;
-    unindex_ids(conn, &indexed)
+    unindex_ids(conn, &doomed)
 }
 
-/// Removes the entries of these captures (those at or below the watermark have some).
+/// Removes the entries of these captures: those at or below the watermark, the only ones
+/// that have any (the one place that rule is applied to deletes).
 pub(crate) fn unindex_ids(conn: &Connection, ids: &[i64]) -> Result<()> {
     let tables = SearchTables::read(conn, true)?;
     let through = indexed_through(conn)?;
