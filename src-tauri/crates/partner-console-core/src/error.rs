@@ -156,7 +156,8 @@ impl From<partner_listener::Error> for AppError {
             // The store refused the change rather than make it on part of its captures: they
             // are safe, and clearing the store (the catch-all's advice) would be refused too.
             E::TablesBehind { .. } => {
-                "Nothing was lost: free space on the capture store's disk, or stop the program                  holding it, then try again."
+                "Nothing was lost: free space on the capture store's disk, or stop the program \
+                 holding it, then try again."
             }
             _ => "Restart the listener; if it keeps failing, clear the capture store.",
         };
@@ -224,5 +225,10 @@ mod tests {
         );
         assert!(error.hint.contains("free space"), "{}", error.hint);
         assert!(!error.hint.contains("clear"), "{}", error.hint);
+        assert!(
+            !error.hint.contains("  "),
+            "one sentence, no run of spaces: {:?}",
+            error.hint
+        );
     }
 }
