@@ -29,8 +29,8 @@ pub use error::{ApiError, ErrorCode};
 pub use firing::{fired_by, Fired};
 pub use list::{ListRuleError, PageParams, ServiceSorts, SortKey, SortSpec, SortValue, Sortable};
 pub use notification::{
-    resource_at, EventType, Notification, NotificationMeta, NotificationMetaText, NotificationText,
-    ResourceAddress, ResourceRefMismatch, ResourceType,
+    resource_at, Departure, EventType, Notification, NotificationFields, NotificationMeta,
+    NotificationMetaText, NotificationText, ResourceAddress, ResourceRefMismatch, ResourceType,
 };
 pub use product::{
     CredentialDefinition, NewProduct, NewWebhookSubscription, Product, ProductPatch, ProductTags,

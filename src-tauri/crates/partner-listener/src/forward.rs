@@ -16,14 +16,19 @@
 //! Only valid notifications that are not replays and were not forwarded by a listener already
 //! are forwarded at all (see [`crate::server`]); the rules only choose where to.
 //!
-//! The resource types and event types are those of the service spec ("Resources and event
-//! types"), from `partner_api::notification`: a rule naming anything else could never match, so
-//! it is refused when set rather than silently never used.
+//! A rule may name any resource type and event type, not only those the spec shows
+//! (`partner_api::notification`): the listener takes every validly signed notification whatever
+//! its types (issue #46), and a service that adds an event type (`reassigned`) or a resource type
+//! (`urn:svc:partner:transaction:document`) must be routable the day it does, without a new
+//! console. A name the spec does not show is kept as written and matched as text;
+//! [`ForwardRule::unknown_names`] lets the CLI and the app say so, since a typo then matches
+//! nothing rather than being refused.
 
 use crate::capture::Capture;
 use crate::outbound;
 use crate::{Error, Result};
 use partner_api::notification::{EventType, ResourceType};
+use partner_api::read::Open;
 use serde::{Deserialize, Serialize};
 
 /// The prefix of every resource type of the service; a rule may leave it out.
@@ -85,24 +90,36 @@ impl ForwardRule {
         resource_matches && event_matches
     }
 
-    /// The rule in a normal form: blank or `*` fields become `None` (any), a short resource
-    /// type its full name; refused (with the reason) when a field names a resource type or
-    /// event type the service does not have, or the URL is not http(s).
+    /// The rule in a normal form: blank or `*` fields become `None` (any), a resource type
+    /// without its `urn:` its full name (`transaction:document` is
+    /// `urn:svc:partner:transaction:document`); refused (with the reason) only when the URL is
+    /// not http(s). Any resource type and event type is taken (see the module notes).
     pub fn normalised(self) -> Result<Self> {
-        let resource_type = match any_or(self.resource_type.as_deref()) {
-            None => None,
-            Some(name) => Some(full_resource_type(name)?.as_str().to_string()),
-        };
-        let event_type = match any_or(self.event_type.as_deref()) {
-            None => None,
-            Some(name) => Some(known_event_type(name)?.as_str().to_string()),
-        };
+        let resource_type = any_or(self.resource_type.as_deref()).map(full_resource_type);
+        let event_type = any_or(self.event_type.as_deref()).map(str::to_string);
         let url = outbound::parse_target(self.url.as_str())?;
         Ok(Self {
             resource_type,
             event_type,
             url,
         })
+    }
+
+    /// The names in this rule that the spec does not show (a resource type, then an event
+    /// type), for a note: such a rule matches only notifications that carry exactly that text.
+    pub fn unknown_names(&self) -> Vec<String> {
+        let mut unknown = Vec::new();
+        if let Some(name) = any_or(self.resource_type.as_deref()) {
+            if let Open::Other(full) = Open::<ResourceType>::parse(&full_resource_type(name)) {
+                unknown.push(full);
+            }
+        }
+        if let Some(Open::Other(name)) =
+            any_or(self.event_type.as_deref()).map(Open::<EventType>::parse)
+        {
+            unknown.push(name);
+        }
+        unknown
     }
 }
 
@@ -115,33 +132,21 @@ fn same_resource_type(wanted: &str, actual: &str) -> bool {
     wanted == actual || actual.strip_prefix(RESOURCE_TYPE_PREFIX) == Some(wanted)
 }
 
-fn short_names() -> String {
-    ResourceType::ALL
-        .iter()
-        .map(|r| r.as_str().trim_start_matches(RESOURCE_TYPE_PREFIX))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// The full name of a resource type: a name that starts with `urn:` as it is, another (a short
+/// name, known or not) under the service's prefix.
+fn full_resource_type(name: &str) -> String {
+    if name.starts_with("urn:") {
+        name.to_string()
+    } else {
+        format!("{RESOURCE_TYPE_PREFIX}{name}")
+    }
 }
 
-fn full_resource_type(name: &str) -> Result<ResourceType> {
-    ResourceType::parse(name)
-        .or_else(|| ResourceType::parse(&format!("{RESOURCE_TYPE_PREFIX}{name}")))
-        .ok_or_else(|| {
-            Error::InvalidInput(format!(
-                "the service has no resource type {name:?}: use one of {} (or * for any)",
-                short_names()
-            ))
-        })
-}
-
-fn known_event_type(name: &str) -> Result<EventType> {
-    EventType::parse(name).ok_or_else(|| {
-        let known: Vec<&str> = EventType::ALL.iter().map(|e| e.as_str()).collect();
-        Error::InvalidInput(format!(
-            "the service has no event type {name:?}: use one of {} (or * for any)",
-            known.join(", ")
-        ))
-    })
+/// Whether `name` is a resource type the spec shows, by its short or full name.
+fn known_resource_type(name: &str) -> bool {
+    Open::<ResourceType>::parse(&full_resource_type(name))
+        .known()
+        .is_some()
 }
 
 /// The forward rules in order; the first that matches a capture wins.
@@ -176,8 +181,12 @@ impl ForwardRules {
     /// - `transaction=http://localhost:3000/hooks`: transaction notifications, any event type;
     /// - `transaction:created=URL`: only those whose `eventType` is `created`;
     /// - `transaction:event=URL`, `transaction:event:created=URL`: the transaction-event
-    ///   resource type (its short name has a colon: a known resource type is read whole first);
-    /// - `*:updated=URL`: any resource type, `updated` only;
+    ///   resource type (its short name has a colon: a resource type the spec shows is read
+    ///   whole first);
+    /// - `*:updated=URL`, `*:reassigned=URL`: any resource type, that event type only (any
+    ///   name: the spec's list is not closed);
+    /// - `transaction:document:*=URL`: a resource type the spec does not show, any event type
+    ///   (otherwise the text after its last colon would be read as the event type);
     /// - `=URL` or `*=URL`: everything (a catch-all);
     /// - full names work too: `urn:svc:partner:transaction:created=URL`.
     pub fn parse_cli(spec: &str) -> Result<ForwardRule> {
@@ -196,15 +205,15 @@ impl ForwardRules {
         let selector = selector.trim();
         // A whole known resource type first (its name may hold colons), then RESOURCE:EVENT
         // split at the last colon.
-        let (resource, event) =
-            if any_or(Some(selector)).is_none() || full_resource_type(selector).is_ok() {
-                (selector, None)
-            } else {
-                match selector.rsplit_once(':') {
-                    Some((resource, event)) => (resource, Some(event)),
-                    None => (selector, None),
-                }
-            };
+        let (resource, event) = if any_or(Some(selector)).is_none() || known_resource_type(selector)
+        {
+            (selector, None)
+        } else {
+            match selector.rsplit_once(':') {
+                Some((resource, event)) => (resource, Some(event)),
+                None => (selector, None),
+            }
+        };
         ForwardRule {
             resource_type: Some(resource.to_string()),
             event_type: event.map(str::to_string),
@@ -319,15 +328,68 @@ mod tests {
             ("transaction=", "no URL"),
             ("transaction=ftp://h/a", "http:// or https://"),
             ("transaction=not a url", "not a URL"),
-            ("product=http://h/a", "no resource type \"product\""),
-            (
-                "transaction:deleted=http://h/a",
-                "no event type \"deleted\"",
-            ),
         ] {
             let error = ForwardRules::parse_cli(spec).unwrap_err().to_string();
             assert!(error.contains(says), "{spec}: {error}");
         }
+    }
+
+    #[test]
+    fn rules_take_event_and_resource_types_the_spec_does_not_show() {
+        let r = rule("transaction:reassigned=http://h/a");
+        assert_eq!(
+            r.resource_type.as_deref(),
+            Some("urn:svc:partner:transaction")
+        );
+        assert_eq!(r.event_type.as_deref(), Some("reassigned"));
+        assert_eq!(r.unknown_names(), vec!["reassigned".to_string()]);
+
+        let r = rule("transaction:document:*=http://h/a");
+        assert_eq!(
+            r.resource_type.as_deref(),
+            Some("urn:svc:partner:transaction:document")
+        );
+        assert_eq!(r.event_type, None);
+        assert_eq!(
+            r.unknown_names(),
+            vec!["urn:svc:partner:transaction:document".to_string()]
+        );
+
+        let r = rule("urn:other:thing:deleted=http://h/a");
+        assert_eq!(r.resource_type.as_deref(), Some("urn:other:thing"));
+        assert_eq!(r.event_type.as_deref(), Some("deleted"));
+        assert!(rule("transaction:event:created=http://h/a")
+            .unknown_names()
+            .is_empty());
+
+        let rules = ForwardRules::new(vec![
+            rule("*:reassigned=http://h/reassigned"),
+            rule("transaction:document:*=http://h/documents"),
+            rule("*=http://h/rest"),
+        ])
+        .unwrap();
+        let url = |c: &Capture| rules.matching(c).map(|r| r.url.path().to_string());
+        let tx = "urn:svc:partner:transaction";
+        let doc = "urn:svc:partner:transaction:document";
+        assert_eq!(
+            url(&capture(tx, "reassigned")).as_deref(),
+            Some("/reassigned")
+        );
+        assert_eq!(url(&capture(doc, "created")).as_deref(), Some("/documents"));
+        assert_eq!(url(&capture(tx, "created")).as_deref(), Some("/rest"));
+        // Set by hand (the app's rules): any names, a short unknown one given its prefix.
+        let by_hand = ForwardRules::new(vec![ForwardRule {
+            resource_type: Some("transaction:document".into()),
+            event_type: Some("archived".into()),
+            url: "http://h/a".parse().unwrap(),
+        }])
+        .unwrap();
+        assert_eq!(
+            by_hand.rules()[0].resource_type.as_deref(),
+            Some("urn:svc:partner:transaction:document")
+        );
+        assert!(by_hand.matching(&capture(doc, "archived")).is_some());
+        assert!(by_hand.matching(&capture(doc, "created")).is_none());
     }
 
     #[test]
