@@ -73,9 +73,9 @@ pub use pager::PagerOptions;
 pub use rotation::{NewSubscription, Rotation, Subscribed};
 pub use sandbox_control::SandboxControl;
 pub use secrets::{
-    client_secret, forget_client_secret, forget_signing_keys, save_client_secret, signing_keys,
-    store_signing_key, KeyringStore, MemoryStore, PreviousKey, SecretSlot, SecretStore,
-    SigningKeys, KEYCHAIN_SERVICE,
+    client_secret, forget_client_secret, forget_signing_keys, probe_secret_store,
+    save_client_secret, signing_keys, store_signing_key, KeyringStore, MemoryStore, PreviousKey,
+    SecretSlot, SecretStore, SigningKeys, KEYCHAIN_SERVICE, STORE_NAME,
 };
 pub use subscriptions::{
     CallbackBase, RepointFailure, Repointed, Repointing, SubscriptionAt, SubscriptionChange,

@@ -1,4 +1,17 @@
-//! Where secrets rest: the OS keychain (Secret Service on Linux) behind the [`SecretStore`] trait.
+//! Where secrets rest: the OS's own secret store behind the [`SecretStore`] trait: the login
+//! keychain on macOS, the Credential Manager on Windows, the Secret Service (gnome-keyring,
+//! KWallet) on Linux and the BSDs. Which one is chosen when the crate is built (keyring's
+//! features per target in `Cargo.toml`).
+//!
+//! Why [`KeyringStore`] checks the store it was built with, and why [`probe_secret_store`] writes: keyring 3
+//! falls back to an in-memory mock on an OS whose store is not compiled in, and the mock keeps a
+//! value only in the entry it was set through. A store that makes an entry per call, as this one
+//! does, then loses each secret at once, without an error (every secret of the console was lost
+//! so on macOS). So a store that does not keep what it is given until it is deleted is refused
+//! on every call, with the reason, and the start-up probe writes a marker, reads it back through
+//! a fresh entry and deletes it, so a store that answers "done" and keeps nothing (a locked or
+//! missing service, a stand-in) is named to the user with what to do before any secret is given
+//! to it.
 //!
 //! Entries, all under the service name `partner-console`:
 //! - `client-secret:{base_url}|{client_id}`: a connection's client secret;
@@ -11,7 +24,7 @@
 //! Signing keys are named by subscription id alone because that is all a receiver knows when a
 //! notification arrives (`Svc-SubscriptionId`); subscription ids are assigned by the service and
 //! unique. [`signing_keys`] is the function the listener calls to verify during a rotation.
-//! The keychain calls are blocking D-Bus round trips of a few milliseconds; callers on an async
+//! The keychain calls are blocking round trips (D-Bus on Linux) of a few milliseconds; callers on an async
 //! runtime may wrap them in `spawn_blocking` where that matters.
 
 use crate::error::{ClientError, Result};
@@ -57,6 +70,10 @@ pub enum SecretSlot {
     ClientCertificateKey {
         base_url: String,
         client_id: String,
+    },
+    /// The marker [`probe_secret_store`] writes, reads back and deletes (never a secret).
+    Probe {
+        marker: String,
     },
 }
 
@@ -110,6 +127,7 @@ impl SecretSlot {
                 base_url,
                 client_id,
             } => format!("client-certificate-key:{base_url}|{client_id}"),
+            SecretSlot::Probe { marker } => format!("probe:{marker}"),
         }
     }
 }
@@ -122,10 +140,28 @@ pub trait SecretStore: Send + Sync + Debug {
     fn delete(&self, slot: &SecretSlot) -> Result<()>;
 }
 
-/// The OS keychain through the `keyring` crate (Secret Service on Linux, with its own crypto).
-#[derive(Debug, Clone)]
+/// The OS's own secret store through the `keyring` crate.
+///
+/// Each call builds its entry from the store's credential builder (the OS's, chosen when the
+/// crate is built). A builder whose credentials do not outlive their entry or the process
+/// (keyring's mock, on an OS whose store is not compiled in) is refused on every call with the
+/// reason, never used: with an entry per call it would drop each secret silently.
+#[derive(Clone)]
 pub struct KeyringStore {
     service: String,
+    builder: std::sync::Arc<keyring::credential::CredentialBuilder>,
+    /// Why this store keeps nothing, when its builder is such a one.
+    refused: Option<String>,
+}
+
+impl Debug for KeyringStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyringStore")
+            .field("service", &self.service)
+            .field("store", &STORE_NAME)
+            .field("refused", &self.refused)
+            .finish()
+    }
 }
 
 impl Default for KeyringStore {
@@ -135,15 +171,47 @@ impl Default for KeyringStore {
 }
 
 impl KeyringStore {
-    /// A store under another service name (tests use one of their own).
+    /// The OS's store under another service name (tests use one of their own).
     pub fn new(service: impl Into<String>) -> Self {
+        static OS_BUILDER: std::sync::OnceLock<
+            std::sync::Arc<keyring::credential::CredentialBuilder>,
+        > = std::sync::OnceLock::new();
+        let builder = OS_BUILDER
+            .get_or_init(|| std::sync::Arc::from(keyring::default::default_credential_builder()))
+            .clone();
+        Self::with_builder(service, builder)
+    }
+
+    /// A store over `builder` (keyring's mock in tests), refused when its credentials do not
+    /// persist until deleted.
+    pub fn with_builder(
+        service: impl Into<String>,
+        builder: std::sync::Arc<keyring::credential::CredentialBuilder>,
+    ) -> Self {
+        use keyring::credential::CredentialPersistence;
+        let refused = match builder.persistence() {
+            CredentialPersistence::UntilDelete => None,
+            _ => Some(format!(
+                "this build of the console has no secret store for this system that keeps what it is given (keyring's stand-in keeps a secret only for the moment it is set), so secrets are not taken rather than lost: {}",
+                WHAT_TO_DO
+            )),
+        };
         Self {
             service: service.into(),
+            builder,
+            refused,
         }
     }
 
     fn entry(&self, slot: &SecretSlot) -> Result<keyring::Entry> {
-        keyring::Entry::new(&self.service, &slot.account()).map_err(keyring_error)
+        if let Some(why) = &self.refused {
+            return Err(ClientError::keychain(why));
+        }
+        let credential = self
+            .builder
+            .build(None, &self.service, &slot.account())
+            .map_err(keyring_error)?;
+        Ok(keyring::Entry::new_with_credential(credential))
     }
 }
 
@@ -170,14 +238,93 @@ impl SecretStore for KeyringStore {
     }
 }
 
+/// The store this build uses, in the words a user knows it by.
+#[cfg(target_os = "macos")]
+pub const STORE_NAME: &str = "the macOS keychain";
+#[cfg(target_os = "windows")]
+pub const STORE_NAME: &str = "the Windows Credential Manager";
+#[cfg(any(target_os = "linux", target_os = "freebsd", target_os = "openbsd"))]
+pub const STORE_NAME: &str = "the Secret Service (gnome-keyring or KWallet)";
+#[cfg(not(any(
+    target_os = "macos",
+    target_os = "windows",
+    target_os = "linux",
+    target_os = "freebsd",
+    target_os = "openbsd"
+)))]
+pub const STORE_NAME: &str = "no secret store (none is built in for this system)";
+
+/// What the user can do when the store does not answer or does not keep what it is given.
+#[cfg(target_os = "macos")]
+const WHAT_TO_DO: &str = "unlock the login keychain (Keychain Access), allow the console when macOS asks, then try again";
+#[cfg(target_os = "windows")]
+const WHAT_TO_DO: &str = "sign in to Windows with your own account (the Credential Manager keeps secrets per user; a roaming or restricted profile may refuse them), then try again";
+#[cfg(any(target_os = "linux", target_os = "freebsd", target_os = "openbsd"))]
+const WHAT_TO_DO: &str = "start a Secret Service (gnome-keyring or KWallet) in your desktop session and unlock its login keyring, then try again";
+#[cfg(not(any(
+    target_os = "macos",
+    target_os = "windows",
+    target_os = "linux",
+    target_os = "freebsd",
+    target_os = "openbsd"
+)))]
+const WHAT_TO_DO: &str =
+    "this system is not supported for keeping secrets: use macOS, Windows or Linux";
+
+/// Checks that `store` keeps what it is given: writes a marker, reads it back (through a fresh
+/// entry, as every later call is) and deletes it. A store that refuses, answers with nothing or
+/// with something else, or cannot delete, is an error naming the store and what to do. The
+/// marker is no secret; it is deleted even when the read-back fails.
+pub fn probe_secret_store(store: &dyn SecretStore) -> Result<()> {
+    let marker = format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    );
+    let slot = SecretSlot::Probe {
+        marker: marker.clone(),
+    };
+    let value = Secret::new(format!("partner-console probe {marker}"));
+    let failed = |what: &str, error: Option<ClientError>| {
+        let said = error.map(|e| format!(" ({e})")).unwrap_or_default();
+        ClientError::keychain(format!(
+            "{STORE_NAME} {what}{said}: a secret given to it now could be lost; {WHAT_TO_DO}"
+        ))
+    };
+    if let Err(error) = store.set(&slot, &value) {
+        return Err(failed("did not take a test entry", Some(error)));
+    }
+    let read = store.get(&slot);
+    let deleted = store.delete(&slot);
+    match read {
+        Err(error) => return Err(failed("did not give back a test entry", Some(error))),
+        Ok(None) => {
+            return Err(failed(
+                "does not keep what it is given (a test entry written to it read back as nothing)",
+                None,
+            ))
+        }
+        Ok(Some(back)) if !back.ct_eq(value.expose()) => {
+            return Err(failed(
+                "gave back something else than a test entry written to it",
+                None,
+            ))
+        }
+        Ok(Some(_)) => {}
+    }
+    deleted.map_err(|error| failed("could not delete a test entry", Some(error)))
+}
+
 /// Words for a keychain failure. `BadEncoding` carries the stored bytes in its `Debug`, so every
 /// variant is described by our own text or the crate's `Display`, which quotes no value.
 fn keyring_error(error: keyring::Error) -> ClientError {
     let message = match &error {
         keyring::Error::BadEncoding(_) => "a stored secret is not valid UTF-8".to_string(),
-        keyring::Error::NoStorageAccess(_) => format!(
-            "the keychain is not available (is a Secret Service such as gnome-keyring running and unlocked?): {error}"
-        ),
+        keyring::Error::NoStorageAccess(_) | keyring::Error::PlatformFailure(_) => {
+            format!("{STORE_NAME} is not available ({error}): {WHAT_TO_DO}")
+        }
         _ => error.to_string(),
     };
     ClientError::keychain(message)
@@ -391,6 +538,72 @@ mod tests {
         assert!(keys.previous.is_none());
         forget_signing_keys(&store, "s1").unwrap();
         assert!(signing_keys(&store, "s1").unwrap().is_none());
+    }
+
+    /// keyring's mock, as keyring 3 falls back to it on an OS whose store is not built in.
+    fn mock_builder() -> std::sync::Arc<keyring::credential::CredentialBuilder> {
+        std::sync::Arc::from(keyring::mock::default_credential_builder())
+    }
+
+    #[test]
+    fn a_store_that_keeps_nothing_is_refused_and_takes_no_secret() {
+        let store = KeyringStore::with_builder("partner-console-test", mock_builder());
+        let refused = probe_secret_store(&store).unwrap_err().to_string();
+        assert!(refused.contains(STORE_NAME), "{refused}");
+        assert!(refused.contains("then try again"), "{refused}");
+        // Every call says so: a secret is never taken and dropped.
+        let slot = SecretSlot::IndexKey {
+            index_id: "i1".into(),
+        };
+        let set = store.set(&slot, &Secret::new("not-kept")).unwrap_err();
+        assert!(set.to_string().contains("keeps what it is given"), "{set}");
+        assert!(!format!("{set} {set:?} {store:?}").contains("not-kept"));
+        assert!(store.get(&slot).is_err());
+    }
+
+    #[test]
+    fn the_probe_reads_back_through_a_fresh_entry() {
+        // The mock used as the store was before: an entry per call, so a value set is gone at
+        // the next call. The probe's read-back says so, whatever the builder claims.
+        let store = KeyringStore {
+            service: "partner-console-test".into(),
+            builder: mock_builder(),
+            refused: None,
+        };
+        let slot = SecretSlot::IndexKey {
+            index_id: "i1".into(),
+        };
+        store.set(&slot, &Secret::new("dropped")).unwrap();
+        assert!(store.get(&slot).unwrap().is_none(), "the mock drops it");
+        let refused = probe_secret_store(&store).unwrap_err().to_string();
+        assert!(
+            refused.contains("does not keep what it is given"),
+            "{refused}"
+        );
+    }
+
+    /// A store that answers and keeps something else.
+    #[derive(Debug)]
+    struct Garbling;
+    impl SecretStore for Garbling {
+        fn get(&self, _: &SecretSlot) -> Result<Option<Secret>> {
+            Ok(Some(Secret::new("something else")))
+        }
+        fn set(&self, _: &SecretSlot, _: &Secret) -> Result<()> {
+            Ok(())
+        }
+        fn delete(&self, _: &SecretSlot) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_probe_accepts_a_store_that_keeps_and_leaves_nothing_behind() {
+        let store = MemoryStore::new();
+        probe_secret_store(&store).unwrap();
+        assert!(store.entries().is_empty(), "the marker is deleted");
+        let refused = probe_secret_store(&Garbling).unwrap_err().to_string();
+        assert!(refused.contains("something else"), "{refused}");
     }
 
     #[test]

@@ -7,8 +7,8 @@ use crate::support::Setup;
 use crate::support::Strict;
 use partner_api::{signing_key, ResourceType, Secret};
 use partner_client::{
-    client_secret, forget_client_secret, save_client_secret, signing_keys, ConnectionConfig,
-    KeyringStore, PartnerClient, SecretSlot, SecretStore,
+    client_secret, forget_client_secret, probe_secret_store, save_client_secret, signing_keys,
+    ConnectionConfig, KeyringStore, PartnerClient, SecretSlot, SecretStore,
 };
 use partner_testkit::TestReceiver;
 use std::path::{Path, PathBuf};
@@ -63,6 +63,18 @@ fn keychain_round_trip() {
     assert!(client_secret(&store, &url, "client-2").unwrap().is_none());
     forget_client_secret(&store, &url, "client-1").unwrap();
     assert!(client_secret(&store, &url, "client-1").unwrap().is_none());
+}
+
+/// The start-up probe takes the real Secret Service: the marker it writes is read back through
+/// a fresh entry and then gone.
+#[test]
+fn keychain_probe_accepts_the_real_secret_service() {
+    if !enabled("keychain_probe_accepts_the_real_secret_service") {
+        return;
+    }
+    let store = test_store("probe");
+    probe_secret_store(&store).unwrap();
+    probe_secret_store(&KeyringStore::default()).unwrap();
 }
 
 #[tokio::test]
