@@ -233,7 +233,7 @@ async fn the_first_matching_rule_wins_then_forward_to_catches_the_rest() {
             ForwardRule {
                 resource_type: Some("product".into()),
                 event_type: None,
-                url: created.url().parse().unwrap(),
+                url: "ftp://127.0.0.1/hooks".parse().unwrap(),
             },
         ])
         .is_err());
@@ -336,4 +336,61 @@ async fn each_forwards_answer_or_error_is_recorded_with_the_rules_url() {
     }
     running.stop().await;
     app.stop().await;
+}
+
+#[tokio::test]
+async fn a_rule_naming_an_event_and_a_resource_the_spec_does_not_show_forwards_them() {
+    let mut reassigned = TestReceiver::always(200).await.unwrap();
+    let mut documents = TestReceiver::always(200).await.unwrap();
+    let mut rest = TestReceiver::always(200).await.unwrap();
+    let running = start(ListenerConfig {
+        forward_rules: vec![
+            rule(&format!("*:reassigned={}", reassigned.url())),
+            rule(&format!("transaction:document:*={}", documents.url())),
+            rule(&format!("*={}", rest.url())),
+        ],
+        ..ListenerConfig::default()
+    })
+    .await;
+    let client = reqwest::Client::new();
+    let reassigned_body = String::from_utf8(tx_body("re-1"))
+        .unwrap()
+        .replace("\"created\"", "\"reassigned\"")
+        .into_bytes();
+    let document_body = body("doc-1", "urn:svc:partner:transaction:document");
+    for sent in [&reassigned_body, &document_body, &tx_body("plain-1")] {
+        let answer = post_signed(&client, &running.url, SUB, KEY, sent.clone()).await;
+        assert_eq!(answer.status(), 200);
+    }
+    assert_eq!(
+        reassigned.next(WAIT).await.unwrap().body.as_ref(),
+        reassigned_body.as_slice()
+    );
+    assert_eq!(
+        documents.next(WAIT).await.unwrap().body.as_ref(),
+        document_body.as_slice()
+    );
+    assert_eq!(
+        rest.next(WAIT).await.unwrap().body.as_ref(),
+        tx_body("plain-1").as_slice()
+    );
+    // The app's rules (set by hand, any names) work the same.
+    running
+        .listener
+        .set_forward_rules(vec![ForwardRule {
+            resource_type: None,
+            event_type: Some("reassigned".into()),
+            url: documents.url().parse().unwrap(),
+        }])
+        .unwrap();
+    let again = String::from_utf8(tx_body("re-2"))
+        .unwrap()
+        .replace("\"created\"", "\"reassigned\"")
+        .into_bytes();
+    post_signed(&client, &running.url, SUB, KEY, again.clone()).await;
+    assert_eq!(
+        documents.next(WAIT).await.unwrap().body.as_ref(),
+        again.as_slice()
+    );
+    running.stop().await;
 }

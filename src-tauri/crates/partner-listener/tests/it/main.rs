@@ -14,6 +14,7 @@ mod live;
 mod receiving;
 mod replays;
 mod search;
+mod signed_is_taken;
 mod store;
 mod support;
 mod test_mode;
