@@ -754,6 +754,12 @@ fn summary(
             capture.fields.resource_type.as_deref().unwrap_or("-"),
             capture.attempt
         );
+        // Taken as sent (issue #46); what departs from the spec's shape is said, not hidden.
+        let departures = capture.fields.departures();
+        if capture.fields.is_notification() && !departures.is_empty() {
+            let said: Vec<String> = departures.iter().map(|d| cell(&d.to_string())).collect();
+            let _ = writeln!(md, "- Not the shape the spec shows: {}.", said.join("; "));
+        }
         let matched = capture
             .matched_key
             .map(|k| format!(" (matched the {} key)", k.as_str()))

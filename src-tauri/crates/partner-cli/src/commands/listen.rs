@@ -100,8 +100,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "URL")]
     pub forward_to: Option<String>,
     /// Send valid notifications of a resource type and event type, unchanged, to a URL:
-    /// [RESOURCE][:EVENT]=URL (repeatable). RESOURCE is transaction or transaction:event (or
-    /// the full urn:svc:partner:...), EVENT is created or updated; * or nothing means any.
+    /// [RESOURCE][:EVENT]=URL (repeatable). RESOURCE is a resource type, short (transaction,
+    /// transaction:event) or full (urn:svc:partner:...), EVENT an event type (created,
+    /// updated, or any name the service sends); * or nothing means any. A resource type the
+    /// spec does not show takes an explicit EVENT (transaction:document:*).
     /// The first rule that matches wins, e.g.
     /// --forward-rule transaction:created=http://localhost:3000/hooks
     /// --forward-rule transaction:event=http://localhost:4000/hooks --forward-rule
@@ -295,6 +297,16 @@ async fn run_listener(args: ServeArgs) -> Result<()> {
         .map(|spec| ForwardRules::parse_cli(spec))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| CliError::Usage(e.to_string()))?;
+    // Any name is taken (a service may add types), so a typo is not refused: say so instead.
+    for rule in &forward_rules {
+        for name in rule.unknown_names() {
+            eprintln!(
+                "note: the spec shows no {name:?}; the forward rule to {} matches only \
+                 notifications that carry exactly that",
+                rule.url
+            );
+        }
+    }
     let test_mode = TestMode {
         status: args.respond,
         delay: args.delay,
@@ -444,6 +456,10 @@ fn capture_line(capture: &Capture, json: bool) -> String {
         if capture.verdict == Verdict::WrongPath {
             line.push_str(&format!(" at {}", capture.path));
         }
+        let departures = departures(capture);
+        if !departures.is_empty() {
+            line.push_str(&format!(" [{}]", departures.join("; ")));
+        }
         line
     }
 }
@@ -465,7 +481,23 @@ fn capture_json(capture: &Capture) -> serde_json::Value {
             "attempt": capture.attempt,
             "replay": capture.replay,
             "path": capture.path,
+            "departures": departures(capture),
     })
+}
+
+/// How a notification departs from the shape the spec shows (no `meta`, an `eventTime` in
+/// another form, a type the spec does not show), in words; nothing for a request that is not a
+/// notification at all, whose verdict already says so.
+fn departures(capture: &Capture) -> Vec<String> {
+    if !capture.fields.is_notification() {
+        return Vec::new();
+    }
+    capture
+        .fields
+        .departures()
+        .iter()
+        .map(ToString::to_string)
+        .collect()
 }
 
 fn outbound_line(record: &OutboundRecord, json: bool) -> String {

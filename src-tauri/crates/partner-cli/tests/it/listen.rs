@@ -1,7 +1,8 @@
 //! `partner listen` as a real process on 127.0.0.1:0: its first line, one JSON line per capture,
 //! no key in any output, export/import/clear, one writer per store (a second listener refused,
 //! the lock released by `kill -9`), no acknowledged capture lost to `kill -9` under load, and
-//! `--forward-rule` routing by resource type and event type (a bad rule is a usage error).
+//! `--forward-rule` routing by resource type and event type (a bad rule is a usage error), and
+//! what the service signed taken whatever its event type, resource type or `meta` (issue #46).
 
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_listener::{CaptureFilter, Retention, Store, StoreReader};
@@ -684,11 +685,7 @@ async fn forward_rules_send_each_notification_to_its_rules_url_and_bad_ones_are_
 
     for (spec, says) in [
         ("transaction", "=URL"),
-        (
-            "product=http://127.0.0.1:1/x",
-            "no resource type \"product\"",
-        ),
-        ("transaction:deleted=http://127.0.0.1:1/x", "no event type"),
+        ("transaction:deleted=ftp://127.0.0.1:1/x", "http://"),
     ] {
         let output = Command::new(env!("CARGO_BIN_EXE_partner"))
             .args([
@@ -814,4 +811,144 @@ async fn captures_lists_the_store_beside_a_running_listener() {
             text(&output.stderr)
         );
     }
+}
+
+/// What the service signed is taken (issue #46): a signed notification of an event type or a
+/// resource type the spec does not show, or without `meta`, is answered 200 and printed `valid`
+/// with what departs from the spec; `captures` filters and groups it by its types as sent; the
+/// exports keep it; a forward rule naming the unknown event type forwards it (with a note on
+/// stderr); an ill-signed one is still refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_notification_of_a_type_the_spec_does_not_show_is_taken_shown_and_forwarded() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let mut reassigned_app = partner_testkit::TestReceiver::always(200).await.unwrap();
+    let rule = format!("*:reassigned={}", reassigned_app.url());
+    let mut listening = listen(&db, &["--json", "--forward-rule", &rule]);
+    let client = reqwest::Client::new();
+    const DOCUMENT: &str = "urn:svc:partner:transaction:document";
+    let reassigned = String::from_utf8(body("re-1"))
+        .unwrap()
+        .replace("\"created\"", "\"reassigned\"")
+        .into_bytes();
+    let document = String::from_utf8(body("doc-1"))
+        .unwrap()
+        .replace("urn:svc:partner:transaction", DOCUMENT)
+        .into_bytes();
+    let bare = br#"{"eventId":"bare-1","eventType":"created"}"#.to_vec();
+    // Each notification twice (a redelivery), then one signed with a wrong key.
+    for sent in [&reassigned, &reassigned, &document, &document, &bare] {
+        let answer = send(&client, &listening.url, KEY, sent.clone())
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200, "{}", String::from_utf8_lossy(sent));
+    }
+    let wrong = "Zyxwvutsrqponmlkjihgfedcba9876#$";
+    let refused = send(&client, &listening.url, wrong, reassigned.clone())
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+
+    let mut printed = Vec::new();
+    while printed.len() < 6 {
+        let mut line = String::new();
+        listening.stdout.read_line(&mut line).unwrap();
+        let object: Value = serde_json::from_str(&line).unwrap();
+        if object["kind"] == "capture" {
+            printed.push(object);
+        }
+    }
+    let verdicts: Vec<&str> = printed
+        .iter()
+        .map(|c| c["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            "valid",
+            "valid",
+            "valid",
+            "valid",
+            "valid",
+            "invalid-signature"
+        ]
+    );
+    assert_eq!(printed[0]["eventType"], "reassigned");
+    assert_eq!(printed[1]["attempt"], 2);
+    assert_eq!(printed[2]["resourceType"], DOCUMENT);
+    assert_eq!(printed[3]["attempt"], 2);
+    assert_eq!(
+        printed[0]["departures"],
+        serde_json::json!(["event type \"reassigned\" is not one the spec shows"])
+    );
+    assert_eq!(
+        printed[4]["departures"],
+        serde_json::json!([
+            "no eventTime",
+            "no meta (instanceId, resourceId, resourceType, resourceRef)"
+        ])
+    );
+    let forwarded = reassigned_app.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(forwarded.body.as_ref(), reassigned.as_slice());
+    let rest = terminate(listening);
+    assert!(
+        rest.contains("note: the spec shows no \"reassigned\""),
+        "{rest}"
+    );
+
+    // Filtered, counted and grouped by the types as sent.
+    let event_ids = |rows: &[Value]| -> Vec<String> {
+        rows.iter()
+            .map(|row| row["eventId"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    let valid_reassigned = crate::captures_once(
+        &db,
+        &["--verdict", "valid", "--event-type", "reassigned"],
+        |_| true,
+    );
+    assert_eq!(event_ids(&valid_reassigned), ["re-1", "re-1"]);
+    let documents =
+        crate::captures_once(&db, &["--resource-type", DOCUMENT, "--grouped"], |_| true);
+    assert_eq!(event_ids(&documents), ["doc-1"]);
+    assert_eq!(documents[0]["groupAttempts"], 2);
+    let table = crate::listen_captures(&db, &["--event-type", "reassigned"]);
+    assert!(table.contains("1-3 of 3 captures"), "{table}");
+
+    // The exports keep them, as sent and valid.
+    let jsonl = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args([
+            "listen",
+            "export",
+            "--format",
+            "jsonl",
+            "--verdict",
+            "valid",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(jsonl.status.success(), "{}", text(&jsonl.stderr));
+    let exported: Vec<Value> = text(&jsonl.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(exported.len(), 5);
+    assert_eq!(
+        exported
+            .iter()
+            .filter(|c| c["eventType"] == "reassigned")
+            .count(),
+        2
+    );
+    assert!(exported.iter().any(|c| c["resourceType"] == DOCUMENT));
+    let har = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(["listen", "export", "--format", "har", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(har.status.success());
+    let har = text(&har.stdout);
+    assert!(har.contains("reassigned") && har.contains(DOCUMENT));
 }
