@@ -387,6 +387,9 @@ fn apply_key(connection: &Connection, key: &Secret, path: &Path) -> Result<()> {
     }
 }
 
+/// Creates the index's file readable by its owner alone (its folder too): modes 0700 and 0600
+/// on Unix. On Windows no mode is set: the file and folder inherit the ACL of the data folder
+/// under the user's profile, which grants them to the user, the administrators and SYSTEM.
 fn create_private_file(path: &Path) -> Result<()> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),

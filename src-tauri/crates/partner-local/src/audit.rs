@@ -73,6 +73,8 @@ impl AuditLog {
         line.push(b'\n');
         let mut options = std::fs::OpenOptions::new();
         options.create(true).append(true);
+        // Owner-only. On Windows nothing is set: the log inherits the ACL of the data folder
+        // under the user's profile, which grants it to the user, the administrators and SYSTEM.
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
@@ -302,6 +304,7 @@ mod tests {
         assert_eq!(all.entries[1].write.outcome, done);
         let text = std::fs::read_to_string(log.path()).unwrap();
         assert!(text.contains("\"connection\": \"half"), "never rewritten");
+        // Unix alone: on Windows the log takes the profile folder's ACL, with no mode to check.
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

@@ -378,7 +378,9 @@ impl SettingsFile {
     }
 
     /// Writes the settings atomically: a temporary file beside the real one, synced, renamed
-    /// over it, and the folder synced. Owner-only permissions on Unix.
+    /// over it, and (on Unix) the folder synced. Owner-only: mode 0600 on Unix; on Windows the
+    /// file inherits the ACL of the data folder under the user's profile, which grants it to
+    /// the user, the administrators and SYSTEM alone, so nothing is set.
     pub fn save(&self, settings: &Settings) -> Result<()> {
         settings.check().map_err(Error::Invalid)?;
         let dir = self
@@ -408,13 +410,28 @@ impl SettingsFile {
             file.write_all(&bytes)?;
             file.sync_all()?;
             std::fs::rename(&temporary, &self.path)?;
-            // The rename is durable once the folder is.
-            std::fs::File::open(&dir)?.sync_all()
+            sync_folder(&dir)
         })();
         if let Err(e) = written {
             let _ = std::fs::remove_file(&temporary);
             return Err(Error::io("write the settings", &self.path, e));
         }
+        Ok(())
+    }
+}
+
+/// Makes a rename in `dir` durable. On Unix the folder is opened and synced (its entry for the
+/// new name is on disk once the folder is). Windows refuses to open a folder as a file ("Access
+/// denied", os error 5) and has no folder sync: NTFS journals the rename itself, and the file's
+/// own data was synced before it, so nothing more is done there.
+fn sync_folder(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::fs::File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
         Ok(())
     }
 }
@@ -728,6 +745,8 @@ mod tests {
         assert_eq!(loaded.settings.last_active.as_deref(), Some("c9"));
     }
 
+    // Unix alone: on Windows the file takes the profile folder's ACL (see `save`), with no
+    // mode to check.
     #[cfg(unix)]
     #[test]
     fn the_file_is_owner_only() {

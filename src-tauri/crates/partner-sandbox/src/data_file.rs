@@ -198,7 +198,9 @@ fn describe(error: &rusqlite::Error) -> String {
 
 /// Creates a new data file readable by its owner alone: it holds the service's copy of the
 /// subscriptions' signing keys (the sandbox must sign with them after a restart) and partners'
-/// data. SQLite gives the `-wal` and `-shm` files the database file's permissions.
+/// data. SQLite gives the `-wal` and `-shm` files the database file's permissions. On Windows
+/// no mode is set: the file inherits the ACL of the data folder under the user's profile, which
+/// grants it to the user, the administrators and SYSTEM alone.
 fn create_owner_only(path: &Path) -> Result<(), Error> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(false);
