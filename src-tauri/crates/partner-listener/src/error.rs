@@ -41,6 +41,36 @@ pub enum Error {
     /// A record of the acknowledgement journal passed its checksum and is still not a capture.
     #[error("the acknowledgement journal {} is damaged: {reason}", path.display())]
     JournalDamaged { path: PathBuf, reason: String },
+    /// A reader opened beside a writer whose tables did not take, within the reader's wait,
+    /// the captures its journal held (`store::catch_up`): nothing was read.
+    #[error(
+        "{captures} captures that {holder} acknowledged are still in the journal of the capture \
+         store {}, not yet in its tables, after waiting {waited_secs} s: nothing was read (the \
+         answer would have left them out). Try again in a moment; if this repeats, stop {holder} \
+         (its captures are written in when it stops, or by this command then)",
+        path.display()
+    )]
+    JournalPending {
+        path: PathBuf,
+        holder: String,
+        captures: usize,
+        waited_secs: u64,
+    },
+    /// A reader found acknowledged captures in the journal, no writer running, and could not
+    /// write them into the tables itself (`store::catch_up`): nothing was read.
+    #[error(
+        "{captures} captures a listener acknowledged are in the journal of the capture store {}, \
+         not yet in its tables, and they could not be written in ({reason}): nothing was read \
+         (the answer would have left them out). Run `partner listen --db {}` once as the \
+         store's owner (it writes them in as it starts), then try again",
+        path.display(),
+        path.display()
+    )]
+    JournalUnapplied {
+        path: PathBuf,
+        captures: usize,
+        reason: String,
+    },
     #[error("the capture store's writer has stopped")]
     WriterStopped,
     /// A change to the captures waited for the tables to hold every capture acknowledged before

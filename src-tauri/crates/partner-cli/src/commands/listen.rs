@@ -141,7 +141,8 @@ pub struct ServeArgs {
 
 #[derive(Debug, ClapArgs)]
 pub struct ExportArgs {
-    /// The capture store to read (read only: works while a listener runs). Default: the
+    /// The capture store to read (works beside a running listener; after a crash it first writes
+    /// in what the listener acknowledged). Default: the
     /// console's data folder.
     #[arg(long, value_name = "FILE")]
     pub db: Option<PathBuf>,
@@ -220,7 +221,8 @@ pub struct ClearArgs {
 
 #[derive(Debug, ClapArgs)]
 pub struct CapturesArgs {
-    /// The capture store to read (read only). Default: the console's data folder.
+    /// The capture store to read (it changes nothing but, after a crash, writes in what the
+    /// listener acknowledged). Default: the console's data folder.
     #[arg(long, value_name = "FILE")]
     pub db: Option<PathBuf>,
     #[command(flatten)]

@@ -40,7 +40,8 @@ pub struct MissedArgs {
     /// of (by default they are left out: they may point at another receiver).
     #[arg(long)]
     pub all_subscriptions: bool,
-    /// The capture store to compare with (read only). Default: the console's data folder.
+    /// The capture store to compare with (it changes nothing but, after a crash, writes in what
+    /// the listener acknowledged). Default: the console's data folder.
     #[arg(long, value_name = "FILE")]
     pub db: Option<PathBuf>,
     /// One JSON object per missed notification instead of a table.

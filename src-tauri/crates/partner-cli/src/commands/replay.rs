@@ -34,7 +34,8 @@ pub struct ReplayArgs {
     /// HAR 1.2 (a .har file, from `listen export --format har` or another tool).
     #[arg(long, value_name = "FILE", conflicts_with = "db")]
     pub from: Option<PathBuf>,
-    /// The capture store to read (read only). Default: the console's data folder.
+    /// The capture store to read (it changes nothing but, after a crash, writes in what the
+    /// listener acknowledged). Default: the console's data folder.
     #[arg(long, value_name = "FILE")]
     pub db: Option<PathBuf>,
     #[command(flatten)]

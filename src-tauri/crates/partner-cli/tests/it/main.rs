@@ -6,6 +6,7 @@
 
 mod check_receiver;
 mod client_commands;
+mod crash_readers;
 mod demo;
 mod evidence;
 mod link;

@@ -39,7 +39,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The journal's file name is the store's with this appended (beside SQLite's `-wal`).
 pub(super) const FILE_SUFFIX: &str = "-acks";
@@ -112,6 +112,8 @@ struct Span {
     id: i64,
     start: u64,
     end: u64,
+    /// When its group was appended: the tables take a backlog older than [`MAX_LAG`].
+    appended: Instant,
 }
 
 /// The open journal, shared by the writer thread (which appends and acknowledges) and the
@@ -160,6 +162,14 @@ impl std::fmt::Debug for Journal {
             .finish()
     }
 }
+
+/// The longest a capture waits in the journal before the tables take it, however busy the
+/// listener is. Why: a reader in another process (`partner listen export`, `missed`, the app
+/// beside `partner listen`) cannot ask this process's tables to hurry; it waits until they hold
+/// what the journal held when it opened ([`super::catch_up`]). Without a bound, a flood the ring
+/// could hold kept its captures out of the tables (and out of those readers' answers) for as
+/// long as it lasted.
+pub(super) const MAX_LAG: Duration = Duration::from_secs(1);
 
 /// How long the writer waits for the tables between two looks at whether they refused.
 const ROOM_WAIT: Duration = Duration::from_millis(100);
@@ -246,7 +256,8 @@ impl Journal {
     }
 
     /// Whether the tables should take the backlog now rather than at a quiet moment: the
-    /// writer waits for them, or all but the last eighth of the ring is taken. A burst the ring
+    /// writer waits for them, all but the last eighth of the ring is taken, or the oldest
+    /// record has waited [`MAX_LAG`]. A burst the ring
     /// can hold is acknowledged without the tables competing for the cores; a longer one finds
     /// them at work before the writer has to wait for room (the last eighth, 8 MiB, is 3,000
     /// captures of 2 KiB: a tenth of a second at the listener's pace). Half the ring, tried
@@ -254,7 +265,12 @@ impl Journal {
     /// tables' share inside the burst (BENCHMARKS.md, listener, first section).
     pub(super) fn pressed(&self) -> bool {
         let ring = self.lock();
-        ring.hurry || ring.live_bytes >= self.capacity - self.capacity / 8
+        ring.hurry
+            || ring.live_bytes >= self.capacity - self.capacity / 8
+            || ring
+                .live
+                .front()
+                .is_some_and(|oldest| oldest.appended.elapsed() >= MAX_LAG)
     }
 
     /// Tells the writer the tables refused the backlog, and why (`Some`), or took some again
@@ -299,6 +315,7 @@ impl Journal {
         if self.sync {
             self.file.sync_data().map_err(failed)?;
         }
+        let appended = Instant::now();
         let mut ring = self.lock();
         ring.length = ring.length.max(grown);
         ring.position = end;
@@ -308,6 +325,7 @@ impl Journal {
                 id,
                 start: start + from as u64,
                 end: start + to as u64,
+                appended,
             }));
         Ok(())
     }
@@ -885,7 +903,7 @@ impl Reader<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::verdict::Verdict;
     use std::sync::Arc;
@@ -1013,7 +1031,7 @@ mod tests {
 
     /// Writes `captures` as a journal at `path` from its start, as a writer that stopped
     /// before the tables took them would have left it.
-    fn leave_journal(path: &Path, captures: &[Capture]) -> Vec<u8> {
+    pub(in crate::store) fn leave_journal(path: &Path, captures: &[Capture]) -> Vec<u8> {
         let mut group = GroupBuffer::default();
         for capture in captures {
             group.push(capture);
@@ -1023,7 +1041,7 @@ mod tests {
         group.bytes
     }
 
-    fn linked(id: i64, first: i64, attempt: u32, event: &str) -> Capture {
+    pub(in crate::store) fn linked(id: i64, first: i64, attempt: u32, event: &str) -> Capture {
         let mut capture = capture(id, 100);
         // Within the redelivery window, so the store links a redelivery of it.
         capture.received_at =

@@ -15,9 +15,11 @@
 //! tables refuse the backlog, `writer::JobScope`); this
 //! process's reads wait for the tables to hold every capture acknowledged before the read, and a
 //! restart after a crash writes in what they had not taken yet ([`journal`]). Readers use their
-//! own connections, which WAL lets run beside the writers; a reader in another process sees a
-//! capture once the tables have it (within a few milliseconds of its acknowledgement when the
-//! listener is not flooded).
+//! own connections, which WAL lets run beside the writers; a reader opened in another process
+//! first catches up with the journal ([`catch_up`]: after a crash it writes the journal's
+//! captures in, beside a listener it waits for that listener's tables), so it sees every capture
+//! acknowledged before it opened, and later ones once the tables have them (within a few
+//! milliseconds when the listener is not flooded, a second when it is).
 //!
 //! The writer also links redeliveries, so attempt numbers never race: it keeps the store's
 //! notifications by (subscription, resource type, eventId) in the append-only table
@@ -62,6 +64,8 @@
 //! The parts, each one job, in layers (a file uses only the ones below it):
 //! - this module: the handles ([`Store`], [`StoreReader`]) and the public API, which wire
 //!   the parts together;
+//! - `catch_up`: the journal's captures written in at a writer's open, and caught up with by a
+//!   reader opened apart (which opens a writer through this module for that);
 //! - `tables`: the tables thread (the acknowledged captures into the tables, the retention as
 //!   they come) and the checkpoints;
 //! - `writer`: the writer thread (acknowledgements, and the jobs: clear, prune, import, the run
@@ -74,6 +78,7 @@
 //! - `rows`: a capture and an outbound record as rows;
 //! - `types`: the values callers pass and get back ([`CaptureFilter`], [`CapturePage`], ...).
 
+mod catch_up;
 mod journal;
 mod queries;
 mod rows;
@@ -99,9 +104,9 @@ use crate::verdict::Verdict;
 use crate::writer_lock::WriterLock;
 use crate::{Error, Result};
 use chrono::{DateTime, Utc};
-use journal::{AckProgress, AppliedMark};
+use journal::AckProgress;
 use queries::QueryPlanner;
-use rows::{capture_from_row, from_micros, RowText, CAPTURE_COLUMNS};
+use rows::{capture_from_row, from_micros, CAPTURE_COLUMNS};
 use rusqlite::{params, Connection, OptionalExtension};
 use schema::{
     count_captures, load_redeliveries, open_connection, open_read_only, redelivery_horizon,
@@ -113,9 +118,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc, Mutex};
 use tables::{checkpoint_loop, Tables};
 use tokio::sync::oneshot;
-use writer::{
-    highest_deleted, lock, record_attempt, Job, JobScope, PendingInsert, Retained, WriteOp, Writer,
-};
+use writer::{highest_deleted, lock, Job, JobScope, PendingInsert, Retained, WriteOp, Writer};
 
 /// What [`StoreReader::warm_up`] searches for: long enough for the id index's trigrams as well
 /// as the words' shards, and found in no capture a sender would make (if one holds it, the
@@ -234,7 +237,7 @@ impl Store {
         // Before the map of notifications is read: captures acknowledged and not yet written
         // into the tables when the last writer stopped go in first.
         let journal_path = journal::path_of(&path);
-        recover_journal(&mut writer_conn, &journal_path)?;
+        catch_up::apply_journal(&mut writer_conn, &journal_path)?;
         // Before the counts are made: the shards start the watermark again (and the counts).
         // One transaction: a crash between dropping the old table and moving the watermark back
         // would leave captures neither indexed nor in the tail a search scans.
@@ -577,6 +580,18 @@ impl StoreReader {
         if !has_captures {
             return Err(Error::NotAStore(path));
         }
+        // Before anything is read, the planner's look at the schema included: writing the
+        // journal in may migrate the store.
+        catch_up::catch_up(&path, &conn, catch_up::WAIT, |holder| {
+            Store::open_with(
+                &path,
+                StoreOptions {
+                    holder,
+                    ..StoreOptions::default()
+                },
+            )
+            .map(drop)
+        })?;
         let indexed: bool = conn
             .query_row(
                 "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = 'search_state')",
@@ -787,39 +802,4 @@ impl StoreReader {
     pub fn outbound_of(&self, capture_id: i64) -> Result<Vec<OutboundRecord>> {
         runs::outbound_of(&self.reader(), capture_id)
     }
-}
-
-/// Writes into the tables the captures the journal holds past their mark (acknowledged before
-/// the last writer stopped, not yet in the tables), in one transaction. A journal that cannot be
-/// read is kept aside under a name of its own and reported; the store opens without it.
-fn recover_journal(conn: &mut Connection, journal_path: &Path) -> Result<()> {
-    let mark = AppliedMark::read(conn)?;
-    let found = match journal::recover(journal_path, mark) {
-        Ok(found) => found,
-        Err(error @ Error::JournalDamaged { .. }) => {
-            let aside = journal::keep_aside(journal_path)?;
-            tracing::error!(%error, kept_as = %aside.display(), "the capture store's acknowledgement journal was damaged and has been kept aside");
-            return Ok(());
-        }
-        Err(error) => return Err(error),
-    };
-    let Some(last) = found.captures.last() else {
-        return Ok(());
-    };
-    let applied = AppliedMark {
-        id: last.id,
-        end: found.end,
-    };
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    for capture in &found.captures {
-        rows::insert_row_or_ignore(&tx, capture, &RowText::of(capture)?)?;
-        record_attempt(&tx, capture)?;
-    }
-    applied.write(&tx)?;
-    tx.commit()?;
-    tracing::warn!(
-        captures = found.captures.len(),
-        "wrote the captures acknowledged before the last stop from the journal into the store"
-    );
-    Ok(())
 }

@@ -12,8 +12,10 @@
 //!
 //! When the tables take the backlog: once no group has arrived for [`TABLE_QUIET`] (so a burst
 //! is acknowledged without them competing for the cores), and at once when the journal is
-//! nearly full ([`Journal::pressed`]), when the writer waits for them (for room, or for all of
-//! them before a job) or when a reader waits for them ([`super::journal::AckProgress`]).
+//! nearly full or its oldest capture has waited a second ([`Journal::pressed`]: a reader in
+//! another process waits for them, [`super::catch_up`]), when the writer waits for them (for
+//! room, or for all of them before a job) or when a reader of this process waits for them
+//! ([`super::journal::AckProgress`]).
 //!
 //! Every other write (clear, prune, import, the run log) stays with the writer, which numbers
 //! captures and links attempts: the two take turns at SQLite through
