@@ -6,7 +6,10 @@
 //! `run` starts the app's own services headless (`partner_console_core`, over a throwaway data
 //! folder and an in-memory keychain): the embedded sandbox with its demo data, the listener on
 //! a free loopback port, the demo product subscribed to it. So a scenario plays here exactly
-//! as it plays in the app, through the same code, and touches nothing of the user's.
+//! as it plays in the app, through the same code, and touches nothing of the user's: the
+//! connection the environment names (`PARTNER_BASE_URL`, `PARTNER_CLIENT_ID`,
+//! `PARTNER_CLIENT_SECRET`, often exported for the real service) or `--connection` names is
+//! never opened (`startup::first_run_on_sandbox`), so no request goes to a configured service.
 
 use super::render::{OutputFormat, StdoutLines};
 use crate::error::{CliError, Result};
@@ -322,7 +325,8 @@ impl Headless {
             }),
             tokio::runtime::Handle::current(),
         );
-        startup::first_run(console.clone()).await;
+        // The embedded sandbox only: never the connection `PARTNER_BASE_URL` & co. name.
+        startup::first_run_on_sandbox(console.clone()).await;
         let headless = Self { console, _dir: dir };
         headless.demo_subscribed().await?;
         Ok(headless)

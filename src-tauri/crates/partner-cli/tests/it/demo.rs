@@ -1,6 +1,9 @@
 //! `partner demo`: the scenarios listed, with the user's own and a broken file reported, and a
-//! user-written scenario played to its end by its path, as the README writes it.
+//! user-written scenario played to its end by its path, as the README writes it; a scenario
+//! plays on its own sandbox whatever connection the environment names.
+use partner_testkit::TestReceiver;
 use std::process::Output;
+use std::time::Duration;
 
 /// Runs `partner demo ARGS` with `data` as the data folder.
 async fn demo(data: &std::path::Path, args: &[&str]) -> Output {
@@ -114,4 +117,60 @@ async fn run_prints_each_caption_and_what_it_did() {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
+}
+
+/// Why: a partner developer's shell often exports `PARTNER_BASE_URL`, `PARTNER_CLIENT_ID` and
+/// `PARTNER_CLIENT_SECRET` for the real service (and `PARTNER_CONNECTION`, a workspace, …). A
+/// scenario once signed in there (two token requests) and then waited 30 s for a subscription
+/// of the embedded sandbox that never came. Here the variables name a recording server that
+/// must see nothing at all while every built-in scenario plays to its end.
+#[tokio::test]
+async fn every_built_in_scenario_plays_on_its_own_sandbox_whatever_the_environment_names() {
+    let mut configured = TestReceiver::always(200).await.unwrap();
+    let base_url = format!("http://{}", configured.addr());
+    let data = tempfile::tempdir().unwrap();
+    for scenario in [
+        "happy-path",
+        "failing-receiver",
+        "key-rotation",
+        "offline-recovered",
+        "reserialised-json",
+    ] {
+        let begun = std::time::Instant::now();
+        let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_partner"))
+            .args(["demo", "run", scenario, "--output", "json"])
+            .env("PARTNER_DATA_DIR", data.path())
+            .env("PARTNER_BASE_URL", &base_url)
+            .env("PARTNER_CLIENT_ID", "a-real-client")
+            .env("PARTNER_CLIENT_SECRET", "a-real-secret")
+            .env("PARTNER_CONNECTION", "production")
+            .env("PARTNER_WORKSPACE", "production")
+            .env_remove("RUST_LOG")
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{scenario}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let played: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+        assert_eq!(played["play"]["finished"], true, "{scenario}");
+        assert!(
+            begun.elapsed() < Duration::from_secs(25),
+            "{scenario} waited for something: {:?}",
+            begun.elapsed()
+        );
+        let seen = configured.drain();
+        assert!(
+            seen.is_empty(),
+            "{scenario} sent {} request(s) to the configured service: {:?}",
+            seen.len(),
+            seen.iter()
+                .map(|r| format!("{} {}", r.method, r.path))
+                .collect::<Vec<_>>()
+        );
+    }
+    // Nothing late either (a background task of the last run, say).
+    assert!(configured.next(Duration::from_millis(200)).await.is_none());
 }

@@ -25,7 +25,32 @@ pub fn first_screen_shown(app: &Console) {
     }
 }
 
+/// Which connection start-up opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    /// The environment's, else the last active one, else the embedded sandbox (the app).
+    AsConfigured,
+    /// The embedded sandbox, whatever the environment or the settings name (a scenario).
+    EmbeddedOnly,
+}
+
+/// Start-up of the app: the connection the environment or the settings name.
 pub async fn first_run(app: Console) {
+    run(app, Opening::AsConfigured).await
+}
+
+/// Start-up of a console that plays scenarios without a window (`partner demo run`): the
+/// embedded sandbox and nothing else. Why: a scenario plays on its own sandbox and listener,
+/// and a partner developer's shell often exports `PARTNER_BASE_URL`, `PARTNER_CLIENT_ID` and
+/// `PARTNER_CLIENT_SECRET` for the real service; read here, they made the demo sign in there
+/// (a token request to a service the user did not ask the demo to touch) and then wait in
+/// vain for the embedded sandbox's demo subscription. The environment's variables are not
+/// read at all, so nothing is adopted, kept in the keychain or sent.
+pub async fn first_run_on_sandbox(app: Console) {
+    run(app, Opening::EmbeddedOnly).await
+}
+
+async fn run(app: Console, opening: Opening) {
     milestone("first run begins");
     // The listener and the connection start side by side, and the screens are ready once the
     // connection is: the listener's store can take a moment to open (its map of the
@@ -46,7 +71,14 @@ pub async fn first_run(app: Console) {
     };
     let connection = {
         let app = app.clone();
-        app.clone().spawn(async move { open_at_start(&app).await })
+        app.clone().spawn(async move {
+            match opening {
+                Opening::AsConfigured => open_at_start(&app).await,
+                Opening::EmbeddedOnly => {
+                    crate::services::connections::open(&app, EMBEDDED_CONNECTION_ID).await
+                }
+            }
+        })
     }
     .await
     .unwrap_or_else(|e| Err(task_failed(&e)));
