@@ -6,7 +6,13 @@ import type { OutboundView } from "./OutboundView";
 /**
  * A capture with everything the detail pane shows.
  */
-export type CaptureDetail = { summary: CaptureSummary, headers: Array<[string, string]>, rawBody: string, prettyBody: string | null, resourceRef: string | null, attempts: Array<CaptureSummary>, 
+export type CaptureDetail = { summary: CaptureSummary, headers: Array<[string, string]>, rawBody: string, prettyBody: string | null, resourceRef: string | null, 
+/**
+ * How the notification departs from the shape the spec shows, in words (no `meta`, an
+ * `eventTime` in another form, a type the spec does not show); empty for a spec-shaped one
+ * and for a request that is not a notification at all. It is taken anyway (issue #46).
+ */
+departures: Array<string>, attempts: Array<CaptureSummary>, 
 /**
  * The status the listener answered with.
  */

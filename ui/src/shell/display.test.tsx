@@ -175,6 +175,7 @@ describe("secrets in stage mode", () => {
     rawBody: "{}",
     prettyBody: "{}",
     resourceRef: null,
+    departures: [],
     attempts: [summary],
     answeredStatus: 200,
     outbound: [],

@@ -42,6 +42,11 @@ export function CaptureDetailPane({
         <strong>{d.summary.eventType} · {d.summary.resourceType.replace("urn:svc:partner:", "")}</strong>
         <span className="muted small">{formatTime(d.summary.receivedAt)} · answered {d.answeredStatus}</span>
       </div>
+      {d.departures.length > 0 && (
+        <p className="muted small" data-testid="departures">
+          Taken as the service signed it, though not the shape the spec shows: {d.departures.join("; ")}.
+        </p>
+      )}
       <OpenResourceLink detail={d} />
       <div className="tabs" role="tablist">
         {tabs.map((t) => (

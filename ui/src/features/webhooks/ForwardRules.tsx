@@ -3,12 +3,17 @@
  * events to :3000/hooks/events"); the first rule that matches a valid notification sends it on,
  * unchanged (same headers, same bytes, so the app verifies what the service signed). The answer
  * shows in each capture's "forwards" tab. Kept in the settings, so they hold after a restart.
+ *
+ * A rule may name any resource type and event type, not only the spec's (issue #46): the
+ * listener takes every signed notification whatever its types, and a service that adds one must
+ * be routable without a new console. So each name is a choice of the known ones plus "Other…",
+ * which opens a field for the name as the service sends it.
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, type ForwardRuleView, type ListenerView } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
-import { describeForwardRule, forwardRuleProblems, FORWARD_EVENT_TYPES, FORWARD_RESOURCE_TYPES } from "./listenerModel";
+import { describeForwardRule, forwardRuleProblems, FORWARD_EVENT_TYPES, FORWARD_RESOURCE_TYPES, knownForwardName } from "./listenerModel";
 
 const EMPTY_RULE: ForwardRuleView = { resourceType: null, eventType: null, url: "" };
 
@@ -57,14 +62,22 @@ export function ForwardRules({ view }: { view: ListenerView }) {
         <ol className="forward-rules">
           {rules.map((rule, i) => (
             <li key={i} className="forward-rule" data-testid="forward-rule">
-              <select aria-label={`Rule ${i + 1} resource type`} value={rule.resourceType ?? ""} onChange={(e) => change(i, { resourceType: e.target.value || null })}>
-                <option value="">Any resource</option>
-                {FORWARD_RESOURCE_TYPES.map((t) => <option key={t} value={t}>{t}</option>)}
-              </select>
-              <select aria-label={`Rule ${i + 1} event type`} value={rule.eventType ?? ""} onChange={(e) => change(i, { eventType: e.target.value || null })}>
-                <option value="">Any event</option>
-                {FORWARD_EVENT_TYPES.map((t) => <option key={t} value={t}>{t}</option>)}
-              </select>
+              <NameChoice
+                label={`Rule ${i + 1} resource type`}
+                any="Any resource"
+                known={FORWARD_RESOURCE_TYPES}
+                placeholder="transaction:document"
+                value={rule.resourceType}
+                onChange={(resourceType) => change(i, { resourceType })}
+              />
+              <NameChoice
+                label={`Rule ${i + 1} event type`}
+                any="Any event"
+                known={FORWARD_EVENT_TYPES}
+                placeholder="reassigned"
+                value={rule.eventType}
+                onChange={(eventType) => change(i, { eventType })}
+              />
               <span className="muted">→</span>
               <input aria-label={`Rule ${i + 1} URL`} className="mono" placeholder="http://localhost:3000/hooks" value={rule.url} onChange={(e) => change(i, { url: e.target.value })} />
               <button type="button" aria-label={`Move rule ${i + 1} up`} disabled={i === 0} onClick={() => move(i, -1)}>↑</button>
@@ -82,5 +95,48 @@ export function ForwardRules({ view }: { view: ListenerView }) {
         {save.isError && <ErrorPanel error={save.error} compact />}
       </form>
     </details>
+  );
+}
+
+/** The choice "Other…" (`*` means any in a rule, so no name is this). */
+const OTHER = "*other";
+
+/** A resource or event type: any, one the spec shows, or another typed as sent. */
+function NameChoice({
+  label,
+  any,
+  known,
+  placeholder,
+  value,
+  onChange,
+}: {
+  label: string;
+  any: string;
+  known: readonly string[];
+  placeholder: string;
+  value: string | null;
+  onChange: (value: string | null) => void;
+}) {
+  const shown = knownForwardName(value, known);
+  // "Other…" picked with nothing typed yet; a name that is not a known one is "other" by itself.
+  const [picked, setPicked] = useState(false);
+  const other = picked || (value !== null && value !== "" && shown === null);
+  return (
+    <>
+      <select
+        aria-label={label}
+        value={other ? OTHER : (shown ?? "")}
+        onChange={(e) => {
+          const choice = e.target.value;
+          setPicked(choice === OTHER);
+          onChange(choice === OTHER ? (shown === null ? value : "") : choice || null);
+        }}
+      >
+        <option value="">{any}</option>
+        {known.map((t) => <option key={t} value={t}>{t}</option>)}
+        <option value={OTHER}>Other…</option>
+      </select>
+      {other && <input aria-label={`${label} name`} className="mono" placeholder={placeholder} value={value ?? ""} onChange={(e) => onChange(e.target.value)} />}
+    </>
   );
 }

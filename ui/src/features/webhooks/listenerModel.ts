@@ -151,10 +151,18 @@ export function describeRepoint(result: RepointResult): string {
   return failed === 0 ? changed : `${changed} ${failed} product${failed === 1 ? "" : "s"} could not be changed:`;
 }
 
-/** The resource types a forward rule can name (the service's, short). */
+/** The resource types the spec shows, short, offered first to a forward rule (which may name any other). */
 export const FORWARD_RESOURCE_TYPES = ["transaction", "transaction:event"] as const;
-/** The event types a forward rule can name. */
+/** The event types the spec shows, offered first to a forward rule (which may name any other). */
 export const FORWARD_EVENT_TYPES = ["created", "updated"] as const;
+
+/** Which of `known` a rule's name is (a resource type by its short or full name), or null for
+ * any other name, and for none. */
+export function knownForwardName(value: string | null, known: readonly string[]): string | null {
+  if (value === null || value === "") return null;
+  const short = value.startsWith("urn:svc:partner:") ? value.slice("urn:svc:partner:".length) : value;
+  return known.includes(short) ? short : null;
+}
 
 /** `transaction created → http://…`, `any → http://…`. */
 export function describeForwardRule(rule: ForwardRuleView): string {

@@ -548,6 +548,30 @@ describe("forward rules", () => {
       ],
     });
   });
+
+  it("take any event and resource name: a known one picked, another typed as the service sends it", async () => {
+    const calls = mockCommands({
+      set_forward_rules: (a) => listenerView({ forwardRules: a.rules as ForwardRuleView[] }),
+    });
+    renderWithClient(<ForwardRules view={listenerView({ forwardRules: [{ resourceType: "urn:svc:partner:transaction:document", eventType: "created", url: "http://localhost:3000/docs" }] })} />);
+    fireEvent.click(screen.getByTestId("forwarding"));
+    // A saved name the spec does not show is shown as typed; a known one in its choice.
+    expect(screen.getByLabelText("Rule 1 resource type")).toHaveValue("*other");
+    expect(screen.getByLabelText("Rule 1 resource type name")).toHaveValue("urn:svc:partner:transaction:document");
+    expect(screen.getByLabelText("Rule 1 event type")).toHaveValue("created");
+    fireEvent.click(screen.getByRole("button", { name: "Add rule" }));
+    fireEvent.change(screen.getByLabelText("Rule 2 event type"), { target: { value: "*other" } });
+    fireEvent.change(screen.getByLabelText("Rule 2 event type name"), { target: { value: "reassigned" } });
+    fireEvent.change(screen.getByLabelText("Rule 2 URL"), { target: { value: "http://localhost:4000/reassigned" } });
+    fireEvent.click(screen.getByTestId("forward-save"));
+    expect(await screen.findByText("Saved: 2 rules.")).toBeInTheDocument();
+    expect(calls.find((c) => c.cmd === "set_forward_rules")?.args).toEqual({
+      rules: [
+        { resourceType: "urn:svc:partner:transaction:document", eventType: "created", url: "http://localhost:3000/docs" },
+        { resourceType: null, eventType: "reassigned", url: "http://localhost:4000/reassigned" },
+      ],
+    });
+  });
 });
 
 describe("a capture's detail", () => {
@@ -557,11 +581,19 @@ describe("a capture's detail", () => {
     rawBody: "{}",
     prettyBody: "{}",
     resourceRef: "http://127.0.0.1:3000/partner/v2/transactions/t-1/events/e-7",
+    departures: [],
     attempts: [capture(7)],
     answeredStatus: 200,
     outbound: [],
     open: { kind: "event", transactionId: "t-1", eventId: "e-7" },
     ...patch,
+  });
+
+  it("says what a valid notification lacks of the spec's shape", async () => {
+    mockCommands({ capture_detail: () => detail({ summary: { ...capture(7), eventType: "reassigned" }, departures: ["event type \"reassigned\" is not one the spec shows", "no meta (instanceId, resourceId, resourceType, resourceRef)"] }) });
+    renderWithClient(<CaptureDetailPane id={7} onSelect={() => {}} />);
+    expect(await screen.findByTestId("departures")).toHaveTextContent("event type \"reassigned\" is not one the spec shows; no meta");
+    expect(screen.getByTestId("detail-verdict")).toHaveTextContent("valid");
   });
 
   it("opens the event within its transaction, or says why it is not offered", async () => {

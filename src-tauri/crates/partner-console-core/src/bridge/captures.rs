@@ -179,6 +179,10 @@ pub struct CaptureDetail {
     pub raw_body: String,
     pub pretty_body: Option<String>,
     pub resource_ref: Option<String>,
+    /// How the notification departs from the shape the spec shows, in words (no `meta`, an
+    /// `eventTime` in another form, a type the spec does not show); empty for a spec-shaped one
+    /// and for a request that is not a notification at all. It is taken anyway (issue #46).
+    pub departures: Vec<String>,
     pub attempts: Vec<CaptureSummary>,
     /// The status the listener answered with.
     pub answered_status: u16,

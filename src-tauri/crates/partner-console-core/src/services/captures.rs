@@ -455,6 +455,16 @@ pub fn detail(state: &AppState, id: i64) -> Result<crate::bridge::CaptureDetail>
         raw_body,
         pretty_body,
         resource_ref: capture.fields.resource_ref.clone(),
+        departures: if capture.fields.is_notification() {
+            capture
+                .fields
+                .departures()
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        } else {
+            Vec::new()
+        },
         attempts,
         answered_status: capture.response.status,
         outbound: store.outbound_of(id)?.iter().map(outbound_view).collect(),
