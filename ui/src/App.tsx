@@ -14,6 +14,7 @@ import { chunkedScreen } from "./lib/chunkedScreen";
 import { DisplayMenu } from "./shell/DisplayMenu";
 import { useStageMode } from "./lib/useDisplay";
 import { STAGE_SHORTCUT_LABEL } from "./lib/presentation";
+import { screenShortcut, SHORTCUTS } from "./lib/shortcuts";
 
 // The products table is the first screen; every other screen is its own chunk, loaded when
 // first opened, so the bundle parsed before the first table is small.
@@ -136,8 +137,9 @@ export function App() {
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (!e.altKey) return;
-      const target = SCREENS.find((s) => s.key === e.key);
+      const digit = screenShortcut(e);
+      if (digit === null) return;
+      const target = SCREENS.find((s) => s.key === String(digit));
       if (target) {
         e.preventDefault();
         navigate(target.screen);
@@ -177,7 +179,7 @@ export function App() {
         {s?.active && s.phase !== "starting" && <GoToBox />}
         {s && s.phase !== "starting" && <ListenerBadge listener={s.listener} />}
         {s?.tunnel && <TunnelBadge tunnel={s.tunnel} />}
-        <span className="muted small shortcuts">Alt+1…9 switch screens · Ctrl+K go to · arrows move in tables · {STAGE_SHORTCUT_LABEL} stage mode</span>
+        <span className="muted small shortcuts">{SHORTCUTS.screens} switch screens · {SHORTCUTS.palette} go to · arrows move in tables · {STAGE_SHORTCUT_LABEL} stage mode</span>
         <DisplayMenu />
       </header>
       {stage && <StageStrip status={s} env={env} />}
@@ -185,7 +187,7 @@ export function App() {
         {SCREENS.map((item) => (
           <a key={item.screen} href={routeHref(item.screen)} className={route.screen === item.screen ? "active" : undefined} aria-current={route.screen === item.screen ? "page" : undefined}>
             <span>{item.label}</span>
-            <kbd>Alt+{item.key}</kbd>
+            <kbd>{SHORTCUTS.screen(item.key)}</kbd>
           </a>
         ))}
       </nav>

@@ -212,13 +212,14 @@ describe("ids and secrets in stage mode", () => {
     }
   });
 
-  it("takes Ctrl+Shift+M (or Cmd+Shift+M) as the stage shortcut, nothing near it", () => {
-    const key = { ctrlKey: true, metaKey: false, altKey: false, shiftKey: true, key: "M" };
-    expect(isStageShortcut(key)).toBe(true);
-    expect(isStageShortcut({ ...key, ctrlKey: false, metaKey: true, key: "m" })).toBe(true);
-    expect(isStageShortcut({ ...key, shiftKey: false })).toBe(false);
-    expect(isStageShortcut({ ...key, altKey: true })).toBe(false);
-    expect(isStageShortcut({ ...key, key: "K" })).toBe(false);
+  it("takes Ctrl+Shift+M (⇧⌘M on a Mac) as the stage shortcut, nothing near it", () => {
+    const key = { ctrlKey: true, metaKey: false, altKey: false, shiftKey: true, key: "M", code: "KeyM" };
+    expect(isStageShortcut(key, "other")).toBe(true);
+    expect(isStageShortcut({ ...key, ctrlKey: false, metaKey: true, key: "m" }, "mac")).toBe(true);
+    expect(isStageShortcut({ ...key, ctrlKey: false, metaKey: true, key: "m" }, "other")).toBe(false);
+    expect(isStageShortcut({ ...key, shiftKey: false }, "other")).toBe(false);
+    expect(isStageShortcut({ ...key, altKey: true }, "other")).toBe(false);
+    expect(isStageShortcut({ ...key, key: "K", code: "KeyK" }, "other")).toBe(false);
   });
 });
 

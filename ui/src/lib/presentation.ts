@@ -11,6 +11,8 @@
  * wrong theme), and must not pull React into the entry. The hooks are in `useDisplay.ts`.
  */
 
+import { isStageShortcut, SHORTCUTS } from "./shortcuts";
+
 export type ThemeChoice = "system" | "light" | "dark" | "contrast";
 
 export interface DisplayChoice {
@@ -29,11 +31,9 @@ export const THEMES: ReadonlyArray<{ value: ThemeChoice; label: string }> = [
   { value: "contrast", label: "High contrast" },
 ];
 
-/** Ctrl+Shift+M (Cmd+Shift+M on a Mac): stage mode on or off, anywhere in the app. */
-export const STAGE_SHORTCUT_LABEL = "Ctrl+Shift+M";
-export function isStageShortcut(e: Pick<KeyboardEvent, "ctrlKey" | "metaKey" | "altKey" | "shiftKey" | "key">): boolean {
-  return (e.ctrlKey || e.metaKey) && e.shiftKey && !e.altKey && e.key.toLowerCase() === "m";
-}
+/** Ctrl+Shift+M (⇧⌘M on a Mac): stage mode on or off, anywhere in the app (`lib/shortcuts`). */
+export const STAGE_SHORTCUT_LABEL = SHORTCUTS.stage;
+export { isStageShortcut };
 
 function isTheme(value: unknown): value is ThemeChoice {
   return THEMES.some((t) => t.value === value);

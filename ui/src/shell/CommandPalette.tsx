@@ -1,5 +1,5 @@
 /**
- * The command palette (Ctrl+K): one input that opens whatever id or link is typed ("Go to …",
+ * The command palette (Ctrl+K, ⌘K on a Mac): one input that opens whatever id or link is typed ("Go to …",
  * first), a screen by name, starts a sync of the local index, or changes the display (stage
  * mode, theme). A modal dialog: focus stays in it, Escape closes it and gives focus back to
  * where it was.
@@ -9,15 +9,16 @@ import { navigate } from "../lib/router";
 import { moveSelection, paletteItems, requestSync, type PaletteItem } from "../features/support/supportModel";
 import { followGoTo } from "./goTo";
 import { changeDisplay } from "../lib/presentation";
+import { isPaletteShortcut } from "../lib/shortcuts";
 import { useDisplay } from "../lib/useDisplay";
 
-/** Ctrl+K (Cmd+K on a Mac) anywhere opens it. */
+/** Ctrl+K (⌘K on a Mac) anywhere opens it (`lib/shortcuts`). */
 export function CommandPalette() {
   const [open, setOpen] = useState(false);
   const returnTo = useRef<HTMLElement | null>(null);
   useEffect(() => {
     const onKey = (e: globalThis.KeyboardEvent) => {
-      if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === "k") {
+      if (isPaletteShortcut(e)) {
         e.preventDefault();
         if (!open) returnTo.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
         setOpen(true);

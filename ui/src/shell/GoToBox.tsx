@@ -1,6 +1,7 @@
 /** The top bar's "Go to" box: paste an id or a link, Enter opens it. */
 import { useEffect, useState, type FormEvent } from "react";
 import { followGoTo } from "./goTo";
+import { SHORTCUTS } from "../lib/shortcuts";
 
 export function GoToBox() {
   const [text, setText] = useState("");
@@ -30,7 +31,7 @@ export function GoToBox() {
       <input
         aria-label="Go to"
         className="mono"
-        placeholder="Go to id or link… (Ctrl+K)"
+        placeholder={`Go to id or link… (${SHORTCUTS.palette})`}
         spellCheck={false}
         value={text}
         onChange={(e) => {

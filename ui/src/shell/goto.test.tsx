@@ -150,7 +150,7 @@ describe("The app's shell: Support, Go to and Ctrl+K", () => {
     const link = await screen.findByRole("link", { name: /Support/ });
     expect(link).toHaveTextContent("Alt+7");
     expect(await screen.findByRole("textbox", { name: "Go to" })).toBeInTheDocument();
-    fireEvent.keyDown(window, { key: "7", altKey: true });
+    fireEvent.keyDown(window, { key: "7", code: "Digit7", altKey: true });
     expect(await screen.findByTestId("support-summary")).toHaveTextContent("No local copy yet");
     fireEvent.keyDown(window, { key: "k", ctrlKey: true });
     const input = screen.getByRole("combobox", { name: "Command" });
@@ -161,9 +161,9 @@ describe("The app's shell: Support, Go to and Ctrl+K", () => {
     const jobId = (calls.find((c) => c.cmd === "support_sync")?.args.form as { jobId: string; allowProduction: boolean });
     expect(jobId.allowProduction).toBe(false);
     // Away to Products and back: the same sync, not a new one, with its Cancel.
-    fireEvent.keyDown(window, { key: "1", altKey: true });
+    fireEvent.keyDown(window, { key: "1", code: "Digit1", altKey: true });
     await screen.findAllByText("Product 1");
-    fireEvent.keyDown(window, { key: "7", altKey: true });
+    fireEvent.keyDown(window, { key: "7", code: "Digit7", altKey: true });
     expect(await screen.findByTestId("sync-progress")).toHaveTextContent("fill 500 of 5,000");
     fireEvent.click(within(screen.getByTestId("sync-progress")).getByRole("button", { name: "Cancel" }));
     await waitFor(() => expect(calls.find((c) => c.cmd === "cancel_job")?.args).toEqual({ jobId: jobId.jobId }));
