@@ -1,4 +1,5 @@
-//! Stopping a long-running command (`partner sandbox`, `partner listen`) on Ctrl-C or SIGTERM.
+//! Stopping a long-running command (`partner sandbox`, `partner listen`) on Ctrl-C or SIGTERM,
+//! or on Windows Ctrl+C, Ctrl+Break or its console closed.
 //!
 //! The handlers are installed before the command prints its first line, so a script that reads
 //! `listening on …` and sends SIGTERM at once still gets a clean stop rather than the default
@@ -6,9 +7,10 @@
 
 use crate::error::{CliError, Result};
 
-/// A future that completes on Ctrl-C or SIGTERM. The SIGTERM handler is installed here, before
-/// the first line is printed, so a script that reads that line and sends SIGTERM at once still
-/// gets a clean stop.
+/// A future that completes on Ctrl-C or SIGTERM (on Windows: Ctrl+C, Ctrl+Break or the console
+/// window closed, which gives a program a few seconds to stop). The handlers are installed here,
+/// before the first line is printed, so a script that reads that line and stops the command at
+/// once still gets a clean stop.
 pub fn stop_signal() -> Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
     {
@@ -21,7 +23,21 @@ pub fn stop_signal() -> Result<impl std::future::Future<Output = ()>> {
             }
         })
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    {
+        use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close};
+        let mut c = ctrl_c().map_err(CliError::Signal)?;
+        let mut brk = ctrl_break().map_err(CliError::Signal)?;
+        let mut close = ctrl_close().map_err(CliError::Signal)?;
+        Ok(async move {
+            tokio::select! {
+                _ = c.recv() => {}
+                _ = brk.recv() => {}
+                _ = close.recv() => {}
+            }
+        })
+    }
+    #[cfg(not(any(unix, windows)))]
     {
         Ok(async {
             let _ = tokio::signal::ctrl_c().await;

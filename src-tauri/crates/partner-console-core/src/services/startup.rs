@@ -258,21 +258,52 @@ pub fn open_state(
     state
 }
 
-/// SIGTERM (a session logging out, `kill`, a test driver ending its session) and SIGINT: waits
-/// for either, so the shell can quit the way closing its window does and the same clean stop
-/// runs (the listener answers what is in flight and closes its run, the embedded sandbox
-/// stops). Never returns when the signals cannot be watched.
+/// How the OS asks the app to quit from outside its window: SIGTERM (a session logging out,
+/// `kill`, a test driver ending its session) and SIGINT on Linux and macOS; Ctrl+C, Ctrl+Break,
+/// the console closed, the user logging off or the machine shutting down on Windows. Waits for
+/// any, so the shell can quit the way closing its window does and the same clean stop runs (the
+/// listener answers what is in flight and closes its run, the embedded sandbox stops). Never
+/// returns when none can be watched.
 pub async fn termination() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut terminate), Ok(mut interrupt)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        tracing::warn!("termination signals cannot be watched; they end the app at once");
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = terminate.recv() => tracing::info!("SIGTERM: quitting"),
-        _ = interrupt.recv() => tracing::info!("SIGINT: quitting"),
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut terminate), Ok(mut interrupt)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            tracing::warn!("termination signals cannot be watched; they end the app at once");
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = terminate.recv() => tracing::info!("SIGTERM: quitting"),
+            _ = interrupt.recv() => tracing::info!("SIGINT: quitting"),
+        }
+    }
+    #[cfg(windows)]
+    {
+        use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close, ctrl_logoff, ctrl_shutdown};
+        let (Ok(mut c), Ok(mut brk), Ok(mut close), Ok(mut logoff), Ok(mut shutdown)) = (
+            ctrl_c(),
+            ctrl_break(),
+            ctrl_close(),
+            ctrl_logoff(),
+            ctrl_shutdown(),
+        ) else {
+            tracing::warn!("console events cannot be watched; they end the app at once");
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = c.recv() => tracing::info!("Ctrl+C: quitting"),
+            _ = brk.recv() => tracing::info!("Ctrl+Break: quitting"),
+            _ = close.recv() => tracing::info!("console closed: quitting"),
+            _ = logoff.recv() => tracing::info!("logging off: quitting"),
+            _ = shutdown.recv() => tracing::info!("shutting down: quitting"),
+        }
+    }
+    #[cfg(not(any(unix, windows)))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("Ctrl+C: quitting");
     }
 }

@@ -29,13 +29,13 @@
 //! it in this lap, so it is never taken for a new one. A group torn by a crash was never
 //! acknowledged; whatever of it is whole is kept (its sender will retry: a redelivery).
 
+use super::positioned::{read_exact_at, write_all_at};
 use crate::capture::{Capture, Header, ResponseRecord};
 use crate::verdict::{MatchedKey, NotificationFields, Verdict};
 use crate::{Error, Result};
 use rusqlite::{Connection, OptionalExtension};
 use std::collections::VecDeque;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -307,11 +307,9 @@ impl Journal {
             // Zeros first, in steps, so the syncs after this one overwrite allocated blocks.
             grown = end.div_ceil(GROW) * GROW;
             let zeros = vec![0u8; usize::try_from(grown - length).unwrap_or(0)];
-            self.file.write_all_at(&zeros, length).map_err(failed)?;
+            write_all_at(&self.file, &zeros, length).map_err(failed)?;
         }
-        self.file
-            .write_all_at(&group.bytes, start)
-            .map_err(failed)?;
+        write_all_at(&self.file, &group.bytes, start).map_err(failed)?;
         if self.sync {
             self.file.sync_data().map_err(failed)?;
         }
@@ -366,8 +364,7 @@ impl Journal {
             }
             let (from, to) = (spans[next].start, spans[last].end);
             buffer.resize(usize::try_from(to - from).unwrap_or(0), 0);
-            self.file
-                .read_exact_at(buffer, from)
+            read_exact_at(&self.file, buffer, from)
                 .map_err(|source| io_error(&self.path, source))?;
             for span in &spans[next..=last] {
                 let at = usize::try_from(span.start - from).unwrap_or(0) + HEADER;
@@ -549,7 +546,7 @@ fn read_record(
         return Ok(None);
     }
     let mut header = [0u8; HEADER];
-    file.read_exact_at(&mut header, at)
+    read_exact_at(file, &mut header, at)
         .map_err(|source| io_error(path, source))?;
     let mut fields = Reader(&header);
     let (Some(magic), Some(id), Some(len), Some(crc)) =
@@ -562,7 +559,7 @@ fn read_record(
         return Ok(None);
     }
     let mut payload = vec![0u8; len as usize];
-    file.read_exact_at(&mut payload, at + HEADER as u64)
+    read_exact_at(file, &mut payload, at + HEADER as u64)
         .map_err(|source| io_error(path, source))?;
     if checksum(&header[4..16], &payload) != crc {
         return Ok(None);

@@ -72,6 +72,7 @@
 //!   log) and the state a prune shares with the tables thread;
 //! - `journal`: the acknowledgement journal, its recovery after a crash, and the progress of the
 //!   tables behind it that reads wait for;
+//! - `positioned`: reads and writes at an offset of the journal's file, on every OS;
 //! - `queries`: planning the inspector's pages, counts and facets, and a filter's SQL;
 //! - `runs`: the run log and the outbound records;
 //! - `schema`: the tables, the migrations at open and the connections' settings;
@@ -80,6 +81,7 @@
 
 mod catch_up;
 mod journal;
+mod positioned;
 mod queries;
 mod rows;
 mod runs;
