@@ -94,7 +94,7 @@ describe("App start-up", () => {
     const queries = client();
     await startLoading(queries, "#/products");
     expect(calls.map((c) => c.cmd)).toEqual(["app_status", "list_products"]);
-    expect(calls[1]?.args.query).toEqual({ start: 0, limit: 25, sort: "listingName" });
+    expect(calls[1]?.args.query).toEqual({ start: 0, limit: 25, sort: "listingName", defaultSort: true });
     render(<QueryClientProvider client={queries}><App /></QueryClientProvider>);
     expect(await screen.findAllByText("Product 1")).not.toHaveLength(0);
     expect(screen.getByTestId("demo-subscription")).toHaveTextContent("Demo webhooks: Product 1 → listener");

@@ -60,7 +60,8 @@ export interface FirstRequests {
   products: Promise<PageView<Product> | null>;
 }
 
-const FIRST_PRODUCTS_QUERY = { ...FIRST_PAGE, sort: PRODUCTS_DEFAULT_SORT };
+// The screen's default, marked so: a service that does not sort by it answers in its own order.
+const FIRST_PRODUCTS_QUERY = { ...FIRST_PAGE, sort: PRODUCTS_DEFAULT_SORT, defaultSort: true };
 
 /** Sends the start-up requests now; a failure is left for the query that takes the answer. */
 export function sendFirstRequests(hash: string): FirstRequests {

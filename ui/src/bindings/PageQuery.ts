@@ -7,4 +7,9 @@ export type PageQuery = { start: number, limit: number, sort: string,
 /**
  * Send the sort even if this service refused one of its keys before (the user asked).
  */
-tryRefused?: boolean, };
+tryRefused?: boolean, 
+/**
+ * The sort is the screen's own default (the user chose none): where the service does not
+ * sort by it, the page comes in the service's own order with a note, not as an error.
+ */
+defaultSort?: boolean, };

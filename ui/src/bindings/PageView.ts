@@ -3,4 +3,14 @@
 /**
  * One page of a listing and the total from `X-Total-Count`.
  */
-export type PageView<T> = { items: Array<T>, total: number, start: number, limit: number, sort: string, };
+export type PageView<T> = { items: Array<T>, total: number, start: number, limit: number, 
+/**
+ * The sort the page is in: the one asked for, or empty when a default sort the service
+ * does not take was left out (`sort_note` says so).
+ */
+sort: string, 
+/**
+ * Why the page is in the service's own order, when the screen's default sort was left
+ * out: "… this service does not sort by listingName".
+ */
+sortNote?: string, };

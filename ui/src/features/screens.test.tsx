@@ -96,7 +96,7 @@ describe("Products listing", () => {
     fireEvent.change(screen.getByLabelText("Page size"), { target: { value: "50" } });
     fireEvent.change(screen.getByLabelText("Jump to page"), { target: { value: "3" } });
     fireEvent.click(screen.getByRole("button", { name: "Go" }));
-    await waitFor(() => expect(calls.filter((c) => c.cmd === "list_products").at(-1)?.args.query).toEqual({ start: 100, limit: 50, sort: "listingName" }));
+    await waitFor(() => expect(calls.filter((c) => c.cmd === "list_products").at(-1)?.args.query).toEqual({ start: 100, limit: 50, sort: "listingName", defaultSort: true }));
     fireEvent.change(screen.getByLabelText("Jump to page"), { target: { value: "9" } });
     fireEvent.click(screen.getByRole("button", { name: "Go" }));
     expect(await screen.findByText("Pages run from 1 to 3.")).toBeInTheDocument();
@@ -117,6 +117,37 @@ describe("Products listing", () => {
     fireEvent.change(input, { target: { value: "bogus" } });
     fireEvent.keyDown(input, { key: "Enter" });
     expect(await screen.findByText(/is not sortable/)).toBeInTheDocument();
+  });
+
+  it("shows a default sort the service does not take as the service's own order with a quiet note, and a chosen one's refusal as before", async () => {
+    const refusal = { kind: "invalidRequest", message: "invalid request (HTTP 400): sorting by 'listingName' is not supported", hint: "Check the sort.", status: 400, errorCode: null };
+    const calls = mockCommands({
+      sort_keys: sortKeys,
+      list_products: (args) => {
+        const q = args.query as { sort: string; defaultSort?: boolean };
+        if (q.sort !== "listingName") return pageOf([product(1), product(2)], args, 2);
+        if (!q.defaultSort) throw refusal;
+        // The shell's answer to the default it could not sort by: the service's own order.
+        return { ...pageOf([product(2), product(1)], args, 2), sort: "", sortNote: "Shown in the service's own order: this service does not sort by listingName." };
+      },
+    });
+    renderWithClient(<ProductsScreen />);
+    await screen.findAllByText("Product 2");
+    expect(screen.getByTestId("sort-note")).toHaveTextContent("this service does not sort by listingName");
+    expect(screen.queryByRole("alert")).toBeNull();
+    expect(screen.queryByText(/Not accepted/)).toBeNull();
+    const rows = within(screen.getByLabelText("Products rows")).getAllByRole("row");
+    expect(rows.map((r) => r.getAttribute("data-row-id"))).toEqual(["p-2", "p-1"]);
+    expect(calls.find((c) => c.cmd === "list_products")?.args.query).toEqual({ start: 0, limit: 25, sort: "listingName", defaultSort: true });
+    // The sort box and the header arrows say the page is in no sort of the console's.
+    expect(screen.getByLabelText("Sort string")).toHaveValue("");
+    expect(document.querySelector('[data-sort-key="listingName"] .sort-ind')?.textContent ?? "").toBe("");
+
+    // The user chooses listingName: theirs is sent as it is, and its refusal shown.
+    fireEvent.click(document.querySelector('[data-sort-key="listingName"]') as HTMLElement);
+    await waitFor(() => expect(calls.filter((c) => c.cmd === "list_products").at(-1)?.args.query).toEqual({ start: 0, limit: 25, sort: "listingName" }));
+    expect(await screen.findByText(/is not supported/)).toBeInTheDocument();
+    expect(screen.queryByTestId("sort-note")).toBeNull();
   });
 
   it("moves the selection with arrow keys and shows the raw JSON", async () => {

@@ -104,6 +104,11 @@ pub struct Dialect {
     pub errors: ErrorShape,
     /// Sorting by `listingName` only on products and `created` only on transactions.
     pub narrow_sorts: bool,
+    /// Neither `listingName` on products nor `created` on transactions is a sort key (the
+    /// console's default sorts, `listingName` and `-created`): a `sort` naming one is a 400 in
+    /// the dialect's error shape, as any key this service does not sort by. The field notes say
+    /// the real service sorts products by `listingName`; nothing says every deployment does.
+    pub refuses_default_sorts: bool,
     pub rate_limit: Option<RateLimit>,
     pub compression: Option<Compression>,
     /// Bodies sent in small chunks (`Transfer-Encoding: chunked`, no `Content-Length`).
@@ -135,6 +140,13 @@ impl Dialect {
     pub fn narrow_sorts() -> Self {
         Self {
             narrow_sorts: true,
+            ..Self::default()
+        }
+    }
+
+    pub fn refusing_default_sorts() -> Self {
+        Self {
+            refuses_default_sorts: true,
             ..Self::default()
         }
     }
@@ -177,18 +189,20 @@ impl Dialect {
     }
 
     fn product_sorts(&self) -> &'static [&'static str] {
-        if self.narrow_sorts {
-            &["listingName"]
-        } else {
-            &["listingName", "name", "status"]
+        match (self.narrow_sorts, self.refuses_default_sorts) {
+            (true, false) => &["listingName"],
+            (false, false) => &["listingName", "name", "status"],
+            (true, true) => &["name"],
+            (false, true) => &["name", "status"],
         }
     }
 
     fn transaction_sorts(&self) -> &'static [&'static str] {
-        if self.narrow_sorts {
-            &["created"]
-        } else {
-            &["id", "created", "updated", "status"]
+        match (self.narrow_sorts, self.refuses_default_sorts) {
+            (true, false) => &["created"],
+            (false, false) => &["id", "created", "updated", "status"],
+            (true, true) => &["updated"],
+            (false, true) => &["id", "updated", "status"],
         }
     }
 }

@@ -5,6 +5,11 @@
  * each header saying what that service said of it (accepted, refused, not tried yet; a refused
  * key is sent again only when the user confirms); the sort string is shown and editable;
  * search walks every page with progress and cancel; export writes every page.
+ *
+ * The screen's default sort is sent marked as such (`defaultSort`) until the user picks one:
+ * the shell then answers a service that does not sort by it with the page in the service's
+ * own order and a note (`sortNote`), shown here quietly instead of an error. The rule is the
+ * shell's (`services::listings`); this only says whose sort it is and shows the note.
  */
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import {
@@ -37,7 +42,7 @@ export interface ListingProps<T> {
   kind: ListingKind;
   title: string;
   columns: ListingColumn<T>[];
-  fetchPage: (query: { start: number; limit: number; sort: string; tryRefused?: boolean }) => Promise<PageView<T>>;
+  fetchPage: (query: { start: number; limit: number; sort: string; tryRefused?: boolean; defaultSort?: boolean }) => Promise<PageView<T>>;
   rowId: (row: T) => string;
   onOpen: (row: T) => void;
   defaultSort: string;
@@ -48,6 +53,9 @@ export function Listing<T extends { document: Record<string, unknown> }>({ kind,
   const [start, setStart] = useState<number>(FIRST_PAGE.start);
   const [limit, setLimit] = useState<number>(FIRST_PAGE.limit);
   const [sort, setSort] = useState(defaultSort);
+  // The user picked a sort (even the default's string): theirs is never dropped.
+  const [chosen, setChosen] = useState(false);
+  const usingDefault = !chosen && sort === defaultSort;
   const [sortDraft, setSortDraft] = useState(defaultSort);
   const [jump, setJump] = useState("");
   const [jumpError, setJumpError] = useState<string | null>(null);
@@ -59,9 +67,10 @@ export function Listing<T extends { document: Record<string, unknown> }>({ kind,
   const sortKeys = useQuery({ queryKey: ["sortKeys"], queryFn: api.sortKeys, staleTime: Infinity });
   const standingOf = (key: string) => keyStanding(sortKeys.data, kind, key);
 
+  const baseKey = listingQueryKey(kind, start, limit, sort);
   const page = useQuery({
-    queryKey: tryRefused ? [...listingQueryKey(kind, start, limit, sort), "tryRefused"] : listingQueryKey(kind, start, limit, sort),
-    queryFn: () => fetchPage(tryRefused ? { start, limit, sort, tryRefused } : { start, limit, sort }),
+    queryKey: tryRefused ? [...baseKey, "tryRefused"] : usingDefault || sort !== defaultSort ? baseKey : [...baseKey, "chosen"],
+    queryFn: () => fetchPage(tryRefused ? { start, limit, sort, tryRefused } : usingDefault ? { start, limit, sort, defaultSort: true } : { start, limit, sort }),
     placeholderData: keepPreviousData,
     retry: false,
   });
@@ -70,10 +79,14 @@ export function Listing<T extends { document: Record<string, unknown> }>({ kind,
     void queryClient.invalidateQueries({ queryKey: ["sortKeys"] });
   }, [page.dataUpdatedAt, page.errorUpdatedAt, queryClient]);
 
-  useEffect(() => setSortDraft(sort), [sort]);
   useEffect(() => setSelected(0), [start, limit, sort]);
 
   const items = page.data?.items ?? [];
+  // A default sort the service does not take: the page is in the service's own order, and
+  // search, export and the header arrows follow the page, not the default's string.
+  const sortNote = usingDefault ? page.data?.sortNote : undefined;
+  const shownSort = sortNote !== undefined && page.data ? page.data.sort : sort;
+  useEffect(() => setSortDraft(shownSort), [shownSort]);
   const hasRows = items.length > 0;
   // Rows in the DOM, before WebKit styles, lays out and paints them (the bench's breakdown).
   useLayoutEffect(() => {
@@ -102,6 +115,7 @@ export function Listing<T extends { document: Record<string, unknown> }>({ kind,
   });
 
   const changeSort = (next: string, askAgain = false) => {
+    setChosen(true);
     setTryRefused(askAgain);
     setSort(next);
     setStart(0);
@@ -114,10 +128,10 @@ export function Listing<T extends { document: Record<string, unknown> }>({ kind,
     if (standing.kind === "refused") {
       const again = window.confirm(`This service refused sorting by ${sortKey}: ${standing.words}\n\nAsk it again?`);
       if (!again) return;
-      changeSort(toggleSort(sort, sortKey, shift), true);
+      changeSort(toggleSort(shownSort, sortKey, shift), true);
       return;
     }
-    changeSort(toggleSort(sort, sortKey, shift));
+    changeSort(toggleSort(shownSort, sortKey, shift));
   };
 
   const goToPage = (n: number) => setStart(startOfPage(n, limit, total));
@@ -156,7 +170,7 @@ export function Listing<T extends { document: Record<string, unknown> }>({ kind,
               if (e.key === "Enter") changeSort(sortDraft.trim());
             }}
             onBlur={() => {
-              if (sortDraft.trim() !== sort) changeSort(sortDraft.trim());
+              if (sortDraft.trim() !== shownSort) changeSort(sortDraft.trim());
             }}
           />
         </label>
@@ -165,10 +179,15 @@ export function Listing<T extends { document: Record<string, unknown> }>({ kind,
         {toolbar}
       </div>
       <div className="toolbar secondary">
-        <SearchBar kind={kind} sort={sort} onOpen={(row) => onOpen(row as T)} rowId={(row) => rowId(row as T)} columns={columns as ListingColumn<unknown>[]} />
+        <SearchBar kind={kind} sort={shownSort} onOpen={(row) => onOpen(row as T)} rowId={(row) => rowId(row as T)} columns={columns as ListingColumn<unknown>[]} />
         <span className="spacer" />
-        <ExportBar kind={kind} sort={sort} />
+        <ExportBar kind={kind} sort={shownSort} />
       </div>
+      {sortNote !== undefined && (
+        <p className="muted small sort-note" role="status" data-testid="sort-note">
+          {sortNote}
+        </p>
+      )}
       {page.isError && <ErrorPanel error={page.error} onRetry={() => void page.refetch()} />}
       {page.isError && !tryRefused && refusedBefore(page.error) && (
         <button type="button" className="try-anyway" onClick={() => setTryRefused(true)}>
@@ -186,7 +205,7 @@ export function Listing<T extends { document: Record<string, unknown> }>({ kind,
                     const standing = sortKey === undefined ? undefined : standingOf(sortKey);
                     const sortable = sortKey !== undefined && standing !== undefined && isClickable(standing);
                     return (
-                      <th key={header.id} style={{ width: header.getSize() }} aria-sort={sortable && sortIndicator(sort, sortKey) ? (sortIndicator(sort, sortKey).startsWith("▼") ? "descending" : "ascending") : undefined}>
+                      <th key={header.id} style={{ width: header.getSize() }} aria-sort={sortable && sortIndicator(shownSort, sortKey) ? (sortIndicator(shownSort, sortKey).startsWith("▼") ? "descending" : "ascending") : undefined}>
                         {sortable ? (
                           <button
                             type="button"
@@ -198,7 +217,7 @@ export function Listing<T extends { document: Record<string, unknown> }>({ kind,
                           >
                             {flexRender(header.column.columnDef.header, header.getContext())}
                             {standingMark(standing) && <span className="sort-standing" aria-hidden="true">{standingMark(standing)}</span>}
-                            <span className="sort-ind">{sortIndicator(sort, sortKey)}</span>
+                            <span className="sort-ind">{sortIndicator(shownSort, sortKey)}</span>
                           </button>
                         ) : (
                           <span className="th-plain">{flexRender(header.column.columnDef.header, header.getContext())}</span>

@@ -23,6 +23,11 @@ pub struct PageQuery {
     #[serde(default)]
     #[ts(optional)]
     pub try_refused: Option<bool>,
+    /// The sort is the screen's own default (the user chose none): where the service does not
+    /// sort by it, the page comes in the service's own order with a note, not as an error.
+    #[serde(default)]
+    #[ts(optional)]
+    pub default_sort: Option<bool>,
 }
 
 /// A product, transaction or event as the service sent it: the typed view the screens read
@@ -65,7 +70,14 @@ pub struct PageView<T: TS> {
     #[ts(type = "number")]
     pub start: u64,
     pub limit: u32,
+    /// The sort the page is in: the one asked for, or empty when a default sort the service
+    /// does not take was left out (`sort_note` says so).
     pub sort: String,
+    /// Why the page is in the service's own order, when the screen's default sort was left
+    /// out: "… this service does not sort by listingName".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub sort_note: Option<String>,
 }
 
 /// How the active connection sorts, for the column headers: the sandbox's keys of both

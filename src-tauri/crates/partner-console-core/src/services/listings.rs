@@ -1,6 +1,9 @@
 //! Products and transactions listings: one page, search across all pages, export of all pages.
 //! Paging and sort rules are `partner-api`'s, applied by `partner-client` before it sends; the
 //! search rule and the CSV flattening are `partner-client`'s `listing_export`, shared with the CLI.
+//! The one rule of a screen's default sort lives here (`remembered_page`): a service that does
+//! not sort by it gets the page asked again without `sort`, shown with a note, because the
+//! console chose that sort and the user did not; a sort the user chose is refused as before.
 use crate::bridge::Received;
 use crate::bridge::{
     ExportFormat, ExportRequest, FileJobResult, ListingKind, PageQuery, PageView, SearchProgress,
@@ -54,17 +57,9 @@ impl Sorting {
     /// sandbox, and on another service no key it refused before unless the user asks again
     /// (`try_refused`).
     fn spec<T: Listed>(&self, raw: &str, try_refused: bool) -> Result<SortSpec> {
-        let spec = self
-            .sorts
-            .parse::<T>(raw)
-            .map_err(|e| AppError::invalid(format!("The sort string is not accepted: {e}.")))?;
+        let spec = self.parsed::<T>(raw)?;
         if !try_refused {
-            let keys: Vec<&str> = spec.keys().iter().map(|k| k.field.as_str()).collect();
-            if let Some((key, words)) = self
-                .tried
-                .listing(T::PATH)
-                .and_then(|tried| tried.first_refused(&keys))
-            {
+            if let Some((key, words)) = self.refused_before::<T>(&spec) {
                 return Err(AppError::new(
                     ErrorKind::InvalidInput,
                     format!(
@@ -75,6 +70,22 @@ impl Sorting {
             }
         }
         Ok(spec)
+    }
+
+    /// The sort string read as this connection sorts (its syntax; the sandbox's keys).
+    fn parsed<T: Listed>(&self, raw: &str) -> Result<SortSpec> {
+        self.sorts
+            .parse::<T>(raw)
+            .map_err(|e| AppError::invalid(format!("The sort string is not accepted: {e}.")))
+    }
+
+    /// The first key of `spec` this service refused before, with its words.
+    fn refused_before<T: Listed>(&self, spec: &SortSpec) -> Option<(String, String)> {
+        let keys: Vec<&str> = spec.keys().iter().map(|k| k.field.as_str()).collect();
+        self.tried
+            .listing(T::PATH)
+            .and_then(|tried| tried.first_refused(&keys))
+            .map(|(key, words)| (key.to_owned(), words.to_owned()))
     }
 }
 
@@ -180,13 +191,53 @@ async fn remembered_page<T: Listed + Serialize + ts_rs::TS>(
 ) -> Result<PageView<Received<T>>> {
     let client = state.client()?;
     let sorting = sorting(state)?;
-    let spec = sorting.spec::<T>(&query.sort, query.try_refused.unwrap_or(false))?;
+    let try_refused = query.try_refused.unwrap_or(false);
+    // The screen's default sort, unless the user asked to send a refused sort again.
+    let fallback = query.default_sort.unwrap_or(false) && !try_refused;
+    if fallback {
+        let spec = sorting.parsed::<T>(&query.sort)?;
+        if sorting.refused_before::<T>(&spec).is_some() {
+            // Refused before: not sent again, the service's own order at once.
+            return unsorted_page(&client, query).await;
+        }
+    }
+    let spec = sorting.spec::<T>(&query.sort, try_refused)?;
     let request = PageRequest::new(query.start, u64::from(query.limit))
         .map_err(|e| AppError::invalid(format!("{e}.")))?
         .sorted(spec.clone());
     let page = client.list::<T>(&request).await;
     learn::<T>(state, &sorting, &spec, page.as_ref().map(drop));
-    view_of(page?, query)
+    match page {
+        Err(partner_client::ClientError::InvalidRequest { .. }) if fallback && !spec.is_empty() => {
+            // The same page without `sort`: if the service answers it, the sort was what it
+            // refused; if not, its first answer is the one to show.
+            match unsorted_page(&client, query).await {
+                Ok(view) => Ok(view),
+                Err(_) => view_of(page?, query),
+            }
+        }
+        page => view_of(page?, query),
+    }
+}
+
+/// A default sort the service does not take: the page without `sort`, in the service's own
+/// order, with a quiet note instead of an error. Why: the console picks the default
+/// (`listingName`, `-created`), not the user, and the spec names no sort key every service
+/// takes, so a service that refuses it must not leave the first screen empty under an error.
+/// A sort the user chose is never dropped (its refusal is shown).
+async fn unsorted_page<T: Listed + Serialize + ts_rs::TS>(
+    client: &PartnerClient,
+    query: &PageQuery,
+) -> Result<PageView<Received<T>>> {
+    let request = PageRequest::new(query.start, u64::from(query.limit))
+        .map_err(|e| AppError::invalid(format!("{e}.")))?;
+    let mut view = view_of(client.list::<T>(&request).await?, query)?;
+    view.sort_note = Some(format!(
+        "Shown in the service's own order: this service does not sort by {}.",
+        query.sort.trim()
+    ));
+    view.sort = String::new();
+    Ok(view)
 }
 
 /// One page of a listing on any service (every well-formed key is sent; the service judges),
@@ -214,6 +265,7 @@ fn view_of<T: ts_rs::TS>(
         start: page.start,
         limit: page.limit,
         sort: query.sort.clone(),
+        sort_note: None,
     })
 }
 

@@ -374,3 +374,125 @@ async fn the_support_copy_keeps_what_any_faithful_service_sends() {
     );
     app.stop().await;
 }
+
+/// The service's count of API calls once the connection's background work (its subscriptions
+/// listed for their keys) is done: the same count twice, 200 ms apart.
+async fn calls_settled(service: &OtherService) -> u64 {
+    let mut last = service.api_calls();
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let now = service.api_calls();
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+}
+
+/// A page asked in the screen's default sort (the user chose none).
+fn default_page(sort: &str) -> partner_console_core::bridge::PageQuery {
+    form(serde_json::json!({"start": 0, "limit": 10, "sort": sort, "defaultSort": true}))
+}
+
+/// Issue #46, item 8: the console's own default sort (`listingName`, `-created`) refused by a
+/// service leaves the first screen in the service's own order with a note, never empty under an
+/// error; a sort the user chose is refused as before.
+#[tokio::test]
+async fn a_default_sort_the_service_refuses_gives_its_own_order_with_a_note() {
+    let app = Headless::start().await;
+    // The sandbox sorts by both defaults: no note.
+    let sandbox = listings::products(app.console.state(), &default_page("listingName"))
+        .await
+        .expect("the sandbox sorts by listingName");
+    assert_eq!(sandbox.sort_note, None);
+    assert_eq!(sandbox.sort, "listingName");
+
+    let service = OtherService::start(Dialect::refusing_default_sorts()).await;
+    app.connect_to(&service).await;
+    let ids = |items: &[serde_json::Value]| -> Vec<String> {
+        items
+            .iter()
+            .map(|item| item["id"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+
+    // Products: refused once (400, the service's words), then asked again without `sort`.
+    let before = calls_settled(&service).await;
+    let first = listings::products(app.console.state(), &default_page("listingName"))
+        .await
+        .expect("the first screen is not an error");
+    assert_eq!(
+        service.api_calls(),
+        before + 2,
+        "refused, then asked without sort"
+    );
+    let own_order: Vec<String> = ids(&service.products()).into_iter().take(10).collect();
+    assert_eq!(
+        first.items.iter().map(|p| p.id.clone()).collect::<Vec<_>>(),
+        own_order,
+        "the service's own order"
+    );
+    assert!(!first.items.is_empty());
+    assert_eq!(first.sort, "", "no sort applied");
+    let note = first.sort_note.expect("a note");
+    assert!(
+        note.contains("this service does not sort by listingName"),
+        "{note}"
+    );
+    // Next time the refused default is not sent again.
+    let before = service.api_calls();
+    let again = listings::products(app.console.state(), &default_page("listingName"))
+        .await
+        .expect("again");
+    assert_eq!(
+        service.api_calls(),
+        before + 1,
+        "only the page without sort"
+    );
+    assert!(again.sort_note.is_some());
+    // A sort the user chose keeps today's behaviour: held (refused before), or sent and refused.
+    let held = listings::products(app.console.state(), &page("listingName", false))
+        .await
+        .expect_err("the user's sort is not dropped");
+    assert!(
+        held.message
+            .contains("refused sorting by `listingName` before"),
+        "{held:?}"
+    );
+    let asked = listings::products(app.console.state(), &page("listingName", true))
+        .await
+        .expect_err("the service still refuses it");
+    assert_eq!(asked.status, Some(400), "{asked:?}");
+    // A default the service takes sorts as asked.
+    let taken = listings::products(app.console.state(), &default_page("-name"))
+        .await
+        .expect("a key it takes");
+    assert_eq!(taken.sort_note, None);
+    assert_eq!(taken.sort, "-name");
+
+    // Transactions: the user's `-created` is an error (the service's words) ...
+    let chosen = listings::transactions(app.console.state(), &page("-created", false))
+        .await
+        .expect_err("the user's sort");
+    assert_eq!(chosen.status, Some(400), "{chosen:?}");
+    assert!(
+        chosen
+            .message
+            .contains("sorting by 'created' is not supported"),
+        "{chosen:?}"
+    );
+    // ... the screen's default `-created` is the service's own order with the note.
+    let first = listings::transactions(app.console.state(), &default_page("-created"))
+        .await
+        .expect("the first screen is not an error");
+    let own_order: Vec<String> = service.transaction_ids().into_iter().take(10).collect();
+    assert_eq!(
+        first.items.iter().map(|t| t.id.clone()).collect::<Vec<_>>(),
+        own_order
+    );
+    assert!(first
+        .sort_note
+        .as_deref()
+        .is_some_and(|n| n.contains("this service does not sort by -created")));
+    app.stop().await;
+}
