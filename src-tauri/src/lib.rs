@@ -9,10 +9,11 @@
 
 pub mod commands;
 pub mod events;
+mod test_hooks;
 
 use partner_console_core::milestones;
 use partner_console_core::services::{instance, links, startup};
-use partner_console_core::{Console, FileDialogs, FolderDialogs};
+use partner_console_core::{Console, FileDialogs};
 use std::sync::Arc;
 use tauri::Manager;
 
@@ -67,7 +68,7 @@ pub fn run() {
                 .unwrap_or_else(|_| Err("the keychain probe failed".into()));
             let state = startup::open_state(data_dir.clone(), legacy, probe);
             let handle = app.handle().clone();
-            let dialogs: Arc<dyn FileDialogs> = match FolderDialogs::from_env() {
+            let dialogs: Arc<dyn FileDialogs> = match test_hooks::folder_dialogs() {
                 Some(folder) => Arc::new(folder),
                 None => Arc::new(events::DesktopDialogs {
                     app: handle.clone(),

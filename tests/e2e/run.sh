@@ -15,8 +15,10 @@ echo "e2e: building the UI and the app"
 # Every binary of the workspace and its examples (the second implementation of the service,
 # other_service, is one), in one build whose features are unified as `cargo test --workspace`
 # unifies them: after the tests this only links the app, where `-p` builds would recompile a
-# hundred crates with other features.
-cargo build --workspace --bins --examples --locked --quiet
+# hundred crates with other features. The app gets its test hooks (`test-hooks`: the dialogs
+# answered from $PARTNER_TEST_DIALOG_DIR, below), a feature of the app crate alone, so no other
+# crate is built again for it; the packages never turn it on.
+cargo build --workspace --bins --examples --locked --quiet --features partner-console/test-hooks
 target_dir=${CARGO_TARGET_DIR:-$root/target}
 export PARTNER_APP_BINARY="$target_dir/debug/partner-console"
 # The restart specs run `partner` beside the app: a sandbox with --data, products subscribe,
@@ -37,6 +39,7 @@ export PARTNER_E2E_SCRATCH=$scratch
 export PARTNER_E2E_EXPORTS=$scratch/exports
 # The app's save and open dialogs answer from this folder instead of showing a window
 # (WebDriver cannot reach a GTK dialog): saves land under the suggested name, opens read it.
+# Only an app built with the `test-hooks` feature (as above) reads it.
 export PARTNER_TEST_DIALOG_DIR=$PARTNER_E2E_EXPORTS
 if [ -z "${PARTNER_SCREENSHOTS:-}" ]; then
   export PARTNER_SCREENSHOTS="$root/target/e2e-screenshots"

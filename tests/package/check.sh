@@ -5,7 +5,8 @@
 #     one of theirs), and apt can resolve those dependencies from the archive;
 #   - its file list: app, `partner`, desktop entry, icons, man pages, completions;
 #   - desktop-file-validate on the desktop entry;
-#   - unpacked: `partner --version`, the man pages, `bash -n` on the bash completions;
+#   - unpacked: no end-to-end test hooks in the programs, `partner --version`, the man pages,
+#     `bash -n` on the bash completions;
 #   - the app started from the unpacked package under Xvfb: its window appears, its listener
 #     answers, and a screenshot of it is written to $out/installed-app.png;
 #   - the .rpm: name, version, requirements and the same files.
@@ -86,6 +87,14 @@ for size in 16 256; do
   identify -format '%wx%h' "$unpacked/usr/share/icons/hicolor/${size}x${size}/apps/partner-console.png" \
     | grep -qx "${size}x${size}" || fail "the ${size}x${size} icon is not ${size}x${size}"
 done
+
+# The end-to-end tests' hooks (the app's `test-hooks` feature) are not in what users run.
+for program in partner-console partner; do
+  if grep -aq PARTNER_TEST_DIALOG_DIR "$unpacked/usr/bin/$program"; then
+    fail "$program carries the end-to-end tests' hooks (PARTNER_TEST_DIALOG_DIR)"
+  fi
+done
+ok "no test hooks in the programs"
 
 partner_version=$("$unpacked/usr/bin/partner" --version)
 grep -q " $version" <<<"$partner_version" || fail "partner --version says '$partner_version'"

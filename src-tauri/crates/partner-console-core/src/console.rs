@@ -166,26 +166,14 @@ pub trait FileDialogs: Send + Sync + 'static {
 }
 
 /// Dialogs answered from a folder without a window: a save goes to the folder under the
-/// suggested name, an open reads the suggested name from it. Tests use it, and so does the app
-/// when `PARTNER_TEST_DIALOG_DIR` is set: end-to-end tests drive the real app through
-/// WebDriver, which cannot reach a GTK file dialog.
+/// suggested name, an open reads the suggested name from it. Tests and `partner demo` use it,
+/// and so does the app built with its `test-hooks` feature when `PARTNER_TEST_DIALOG_DIR` is
+/// set (the end-to-end tests drive the real app through WebDriver, which cannot reach a GTK
+/// file dialog). The core reads no variable for it: the app's hook does
+/// (`src-tauri/src/test_hooks.rs`), and the packages are built without it.
 #[derive(Debug, Clone)]
 pub struct FolderDialogs {
     pub folder: PathBuf,
-}
-
-impl FolderDialogs {
-    /// The environment variable that makes the app answer its dialogs from a folder.
-    pub const ENV: &'static str = "PARTNER_TEST_DIALOG_DIR";
-
-    /// The folder dialogs `PARTNER_TEST_DIALOG_DIR` asks for, if it is set.
-    pub fn from_env() -> Option<Self> {
-        std::env::var_os(Self::ENV)
-            .filter(|dir| !dir.is_empty())
-            .map(|dir| Self {
-                folder: PathBuf::from(dir),
-            })
-    }
 }
 
 impl FileDialogs for FolderDialogs {
