@@ -287,19 +287,34 @@ pub fn probe_secret_store(store: &dyn SecretStore) -> Result<()> {
         marker: marker.clone(),
     };
     let value = Secret::new(format!("partner-console probe {marker}"));
+    // The store's own words once: a keychain error already names the store and, when it is
+    // locked or missing, says what to do.
     let failed = |what: &str, error: Option<ClientError>| {
-        let said = error.map(|e| format!(" ({e})")).unwrap_or_default();
-        ClientError::keychain(format!(
-            "{STORE_NAME} {what}{said}: a secret given to it now could be lost; {WHAT_TO_DO}"
-        ))
+        let mut text = match error {
+            None => format!("{STORE_NAME} {what}: a secret given to it now would be lost"),
+            Some(ClientError::Keychain { message }) if message.contains(STORE_NAME) => {
+                format!("a test entry {what}: {message}")
+            }
+            Some(other) => {
+                let said = match other {
+                    ClientError::Keychain { message } => message,
+                    other => other.to_string(),
+                };
+                format!("{STORE_NAME}: a test entry {what} ({said})")
+            }
+        };
+        if !text.contains(WHAT_TO_DO) {
+            text.push_str(&format!("; {WHAT_TO_DO}"));
+        }
+        ClientError::keychain(text)
     };
     if let Err(error) = store.set(&slot, &value) {
-        return Err(failed("did not take a test entry", Some(error)));
+        return Err(failed("could not be written", Some(error)));
     }
     let read = store.get(&slot);
     let deleted = store.delete(&slot);
     match read {
-        Err(error) => return Err(failed("did not give back a test entry", Some(error))),
+        Err(error) => return Err(failed("could not be read back", Some(error))),
         Ok(None) => {
             return Err(failed(
                 "does not keep what it is given (a test entry written to it read back as nothing)",
@@ -314,7 +329,7 @@ pub fn probe_secret_store(store: &dyn SecretStore) -> Result<()> {
         }
         Ok(Some(_)) => {}
     }
-    deleted.map_err(|error| failed("could not delete a test entry", Some(error)))
+    deleted.map_err(|error| failed("could not be deleted", Some(error)))
 }
 
 /// Words for a keychain failure. `BadEncoding` carries the stored bytes in its `Debug`, so every

@@ -111,6 +111,11 @@ impl KeychainKeys {
         self.set_health(KeychainHealth::Unavailable(why.into()));
     }
 
+    /// Notes that the keychain answered (a probe after an unlock, say).
+    pub fn mark_available(&self) {
+        self.set_health(KeychainHealth::Available);
+    }
+
     fn set_health(&self, health: KeychainHealth) {
         *self.health.write().unwrap_or_else(|p| p.into_inner()) = health;
     }

@@ -148,6 +148,9 @@ pub async fn sync(connection: &ConnectionArgs, args: &SyncArgs) -> Result<()> {
     }
     let client = connection.client()?;
     let keychain = KeyringStore::default();
+    // A new copy's key goes to the keychain: a store that lost it would leave an encrypted
+    // copy nobody can open.
+    super::keychain::ready(&keychain, "the local copy's keys")?;
     let index = Index::open(&target.data_dir, &target.index_id, &keychain)?;
     let on_stop = super::signal::cancel_on_stop()?;
     let cancel = on_stop.token.clone();

@@ -7,6 +7,7 @@ pub mod connections;
 pub mod demo;
 pub mod docs;
 pub mod doctor;
+pub mod keychain;
 pub mod link;
 pub mod listen;
 pub mod listing;

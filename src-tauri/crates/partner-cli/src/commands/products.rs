@@ -12,11 +12,11 @@
 use super::connect::{secret_from_stdin, ConnectionArgs};
 use super::listing::{run_list, ListArgs};
 use super::render::{events_cell, print_one, ListWriter, OutputFormat, Row};
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use clap::{Args as ClapArgs, Subcommand};
 use partner_api::read::{self, WebhookSubscription};
 use partner_api::{signing_key, EventType, NewProduct, ResourceType, WebhookSubscriptionInput};
-use partner_client::{KeyringStore, NewSubscription, SecretSlot, SecretStore, SubscriptionChange};
+use partner_client::{KeyringStore, NewSubscription, SecretStore, SubscriptionChange};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -217,18 +217,9 @@ impl Row for DeletedSubscription {
     }
 }
 
-/// Fails early when the keychain cannot hold a key, before the service is changed.
+/// Fails early when the keychain cannot keep a key, before the service is changed.
 fn keychain_ready(store: &KeyringStore) -> Result<()> {
-    store
-        .get(&SecretSlot::SigningKey {
-            subscription_id: "partner-cli-probe".into(),
-        })
-        .map(|_| ())
-        .map_err(|e| {
-            CliError::Usage(format!(
-                "signing keys go to the keychain, which is not available: {e}"
-            ))
-        })
+    super::keychain::ready(store, "signing keys")
 }
 
 pub async fn run(args: Args) -> Result<()> {

@@ -140,6 +140,9 @@ pub async fn run(args: Args) -> Result<()> {
                 Ok(secret) if !secret.is_empty() => Secret::new(secret),
                 _ => secret_from_stdin("client secret")?,
             };
+            // The secret is kept only once signed in, but the store is checked before: a
+            // sign-in whose secret the store then loses would be for nothing.
+            super::keychain::ready(&KeyringStore::default(), "client secrets")?;
             let connection = args.connection.resolved()?;
             let client_id = connection.client_id()?.to_string();
             let mut config = partner_client::ConnectionConfig::new(

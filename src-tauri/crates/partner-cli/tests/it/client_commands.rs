@@ -1201,6 +1201,8 @@ async fn sync_find_and_forget_through_the_keychain() {
             .any(|f| f.extension().is_some_and(|e| e == "sqlite3")),
         "{files:?}"
     );
+    // Unix alone: on Windows the files take the profile folder's ACL, with no mode to check.
+    #[cfg(unix)]
     for file in &files {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(file).unwrap().permissions().mode() & 0o777;

@@ -56,10 +56,22 @@ pub async fn load(app: &Console, client: &PartnerClient) -> Result<usize> {
     })?
 }
 
-/// "Try again" on the keychain banner: reads the active connection's keys again now (which
-/// also makes the Secret Service ask to unlock, where it does), and says how that went.
+/// "Try again" on the keychain banner: probes the store again (a marker written, read back and
+/// deleted, which also makes the Secret Service ask to unlock, where it does), then reads the
+/// active connection's keys again, and says how that went. A probe that fails leaves the
+/// banner up with the store's name and what to do; the keys are not read from a store that
+/// does not keep them.
 pub async fn retry(app: &Console) -> Result<()> {
     let state = app.state();
+    let probed = state
+        .with_keychain(|store| partner_client::probe_secret_store(store))
+        .await?;
+    if let Err(error) = probed {
+        state.keys.mark_unavailable(error.to_string());
+        app.announce(|_| {});
+        return Ok(());
+    }
+    state.keys.mark_available();
     let client = state.client()?;
     let outcome = load(app, &client).await;
     app.announce(|_| {});

@@ -189,19 +189,16 @@ pub async fn stop(app: Console) {
 /// How long quitting waits for the listener to answer what is in flight and close its run.
 const LISTENER_STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// Asks the OS keychain once: a D-Bus round trip to the Secret Service (100+ ms on a cold
-/// session) that the shell runs on a thread of its own before it builds the window, so it
-/// overlaps the window's creation instead of holding the page load. Its answer only sets the
-/// keychain's health (the banner); the keychain is used either way, and "Try again" asks it
-/// again after an unlock.
+/// Checks the OS's secret store once ([`partner_client::probe_secret_store`]: a marker written,
+/// read back through a fresh entry and deleted), a few round trips (D-Bus to the Secret
+/// Service on Linux, 100+ ms on a cold session) that the shell runs on a thread of its own
+/// before it builds the window, so it overlaps the window's creation instead of holding the
+/// page load. A store that refuses, is locked or missing, or does not keep what it is given
+/// sets the keychain's health: the banner names the store and what to do, and "Try again"
+/// probes again after an unlock. Why a write and not a read: a read of an absent entry is
+/// "nothing there" from a working store and from one that keeps nothing alike.
 pub fn probe_keychain() -> std::result::Result<(), String> {
-    use partner_client::{KeyringStore, SecretSlot, SecretStore};
-    let probe = SecretSlot::SigningKey {
-        subscription_id: "keychain-probe".into(),
-    };
-    KeyringStore::default()
-        .get(&probe)
-        .map(|_| ())
+    partner_client::probe_secret_store(&partner_client::KeyringStore::default())
         .map_err(|e| e.to_string())
 }
 
