@@ -53,10 +53,10 @@ pub fn run() {
             // Tauri builds the configured window before this hook: the time up to here is
             // the window's, the rest of the hook holds the page's load.
             milestones::milestone("window built");
-            let data_dir = match partner_local::paths::data_dir() {
-                Ok(dir) => dir,
-                Err(_) => app.path().app_data_dir()?,
-            };
+            // The CLI's folder, by the same function: the two share one store. Without one
+            // (no HOME, say) the app says so and does not start, rather than keep a store of
+            // its own the CLI would not see.
+            let data_dir = partner_local::paths::data_dir()?;
             // Connections saved by consoles before the settings file, in Tauri's own folder.
             let legacy = app
                 .path()
