@@ -161,3 +161,60 @@ async fn the_embedded_sandbox_keeps_its_address_from_run_to_run() {
     assert_eq!(embedded_base_url(&app), moved);
     app.stop().await;
 }
+
+/// "Try again" on the keychain banner probes the store (a marker written, read back and
+/// deleted): one that says "done" and keeps nothing keeps the banner up, naming the store and
+/// what to do; one that keeps what it is given takes the banner down.
+#[tokio::test]
+async fn try_again_keeps_the_banner_for_a_store_that_keeps_nothing() {
+    use partner_client::{MemoryStore, SecretSlot, SecretStore};
+    use partner_console_core::services::keys;
+    use partner_console_core::state::headless_state;
+    use partner_console_core::{Console, FolderDialogs, RecordingSink};
+    use std::sync::Arc;
+
+    #[derive(Debug)]
+    struct KeepsNothing;
+    impl SecretStore for KeepsNothing {
+        fn get(&self, _: &SecretSlot) -> partner_client::Result<Option<partner_api::Secret>> {
+            Ok(None)
+        }
+        fn set(&self, _: &SecretSlot, _: &partner_api::Secret) -> partner_client::Result<()> {
+            Ok(())
+        }
+        fn delete(&self, _: &SecretSlot) -> partner_client::Result<()> {
+            Ok(())
+        }
+    }
+    let console_over = |dir: &std::path::Path, store: Arc<dyn SecretStore>| {
+        Console::new(
+            headless_state(dir.join("data"), store),
+            RecordingSink::new(),
+            Arc::new(FolderDialogs {
+                folder: dir.to_path_buf(),
+            }),
+            tokio::runtime::Handle::current(),
+        )
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+
+    let dropping = console_over(dir.path(), Arc::new(KeepsNothing));
+    keys::retry(&dropping)
+        .await
+        .expect("the probe's answer is the status");
+    let keychain = dropping.status().keychain;
+    assert!(!keychain.available);
+    let message = keychain.message.expect("a message");
+    assert!(
+        message.contains("does not keep what it is given"),
+        "{message}"
+    );
+    assert!(message.contains(partner_client::STORE_NAME), "{message}");
+    assert!(message.contains("then try again"), "{message}");
+
+    let keeping = console_over(dir.path(), Arc::new(MemoryStore::new()));
+    keeping.state().keys.mark_unavailable("locked a moment ago");
+    // No connection is open here, so the keys are not read; the store answered all the same.
+    let _ = keys::retry(&keeping).await;
+    assert!(keeping.status().keychain.available);
+}
