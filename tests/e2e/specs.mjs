@@ -1251,6 +1251,26 @@ await step("another implementation (one sort key, problem details, rate limits, 
   for (const service of otherServices) service.child.kill();
 });
 
+await step("another implementation (no default sorts): the first screens in its own order with a quiet note", async () => {
+  const service = await startOtherService("no-default-sorts");
+  try {
+    await addConnection("Other service (no default sorts)", service);
+    for (const [screen, key] of [["products", "listingName"], ["transactions", "-created"]]) {
+      await go(`#/${screen}`);
+      await (await $("tbody tr[data-row-id]")).waitForExist({ timeout: 20000 });
+      await waitText("[data-testid=sort-note]", new RegExp(`this service does not sort by ${key}`), 15000);
+      assert.ok(!(await (await $("[role=alert]")).isExisting()), `no error box on ${screen}`);
+      await shot(`other-service-no-default-sorts-${screen}`);
+    }
+    await useConnection("Embedded sandbox");
+    const row = await $("//table[@aria-label='Connections']//tr[contains(., 'Other service (no default sorts)')]");
+    await (await row.$("button=Remove")).click();
+    await row.waitForExist({ timeout: 15000, reverse: true });
+  } finally {
+    service.child.kill();
+  }
+});
+
 
 // ---- A console you come back to: the real app quit and started again on the same data folder
 // and keyring. What was set up before the restart must all be there after it.

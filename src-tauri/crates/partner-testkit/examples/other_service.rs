@@ -1,6 +1,7 @@
 //! Runs the second, independent implementation of the service on its own, to point the app or
 //! `partner` at by hand (a look at the screens against a service that is not our sandbox):
-//! `cargo run -p partner-testkit --example other_service -- minimal|extra|demanding` prints the base URL
+//! `cargo run -p partner-testkit --example other_service -- minimal|extra|demanding|no-default-sorts`
+//! prints the base URL
 //! and the client's credentials, then serves until it is interrupted.
 use partner_testkit::other_service::{Dialect, OtherService};
 
@@ -10,8 +11,9 @@ async fn main() {
         None | Some("minimal") => Dialect::minimal(),
         Some("extra") => Dialect::extra(),
         Some("demanding") => Dialect::demanding(),
+        Some("no-default-sorts") => Dialect::refusing_default_sorts(),
         Some(other) => {
-            eprintln!("other_service: the dialect is minimal, extra or demanding, not {other:?}");
+            eprintln!("other_service: the dialect is minimal, extra, demanding or no-default-sorts, not {other:?}");
             std::process::exit(2);
         }
     };
