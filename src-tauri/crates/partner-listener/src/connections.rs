@@ -17,6 +17,19 @@
 //! message completed"; 1-2% of requests at 512 senders in the `ack` bench when any idle
 //! connection could be chosen). A connection idle for a quarter of a second is one its client's
 //! pool is not using: hyper's pool (reqwest's) hands out the connection used last.
+//!
+//! Connections that hold a slot without sending (issue #46: a scanner's slow-loris) are closed
+//! the same way, and at once rather than gracefully, so a real delivery arriving at the cap gets
+//! a slot within moments instead of after their timeouts (10 s for a head, 30 s for a body,
+//! while a thousand of them queue ahead of it):
+//! - one that has not sent a whole request head for [`MIN_IDLE_TO_CLOSE`] has no request in
+//!   hand (hyper hands one over only with its head), so it is chosen like any idle one; and,
+//!   having none, it is dropped, not shut down gracefully: hyper's graceful shutdown of a
+//!   connection part-way through a head waits for the rest of it;
+//! - one whose request's body has not moved for [`STALLED_BODY_TO_CLOSE`] is chosen too: its
+//!   body read is abandoned ([`Connection::body_abandoned`]), the request is answered 408 and
+//!   kept as `incomplete`, and the connection closed. A real sender's body arrives in
+//!   milliseconds; the service's timeout is 30 s.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -26,6 +39,9 @@ use tokio::sync::Notify;
 
 /// How long a connection must have been idle before it is closed to make room.
 pub(crate) const MIN_IDLE_TO_CLOSE: Duration = Duration::from_millis(250);
+/// How long a request's body must have sent nothing before its connection is closed to make
+/// room.
+pub(crate) const STALLED_BODY_TO_CLOSE: Duration = Duration::from_secs(1);
 /// How often a client waiting for a slot looks again for a connection idle long enough.
 pub(crate) const LOOK_FOR_IDLE_EVERY: Duration = Duration::from_millis(50);
 
@@ -44,9 +60,14 @@ pub(crate) struct Connection {
     in_flight: AtomicUsize,
     /// Microseconds from [`Connections::started`] to when it last became idle (or opened).
     idle_since_micros: AtomicU64,
+    /// Microseconds from [`Connections::started`] to when the body being read last sent
+    /// something (or began), plus one; 0 while no body is being read.
+    body_moved_micros: AtomicU64,
     /// Asked to close already (so two new clients do not both count on it).
     closing: AtomicBool,
     close: Notify,
+    /// Told when the connection is chosen for a stalled body (see the module's notes).
+    abandon_body: Notify,
 }
 
 impl Connection {
@@ -62,6 +83,31 @@ impl Connection {
     /// Completes once the connection is asked to close (by the cap or by shutdown).
     pub(crate) async fn close_requested(&self) {
         self.close.notified().await;
+    }
+
+    /// Whether the connection has no request in hand and has had none for `min_idle`: closing
+    /// it then drops nothing (an answer was written long ago, no head is complete).
+    pub(crate) fn idle_for(&self, connections: &Connections, min_idle: Duration) -> bool {
+        let min_idle = u64::try_from(min_idle.as_micros()).unwrap_or(u64::MAX);
+        self.in_flight.load(Ordering::Acquire) == 0
+            && self.idle_since_micros.load(Ordering::Acquire)
+                <= micros_since(connections.started).saturating_sub(min_idle)
+    }
+
+    /// A body is being read, or sent more (`true`), or is done (`false`).
+    pub(crate) fn body_moved(&self, connections: &Connections, reading: bool) {
+        let at = if reading {
+            micros_since(connections.started).saturating_add(1)
+        } else {
+            0
+        };
+        self.body_moved_micros.store(at, Ordering::Release);
+    }
+
+    /// Completes once the body being read is to be given up (its connection was chosen to make
+    /// room, see the module's notes).
+    pub(crate) async fn body_abandoned(&self) {
+        self.abandon_body.notified().await;
     }
 
     fn ask_to_close(&self) {
@@ -106,8 +152,10 @@ impl Connections {
         let connection = Arc::new(Connection {
             in_flight: AtomicUsize::new(0),
             idle_since_micros: AtomicU64::new(micros_since(self.started)),
+            body_moved_micros: AtomicU64::new(0),
             closing: AtomicBool::new(false),
             close: Notify::new(),
+            abandon_body: Notify::new(),
         });
         lock(&self.open).insert(id, connection.clone());
         (id, connection)
@@ -117,22 +165,34 @@ impl Connections {
         lock(&self.open).remove(&id);
     }
 
-    /// Asks the connection idle the longest to close, if it has been idle for `min_idle`;
-    /// false when none has (every connection is handling a request, was busy a moment ago, or
-    /// is closing already).
+    /// Asks the connection that has sent nothing for the longest to close: one with no
+    /// request in hand idle for `min_idle`, or one whose request's body has not moved for
+    /// [`STALLED_BODY_TO_CLOSE`] (its body read is given up); false when there is none (every
+    /// connection is handling a request that moves, was busy a moment ago, or is closing
+    /// already).
     pub(crate) fn close_longest_idle(&self, min_idle: Duration) -> bool {
-        let min_idle = u64::try_from(min_idle.as_micros()).unwrap_or(u64::MAX);
-        let idle_before = micros_since(self.started).saturating_sub(min_idle);
+        let now = micros_since(self.started);
+        let idle_before = now.saturating_sub(u64::try_from(min_idle.as_micros()).unwrap_or(0));
+        let stalled_before = now
+            .saturating_sub(u64::try_from(STALLED_BODY_TO_CLOSE.as_micros()).unwrap_or(0))
+            .saturating_add(1);
         let open = lock(&self.open);
-        let longest_idle = open
+        let quiet_longest = open
             .values()
-            .filter(|c| {
-                c.in_flight.load(Ordering::Acquire) == 0 && !c.closing.load(Ordering::Acquire)
+            .filter(|c| !c.closing.load(Ordering::Acquire))
+            .filter_map(|c| {
+                if c.in_flight.load(Ordering::Acquire) == 0 {
+                    let since = c.idle_since_micros.load(Ordering::Acquire);
+                    (since <= idle_before).then_some((since, c))
+                } else {
+                    let moved = c.body_moved_micros.load(Ordering::Acquire);
+                    (moved != 0 && moved <= stalled_before).then_some((moved, c))
+                }
             })
-            .min_by_key(|c| c.idle_since_micros.load(Ordering::Acquire))
-            .filter(|c| c.idle_since_micros.load(Ordering::Acquire) <= idle_before);
-        match longest_idle {
-            Some(connection) => {
+            .min_by_key(|(since, _)| *since);
+        match quiet_longest {
+            Some((_, connection)) => {
+                connection.abandon_body.notify_one();
                 connection.ask_to_close();
                 true
             }
@@ -206,6 +266,22 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(5));
         assert!(connections.close_longest_idle(Duration::from_millis(5)));
         assert!(connection.closing.load(Ordering::Acquire));
+    }
+
+    #[test]
+    fn a_request_whose_body_stalled_is_chosen_and_one_whose_body_moves_is_not() {
+        let connections = Connections::new();
+        let (_, stalled) = connections.open();
+        let (_, moving) = connections.open();
+        let _in_hand = (stalled.busy(&connections), moving.busy(&connections));
+        stalled.body_moved(&connections, true);
+        moving.body_moved(&connections, true);
+        assert!(!connections.close_longest_idle(Duration::ZERO));
+        std::thread::sleep(STALLED_BODY_TO_CLOSE + Duration::from_millis(20));
+        moving.body_moved(&connections, true);
+        assert!(connections.close_longest_idle(Duration::ZERO));
+        assert!(stalled.closing.load(Ordering::Acquire));
+        assert!(!moving.closing.load(Ordering::Acquire));
     }
 
     #[test]

@@ -14,6 +14,7 @@
 
 pub mod bulk;
 pub mod capture;
+pub mod classes;
 pub mod compare;
 mod connections;
 pub mod debugger;
@@ -21,6 +22,7 @@ pub mod error;
 pub mod evidence;
 pub mod export;
 mod facet_counts;
+pub mod flood;
 pub mod forward;
 pub mod keys;
 pub mod live;
@@ -39,12 +41,14 @@ pub mod writer_lock;
 pub mod xml;
 
 pub use capture::{Capture, Header, OutboundKind, OutboundRecord, ResponseRecord};
+pub use classes::RetentionClass;
 pub use debugger::{
     diagnose, diagnose_capture, diagnose_capture_with, diagnose_with, Diagnosis, KeyRole,
     SignatureReport,
 };
 pub use error::{Error, Result};
 pub use export::{export_with, ExportFormat, ExportReport};
+pub use flood::FloodSummary;
 pub use forward::{ForwardRule, ForwardRules};
 pub use keys::{KeySource, MemoryKeys, PreviousKey, SubscriptionKeys};
 pub use live::{Coalescer, LiveBatch, LiveEvent};
@@ -56,9 +60,10 @@ pub use server::{
     RECEIVER_CHECK_HEADER,
 };
 pub use store::{
-    ArrivedNotification, CaptureFilter, CaptureList, CapturePage, CaptureQuery, Durability, Facets,
-    Grouping, HitCount, ImportReport, ListedCapture, Retention, Store, StoreOptions, StoreReader,
-    COUNT_CAP, COUNT_TIME_BUDGET, MAX_PAGE_LIMIT,
+    ArrivedNotification, CaptureFilter, CaptureList, CapturePage, CaptureQuery, ClassSizes,
+    Durability, Facets, Grouping, HitCount, ImportReport, ListedCapture, Retention,
+    RetentionSizes, Store, StoreOptions, StoreReader, COUNT_CAP, COUNT_TIME_BUDGET,
+    MAX_PAGE_LIMIT,
 };
 pub use test_mode::TestMode;
 pub use tunnel::{check_tunnel, TunnelFailure, TunnelReport};

@@ -11,9 +11,14 @@
 //! the first forward rule that matches it, or else to `forward_to` ([`crate::forward`]); the
 //! answer or error is recorded as an [`OutboundRecord`](crate::OutboundRecord) and sent on
 //! the live feed.
+//!
+//! Junk past a rate is answered but counted rather than stored ([`crate::flood`]), and
+//! connections that hold a slot without sending are closed when a new client needs it
+//! ([`crate::connections`]).
 
 use crate::capture::{header_value, Capture, Header, OutboundKind, ResponseRecord};
-use crate::connections::{Connections, LOOK_FOR_IDLE_EVERY, MIN_IDLE_TO_CLOSE};
+use crate::connections::{Connection, Connections, LOOK_FOR_IDLE_EVERY, MIN_IDLE_TO_CLOSE};
+use crate::flood::{Fate, FloodSummary, JunkFlood, DEFAULT_JUNK_RATE};
 use crate::forward::{ForwardRule, ForwardRules};
 use crate::keys::{KeySource, SubscriptionKeys};
 use crate::live::{LiveEvent, LIVE_CAPACITY};
@@ -73,6 +78,10 @@ pub struct ListenerConfig {
     /// first rule that matches wins (see [`crate::forward`]).
     pub forward_rules: Vec<ForwardRule>,
     pub test_mode: TestMode,
+    /// Junk requests ([`crate::RetentionClass::Junk`]) stored in full per second; past it they
+    /// are answered and counted, one in a hundred kept as a sample ([`crate::flood`]). `None`:
+    /// every request is stored.
+    pub junk_rate: Option<u32>,
 }
 
 impl Default for ListenerConfig {
@@ -86,6 +95,7 @@ impl Default for ListenerConfig {
             forward_to: None,
             forward_rules: Vec::new(),
             test_mode: TestMode::default(),
+            junk_rate: Some(DEFAULT_JUNK_RATE),
         }
     }
 }
@@ -136,6 +146,8 @@ struct Shared {
     probes: Mutex<HashMap<String, Secret>>,
     /// Nonces of receiver checks running against this listener.
     receiver_checks: Mutex<std::collections::HashSet<String>>,
+    /// Junk past the rate, counted ([`crate::flood`]).
+    flood: JunkFlood,
     http: reqwest::Client,
 }
 
@@ -150,6 +162,7 @@ impl Listener {
             outbound::parse_target(url.as_str())?;
         }
         let (live, _) = broadcast::channel(LIVE_CAPACITY);
+        let flood = JunkFlood::new(config.junk_rate);
         Ok(Self {
             shared: Arc::new(Shared {
                 test_mode: RwLock::new(config.test_mode.clone()),
@@ -163,6 +176,7 @@ impl Listener {
                 live,
                 probes: Mutex::default(),
                 receiver_checks: Mutex::default(),
+                flood,
                 http: outbound::http_client(),
             }),
         })
@@ -178,6 +192,12 @@ impl Listener {
 
     pub fn config(&self) -> &ListenerConfig {
         &self.shared.config
+    }
+
+    /// How much junk was counted rather than stored since the listener was made
+    /// ([`crate::flood`]).
+    pub fn flood_summary(&self) -> FloodSummary {
+        self.shared.flood.summary()
     }
 
     /// A receiver of every capture committed from now on (and of forward/replay outcomes).
@@ -420,8 +440,13 @@ impl Listener {
                     let shared = shared.clone();
                     let peer = peer.clone();
                     let busy = connection.busy(&connections);
+                    let (connection, connections) = (connection.clone(), connections.clone());
                     async move {
-                        let response = handle(&shared, &peer, request).await;
+                        let at = ConnectionAt {
+                            connection: &connection,
+                            connections: &connections,
+                        };
+                        let response = handle(&shared, &peer, at, request).await;
                         drop(busy);
                         Ok::<_, Infallible>(response)
                     }
@@ -434,9 +459,14 @@ impl Listener {
                 tokio::select! {
                     _ = serving.as_mut() => {}
                     () = connection.close_requested() => {
-                        // Finishes a request in hand (and its answer), then closes.
-                        serving.as_mut().graceful_shutdown();
-                        let _ = serving.await;
+                        // With nothing in hand for a while (idle, or part-way through a head
+                        // for that long), dropped at once: a graceful shutdown would wait for
+                        // the rest of the head (see `connections`). Else it finishes the
+                        // request in hand (and its answer), then closes.
+                        if !connection.idle_for(&connections, MIN_IDLE_TO_CLOSE) {
+                            serving.as_mut().graceful_shutdown();
+                            let _ = serving.await;
+                        }
                     }
                 }
                 connections.forget(id);
@@ -537,13 +567,42 @@ enum BodyRead {
     Incomplete(u64),
 }
 
+/// The connection a request arrived on, told as its body moves (see [`crate::connections`]).
+#[derive(Clone, Copy)]
+struct ConnectionAt<'a> {
+    connection: &'a Connection,
+    connections: &'a Connections,
+}
+
 /// Reads the body up to `limit`. Past it, keeps reading (and discarding) up to `drain_limit` so
-/// an ordinary client gets to read its 413; beyond that the connection is simply closed.
-async fn read_body(mut body: Incoming, limit: usize, drain_limit: u64) -> BodyRead {
+/// an ordinary client gets to read its 413; beyond that the connection is simply closed. Gives
+/// up, as incomplete, when the connection is chosen for a body that stalled.
+async fn read_body(
+    body: Incoming,
+    limit: usize,
+    drain_limit: u64,
+    at: ConnectionAt<'_>,
+) -> BodyRead {
+    at.connection.body_moved(at.connections, true);
+    let read = tokio::select! {
+        read = read_body_moving(body, limit, drain_limit, at) => read,
+        () = at.connection.body_abandoned() => BodyRead::Incomplete(0),
+    };
+    at.connection.body_moved(at.connections, false);
+    read
+}
+
+async fn read_body_moving(
+    mut body: Incoming,
+    limit: usize,
+    drain_limit: u64,
+    at: ConnectionAt<'_>,
+) -> BodyRead {
     let mut kept: Vec<u8> = Vec::new();
     let mut seen: u64 = 0;
     let mut over = false;
     while let Some(frame) = body.frame().await {
+        at.connection.body_moved(at.connections, true);
         let Ok(frame) = frame else {
             return if over {
                 BodyRead::TooLarge(seen)
@@ -585,7 +644,12 @@ fn text_response(status: u16, body: &'static str) -> Response<Full<Bytes>> {
     response
 }
 
-async fn handle(shared: &Shared, peer: &str, request: Request<Incoming>) -> Response<Full<Bytes>> {
+async fn handle(
+    shared: &Shared,
+    peer: &str,
+    at: ConnectionAt<'_>,
+    request: Request<Incoming>,
+) -> Response<Full<Bytes>> {
     let started = Instant::now();
     let received_at = Utc::now();
     let (parts, body) = request.into_parts();
@@ -607,7 +671,7 @@ async fn handle(shared: &Shared, peer: &str, request: Request<Incoming>) -> Resp
     } else if announced.is_some_and(|n| n > limit as u64) {
         match tokio::time::timeout(
             shared.config.body_read_timeout,
-            read_body(body, limit, drain_limit),
+            read_body(body, limit, drain_limit, at),
         )
         .await
         {
@@ -619,7 +683,7 @@ async fn handle(shared: &Shared, peer: &str, request: Request<Incoming>) -> Resp
     } else {
         tokio::time::timeout(
             shared.config.body_read_timeout,
-            read_body(body, limit, drain_limit),
+            read_body(body, limit, drain_limit, at),
         )
         .await
         .unwrap_or(BodyRead::Incomplete(0))
@@ -682,6 +746,10 @@ async fn handle(shared: &Shared, peer: &str, request: Request<Incoming>) -> Resp
         if let Some(delay) = delay {
             tokio::time::sleep(delay).await;
         }
+        return text_response(status, response_body);
+    }
+    // A flood of junk past the rate: answered as above, counted, not stored (`flood`).
+    if shared.flood.fate(judgement.verdict) == Fate::Summarise {
         return text_response(status, response_body);
     }
     let capture = Capture {

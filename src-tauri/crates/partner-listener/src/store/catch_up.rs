@@ -23,6 +23,7 @@
 
 use super::journal::{self, AppliedMark};
 use super::rows::{self, RowText};
+use super::sizes::{self, Tally};
 use super::writer::record_attempt;
 use crate::{Error, Result};
 use rusqlite::Connection;
@@ -137,9 +138,17 @@ pub(super) fn apply_journal(conn: &mut Connection, journal_path: &Path) -> Resul
         end: found.end,
     };
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let mut added = Tally::default();
     for capture in &found.captures {
-        rows::insert_row_or_ignore(&tx, capture, &RowText::of(capture)?)?;
+        let text = RowText::of(capture)?;
+        if rows::insert_row_or_ignore(&tx, capture, &text)? {
+            added.add_capture(capture, &text);
+        }
         record_attempt(&tx, capture)?;
+    }
+    // A store made before the sizes were kept gets them from its captures after this.
+    if sizes::kept(&tx)? {
+        added.write(&tx)?;
     }
     applied.write(&tx)?;
     tx.commit()?;

@@ -1276,7 +1276,7 @@ pub(super) mod tests {
         let old = NotificationKey::of("sub-a", "Transaction", "ev-old");
         let keep_three = crate::Retention {
             max_count: Some(3),
-            max_age: None,
+            ..crate::Retention::default()
         };
         for (links, kept) in [(vec![(7, 1)], true), (vec![], false)] {
             let copy = dir.path().join(format!("copy-{kept}.db"));
@@ -1291,6 +1291,7 @@ pub(super) mod tests {
                 journal_links: Mutex::new(links.into()),
                 highest_deleted: 0.into(),
                 captures: Mutex::new(None),
+                pruned: Default::default(),
             };
             assert_eq!(retained.prune(&mut conn, keep_three, 6).unwrap(), 3);
             let row: Option<i64> = conn

@@ -73,6 +73,8 @@
 //! - `journal`: the acknowledgement journal, its recovery after a crash, and the progress of the
 //!   tables behind it that reads wait for;
 //! - `positioned`: reads and writes at an offset of the journal's file, on every OS;
+//! - `sizes`: the captures and bytes the tables hold per retention class, kept as they change
+//!   (what the retention's count, byte budget and junk share are checked against);
 //! - `queries`: planning the inspector's pages, counts and facets, and a filter's SQL;
 //! - `runs`: the run log and the outbound records;
 //! - `schema`: the tables, the migrations at open and the connections' settings;
@@ -86,14 +88,15 @@ mod queries;
 mod rows;
 mod runs;
 mod schema;
+mod sizes;
 mod tables;
 mod types;
 mod writer;
 
 pub use types::{
-    ArrivedNotification, CaptureFilter, CaptureList, CapturePage, CaptureQuery, Durability, Facets,
-    Grouping, HitCount, ImportReport, ListedCapture, Retention, StoreOptions, COUNT_CAP,
-    COUNT_TIME_BUDGET, MAX_PAGE_LIMIT,
+    ArrivedNotification, CaptureFilter, CaptureList, CapturePage, CaptureQuery, ClassSizes,
+    Durability, Facets, Grouping, HitCount, ImportReport, ListedCapture, Retention, RetentionSizes,
+    StoreOptions, COUNT_CAP, COUNT_TIME_BUDGET, MAX_PAGE_LIMIT,
 };
 
 use crate::capture::{Capture, OutboundRecord};
@@ -157,6 +160,9 @@ struct StoreInner {
     /// Written by the writer thread (after each group and job) and the tables thread's prunes;
     /// read for the test mode's count.
     redeliveries: Arc<Mutex<Redeliveries>>,
+    /// The retention's state, shared with the writer and the tables thread: read for
+    /// [`Store::retention_sizes`].
+    retained: Arc<Retained>,
     writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Stops once the writer has (it holds the sender that wakes this thread).
     tables_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
@@ -250,6 +256,8 @@ impl Store {
         if version < COUNTS_SINCE_VERSION || written_by_schema_4 {
             count_captures(&mut writer_conn)?;
         }
+        // After the counts: the sizes per class are checked against them.
+        let held = sizes::open(&mut writer_conn)?;
         let window = options
             .redelivery_window
             .unwrap_or(crate::redelivery::REDELIVERY_WINDOW);
@@ -307,7 +315,8 @@ impl Store {
             redeliveries: redeliveries.clone(),
             journal_links: Mutex::default(),
             highest_deleted: highest_deleted.into(),
-            captures: Mutex::new(None),
+            captures: Mutex::new(Some(held)),
+            pruned: Default::default(),
         });
         let (appended, appended_rx) = mpsc::channel::<()>();
         let tables_thread = std::thread::Builder::new()
@@ -329,7 +338,7 @@ impl Store {
             .name("capture-writer".into())
             .spawn({
                 let mut writer = Writer {
-                    retained,
+                    retained: retained.clone(),
                     activity,
                     window,
                     journal: ack_journal,
@@ -353,6 +362,7 @@ impl Store {
                     progress: Some(progress),
                 },
                 redeliveries,
+                retained,
                 writer_thread: Mutex::new(Some(thread)),
                 tables_thread: Mutex::new(Some(tables_thread)),
                 checkpoint_stop: Mutex::new(Some(checkpoint_stop)),
@@ -541,6 +551,24 @@ impl Store {
             runs::record_stop(conn, run_id, at)
         })
         .await
+    }
+
+    /// What the tables hold per retention class, and what the retention pruned of each since
+    /// this store was opened ([`crate::classes`]). Read from memory: the sizes are kept as the
+    /// tables change ([`sizes`]), so this reads nothing.
+    pub fn retention_sizes(&self) -> RetentionSizes {
+        let retained = &self.inner.retained;
+        let held = writer::lock(&retained.captures).unwrap_or_default();
+        let of = |class: crate::classes::RetentionClass| ClassSizes {
+            captures: u64::try_from(held.captures_of(class)).unwrap_or(0),
+            bytes: u64::try_from(held.bytes_of(class)).unwrap_or(0),
+            pruned: retained.pruned[class.index()].load(std::sync::atomic::Ordering::Relaxed),
+        };
+        RetentionSizes {
+            junk: of(crate::classes::RetentionClass::Junk),
+            unverified: of(crate::classes::RetentionClass::Unverified),
+            signed: of(crate::classes::RetentionClass::Signed),
+        }
     }
 
     /// How many captures of (subscription, resource type, eventId) are stored already.

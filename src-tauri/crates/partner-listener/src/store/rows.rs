@@ -31,6 +31,11 @@ impl RowText {
             headers: headers_json(&capture.headers)?,
         })
     }
+
+    /// The bytes of the headers' column (a capture's size counts them, [`super::sizes`]).
+    pub(super) fn headers_len(&self) -> usize {
+        self.headers.len()
+    }
 }
 
 /// An instant kept as microseconds since the Unix epoch (the store's `*_us` columns).

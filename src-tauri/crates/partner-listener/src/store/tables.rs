@@ -20,13 +20,17 @@
 //! Every other write (clear, prune, import, the run log) stays with the writer, which numbers
 //! captures and links attempts: the two take turns at SQLite through
 //! [`search::WriterActivity::write_turn`], and a job waits until the tables hold every capture
-//! acknowledged before it. The store's retention is applied here every [`PRUNE_EVERY`]
-//! captures, before readers are told of them ([`Retained::prune`]).
+//! acknowledged before it. The store's retention is applied here, in the transaction of the
+//! chunk that makes it due (every [`PRUNE_EVERY`] captures, or at once past the byte budget),
+//! before readers are told of them ([`Retained::prune_in`]), and with it the sizes per class
+//! are kept ([`super::sizes`]).
 
 use super::journal::{AckProgress, Journal};
 use super::rows::{insert_row, RowText};
+use super::sizes::Tally;
 use super::types::Retention;
 use super::writer::{lock, record_attempt, Retained};
+use crate::classes::RetentionClass;
 use crate::search;
 use crate::Result;
 use rusqlite::Connection;
@@ -44,6 +48,17 @@ const TABLE_QUIET: Duration = Duration::from_millis(5);
 const TABLE_RETRY: Duration = Duration::from_secs(1);
 /// The store's retention is applied after the tables took this many captures.
 const PRUNE_EVERY: u64 = 256;
+
+/// Whether the tables holding `held` are past `policy`'s byte budget, or their junk past its
+/// share of it.
+fn over_bytes(held: &Tally, policy: Retention) -> bool {
+    let Some(budget) = policy.max_bytes else {
+        return false;
+    };
+    let as_i64 = |bytes: u64| i64::try_from(bytes).unwrap_or(i64::MAX);
+    held.total_bytes() > as_i64(budget)
+        || held.bytes_of(RetentionClass::Junk) > as_i64(RetentionClass::junk_share(budget))
+}
 
 /// How often the checkpoint thread moves the WAL into the database file.
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
@@ -132,49 +147,72 @@ impl Tables {
     }
 
     /// Writes the oldest `most` captures of the backlog into the tables in one transaction, with
-    /// the journal's mark; returns how many.
+    /// the journal's mark and what they add to the sizes per class ([`super::sizes`]); returns
+    /// how many.
+    ///
+    /// The store's retention is applied in the same transaction, before readers are told of
+    /// them (what they read next is already within it): every [`PRUNE_EVERY`] captures, and at
+    /// once when the chunk would take the tables past the byte budget or junk past its share
+    /// of it, so bodies of a megabyte never take the store past its budget, not even between
+    /// two commits.
     fn write_backlog(&mut self, conn: &mut Connection, most: usize) -> u64 {
         let count = most.min(self.journal.backlog());
         let Some(mark) = self.journal.mark_after(count) else {
             return 0;
         };
+        let policy = *lock(&self.retained.policy);
         let turn = self.activity.write_turn();
-        let written = (|| -> Result<()> {
+        let written = (|| -> Result<(Tally, Tally, Tally)> {
             let captures = self.journal.oldest(count, &mut self.read_buffer)?;
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let held = self.retained.held(&tx)?;
+            let mut added = Tally::default();
             for capture in &captures {
-                insert_row(&tx, capture, &RowText::of(capture)?, Some(capture.id))?;
+                let text = RowText::of(capture)?;
+                insert_row(&tx, capture, &text, Some(capture.id))?;
+                added.add_capture(capture, &text);
                 record_attempt(&tx, capture)?;
             }
+            let mut now = held;
+            now.merge(&added);
+            let due = policy != Retention::default()
+                && (self.written_since_prune + count as u64 >= PRUNE_EVERY
+                    || over_bytes(&now, policy));
+            let pruned = if due {
+                self.written_since_prune = 0;
+                self.retained.prune_in(&tx, policy, mark.id, now)?
+            } else {
+                self.written_since_prune += count as u64;
+                Tally::default()
+            };
+            let mut change = added;
+            change.merge(&pruned.negated());
+            change.write(&tx)?;
             mark.write(&tx)?;
             tx.commit()?;
-            Ok(())
+            Ok((held, change, pruned))
         })();
-        if written.is_ok() {
-            self.retained.note_written(count as u64);
-        }
+        let written = written.map(|(held, change, pruned)| {
+            // Under the turn still: the next to take it finds the sizes exact.
+            self.retained.set_held(held, &change);
+            pruned
+        });
         drop(turn);
-        if let Err(error) = written {
-            tracing::error!(%error, "writing acknowledged captures into the store failed; they stay in its journal");
-            self.retry_at = Some(Instant::now() + TABLE_RETRY);
-            self.journal.set_refused(Some(error.to_string()));
-            return 0;
-        }
+        let pruned = match written {
+            Ok(pruned) => pruned,
+            Err(error) => {
+                tracing::error!(%error, "writing acknowledged captures into the store failed; they stay in its journal");
+                self.retry_at = Some(Instant::now() + TABLE_RETRY);
+                self.journal.set_refused(Some(error.to_string()));
+                return 0;
+            }
+        };
         self.journal.set_refused(None);
         if self.read_buffer.capacity() > 4 << 20 {
             self.read_buffer = Vec::new();
         }
         self.journal.applied_through(mark.id);
-        self.written_since_prune += count as u64;
-        // Before readers are told: what they read next is already within the retention.
-        let policy = *lock(&self.retained.policy);
-        if policy != Retention::default() && self.written_since_prune >= PRUNE_EVERY {
-            self.written_since_prune = 0;
-            let _turn = self.activity.write_turn();
-            if let Err(error) = self.retained.prune(conn, policy, mark.id) {
-                tracing::warn!(%error, "pruning the capture store failed");
-            }
-        }
+        self.retained.note_pruned(&pruned);
         self.progress.applied(mark.id);
         self.activity.wrote();
         count as u64

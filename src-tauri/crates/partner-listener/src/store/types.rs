@@ -12,13 +12,55 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// How much the store keeps. Oldest captures go first.
+/// How much the store keeps: at most `max_count` captures, `max_bytes` of them (a capture's
+/// size is [`crate::store::stored_bytes`]: its body and headers as stored), none older than
+/// `max_age`. Past a limit, junk goes first, within a share of its own, then notifications of
+/// subscriptions without a key, then signed ones, oldest first in each
+/// ([`crate::classes`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Retention {
     pub max_count: Option<u64>,
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
     #[serde(default, with = "optional_seconds")]
     pub max_age: Option<Duration>,
+}
+
+/// What the tables hold of one retention class, and what the retention pruned of it since the
+/// store was opened.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClassSizes {
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub captures: u64,
+    /// Bytes of bodies and headers ([`crate::store::stored_bytes`]).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub bytes: u64,
+    /// Captures of the class the retention deleted since this writer opened the store.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub pruned: u64,
+}
+
+/// The store's holdings by retention class ([`crate::classes::RetentionClass`]).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetentionSizes {
+    pub junk: ClassSizes,
+    pub unverified: ClassSizes,
+    pub signed: ClassSizes,
+}
+
+impl RetentionSizes {
+    pub fn captures(&self) -> u64 {
+        self.junk.captures + self.unverified.captures + self.signed.captures
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.junk.bytes + self.unverified.bytes + self.signed.bytes
+    }
 }
 
 /// Which captures a query, a count or an export covers. Empty fields match everything. The one

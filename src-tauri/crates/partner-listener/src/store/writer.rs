@@ -16,8 +16,10 @@
 use super::journal::{AckProgress, GroupBuffer, Journal};
 use super::queries::filter_sql;
 use super::rows::{insert_row_or_ignore, RowText};
+use super::sizes::{self, Tally};
 use super::types::{CaptureFilter, ImportReport, Retention};
 use crate::capture::Capture;
+use crate::classes::RetentionClass;
 use crate::facet_counts;
 use crate::redelivery::{NotificationKey, PendingChanges, Redeliveries, RedeliveryWindow, Seen};
 use crate::search;
@@ -25,7 +27,7 @@ use crate::{Error, Result};
 use chrono::Utc;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, ToSql};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::oneshot;
@@ -86,13 +88,15 @@ pub(super) struct Retained {
     /// it, so a capture id names one capture for the life of the store, even after the newest
     /// captures were cleared (an export, a forward record, the app's list may still name it).
     pub(super) highest_deleted: AtomicI64,
-    /// How many captures the tables hold, when known: counted by the first prune by count,
-    /// then kept up to date by the tables thread (what it writes) and the prunes (what they
-    /// delete), all under the write turn; forgotten by an import or a clear, which the next
-    /// prune counts again after. Why: a prune to a count finds where to cut by the number of
-    /// captures past the limit, and counting them all at each prune was most of what the tables
-    /// thread did under a flood ([`oldest_past_count`]).
-    pub(super) captures: Mutex<Option<i64>>,
+    /// What the tables hold per retention class (captures and bytes, [`super::sizes`]): read
+    /// from `retained_sizes` at open (`None`: read it at the next prune), then kept by whoever
+    /// changes the tables (the tables thread's chunks, imports, clears, prunes), each under the
+    /// write turn before it lets go of it, so the next to take the turn finds it exact. Why kept:
+    /// a prune finds where to cut by what is past the limits, and counting the captures at each
+    /// prune was most of what the tables thread did under a flood (see [`Retained::prune_in`]).
+    pub(super) captures: Mutex<Option<Tally>>,
+    /// Captures the retention deleted since the store was opened, per class.
+    pub(super) pruned: [AtomicU64; 3],
 }
 
 /// The writer thread's state: everything it needs besides its connection and its queue.
@@ -258,7 +262,6 @@ impl Writer {
         conn: &mut Connection,
         captures: &[Capture],
     ) -> Result<ImportReport> {
-        self.retained.forget_count();
         let redeliveries = &*self.retained.redeliveries;
         let mut changes = PendingChanges::default();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -270,8 +273,11 @@ impl Writer {
             cancelled: false,
         };
         let mut below_index = Vec::new();
+        let mut added = Tally::default();
         for capture in captures {
-            if insert_row_or_ignore(&tx, capture, &RowText::of(capture)?)? {
+            let text = RowText::of(capture)?;
+            if insert_row_or_ignore(&tx, capture, &text)? {
+                added.add_capture(capture, &text);
                 record_imported_attempt(&tx, redeliveries, &mut changes, capture)?;
                 report.imported += 1;
                 if capture.id <= indexed_through {
@@ -287,7 +293,10 @@ impl Writer {
         if tail_is_short {
             search::index_tail_in(&tx, indexed_through)?;
         }
+        added.write(&tx)?;
+        let held = self.retained.held(&tx)?;
         tx.commit()?;
+        self.retained.set_held(held, &added);
         changes.apply(&mut lock(redeliveries));
         self.activity.imported();
         Ok(report)
@@ -308,11 +317,12 @@ impl Writer {
     /// its captures are left (a clear by verdict may take only some), it keeps its link and count,
     /// and the next redelivery continues the numbering, beside the attempts that are still there.
     pub(super) fn clear(&mut self, conn: &mut Connection, filter: &CaptureFilter) -> Result<u64> {
-        self.retained.forget_count();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let newest_before = newest_id(&tx)?;
         let everything = *filter == CaptureFilter::default();
+        let held = self.retained.held(&tx)?;
         let (deleted, forgotten) = if everything {
+            Tally::of_rows(&tx, "1 = 1", &[])?.negated().write(&tx)?;
             // No WHERE: SQLite drops the tables' pages wholesale instead of row by row.
             tx.execute("DELETE FROM outbound", [])?;
             tx.execute("DELETE FROM notifications", [])?;
@@ -342,6 +352,9 @@ impl Writer {
                 .collect::<rusqlite::Result<_>>()?;
             let arg_refs: Vec<&dyn ToSql> = args.iter().map(|arg| arg.as_ref()).collect();
             facet_counts::uncount(&tx, &condition, &arg_refs)?;
+            Tally::of_rows(&tx, &format!("({condition})"), &arg_refs)?
+                .negated()
+                .write(&tx)?;
             let deleted = tx.execute(
                 &format!("DELETE FROM captures WHERE {condition}"),
                 params_from_iter(args.iter()),
@@ -364,7 +377,10 @@ impl Writer {
             return Ok(0);
         }
         let highest_deleted = self.retained.note_deleted_newest(&tx, newest_before)?;
+        // Read back rather than worked out: a clear is rare, and the table is three rows.
+        let now_held = Tally::read(&tx)?;
         tx.commit()?;
+        self.retained.set_held(held, &now_held.minus(&held));
         self.retained
             .highest_deleted
             .fetch_max(highest_deleted, Ordering::Relaxed);
@@ -388,16 +404,19 @@ impl Writer {
     }
 }
 
+impl std::fmt::Debug for Retained {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Retained")
+            .field("policy", &*lock(&self.policy))
+            .field("captures", &*lock(&self.captures))
+            .finish_non_exhaustive()
+    }
+}
+
 impl Retained {
-    /// Applies `retention` once; returns how many captures it deleted. `applied`: the newest
-    /// capture id the tables hold (the links of captures up to it are in the tables).
-    ///
-    /// Holds the map of notifications from when it reads which ones are still linked to until
-    /// it has forgotten the others, so the writer links no capture to one it forgets; not
-    /// through the delete of their rows and the commit (a sync), which the writer's next group
-    /// would wait for. Should those fail, the store still has notifications the map forgot,
-    /// and a redelivery of one is counted as a first attempt, as it would have been had the
-    /// prune gone through.
+    /// Applies `retention` once, in a transaction of its own; returns how many captures it
+    /// deleted. `applied`: the newest capture id the tables hold (the links of captures up to it
+    /// are in the tables).
     pub(super) fn prune(
         &self,
         conn: &mut Connection,
@@ -408,30 +427,108 @@ impl Retained {
             return Ok(0);
         }
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let newest_before = newest_id(&tx)?;
-        let known = *lock(&self.captures);
-        let held = match (known, retention.max_count) {
-            (None, Some(_)) => Some(count_captures(&tx)?),
-            _ => known,
-        };
-        let mut pruned = 0u64;
+        let held = self.held(&tx)?;
+        let pruned = self.prune_in(&tx, retention, applied, held)?;
+        if pruned.total_captures() == 0 {
+            return Ok(0);
+        }
+        let removed = pruned.negated();
+        removed.write(&tx)?;
+        tx.commit()?;
+        self.set_held(held, &removed);
+        self.note_pruned(&pruned);
+        Ok(pruned.total_captures().max(0) as u64)
+    }
+
+    /// What the tables hold, per class: the mirror, or `retained_sizes` when it is not known.
+    pub(super) fn held(&self, conn: &Connection) -> Result<Tally> {
+        match *lock(&self.captures) {
+            Some(held) => Ok(held),
+            None => Tally::read(conn),
+        }
+    }
+
+    /// After a commit that changed the tables by `change` from `before` (still under the
+    /// write turn, see [`Retained::captures`]).
+    pub(super) fn set_held(&self, before: Tally, change: &Tally) {
+        let mut now = before;
+        now.merge(change);
+        *lock(&self.captures) = Some(now);
+    }
+
+    /// Counts what a committed prune deleted (see [`Retained::pruned`]).
+    pub(super) fn note_pruned(&self, pruned: &Tally) {
+        for class in RetentionClass::ALL {
+            let count = u64::try_from(pruned.captures_of(class)).unwrap_or(0);
+            self.pruned[class.index()].fetch_add(count, Ordering::Relaxed);
+        }
+    }
+
+    /// Applies `retention` inside `tx` to tables holding `held`; returns what it deleted, per
+    /// class, for the caller to take off `retained_sizes` and the mirror once it commits.
+    ///
+    /// The order (see [`crate::classes`]): captures past `max_age`, whatever their class;
+    /// then junk past its share ([`crate::classes::JUNK_SHARE_PERCENT`] of the count and of the bytes); then,
+    /// while the tables are past the count or the byte budget, the oldest junk, then the oldest
+    /// notifications of subscriptions without a key, then the oldest signed captures. Each cut
+    /// is found by what is past the limit ([`sizes::cut_through`]), stepping over the captures
+    /// to delete only: SQLite steps over every entry an `OFFSET` skips, and the prune used to
+    /// find the cut as `OFFSET max_count` from the newest, a walk over the whole retained store
+    /// (11 ms at the app's default of 200,000) in each of its statements, every 256 captures;
+    /// under a flood that walk was 60% of the tables thread (BENCHMARKS.md, listener, first
+    /// section).
+    ///
+    /// Holds the map of notifications from when it reads which ones are still linked to until
+    /// it has forgotten the others, so the writer links no capture to one it forgets; not
+    /// through the delete of their rows and the commit (a sync), which the writer's next group
+    /// would wait for. Should those fail, the store still has notifications the map forgot,
+    /// and a redelivery of one is counted as a first attempt, as it would have been had the
+    /// prune gone through.
+    pub(super) fn prune_in(
+        &self,
+        tx: &Connection,
+        retention: Retention,
+        applied: i64,
+        held: Tally,
+    ) -> Result<Tally> {
+        let mut pruned = Tally::default();
+        let newest_before = newest_id(tx)?;
         if let Some(max_age) = retention.max_age {
             let cutoff = (Utc::now() - max_age).timestamp_micros();
-            search::unindex(&tx, "received_at_us < ?1", &[&cutoff])?;
-            pruned +=
-                tx.execute("DELETE FROM captures WHERE received_at_us < ?1", [cutoff])? as u64;
+            pruned.merge(&delete_where(tx, "received_at_us < ?1", &[&cutoff])?);
         }
-        if let (Some(max_count), Some(held)) = (retention.max_count, held) {
-            let max_count = i64::try_from(max_count).unwrap_or(i64::MAX);
-            let left = held - pruned as i64;
-            if let Some(through) = oldest_past_count(&tx, left, max_count)? {
-                search::unindex(&tx, "id <= ?1", &[&through])?;
-                pruned += tx.execute("DELETE FROM captures WHERE id <= ?1", [through])? as u64;
+        let limit = |value: Option<u64>, share: fn(u64) -> u64| {
+            value.map_or(i64::MAX, |value| {
+                i64::try_from(share(value)).unwrap_or(i64::MAX)
+            })
+        };
+        let whole = |value: u64| value;
+        let junk = RetentionClass::Junk;
+        let left = held.minus(&pruned);
+        let through = sizes::cut_through(
+            tx,
+            junk,
+            left.captures_of(junk) - limit(retention.max_count, RetentionClass::junk_share),
+            left.bytes_of(junk) - limit(retention.max_bytes, RetentionClass::junk_share),
+        )?;
+        if let Some(through) = through {
+            pruned.merge(&delete_class_through(tx, junk, through)?);
+        }
+        for class in RetentionClass::ALL {
+            let left = held.minus(&pruned);
+            let through = sizes::cut_through(
+                tx,
+                class,
+                left.total_captures() - limit(retention.max_count, whole),
+                left.total_bytes() - limit(retention.max_bytes, whole),
+            )?;
+            match through {
+                Some(through) => pruned.merge(&delete_class_through(tx, class, through)?),
+                None => break,
             }
         }
-        if pruned == 0 {
-            *lock(&self.captures) = held;
-            return Ok(0);
+        if pruned.total_captures() == 0 {
+            return Ok(pruned);
         }
         tx.execute(
             "DELETE FROM outbound WHERE capture_id NOT IN (SELECT id FROM captures)",
@@ -439,10 +536,11 @@ impl Retained {
         )?;
         let oldest_capture: Option<i64> =
             tx.query_row("SELECT MIN(id) FROM captures", [], |row| row.get(0))?;
-        search::drop_shards_below(&tx, oldest_capture.unwrap_or(i64::MAX))?;
-        // Oldest first, so the notifications no capture refers to any more are those older than
-        // the oldest one still referred to (a redelivery of one of them later starts afresh),
-        // by a capture in the tables or one still in the journal.
+        search::drop_shards_below(tx, oldest_capture.unwrap_or(i64::MAX))?;
+        // The notifications no capture refers to any more include those older than the oldest
+        // one still referred to, by a capture in the tables or one still in the journal: they
+        // go (a redelivery of one of them later starts afresh). One a pruned junk capture was
+        // the first attempt of stays while a later attempt is kept.
         let oldest_kept = {
             let mut map = lock(&self.redeliveries);
             let oldest_in_tables: i64 = tx.query_row(
@@ -456,25 +554,10 @@ impl Retained {
             oldest_kept
         };
         tx.execute("DELETE FROM notifications WHERE id < ?1", [oldest_kept])?;
-        let highest_deleted = self.note_deleted_newest(&tx, newest_before)?;
-        *lock(&self.captures) = None;
-        tx.commit()?;
-        *lock(&self.captures) = held.map(|held| held - pruned as i64);
+        let highest_deleted = self.note_deleted_newest(tx, newest_before)?;
         self.highest_deleted
             .fetch_max(highest_deleted, Ordering::Relaxed);
         Ok(pruned)
-    }
-
-    /// The tables took `written` more captures (the tables thread, under the write turn).
-    pub(super) fn note_written(&self, written: u64) {
-        if let Some(held) = lock(&self.captures).as_mut() {
-            *held += written as i64;
-        }
-    }
-
-    /// An import or a clear changed the captures: the next prune counts them again.
-    pub(super) fn forget_count(&self) {
-        *lock(&self.captures) = None;
     }
 
     /// The oldest notification a capture still in the journal links to (the tables do not
@@ -508,34 +591,28 @@ impl Retained {
     }
 }
 
-/// How many captures the tables hold: the kept counts and the tail above them
-/// ([`facet_counts::counted_rows`], exact in this snapshot whatever the indexer's lag).
-fn count_captures(tx: &Connection) -> Result<i64> {
-    let rows = facet_counts::counted_rows(&mut |_| "1 = 1".into());
-    Ok(tx
-        .prepare_cached(&format!("SELECT COALESCE(SUM(captures), 0) FROM ({rows})"))?
-        .query_row([], |row| row.get(0))?)
+/// Deletes the captures `where_captures` selects (their search entries and counts first);
+/// returns what they were, per class.
+fn delete_where(tx: &Connection, where_captures: &str, args: &[&dyn ToSql]) -> Result<Tally> {
+    let doomed = Tally::of_rows(tx, where_captures, args)?;
+    if doomed.total_captures() == 0 {
+        return Ok(doomed);
+    }
+    search::unindex(tx, where_captures, args)?;
+    tx.execute(
+        &format!("DELETE FROM captures WHERE {where_captures}"),
+        args,
+    )?;
+    Ok(doomed)
 }
 
-/// The id through which a prune to `max_count` of the `held` captures deletes (the oldest
-/// ones past the newest `max_count`), `None` when there are no more than that.
-///
-/// Why from the oldest, by the number past the limit: SQLite steps over every entry an
-/// `OFFSET` skips, and the prune used to find the cut as `OFFSET max_count` from the newest, a
-/// walk over the whole retained store (11 ms at the app's default of 200,000, here) in each of
-/// its five to seven statements, every 256 captures. Under a flood with a count limit that walk
-/// was 60% of the tables thread, and the listener acknowledged about half what it did without
-/// the limit (12,183 a second against 21,774 at 200,000 once the count was kept; BENCHMARKS.md,
-/// listener, first section). This walk is over the captures to delete only.
-fn oldest_past_count(tx: &Connection, held: i64, max_count: i64) -> Result<Option<i64>> {
-    let excess = held.saturating_sub(max_count);
-    if excess <= 0 {
-        return Ok(None);
-    }
-    Ok(tx
-        .prepare_cached("SELECT id FROM captures ORDER BY id LIMIT 1 OFFSET ?1")?
-        .query_row([excess - 1], |row| row.get(0))
-        .optional()?)
+/// Deletes the captures of `class` with ids up to `through` (see [`sizes::cut_through`]).
+fn delete_class_through(tx: &Connection, class: RetentionClass, through: i64) -> Result<Tally> {
+    delete_where(
+        tx,
+        &format!("{} AND id <= ?1", class.sql_condition()),
+        &[&through],
+    )
 }
 
 /// The newest capture's id, 0 when there is none.

@@ -310,6 +310,7 @@ async fn counts_are_exact_through_inserts_catch_up_clears_prune_and_import() {
     let pruned = store
         .prune(Retention {
             max_count: Some(50),
+            max_bytes: None,
             max_age: None,
         })
         .await
@@ -345,6 +346,7 @@ async fn counts_are_exact_through_inserts_catch_up_clears_prune_and_import() {
     store
         .prune(Retention {
             max_count: None,
+            max_bytes: None,
             max_age: Some(Duration::seconds(-60)),
         })
         .await

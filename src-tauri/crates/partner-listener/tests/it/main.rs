@@ -13,6 +13,7 @@ mod limits;
 mod live;
 mod receiving;
 mod replays;
+mod retention;
 mod search;
 mod signed_is_taken;
 mod store;

@@ -266,6 +266,7 @@ async fn every_page_of_the_whole_list_is_right_with_or_without_gaps_in_the_ids()
     store
         .prune(Retention {
             max_count: Some(20),
+            max_bytes: None,
             max_age: None,
         })
         .await
@@ -662,6 +663,7 @@ async fn clear_prune_and_import_keep_the_index_right() {
     store
         .prune(Retention {
             max_count: Some(4),
+            max_bytes: None,
             max_age: None,
         })
         .await
@@ -689,6 +691,7 @@ async fn clear_prune_and_import_keep_the_index_right() {
     store
         .prune(Retention {
             max_count: None,
+            max_bytes: None,
             max_age: Some(Duration::seconds(-60)),
         })
         .await
@@ -971,6 +974,7 @@ async fn a_search_walks_the_shards_of_the_index_newest_first_across_their_bounda
     store
         .prune(Retention {
             max_count: Some(6),
+            max_bytes: None,
             max_age: None,
         })
         .await

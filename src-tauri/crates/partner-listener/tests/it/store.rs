@@ -152,6 +152,7 @@ async fn retention_prunes_the_oldest_and_clear_all_empties() {
     let pruned = store
         .prune(Retention {
             max_count: Some(15),
+            max_bytes: None,
             max_age: None,
         })
         .await
@@ -168,6 +169,7 @@ async fn retention_prunes_the_oldest_and_clear_all_empties() {
     let pruned = store
         .prune(Retention {
             max_count: None,
+            max_bytes: None,
             max_age: Some(Duration::seconds(90 * 60 + 30)),
         })
         .await
@@ -215,6 +217,7 @@ async fn a_count_limit_keeps_exactly_the_newest_across_gaps_and_an_age_limit() {
     let pruned = store
         .prune(Retention {
             max_count: Some(12),
+            max_bytes: None,
             max_age: Some(Duration::seconds(95 * 60 + 30)),
         })
         .await
@@ -233,6 +236,7 @@ async fn a_count_limit_keeps_exactly_the_newest_across_gaps_and_an_age_limit() {
     // Already within the limit: nothing more.
     let again = Retention {
         max_count: Some(12),
+        max_bytes: None,
         max_age: None,
     };
     assert_eq!(store.prune(again).await.unwrap(), 0);
@@ -358,6 +362,7 @@ async fn a_retention_limit_is_applied_while_receiving() {
         ListenerConfig::default(),
         Retention {
             max_count: Some(100),
+            max_bytes: None,
             max_age: None,
         },
     )
@@ -719,6 +724,7 @@ async fn pruned_and_cleared_notifications_start_again() {
     assert_eq!(attempt, 2);
     let keep_newest = Retention {
         max_count: Some(3),
+        max_bytes: None,
         max_age: None,
     };
     assert_eq!(store.prune(keep_newest).await.unwrap(), 4);
@@ -1069,6 +1075,7 @@ async fn retention_is_changed_at_run_time() {
     }
     let five = Retention {
         max_count: Some(5),
+        max_bytes: None,
         max_age: None,
     };
     assert_eq!(store.set_retention(five).await.unwrap(), 15);
@@ -1094,6 +1101,7 @@ async fn retention_is_changed_at_run_time() {
         .unwrap();
     let five_minutes = Retention {
         max_count: None,
+        max_bytes: None,
         max_age: Some(Duration::minutes(5)),
     };
     assert_eq!(store.set_retention(five_minutes).await.unwrap(), 1);
