@@ -27,6 +27,7 @@ pub mod client;
 pub mod clock;
 pub mod config;
 pub mod connection_check;
+pub mod elements;
 pub mod error;
 mod http;
 pub mod listing_export;
@@ -77,8 +78,9 @@ pub use secrets::{
     save_client_secret, signing_keys, store_signing_key, KeyringStore, MemoryStore, PreviousKey,
     SecretSlot, SecretStore, SigningKeys, KEYCHAIN_SERVICE, STORE_NAME,
 };
+pub use elements::SubscriptionElement;
 pub use subscriptions::{
-    CallbackBase, RepointFailure, Repointed, Repointing, SubscriptionAt, SubscriptionChange,
+    CallbackBase, KeyHome, SubscriptionRef, RepointFailure, Repointed, Repointing, SubscriptionAt, SubscriptionChange,
 };
 pub use token::{TokenManager, TokenState};
 pub use updated_since::{Updated, WalkEnd, WalkProgress, WalkSummary, WALK_PAGER};

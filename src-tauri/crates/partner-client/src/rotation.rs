@@ -13,6 +13,13 @@
 //! [`crate::subscriptions`], the one home of the webhooks patch, which also says why a
 //! subscription created by someone else between the read and the PATCH would be dropped.
 //!
+//! A service that shows no `subscriptionId` (the spec shows none) names its subscriptions only
+//! in its notifications: there a subscription is addressed by its element's `url` and
+//! `resource`, and its key kept under the element ([`crate::elements`]); a rotation keeps the
+//! subscription (and its id, which a listener learns from a notification), so the binding
+//! stays. A new element's key goes from the pending slot to the element's, and the element is
+//! listed for a listener to bind.
+//!
 //! A new subscription gets the same care, with one twist: the service assigns its id, which is
 //! the keychain's name for the key, so the id is unknown until the PATCH answers. The key is
 //! therefore written first to a pending slot of the product (so the service never holds a key
@@ -23,11 +30,13 @@
 //! (the desktop app subscribes its demo product while its first screen is loading).
 
 use crate::client::PartnerClient;
+use crate::elements::{self, SubscriptionElement};
 use crate::error::{ClientError, Result, RuleError};
 use crate::secrets::SecretSlot;
 use crate::secrets::{store_signing_key, SecretStore};
 use crate::subscriptions::{
-    check_events, checked_callback_url, find_subscription, in_keychain, keep, webhooks_patch,
+    check_events, checked_callback_url, find_subscription, in_keychain, webhooks_patch, KeyHome,
+    SubscriptionRef,
 };
 use crate::writes::WriteAction;
 use chrono::{DateTime, Utc};
@@ -44,7 +53,11 @@ use std::sync::Arc;
 #[serde(rename_all = "camelCase")]
 pub struct Rotation {
     pub product: Document<read::Product>,
+    /// The subscription's id, or for one the service shows without an id, `url (resource)`.
     pub subscription_id: String,
+    /// The element the key rests under, for a subscription the service shows without an id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub element: Option<SubscriptionElement>,
     pub replaced_at: DateTime<Utc>,
     /// Whether the key was generated (rather than given by the caller).
     pub generated: bool,
@@ -63,11 +76,18 @@ pub struct NewSubscription {
 #[derive(Debug, Clone)]
 pub struct Subscribed {
     pub product: Document<read::Product>,
+    /// The id the service assigned, or for a service that shows none, `url (resource)`.
     pub subscription_id: String,
+    /// The element the key rests under, when the service shows no id.
+    pub element: Option<SubscriptionElement>,
     pub key: Secret,
     /// Whether the key was generated (rather than given by the caller).
     pub generated: bool,
 }
+
+/// Puts a subscription's keys back as they were before a rotation whose PATCH failed (by id or
+/// by element, whichever home the keys have).
+type Restore = dyn Fn(&dyn SecretStore) -> Result<()> + Send + Sync;
 
 /// Tells apart the pending slots of subscriptions added at the same moment.
 static PENDING_ATTEMPTS: AtomicU64 = AtomicU64::new(0);
@@ -79,48 +99,62 @@ impl PartnerClient {
         &self,
         store: &dyn SecretStore,
         product_id: &str,
-        subscription_id: &str,
+        subscription: impl Into<SubscriptionRef>,
         new_key: Option<Secret>,
     ) -> Result<Rotation> {
-        let target = format!("product {product_id}, subscription {subscription_id}");
+        let subscription = subscription.into();
+        let target = format!("product {product_id}, subscription {subscription}");
         self.writable(WriteAction::RotateKey, &target)?;
         let (key, generated) = key_to_use(new_key)?;
         let product = self.get_product(product_id).await?;
-        find_subscription(&product, subscription_id)?;
+        let (_, home) = find_subscription(&product, &subscription)?;
         let patch = webhooks_patch(
+            &product.id,
             &product.webhooks,
-            |_, id| {
-                Some(if id == subscription_id {
+            |_, current| {
+                Some(if *current == home {
                     WebhookSubscriptionInput {
-                        subscription_id: Some(id.to_owned()),
                         signing_key: Some(key.clone()),
-                        ..WebhookSubscriptionInput::default()
+                        ..current.keep()
                     }
                 } else {
-                    keep(id)
+                    current.keep()
                 })
             },
             None,
         )?;
 
         let replaced_at = self.clock().now();
-        let before = store_signing_key(store, subscription_id, &key, replaced_at)?;
+        let before: Box<Restore> = match &home {
+            KeyHome::Id(id) => {
+                let before = store_signing_key(store, id, &key, replaced_at)?;
+                Box::new(move |store| before.restore(store))
+            }
+            KeyHome::Element(element) => {
+                let before = elements::store_element_key(store, element, &key, replaced_at)?;
+                Box::new(move |store| before.restore(store))
+            }
+        };
         let patched = match self
             .patch_product_as(&product.id, &patch, WriteAction::RotateKey, target)
             .await
         {
             Ok(product) => product,
             Err(error) => {
-                if let Err(restore) = before.restore(store) {
+                if let Err(restore) = before(store) {
                     tracing::warn!(error = %restore, "could not put the keychain back after a failed rotation");
                 }
                 return Err(error);
             }
         };
-        tracing::info!(product = %patched.id, subscription = subscription_id, generated, "signing key rotated");
+        tracing::info!(product = %patched.id, subscription = %home.describe(), generated, "signing key rotated");
         Ok(Rotation {
             product: patched,
-            subscription_id: subscription_id.to_string(),
+            subscription_id: home.describe(),
+            element: match home {
+                KeyHome::Element(element) => Some(element),
+                KeyHome::Id(_) => None,
+            },
             replaced_at,
             generated,
         })
@@ -142,9 +176,22 @@ impl PartnerClient {
         let url = checked_callback_url(&subscription.url)?;
         check_events(&subscription.events)?;
         let product = self.get_product(product_id).await?;
+        // At a service that shows no ids, an element with this url and resource would be
+        // matched and changed rather than added beside.
+        if product.webhooks.iter().any(|w| {
+            w.subscription_id.is_none()
+                && w.url.as_deref() == Some(url.as_str())
+                && w.resource.as_ref().and_then(|r| r.known()) == Some(subscription.resource)
+        }) {
+            return Err(ClientError::input(format!(
+                "the product already has a subscription to {url} ({}); change or rotate that one; nothing was sent",
+                subscription.resource.as_str()
+            )));
+        }
         let patch = webhooks_patch(
+            &product.id,
             &product.webhooks,
-            |_, id| Some(keep(id)),
+            |_, current| Some(current.keep()),
             Some(WebhookSubscriptionInput {
                 subscription_id: None,
                 url: Some(url.clone()),
@@ -203,22 +250,46 @@ impl PartnerClient {
                 })
                 .copied(),
         };
-        let Some(subscription_id) = ours.and_then(|w| w.subscription_id.clone()) else {
-            return Err(ClientError::Server {
-                status: 200,
-                message: format!(
-                    "the product {} was patched but its answer does not show the new subscription; its key is kept in the keychain as {}",
-                    patched.id,
-                    pending.account()
-                ),
-                raw_body: None,
-            });
+        // A service that shows no ids: the new element is the one with what was sent, that was
+        // not there before (checked above).
+        let element = SubscriptionElement {
+            product_id: patched.id.clone(),
+            url: url.clone(),
+            resource: subscription.resource.as_str().to_string(),
+        };
+        let home = match ours.and_then(|w| w.subscription_id.clone()) {
+            Some(id) => KeyHome::Id(id),
+            None if patched
+                .webhooks
+                .iter()
+                .any(|w| w.subscription_id.is_none() && element.is(w)) =>
+            {
+                KeyHome::Element(element)
+            }
+            None => {
+                return Err(ClientError::Server {
+                    status: 200,
+                    message: format!(
+                        "the product {} was patched but its answer does not show the new subscription; its key is kept in the keychain as {}",
+                        patched.id,
+                        pending.account()
+                    ),
+                    raw_body: None,
+                });
+            }
         };
         let now = self.clock().now();
         {
-            let (id, key) = (subscription_id.clone(), key.clone());
+            let (home, key) = (home.clone(), key.clone());
             in_keychain(store, move |store| {
-                store_signing_key(store, &id, &key, now)?;
+                match &home {
+                    KeyHome::Id(id) => {
+                        store_signing_key(store, id, &key, now)?;
+                    }
+                    KeyHome::Element(element) => {
+                        elements::keep_new_element(store, element, &key, now)?
+                    }
+                }
                 // The key is where it belongs: a pending entry left over is only clutter.
                 if let Err(error) = store.delete(&pending) {
                     tracing::warn!(%error, "could not remove the pending key of a new subscription");
@@ -227,10 +298,14 @@ impl PartnerClient {
             })
             .await?;
         }
-        tracing::info!(product = %patched.id, subscription = %subscription_id, generated, "subscription added");
+        tracing::info!(product = %patched.id, subscription = %home.describe(), generated, "subscription added");
         Ok(Subscribed {
             product: patched,
-            subscription_id,
+            subscription_id: home.describe(),
+            element: match home {
+                KeyHome::Element(element) => Some(element),
+                KeyHome::Id(_) => None,
+            },
             key,
             generated,
         })
@@ -258,6 +333,12 @@ impl PartnerClient {
         let now = self.clock().now();
         for (n, (sent, made)) in product.webhooks.iter().zip(&created.webhooks).enumerate() {
             if let Some(key) = &sent.signing_key {
+                if made.subscription_id.is_none() {
+                    if let Some(element) = SubscriptionElement::of(&created.id, made) {
+                        elements::keep_new_element(store, &element, key, now)?;
+                        continue;
+                    }
+                }
                 let Some(id) = made.subscription_id.as_deref() else {
                     return Err(ClientError::Unreadable {
                         status: 201,

@@ -71,6 +71,35 @@ pub enum SecretSlot {
         base_url: String,
         client_id: String,
     },
+    /// The key the service signs a subscription's notifications with, for a service whose
+    /// product `webhooks` elements carry no `subscriptionId` (the spec shows none): the element
+    /// is named by its product, `url` and `resource` (see [`crate::elements`]).
+    ElementSigningKey {
+        product_id: String,
+        url: String,
+        resource: String,
+    },
+    /// The element's key before its last rotation, as [`SecretSlot::PreviousSigningKey`].
+    PreviousElementSigningKey {
+        product_id: String,
+        url: String,
+        resource: String,
+    },
+    /// The subscription id a listener learnt for an element from a notification that verified
+    /// with its key (`Svc-SubscriptionId`); not a secret, kept beside the key it names.
+    ElementBinding {
+        product_id: String,
+        url: String,
+        resource: String,
+    },
+    /// The element a subscription id was bound to (the other direction of
+    /// [`SecretSlot::ElementBinding`]), read when a notification names the id.
+    SubscriptionBinding {
+        subscription_id: String,
+    },
+    /// The elements whose keys the console holds and whose subscription id no notification
+    /// has told yet: the ones a listener tries (not a secret).
+    UnboundElements,
     /// The marker [`probe_secret_store`] writes, reads back and deletes (never a secret).
     Probe {
         marker: String,
@@ -127,6 +156,25 @@ impl SecretSlot {
                 base_url,
                 client_id,
             } => format!("client-certificate-key:{base_url}|{client_id}"),
+            SecretSlot::ElementSigningKey {
+                product_id,
+                url,
+                resource,
+            } => format!("signing-key:element:{product_id}|{resource}|{url}:current"),
+            SecretSlot::PreviousElementSigningKey {
+                product_id,
+                url,
+                resource,
+            } => format!("signing-key:element:{product_id}|{resource}|{url}:previous"),
+            SecretSlot::ElementBinding {
+                product_id,
+                url,
+                resource,
+            } => format!("subscription-binding:element:{product_id}|{resource}|{url}"),
+            SecretSlot::SubscriptionBinding { subscription_id } => {
+                format!("subscription-binding:id:{subscription_id}")
+            }
+            SecretSlot::UnboundElements => "subscription-binding:unbound".to_string(),
             SecretSlot::Probe { marker } => format!("probe:{marker}"),
         }
     }
@@ -473,11 +521,11 @@ fn previous_slot(subscription_id: &str) -> SecretSlot {
     }
 }
 
-fn encode_previous(key: &Secret, replaced_at: DateTime<Utc>) -> Secret {
+pub(crate) fn encode_previous(key: &Secret, replaced_at: DateTime<Utc>) -> Secret {
     Secret::new(format!("{}|{}", replaced_at.to_rfc3339(), key.expose()))
 }
 
-fn decode_previous(stored: &Secret) -> Option<PreviousKey> {
+pub(crate) fn decode_previous(stored: &Secret) -> Option<PreviousKey> {
     let (when, key) = stored.expose().split_once('|')?;
     let replaced_at = DateTime::parse_from_rfc3339(when).ok()?.with_timezone(&Utc);
     Some(PreviousKey {

@@ -10,6 +10,13 @@
 //! subscription it does not touch by its id alone, and patches. [`webhooks_patch`] is that list,
 //! built in one place so that no change can forget a subscription it did not mean to delete.
 //!
+//! A service that shows no `subscriptionId` (the spec shows none) matches an element without
+//! one by its `url` and `resource`: such an element is kept by those two fields, changed by them
+//! with the fields to change, and named by them ([`SubscriptionRef::Element`]); its key rests
+//! under the element ([`crate::elements`]). Changing its `url` or `resource` makes it another
+//! subscription at such a service, so the edit sends the new element with the key the console
+//! holds for the old one (moved in the secret store first) and leaves the old one out.
+//!
 //! Lost updates: the spec gives products no `ETag`, and the sandbox neither sends one nor
 //! honours `If-Match`, so there is no precondition to send. A subscription someone else adds
 //! between our GET and our PATCH is deleted by our PATCH; one they delete in that window makes
@@ -35,6 +42,7 @@
 //! afresh just before, and reports every product's failure without stopping at the first.
 
 use crate::client::PartnerClient;
+use crate::elements::{self, SubscriptionElement};
 use crate::error::{ClientError, Result};
 use crate::pager::PagerOptions;
 use crate::secrets::{forget_signing_keys, SecretStore};
@@ -60,6 +68,134 @@ pub struct SubscriptionChange {
 impl SubscriptionChange {
     fn is_empty(&self) -> bool {
         self.url.is_none() && self.events.is_none() && self.resource.is_none()
+    }
+}
+
+/// Which subscription of a product a change is for: by the id the service shows, or, for a
+/// service that shows none, by the element's `url` and `resource` (a resource URN).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SubscriptionRef {
+    Id(String),
+    Element { url: String, resource: String },
+}
+
+impl SubscriptionRef {
+    /// `RESOURCE=URL` (RESOURCE a URN, or `transaction` / `event`) names an element by its url
+    /// and resource; anything else is an id.
+    pub fn parse(text: &str) -> Self {
+        let text = text.trim();
+        if let Some((resource, url)) = text.split_once('=') {
+            let resource = match resource.trim() {
+                "transaction" => Some(ResourceType::Transaction),
+                "event" => Some(ResourceType::TransactionEvent),
+                other => ResourceType::parse(other),
+            };
+            let url = url.trim();
+            if let (Some(resource), true) = (resource, Url::parse(url).is_ok()) {
+                return SubscriptionRef::Element {
+                    url: url.to_string(),
+                    resource: resource.as_str().to_string(),
+                };
+            }
+        }
+        SubscriptionRef::Id(text.to_string())
+    }
+}
+
+impl std::fmt::Display for SubscriptionRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SubscriptionRef::Id(id) => f.write_str(&printable(id)),
+            SubscriptionRef::Element { url, resource } => {
+                write!(f, "{} ({})", printable(url), printable(resource))
+            }
+        }
+    }
+}
+
+impl From<&str> for SubscriptionRef {
+    fn from(id: &str) -> Self {
+        SubscriptionRef::Id(id.to_string())
+    }
+}
+
+impl From<&String> for SubscriptionRef {
+    fn from(id: &String) -> Self {
+        SubscriptionRef::Id(id.clone())
+    }
+}
+
+impl From<String> for SubscriptionRef {
+    fn from(id: String) -> Self {
+        SubscriptionRef::Id(id)
+    }
+}
+
+impl From<&SubscriptionRef> for SubscriptionRef {
+    fn from(found: &SubscriptionRef) -> Self {
+        found.clone()
+    }
+}
+
+/// Where a subscription of a product is addressed and its keys rest: its id where the service
+/// shows one, else its element (product, `url`, `resource`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyHome {
+    Id(String),
+    Element(SubscriptionElement),
+}
+
+impl KeyHome {
+    /// The home of `subscription` of product `product_id`, or `None` when it shows neither an
+    /// id nor a `url` and a known `resource` (then it cannot be kept by a PATCH).
+    pub fn of(product_id: &str, subscription: &WebhookSubscription) -> Option<Self> {
+        if let Some(id) = &subscription.subscription_id {
+            return Some(KeyHome::Id(id.clone()));
+        }
+        subscription.resource.as_ref()?.known()?;
+        SubscriptionElement::of(product_id, subscription).map(KeyHome::Element)
+    }
+
+    /// The subscription id, where the service shows one.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            KeyHome::Id(id) => Some(id),
+            KeyHome::Element(_) => None,
+        }
+    }
+
+    /// The id, or the element's `url (resource)`, for messages and records.
+    pub fn describe(&self) -> String {
+        match self {
+            KeyHome::Id(id) => printable(id),
+            KeyHome::Element(element) => format!(
+                "{} ({})",
+                printable(&element.url),
+                printable(&element.resource)
+            ),
+        }
+    }
+
+    /// The PATCH entry that names this subscription and changes nothing.
+    pub(crate) fn keep(&self) -> WebhookSubscriptionInput {
+        match self {
+            KeyHome::Id(id) => keep(id),
+            KeyHome::Element(element) => WebhookSubscriptionInput {
+                url: Some(element.url.clone()),
+                resource: ResourceType::parse(&element.resource),
+                ..WebhookSubscriptionInput::default()
+            },
+        }
+    }
+
+    /// Whether `subscription` (of the same product) is this one.
+    fn is(&self, subscription: &WebhookSubscription) -> bool {
+        match self {
+            KeyHome::Id(id) => subscription.subscription_id.as_deref() == Some(id.as_str()),
+            KeyHome::Element(element) => {
+                subscription.subscription_id.is_none() && element.is(subscription)
+            }
+        }
     }
 }
 
@@ -181,10 +317,40 @@ impl PartnerClient {
     /// checked first: a URL by `partner-api`'s callback rule (where only the service knows
     /// whether it admits `http://` to loopback, it is let through for the service to decide),
     /// events at least one and none twice.
+    ///
+    /// A subscription the service shows without an id whose `url` or `resource` changes becomes
+    /// another subscription there, which needs its key: use
+    /// [`Self::update_subscription_keeping_key`], which moves it in the secret store.
     pub async fn update_subscription(
         &self,
         product_id: &str,
-        subscription_id: &str,
+        subscription: impl Into<SubscriptionRef>,
+        change: &SubscriptionChange,
+    ) -> Result<WebhookSubscription> {
+        self.edit_subscription(None, product_id, &subscription.into(), change)
+            .await
+    }
+
+    /// As [`Self::update_subscription`], and for a subscription the service shows without an id,
+    /// a new `url` or `resource` sends the new element with the key `store` holds for the old
+    /// one (a generated key when it holds none), after moving that key in `store` to the new
+    /// element; the old element's entries are removed once the PATCH succeeded.
+    pub async fn update_subscription_keeping_key(
+        &self,
+        store: &Arc<dyn SecretStore>,
+        product_id: &str,
+        subscription: impl Into<SubscriptionRef>,
+        change: &SubscriptionChange,
+    ) -> Result<WebhookSubscription> {
+        self.edit_subscription(Some(store), product_id, &subscription.into(), change)
+            .await
+    }
+
+    async fn edit_subscription(
+        &self,
+        store: Option<&Arc<dyn SecretStore>>,
+        product_id: &str,
+        subscription: &SubscriptionRef,
         change: &SubscriptionChange,
     ) -> Result<WebhookSubscription> {
         if change.is_empty() {
@@ -201,65 +367,140 @@ impl PartnerClient {
             check_events(events)?;
         }
         let product = self.get_product(product_id).await?;
-        find_subscription(&product, subscription_id)?;
-        let patch = webhooks_patch(
-            &product.webhooks,
-            |_, id| {
-                Some(if id == subscription_id {
-                    WebhookSubscriptionInput {
-                        subscription_id: Some(id.to_owned()),
-                        url: url.clone(),
-                        events: change.events.clone(),
-                        resource: change.resource,
-                        signing_key: None,
-                    }
-                } else {
-                    keep(id)
-                })
-            },
-            None,
-        )?;
-        let patched = self
-            .patch_product_as(
+        let (found, home) = find_subscription(&product, subscription)?;
+        let target = format!("product {}, subscription {}", product.id, home.describe());
+        // An element named by url and resource that gets a new one of either is a new
+        // subscription at a service that shows no id: it is sent whole, with its key.
+        let moved = match &home {
+            KeyHome::Element(old) => {
+                let new = SubscriptionElement {
+                    product_id: old.product_id.clone(),
+                    url: url.clone().unwrap_or_else(|| old.url.clone()),
+                    resource: change
+                        .resource
+                        .map_or_else(|| old.resource.clone(), |r| r.as_str().to_string()),
+                };
+                (new != *old).then_some((old.clone(), new))
+            }
+            KeyHome::Id(_) => None,
+        };
+        let Some((old, new)) = moved else {
+            let patch = webhooks_patch(
                 &product.id,
-                &patch,
-                WriteAction::ChangeSubscription,
-                format!("product {}, subscription {subscription_id}", product.id),
-            )
-            .await?;
-        let updated = patched
+                &product.webhooks,
+                |_, current| {
+                    Some(if *current == home {
+                        let named = home.keep();
+                        WebhookSubscriptionInput {
+                            url: url.clone().or(named.url),
+                            events: change.events.clone(),
+                            resource: change.resource.or(named.resource),
+                            ..named
+                        }
+                    } else {
+                        current.keep()
+                    })
+                },
+                None,
+            )?;
+            let patched = self
+                .patch_product_as(&product.id, &patch, WriteAction::ChangeSubscription, target)
+                .await?;
+            let updated = shown_after(&patched, &home)?;
+            tracing::info!(product = %patched.id, subscription = %home.describe(), "subscription updated");
+            return Ok(updated);
+        };
+
+        let Some(store) = store else {
+            return Err(ClientError::input(format!(
+                "subscription {} has no subscriptionId, so a new url or resource makes it another subscription at this service, which needs the signing key kept for it; nothing was sent",
+                home.describe()
+            )));
+        };
+        if product
             .webhooks
             .iter()
-            .find(|w| w.subscription_id.as_deref() == Some(subscription_id))
-            .cloned()
-            .ok_or_else(|| ClientError::Server {
-                status: 200,
-                message: format!(
-                    "the product {} was patched but its answer does not show subscription {}",
-                    patched.id,
-                    printable(subscription_id)
-                ),
-                raw_body: None,
+            .any(|w| w.subscription_id.is_none() && new.is(w))
+        {
+            return Err(ClientError::input(format!(
+                "the product already has a subscription to {} ({}); nothing was sent",
+                printable(&new.url),
+                printable(&new.resource)
+            )));
+        }
+        let events = match &change.events {
+            Some(events) => events.clone(),
+            None => found.events.iter().filter_map(|e| e.known()).collect(),
+        };
+        let now = self.clock().now();
+        let key = {
+            let (old, new) = (old.clone(), new.clone());
+            in_keychain(store, move |store| {
+                let key = elements::element_keys(store, &old)?
+                    .map_or_else(partner_api::signing_key::generate, |keys| keys.current);
+                elements::keep_new_element(store, &new, &key, now)?;
+                Ok(key)
+            })
+            .await?
+        };
+        let new_home = KeyHome::Element(new.clone());
+        let patch = webhooks_patch(
+            &product.id,
+            &product.webhooks,
+            |_, current| (*current != home).then(|| current.keep()),
+            Some(WebhookSubscriptionInput {
+                url: Some(new.url.clone()),
+                events: Some(events),
+                resource: ResourceType::parse(&new.resource),
+                signing_key: Some(key),
+                ..WebhookSubscriptionInput::default()
+            }),
+        )?;
+        let patched = match self
+            .patch_product_as(&product.id, &patch, WriteAction::ChangeSubscription, target)
+            .await
+        {
+            Ok(patched) => patched,
+            Err(error) => {
+                let new = new.clone();
+                if let Err(undo) =
+                    in_keychain(store, move |store| elements::forget_element(store, &new)).await
+                {
+                    tracing::warn!(error = %undo, "could not remove the moved key after a failed change");
+                }
+                return Err(error);
+            }
+        };
+        let updated = shown_after(&patched, &new_home)?;
+        in_keychain(store, move |store| elements::forget_element(store, &old))
+            .await
+            .map_err(|error| ClientError::KeysLeftBehind {
+                product_id: patched.id.clone(),
+                subscription_id: home.describe(),
+                message: error.to_string(),
             })?;
-        tracing::info!(product = %patched.id, subscription = subscription_id, "subscription updated");
+        tracing::info!(product = %patched.id, subscription = %new_home.describe(), "subscription moved to a new url or resource, its key with it");
         Ok(updated)
     }
 
     /// Deletes one subscription of a product (the PATCH leaves it out), then removes its signing
-    /// keys, current and previous, from `store`. Returns the product as the service now holds it.
+    /// keys, current and previous, from `store` (for a subscription the service shows without
+    /// an id, the element's keys and binding). Returns the product as the service now holds it.
     /// If the keys cannot be removed after the service deleted the subscription, the error is
     /// [`ClientError::KeysLeftBehind`]: the delete itself is done.
     pub async fn delete_subscription(
         &self,
         store: &Arc<dyn SecretStore>,
         product_id: &str,
-        subscription_id: &str,
+        subscription: impl Into<SubscriptionRef>,
     ) -> Result<Document<read::Product>> {
+        let subscription = subscription.into();
         let product = self.get_product(product_id).await?;
-        find_subscription(&product, subscription_id)?;
+        let (_, home) = find_subscription(&product, &subscription)?;
         let patch = webhooks_patch(
+            &product.id,
             &product.webhooks,
-            |_, id| (id != subscription_id).then(|| keep(id)),
+            |_, current| (*current != home).then(|| current.keep()),
             None,
         )?;
         let patched = self
@@ -267,33 +508,32 @@ impl PartnerClient {
                 &product.id,
                 &patch,
                 WriteAction::Unsubscribe,
-                format!("product {}, subscription {subscription_id}", product.id),
+                format!("product {}, subscription {}", product.id, home.describe()),
             )
             .await?;
-        if patched
-            .webhooks
-            .iter()
-            .any(|w| w.subscription_id.as_deref() == Some(subscription_id))
-        {
+        if patched.webhooks.iter().any(|w| home.is(w)) {
             return Err(ClientError::Server {
                 status: 200,
                 message: format!(
                     "the product {} was patched but its answer still shows subscription {}; its signing keys are kept",
                     patched.id,
-                    printable(subscription_id)
+                    home.describe()
                 ),
                 raw_body: None,
             });
         }
-        let id = subscription_id.to_string();
-        in_keychain(store, move |store| forget_signing_keys(store, &id))
-            .await
-            .map_err(|error| ClientError::KeysLeftBehind {
-                product_id: patched.id.clone(),
-                subscription_id: subscription_id.to_string(),
-                message: error.to_string(),
-            })?;
-        tracing::info!(product = %patched.id, subscription = subscription_id, "subscription deleted, its keys removed");
+        let forgotten = home.clone();
+        in_keychain(store, move |store| match &forgotten {
+            KeyHome::Id(id) => forget_signing_keys(store, id),
+            KeyHome::Element(element) => elements::forget_element(store, element),
+        })
+        .await
+        .map_err(|error| ClientError::KeysLeftBehind {
+            product_id: patched.id.clone(),
+            subscription_id: home.describe(),
+            message: error.to_string(),
+        })?;
+        tracing::info!(product = %patched.id, subscription = %home.describe(), "subscription deleted, its keys removed");
         Ok(patched)
     }
 
@@ -394,15 +634,19 @@ impl PartnerClient {
             return Ok(Vec::new());
         }
         let patch = webhooks_patch(
+            &product.id,
             &product.webhooks,
             |_, current| {
-                Some(match moves.iter().find(|(id, _, _)| id == current) {
+                let moved = current
+                    .id()
+                    .and_then(|current| moves.iter().find(|(id, _, _)| id == current));
+                Some(match moved {
                     Some((id, _, new_url)) => WebhookSubscriptionInput {
                         subscription_id: Some(id.clone()),
                         url: Some(new_url.clone()),
                         ..WebhookSubscriptionInput::default()
                     },
-                    None => keep(current),
+                    None => current.keep(),
                 })
             },
             None,
@@ -449,26 +693,29 @@ pub(crate) fn keep(id: &str) -> WebhookSubscriptionInput {
     }
 }
 
-/// The merge patch `{"webhooks": [...]}` for a product whose subscriptions are now `current`:
-/// `entry` says what each (with its id) becomes (`None` deletes it, [`keep`] keeps it as it
-/// is) and `added`, if any, is appended as a new subscription.
+/// The merge patch `{"webhooks": [...]}` for product `product_id` whose subscriptions are now
+/// `current`: `entry` says what each (with its [`KeyHome`]) becomes (`None` deletes it,
+/// [`KeyHome::keep`] keeps it as it is) and `added`, if any, is appended as a new subscription.
 ///
-/// A subscription the service shows without a `subscriptionId` cannot be kept (an entry
-/// without an id creates a new one, and one left out is deleted), so no patch is made then.
+/// A subscription shown with an id is kept by it; one shown without an id, by its `url` and
+/// `resource`, as a service that shows no ids matches them. One that shows neither an id nor a
+/// `url` and a known `resource` cannot be kept (an entry that does not match it creates another
+/// one, and one left out is deleted), so no patch is made then.
 pub(crate) fn webhooks_patch(
+    product_id: &str,
     current: &[WebhookSubscription],
-    mut entry: impl FnMut(&WebhookSubscription, &str) -> Option<WebhookSubscriptionInput>,
+    mut entry: impl FnMut(&WebhookSubscription, &KeyHome) -> Option<WebhookSubscriptionInput>,
     added: Option<WebhookSubscriptionInput>,
 ) -> Result<serde_json::Value> {
     let mut webhooks: Vec<WebhookSubscriptionInput> = Vec::with_capacity(current.len() + 1);
     for (n, subscription) in current.iter().enumerate() {
-        let Some(id) = subscription.subscription_id.as_deref() else {
+        let Some(home) = KeyHome::of(product_id, subscription) else {
             return Err(ClientError::input(format!(
-                "subscription {} of the product has no subscriptionId, so a change to the product's subscriptions would delete it; nothing was sent",
+                "subscription {} of the product has no subscriptionId and no url and known resource to be named by, so a change to the product's subscriptions would delete it; nothing was sent",
                 n + 1
             )));
         };
-        webhooks.extend(entry(subscription, id));
+        webhooks.extend(entry(subscription, &home));
     }
     webhooks.extend(added);
     serde_json::to_value(WebhooksPatch {
@@ -477,21 +724,43 @@ pub(crate) fn webhooks_patch(
     .map_err(|e| ClientError::input(format!("the patch cannot be encoded ({e})")))
 }
 
-/// The subscription `subscription_id` of `product`, or a not-found error naming both.
+/// The subscription `wanted` of `product` with its [`KeyHome`], or a not-found error naming
+/// both. An element named by url and resource is found whether or not the service shows its id
+/// (where it does, the id is its home).
 pub(crate) fn find_subscription<'a>(
     product: &'a read::Product,
-    subscription_id: &str,
-) -> Result<&'a WebhookSubscription> {
-    product
+    wanted: &SubscriptionRef,
+) -> Result<(&'a WebhookSubscription, KeyHome)> {
+    let found = product.webhooks.iter().find(|w| match wanted {
+        SubscriptionRef::Id(id) => w.subscription_id.as_deref() == Some(id.as_str()),
+        SubscriptionRef::Element { url, resource } => {
+            w.url.as_deref() == Some(url.as_str())
+                && w.resource.as_ref().is_some_and(|r| r.as_str() == resource)
+        }
+    });
+    found
+        .and_then(|w| KeyHome::of(&product.id, w).map(|home| (w, home)))
+        .ok_or_else(|| ClientError::NotFound {
+            message: format!("product {} has no subscription {wanted}", product.id),
+        })
+}
+
+/// The subscription `home` as the answer to a PATCH shows it, or a server error saying the
+/// answer does not show it.
+fn shown_after(patched: &read::Product, home: &KeyHome) -> Result<WebhookSubscription> {
+    patched
         .webhooks
         .iter()
-        .find(|w| w.subscription_id.as_deref() == Some(subscription_id))
-        .ok_or_else(|| ClientError::NotFound {
+        .find(|w| home.is(w))
+        .cloned()
+        .ok_or_else(|| ClientError::Server {
+            status: 200,
             message: format!(
-                "product {} has no subscription {}",
-                product.id,
-                printable(subscription_id)
+                "the product {} was patched but its answer does not show subscription {}",
+                patched.id,
+                home.describe()
             ),
+            raw_body: None,
         })
 }
 
@@ -628,12 +897,18 @@ mod tests {
             resource: Some(ResourceType::Transaction.into()),
         };
         let current = [sub("a"), sub("b"), sub("c")];
-        let patch = webhooks_patch(&current, |_, id| (id != "b").then(|| keep(id)), None).unwrap();
+        let patch = webhooks_patch(
+            "p",
+            &current,
+            |_, home| (home.id() != Some("b")).then(|| home.keep()),
+            None,
+        )
+        .unwrap();
         assert_eq!(
             patch,
             serde_json::json!({"webhooks": [{"subscriptionId": "a"}, {"subscriptionId": "c"}]})
         );
-        let none = webhooks_patch(&current, |_, _| None, None).unwrap();
+        let none = webhooks_patch("p", &current, |_, _| None, None).unwrap();
         assert_eq!(
             none,
             serde_json::json!({"webhooks": []}),
@@ -642,16 +917,58 @@ mod tests {
     }
 
     #[test]
-    fn a_subscription_without_an_id_stops_the_patch_rather_than_being_deleted() {
+    fn a_subscription_without_an_id_is_kept_by_url_and_resource() {
         let shown_without_id = WebhookSubscription {
             subscription_id: None,
             url: Some("https://h/x".into()),
-            events: vec![],
-            resource: None,
+            events: vec![EventType::Created.into()],
+            resource: Some(ResourceType::Transaction.into()),
         };
-        let error = webhooks_patch(&[shown_without_id], |_, id| Some(keep(id)), None).unwrap_err();
+        let patch =
+            webhooks_patch("p", &[shown_without_id], |_, home| Some(home.keep()), None).unwrap();
+        assert_eq!(
+            patch,
+            serde_json::json!({"webhooks": [{"url": "https://h/x", "resource": "urn:svc:partner:transaction"}]})
+        );
+    }
+
+    #[test]
+    fn a_subscription_with_neither_id_nor_url_and_resource_stops_the_patch() {
+        let unnamed = WebhookSubscription {
+            subscription_id: None,
+            url: Some("https://h/x".into()),
+            events: vec![],
+            resource: Some(partner_api::read::Open::Other("urn:svc:other".into())),
+        };
+        let error = webhooks_patch("p", &[unnamed], |_, home| Some(home.keep()), None).unwrap_err();
         assert_eq!(error.kind(), crate::ErrorKind::Rule);
         assert!(error.to_string().contains("no subscriptionId"), "{error}");
+    }
+
+    #[test]
+    fn a_subscription_is_named_by_id_or_by_resource_and_url() {
+        assert_eq!(
+            SubscriptionRef::parse("whs-1"),
+            SubscriptionRef::Id("whs-1".into())
+        );
+        assert_eq!(
+            SubscriptionRef::parse("event=https://h/x?a=b"),
+            SubscriptionRef::Element {
+                url: "https://h/x?a=b".into(),
+                resource: "urn:svc:partner:transaction:event".into()
+            }
+        );
+        assert_eq!(
+            SubscriptionRef::parse("urn:svc:partner:transaction=https://h/x"),
+            SubscriptionRef::Element {
+                url: "https://h/x".into(),
+                resource: "urn:svc:partner:transaction".into()
+            }
+        );
+        assert_eq!(
+            SubscriptionRef::parse("odd=id"),
+            SubscriptionRef::Id("odd=id".into())
+        );
     }
 
     #[test]

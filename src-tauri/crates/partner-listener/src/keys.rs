@@ -6,6 +6,14 @@
 //! subscription has a current key and the previous one with the time it was replaced; the
 //! previous key keeps verifying for a grace period so notifications signed before the rotation
 //! (and their retries) still pass, and the verdict says which one matched.
+//!
+//! Subscriptions the service names only in its notifications: the spec's subscription has no id
+//! field, so a console that subscribed at a service showing none holds a key for an element
+//! (product, `url`, `resource`) but not the id its notifications will carry in
+//! `Svc-SubscriptionId`. Such a source lists those keys ([`KeySource::unbound`]); the verdict
+//! tries the ones whose URL has the request's path when a notification names an id the source
+//! does not know, and the first that verifies binds the id to its element
+//! ([`KeySource::bind`]), after which the id's keys are found directly.
 
 use chrono::{DateTime, Duration, Utc};
 use partner_api::Secret;
@@ -46,6 +54,32 @@ impl SubscriptionKeys {
     }
 }
 
+/// A subscription whose key is known but whose id is not yet: an element of a product's
+/// `webhooks` shown without `subscriptionId`, named by `element` (the source's own label).
+#[derive(Debug, Clone)]
+pub struct UnboundSubscription {
+    /// What the source binds the id to (opaque to the listener).
+    pub element: String,
+    /// The element's callback URL: only a notification that arrived on its path tries it.
+    pub url: String,
+    /// The element's resource; among keys that verify, the one whose resource is the body's
+    /// `meta.resourceType` is bound.
+    pub resource: String,
+    pub keys: SubscriptionKeys,
+}
+
+impl UnboundSubscription {
+    /// Whether a request on `path` (the request target's path) was sent to this element's URL:
+    /// the paths are the same, trailing slashes aside. The host is not compared, since a tunnel
+    /// may rewrite it.
+    pub fn is_for_path(&self, path: &str) -> bool {
+        url::Url::parse(&self.url).is_ok_and(|url| {
+            url.path().trim_end_matches('/')
+                == path.split('?').next().unwrap_or("").trim_end_matches('/')
+        })
+    }
+}
+
 /// Lookup of subscription keys. Implementations must be cheap to call: it happens per request.
 pub trait KeySource: Send + Sync + std::fmt::Debug {
     /// The keys of one subscription, or `None` when the subscription is unknown.
@@ -62,6 +96,17 @@ pub trait KeySource: Send + Sync + std::fmt::Debug {
     fn unavailable(&self) -> bool {
         false
     }
+    /// The subscriptions whose keys are known but whose ids are not yet (see the module's
+    /// notes). Asked only when a signed notification names an id the source does not know.
+    fn unbound(&self) -> Vec<UnboundSubscription> {
+        Vec::new()
+    }
+    /// Binds `subscription_id` to `subscription` (a notification naming the id verified with
+    /// its key): from now on [`KeySource::keys`] answers for the id, also after a restart where
+    /// the source keeps what it holds.
+    fn bind(&self, subscription_id: &str, subscription: &UnboundSubscription) {
+        let _ = (subscription_id, subscription);
+    }
 }
 
 /// Keys held in memory: from `--key SUB=KEY`, from tests, or loaded by the app.
@@ -69,6 +114,7 @@ pub trait KeySource: Send + Sync + std::fmt::Debug {
 pub struct MemoryKeys {
     keys: RwLock<BTreeMap<String, SubscriptionKeys>>,
     grace: Option<Duration>,
+    unbound: RwLock<Vec<UnboundSubscription>>,
 }
 
 impl MemoryKeys {
@@ -80,6 +126,7 @@ impl MemoryKeys {
         Self {
             keys: RwLock::default(),
             grace: Some(grace),
+            unbound: RwLock::default(),
         }
     }
 
@@ -116,6 +163,15 @@ impl MemoryKeys {
 
     pub fn remove(&self, subscription_id: &str) {
         self.write().remove(subscription_id);
+    }
+
+    /// Adds a subscription whose id is not known yet; the first notification that verifies with
+    /// its key binds the id it names.
+    pub fn insert_unbound(&self, subscription: UnboundSubscription) {
+        self.unbound
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(subscription);
     }
 
     /// Parses `SUBSCRIPTION_ID=KEY` (the CLI's `--key`). The error never quotes the key.
@@ -157,5 +213,21 @@ impl KeySource for MemoryKeys {
 
     fn previous_key_grace(&self) -> Duration {
         self.grace.unwrap_or(DEFAULT_PREVIOUS_KEY_GRACE)
+    }
+
+    fn unbound(&self) -> Vec<UnboundSubscription> {
+        self.unbound
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn bind(&self, subscription_id: &str, subscription: &UnboundSubscription) {
+        self.unbound
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|u| u.element != subscription.element);
+        self.write()
+            .insert(subscription_id.to_string(), subscription.keys.clone());
     }
 }

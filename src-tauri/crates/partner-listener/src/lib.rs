@@ -50,7 +50,7 @@ pub use error::{Error, Result};
 pub use export::{export_with, ExportFormat, ExportReport};
 pub use flood::FloodSummary;
 pub use forward::{ForwardRule, ForwardRules};
-pub use keys::{KeySource, MemoryKeys, PreviousKey, SubscriptionKeys};
+pub use keys::{KeySource, MemoryKeys, PreviousKey, SubscriptionKeys, UnboundSubscription};
 pub use live::{Coalescer, LiveBatch, LiveEvent};
 pub use outbound::ReplayOutcome;
 pub use redelivery::REDELIVERY_WINDOW;
@@ -67,4 +67,4 @@ pub use store::{
 };
 pub use test_mode::TestMode;
 pub use tunnel::{check_tunnel, TunnelFailure, TunnelReport};
-pub use verdict::{judge, MatchedKey, NotificationFields, Verdict};
+pub use verdict::{judge, judge_at, MatchedKey, NotificationFields, Verdict};

@@ -702,7 +702,13 @@ async fn handle(
             } else if !is_post {
                 plain(Verdict::WrongMethod, &bytes)
             } else {
-                judge(shared, &headers, subscription_id.as_deref(), &bytes)
+                judge(
+                    shared,
+                    &headers,
+                    subscription_id.as_deref(),
+                    parts.uri.path(),
+                    &bytes,
+                )
             };
             (Some(bytes), 0, judgement)
         }
@@ -842,6 +848,7 @@ fn judge(
     shared: &Shared,
     headers: &[Header],
     subscription_id: Option<&str>,
+    path: &str,
     body: &[u8],
 ) -> Judgement {
     let signature = header_value(headers, SIGNATURE_HEADER);
@@ -856,7 +863,14 @@ fn judge(
             body,
             now,
         ),
-        None => verdict::judge(signature, subscription_id, body, shared.keys.as_ref(), now),
+        None => verdict::judge_at(
+            signature,
+            subscription_id,
+            Some(path),
+            body,
+            shared.keys.as_ref(),
+            now,
+        ),
     }
 }
 

@@ -13,10 +13,19 @@
 //! a while, since ids come from whoever sends a request. A keychain that is locked or missing is
 //! remembered too ([`KeychainHealth`]), so the UI can offer to try again and the signature
 //! debugger can say why a subscription was unknown.
+//!
+//! Subscriptions the service names only in its notifications (a service that shows no
+//! `subscriptionId`): their keys rest under their element (product, `url`, `resource`,
+//! `partner_client::elements`), and the elements no notification has bound yet are listed in the
+//! keychain. [`KeySource::unbound`] reads that list (cached for a few seconds: it is asked for each
+//! signed request naming an unknown id, junk included); [`KeySource::bind`] keeps a binding in the
+//! keychain, so the next start finds the id's keys with no trial, and the CLI's listener
+//! (`--keychain`) and the app's share it.
 
 use chrono::Duration;
 use partner_client::SecretStore;
-use partner_listener::{KeySource, PreviousKey, SubscriptionKeys};
+use partner_client::{elements, SubscriptionElement};
+use partner_listener::{KeySource, PreviousKey, SubscriptionKeys, UnboundSubscription};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
@@ -25,6 +34,8 @@ use std::time::Instant;
 const MISS_TTL: std::time::Duration = std::time::Duration::from_secs(30);
 /// At most this many unknown ids are remembered.
 const MISS_ENTRIES: usize = 1024;
+/// How long the list of subscriptions not bound yet is believed before reading it again.
+const UNBOUND_TTL: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Whether the keychain answered the last time it was asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +53,8 @@ pub struct KeychainKeys {
     known: RwLock<BTreeMap<String, SubscriptionKeys>>,
     misses: Mutex<HashMap<String, Instant>>,
     health: RwLock<KeychainHealth>,
+    /// The subscriptions not bound yet, with their keys, and when they were read.
+    unbound: Mutex<Option<(Instant, Vec<UnboundSubscription>)>>,
 }
 
 impl KeychainKeys {
@@ -53,6 +66,7 @@ impl KeychainKeys {
             known: RwLock::default(),
             misses: Mutex::default(),
             health: RwLock::new(KeychainHealth::Available),
+            unbound: Mutex::default(),
         }
     }
 
@@ -83,7 +97,7 @@ impl KeychainKeys {
 
     /// Reads one subscription's keys, noting the keychain's health.
     fn read(&self, subscription_id: &str) -> partner_client::Result<Option<SubscriptionKeys>> {
-        match partner_client::signing_keys(self.store.as_ref(), subscription_id) {
+        match elements::verifying_keys(self.store.as_ref(), subscription_id) {
             Ok(keys) => Ok(keys.map(|k| SubscriptionKeys {
                 current: k.current,
                 previous: k.previous.map(|p| PreviousKey {
@@ -124,6 +138,36 @@ impl KeychainKeys {
     /// again (after an unlock).
     pub fn forget_misses(&self) {
         self.lock_misses().clear();
+        self.forget_unbound();
+    }
+
+    /// Reads the list of subscriptions not bound yet again at the next request that needs it
+    /// (one was just added in this process).
+    pub fn forget_unbound(&self) {
+        *self.unbound.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// The subscriptions not bound yet with their keys, from the keychain.
+    fn read_unbound(&self) -> partner_client::Result<Vec<UnboundSubscription>> {
+        let store = self.store.as_ref();
+        let mut found = Vec::new();
+        for element in elements::unbound_elements(store)? {
+            if let Some(keys) = elements::element_keys(store, &element)? {
+                found.push(UnboundSubscription {
+                    element: serde_json::to_string(&element).unwrap_or_default(),
+                    url: element.url.clone(),
+                    resource: element.resource.clone(),
+                    keys: SubscriptionKeys {
+                        current: keys.current,
+                        previous: keys.previous.map(|p| PreviousKey {
+                            key: p.key,
+                            replaced_at: p.replaced_at,
+                        }),
+                    },
+                });
+            }
+        }
+        Ok(found)
     }
 
     /// Sets a subscription's keys as just written to the keychain (a new subscription or a
@@ -214,5 +258,52 @@ impl KeySource for KeychainKeys {
 
     fn unavailable(&self) -> bool {
         matches!(self.health(), KeychainHealth::Unavailable(_))
+    }
+
+    fn unbound(&self) -> Vec<UnboundSubscription> {
+        let mut cached = self.unbound.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, list)) = cached.as_ref() {
+            if at.elapsed() < UNBOUND_TTL {
+                return list.clone();
+            }
+        }
+        match self.read_unbound() {
+            Ok(list) => {
+                *cached = Some((Instant::now(), list.clone()));
+                list
+            }
+            Err(error) => {
+                tracing::warn!(%error, "reading the subscriptions not bound yet from the keychain failed");
+                self.set_health(KeychainHealth::Unavailable(error.to_string()));
+                Vec::new()
+            }
+        }
+    }
+
+    fn bind(&self, subscription_id: &str, subscription: &UnboundSubscription) {
+        // Verified already: the id's keys are the element's from now on, in this process at
+        // once, and in the keychain for the next start and the other program.
+        self.remember(subscription_id, subscription.keys.clone());
+        if let Some((_, list)) = self
+            .unbound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+        {
+            list.retain(|u| u.element != subscription.element);
+        }
+        let Ok(element) = serde_json::from_str::<SubscriptionElement>(&subscription.element) else {
+            return;
+        };
+        match elements::bind(self.store.as_ref(), subscription_id, &element) {
+            Ok(()) => tracing::info!(
+                subscription = subscription_id,
+                element = %element.describe(),
+                "a subscription's id bound to its element by a notification that verified with its key"
+            ),
+            Err(error) => {
+                tracing::warn!(%error, "keeping a subscription's binding in the keychain failed; it holds for this run")
+            }
+        }
     }
 }

@@ -14,6 +14,11 @@
 //! bounds, `sort=A,-B`, the signing-key complexity rule, the webhook merge of a product PATCH).
 //! Where the two implementations agree, they agree because the spec says so.
 //!
+//! The `no_subscription_ids` dialect shows no `subscriptionId` on a product's `webhooks` (the
+//! spec's subscription has no id field): its PATCH matches an element by `url` and `resource`,
+//! and a subscription's id is said only in `Svc-SubscriptionId` on the notifications it sends
+//! ([`OtherService::notify`], in `other_service/notify.rs`).
+//!
 //! Every answer carries a request id, as gateways in front of real services add one: the
 //! `X-Request-Id` header, or `Request-Id` in the `extra` dialect (the spec names neither).
 
@@ -37,6 +42,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
+
+mod notify;
+pub use notify::Sent;
 
 /// How an API error body looks (the spec does not show one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -113,6 +121,11 @@ pub struct Dialect {
     pub compression: Option<Compression>,
     /// Bodies sent in small chunks (`Transfer-Encoding: chunked`, no `Content-Length`).
     pub chunked: bool,
+    /// No `subscriptionId` on a product's `webhooks` (the spec shows none): a PATCH entry is
+    /// matched to a subscription by `url` and `resource` (a new pair is a new subscription, a
+    /// `subscriptionId` in it is refused), rotating keeps the subscription's id, and the id is
+    /// sent only in `Svc-SubscriptionId` on its notifications.
+    pub no_subscription_ids: bool,
 }
 
 impl Dialect {
@@ -140,6 +153,13 @@ impl Dialect {
     pub fn narrow_sorts() -> Self {
         Self {
             narrow_sorts: true,
+            ..Self::default()
+        }
+    }
+
+    pub fn without_subscription_ids() -> Self {
+        Self {
+            no_subscription_ids: true,
             ..Self::default()
         }
     }
@@ -437,6 +457,27 @@ impl OtherService {
             .map(|w| w.signing_key.clone())
     }
 
+    /// The service's own id of the subscription of product `product_id` with this `url` and
+    /// `resource` (in the `no_subscription_ids` dialect it is shown only in notifications), and
+    /// the key it signs with.
+    pub fn subscription_at(
+        &self,
+        product_id: &str,
+        url: &str,
+        resource: &str,
+    ) -> Option<(String, String)> {
+        let data = self.state.lock();
+        data.products
+            .iter()
+            .filter(|p| p.id() == product_id)
+            .flat_map(|p| p.webhooks.iter())
+            .find(|w| {
+                w.shown.get("url").and_then(Value::as_str) == Some(url)
+                    && w.shown.get("resource").and_then(Value::as_str) == Some(resource)
+            })
+            .map(|w| (w.id.clone(), w.signing_key.clone()))
+    }
+
     /// Whether a token is active now (issued, not revoked, within both lifetimes).
     pub fn token_is_active(&self, token: &str) -> bool {
         self.state.lock().active(token, Utc::now())
@@ -672,7 +713,9 @@ fn seeded_product(dialect: Dialect, i: usize, created: DateTime<Utc>) -> StoredP
     if i == 0 {
         let mut shown = Map::new();
         let sub_id = format!("sub-{i}-transactions");
-        shown.insert("subscriptionId".into(), json!(sub_id));
+        if !dialect.no_subscription_ids {
+            shown.insert("subscriptionId".into(), json!(sub_id));
+        }
         shown.insert("url".into(), json!("https://hooks.other.example/tx"));
         shown.insert("events".into(), json!(["created", "updated"]));
         shown.insert("resource".into(), json!("urn:svc:partner:transaction"));
@@ -1554,10 +1597,14 @@ fn apply_webhook_fields(
 /// subscription (an omitted key keeps the current one), one without creates a subscription,
 /// and a subscription left out is deleted.
 fn merge_webhooks(
+    dialect: Dialect,
     data: &mut Data,
     current: &[Webhook],
     entries: &[Value],
 ) -> Result<Vec<Webhook>, String> {
+    if dialect.no_subscription_ids {
+        return merge_webhooks_by_element(data, current, entries);
+    }
     let mut merged = Vec::new();
     for (n, entry) in entries.iter().enumerate() {
         let n = n + 1;
@@ -1604,6 +1651,75 @@ fn merge_webhooks(
                 shown.insert("subscriptionId".into(), json!(id));
                 merged.push(Webhook {
                     id,
+                    shown,
+                    signing_key: key,
+                });
+            }
+        }
+    }
+    Ok(merged)
+}
+
+/// The webhook merge of the `no_subscription_ids` dialect: an entry is the subscription with the
+/// same `url` and `resource` (its other fields change it, an omitted `signingkey` or `events`
+/// keeps it), or a new subscription where none has them; a subscription left out is deleted.
+/// The service's own id of each is kept, and never shown.
+fn merge_webhooks_by_element(
+    data: &mut Data,
+    current: &[Webhook],
+    entries: &[Value],
+) -> Result<Vec<Webhook>, String> {
+    let mut merged: Vec<Webhook> = Vec::new();
+    for (n, entry) in entries.iter().enumerate() {
+        let n = n + 1;
+        let entry = entry
+            .as_object()
+            .ok_or_else(|| format!("webhooks[{n}] must be an object"))?;
+        if entry.contains_key("subscriptionId") {
+            return Err(format!(
+                "webhooks[{n}].subscriptionId is not a field of a subscription"
+            ));
+        }
+        let key = match entry.get("signingkey").filter(|v| !v.is_null()) {
+            None => None,
+            Some(Value::String(key)) if signing_key_ok(key) => Some(key.clone()),
+            Some(_) => {
+                return Err(format!(
+                    "webhooks[{n}].signingkey does not meet the complexity rule"
+                ))
+            }
+        };
+        let mut shown = Map::new();
+        apply_webhook_fields(entry, &mut shown).map_err(|e| format!("webhooks[{n}]: {e}"))?;
+        let (Some(url), Some(resource)) = (shown.get("url"), shown.get("resource")) else {
+            return Err(format!(
+                "webhooks[{n}]: url and resource name a subscription and are required"
+            ));
+        };
+        let same = |w: &Webhook| {
+            w.shown.get("url") == Some(url) && w.shown.get("resource") == Some(resource)
+        };
+        if merged.iter().any(same) {
+            return Err(format!(
+                "webhooks[{n}] names a subscription another entry names (same url and resource)"
+            ));
+        }
+        match current.iter().find(|w| same(w)).cloned() {
+            Some(mut webhook) => {
+                apply_webhook_fields(entry, &mut webhook.shown)
+                    .map_err(|e| format!("webhooks[{n}]: {e}"))?;
+                if let Some(key) = key {
+                    webhook.signing_key = key;
+                }
+                merged.push(webhook);
+            }
+            None => {
+                if !shown.contains_key("events") {
+                    return Err(format!("webhooks[{n}].events is required"));
+                }
+                let key = key.ok_or_else(|| format!("webhooks[{n}].signingkey is required"))?;
+                merged.push(Webhook {
+                    id: data.fresh_id("whs"),
                     shown,
                     signing_key: key,
                 });
@@ -1682,7 +1798,7 @@ async fn create_product(
             "subscriptionId is assigned by the service",
         );
     }
-    let webhooks = match merge_webhooks(&mut data, &[], &entries) {
+    let webhooks = match merge_webhooks(shared.dialect, &mut data, &[], &entries) {
         Ok(webhooks) => webhooks,
         Err(e) => {
             drop(data);
@@ -1783,7 +1899,7 @@ async fn patch_product(
             return bad("webhooks must be an array");
         };
         let current = product.webhooks.clone();
-        match merge_webhooks(&mut data, &current, entries) {
+        match merge_webhooks(shared.dialect, &mut data, &current, entries) {
             Ok(webhooks) => product.webhooks = webhooks,
             Err(e) => {
                 drop(data);

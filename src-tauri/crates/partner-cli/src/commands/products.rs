@@ -16,7 +16,9 @@ use crate::error::Result;
 use clap::{Args as ClapArgs, Subcommand};
 use partner_api::read::{self, WebhookSubscription};
 use partner_api::{signing_key, EventType, NewProduct, ResourceType, WebhookSubscriptionInput};
-use partner_client::{KeyringStore, NewSubscription, SecretStore, SubscriptionChange};
+use partner_client::{
+    KeyringStore, NewSubscription, SecretStore, SubscriptionChange, SubscriptionRef,
+};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -76,6 +78,7 @@ pub enum ProductsCommand {
     /// in the keychain as the previous one.
     RotateKey {
         product: String,
+        /// The subscription's id, or RESOURCE=URL for a service that shows no subscription ids.
         subscription: String,
         /// Read the new key from standard input instead of generating one.
         #[arg(long)]
@@ -101,6 +104,8 @@ pub enum SubscriptionsCommand {
     /// Change a subscription's URL, events or resource; its signing key stays as it is.
     Update {
         product: String,
+        /// The subscription's id, or RESOURCE=URL for a service that shows no subscription ids
+        /// (a new URL or resource then moves its signing key in the keychain with it).
         subscription: String,
         /// The new callback URL.
         #[arg(long)]
@@ -117,6 +122,7 @@ pub enum SubscriptionsCommand {
     /// Delete a subscription; its signing keys are then removed from the keychain.
     Delete {
         product: String,
+        /// The subscription's id, or RESOURCE=URL for a service that shows no subscription ids.
         subscription: String,
         #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
         output: OutputFormat,
@@ -311,7 +317,7 @@ pub async fn run(args: Args) -> Result<()> {
                 None
             };
             let rotation = client
-                .rotate_signing_key(&store, &product, &subscription, key)
+                .rotate_signing_key(&store, &product, SubscriptionRef::parse(&subscription), key)
                 .await?;
             print_one(output, &rotation)
         }
@@ -345,9 +351,21 @@ async fn run_subscriptions(
                 events: (!events.is_empty()).then_some(events),
                 resource,
             };
-            let updated = client
-                .update_subscription(&product, &subscription, &change)
-                .await?;
+            let subscription = SubscriptionRef::parse(&subscription);
+            let updated = if matches!(subscription, SubscriptionRef::Element { .. })
+                && (change.url.is_some() || change.resource.is_some())
+            {
+                let keychain = KeyringStore::default();
+                keychain_ready(&keychain)?;
+                let store: Arc<dyn SecretStore> = Arc::new(keychain);
+                client
+                    .update_subscription_keeping_key(&store, &product, subscription, &change)
+                    .await?
+            } else {
+                client
+                    .update_subscription(&product, subscription, &change)
+                    .await?
+            };
             print_one(output, &updated)
         }
         SubscriptionsCommand::Delete {
@@ -359,7 +377,7 @@ async fn run_subscriptions(
             keychain_ready(&keychain)?;
             let store: Arc<dyn SecretStore> = Arc::new(keychain);
             let patched = client
-                .delete_subscription(&store, &product, &subscription)
+                .delete_subscription(&store, &product, SubscriptionRef::parse(&subscription))
                 .await?;
             print_one(
                 output,

@@ -21,10 +21,16 @@ pub async fn subscribe(
     let subscribed = client
         .add_subscription(&state.secrets, product_id, subscription, key)
         .await?;
-    state.keys.remember(
-        &subscribed.subscription_id,
-        SubscriptionKeys::new(subscribed.key.clone()),
-    );
+    if subscribed.element.is_some() {
+        // A service that shows no ids: the listener binds the id from the first notification
+        // that verifies with this key, from the keychain's list it reads again now.
+        state.keys.forget_unbound();
+    } else {
+        state.keys.remember(
+            &subscribed.subscription_id,
+            SubscriptionKeys::new(subscribed.key.clone()),
+        );
+    }
     Ok(subscribed)
 }
 
@@ -46,10 +52,26 @@ pub async fn rotate(
 ) -> Result<Rotated> {
     let client = state.client()?;
     let rotation = client
-        .rotate_signing_key(state.secrets.as_ref(), product_id, subscription_id, pasted)
+        .rotate_signing_key(
+            state.secrets.as_ref(),
+            product_id,
+            partner_client::SubscriptionRef::parse(subscription_id),
+            pasted,
+        )
         .await?;
-    let stored = partner_client::signing_keys(state.secrets.as_ref(), &rotation.subscription_id)?
-        .ok_or_else(|| {
+    // A subscription the service shows without an id: its keys rest under its element, and the
+    // listener holds them under the id a notification bound (if one has yet).
+    let (bound, stored) = match &rotation.element {
+        Some(element) => (
+            partner_client::elements::bound_id(state.secrets.as_ref(), element)?,
+            partner_client::elements::element_keys(state.secrets.as_ref(), element)?,
+        ),
+        None => (
+            Some(rotation.subscription_id.clone()),
+            partner_client::signing_keys(state.secrets.as_ref(), &rotation.subscription_id)?,
+        ),
+    };
+    let stored = stored.ok_or_else(|| {
         AppError::new(
             ErrorKind::Keychain,
             "The new key is not in the keychain.",
@@ -61,13 +83,16 @@ pub async fn rotate(
         replaced_at: p.replaced_at,
     });
     let previous_still_verifies = previous.is_some();
-    state.keys.remember(
-        &rotation.subscription_id,
-        SubscriptionKeys {
-            current: stored.current.clone(),
-            previous,
-        },
-    );
+    match bound {
+        Some(id) => state.keys.remember(
+            &id,
+            SubscriptionKeys {
+                current: stored.current.clone(),
+                previous,
+            },
+        ),
+        None => state.keys.forget_unbound(),
+    }
     Ok(Rotated {
         subscription_id: rotation.subscription_id,
         key: stored.current,
@@ -101,10 +126,14 @@ pub async fn update(
         events: form.events,
         resource: form.resource,
     };
+    let subscription = partner_client::SubscriptionRef::parse(&form.subscription_id);
     let updated = state
         .client()?
-        .update_subscription(&form.product_id, &form.subscription_id, &change)
+        .update_subscription_keeping_key(&state.secrets, &form.product_id, subscription, &change)
         .await?;
+    // A subscription moved to a new url or resource at a service that shows no ids is a new
+    // one there, not bound yet.
+    state.keys.forget_unbound();
     Ok(updated)
 }
 
@@ -115,8 +144,27 @@ pub async fn delete(
     subscription_id: &str,
 ) -> Result<crate::bridge::Received<partner_api::read::Product>> {
     let client = state.client()?;
+    let subscription = partner_client::SubscriptionRef::parse(subscription_id);
+    // The id the listener holds the keys under: for a subscription shown without one, the id a
+    // notification bound to it (if any), read before the delete forgets the binding.
+    let product = client.get_product(product_id).await?;
+    let listener_id = match product.webhooks.iter().find_map(|w| {
+        partner_client::SubscriptionElement::of(&product.id, w).filter(|e| {
+            w.subscription_id.is_none()
+                && subscription
+                    == partner_client::SubscriptionRef::Element {
+                        url: e.url.clone(),
+                        resource: e.resource.clone(),
+                    }
+        })
+    }) {
+        Some(element) => partner_client::elements::bound_id(state.secrets.as_ref(), &element)?
+            .unwrap_or_default(),
+        None => subscription_id.to_string(),
+    };
+    let subscription_id = listener_id.as_str();
     let outcome = client
-        .delete_subscription(&state.secrets, product_id, subscription_id)
+        .delete_subscription(&state.secrets, product_id, subscription)
         .await;
     match outcome {
         Ok(product) => {

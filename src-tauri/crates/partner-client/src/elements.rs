@@ -1,0 +1,334 @@
+//! Subscriptions the service names only in its notifications.
+//!
+//! The spec's webhook subscription (an element of a product's `webhooks`) has no id field: only
+//! the `Svc-SubscriptionId` header of each notification names it. Our sandbox adds
+//! `subscriptionId` (the field notes), but a service that follows the spec alone may not. Such
+//! an element is addressed by what it shows: its product, `url` and `resource`
+//! ([`SubscriptionElement`]); a PATCH keeps it by sending those two fields, as such a service
+//! matches an element without an id by them (a new `url` and `resource` is a new subscription).
+//!
+//! Where its signing key rests: in the OS secret store under the element
+//! ([`SecretSlot::ElementSigningKey`] and its previous key), never a file. A listener learns the
+//! subscription id the first time a notification for the element's URL verifies with that key,
+//! and keeps the binding both ways in the store ([`bind`]), so the next start needs no trial and
+//! [`verifying_keys`] finds the key by the id the notification names. The elements not bound yet
+//! are listed in one entry ([`SecretSlot::UnboundElements`]), because a secret store cannot be
+//! enumerated and `partner listen --keychain` has no connection to list products with; an
+//! element leaves the list once bound or deleted, so it stays short. The list is read, changed
+//! and written whole: two programs adding at the same instant could lose one addition (the
+//! element's key stays, and a new list entry comes with its next rotation or subscribe).
+//!
+//! None of these entries is written to a file or a log; the binding and the list are not
+//! secrets, and are kept in the store only so that the app and the CLI share them.
+
+use crate::error::Result;
+use crate::secrets::{decode_previous, encode_previous, SecretSlot, SecretStore, SigningKeys};
+use chrono::{DateTime, Utc};
+use partner_api::read::WebhookSubscription;
+use partner_api::Secret;
+use serde::{Deserialize, Serialize};
+
+/// A webhook subscription shown without an id, named by its product, `url` and `resource`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionElement {
+    pub product_id: String,
+    pub url: String,
+    pub resource: String,
+}
+
+impl SubscriptionElement {
+    /// The element `subscription` of product `product_id`, when it shows a `url` and a
+    /// `resource` (without them it cannot be addressed at all).
+    pub fn of(product_id: &str, subscription: &WebhookSubscription) -> Option<Self> {
+        Some(Self {
+            product_id: product_id.to_string(),
+            url: subscription.url.clone()?,
+            resource: subscription.resource.as_ref()?.as_str().to_string(),
+        })
+    }
+
+    /// Whether `subscription` is this element (same `url` and `resource`, as such a service
+    /// matches them; the product is the caller's).
+    pub fn is(&self, subscription: &WebhookSubscription) -> bool {
+        subscription.url.as_deref() == Some(self.url.as_str())
+            && subscription
+                .resource
+                .as_ref()
+                .is_some_and(|r| r.as_str() == self.resource)
+    }
+
+    /// How a person reads it: `url (resource) of product id`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} ({}) of product {}",
+            self.url, self.resource, self.product_id
+        )
+    }
+
+    fn current_slot(&self) -> SecretSlot {
+        SecretSlot::ElementSigningKey {
+            product_id: self.product_id.clone(),
+            url: self.url.clone(),
+            resource: self.resource.clone(),
+        }
+    }
+
+    fn previous_slot(&self) -> SecretSlot {
+        SecretSlot::PreviousElementSigningKey {
+            product_id: self.product_id.clone(),
+            url: self.url.clone(),
+            resource: self.resource.clone(),
+        }
+    }
+
+    fn binding_slot(&self) -> SecretSlot {
+        SecretSlot::ElementBinding {
+            product_id: self.product_id.clone(),
+            url: self.url.clone(),
+            resource: self.resource.clone(),
+        }
+    }
+
+    fn encode(&self) -> Secret {
+        Secret::new(serde_json::to_string(self).unwrap_or_default())
+    }
+
+    fn decode(stored: &Secret) -> Option<Self> {
+        serde_json::from_str(stored.expose()).ok()
+    }
+}
+
+/// The element's keys (current, and previous with when it was replaced), or `None`.
+pub fn element_keys(
+    store: &dyn SecretStore,
+    element: &SubscriptionElement,
+) -> Result<Option<SigningKeys>> {
+    let Some(current) = store.get(&element.current_slot())? else {
+        return Ok(None);
+    };
+    let previous = store
+        .get(&element.previous_slot())?
+        .and_then(|stored| decode_previous(&stored));
+    Ok(Some(SigningKeys { current, previous }))
+}
+
+/// The element's two raw entries as read before a change, to put back if the PATCH fails.
+#[derive(Debug, Clone)]
+pub struct StoredElementKeys {
+    element: SubscriptionElement,
+    current: Option<Secret>,
+    previous: Option<Secret>,
+}
+
+impl StoredElementKeys {
+    /// Puts both entries back as they were.
+    pub fn restore(&self, store: &dyn SecretStore) -> Result<()> {
+        for (slot, value) in [
+            (self.element.current_slot(), &self.current),
+            (self.element.previous_slot(), &self.previous),
+        ] {
+            match value {
+                Some(value) => store.set(&slot, value)?,
+                None => store.delete(&slot)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Stores `key` as the element's current key; the one it replaces becomes the previous key,
+/// replaced at `now`. Returns what was there before.
+pub fn store_element_key(
+    store: &dyn SecretStore,
+    element: &SubscriptionElement,
+    key: &Secret,
+    now: DateTime<Utc>,
+) -> Result<StoredElementKeys> {
+    let before = StoredElementKeys {
+        element: element.clone(),
+        current: store.get(&element.current_slot())?,
+        previous: store.get(&element.previous_slot())?,
+    };
+    if let Some(old) = &before.current {
+        store.set(&element.previous_slot(), &encode_previous(old, now))?;
+    }
+    store.set(&element.current_slot(), key)?;
+    Ok(before)
+}
+
+/// A new element's key: stored, and the element listed as not bound yet (so a listener tries
+/// it). A binding left by an earlier element of the same product, url and resource is
+/// forgotten: the service made a new subscription.
+pub fn keep_new_element(
+    store: &dyn SecretStore,
+    element: &SubscriptionElement,
+    key: &Secret,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    forget_binding(store, element)?;
+    store_element_key(store, element, key, now)?;
+    let mut unbound = unbound_elements(store)?;
+    if !unbound.contains(element) {
+        unbound.push(element.clone());
+        write_unbound(store, &unbound)?;
+    }
+    Ok(())
+}
+
+/// Forgets everything kept for an element (deleted): its keys, its binding, its place in the
+/// list of elements not bound yet.
+pub fn forget_element(store: &dyn SecretStore, element: &SubscriptionElement) -> Result<()> {
+    store.delete(&element.current_slot())?;
+    store.delete(&element.previous_slot())?;
+    forget_binding(store, element)?;
+    let mut unbound = unbound_elements(store)?;
+    let before = unbound.len();
+    unbound.retain(|e| e != element);
+    if unbound.len() != before {
+        write_unbound(store, &unbound)?;
+    }
+    Ok(())
+}
+
+fn forget_binding(store: &dyn SecretStore, element: &SubscriptionElement) -> Result<()> {
+    if let Some(id) = store.get(&element.binding_slot())? {
+        store.delete(&SecretSlot::SubscriptionBinding {
+            subscription_id: id.expose().to_string(),
+        })?;
+        store.delete(&element.binding_slot())?;
+    }
+    Ok(())
+}
+
+/// The subscription id bound to an element, if a notification has told it.
+pub fn bound_id(store: &dyn SecretStore, element: &SubscriptionElement) -> Result<Option<String>> {
+    Ok(store
+        .get(&element.binding_slot())?
+        .map(|id| id.expose().to_string()))
+}
+
+/// The element a subscription id was bound to, if any.
+pub fn bound_element(
+    store: &dyn SecretStore,
+    subscription_id: &str,
+) -> Result<Option<SubscriptionElement>> {
+    Ok(store
+        .get(&SecretSlot::SubscriptionBinding {
+            subscription_id: subscription_id.to_string(),
+        })?
+        .and_then(|stored| SubscriptionElement::decode(&stored)))
+}
+
+/// Binds `subscription_id` to `element` (a notification naming the id verified with the
+/// element's key), both ways, and takes the element off the list of those not bound yet.
+pub fn bind(
+    store: &dyn SecretStore,
+    subscription_id: &str,
+    element: &SubscriptionElement,
+) -> Result<()> {
+    store.set(
+        &SecretSlot::SubscriptionBinding {
+            subscription_id: subscription_id.to_string(),
+        },
+        &element.encode(),
+    )?;
+    store.set(&element.binding_slot(), &Secret::new(subscription_id))?;
+    let mut unbound = unbound_elements(store)?;
+    let before = unbound.len();
+    unbound.retain(|e| e != element);
+    if unbound.len() != before {
+        write_unbound(store, &unbound)?;
+    }
+    Ok(())
+}
+
+/// The elements whose keys the console holds and that no notification has bound yet. An entry
+/// that cannot be read is taken as none (it names no secret, and the next write replaces it).
+pub fn unbound_elements(store: &dyn SecretStore) -> Result<Vec<SubscriptionElement>> {
+    Ok(store
+        .get(&SecretSlot::UnboundElements)?
+        .and_then(|stored| serde_json::from_str(stored.expose()).ok())
+        .unwrap_or_default())
+}
+
+fn write_unbound(store: &dyn SecretStore, unbound: &[SubscriptionElement]) -> Result<()> {
+    if unbound.is_empty() {
+        return store.delete(&SecretSlot::UnboundElements);
+    }
+    let text = serde_json::to_string(unbound).unwrap_or_default();
+    store.set(&SecretSlot::UnboundElements, &Secret::new(text))
+}
+
+/// The keys a receiver verifies a notification naming `subscription_id` with: the id's own
+/// (a service that shows ids), else those of the element the id was bound to.
+pub fn verifying_keys(
+    store: &dyn SecretStore,
+    subscription_id: &str,
+) -> Result<Option<SigningKeys>> {
+    if let Some(keys) = crate::secrets::signing_keys(store, subscription_id)? {
+        return Ok(Some(keys));
+    }
+    match bound_element(store, subscription_id)? {
+        Some(element) => element_keys(store, &element),
+        None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::secrets::MemoryStore;
+
+    fn element(url: &str) -> SubscriptionElement {
+        SubscriptionElement {
+            product_id: "p1".into(),
+            url: url.into(),
+            resource: "urn:svc:partner:transaction".into(),
+        }
+    }
+
+    #[test]
+    fn a_new_element_waits_unbound_until_a_binding_names_it() {
+        let store = MemoryStore::new();
+        let (a, b) = (element("https://h/a"), element("https://h/b"));
+        let now = Utc::now();
+        keep_new_element(&store, &a, &Secret::new("key-a"), now).unwrap();
+        keep_new_element(&store, &b, &Secret::new("key-b"), now).unwrap();
+        assert_eq!(
+            unbound_elements(&store).unwrap(),
+            vec![a.clone(), b.clone()]
+        );
+        assert!(verifying_keys(&store, "whs-1").unwrap().is_none());
+
+        bind(&store, "whs-1", &a).unwrap();
+        assert_eq!(unbound_elements(&store).unwrap(), vec![b.clone()]);
+        let keys = verifying_keys(&store, "whs-1").unwrap().unwrap();
+        assert!(keys.current.ct_eq("key-a"));
+        assert_eq!(bound_id(&store, &a).unwrap().as_deref(), Some("whs-1"));
+
+        // A rotation of the element keeps the binding; the old key is the previous one.
+        store_element_key(&store, &a, &Secret::new("key-a2"), now).unwrap();
+        let keys = verifying_keys(&store, "whs-1").unwrap().unwrap();
+        assert!(keys.current.ct_eq("key-a2"));
+        assert!(keys.previous.unwrap().key.ct_eq("key-a"));
+
+        forget_element(&store, &a).unwrap();
+        forget_element(&store, &b).unwrap();
+        assert!(verifying_keys(&store, "whs-1").unwrap().is_none());
+        assert!(unbound_elements(&store).unwrap().is_empty());
+        assert!(store.get(&SecretSlot::UnboundElements).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_new_element_where_a_bound_one_was_is_unbound_again() {
+        let store = MemoryStore::new();
+        let a = element("https://h/a");
+        keep_new_element(&store, &a, &Secret::new("key-1"), Utc::now()).unwrap();
+        bind(&store, "whs-old", &a).unwrap();
+        keep_new_element(&store, &a, &Secret::new("key-2"), Utc::now()).unwrap();
+        assert!(bound_id(&store, &a).unwrap().is_none());
+        assert!(verifying_keys(&store, "whs-old").unwrap().is_none());
+        assert_eq!(unbound_elements(&store).unwrap(), vec![a]);
+    }
+}
