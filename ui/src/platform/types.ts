@@ -107,6 +107,7 @@ export type { Outcome as RuleOutcome } from "../bindings/Outcome";
 export type { ResourceType } from "../bindings/ResourceType";
 export type { RespondForm } from "../bindings/RespondForm";
 export type { ResponseStatus } from "../bindings/ResponseStatus";
+export type { JunkView } from "../bindings/JunkView";
 export type { RetentionForm } from "../bindings/RetentionForm";
 export type { RotateKeyForm } from "../bindings/RotateKeyForm";
 export type { SearchProgress } from "../bindings/SearchProgress";

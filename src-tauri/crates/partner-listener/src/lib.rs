@@ -25,6 +25,7 @@ mod facet_counts;
 pub mod flood;
 pub mod forward;
 pub mod keys;
+pub mod limits_text;
 pub mod live;
 pub mod outbound;
 mod readers;

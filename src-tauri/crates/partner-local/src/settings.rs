@@ -27,6 +27,9 @@ pub const DEFAULT_LISTENER_ADDRESS: &str = "127.0.0.1:7070";
 pub const DEFAULT_LISTENER_PATH: &str = "/webhooks";
 /// Captures kept unless set otherwise (the oldest go first).
 pub const DEFAULT_MAX_CAPTURES: u64 = 200_000;
+/// The app's byte budget for captures (bodies and headers): 2 GiB. Without one, the count
+/// limit alone let a scan of a public tunnel URL fill about 200 GB with bodies of 1 MiB.
+pub const DEFAULT_MAX_CAPTURE_BYTES: u64 = 2 << 30;
 /// The id of the embedded sandbox's connection (it is always in the list).
 pub const EMBEDDED_CONNECTION_ID: &str = "embedded-sandbox";
 
@@ -157,18 +160,26 @@ impl Default for ListenerSettings {
     }
 }
 
-/// How many captures are kept, and for how long.
+/// How many captures are kept, how many bytes of them, and for how long.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RetentionSettings {
     pub max_captures: Option<u64>,
+    /// Absent from settings saved before it: the default budget (`null`: no budget).
+    #[serde(default = "default_max_capture_bytes")]
+    pub max_bytes: Option<u64>,
     pub max_age_days: Option<u32>,
+}
+
+fn default_max_capture_bytes() -> Option<u64> {
+    Some(DEFAULT_MAX_CAPTURE_BYTES)
 }
 
 impl Default for RetentionSettings {
     fn default() -> Self {
         Self {
             max_captures: Some(DEFAULT_MAX_CAPTURES),
+            max_bytes: default_max_capture_bytes(),
             max_age_days: None,
         }
     }

@@ -9,7 +9,7 @@ import { useState } from "react";
 import { api, type ListenerView } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { STATUS_KEY } from "../../startup";
-import { describeRetention, parseListenerAddress, parseRetention } from "./listenerModel";
+import { describeJunk, describeRetention, formatSize, parseListenerAddress, parseRetention } from "./listenerModel";
 
 export function ListenerSettings({ view }: { view: ListenerView }) {
   const [open, setOpen] = useState(view.problem !== null);
@@ -98,16 +98,20 @@ function AddressForm({ view }: { view: ListenerView }) {
 function RetentionSettings({ view }: { view: ListenerView }) {
   const saved = useSaved();
   const field = (n: number | null) => (n === null ? "" : String(n));
+  const sizeField = (n: number | null) => (n === null ? "" : formatSize(n));
   const [maxCaptures, setMaxCaptures] = useState(field(view.retention.maxCaptures));
+  const [maxBytes, setMaxBytes] = useState(sizeField(view.retention.maxBytes));
   const [maxAgeDays, setMaxAgeDays] = useState(field(view.retention.maxAgeDays));
-  const savedKey = `${view.retention.maxCaptures} ${view.retention.maxAgeDays}`;
+  const savedKey = `${view.retention.maxCaptures} ${view.retention.maxBytes} ${view.retention.maxAgeDays}`;
   const [shownKey, setShownKey] = useState(savedKey);
   if (shownKey !== savedKey) {
     setShownKey(savedKey);
     setMaxCaptures(field(view.retention.maxCaptures));
+    setMaxBytes(sizeField(view.retention.maxBytes));
     setMaxAgeDays(field(view.retention.maxAgeDays));
   }
-  const parsed = parseRetention(maxCaptures, maxAgeDays);
+  const parsed = parseRetention(maxCaptures, maxAgeDays, maxBytes);
+  const junk = view.junk ? describeJunk(view.junk) : null;
   const save = useMutation({ mutationFn: api.setRetention, onSuccess: saved });
   return (
     <form
@@ -125,6 +129,11 @@ function RetentionSettings({ view }: { view: ListenerView }) {
           {parsed.problems?.maxCaptures && <span className="field-error small">{parsed.problems.maxCaptures}</span>}
         </label>
         <label>
+          Max size
+          <input data-testid="retention-max-bytes" placeholder="no limit" value={maxBytes} size={8} onChange={(e) => setMaxBytes(e.target.value)} aria-invalid={parsed.problems?.maxBytes !== undefined} />
+          {parsed.problems?.maxBytes && <span className="field-error small">{parsed.problems.maxBytes}</span>}
+        </label>
+        <label>
           Max age (days)
           <input data-testid="retention-max-age" inputMode="numeric" placeholder="no limit" value={maxAgeDays} size={6} onChange={(e) => setMaxAgeDays(e.target.value)} aria-invalid={parsed.problems?.maxAgeDays !== undefined} />
           {parsed.problems?.maxAgeDays && <span className="field-error small">{parsed.problems.maxAgeDays}</span>}
@@ -134,7 +143,15 @@ function RetentionSettings({ view }: { view: ListenerView }) {
         </button>
         {save.isSuccess && <span className="ok small" role="status">Saved: keeps {describeRetention(save.data.retention)}.</span>}
       </div>
-      <p className="muted small">Empty is no limit. Captures past a limit are pruned, oldest first.</p>
+      <p className="muted small">
+        Empty is no limit. Past a limit, junk goes first (other paths and methods, failed or absent signatures; it holds at most a tenth of either limit), then notifications of subscriptions
+        without a key here, validly signed ones last; oldest first in each.
+      </p>
+      {junk && (
+        <p className="muted small" data-testid="retention-junk" role="status">
+          {junk}
+        </p>
+      )}
       {save.isError && <ErrorPanel error={save.error} compact />}
     </form>
   );

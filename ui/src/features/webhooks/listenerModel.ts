@@ -1,4 +1,4 @@
-import type { ForwardRuleView, ListenerAddressForm, RepointResult, RetentionForm, TestMode, TunnelCheck, TunnelFailureKind } from "../../platform";
+import type { ForwardRuleView, JunkView, ListenerAddressForm, RepointResult, RetentionForm, TestMode, TunnelCheck, TunnelFailureKind } from "../../platform";
 
 /** The test-mode form's fields, as typed. */
 export type TestModeFields = { enabled: boolean; status: string; delay: string; failPercent: string; failFirst: string; failureStatus: string };
@@ -123,24 +123,82 @@ function limit(raw: string, what: string, max: number): number | null | string {
   return n;
 }
 
-/** Reads the retention fields; empty means no limit. */
-export function parseRetention(maxCaptures: string, maxAgeDays: string): Parsed<RetentionForm, "maxCaptures" | "maxAgeDays"> {
-  const captures = limit(maxCaptures, "Max captures", Number.MAX_SAFE_INTEGER);
-  const days = limit(maxAgeDays, "Max age", 4_294_967_295);
-  const problems: FieldProblems<"maxCaptures" | "maxAgeDays"> = {};
-  if (typeof captures === "string") problems.maxCaptures = captures;
-  if (typeof days === "string") problems.maxAgeDays = days;
-  if (typeof captures === "string" || typeof days === "string") return { form: null, problems };
-  return parsed({ maxCaptures: captures, maxAgeDays: days }, problems);
+const SIZE_UNITS: Record<string, number> = {
+  "": 1, b: 1,
+  kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12,
+  k: 2 ** 10, kib: 2 ** 10, m: 2 ** 20, mib: 2 ** 20, g: 2 ** 30, gib: 2 ** 30, t: 2 ** 40, tib: 2 ** 40,
+};
+/** The smallest byte budget the shell takes: one body of the listener's limit (1 MiB). */
+const MIN_MAX_BYTES = 2 ** 20;
+
+/**
+ * A size as `partner listen --max-bytes` reads it (partner-listener's `limits_text`): a number
+ * with an optional unit, `2GiB`, `500 MB`, `1048576`; empty is no limit.
+ */
+export function parseSize(raw: string, what: string): number | null | string {
+  const t = raw.trim();
+  if (t === "") return null;
+  const match = /^(\d+(?:\.\d+)?)\s*([a-zA-Z]*)$/.exec(t);
+  const [, number, unit] = match ?? [];
+  const scale = number !== undefined && unit !== undefined ? SIZE_UNITS[unit.toLowerCase()] : undefined;
+  if (number === undefined || scale === undefined) return `${what} is a size such as 2 GiB or 500 MB, or empty for no limit.`;
+  const bytes = Math.floor(Number(number) * scale);
+  if (bytes < MIN_MAX_BYTES) return `${what} is at least 1 MiB (one body may be that large), or empty for no limit.`;
+  if (bytes > Number.MAX_SAFE_INTEGER) return `${what} is at most ${formatSize(Number.MAX_SAFE_INTEGER)}.`;
+  return bytes;
 }
 
-/** The retention in words, e.g. `at most 10000 captures, for 30 days`. */
+/** A size in the largest binary unit that keeps it readable: `2 GiB`, `1.5 MiB`, `512 B`. */
+export function formatSize(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  const text = unit === 0 ? String(value) : value.toFixed(1).replace(/\.0$/, "");
+  return `${text} ${units[unit]}`;
+}
+
+/** Reads the retention fields; empty means no limit. */
+export function parseRetention(maxCaptures: string, maxAgeDays: string, maxBytes = ""): Parsed<RetentionForm, "maxCaptures" | "maxBytes" | "maxAgeDays"> {
+  const captures = limit(maxCaptures, "Max captures", Number.MAX_SAFE_INTEGER);
+  const bytes = parseSize(maxBytes, "Max size");
+  const days = limit(maxAgeDays, "Max age", 4_294_967_295);
+  const problems: FieldProblems<"maxCaptures" | "maxBytes" | "maxAgeDays"> = {};
+  if (typeof captures === "string") problems.maxCaptures = captures;
+  if (typeof bytes === "string") problems.maxBytes = bytes;
+  if (typeof days === "string") problems.maxAgeDays = days;
+  if (typeof captures === "string" || typeof bytes === "string" || typeof days === "string") return { form: null, problems };
+  return parsed({ maxCaptures: captures, maxBytes: bytes, maxAgeDays: days }, problems);
+}
+
+/** The retention in words, e.g. `at most 10000 captures, 2 GiB of them, for 30 days`. */
 export function describeRetention(r: RetentionForm): string {
   const parts = [
     r.maxCaptures !== null ? `at most ${r.maxCaptures} capture${r.maxCaptures === 1 ? "" : "s"}` : null,
+    r.maxBytes !== null ? (r.maxCaptures !== null ? `${formatSize(r.maxBytes)} of them` : `at most ${formatSize(r.maxBytes)} of captures`) : null,
     r.maxAgeDays !== null ? `for ${r.maxAgeDays} day${r.maxAgeDays === 1 ? "" : "s"}` : null,
   ].filter((p): p is string => p !== null);
   return parts.length === 0 ? "every capture, with no limit" : parts.join(", ");
+}
+
+/**
+ * What the running listener did with junk, in a sentence: counted rather than stored past its
+ * rate, and pruned to keep junk within its share; `null` when there was none of either.
+ */
+export function describeJunk(junk: JunkView): string | null {
+  const n = (value: number) => value.toLocaleString("en-US");
+  const parts = [];
+  if (junk.flood.summarised > 0) {
+    const rate = junk.flood.junkRate === null ? "its rate" : `${junk.flood.junkRate}/s`;
+    parts.push(`${n(junk.flood.summarised)} junk requests past ${rate} counted and not stored (${n(junk.flood.sampled)} kept as a sample)`);
+  }
+  if (junk.sizes.junk.pruned > 0) parts.push(`${n(junk.sizes.junk.pruned)} junk captures pruned to keep junk within its share`);
+  const real = junk.sizes.signed.pruned + junk.sizes.unverified.pruned;
+  if (real > 0) parts.push(`${n(real)} older notifications pruned past the limits`);
+  return parts.length === 0 ? null : `${parts.join("; ")}.`;
 }
 
 /** What a re-pointing did, in one sentence. */

@@ -128,9 +128,19 @@ pub struct ServeArgs {
     /// Bodies over this many bytes get 413.
     #[arg(long, value_name = "BYTES", default_value_t = partner_listener::DEFAULT_BODY_LIMIT)]
     pub body_limit: usize,
-    /// Keep at most this many captures (oldest pruned first).
+    /// Keep at most this many captures. Past it, junk goes first (other paths and methods,
+    /// failed or absent signatures), then notifications of subscriptions without a key here,
+    /// validly signed ones last; oldest first in each.
     #[arg(long, value_name = "N")]
     pub max_captures: Option<u64>,
+    /// Keep at most this many bytes of captures (their bodies and headers), e.g. 2GiB or
+    /// 500MB; pruned as --max-captures is. Junk holds at most a tenth of either limit.
+    #[arg(long, value_name = "SIZE", value_parser = partner_listener::limits_text::parse_size)]
+    pub max_bytes: Option<u64>,
+    /// Junk stored in full per second (e.g. 20/s); past it junk is answered as ever and
+    /// counted, one in 100 kept as a sample, with a line on stderr. off: store every request.
+    #[arg(long, value_name = "N/s", default_value = "20/s", value_parser = partner_listener::limits_text::parse_rate)]
+    pub junk_rate: JunkRate,
     /// Keep captures at most this long (e.g. 7days).
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
     pub max_age: Option<Duration>,
@@ -322,6 +332,7 @@ async fn run_listener(args: ServeArgs) -> Result<()> {
     };
     let retention = Retention {
         max_count: args.max_captures,
+        max_bytes: args.max_bytes,
         max_age: args
             .max_age
             .map(|d| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)),
@@ -340,9 +351,11 @@ async fn run_listener(args: ServeArgs) -> Result<()> {
         forward_to,
         forward_rules,
         test_mode,
+        junk_rate: args.junk_rate,
         ..ListenerConfig::default()
     };
     let listener = Listener::new(config, store, keys)?;
+    let reporting = tokio::spawn(report_junk(listener.clone()));
     let tcp = TcpListener::bind(&args.addr)
         .await
         .map_err(|source| CliError::Bind {
@@ -372,7 +385,52 @@ async fn run_listener(args: ServeArgs) -> Result<()> {
         out.flush()
     };
     listener.serve_announced(tcp, stop, announce).await?;
+    reporting.abort();
+    if junk_counts(&listener) != (0, 0) {
+        eprintln!("{}", junk_line(&listener));
+    }
     Ok(())
+}
+
+/// The junk rate of `--junk-rate` (`None`: off).
+pub type JunkRate = Option<u32>;
+
+/// How often `partner listen` says on stderr what junk it counted rather than stored.
+const JUNK_REPORT_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A line on stderr every [`JUNK_REPORT_EVERY`] in which junk was counted rather than stored
+/// (a flood past `--junk-rate`) or pruned, and once more at the stop: a scan of the tunnel URL
+/// is seen, not only felt.
+async fn report_junk(listener: Listener) {
+    let mut said = (0, 0);
+    loop {
+        tokio::time::sleep(JUNK_REPORT_EVERY).await;
+        let now = junk_counts(&listener);
+        if now != said {
+            eprintln!("{}", junk_line(&listener));
+            said = now;
+        }
+    }
+}
+
+/// Junk counted rather than stored, and junk captures pruned, so far.
+fn junk_counts(listener: &Listener) -> (u64, u64) {
+    let pruned = listener.store().retention_sizes().junk.pruned;
+    (listener.flood_summary().summarised, pruned)
+}
+
+fn junk_line(listener: &Listener) -> String {
+    let flood = listener.flood_summary();
+    let pruned = listener.store().retention_sizes().junk.pruned;
+    let rate = flood
+        .junk_rate
+        .map_or_else(|| "the rate".to_string(), |rate| format!("{rate}/s"));
+    format!(
+        "partner: junk (other paths and methods, failed or absent signatures) past {rate}: {} \
+         counted and not stored, {} kept as a sample; {pruned} junk captures pruned to keep \
+         junk within its share",
+        flood.summarised, flood.sampled
+    )
 }
 
 /// One line (or JSON object) per capture, as captures are committed.
@@ -877,16 +935,6 @@ impl KeySource for ListenKeys {
 
     fn unavailable(&self) -> bool {
         self.keychain.as_ref().is_some_and(KeySource::unavailable)
-    }
-
-    fn unbound(&self) -> Vec<partner_listener::UnboundSubscription> {
-        self.keychain.iter().flat_map(KeySource::unbound).collect()
-    }
-
-    fn bind(&self, subscription_id: &str, subscription: &partner_listener::UnboundSubscription) {
-        if let Some(keychain) = &self.keychain {
-            keychain.bind(subscription_id, subscription);
-        }
     }
 
     fn all(&self) -> Vec<(String, SubscriptionKeys)> {

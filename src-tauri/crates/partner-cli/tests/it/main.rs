@@ -11,6 +11,7 @@ mod demo;
 mod evidence;
 mod link;
 mod listen;
+mod listen_junk;
 mod missed;
 mod network;
 mod other_service;

@@ -65,6 +65,9 @@ pub struct ListenerView {
     /// A free address to offer when the configured one is taken.
     pub suggested_address: Option<String>,
     pub retention: RetentionForm,
+    /// While it runs: what junk was counted rather than stored, and what the retention holds
+    /// and pruned per class (the inspector's line under the retention settings).
+    pub junk: Option<JunkView>,
     /// The capture store's file, shared with `partner listen`.
     pub store_path: String,
     /// Where valid notifications are forwarded, first matching rule first.
@@ -80,13 +83,26 @@ pub struct ListenerAddressForm {
     pub path: String,
 }
 
-/// How many captures are kept, and for how long (none: no limit).
+/// How many captures are kept, how many bytes of them, and for how long (none: no limit).
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RetentionForm {
     #[ts(type = "number | null")]
     pub max_captures: Option<u64>,
+    /// Bytes of bodies and headers.
+    #[serde(default)]
+    #[ts(type = "number | null")]
+    pub max_bytes: Option<u64>,
     pub max_age_days: Option<u32>,
+}
+
+/// Junk the running listener counted rather than stored (a flood past its rate), and the
+/// store's captures per retention class with what the retention pruned of each.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct JunkView {
+    pub flood: partner_listener::FloodSummary,
+    pub sizes: partner_listener::RetentionSizes,
 }
 
 /// A forward rule as the settings keep it and the UI edits it.

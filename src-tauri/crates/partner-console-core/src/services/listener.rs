@@ -7,8 +7,8 @@
 //! listener off with a problem that names the port and offers a free one; moving the listener
 //! binds the new address before the old one is let go, so a failed move changes nothing.
 use crate::bridge::{
-    ForwardRuleView, ListenerAddressForm, ListenerRoute, ListenerView, ReplayForm, ReplayResult,
-    RetentionForm, TestMode,
+    ForwardRuleView, JunkView, ListenerAddressForm, ListenerRoute, ListenerView, ReplayForm,
+    ReplayResult, RetentionForm, TestMode,
 };
 use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 pub fn retention_of(form: &partner_local::settings::RetentionSettings) -> Retention {
     Retention {
         max_count: form.max_captures,
+        max_bytes: form.max_bytes,
         max_age: form
             .max_age_days
             .map(|days| chrono::Duration::days(i64::from(days))),
@@ -419,11 +420,20 @@ pub async fn replay(state: &AppState, form: ReplayForm) -> Result<ReplayResult> 
     })
 }
 
-/// How many captures are kept and for how long: saved, and applied to the store now.
+/// The smallest byte budget the app takes: one body of the listener's limit.
+const MIN_MAX_BYTES: u64 = partner_listener::DEFAULT_BODY_LIMIT as u64;
+
+/// How many captures are kept, how many bytes of them and for how long: saved, and applied to
+/// the store now.
 pub async fn set_retention(state: &AppState, form: RetentionForm) -> Result<()> {
     if form.max_captures == Some(0) {
         return Err(AppError::invalid(
             "Keep at least one capture, or set no limit.",
+        ));
+    }
+    if form.max_bytes.is_some_and(|bytes| bytes < MIN_MAX_BYTES) {
+        return Err(AppError::invalid(
+            "Keep at least 1 MiB of captures (one body may be that large), or set no limit.",
         ));
     }
     if form.max_age_days == Some(0) {
@@ -433,6 +443,7 @@ pub async fn set_retention(state: &AppState, form: RetentionForm) -> Result<()> 
     }
     let settings = partner_local::settings::RetentionSettings {
         max_captures: form.max_captures,
+        max_bytes: form.max_bytes,
         max_age_days: form.max_age_days,
     };
     let retention = retention_of(&settings);
@@ -529,8 +540,13 @@ pub fn view(state: &AppState) -> ListenerView {
             .and_then(ListenerProblem::suggested_address),
         retention: RetentionForm {
             max_captures: inner.settings.retention.max_captures,
+            max_bytes: inner.settings.retention.max_bytes,
             max_age_days: inner.settings.retention.max_age_days,
         },
+        junk: running.map(|r| JunkView {
+            flood: r.listener.flood_summary(),
+            sizes: r.listener.store().retention_sizes(),
+        }),
         forward_rules: forward_rule_views(&inner.settings.listener.forward_rules),
         store_path: state
             .data_dir

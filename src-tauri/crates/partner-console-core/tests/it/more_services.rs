@@ -40,13 +40,28 @@ async fn the_listener_s_test_mode_forward_rules_and_retention_are_kept_in_its_vi
         form(serde_json::json!([{"resourceType": null, "eventType": null, "url": "http://127.0.0.1:9/app"}])),
     )
     .expect("rules");
+    assert_eq!(
+        listener::view(&app.console).retention.max_bytes,
+        Some(2 << 30),
+        "the app keeps 2 GiB of captures by default"
+    );
+    let refused = listener::set_retention(
+        &app.console,
+        form(serde_json::json!({"maxCaptures": 5000, "maxBytes": 1000, "maxAgeDays": 7})),
+    )
+    .await
+    .expect_err("less than one body");
+    assert_eq!(refused.kind, partner_console_core::ErrorKind::InvalidInput);
     listener::set_retention(
         &app.console,
-        form(serde_json::json!({"maxCaptures": 5000, "maxAgeDays": 7})),
+        form(serde_json::json!({"maxCaptures": 5000, "maxBytes": 3_u64 << 30, "maxAgeDays": 7})),
     )
     .await
     .expect("retention");
     let view = listener::view(&app.console);
+    assert_eq!(view.retention.max_bytes, Some(3 << 30));
+    let junk = view.junk.expect("the running listener says what junk it counted");
+    assert_eq!(junk.flood.junk_rate, Some(partner_listener::flood::DEFAULT_JUNK_RATE));
     assert!(view.test_mode.enabled);
     assert_eq!(view.test_mode.status, 503);
     assert_eq!(view.forward_rules.len(), 1);

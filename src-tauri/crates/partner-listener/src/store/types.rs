@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// How much the store keeps: at most `max_count` captures, `max_bytes` of them (a capture's
-/// size is [`crate::store::stored_bytes`]: its body and headers as stored), none older than
+/// size is its body and its headers as stored, [`super::sizes`]), none older than
 /// `max_age`. Past a limit, junk goes first, within a share of its own, then notifications of
 /// subscriptions without a key, then signed ones, oldest first in each
 /// ([`crate::classes`]).
@@ -35,7 +35,7 @@ pub struct Retention {
 pub struct ClassSizes {
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub captures: u64,
-    /// Bytes of bodies and headers ([`crate::store::stored_bytes`]).
+    /// Bytes of their bodies and headers as stored.
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub bytes: u64,
     /// Captures of the class the retention deleted since this writer opened the store.
