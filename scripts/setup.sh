@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what building, running, packaging and testing Partner Console needs on a fresh Debian or Ubuntu
-# machine: Tauri's system libraries, a virtual display, a Secret Service keychain, the WebKit
+# Installs what building, running, packaging and testing Partner Console needs on a fresh Debian or
+# Ubuntu machine (on macOS, Windows or another Linux it says what to install there, see
+# scripts/setup-other-os.sh): Tauri's system libraries, a virtual display, a Secret Service keychain, the WebKit
 # WebDriver, the UI's npm packages, the workspace's crates and tauri-driver. Safe to run again:
 # it skips what is present.
 #
@@ -9,6 +10,13 @@
 # the network, so one after another they took the sum of the four.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# On macOS, Windows (Git Bash) or a Linux without apt: what to install there, then stop.
+if ! command -v apt-get >/dev/null || [ "$(uname -s)" != Linux ]; then
+  # shellcheck source=scripts/setup-other-os.sh
+  . scripts/setup-other-os.sh
+  other_os_setup
+fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -71,7 +79,11 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
   node_present=true
   install_npm_packages
 fi
-command -v cargo >/dev/null && start_rust_steps
+# The project's toolchain is rustup's (with clippy and rustfmt); Debian's `cargo-web`, installed
+# below for the Windows build, is another cargo in /usr/bin and must not be taken for it.
+# shellcheck disable=SC1091
+[ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
+command -v rustup >/dev/null && start_rust_steps
 
 apt_packages=(
   libwebkit2gtk-4.1-dev build-essential pkg-config file libxdo-dev libssl-dev
@@ -79,6 +91,10 @@ apt_packages=(
   xvfb xauth x11-utils imagemagick webkit2gtk-driver
   dbus-x11 gnome-keyring libsecret-tools desktop-file-utils rpm man-db
   nodejs npm curl
+  # The Windows build checked here (scripts/build-windows.sh, tests/windows/run.sh): Debian's own
+  # Rust builds the target's standard library from source (rustup cannot download targets here),
+  # MinGW links, Wine runs the programs; clang type-checks the macOS crates' C (ring).
+  rustc-web cargo-web rust-web-src gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine wine64 clang
 )
 missing=()
 for pkg in "${apt_packages[@]}"; do
@@ -103,7 +119,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-if ! command -v cargo >/dev/null; then
+if ! command -v rustup >/dev/null; then
   echo "setup: installing the Rust toolchain with rustup"
   curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal -c clippy,rustfmt
   # shellcheck disable=SC1091
