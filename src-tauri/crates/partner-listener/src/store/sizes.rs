@@ -266,3 +266,106 @@ pub(super) fn cut_through(
     }
     Ok(Some(i64::MAX))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::store::journal::path_of;
+    use crate::store::journal::tests::{leave_journal, linked};
+    use crate::store::schema::open_connection;
+    use crate::verdict::Verdict;
+    use crate::{CaptureFilter, Durability, Retention, Store};
+
+    fn junk(event: &str) -> Capture {
+        let mut capture = linked(0, 0, 0, event);
+        capture.verdict = Verdict::WrongPath;
+        capture
+    }
+
+    async fn store_of_five(db: &std::path::Path) {
+        let store = Store::open(db, Retention::default()).unwrap();
+        for capture in [
+            linked(0, 0, 0, "a"),
+            linked(0, 0, 0, "b"),
+            linked(0, 0, 0, "c"),
+            junk("x"),
+            junk("y"),
+        ] {
+            store.insert(capture).await.unwrap();
+        }
+        assert!(store.wait_for_tables());
+    }
+
+    fn expected(db: &std::path::Path) -> Tally {
+        let conn = open_connection(db, Durability::Full).unwrap();
+        Tally::of_rows(&conn, "1 = 1", &[]).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_store_made_before_the_sizes_gets_them_from_its_captures_and_loses_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.db");
+        store_of_five(&db).await;
+        let kept = expected(&db);
+        assert_eq!(kept.captures, [2, 0, 3]);
+        assert!(kept.bytes_of(RetentionClass::Signed) > 300);
+        // As a store of an older listener: no table, no partial indexes.
+        open_connection(&db, Durability::Full)
+            .unwrap()
+            .execute_batch(
+                "DROP TABLE retained_sizes; DROP INDEX captures_junk; \
+                 DROP INDEX captures_unverified;",
+            )
+            .unwrap();
+        let store = Store::open(&db, Retention::default()).unwrap();
+        let sizes = store.retention_sizes();
+        assert_eq!(
+            (
+                sizes.signed.captures,
+                sizes.junk.captures,
+                sizes.unverified.captures
+            ),
+            (3, 2, 0)
+        );
+        assert_eq!(sizes.bytes() as i64, kept.total_bytes());
+        assert_eq!(store.count(&CaptureFilter::default()).unwrap(), 5);
+    }
+
+    #[tokio::test]
+    async fn sizes_an_older_listener_let_drift_are_made_again_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.db");
+        store_of_five(&db).await;
+        // An older listener wrote captures without keeping the table.
+        open_connection(&db, Durability::Full)
+            .unwrap()
+            .execute("UPDATE retained_sizes SET captures = 0, bytes = 0", [])
+            .unwrap();
+        let store = Store::open(&db, Retention::default()).unwrap();
+        assert_eq!(store.retention_sizes().captures(), 5);
+        assert_eq!(
+            store.retention_sizes().bytes() as i64,
+            expected(&db).total_bytes()
+        );
+    }
+
+    #[tokio::test]
+    async fn captures_the_journal_held_at_open_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.db");
+        drop(Store::open(&db, Retention::default()).unwrap());
+        leave_journal(
+            &path_of(&db),
+            &[linked(1, 1, 1, "ev-a"), linked(2, 2, 1, "ev-b")],
+        );
+        let store = Store::open(&db, Retention::default()).unwrap();
+        assert_eq!(store.retention_sizes().signed.captures, 2);
+        assert_eq!(
+            store.retention_sizes().bytes() as i64,
+            expected(&db).total_bytes()
+        );
+        let kept = Tally::read(&open_connection(&db, Durability::Full).unwrap()).unwrap();
+        assert_eq!(kept.captures, [0, 0, 2], "the table, not only the mirror");
+    }
+}
