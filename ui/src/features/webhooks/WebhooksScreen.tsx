@@ -14,6 +14,7 @@ import { TestModeSettings } from "./TestModeSettings";
 import { RepointOfferPanel } from "./RepointOfferPanel";
 import { ForwardRules } from "./ForwardRules";
 import { NO_FILTER, blockQuery, storeFilter } from "./inspectorModel";
+import { describeJunk, junkCounter } from "./listenerModel";
 
 /**
  * Reads what the screen's first open reads (the inspector's first block and its counts, with
@@ -104,6 +105,11 @@ export function ListenerControls({ view }: { view: ListenerView }) {
         <span>{view.running ? "Listening" : "Stopped"}</span>
       </label>
       <span className="mono small" data-testid="listener-address">{view.running ? `${view.address}:${view.port}` : "—"}</span>
+      {view.junk && junkCounter(view.junk) && (
+        <span className="muted small" data-testid="listener-junk" title={describeJunk(view.junk) ?? undefined}>
+          {junkCounter(view.junk)}
+        </span>
+      )}
       <form className="inline-form" onSubmit={(e) => { e.preventDefault(); saveTunnel.mutate(); }}>
         <input aria-label="Tunnel URL" placeholder="Tunnel URL (https://…)" value={tunnel} onChange={(e) => setTunnel(e.target.value)} size={26} />
         <button type="submit">Save</button>

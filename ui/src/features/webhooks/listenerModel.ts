@@ -184,6 +184,16 @@ export function describeRetention(r: RetentionForm): string {
   return parts.length === 0 ? "every capture, with no limit" : parts.join(", ");
 }
 
+/** The listener's junk in a few words for its status line, e.g. `junk: 2,950 counted, 1,234 pruned`. */
+export function junkCounter(junk: JunkView): string | null {
+  const n = (value: number) => value.toLocaleString("en-US");
+  const parts = [
+    junk.flood.summarised > 0 ? `${n(junk.flood.summarised)} counted, not stored` : null,
+    junk.sizes.junk.pruned > 0 ? `${n(junk.sizes.junk.pruned)} pruned` : null,
+  ].filter((p): p is string => p !== null);
+  return parts.length === 0 ? null : `junk: ${parts.join(", ")}`;
+}
+
 /**
  * What the running listener did with junk, in a sentence: counted rather than stored past its
  * rate, and pruned to keep junk within its share; `null` when there was none of either.

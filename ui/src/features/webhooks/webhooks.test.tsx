@@ -138,6 +138,14 @@ const offer: RepointOffer = {
 describe("tunnel URL and re-pointing", () => {
   const saved = (repoint: RepointOffer | null): TunnelSaved => ({ listener: listenerView({ tunnelUrl: "https://new.example.app/webhooks", callbackUrl: "https://new.example.app/webhooks" }), repoint });
 
+  it("says beside the listener's address how much junk it counted and pruned", () => {
+    mockCommands({});
+    const classSizes = (pruned: number) => ({ captures: 0, bytes: 0, pruned });
+    const junk = { flood: { summarised: 2950, sampled: 30, junkRate: 20 }, sizes: { junk: classSizes(1234), unverified: classSizes(0), signed: classSizes(0) } };
+    renderWithClient(<ListenerControls view={listenerView({ junk })} />);
+    expect(screen.getByTestId("listener-junk")).toHaveTextContent("junk: 2,950 counted, not stored, 1,234 pruned");
+  });
+
   it("offers to re-point the subscriptions on the replaced URL, and moves them on yes", async () => {
     const calls = mockCommands({
       set_tunnel_url: () => saved(offer),
