@@ -183,16 +183,20 @@ impl Connections {
             .filter_map(|c| {
                 if c.in_flight.load(Ordering::Acquire) == 0 {
                     let since = c.idle_since_micros.load(Ordering::Acquire);
-                    (since <= idle_before).then_some((since, c))
+                    (since <= idle_before).then_some((since, c, false))
                 } else {
                     let moved = c.body_moved_micros.load(Ordering::Acquire);
-                    (moved != 0 && moved <= stalled_before).then_some((moved, c))
+                    (moved != 0 && moved <= stalled_before).then_some((moved, c, true))
                 }
             })
-            .min_by_key(|(since, _)| *since);
+            .min_by_key(|(since, _, _)| *since);
         match quiet_longest {
-            Some((_, connection)) => {
-                connection.abandon_body.notify_one();
+            Some((_, connection, stalled)) => {
+                // Only a stalled body is given up: told to an idle connection, the wake-up
+                // would be kept and end the body of a request that raced the close.
+                if stalled {
+                    connection.abandon_body.notify_one();
+                }
                 connection.ask_to_close();
                 true
             }
