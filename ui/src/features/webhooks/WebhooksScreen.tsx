@@ -30,7 +30,9 @@ export function warmWebhooks(): void {
 }
 
 export function WebhooksScreen({ selectedCapture = null, sandbox = false }: { selectedCapture?: number | null; sandbox?: boolean }) {
-  const listener = useQuery({ queryKey: ["listener"], queryFn: api.listenerStatus, retry: false });
+  // Asked again every 10 s while it runs, so its junk counter (what a scan of the tunnel URL
+  // cost) stays current; the call reads only memory.
+  const listener = useQuery({ queryKey: ["listener"], queryFn: api.listenerStatus, retry: false, refetchInterval: (q) => (q.state.data?.running ? 10_000 : false) });
   const strip = useOneOpen();
   return (
     <div className="page fill">
