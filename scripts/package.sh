@@ -7,8 +7,8 @@
 #   /usr/bin/partner                     the command-line tool
 #   /usr/share/man/man1/partner*.1.gz    its man pages (from the same definitions as --help)
 #   bash, zsh and fish completions       in each shell's vendor folder
-# The icons are made here from the one source image, icons/icon.png, at every size the desktop
-# looks for. The version is the workspace's (Cargo.toml); nothing else states it.
+# The icons are those checked in under icons/png/ at every size the desktop looks for (made by
+# scripts/make-icons.sh from icons/app-icon.png). The version is the workspace's (Cargo.toml); nothing else states it.
 #
 # Usage: scripts/package.sh [--out DIR] [--debug]     (default DIR: target/package)
 #   --debug bundles the debug build instead of the release one: the same files, desktop entry,
@@ -52,7 +52,7 @@ cargo build "${cargo_args[@]}" --locked --quiet
 
 stage=$out/stage
 rm -rf "$stage"
-mkdir -p "$stage/man" "$stage/completions" "$stage/icons"
+mkdir -p "$stage/man" "$stage/completions"
 
 "$target_dir/$profile/partner" man --out "$stage/man" 2>/dev/null
 gzip -9n "$stage"/man/*.1
@@ -60,9 +60,7 @@ gzip -9n "$stage"/man/*.1
 "$target_dir/$profile/partner" completions zsh >"$stage/completions/_partner"
 "$target_dir/$profile/partner" completions fish >"$stage/completions/partner.fish"
 
-echo "package: icons from icons/icon.png"
 sizes=16,24,32,48,64,128,256,512
-(cd ui && npx --no-install tauri icon "$root/icons/icon.png" --output "$stage/icons" --png "$sizes" >/dev/null 2>&1)
 
 # The bundler's configuration for this build: the generated files, by absolute path, merged over
 # tauri.conf.json (which holds everything that does not change from build to build).
@@ -75,7 +73,7 @@ for page in sorted(os.listdir(f"{stage}/man")):
 files["/usr/share/bash-completion/completions/partner"] = f"{stage}/completions/partner.bash"
 files["/usr/share/zsh/vendor-completions/_partner"] = f"{stage}/completions/_partner"
 files["/usr/share/fish/vendor_completions.d/partner.fish"] = f"{stage}/completions/partner.fish"
-icons = [f"{stage}/icons/{s}x{s}.png" for s in sizes]
+icons = [f"{os.getcwd()}/icons/png/{s}x{s}.png" for s in sizes]
 print(json.dumps({"bundle": {"icon": icons,
                              "linux": {"deb": {"files": files}, "rpm": {"files": files}}}}, indent=2))
 PY

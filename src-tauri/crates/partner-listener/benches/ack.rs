@@ -205,6 +205,23 @@ async fn bare_server(addr: &str) -> String {
     body_server(addr, |_headers, _body| async { true }).await
 }
 
+/// Writes `buf` at `offset`: `pwrite` on Unix (the floor as measured), `seek_write` on Windows.
+fn write_at(file: &std::fs::File, buf: &[u8], offset: u64) {
+    #[cfg(unix)]
+    std::os::unix::fs::FileExt::write_all_at(file, buf, offset).expect("write");
+    #[cfg(windows)]
+    {
+        let (mut buf, mut offset) = (buf, offset);
+        while !buf.is_empty() {
+            let written =
+                std::os::windows::fs::FileExt::seek_write(file, buf, offset).expect("write");
+            assert!(written > 0, "the ring took none of a write");
+            buf = &buf[written..];
+            offset += written as u64;
+        }
+    }
+}
+
 /// The cheapest durable server there can be on this disk: the bare server, plus each body
 /// written to a file and `fdatasync`ed in group commits by one writer thread (as the listener's
 /// store does) before the 200. No verification, no parsing, no SQLite. The file is a fixed
@@ -212,7 +229,6 @@ async fn bare_server(addr: &str) -> String {
 /// new file size. Its rate says what durability alone costs here; the gap between it and the
 /// listener is the listener's own work.
 async fn append_server(addr: &str, dir: &std::path::Path, judged: bool) -> String {
-    use std::os::unix::fs::FileExt;
     const RING: u64 = 64 * 1024 * 1024;
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -223,8 +239,7 @@ async fn append_server(addr: &str, dir: &std::path::Path, judged: bool) -> Strin
         .expect("ring file");
     let zeros = vec![0u8; 1024 * 1024];
     for i in 0..RING / zeros.len() as u64 {
-        file.write_all_at(&zeros, i * zeros.len() as u64)
-            .expect("fill ring");
+        write_at(&file, &zeros, i * zeros.len() as u64);
     }
     file.sync_all().expect("sync ring");
     type Pending = (bytes::Bytes, tokio::sync::oneshot::Sender<()>);
@@ -245,7 +260,7 @@ async fn append_server(addr: &str, dir: &std::path::Path, judged: bool) -> Strin
                     if offset + body.len() as u64 > RING {
                         offset = 0;
                     }
-                    file.write_all_at(body, offset).expect("write");
+                    write_at(&file, body, offset);
                     offset += body.len() as u64;
                 }
                 file.sync_data().expect("fdatasync");

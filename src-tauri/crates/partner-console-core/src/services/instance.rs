@@ -73,6 +73,8 @@ pub fn listen(app: &Console, data_dir: &Path) {
 fn serve(data_dir: &Path, handed: impl Fn(String) + Send + 'static) -> std::io::Result<()> {
     // The first start makes the data folder later in start-up: the socket needs it now.
     std::fs::create_dir_all(data_dir)?;
+    // A Unix socket is a file a crashed console leaves behind; a named pipe goes with its
+    // process, so Windows has nothing to clear.
     #[cfg(unix)]
     let _ = std::fs::remove_file(socket_path(data_dir));
     let listener = ListenerOptions::new()
