@@ -531,6 +531,19 @@ fn read_legacy(path: &Path) -> Option<Settings> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn retention_saved_before_the_byte_budget_gets_the_default_and_null_stays_no_limit() {
+        let before: RetentionSettings =
+            serde_json::from_str(r#"{"maxCaptures": 5000, "maxAgeDays": null}"#).unwrap();
+        assert_eq!(before.max_bytes, Some(DEFAULT_MAX_CAPTURE_BYTES));
+        assert_eq!(before.max_captures, Some(5000));
+        let unlimited: RetentionSettings =
+            serde_json::from_str(r#"{"maxCaptures": null, "maxBytes": null, "maxAgeDays": null}"#)
+                .unwrap();
+        assert_eq!(unlimited.max_bytes, None);
+        assert_eq!(RetentionSettings::default().max_bytes, Some(2 << 30));
+    }
+
     fn sample() -> Settings {
         let mut settings = Settings::default();
         settings.connections.push(SavedConnection {
