@@ -164,7 +164,8 @@ impl Tables {
         let turn = self.activity.write_turn();
         let written = (|| -> Result<(Tally, Tally, Tally)> {
             let captures = self.journal.oldest(count, &mut self.read_buffer)?;
-            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let mut tx =
+                conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let held = self.retained.held(&tx)?;
             let mut added = Tally::default();
             for capture in &captures {
@@ -180,7 +181,20 @@ impl Tables {
                     || over_bytes(&now, policy));
             let pruned = if due {
                 self.written_since_prune = 0;
-                self.retained.prune_in(&tx, policy, mark.id, now)?
+                // A prune that fails is undone alone: the captures go in all the same (they
+                // are acknowledged), and the next chunk tries the retention again.
+                let savepoint = tx.savepoint()?;
+                match self.retained.prune_in(&savepoint, policy, mark.id, now) {
+                    Ok(pruned) => {
+                        savepoint.commit()?;
+                        pruned
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "pruning the capture store failed");
+                        self.written_since_prune = PRUNE_EVERY;
+                        Tally::default()
+                    }
+                }
             } else {
                 self.written_since_prune += count as u64;
                 Tally::default()
