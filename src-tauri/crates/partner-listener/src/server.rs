@@ -754,8 +754,17 @@ async fn handle(
         }
         return text_response(status, response_body);
     }
-    // A flood of junk past the rate: answered as above, counted, not stored (`flood`).
-    if shared.flood.fate(judgement.verdict) == Fate::Summarise {
+    // A flood of junk past the rate: answered as above, counted, not stored (`flood`). A
+    // tunnel check's probe is always kept: the check looks for it (one that arrived on another
+    // path is junk, and what the check has to report).
+    let probing = || {
+        header_value(&headers, PROBE_HEADER)
+            .is_some_and(|nonce| lock(&shared.probes).contains_key(nonce.trim()))
+    };
+    if judgement.verdict.retention_class() == crate::RetentionClass::Junk
+        && !probing()
+        && shared.flood.fate(judgement.verdict) == Fate::Summarise
+    {
         return text_response(status, response_body);
     }
     let capture = Capture {

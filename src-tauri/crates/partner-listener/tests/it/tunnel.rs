@@ -168,6 +168,47 @@ async fn arriving_on_another_path_is_reported_with_that_path() {
     running.stop().await;
 }
 
+/// During a scan (junk past its rate is counted, not stored), a probe that arrived on another
+/// path is still kept, and reported as such rather than as not arrived.
+#[tokio::test]
+async fn a_probe_on_another_path_is_kept_during_a_flood_of_junk() {
+    let running = start(ListenerConfig {
+        junk_rate: Some(1),
+        ..ListenerConfig::default()
+    })
+    .await;
+    let client = reqwest::Client::new();
+    for i in 0..20 {
+        let answer = client
+            .get(format!("{}/wp-login.php?{i}", running.base()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 404);
+    }
+    assert!(
+        running.listener.flood_summary().summarised > 0,
+        "past the rate"
+    );
+    let tunnel = start_tunnel(Behaviour::ForwardTo(format!("{}/hooks", running.base()))).await;
+    let report = check_tunnel(
+        &running.listener,
+        &tunnel_url(&tunnel, "/hooks"),
+        &trusting_client(&tunnel, WAIT),
+        WAIT,
+    )
+    .await;
+    assert!(report.arrived, "{report:?}");
+    assert_eq!(
+        report.failure,
+        Some(TunnelFailure::ArrivedAtOtherPath {
+            path: "/hooks".into(),
+            expected: "/webhooks".into()
+        })
+    );
+    running.stop().await;
+}
+
 #[tokio::test]
 async fn a_tunnel_that_answers_by_itself() {
     let running = start(ListenerConfig::default()).await;
