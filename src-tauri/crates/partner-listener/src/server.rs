@@ -754,15 +754,17 @@ async fn handle(
         }
         return text_response(status, response_body);
     }
-    // A flood of junk past the rate: answered as above, counted, not stored (`flood`). A
-    // tunnel check's probe is always kept: the check looks for it (one that arrived on another
-    // path is junk, and what the check has to report).
-    let probing = || {
+    // A flood of junk past the rate: answered as above, counted, not stored (`flood`). What
+    // this listener waits for itself is always kept: a tunnel check's probe (one that arrived
+    // on another path is junk, and what the check has to report) and a replay sent here.
+    let awaited = || {
         header_value(&headers, PROBE_HEADER)
             .is_some_and(|nonce| lock(&shared.probes).contains_key(nonce.trim()))
+            || header_value(&headers, outbound::REPLAY_ID_HEADER)
+                .is_some_and(|nonce| lock(&shared.replays_in_flight).contains_key(nonce.trim()))
     };
     if judgement.verdict.retention_class() == crate::RetentionClass::Junk
-        && !probing()
+        && !awaited()
         && shared.flood.fate(judgement.verdict) == Fate::Summarise
     {
         return text_response(status, response_body);
