@@ -204,7 +204,8 @@ describe("Support: asking the index", () => {
     );
     // Counts follow the same filter.
     expect(calls.filter((c) => c.cmd === "support_counts").at(-1)?.args.filter).toMatchObject({ status: "completed", text: "smith" });
-  });
+    // Fifteen fields typed one by one: seconds on a busy 2-core machine, past the default 5 s.
+  }, 20_000);
 
   it("refuses a loan value without a field name before asking", async () => {
     const calls = mockCommands(handlers());

@@ -322,10 +322,16 @@ describe("exporting and importing captures", () => {
 
   it("says a cancelled export wrote nothing", async () => {
     const store = captureStore([capture(1)]);
+    // The export ends only once it is cancelled, as a real one asked to stop does: however slow
+    // the machine, "Cancel" is pressed while it runs.
+    let stop: (value: unknown) => void = () => {};
     const calls = mockCommands({
       ...store.handlers,
-      export_captures: () => new Promise((resolve) => setTimeout(() => resolve({ path: "/x.jsonl", count: 0, skipped: 0, cancelled: true }), 50)),
-      cancel_job: () => null,
+      export_captures: () => new Promise((resolve) => (stop = resolve)),
+      cancel_job: () => {
+        stop({ path: "/x.jsonl", count: 0, skipped: 0, cancelled: true });
+        return null;
+      },
     });
     renderWithClient(<Inspector />);
     await waitFor(() => expect(screen.getByTestId("capture-count")).toHaveTextContent("1 of 1"));
