@@ -11,7 +11,6 @@
 # folder lives outside the clone, so a later run on the same machine is warm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
 
 for tool in /usr/bin/cargo /usr/bin/rustc clang; do
   if ! command -v "$tool" >/dev/null; then
@@ -24,10 +23,15 @@ export CARGO_TARGET_DIR=${PARTNER_MACOS_TARGET_DIR:-/var/tmp/partner-console-mac
 export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
 export RUSTC_BOOTSTRAP=1
 export CARGO_INCREMENTAL=0
+# shellcheck source=scripts/cross-source.sh
+. scripts/cross-source.sh
+sync_cross_source
+# In the copy, whose path does not change from run to run (a changed flag rebuilds ring).
+stand_in=$cross_source/tests/macos
 export CC_aarch64_apple_darwin=clang
-export CFLAGS_aarch64_apple_darwin="-ffreestanding -nostdlibinc -DRING_CORE_NOSTDLIBINC -I$root/tests/macos"
+export CFLAGS_aarch64_apple_darwin="-ffreestanding -nostdlibinc -DRING_CORE_NOSTDLIBINC -I$stand_in"
 # Where cc-rs would ask xcrun for the SDK: any folder will do for a freestanding compile.
-export SDKROOT=$root/tests/macos
-/usr/bin/cargo check --locked -Zbuild-std=std,panic_abort --target "$target" \
+export SDKROOT=$stand_in/usr/bin/cargo check --locked --manifest-path "$cross_source/Cargo.toml" \
+  -Zbuild-std=std,panic_abort --target "$target" \
   -p partner-api -p partner-client -p partner-conformance
 echo "check-macos: partner-api, partner-client and partner-conformance type-check for $target"

@@ -15,8 +15,11 @@ export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
 export CARGO_INCREMENTAL=0
 # Only line tables, as the Linux debug builds: the test binaries stay small enough to link fast.
 export CARGO_PROFILE_DEV_DEBUG=line-tables-only
+# shellcheck source=scripts/cross-source.sh
+. scripts/cross-source.sh
+sync_cross_source
 windows_cargo=(/usr/bin/cargo)
-windows_flags=(--locked -Zbuild-std=std,panic_abort --target "$target")
+windows_flags=(--locked --manifest-path "$cross_source/Cargo.toml" -Zbuild-std=std,panic_abort --target "$target")
 # The crates whose unit tests run under Wine: those that touch files (the listener's store and
 # journal, the local settings and audit log, the support index).
 windows_test_crates=(-p partner-listener -p partner-local -p partner-index)
