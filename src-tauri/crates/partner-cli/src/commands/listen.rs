@@ -937,6 +937,16 @@ impl KeySource for ListenKeys {
         self.keychain.as_ref().is_some_and(KeySource::unavailable)
     }
 
+    fn unbound(&self) -> Vec<partner_listener::UnboundSubscription> {
+        self.keychain.iter().flat_map(KeySource::unbound).collect()
+    }
+
+    fn bind(&self, subscription_id: &str, subscription: &partner_listener::UnboundSubscription) {
+        if let Some(keychain) = &self.keychain {
+            keychain.bind(subscription_id, subscription);
+        }
+    }
+
     fn all(&self) -> Vec<(String, SubscriptionKeys)> {
         let mut all = self.given.all();
         for (id, keys) in self.keychain.iter().flat_map(KeySource::all) {
