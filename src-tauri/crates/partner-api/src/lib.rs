@@ -16,6 +16,7 @@ pub mod notification;
 pub mod openapi;
 pub mod product;
 pub mod read;
+pub mod received;
 pub mod secret;
 pub mod secret_forms;
 pub mod signature;
@@ -29,13 +30,14 @@ pub use error::{ApiError, ErrorCode};
 pub use firing::{fired_by, Fired};
 pub use list::{ListRuleError, PageParams, ServiceSorts, SortKey, SortSpec, SortValue, Sortable};
 pub use notification::{
-    resource_at, Departure, EventType, Notification, NotificationFields, NotificationMeta,
-    NotificationMetaText, NotificationText, ResourceAddress, ResourceRefMismatch, ResourceType,
+    resource_at, EventType, Notification, NotificationMeta, NotificationMetaText, NotificationText,
+    ResourceAddress, ResourceRefMismatch, ResourceType,
 };
 pub use product::{
     CredentialDefinition, NewProduct, NewWebhookSubscription, Product, ProductPatch, ProductTags,
     SubscriptionChange, WebhookSubscription, WebhookSubscriptionInput,
 };
+pub use received::{Departure, NotificationFields};
 pub use secret::Secret;
 pub use secret_forms::SecretForms;
 pub use signing_key::{SigningKeyProblem, SigningKeyProblems};

@@ -68,6 +68,7 @@ pub fn to_record<R: serde::de::DeserializeOwned>(
         .and_then(serde_json::from_value)
         .map_err(unreadable)
 }
+pub use elements::SubscriptionElement;
 pub use http::Waiting;
 pub use page::{Listed, Page, PageRequest};
 pub use pager::PagerOptions;
@@ -78,9 +79,9 @@ pub use secrets::{
     save_client_secret, signing_keys, store_signing_key, KeyringStore, MemoryStore, PreviousKey,
     SecretSlot, SecretStore, SigningKeys, KEYCHAIN_SERVICE, STORE_NAME,
 };
-pub use elements::SubscriptionElement;
 pub use subscriptions::{
-    CallbackBase, KeyHome, SubscriptionRef, RepointFailure, Repointed, Repointing, SubscriptionAt, SubscriptionChange,
+    CallbackBase, KeyHome, RepointFailure, Repointed, Repointing, SubscriptionAt,
+    SubscriptionChange, SubscriptionRef,
 };
 pub use token::{TokenManager, TokenState};
 pub use updated_since::{Updated, WalkEnd, WalkProgress, WalkSummary, WALK_PAGER};

@@ -62,9 +62,8 @@ pub use server::{
 };
 pub use store::{
     ArrivedNotification, CaptureFilter, CaptureList, CapturePage, CaptureQuery, ClassSizes,
-    Durability, Facets, Grouping, HitCount, ImportReport, ListedCapture, Retention,
-    RetentionSizes, Store, StoreOptions, StoreReader, COUNT_CAP, COUNT_TIME_BUDGET,
-    MAX_PAGE_LIMIT,
+    Durability, Facets, Grouping, HitCount, ImportReport, ListedCapture, Retention, RetentionSizes,
+    Store, StoreOptions, StoreReader, COUNT_CAP, COUNT_TIME_BUDGET, MAX_PAGE_LIMIT,
 };
 pub use test_mode::TestMode;
 pub use tunnel::{check_tunnel, TunnelFailure, TunnelReport};

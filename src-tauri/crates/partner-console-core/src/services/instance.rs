@@ -103,13 +103,19 @@ mod tests {
     fn a_second_start_hands_its_link_to_the_first_and_finds_none_elsewhere() {
         let dir = tempfile::tempdir().unwrap();
         let (first, other) = (dir.path().join("a"), dir.path().join("b"));
-        assert!(!hand_over(&first, Some("partner-console://x")), "no console runs yet");
+        assert!(
+            !hand_over(&first, Some("partner-console://x")),
+            "no console runs yet"
+        );
         let (tx, rx) = std::sync::mpsc::channel();
         serve(&first, move |line| {
             let _ = tx.send(line);
         })
         .unwrap();
-        assert!(hand_over(&first, Some("partner-console://transactions/t-1")));
+        assert!(hand_over(
+            &first,
+            Some("partner-console://transactions/t-1")
+        ));
         let line = rx.recv_timeout(Duration::from_secs(5)).unwrap();
         assert_eq!(line.trim(), "partner-console://transactions/t-1");
         assert!(hand_over(&first, None));

@@ -60,8 +60,13 @@ async fn the_listener_s_test_mode_forward_rules_and_retention_are_kept_in_its_vi
     .expect("retention");
     let view = listener::view(&app.console);
     assert_eq!(view.retention.max_bytes, Some(3 << 30));
-    let junk = view.junk.expect("the running listener says what junk it counted");
-    assert_eq!(junk.flood.junk_rate, Some(partner_listener::flood::DEFAULT_JUNK_RATE));
+    let junk = view
+        .junk
+        .expect("the running listener says what junk it counted");
+    assert_eq!(
+        junk.flood.junk_rate,
+        Some(partner_listener::flood::DEFAULT_JUNK_RATE)
+    );
     assert!(view.test_mode.enabled);
     assert_eq!(view.test_mode.status, 503);
     assert_eq!(view.forward_rules.len(), 1);

@@ -546,8 +546,7 @@ fn read_record(
         return Ok(None);
     }
     let mut header = [0u8; HEADER];
-    read_exact_at(file, &mut header, at)
-        .map_err(|source| io_error(path, source))?;
+    read_exact_at(file, &mut header, at).map_err(|source| io_error(path, source))?;
     let mut fields = Reader(&header);
     let (Some(magic), Some(id), Some(len), Some(crc)) =
         (fields.u32(), fields.i64(), fields.u32(), fields.u32())
