@@ -31,7 +31,8 @@ stand_in=$cross_source/tests/macos
 export CC_aarch64_apple_darwin=clang
 export CFLAGS_aarch64_apple_darwin="-ffreestanding -nostdlibinc -DRING_CORE_NOSTDLIBINC -I$stand_in"
 # Where cc-rs would ask xcrun for the SDK: any folder will do for a freestanding compile.
-export SDKROOT=$stand_in/usr/bin/cargo check --locked --manifest-path "$cross_source/Cargo.toml" \
+export SDKROOT=$stand_in
+/usr/bin/cargo check --locked --manifest-path "$cross_source/Cargo.toml" \
   -Zbuild-std=std,panic_abort --target "$target" \
   -p partner-api -p partner-client -p partner-conformance
 echo "check-macos: partner-api, partner-client and partner-conformance type-check for $target"
