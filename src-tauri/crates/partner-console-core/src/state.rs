@@ -452,8 +452,9 @@ pub struct OpenIndex {
     pub file: FileIdentity,
 }
 
-/// Which file a path names: device and inode where there are such (the same path can name a
-/// new file after the old was deleted), the path's existence elsewhere.
+/// Which file a path names (the same path can name a new file after the old was deleted):
+/// device and inode on Unix; on Windows, whose stable std has no file index, the volume is left
+/// out and the file's creation time stands for the inode (a file made again has a new one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileIdentity {
     device: u64,
@@ -474,10 +475,16 @@ impl FileIdentity {
         }
         #[cfg(not(unix))]
         {
-            let _ = metadata;
+            let created = metadata
+                .created()
+                .ok()
+                .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |since| {
+                    u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
+                });
             Some(Self {
                 device: 0,
-                inode: 0,
+                inode: created,
             })
         }
     }

@@ -397,6 +397,8 @@ fn create_private_file(path: &Path) -> Result<()> {
     };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
+        // Owner-only on Unix. On Windows nothing is set: the index lives in the data folder
+        // under the user's profile, whose ACL (the user, administrators, SYSTEM) it inherits.
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
