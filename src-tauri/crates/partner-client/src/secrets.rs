@@ -17,6 +17,7 @@
 //! - `client-secret:{base_url}|{client_id}`: a connection's client secret;
 //! - `signing-key:{subscription_id}:current`: the key the service signs with now;
 //! - `index-key:{index_id}`: the key of a connection's encrypted local index;
+//! - `data-key`: the key of the console's local data at rest (captures, audit log, sandbox);
 //! - `signing-key:{subscription_id}:previous`: the key it signed with before the last rotation,
 //!   stored as `{replacedAt RFC 3339}|{key}` in one entry so the two can never disagree (neither
 //!   a signing key nor a timestamp can contain `|`).
@@ -100,6 +101,10 @@ pub enum SecretSlot {
     /// The elements whose keys the console holds and whose subscription id no notification
     /// has told yet: the ones a listener tries (not a secret).
     UnboundElements,
+    /// The key the console's local data is encrypted with at rest (the capture store, its
+    /// journal, the audit log, the embedded sandbox's data): 32 random bytes as hex, one per
+    /// user (`partner_local::data_key` says where else it may live).
+    DataKey,
     /// The marker [`probe_secret_store`] writes, reads back and deletes (never a secret).
     Probe {
         marker: String,
@@ -175,6 +180,7 @@ impl SecretSlot {
                 format!("subscription-binding:id:{subscription_id}")
             }
             SecretSlot::UnboundElements => "subscription-binding:unbound".to_string(),
+            SecretSlot::DataKey => "data-key".to_string(),
             SecretSlot::Probe { marker } => format!("probe:{marker}"),
         }
     }

@@ -11,9 +11,11 @@
 //!   and signed as the service would have sent them;
 //! - [`audit`]: the audit log of every write the console sent or refused, shared by the app
 //!   and the CLI;
+//! - [`data_key`]: the key of the data at rest (the secret store, a key file or a variable);
 //! - [`environment`]: a connection named by the CLI's variables (`PARTNER_BASE_URL`, …).
 
 pub mod audit;
+pub mod data_key;
 pub mod environment;
 pub mod error;
 pub mod keys;
