@@ -35,6 +35,11 @@ export const SCREENS: Array<{ screen: Screen; label: string; key: string }> = [
   { screen: "audit", label: "Audit log", key: "9" },
 ];
 
+/** The digit that opens `screen` with the screen shortcut (Alt+digit, ⌥digit on a Mac). */
+export function screenKey(screen: Screen): string {
+  return SCREENS.find((s) => s.screen === screen)?.key ?? "";
+}
+
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean);
   const screen = SCREENS.find((s) => s.screen === parts[0])?.screen ?? "products";

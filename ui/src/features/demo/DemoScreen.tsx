@@ -3,7 +3,8 @@ import { useState } from "react";
 import { api, type DemoOutcome, type PictureOf, type ScenarioPlayView } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { formatTime } from "../../lib/format";
-import { navigate } from "../../lib/router";
+import { navigate, screenKey } from "../../lib/router";
+import { SHORTCUTS } from "../../lib/shortcuts";
 import { NotificationPicture } from "../picture/NotificationPicture";
 import { stageIdsIn } from "../../lib/presentation";
 import { useStageMode } from "../../lib/useDisplay";
@@ -112,7 +113,7 @@ export function DemoScreen({ embedded }: { embedded: boolean }) {
         </section>
         <section className="card" aria-label="Faults on demand">
           <h2>Faults on demand</h2>
-          <p className="muted small">The sandbox misbehaves for the next calls, as a real service sometimes does: watch the console wait and retry in Calls (Alt+8).</p>
+          <p className="muted small">The sandbox misbehaves for the next calls, as a real service sometimes does: watch the console wait and retry in Calls ({SHORTCUTS.screen(screenKey("calls"))}).</p>
           <div className="form-row">
             <label>Calls to
               <select aria-label="Fault endpoint" data-testid="fault-endpoint" value={faultEndpoint} onChange={(e) => setFaultEndpoint(e.target.value)}>
