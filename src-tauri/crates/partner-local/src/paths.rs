@@ -10,6 +10,9 @@
 //! - Windows: `%LOCALAPPDATA%\<app id>`, not the roaming profile: the stores are large and
 //!   belong to the machine.
 //!
+//! Data a Mac kept in the XDG place before (`~/.local/share/partner-console`: earlier versions
+//! placed it so on every Unix) is moved to the new place the first time it is asked for, once.
+//!
 //! Why one function for both: the app and the CLI share one capture store, one settings file
 //! and one audit log only if they agree on the folder, so the app uses [`data_dir`] too and has
 //! no fallback of its own. The choice itself is [`data_dir_for`], a pure function of the OS and
@@ -77,9 +80,53 @@ impl FolderEnv {
     }
 }
 
-/// The data folder (not created here).
+/// The data folder (not created here). On macOS, a folder an earlier version kept in the XDG
+/// place is moved here first ([`adopt_earlier_folder`]).
 pub fn data_dir() -> Result<PathBuf> {
-    data_dir_for(Os::CURRENT, &FolderEnv::from_process())
+    let env = FolderEnv::from_process();
+    let dir = data_dir_for(Os::CURRENT, &env)?;
+    adopt_earlier_folder(Os::CURRENT, &env, &dir)?;
+    Ok(dir)
+}
+
+/// Where versions before 0.1's "every desktop" kept the data on `os`, when that differs from
+/// today's place: on macOS they took the XDG place (`$XDG_DATA_HOME/partner-console`, else
+/// `~/.local/share/partner-console`). Linux never moved, and no earlier version ran on Windows.
+pub fn earlier_data_dir_for(os: Os, env: &FolderEnv) -> Option<PathBuf> {
+    if os != Os::MacOs || env.partner_data_dir.as_ref().is_some_and(|v| !v.is_empty()) {
+        return None;
+    }
+    data_dir_for(Os::Xdg, env).ok()
+}
+
+/// Moves the data of an earlier version's place into `dir` when `dir` does not exist yet, so a
+/// Mac user's captures, settings and audit log follow them to the new folder (one rename on
+/// the same volume; two programs racing leave one folder, whichever renamed). An earlier folder
+/// that cannot be moved is an error that names both, never a silent start on empty data.
+pub fn adopt_earlier_folder(os: Os, env: &FolderEnv, dir: &std::path::Path) -> Result<()> {
+    let Some(earlier) = earlier_data_dir_for(os, env) else {
+        return Ok(());
+    };
+    if dir.exists() || !earlier.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io("create the folder", parent, e))?;
+    }
+    match std::fs::rename(&earlier, dir) {
+        Ok(()) => {
+            tracing::info!(from = %earlier.display(), to = %dir.display(), "moved the data folder to this OS's place");
+            Ok(())
+        }
+        Err(_) if dir.exists() => Ok(()),
+        Err(e) => Err(Error::Invalid(format!(
+            "the data of an earlier version is in {} and could not be moved to {} ({e}): move it \
+             by hand, or set PARTNER_DATA_DIR to {}",
+            earlier.display(),
+            dir.display(),
+            earlier.display()
+        ))),
+    }
 }
 
 /// The data folder `os`'s conventions give for `env` (not created here).
@@ -143,6 +190,37 @@ pub fn capture_store() -> Result<PathBuf> {
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn a_macs_earlier_xdg_folder_moves_to_application_support_once() {
+        let home = tempfile::tempdir().unwrap();
+        let env = env(&[("HOME", home.path().to_str().unwrap())]);
+        let earlier = home.path().join(".local/share/partner-console");
+        std::fs::create_dir_all(&earlier).unwrap();
+        std::fs::write(earlier.join(CAPTURE_STORE), b"captures").unwrap();
+        let dir = data_dir_for(Os::MacOs, &env).unwrap();
+        adopt_earlier_folder(Os::MacOs, &env, &dir).unwrap();
+        assert_eq!(std::fs::read(dir.join(CAPTURE_STORE)).unwrap(), b"captures");
+        assert!(!earlier.exists());
+        // Once moved, a new earlier folder (made by an old build run again) is left alone.
+        std::fs::create_dir_all(&earlier).unwrap();
+        adopt_earlier_folder(Os::MacOs, &env, &dir).unwrap();
+        assert!(earlier.exists());
+        assert_eq!(std::fs::read(dir.join(CAPTURE_STORE)).unwrap(), b"captures");
+    }
+
+    #[test]
+    fn only_a_mac_without_partner_data_dir_has_an_earlier_folder() {
+        let with_home = env(&[("HOME", "/home/u")]);
+        assert_eq!(
+            earlier_data_dir_for(Os::MacOs, &with_home),
+            Some(PathBuf::from("/home/u/.local/share/partner-console"))
+        );
+        assert_eq!(earlier_data_dir_for(Os::Xdg, &with_home), None);
+        assert_eq!(earlier_data_dir_for(Os::Windows, &with_home), None);
+        let chosen = env(&[("HOME", "/home/u"), ("PARTNER_DATA_DIR", "/d")]);
+        assert_eq!(earlier_data_dir_for(Os::MacOs, &chosen), None);
+    }
 
     fn env(pairs: &[(&str, &str)]) -> FolderEnv {
         let get = |name: &str| {
