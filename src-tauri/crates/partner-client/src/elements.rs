@@ -12,11 +12,15 @@
 //! subscription id the first time a notification for the element's URL verifies with that key,
 //! and keeps the binding both ways in the store ([`bind`]), so the next start needs no trial and
 //! [`verifying_keys`] finds the key by the id the notification names. The elements not bound yet
-//! are listed in one entry ([`SecretSlot::UnboundElements`]), because a secret store cannot be
-//! enumerated and `partner listen --keychain` has no connection to list products with; an
-//! element leaves the list once bound or deleted, so it stays short. The list is read, changed
-//! and written whole: two programs adding at the same instant could lose one addition (the
-//! element's key stays, and a new list entry comes with its next rotation or subscribe).
+//! are listed in the store too ([`SecretSlot::UnboundElements`]), because a secret store cannot
+//! be enumerated and `partner listen --keychain` has no connection to list products with; an
+//! element leaves the list once bound or deleted. The list is kept in parts of at most
+//! [`PART_LIMIT`] UTF-16 units, each part a whole JSON list: Windows' Credential Manager keeps
+//! at most 2,560 bytes (1,280 UTF-16 units) per entry, about ten elements, and a part torn by a
+//! crash between two writes still reads as a list (the elements of the other parts are kept).
+//! The list is read, changed and written whole: two programs adding at the same instant could
+//! lose one addition (the element's key stays, and a new list entry comes with its next
+//! rotation or subscribe).
 //!
 //! None of these entries is written to a file or a log; the binding and the list are not
 //! secrets, and are kept in the store only so that the app and the CLI share them.
@@ -246,18 +250,67 @@ pub fn bind(
 /// The elements whose keys the console holds and that no notification has bound yet. An entry
 /// that cannot be read is taken as none (it names no secret, and the next write replaces it).
 pub fn unbound_elements(store: &dyn SecretStore) -> Result<Vec<SubscriptionElement>> {
-    Ok(store
-        .get(&SecretSlot::UnboundElements)?
-        .and_then(|stored| serde_json::from_str(stored.expose()).ok())
-        .unwrap_or_default())
+    let mut unbound = Vec::new();
+    for part in 0.. {
+        let Some(stored) = store.get(&SecretSlot::UnboundElements { part })? else {
+            break;
+        };
+        let elements: Vec<SubscriptionElement> =
+            serde_json::from_str(stored.expose()).unwrap_or_default();
+        for element in elements {
+            if !unbound.contains(&element) {
+                unbound.push(element);
+            }
+        }
+    }
+    Ok(unbound)
 }
 
+/// The longest part of the unbound list, in UTF-16 units (what Windows' store counts), with
+/// room to spare under its 1,280.
+pub const PART_LIMIT: usize = 1_000;
+
 fn write_unbound(store: &dyn SecretStore, unbound: &[SubscriptionElement]) -> Result<()> {
-    if unbound.is_empty() {
-        return store.delete(&SecretSlot::UnboundElements);
+    let parts = unbound_parts(unbound);
+    for (part, text) in parts.iter().enumerate() {
+        store.set(
+            &SecretSlot::UnboundElements { part },
+            &Secret::new(text.as_str()),
+        )?;
     }
-    let text = serde_json::to_string(unbound).unwrap_or_default();
-    store.set(&SecretSlot::UnboundElements, &Secret::new(text))
+    // The parts a longer list had before.
+    for part in parts.len().. {
+        let slot = SecretSlot::UnboundElements { part };
+        if store.get(&slot)?.is_none() {
+            break;
+        }
+        store.delete(&slot)?;
+    }
+    Ok(())
+}
+
+/// The list as whole JSON lists of at most [`PART_LIMIT`] UTF-16 units each (an element longer
+/// than that alone takes a part of its own).
+fn unbound_parts(unbound: &[SubscriptionElement]) -> Vec<String> {
+    let units = |elements: &[SubscriptionElement]| {
+        serde_json::to_string(elements)
+            .unwrap_or_default()
+            .encode_utf16()
+            .count()
+    };
+    let mut parts: Vec<Vec<SubscriptionElement>> = Vec::new();
+    for element in unbound {
+        let mut grown = parts.last().cloned().unwrap_or_default();
+        grown.push(element.clone());
+        match parts.last_mut() {
+            Some(last) if units(&grown) <= PART_LIMIT => *last = grown,
+            _ => parts.push(vec![element.clone()]),
+        }
+    }
+    parts
+        .iter()
+        .map(|part| serde_json::to_string(part).unwrap_or_default())
+        .collect()
 }
 
 /// The keys a receiver verifies a notification naming `subscription_id` with: the id's own
@@ -317,7 +370,10 @@ mod tests {
         forget_element(&store, &b).unwrap();
         assert!(verifying_keys(&store, "whs-1").unwrap().is_none());
         assert!(unbound_elements(&store).unwrap().is_empty());
-        assert!(store.get(&SecretSlot::UnboundElements).unwrap().is_none());
+        assert!(store
+            .get(&SecretSlot::UnboundElements { part: 0 })
+            .unwrap()
+            .is_none());
     }
 
     #[test]

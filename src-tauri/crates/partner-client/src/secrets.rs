@@ -99,8 +99,11 @@ pub enum SecretSlot {
         subscription_id: String,
     },
     /// The elements whose keys the console holds and whose subscription id no notification
-    /// has told yet: the ones a listener tries (not a secret).
-    UnboundElements,
+    /// has told yet: the ones a listener tries (not a secret). Kept in parts, each a whole
+    /// list short enough for every OS's store (`crate::elements` says why).
+    UnboundElements {
+        part: usize,
+    },
     /// The key the console's local data is encrypted with at rest (the capture store, its
     /// journal, the audit log, the embedded sandbox's data): 32 random bytes as hex, one per
     /// user (`partner_local::data_key` says where else it may live).
@@ -179,7 +182,8 @@ impl SecretSlot {
             SecretSlot::SubscriptionBinding { subscription_id } => {
                 format!("subscription-binding:id:{subscription_id}")
             }
-            SecretSlot::UnboundElements => "subscription-binding:unbound".to_string(),
+            SecretSlot::UnboundElements { part: 0 } => "subscription-binding:unbound".to_string(),
+            SecretSlot::UnboundElements { part } => format!("subscription-binding:unbound:{part}"),
             SecretSlot::DataKey => "data-key".to_string(),
             SecretSlot::Probe { marker } => format!("probe:{marker}"),
         }
