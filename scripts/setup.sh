@@ -93,8 +93,9 @@ apt_packages=(
   nodejs npm curl
   # The Windows build checked here (scripts/build-windows.sh, tests/windows/run.sh): Debian's own
   # Rust builds the target's standard library from source (rustup cannot download targets here),
-  # MinGW links, Wine runs the programs; clang type-checks the macOS crates' C (ring).
-  rustc-web cargo-web rust-web-src gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine wine64 clang rsync
+  # MinGW links, Wine runs the programs; clang type-checks the macOS crates' C (ring); makensis
+  # builds the CLI's Windows installer (scripts/build-cli-installer.sh).
+  rustc-web cargo-web rust-web-src gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine wine64 clang rsync nsis
 )
 missing=()
 for pkg in "${apt_packages[@]}"; do

@@ -6,7 +6,10 @@
 # - a smoke run of the CLI as a Windows user would use it: the sandbox, a token, listings, the
 #   client secret kept in the Windows credential store and used from there, the listener with a
 #   signed and a forged notification, killed and exported (the journal's recovery), and a demo
-#   scenario played to its end.
+#   scenario played to its end;
+# - the CLI's installer (scripts/build-cli-installer.sh, makensis) built from that partner.exe,
+#   installed silently per user and machine-wide, `partner --version` run by name from a new
+#   console, and uninstalled (tests/windows/installer.sh).
 # What cannot run here: the app (it needs Microsoft's WebView2 runtime); `--app` builds it, so
 # that at least its link is checked.
 set -euo pipefail
@@ -48,3 +51,6 @@ CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine \
 
 echo "== windows: partner.exe under Wine"
 tests/windows/smoke.sh "${wine[@]}" "$partner_exe"
+
+echo "== windows: the CLI's installer under Wine"
+tests/windows/installer.sh "$partner_exe"
