@@ -1456,8 +1456,11 @@ await step("restart: set up what must survive", async () => {
   await keep.waitForDisplayed({ timeout: 5000 });
   await keep.clearValue();
   await keep.setValue("5000");
+  const junkRate = await $("[data-testid=retention-junk-rate]");
+  await junkRate.clearValue();
+  await junkRate.setValue("50");
   await (await $("[data-testid=retention-save]")).click();
-  await waitText("[data-testid=listener-settings]", /at most 5000 captures/);
+  await waitText("[data-testid=listener-settings]", /at most 5000 captures.*junk past 50\/s counted/);
   await shot("webhooks-listener-settings");
 
   // The test mode, on: every notification's first attempt fails with 503.
@@ -1489,7 +1492,7 @@ await step("after the restart: the listener's address, the tunnel URL and the ca
   await go("#/webhooks");
   await (await $("[data-capture-id]")).waitForExist({ timeout: 15000 });
   assert.equal(await (await $("input[aria-label='Tunnel URL']")).getValue(), TUNNEL, "the tunnel URL is shown");
-  await waitText("[data-testid=listener-settings]", /at most 5000 captures/);
+  await waitText("[data-testid=listener-settings]", /at most 5000 captures.*junk past 50\/s counted/);
   await browser.waitUntil(async () => (await browser.$$("[data-capture-id]")).length >= before.captures, { timeout: 15000, timeoutMsg: "the captures from before are listed" });
   assert.ok(await (await $("[data-verdict=invalid-signature][data-capture-id]")).isExisting(), "the wrong-key capture from before is there");
   await waitText("[data-testid=desktop-notices-summary]", /1 of 3 on/);

@@ -119,9 +119,11 @@ describe("listener settings", () => {
     expect(parseListenerAddress("127.0.0.1:70000", "/a b").problems).toEqual({ address: "The port is at most 65535.", path: "The path may not hold spaces, ? or #." });
   });
   it("reads retention limits, empty as no limit", () => {
-    expect(parseRetention("", "")).toEqual({ form: { maxCaptures: null, maxBytes: null, maxAgeDays: null }, problems: null });
-    expect(parseRetention(" 5000 ", "30").form).toEqual({ maxCaptures: 5000, maxBytes: null, maxAgeDays: 30 });
-    expect(parseRetention("", "", "2GiB").form).toEqual({ maxCaptures: null, maxBytes: 2 * 2 ** 30, maxAgeDays: null });
+    expect(parseRetention("", "")).toEqual({ form: { maxCaptures: null, maxBytes: null, maxAgeDays: null, junkRate: null }, problems: null });
+    expect(parseRetention(" 5000 ", "30").form).toEqual({ maxCaptures: 5000, maxBytes: null, maxAgeDays: 30, junkRate: null });
+    expect(parseRetention("", "", "2GiB").form).toEqual({ maxCaptures: null, maxBytes: 2 * 2 ** 30, maxAgeDays: null, junkRate: null });
+    expect(parseRetention("", "", "", " 50 ").form?.junkRate).toBe(50);
+    expect(parseRetention("", "", "", "0").problems?.junkRate).toBe("Junk stored a second is at least 1, or empty for no limit.");
     expect(parseRetention("", "", "1.5 g").form?.maxBytes).toBe(1.5 * 2 ** 30);
     expect(parseRetention("", "", "10 parsecs").problems?.maxBytes).toBe("Max size is a size such as 2 GiB or 500 MB, or empty for no limit.");
     expect(parseRetention("", "", "1000").problems?.maxBytes).toBe("Max size is at least 1 MiB (one body may be that large), or empty for no limit.");
@@ -130,10 +132,10 @@ describe("listener settings", () => {
       maxAgeDays: "Max age is a whole number, or empty for no limit.",
     });
     expect(parseRetention("1.5", "").problems).toEqual({ maxCaptures: "Max captures is a whole number, or empty for no limit." });
-    expect(describeRetention({ maxCaptures: null, maxBytes: null, maxAgeDays: null })).toBe("every capture, with no limit");
-    expect(describeRetention({ maxCaptures: 1, maxBytes: null, maxAgeDays: 30 })).toBe("at most 1 capture, for 30 days");
-    expect(describeRetention({ maxCaptures: null, maxBytes: null, maxAgeDays: 1 })).toBe("for 1 day");
-    expect(describeRetention({ maxCaptures: null, maxBytes: 2 ** 31, maxAgeDays: null })).toBe("at most 2 GiB of captures");
+    expect(describeRetention({ maxCaptures: null, maxBytes: null, maxAgeDays: null, junkRate: null })).toBe("every capture, with no limit");
+    expect(describeRetention({ maxCaptures: 1, maxBytes: null, maxAgeDays: 30, junkRate: null })).toBe("at most 1 capture, for 30 days");
+    expect(describeRetention({ maxCaptures: null, maxBytes: null, maxAgeDays: 1, junkRate: null })).toBe("for 1 day");
+    expect(describeRetention({ maxCaptures: null, maxBytes: 2 ** 31, maxAgeDays: null, junkRate: 20 })).toBe("at most 2 GiB of captures; junk past 20/s counted, not stored");
   });
   it("sums up a re-pointing", () => {
     const moved = { productId: "p", subscriptionId: "s", url: "https://old.example/webhooks", newUrl: "https://new.example/webhooks" };

@@ -101,7 +101,7 @@ export function listenerView(patch: Partial<ListenerView> = {}): ListenerView {
     testMode: { enabled: false, status: 200, delayMs: 0, failRate: 0, failFirstAttempts: 0, failureStatus: 500 },
     problem: null,
     suggestedAddress: null,
-    retention: { maxCaptures: null, maxBytes: null, maxAgeDays: null },
+    retention: { maxCaptures: null, maxBytes: null, maxAgeDays: null, junkRate: 20 },
     junk: null,
     storePath: "/home/me/.local/share/partner-console/captures.sqlite",
     forwardRules: [],

@@ -12,12 +12,14 @@
 //! signature while they try things) are all there to read.
 //!
 //! The rate is a token bucket (`rate` a second, a burst of as many), checked on the request's
-//! task before the store is asked: a summarised request never reaches the writer.
+//! task before the store is asked: a summarised request never reaches the writer. It can be
+//! changed while the listener runs ([`crate::Listener::set_junk_rate`]: the app's retention
+//! settings), without a restart that would drop connections a delivery may be on.
 
 use crate::classes::RetentionClass;
 use crate::verdict::Verdict;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -53,7 +55,8 @@ pub(crate) enum Fate {
 /// The listener's junk meter (see the module's notes).
 #[derive(Debug)]
 pub(crate) struct JunkFlood {
-    rate: Option<u32>,
+    /// Requests a second; 0: no summary.
+    rate: AtomicU32,
     bucket: Mutex<Bucket>,
     summarised: AtomicU64,
     sampled: AtomicU64,
@@ -67,11 +70,11 @@ struct Bucket {
 
 impl JunkFlood {
     pub(crate) fn new(rate: Option<u32>) -> Self {
-        let rate = rate.filter(|rate| *rate > 0);
+        let rate = rate.unwrap_or(0);
         Self {
-            rate,
+            rate: AtomicU32::new(rate),
             bucket: Mutex::new(Bucket {
-                tokens: f64::from(rate.unwrap_or(0)),
+                tokens: f64::from(rate),
                 refilled: Instant::now(),
             }),
             summarised: AtomicU64::new(0),
@@ -79,10 +82,26 @@ impl JunkFlood {
         }
     }
 
+    fn rate(&self) -> Option<u32> {
+        Some(self.rate.load(Ordering::Relaxed)).filter(|rate| *rate > 0)
+    }
+
+    /// Changes the rate from now on (`None` or 0: every request stored); the bucket starts full.
+    pub(crate) fn set_rate(&self, rate: Option<u32>) {
+        let rate = rate.unwrap_or(0);
+        let mut bucket = self
+            .bucket
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        self.rate.store(rate, Ordering::Relaxed);
+        bucket.tokens = f64::from(rate);
+        bucket.refilled = Instant::now();
+    }
+
     /// Whether a request judged `verdict` is stored: always, unless it is junk past the rate
     /// and not the sample's turn.
     pub(crate) fn fate(&self, verdict: Verdict) -> Fate {
-        let Some(rate) = self.rate else {
+        let Some(rate) = self.rate() else {
             return Fate::Store;
         };
         if verdict.retention_class() != RetentionClass::Junk {
@@ -116,7 +135,7 @@ impl JunkFlood {
         FloodSummary {
             summarised: self.summarised.load(Ordering::Relaxed),
             sampled: self.sampled.load(Ordering::Relaxed),
-            junk_rate: self.rate,
+            junk_rate: self.rate(),
         }
     }
 }
@@ -142,5 +161,19 @@ mod tests {
         }
         let off = JunkFlood::new(None);
         assert!((0..1000).all(|_| off.fate(Verdict::WrongPath) == Fate::Store));
+    }
+
+    #[test]
+    fn a_rate_changed_while_running_applies_to_the_next_request() {
+        let flood = JunkFlood::new(None);
+        flood.set_rate(Some(5));
+        assert_eq!(flood.summary().junk_rate, Some(5));
+        let stored = (0..500)
+            .filter(|_| flood.fate(Verdict::InvalidSignature) == Fate::Store)
+            .count();
+        assert!((5..=12).contains(&stored), "{stored}");
+        flood.set_rate(None);
+        assert_eq!(flood.summary().junk_rate, None);
+        assert!((0..100).all(|_| flood.fate(Verdict::InvalidSignature) == Fate::Store));
     }
 }

@@ -200,6 +200,12 @@ impl Listener {
         self.shared.flood.summary()
     }
 
+    /// Changes the rate past which junk is counted rather than stored, from the next request
+    /// on (`None`: every request stored). [`Listener::config`] keeps the rate it started with.
+    pub fn set_junk_rate(&self, rate: Option<u32>) {
+        self.shared.flood.set_rate(rate);
+    }
+
     /// A receiver of every capture committed from now on (and of forward/replay outcomes).
     pub fn subscribe(&self) -> broadcast::Receiver<LiveEvent> {
         self.shared.live.subscribe()

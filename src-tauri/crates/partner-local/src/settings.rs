@@ -169,10 +169,20 @@ pub struct RetentionSettings {
     #[serde(default = "default_max_capture_bytes")]
     pub max_bytes: Option<u64>,
     pub max_age_days: Option<u32>,
+    /// Junk stored in full per second before a flood of it is only counted
+    /// (`partner_listener::flood`); absent from settings saved before it: the default
+    /// (`null`: every request stored).
+    #[serde(default = "default_junk_rate")]
+    pub junk_rate: Option<u32>,
 }
 
 fn default_max_capture_bytes() -> Option<u64> {
     Some(DEFAULT_MAX_CAPTURE_BYTES)
+}
+
+/// The listener's own default rate.
+pub fn default_junk_rate() -> Option<u32> {
+    Some(partner_listener::DEFAULT_JUNK_RATE)
 }
 
 impl Default for RetentionSettings {
@@ -181,6 +191,7 @@ impl Default for RetentionSettings {
             max_captures: Some(DEFAULT_MAX_CAPTURES),
             max_bytes: default_max_capture_bytes(),
             max_age_days: None,
+            junk_rate: default_junk_rate(),
         }
     }
 }
@@ -542,6 +553,12 @@ mod tests {
                 .unwrap();
         assert_eq!(unlimited.max_bytes, None);
         assert_eq!(RetentionSettings::default().max_bytes, Some(2 << 30));
+        // The junk rate likewise: absent is the listener's default, null no summary.
+        assert_eq!(before.junk_rate, Some(partner_listener::DEFAULT_JUNK_RATE));
+        let no_summary: RetentionSettings =
+            serde_json::from_str(r#"{"maxCaptures": 1, "maxAgeDays": null, "junkRate": null}"#)
+                .unwrap();
+        assert_eq!(no_summary.junk_rate, None);
     }
 
     fn sample() -> Settings {

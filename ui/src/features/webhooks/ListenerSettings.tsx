@@ -102,15 +102,17 @@ function RetentionSettings({ view }: { view: ListenerView }) {
   const [maxCaptures, setMaxCaptures] = useState(field(view.retention.maxCaptures));
   const [maxBytes, setMaxBytes] = useState(sizeField(view.retention.maxBytes));
   const [maxAgeDays, setMaxAgeDays] = useState(field(view.retention.maxAgeDays));
-  const savedKey = `${view.retention.maxCaptures} ${view.retention.maxBytes} ${view.retention.maxAgeDays}`;
+  const [junkRate, setJunkRate] = useState(field(view.retention.junkRate));
+  const savedKey = `${view.retention.maxCaptures} ${view.retention.maxBytes} ${view.retention.maxAgeDays} ${view.retention.junkRate}`;
   const [shownKey, setShownKey] = useState(savedKey);
   if (shownKey !== savedKey) {
     setShownKey(savedKey);
     setMaxCaptures(field(view.retention.maxCaptures));
     setMaxBytes(sizeField(view.retention.maxBytes));
     setMaxAgeDays(field(view.retention.maxAgeDays));
+    setJunkRate(field(view.retention.junkRate));
   }
-  const parsed = parseRetention(maxCaptures, maxAgeDays, maxBytes);
+  const parsed = parseRetention(maxCaptures, maxAgeDays, maxBytes, junkRate);
   const junk = view.junk ? describeJunk(view.junk) : null;
   const save = useMutation({ mutationFn: api.setRetention, onSuccess: saved });
   return (
@@ -138,6 +140,11 @@ function RetentionSettings({ view }: { view: ListenerView }) {
           <input data-testid="retention-max-age" inputMode="numeric" placeholder="no limit" value={maxAgeDays} size={6} onChange={(e) => setMaxAgeDays(e.target.value)} aria-invalid={parsed.problems?.maxAgeDays !== undefined} />
           {parsed.problems?.maxAgeDays && <span className="field-error small">{parsed.problems.maxAgeDays}</span>}
         </label>
+        <label title="Junk (other paths and methods, failed or absent signatures) past this many a second is answered and counted, one in a hundred kept as a sample; empty stores every request">
+          Junk stored a second
+          <input data-testid="retention-junk-rate" inputMode="numeric" placeholder="all" value={junkRate} size={5} onChange={(e) => setJunkRate(e.target.value)} aria-invalid={parsed.problems?.junkRate !== undefined} />
+          {parsed.problems?.junkRate && <span className="field-error small">{parsed.problems.junkRate}</span>}
+        </label>
         <button type="submit" data-testid="retention-save" disabled={parsed.form === null || save.isPending}>
           {save.isPending ? "Saving…" : "Save retention"}
         </button>
@@ -145,7 +152,7 @@ function RetentionSettings({ view }: { view: ListenerView }) {
       </div>
       <p className="muted small">
         Empty is no limit. Past a limit, junk goes first (other paths and methods, failed or absent signatures; it holds at most a tenth of either limit), then notifications of subscriptions
-        without a key here, validly signed ones last; oldest first in each.
+        without a key here, validly signed ones last; oldest first in each. A flood of junk past its rate a second is answered and counted, one in a hundred kept as a sample.
       </p>
       {junk && (
         <p className="muted small" data-testid="retention-junk" role="status">

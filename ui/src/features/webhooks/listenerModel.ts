@@ -161,27 +161,38 @@ export function formatSize(bytes: number): string {
   return `${text} ${units[unit]}`;
 }
 
-/** Reads the retention fields; empty means no limit. */
-export function parseRetention(maxCaptures: string, maxAgeDays: string, maxBytes = ""): Parsed<RetentionForm, "maxCaptures" | "maxBytes" | "maxAgeDays"> {
+/** Reads the retention fields; empty means no limit (for the junk rate: every junk request stored). */
+export function parseRetention(
+  maxCaptures: string,
+  maxAgeDays: string,
+  maxBytes = "",
+  junkRate = "",
+): Parsed<RetentionForm, "maxCaptures" | "maxBytes" | "maxAgeDays" | "junkRate"> {
   const captures = limit(maxCaptures, "Max captures", Number.MAX_SAFE_INTEGER);
   const bytes = parseSize(maxBytes, "Max size");
   const days = limit(maxAgeDays, "Max age", 4_294_967_295);
-  const problems: FieldProblems<"maxCaptures" | "maxBytes" | "maxAgeDays"> = {};
+  const rate = limit(junkRate, "Junk stored a second", 4_294_967_295);
+  const problems: FieldProblems<"maxCaptures" | "maxBytes" | "maxAgeDays" | "junkRate"> = {};
   if (typeof captures === "string") problems.maxCaptures = captures;
   if (typeof bytes === "string") problems.maxBytes = bytes;
   if (typeof days === "string") problems.maxAgeDays = days;
-  if (typeof captures === "string" || typeof bytes === "string" || typeof days === "string") return { form: null, problems };
-  return parsed({ maxCaptures: captures, maxBytes: bytes, maxAgeDays: days }, problems);
+  if (typeof rate === "string") problems.junkRate = rate;
+  if (typeof captures === "string" || typeof bytes === "string" || typeof days === "string" || typeof rate === "string") return { form: null, problems };
+  return parsed({ maxCaptures: captures, maxBytes: bytes, maxAgeDays: days, junkRate: rate }, problems);
 }
 
-/** The retention in words, e.g. `at most 10000 captures, 2 GiB of them, for 30 days`. */
+/**
+ * The retention in words, e.g. `at most 10000 captures, 2 GiB of them, for 30 days; junk past
+ * 20/s counted, not stored`.
+ */
 export function describeRetention(r: RetentionForm): string {
   const parts = [
     r.maxCaptures !== null ? `at most ${r.maxCaptures} capture${r.maxCaptures === 1 ? "" : "s"}` : null,
     r.maxBytes !== null ? (r.maxCaptures !== null ? `${formatSize(r.maxBytes)} of them` : `at most ${formatSize(r.maxBytes)} of captures`) : null,
     r.maxAgeDays !== null ? `for ${r.maxAgeDays} day${r.maxAgeDays === 1 ? "" : "s"}` : null,
   ].filter((p): p is string => p !== null);
-  return parts.length === 0 ? "every capture, with no limit" : parts.join(", ");
+  const kept = parts.length === 0 ? "every capture, with no limit" : parts.join(", ");
+  return r.junkRate === null ? kept : `${kept}; junk past ${r.junkRate}/s counted, not stored`;
 }
 
 /** The listener's junk in a few words for its status line, e.g. `junk: 2,950 counted, 1,234 pruned`. */

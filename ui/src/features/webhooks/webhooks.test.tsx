@@ -84,36 +84,38 @@ describe("listener settings", () => {
 
   it("saves retention limits, an empty field as no limit", async () => {
     const calls = mockCommands({
-      set_retention: (a) => listenerView({ retention: a.form as { maxCaptures: number | null; maxBytes: number | null; maxAgeDays: number | null } }),
+      set_retention: (a) => listenerView({ retention: a.form as { maxCaptures: number | null; maxBytes: number | null; maxAgeDays: number | null; junkRate: number | null } }),
       app_status: () => ({}),
     });
-    renderWithClient(<ListenerSettings view={listenerView({ retention: { maxCaptures: 10000, maxBytes: null, maxAgeDays: 7 } })} />);
+    renderWithClient(<ListenerSettings view={listenerView({ retention: { maxCaptures: 10000, maxBytes: null, maxAgeDays: 7, junkRate: 20 } })} />);
     fireEvent.click(screen.getByTestId("listener-settings"));
     expect(screen.getByTestId("retention-max-captures")).toHaveValue("10000");
     fireEvent.change(screen.getByTestId("retention-max-captures"), { target: { value: "500" } });
     fireEvent.change(screen.getByTestId("retention-max-age"), { target: { value: "" } });
     fireEvent.click(screen.getByTestId("retention-save"));
-    expect(await screen.findByText("Saved: keeps at most 500 captures.")).toBeInTheDocument();
-    expect(calls.find((c) => c.cmd === "set_retention")?.args).toEqual({ form: { maxCaptures: 500, maxBytes: null, maxAgeDays: null } });
+    expect(await screen.findByText("Saved: keeps at most 500 captures; junk past 20/s counted, not stored.")).toBeInTheDocument();
+    expect(calls.find((c) => c.cmd === "set_retention")?.args).toEqual({ form: { maxCaptures: 500, maxBytes: null, maxAgeDays: null, junkRate: 20 } });
   });
 
   it("saves a byte budget written as a size and says what junk was counted or pruned", async () => {
     const calls = mockCommands({
-      set_retention: (a) => listenerView({ retention: a.form as { maxCaptures: number | null; maxBytes: number | null; maxAgeDays: number | null } }),
+      set_retention: (a) => listenerView({ retention: a.form as { maxCaptures: number | null; maxBytes: number | null; maxAgeDays: number | null; junkRate: number | null } }),
       app_status: () => ({}),
     });
     const classSizes = (pruned: number) => ({ captures: 10, bytes: 20_000, pruned });
     const junk = { flood: { summarised: 2950, sampled: 30, junkRate: 20 }, sizes: { junk: classSizes(1234), unverified: classSizes(0), signed: classSizes(0) } };
-    renderWithClient(<ListenerSettings view={listenerView({ retention: { maxCaptures: 200000, maxBytes: 2 * 2 ** 30, maxAgeDays: null }, junk })} />);
+    renderWithClient(<ListenerSettings view={listenerView({ retention: { maxCaptures: 200000, maxBytes: 2 * 2 ** 30, maxAgeDays: null, junkRate: 20 }, junk })} />);
     fireEvent.click(screen.getByTestId("listener-settings"));
     expect(screen.getByTestId("retention-max-bytes")).toHaveValue("2 GiB");
     expect(screen.getByTestId("retention-junk")).toHaveTextContent(
       "2,950 junk requests past 20/s counted and not stored (30 kept as a sample); 1,234 junk captures pruned to keep junk within its share.",
     );
     fireEvent.change(screen.getByTestId("retention-max-bytes"), { target: { value: "500MB" } });
+    expect(screen.getByTestId("retention-junk-rate")).toHaveValue("20");
+    fireEvent.change(screen.getByTestId("retention-junk-rate"), { target: { value: "" } });
     fireEvent.click(screen.getByTestId("retention-save"));
     expect(await screen.findByText("Saved: keeps at most 200000 captures, 476.8 MiB of them.")).toBeInTheDocument();
-    expect(calls.find((c) => c.cmd === "set_retention")?.args).toEqual({ form: { maxCaptures: 200000, maxBytes: 500_000_000, maxAgeDays: null } });
+    expect(calls.find((c) => c.cmd === "set_retention")?.args).toEqual({ form: { maxCaptures: 200000, maxBytes: 500_000_000, maxAgeDays: null, junkRate: null } });
   });
 
   it("does not offer to save a retention that is not a number", () => {

@@ -83,7 +83,8 @@ pub struct ListenerAddressForm {
     pub path: String,
 }
 
-/// How many captures are kept, how many bytes of them, and for how long (none: no limit).
+/// How many captures are kept, how many bytes of them, for how long (none: no limit), and how
+/// much junk a second is stored before a flood of it is only counted.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RetentionForm {
@@ -94,6 +95,10 @@ pub struct RetentionForm {
     #[ts(type = "number | null")]
     pub max_bytes: Option<u64>,
     pub max_age_days: Option<u32>,
+    /// Junk stored in full per second before a flood of it is only counted (none: every
+    /// request stored). Absent: the listener's default.
+    #[serde(default = "partner_local::settings::default_junk_rate")]
+    pub junk_rate: Option<u32>,
 }
 
 /// Junk the running listener counted rather than stored (a flood past its rate), and the

@@ -162,17 +162,19 @@ async fn serve(
     // Bound already: a notification sent meanwhile waits in the socket's queue.
     state.first_screen_drawn(FIRST_SCREEN_WAIT).await;
     let store = open_store(app).await?;
-    let (test_mode, forward_rules) = {
+    let (test_mode, forward_rules, junk_rate) = {
         let inner = state.lock();
         (
             inner.settings.listener.test_mode.in_effect(),
             inner.settings.listener.forward_rules.clone(),
+            inner.settings.retention.junk_rate,
         )
     };
     let config = ListenerConfig {
         path: address.path.clone(),
         test_mode,
         forward_rules,
+        junk_rate,
         ..ListenerConfig::default()
     };
     let keys: Arc<dyn partner_listener::KeySource> = state.keys.clone();
@@ -441,13 +443,22 @@ pub async fn set_retention(state: &AppState, form: RetentionForm) -> Result<()> 
             "Keep captures for at least one day, or set no limit.",
         ));
     }
+    if form.junk_rate == Some(0) {
+        return Err(AppError::invalid(
+            "Store at least one junk request a second before counting the rest, or set no limit.",
+        ));
+    }
     let settings = partner_local::settings::RetentionSettings {
         max_captures: form.max_captures,
         max_bytes: form.max_bytes,
         max_age_days: form.max_age_days,
+        junk_rate: form.junk_rate,
     };
     let retention = retention_of(&settings);
     crate::services::settings::update(state, |s| s.retention = settings)?;
+    if let Some(running) = state.lock().listener.as_ref() {
+        running.listener.set_junk_rate(form.junk_rate);
+    }
     if let Ok(store) = state.captures() {
         store.set_retention(retention).await?;
     }
@@ -542,6 +553,7 @@ pub fn view(state: &AppState) -> ListenerView {
             max_captures: inner.settings.retention.max_captures,
             max_bytes: inner.settings.retention.max_bytes,
             max_age_days: inner.settings.retention.max_age_days,
+            junk_rate: inner.settings.retention.junk_rate,
         },
         junk: running.map(|r| JunkView {
             flood: r.listener.flood_summary(),

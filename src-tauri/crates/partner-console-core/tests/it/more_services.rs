@@ -67,6 +67,31 @@ async fn the_listener_s_test_mode_forward_rules_and_retention_are_kept_in_its_vi
         junk.flood.junk_rate,
         Some(partner_listener::flood::DEFAULT_JUNK_RATE)
     );
+    assert_eq!(
+        view.retention.junk_rate,
+        Some(partner_listener::flood::DEFAULT_JUNK_RATE),
+        "a form without the rate keeps the default"
+    );
+    // The junk rate reaches the running listener at once, and is kept in the settings.
+    let refused = listener::set_retention(
+        &app.console,
+        form(serde_json::json!({"maxCaptures": 5000, "maxBytes": null, "maxAgeDays": 7, "junkRate": 0})),
+    )
+    .await
+    .expect_err("a rate of nothing a second");
+    assert_eq!(refused.kind, partner_console_core::ErrorKind::InvalidInput);
+    for rate in [Some(3), None] {
+        listener::set_retention(
+            &app.console,
+            form(serde_json::json!({"maxCaptures": 5000, "maxBytes": 3_u64 << 30, "maxAgeDays": 7, "junkRate": rate})),
+        )
+        .await
+        .expect("junk rate");
+        let view = listener::view(&app.console);
+        assert_eq!(view.retention.junk_rate, rate);
+        assert_eq!(view.junk.expect("running").flood.junk_rate, rate);
+    }
+    let view = listener::view(&app.console);
     assert!(view.test_mode.enabled);
     assert_eq!(view.test_mode.status, 503);
     assert_eq!(view.forward_rules.len(), 1);
