@@ -38,6 +38,28 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The store is encrypted and does not open with the data key given (`store::encryption`):
+    /// nothing was read or written. Names the keys by fingerprint and home, never the key.
+    #[error(
+        "the capture store {} does not open with the data key {given} from {home}{needs}: it \
+         was left as it is. Give the key it was encrypted with (PARTNER_DATA_KEY_FILE=FILE or \
+         PARTNER_DATA_KEY, or the data.key file of the folder it came from)",
+        path.display()
+    )]
+    StoreKey {
+        path: PathBuf,
+        /// The fingerprint of the key tried.
+        given: String,
+        /// Where that key came from.
+        home: String,
+        /// What the store's key note says it needs ("; it needs the key 1a2b3c4d, kept in …"),
+        /// empty when there is no note.
+        needs: String,
+    },
+    /// Encrypting a store written before data at rest failed; the unencrypted store is left as
+    /// it was and still opens (`store::encryption`).
+    #[error("the capture store {} could not be encrypted ({reason}); it was left as it was", path.display())]
+    EncryptStore { path: PathBuf, reason: String },
     /// A record of the acknowledgement journal passed its checksum and is still not a capture.
     #[error("the acknowledgement journal {} is damaged: {reason}", path.display())]
     JournalDamaged { path: PathBuf, reason: String },

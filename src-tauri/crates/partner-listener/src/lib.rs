@@ -61,9 +61,10 @@ pub use server::{
     RECEIVER_CHECK_HEADER,
 };
 pub use store::{
-    ArrivedNotification, CaptureFilter, CaptureList, CapturePage, CaptureQuery, ClassSizes,
-    Durability, Facets, Grouping, HitCount, ImportReport, ListedCapture, Retention, RetentionSizes,
-    Store, StoreOptions, StoreReader, COUNT_CAP, COUNT_TIME_BUDGET, MAX_PAGE_LIMIT,
+    encrypted_at_rest, ArrivedNotification, CaptureFilter, CaptureList, CapturePage, CaptureQuery,
+    ClassSizes, Durability, Facets, Grouping, HitCount, ImportReport, ListedCapture, Retention,
+    RetentionSizes, Store, StoreKey, StoreOptions, StoreReader, COUNT_CAP, COUNT_TIME_BUDGET,
+    MAX_PAGE_LIMIT,
 };
 pub use test_mode::TestMode;
 pub use tunnel::{check_tunnel, TunnelFailure, TunnelReport};

@@ -26,6 +26,7 @@ use super::rows::{self, RowText};
 use super::sizes::{self, Tally};
 use super::writer::record_attempt;
 use crate::{Error, Result};
+use partner_seal::DataKey;
 use rusqlite::Connection;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -42,6 +43,7 @@ const POLL: Duration = Duration::from_millis(20);
 pub(super) fn catch_up(
     path: &Path,
     conn: &Connection,
+    key: Option<&DataKey>,
     wait: Duration,
     open_writer: impl Fn(&'static str) -> Result<()>,
 ) -> Result<()> {
@@ -49,7 +51,7 @@ pub(super) fn catch_up(
     if !journal_path.exists() {
         return Ok(());
     }
-    let pending = match journal::recover(&journal_path, applied_mark(conn)?) {
+    let pending = match journal::recover(&journal_path, applied_mark(conn)?, key) {
         Ok(found) => found.captures,
         Err(error @ Error::JournalDamaged { .. }) => {
             // Nobody can read those records: the next writer keeps the file aside and says so.
@@ -116,12 +118,16 @@ fn applied_mark(conn: &Connection) -> Result<AppliedMark> {
 }
 
 /// At a writer's open: writes into the tables the captures the journal holds past their mark
-/// (acknowledged before the last writer stopped, not yet in the tables), in one transaction. A
-/// journal that cannot be read is kept aside under a name of its own and reported; the store
-/// opens without it.
-pub(super) fn apply_journal(conn: &mut Connection, journal_path: &Path) -> Result<()> {
+/// (acknowledged before the last writer stopped, not yet in the tables), in one transaction;
+/// sealed with `key` (plain without). A journal that cannot be read is kept aside under a name
+/// of its own and reported; the store opens without it.
+pub(super) fn apply_journal(
+    conn: &mut Connection,
+    journal_path: &Path,
+    key: Option<&DataKey>,
+) -> Result<()> {
     let mark = AppliedMark::read(conn)?;
-    let found = match journal::recover(journal_path, mark) {
+    let found = match journal::recover(journal_path, mark, key) {
         Ok(found) => found,
         Err(error @ Error::JournalDamaged { .. }) => {
             let aside = journal::keep_aside(journal_path)?;
@@ -230,8 +236,14 @@ mod tests {
         let held = WriterLock::acquire(&db, "partner listen").unwrap();
         let conn = open_read_only(&db).unwrap();
         let started = Instant::now();
-        let refused =
-            catch_up(&db, &conn, Duration::from_millis(300), open_writer_on(&db)).unwrap_err();
+        let refused = catch_up(
+            &db,
+            &conn,
+            None,
+            Duration::from_millis(300),
+            open_writer_on(&db),
+        )
+        .unwrap_err();
         assert!(started.elapsed() >= Duration::from_millis(300));
         assert!(
             matches!(&refused, Error::JournalPending { captures: 3, holder, .. } if holder.contains("partner listen")),
@@ -248,7 +260,14 @@ mod tests {
             std::thread::sleep(Duration::from_millis(200));
             drop(held);
         });
-        catch_up(&db, &conn, Duration::from_secs(10), open_writer_on(&db)).unwrap();
+        catch_up(
+            &db,
+            &conn,
+            None,
+            Duration::from_secs(10),
+            open_writer_on(&db),
+        )
+        .unwrap();
         release.join().unwrap();
         let in_tables: i64 = conn
             .query_row("SELECT COUNT(*) FROM captures", [], |row| row.get(0))
@@ -278,6 +297,6 @@ mod tests {
         drop(Store::open(&db, Retention::default()).unwrap());
         std::fs::remove_file(journal::path_of(&db)).unwrap();
         let conn = open_read_only(&db).unwrap();
-        catch_up(&db, &conn, WAIT, |_| panic!("no writer is needed")).unwrap();
+        catch_up(&db, &conn, None, WAIT, |_| panic!("no writer is needed")).unwrap();
     }
 }

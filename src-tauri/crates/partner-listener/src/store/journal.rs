@@ -20,7 +20,13 @@
 //! tables waits for them to be written first.
 //!
 //! Each record: magic, the capture's id, the payload's length, a CRC-32 of the three, then the
-//! capture in a fixed binary layout ([`encode`]). Ids only grow (the store never hands one out
+//! capture in a fixed binary layout ([`encode`]). In an encrypted store (every store a program
+//! opens with its data key, [`super::encryption`]) the payload is that layout sealed with the
+//! key ([`partner_seal::seal`], XChaCha20-Poly1305) under a context naming the journal and the
+//! record's capture id, so a record moved to another id or into another kind of file does not
+//! open; its magic says so ([`MAGIC_SEALED`]), and such a journal takes no plain record. The
+//! CRC still tells a torn record (never acknowledged) from a whole one; a whole record that does
+//! not open is damaged, as one whose capture cannot be read was. Ids only grow (the store never hands one out
 //! twice), so after a crash the records to write are those past the last id the tables hold
 //! (kept with the tables, in `acks_applied`, in the same transaction as the rows): read from
 //! where that one ended, each next record must have a higher id than the one before, else the
@@ -33,6 +39,7 @@ use super::positioned::{read_exact_at, write_all_at};
 use crate::capture::{Capture, Header, ResponseRecord};
 use crate::verdict::{MatchedKey, NotificationFields, Verdict};
 use crate::{Error, Result};
+use partner_seal::DataKey;
 use rusqlite::{Connection, OptionalExtension};
 use std::collections::VecDeque;
 use std::fs::File;
@@ -51,7 +58,34 @@ pub(crate) const CAPACITY: u64 = 64 << 20;
 /// The file grows in zero-filled steps of this size, so most syncs overwrite existing blocks.
 const GROW: u64 = 1 << 20;
 const MAGIC: u32 = 0x5043_4a31;
+/// The magic of a sealed record (an encrypted store's journal).
+const MAGIC_SEALED: u32 = 0x5043_4a32;
 const HEADER: usize = 20;
+
+/// The magic a journal under `key` writes and reads.
+fn magic_for(key: Option<&DataKey>) -> u32 {
+    if key.is_some() {
+        MAGIC_SEALED
+    } else {
+        MAGIC
+    }
+}
+
+/// What a record's seal is bound to besides its key: the journal and the record's capture id.
+fn seal_context(id: i64) -> [u8; 30] {
+    let mut context = [0u8; 30];
+    context[..22].copy_from_slice(b"partner-listener acks\0");
+    context[22..].copy_from_slice(&id.to_le_bytes());
+    context
+}
+
+/// The capture in a record's payload: opened with `key` first in a sealed journal.
+fn capture_of(key: Option<&DataKey>, id: i64, payload: &[u8]) -> Option<Capture> {
+    match key {
+        Some(key) => decode(&partner_seal::open(key, &seal_context(id), payload).ok()?),
+        None => decode(payload),
+    }
+}
 
 /// The table that says which journal records are in the tables already.
 pub(super) const APPLIED_SCHEMA: &str = "
@@ -126,6 +160,8 @@ pub(super) struct Journal {
     /// Sync each group before it is acknowledged (`Durability::Full`).
     sync: bool,
     capacity: u64,
+    /// Seals and opens the records (an encrypted store); `None`: plain records.
+    key: Option<DataKey>,
     ring: Mutex<Ring>,
     /// Told whenever records leave the ring or the tables refuse them: the writer waits on it
     /// for room, and for an empty ring before a job.
@@ -175,9 +211,20 @@ pub(super) const MAX_LAG: Duration = Duration::from_secs(1);
 const ROOM_WAIT: Duration = Duration::from_millis(100);
 
 impl Journal {
-    /// Opens (creating) the journal at `path`; its records must all be in the tables already
-    /// ([`recover`] first).
+    /// Opens (creating) the unencrypted journal at `path`.
+    #[cfg(test)]
     pub(super) fn open(path: &Path, sync: bool, capacity: u64) -> Result<Self> {
+        Self::open_sealed(path, sync, capacity, None)
+    }
+
+    /// Opens (creating) the journal at `path`, its records sealed with `key` (plain without);
+    /// its records must all be in the tables already ([`recover`] first).
+    pub(super) fn open_sealed(
+        path: &Path,
+        sync: bool,
+        capacity: u64,
+        key: Option<DataKey>,
+    ) -> Result<Self> {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -194,6 +241,7 @@ impl Journal {
             file,
             sync,
             capacity: capacity.max(GROW),
+            key,
             ring: Mutex::new(Ring {
                 length,
                 ..Ring::default()
@@ -369,10 +417,11 @@ impl Journal {
             for span in &spans[next..=last] {
                 let at = usize::try_from(span.start - from).unwrap_or(0) + HEADER;
                 let until = usize::try_from(span.end - from).unwrap_or(0);
-                let capture = decode(&buffer[at..until]).ok_or_else(|| Error::JournalDamaged {
-                    path: self.path.clone(),
-                    reason: format!("the record at byte {} is not a capture", span.start),
-                })?;
+                let capture = capture_of(self.key.as_ref(), span.id, &buffer[at..until])
+                    .ok_or_else(|| Error::JournalDamaged {
+                        path: self.path.clone(),
+                        reason: format!("the record at byte {} is not a capture", span.start),
+                    })?;
                 captures.push(capture);
             }
             next = last + 1;
@@ -430,9 +479,21 @@ pub(super) struct GroupBuffer {
     bytes: Vec<u8>,
     /// (id, start, end) of each record within `bytes`.
     records: Vec<(i64, usize, usize)>,
+    /// Seals each record (an encrypted store's journal, as [`Journal::open_sealed`]).
+    key: Option<DataKey>,
+    /// A capture's layout before it is sealed, reused.
+    plain: Vec<u8>,
 }
 
 impl GroupBuffer {
+    /// A group whose records are sealed with `key` (plain without).
+    pub(super) fn sealed_with(key: Option<DataKey>) -> Self {
+        Self {
+            key,
+            ..Self::default()
+        }
+    }
+
     pub(super) fn clear(&mut self) {
         self.bytes.clear();
         self.records.clear();
@@ -446,10 +507,18 @@ impl GroupBuffer {
     pub(super) fn push(&mut self, capture: &Capture) {
         let start = self.bytes.len();
         self.bytes.resize(start + HEADER, 0);
-        encode(capture, &mut self.bytes);
+        match &self.key {
+            Some(key) => {
+                self.plain.clear();
+                encode(capture, &mut self.plain);
+                let sealed = partner_seal::seal(key, &seal_context(capture.id), &self.plain);
+                self.bytes.extend_from_slice(&sealed);
+            }
+            None => encode(capture, &mut self.bytes),
+        }
         let payload_len = u32::try_from(self.bytes.len() - start - HEADER).unwrap_or(u32::MAX);
         let mut header = [0u8; HEADER];
-        header[0..4].copy_from_slice(&MAGIC.to_le_bytes());
+        header[0..4].copy_from_slice(&magic_for(self.key.as_ref()).to_le_bytes());
         header[4..12].copy_from_slice(&capture.id.to_le_bytes());
         header[12..16].copy_from_slice(&payload_len.to_le_bytes());
         let crc = checksum(&header[4..16], &self.bytes[start + HEADER..]);
@@ -494,10 +563,10 @@ pub(super) struct Recovered {
     pub(super) end: u64,
 }
 
-/// Reads the records written after `mark` (see the module's notes). A record whose checksum
-/// holds but whose capture cannot be read is a journal this code did not write: an error, so
-/// the caller keeps the file aside.
-pub(super) fn recover(path: &Path, mark: AppliedMark) -> Result<Recovered> {
+/// Reads the records written after `mark` (see the module's notes), sealed with `key` (plain
+/// without). A record whose checksum holds but whose capture cannot be read (or, sealed, does
+/// not open) is a journal this code did not write: an error, so the caller keeps the file aside.
+pub(super) fn recover(path: &Path, mark: AppliedMark, key: Option<&DataKey>) -> Result<Recovered> {
     let file = match File::open(path) {
         Ok(file) => file,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
@@ -517,7 +586,7 @@ pub(super) fn recover(path: &Path, mark: AppliedMark) -> Result<Recovered> {
     let mut at = mark.end;
     let mut jumped = false;
     loop {
-        match read_record(path, &file, length, at, last_id)? {
+        match read_record(path, &file, length, at, last_id, key)? {
             Some((capture, end)) => {
                 last_id = capture.id;
                 found.captures.push(capture);
@@ -541,6 +610,7 @@ fn read_record(
     length: u64,
     at: u64,
     after: i64,
+    key: Option<&DataKey>,
 ) -> Result<Option<(Capture, u64)>> {
     if at + HEADER as u64 > length {
         return Ok(None);
@@ -554,7 +624,7 @@ fn read_record(
         return Ok(None);
     };
     let end = at + HEADER as u64 + u64::from(len);
-    if magic != MAGIC || id <= after || end > length {
+    if magic != magic_for(key) || id <= after || end > length {
         return Ok(None);
     }
     let mut payload = vec![0u8; len as usize];
@@ -567,8 +637,12 @@ fn read_record(
         path: path.to_path_buf(),
         reason,
     };
-    let capture = decode(&payload)
-        .ok_or_else(|| damaged(format!("the record at byte {at} is not a capture")))?;
+    let capture = capture_of(key, id, &payload).ok_or_else(|| {
+        damaged(match key {
+            Some(_) => format!("the record at byte {at} does not open with the store's key"),
+            None => format!("the record at byte {at} is not a capture"),
+        })
+    })?;
     if capture.id != id {
         return Err(damaged(format!("the record at byte {at} names two ids")));
     }
@@ -1034,6 +1108,28 @@ pub(super) mod tests {
         }
         let journal = Journal::open(path, true, CAPACITY).unwrap();
         journal.append(&group).unwrap();
+        group.bytes
+    }
+
+    /// [`leave_journal`] for an encrypted store: the records sealed with `key`.
+    pub(in crate::store) fn leave_sealed_journal(
+        path: &Path,
+        captures: &[Capture],
+        key: &DataKey,
+    ) -> Vec<u8> {
+        let mut group = GroupBuffer::sealed_with(Some(key.clone()));
+        for capture in captures {
+            group.push(capture);
+        }
+        let journal = Journal::open_sealed(path, true, CAPACITY, Some(key.clone())).unwrap();
+        journal.append(&group).unwrap();
+        group.bytes
+    }
+
+    /// One record as [`GroupBuffer::push`] makes it (sealed with `key`, plain without).
+    pub(in crate::store) fn record_of(capture: &Capture, key: Option<&DataKey>) -> Vec<u8> {
+        let mut group = GroupBuffer::sealed_with(key.cloned());
+        group.push(capture);
         group.bytes
     }
 

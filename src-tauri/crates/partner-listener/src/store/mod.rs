@@ -82,6 +82,7 @@
 //! - `types`: the values callers pass and get back ([`CaptureFilter`], [`CapturePage`], ...).
 
 mod catch_up;
+mod encryption;
 mod journal;
 mod positioned;
 mod queries;
@@ -96,7 +97,7 @@ mod writer;
 pub use types::{
     ArrivedNotification, CaptureFilter, CaptureList, CapturePage, CaptureQuery, ClassSizes,
     Durability, Facets, Grouping, HitCount, ImportReport, ListedCapture, Retention, RetentionSizes,
-    StoreOptions, COUNT_CAP, COUNT_TIME_BUDGET, MAX_PAGE_LIMIT,
+    StoreKey, StoreOptions, COUNT_CAP, COUNT_TIME_BUDGET, MAX_PAGE_LIMIT,
 };
 
 use crate::capture::{Capture, OutboundRecord};
@@ -114,8 +115,8 @@ use queries::QueryPlanner;
 use rows::{capture_from_row, from_micros, CAPTURE_COLUMNS};
 use rusqlite::{params, Connection, OptionalExtension};
 use schema::{
-    count_captures, load_redeliveries, open_connection, open_read_only, redelivery_horizon,
-    IndexLayout, COUNTS_SINCE_VERSION, SCHEMA, WAL_SIZE_LIMIT,
+    count_captures, load_redeliveries, open_connection_keyed, open_read_only_keyed,
+    redelivery_horizon, IndexLayout, COUNTS_SINCE_VERSION, SCHEMA, WAL_SIZE_LIMIT,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -234,7 +235,18 @@ impl Store {
             named => named.to_string(),
         };
         let lock = WriterLock::acquire(&path, &holder)?;
-        let mut writer_conn = open_connection(&path, options.durability)?;
+        let key = options.key.clone();
+        // A store written before data at rest is encrypted first, journal and all.
+        if let Some(key) = &key {
+            if encryption::is_plain(&path)? {
+                encryption::encrypt_in_place(&path, key, options.durability)?;
+            }
+        }
+        let data_key = key.as_ref().map(|key| key.key.clone());
+        let mut writer_conn = open_connection_keyed(&path, options.durability, key.as_ref())?;
+        if let Some(key) = &key {
+            encryption::write_note(&path, key);
+        }
         let version: i64 = writer_conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
         // Before `SCHEMA`, which makes no such index: found, a listener of schema 4 wrote here.
         let written_by_schema_4 = IndexLayout::read(&writer_conn)? == IndexLayout::Narrow;
@@ -245,7 +257,7 @@ impl Store {
         // Before the map of notifications is read: captures acknowledged and not yet written
         // into the tables when the last writer stopped go in first.
         let journal_path = journal::path_of(&path);
-        catch_up::apply_journal(&mut writer_conn, &journal_path)?;
+        catch_up::apply_journal(&mut writer_conn, &journal_path, data_key.as_ref())?;
         // Before the counts are made: the shards start the watermark again (and the counts).
         // One transaction: a crash between dropping the old table and moving the watermark back
         // would leave captures neither indexed nor in the tail a search scans.
@@ -273,12 +285,12 @@ impl Store {
         let window = RedeliveryWindow::new(window, std::time::Instant::now(), next_id);
         writer_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         writer_conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
-        let reader = open_connection(&path, options.durability)?;
+        let reader = open_connection_keyed(&path, options.durability, key.as_ref())?;
         let readers = ReaderPool::new(reader, {
-            let (path, durability) = (path.clone(), options.durability);
-            move || open_connection(&path, durability)
+            let (path, durability, key) = (path.clone(), options.durability, key.clone());
+            move || open_connection_keyed(&path, durability, key.as_ref())
         });
-        let checkpointer = open_connection(&path, options.durability)?;
+        let checkpointer = open_connection_keyed(&path, options.durability, key.as_ref())?;
         let (checkpoint_stop, stop_rx) = mpsc::channel::<()>();
         let restart_due = Arc::new(AtomicBool::new(false));
         let checkpoint_thread = std::thread::Builder::new()
@@ -289,7 +301,7 @@ impl Store {
             })?;
         // The index can be rebuilt, so its commits need not wait for the disk (NORMAL); they
         // stay atomic with the indexed id they record.
-        let mut indexer = open_connection(&path, Durability::Normal)?;
+        let mut indexer = open_connection_keyed(&path, Durability::Normal, key.as_ref())?;
         let (indexer_stop, indexer_rx) = mpsc::channel::<()>();
         let activity = Arc::new(search::WriterActivity::new());
         let indexer_thread = std::thread::Builder::new()
@@ -299,15 +311,16 @@ impl Store {
                 move || search::indexer_loop(&mut indexer, &activity, &indexer_rx)
             })?;
         let progress = Arc::new(AckProgress::new(next_id - 1));
-        let ack_journal = Arc::new(journal::Journal::open(
+        let ack_journal = Arc::new(journal::Journal::open_sealed(
             &journal_path,
             options.durability == Durability::Full,
             journal::CAPACITY,
+            data_key.clone(),
         )?);
         let (tx, rx) = mpsc::channel::<WriteOp>();
         // The tables' own connection, set as the writer's: the two take turns through
         // `activity` (see `tables`).
-        let mut tables_conn = open_connection(&path, options.durability)?;
+        let mut tables_conn = open_connection_keyed(&path, options.durability, key.as_ref())?;
         tables_conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         tables_conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
         let retained = Arc::new(Retained {
@@ -345,7 +358,7 @@ impl Store {
                     progress: progress.clone(),
                     tables: appended,
                     next_id,
-                    group: journal::GroupBuffer::default(),
+                    group: journal::GroupBuffer::sealed_with(data_key),
                 };
                 move || writer.run(&mut writer_conn, rx)
             })?;
@@ -585,16 +598,43 @@ impl Store {
     }
 }
 
+/// Whether the file at `path` is a store encrypted at rest (there, not empty, and not an
+/// unencrypted SQLite file): a caller deciding where its key may come from asks.
+pub fn encrypted_at_rest(path: impl AsRef<Path>) -> bool {
+    let path = path.as_ref();
+    std::fs::metadata(path).is_ok_and(|meta| meta.len() > 0)
+        && encryption::is_plain(path).is_ok_and(|plain| !plain)
+}
+
 impl StoreReader {
-    /// Opens the store at `path` to read only: no writer lock, no schema change, nothing
-    /// created. Fails with [`Error::NoStore`] when there is no file, [`Error::NotAStore`] when
-    /// the file is not a capture store.
+    /// Opens the unencrypted store at `path` to read only (tests and tools; a program passes
+    /// its data key to [`StoreReader::open_keyed`]).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_keyed(path, None)
+    }
+
+    /// Opens the store at `path` to read only, encrypted with `key` ([`StoreOptions::key`]): no
+    /// writer lock, no schema change, nothing created. A store written before data at rest is
+    /// encrypted first (as a writer's open does; refused while a writer holds it). Fails with
+    /// [`Error::NoStore`] when there is no file, [`Error::NotAStore`] when the file is not a
+    /// capture store, [`Error::StoreKey`] when it does not open with `key`.
+    pub fn open_keyed(path: impl AsRef<Path>, key: Option<StoreKey>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         if !path.exists() {
             return Err(Error::NoStore(path));
         }
-        let conn = open_read_only(&path)?;
+        if key.is_some() && encryption::is_plain(&path)? {
+            Store::open_with(
+                &path,
+                StoreOptions {
+                    holder: "a reader encrypting the store",
+                    key: key.clone(),
+                    ..StoreOptions::default()
+                },
+            )
+            .map(drop)?;
+        }
+        let conn = open_read_only_keyed(&path, key.as_ref())?;
         let open_error = |source| Error::OpenStore {
             path: path.clone(),
             source,
@@ -612,11 +652,13 @@ impl StoreReader {
         }
         // Before anything is read, the planner's look at the schema included: writing the
         // journal in may migrate the store.
-        catch_up::catch_up(&path, &conn, catch_up::WAIT, |holder| {
+        let data_key = key.as_ref().map(|key| key.key.clone());
+        catch_up::catch_up(&path, &conn, data_key.as_ref(), catch_up::WAIT, |holder| {
             Store::open_with(
                 &path,
                 StoreOptions {
                     holder,
+                    key: key.clone(),
                     ..StoreOptions::default()
                 },
             )
@@ -632,7 +674,7 @@ impl StoreReader {
         let layout = IndexLayout::read(&conn).map_err(open_error)?;
         let readers = ReaderPool::new(conn, {
             let path = path.clone();
-            move || open_read_only(&path)
+            move || open_read_only_keyed(&path, key.as_ref())
         });
         Ok(Self {
             path,

@@ -8,7 +8,7 @@
 //! is the wait for a lock the connections are given at open ([`wait_for_lock`]), which SQLite
 //! calls whenever one of them meets a lock another holds.
 
-use super::types::Durability;
+use super::types::{Durability, StoreKey};
 use crate::facet_counts;
 use crate::redelivery::{NotificationKey, Redeliveries, RedeliveriesLoader, Seen};
 use crate::search;
@@ -208,8 +208,9 @@ pub(super) const PAGE_SIZE: i64 = 8 * 1024;
 /// A WAL file larger than this is cut back to it when the WAL restarts.
 pub(super) const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 
-/// A connection that only reads, for [`StoreReader::open`](super::StoreReader::open).
-pub(super) fn open_read_only(path: &Path) -> Result<Connection> {
+/// A connection that only reads, for [`StoreReader::open`](super::StoreReader::open), keyed
+/// first thing with `key` (an encrypted store, [`super::encryption`]).
+pub(super) fn open_read_only_keyed(path: &Path, key: Option<&StoreKey>) -> Result<Connection> {
     let open_error = |source| Error::OpenStore {
         path: path.to_path_buf(),
         source,
@@ -219,19 +220,34 @@ pub(super) fn open_read_only(path: &Path) -> Result<Connection> {
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(open_error)?;
+    super::encryption::apply_key(&conn, key, path)?;
     wait_for_locks(&conn).map_err(open_error)?;
     search::register_functions(&conn).map_err(open_error)?;
     Ok(conn)
 }
 
-pub(super) fn open_connection(path: &Path, durability: Durability) -> Result<Connection> {
+/// [`open_read_only_keyed`] on an unencrypted store.
+#[cfg(test)]
+pub(super) fn open_read_only(path: &Path) -> Result<Connection> {
+    open_read_only_keyed(path, None)
+}
+
+/// A connection that reads and writes, keyed first thing with `key` (an encrypted store,
+/// [`super::encryption`]).
+pub(super) fn open_connection_keyed(
+    path: &Path,
+    durability: Durability,
+    key: Option<&StoreKey>,
+) -> Result<Connection> {
     let conn = Connection::open(path).map_err(|source| Error::OpenStore {
         path: path.to_path_buf(),
         source,
     })?;
+    super::encryption::apply_key(&conn, key, path)?;
     wait_for_locks(&conn)?;
     // Only takes effect on a new, empty database (before WAL mode is set); an existing store
-    // keeps the page size it was made with.
+    // keeps the page size it was made with. (An encrypted store's is SQLCipher's
+    // `cipher_page_size`, set with its key.)
     conn.pragma_update(None, "page_size", PAGE_SIZE)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     let synchronous = match durability {
@@ -241,6 +257,12 @@ pub(super) fn open_connection(path: &Path, durability: Durability) -> Result<Con
     conn.pragma_update(None, "synchronous", synchronous)?;
     search::register_functions(&conn)?;
     Ok(conn)
+}
+
+/// [`open_connection_keyed`] on an unencrypted store.
+#[cfg(test)]
+pub(super) fn open_connection(path: &Path, durability: Durability) -> Result<Connection> {
+    open_connection_keyed(path, durability, None)
 }
 
 /// The first capture id whose notification may still be redelivered, as a store opens: the

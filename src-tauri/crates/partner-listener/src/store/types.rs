@@ -279,8 +279,32 @@ pub enum Durability {
     Normal,
 }
 
+/// The data key a store is encrypted with at rest, and where it lives (named in the error a
+/// store that does not open with it gives, and in the store's key note; never the key).
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoreKey {
+    pub key: partner_seal::DataKey,
+    /// Where the key lives, as a user reads it ("the key file /…/data.key").
+    pub home: String,
+}
+
+impl StoreKey {
+    pub fn new(key: partner_seal::DataKey, home: impl Into<String>) -> Self {
+        Self {
+            key,
+            home: home.into(),
+        }
+    }
+}
+
+impl std::fmt::Debug for StoreKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StoreKey({}, {})", self.key.fingerprint(), self.home)
+    }
+}
+
 /// How a store is opened.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StoreOptions {
     pub retention: Retention,
     pub durability: Durability,
@@ -290,6 +314,11 @@ pub struct StoreOptions {
     /// How long a notification's redeliveries are linked to it; `None`:
     /// [`REDELIVERY_WINDOW`](crate::REDELIVERY_WINDOW).
     pub redelivery_window: Option<std::time::Duration>,
+    /// The data key the store is encrypted with (SQLCipher for the tables and their WAL, sealed
+    /// records for the journal); a store written unencrypted is encrypted with it as it opens.
+    /// `None`: an unencrypted store (tests and benchmarks only; every program passes its key,
+    /// from `partner_local::data_key`).
+    pub key: Option<StoreKey>,
 }
 
 mod optional_seconds {
