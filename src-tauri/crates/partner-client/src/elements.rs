@@ -123,10 +123,13 @@ pub struct StoredElementKeys {
     element: SubscriptionElement,
     current: Option<Secret>,
     previous: Option<Secret>,
+    /// Whether the change put the element on the list of those not bound yet.
+    listed: bool,
 }
 
 impl StoredElementKeys {
-    /// Puts both entries back as they were.
+    /// Puts both entries back as they were, and takes the element off the list of those not
+    /// bound yet if the change put it there.
     pub fn restore(&self, store: &dyn SecretStore) -> Result<()> {
         for (slot, value) in [
             (self.element.current_slot(), &self.current),
@@ -137,28 +140,42 @@ impl StoredElementKeys {
                 None => store.delete(&slot)?,
             }
         }
+        if self.listed {
+            unlist(store, &self.element)?;
+        }
         Ok(())
     }
 }
 
 /// Stores `key` as the element's current key; the one it replaces becomes the previous key,
-/// replaced at `now`. Returns what was there before.
+/// replaced at `now`. An element no notification has bound yet is listed for a listener to
+/// try (one whose key the console did not hold before, say, subscribed elsewhere, would
+/// otherwise never be bound). Returns what was there before.
 pub fn store_element_key(
     store: &dyn SecretStore,
     element: &SubscriptionElement,
     key: &Secret,
     now: DateTime<Utc>,
 ) -> Result<StoredElementKeys> {
-    let before = StoredElementKeys {
+    let mut before = StoredElementKeys {
         element: element.clone(),
         current: store.get(&element.current_slot())?,
         previous: store.get(&element.previous_slot())?,
+        listed: false,
     };
     if let Some(old) = &before.current {
         store.set(&element.previous_slot(), &encode_previous(old, now))?;
     }
     store.set(&element.current_slot(), key)?;
+    if bound_id(store, element)?.is_none() {
+        before.listed = list(store, element)?;
+    }
     Ok(before)
+}
+
+/// Stops the element's previous key verifying: its entry is removed (the current key stays).
+pub fn retire_previous_key(store: &dyn SecretStore, element: &SubscriptionElement) -> Result<()> {
+    store.delete(&element.previous_slot())
 }
 
 /// A new element's key: stored, and the element listed as not bound yet (so a listener tries
@@ -172,9 +189,27 @@ pub fn keep_new_element(
 ) -> Result<()> {
     forget_binding(store, element)?;
     store_element_key(store, element, key, now)?;
+    list(store, element)?;
+    Ok(())
+}
+
+/// Puts the element on the list of those not bound yet; whether it was not there before.
+fn list(store: &dyn SecretStore, element: &SubscriptionElement) -> Result<bool> {
     let mut unbound = unbound_elements(store)?;
-    if !unbound.contains(element) {
-        unbound.push(element.clone());
+    if unbound.contains(element) {
+        return Ok(false);
+    }
+    unbound.push(element.clone());
+    write_unbound(store, &unbound)?;
+    Ok(true)
+}
+
+/// Takes the element off the list of those not bound yet.
+fn unlist(store: &dyn SecretStore, element: &SubscriptionElement) -> Result<()> {
+    let mut unbound = unbound_elements(store)?;
+    let before = unbound.len();
+    unbound.retain(|e| e != element);
+    if unbound.len() != before {
         write_unbound(store, &unbound)?;
     }
     Ok(())
@@ -186,13 +221,7 @@ pub fn forget_element(store: &dyn SecretStore, element: &SubscriptionElement) ->
     store.delete(&element.current_slot())?;
     store.delete(&element.previous_slot())?;
     forget_binding(store, element)?;
-    let mut unbound = unbound_elements(store)?;
-    let before = unbound.len();
-    unbound.retain(|e| e != element);
-    if unbound.len() != before {
-        write_unbound(store, &unbound)?;
-    }
-    Ok(())
+    unlist(store, element)
 }
 
 fn forget_binding(store: &dyn SecretStore, element: &SubscriptionElement) -> Result<()> {
@@ -238,13 +267,7 @@ pub fn bind(
         &element.encode(),
     )?;
     store.set(&element.binding_slot(), &Secret::new(subscription_id))?;
-    let mut unbound = unbound_elements(store)?;
-    let before = unbound.len();
-    unbound.retain(|e| e != element);
-    if unbound.len() != before {
-        write_unbound(store, &unbound)?;
-    }
-    Ok(())
+    unlist(store, element)
 }
 
 /// The elements whose keys the console holds and that no notification has bound yet. An entry
@@ -374,6 +397,33 @@ mod tests {
             .get(&SecretSlot::UnboundElements { part: 0 })
             .unwrap()
             .is_none());
+    }
+
+    #[test]
+    fn a_key_set_by_rotation_where_none_was_kept_waits_for_a_binding_and_is_put_back_on_failure() {
+        let store = MemoryStore::new();
+        let a = element("https://h/a");
+        let now = Utc::now();
+        // Subscribed elsewhere: the console held no key and listed nothing.
+        let before = store_element_key(&store, &a, &Secret::new("key-1"), now).unwrap();
+        assert_eq!(unbound_elements(&store).unwrap(), vec![a.clone()]);
+        before.restore(&store).unwrap();
+        assert!(element_keys(&store, &a).unwrap().is_none());
+        assert!(unbound_elements(&store).unwrap().is_empty());
+
+        store_element_key(&store, &a, &Secret::new("key-1"), now).unwrap();
+        bind(&store, "whs-1", &a).unwrap();
+        let before = store_element_key(&store, &a, &Secret::new("key-2"), now).unwrap();
+        assert!(
+            unbound_elements(&store).unwrap().is_empty(),
+            "a bound one stays bound"
+        );
+        retire_previous_key(&store, &a).unwrap();
+        let keys = element_keys(&store, &a).unwrap().unwrap();
+        assert!(keys.current.ct_eq("key-2"));
+        assert!(keys.previous.is_none());
+        before.restore(&store).unwrap();
+        assert_eq!(bound_id(&store, &a).unwrap().as_deref(), Some("whs-1"));
     }
 
     #[test]

@@ -100,6 +100,15 @@ impl SubscriptionRef {
         }
         SubscriptionRef::Id(text.to_string())
     }
+
+    /// The text [`Self::parse`] reads back as this subscription: the id, or `RESOURCE=URL` (the
+    /// resource as its URN). What a screen or a script hands back to name an element.
+    pub fn argument(&self) -> String {
+        match self {
+            SubscriptionRef::Id(id) => id.clone(),
+            SubscriptionRef::Element { url, resource } => format!("{resource}={url}"),
+        }
+    }
 }
 
 impl std::fmt::Display for SubscriptionRef {
@@ -820,6 +829,27 @@ mod tests {
 
     fn base(raw: &str) -> CallbackBase {
         CallbackBase::parse(raw).unwrap()
+    }
+
+    #[test]
+    fn an_element_s_argument_parses_back_to_the_same_element() {
+        for url in [
+            "https://h.example/hooks",
+            "http://127.0.0.1:7070/webhooks?a=b=c",
+        ] {
+            for resource in [
+                "urn:svc:partner:transaction",
+                "urn:svc:partner:transaction:event",
+            ] {
+                let element = SubscriptionRef::Element {
+                    url: url.to_string(),
+                    resource: resource.to_string(),
+                };
+                assert_eq!(SubscriptionRef::parse(&element.argument()), element);
+            }
+        }
+        let id = SubscriptionRef::Id("whs-1".into());
+        assert_eq!(SubscriptionRef::parse(&id.argument()), id);
     }
 
     #[test]
