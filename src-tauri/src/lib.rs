@@ -125,6 +125,8 @@ pub fn run() {
             commands::rotate_signing_key,
             commands::subscription_keys,
             commands::retire_previous_key,
+            commands::element_keys,
+            commands::retire_previous_element_key,
             commands::update_subscription,
             commands::delete_subscription,
             commands::repoint_subscriptions,

@@ -3,8 +3,9 @@
 //! `services::subscriptions` and `services::receiver_check`.
 use partner_api::read::{Product, WebhookSubscription};
 use partner_console_core::bridge::{
-    ListenerSubscription, NewProductForm, NewSubscriptionForm, Received, ReceiverCheckForm,
-    RepointResult, RotateKeyForm, ShownOnceKey, SubscriptionChangeForm, SubscriptionKeys,
+    ElementKeys, ListenerSubscription, NewProductForm, NewSubscriptionForm, Received,
+    ReceiverCheckForm, RepointResult, RotateKeyForm, ShownOnceKey, SubscriptionChangeForm,
+    SubscriptionKeys,
 };
 use partner_console_core::services::{products, receiver_check, subscriptions};
 use partner_console_core::{Console, Result};
@@ -54,6 +55,31 @@ pub async fn retire_previous_key(
 ) -> Result<SubscriptionKeys> {
     state
         .blocking(move |console| products::retire_previous_key(console, subscription_id))
+        .await
+}
+
+/// A subscription the service shows without an id, by its product, url and resource.
+#[tauri::command]
+pub async fn element_keys(
+    state: State<'_, Console>,
+    product_id: String,
+    url: String,
+    resource: String,
+) -> Result<ElementKeys> {
+    products::element_keys(&state, product_id, url, resource).await
+}
+
+#[tauri::command]
+pub async fn retire_previous_element_key(
+    state: State<'_, Console>,
+    product_id: String,
+    url: String,
+    resource: String,
+) -> Result<ElementKeys> {
+    state
+        .blocking(move |console| {
+            products::retire_previous_element_key(console, product_id, url, resource)
+        })
         .await
 }
 

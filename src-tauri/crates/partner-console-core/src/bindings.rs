@@ -59,6 +59,7 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     RotateKeyForm::export_all_to(dir)?;
     ShownOnceKey::export_all_to(dir)?;
     SubscriptionKeys::export_all_to(dir)?;
+    ElementKeys::export_all_to(dir)?;
     RespondForm::export_all_to(dir)?;
     TestMode::export_all_to(dir)?;
     ListenerView::export_all_to(dir)?;

@@ -2,6 +2,7 @@
 
 use partner_api::{EventType, ResourceType};
 use serde::{Deserialize, Serialize};
+use std::fmt;
 use ts_rs::TS;
 
 /// The create-product form.
@@ -15,7 +16,8 @@ pub struct NewProductForm {
 }
 
 /// Add a subscription to a product; no key means the app generates a compliant one.
-#[derive(Debug, Clone, Deserialize, TS)]
+// Its Debug print leaves the key out (below).
+#[derive(Clone, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct NewSubscriptionForm {
     pub product_id: String,
@@ -26,7 +28,8 @@ pub struct NewSubscriptionForm {
 }
 
 /// Rotate a subscription's key: a pasted key, or none to generate one.
-#[derive(Debug, Clone, Deserialize, TS)]
+// Its Debug print leaves the key out (below).
+#[derive(Clone, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RotateKeyForm {
     pub product_id: String,
@@ -35,13 +38,54 @@ pub struct RotateKeyForm {
 }
 
 /// A signing key the user just set, shown once; the app keeps it in the keychain.
-#[derive(Debug, Clone, Serialize, TS)]
+// Its Debug print leaves the key out (below).
+#[derive(Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ShownOnceKey {
     pub subscription_id: String,
     pub key: String,
     /// Whether the previous key still verifies until the user retires it.
     pub previous_still_verifies: bool,
+}
+
+/// What a Debug print shows of a key: whether there is one.
+fn key_shown(key: Option<&str>) -> &'static str {
+    match key {
+        Some(_) => "[redacted]",
+        None => "none",
+    }
+}
+
+impl fmt::Debug for NewSubscriptionForm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NewSubscriptionForm")
+            .field("product_id", &self.product_id)
+            .field("url", &self.url)
+            .field("events", &self.events)
+            .field("resource", &self.resource)
+            .field("signing_key", &key_shown(self.signing_key.as_deref()))
+            .finish()
+    }
+}
+
+impl fmt::Debug for RotateKeyForm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RotateKeyForm")
+            .field("product_id", &self.product_id)
+            .field("subscription_id", &self.subscription_id)
+            .field("signing_key", &key_shown(self.signing_key.as_deref()))
+            .finish()
+    }
+}
+
+impl fmt::Debug for ShownOnceKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShownOnceKey")
+            .field("subscription_id", &self.subscription_id)
+            .field("key", &key_shown(Some(&self.key)))
+            .field("previous_still_verifies", &self.previous_still_verifies)
+            .finish()
+    }
 }
 
 /// The keys the listener verifies a subscription's notifications with (never their values).
@@ -51,6 +95,24 @@ pub struct SubscriptionKeys {
     pub subscription_id: String,
     pub has_current: bool,
     pub has_previous: bool,
+}
+
+/// A subscription the service shows without an id (its product's element of that `url` and
+/// `resource`): what the console keeps for it, and the id the listener learned, never a key.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ElementKeys {
+    /// How the screen names it to rotate, edit or delete it: `RESOURCE=URL`, as `partner` takes it.
+    pub subscription: String,
+    pub url: String,
+    pub resource: String,
+    /// Whether its signing key is in the keychain (kept under the element).
+    pub has_current: bool,
+    /// Whether a replaced key still verifies (until it is retired).
+    pub has_previous: bool,
+    /// The subscription id the listener bound to it: the one the first notification that
+    /// verified with its key named. None while it waits for that notification.
+    pub bound_id: Option<String>,
 }
 
 /// A subscription's new URL, events or resource (each left as it is when none).

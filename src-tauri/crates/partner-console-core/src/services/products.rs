@@ -4,12 +4,12 @@
 //! are kept in step by [`crate::services::subscriptions`].
 use crate::bridge::Received;
 use crate::bridge::{
-    NewProductForm, NewSubscriptionForm, RotateKeyForm, ShownOnceKey, SubscriptionKeys,
+    ElementKeys, NewProductForm, NewSubscriptionForm, RotateKeyForm, ShownOnceKey, SubscriptionKeys,
 };
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::AppState;
 use partner_api::{read, NewProduct, Secret};
-use partner_client::NewSubscription;
+use partner_client::{KeyHome, NewSubscription, SecretStore, SubscriptionElement, SubscriptionRef};
 use partner_listener::KeySource;
 
 /// Creates a product from the form (blank optional fields are left out).
@@ -114,6 +114,75 @@ fn held_keys(keys: &dyn KeySource, subscription_id: String) -> SubscriptionKeys 
 pub fn retire_previous_key(state: &AppState, subscription_id: String) -> Result<SubscriptionKeys> {
     crate::services::subscriptions::retire_previous_key(state, &subscription_id)?;
     Ok(held_keys(state.keys.as_ref(), subscription_id))
+}
+
+/// The subscription of product `product_id` with this `url` and `resource` at a service that
+/// shows no `subscriptionId`, named as `partner-client` names it (`KeyHome`); refused when it
+/// cannot be named so (a resource the console does not know).
+fn element_of(product_id: &str, url: String, resource: String) -> Result<SubscriptionElement> {
+    let shown = read::WebhookSubscription {
+        subscription_id: None,
+        url: Some(url),
+        events: Vec::new(),
+        resource: Some(read::Open::parse(&resource)),
+    };
+    match KeyHome::of(product_id, &shown) {
+        Some(KeyHome::Element(element)) => Ok(element),
+        _ => Err(AppError::new(
+            ErrorKind::InvalidInput,
+            format!(
+                "This subscription shows no subscriptionId and its resource ({}) is not one the console knows, so it cannot be named by its url and resource.",
+                resource.escape_debug()
+            ),
+            "Change it with the service's own tools, or ask the service to show subscription ids.",
+        )),
+    }
+}
+
+/// What the keychain holds for an element, and the id bound to it (never a key).
+fn element_view(store: &dyn SecretStore, element: SubscriptionElement) -> Result<ElementKeys> {
+    let keys = partner_client::elements::element_keys(store, &element)?;
+    let bound_id = partner_client::elements::bound_id(store, &element)?;
+    Ok(ElementKeys {
+        subscription: SubscriptionRef::Element {
+            url: element.url.clone(),
+            resource: element.resource.clone(),
+        }
+        .argument(),
+        has_current: keys.is_some(),
+        has_previous: keys.is_some_and(|k| k.previous.is_some()),
+        bound_id,
+        url: element.url,
+        resource: element.resource,
+    })
+}
+
+/// A subscription the service shows without an id (product, `url`, `resource`): whether its
+/// keys are in the keychain, the id the listener bound to it if one has, and how the screen
+/// names it to rotate, edit or delete it. Reads the keychain on the blocking pool.
+pub async fn element_keys(
+    state: &AppState,
+    product_id: String,
+    url: String,
+    resource: String,
+) -> Result<ElementKeys> {
+    let element = element_of(&product_id, url, resource)?;
+    state
+        .with_keychain(move |store| element_view(store, element))
+        .await?
+}
+
+/// Stops the previous key of a subscription shown without an id verifying (keychain and
+/// listener). Reads and writes the keychain: call it off the async workers.
+pub fn retire_previous_element_key(
+    state: &AppState,
+    product_id: String,
+    url: String,
+    resource: String,
+) -> Result<ElementKeys> {
+    let element = element_of(&product_id, url, resource)?;
+    crate::services::subscriptions::retire_previous_element_key(state, &element)?;
+    element_view(state.secrets.as_ref(), element)
 }
 
 /// What is wrong with a signing key, sentence by sentence (none when it keeps the rule).

@@ -6,7 +6,9 @@ use crate::bridge::{RepointOffer, RepointResult, RepointedSubscription};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::AppState;
 use partner_api::Secret;
-use partner_client::{NewSubscription, PartnerClient, SecretSlot, Subscribed};
+use partner_client::{
+    NewSubscription, PartnerClient, SecretSlot, Subscribed, SubscriptionElement, SubscriptionRef,
+};
 use partner_listener::{KeySource, PreviousKey, SubscriptionKeys};
 
 /// Adds a subscription (the key goes to the keychain first) and hands its key to the listener.
@@ -113,6 +115,26 @@ pub fn retire_previous_key(state: &AppState, subscription_id: &str) -> Result<()
     Ok(())
 }
 
+/// Stops the previous key of a subscription the service shows without an id verifying:
+/// removed from the keychain (the element's entry), and from the listener, under the id a
+/// notification bound or in its list of those not bound yet. Reads the keychain: call it off
+/// the async workers.
+pub fn retire_previous_element_key(state: &AppState, element: &SubscriptionElement) -> Result<()> {
+    let store = state.secrets.as_ref();
+    partner_client::elements::retire_previous_key(store, element)?;
+    match partner_client::elements::bound_id(store, element)? {
+        Some(id) => {
+            if let Some(keys) = state.keys.keys(&id) {
+                state
+                    .keys
+                    .remember(&id, SubscriptionKeys::new(keys.current));
+            }
+        }
+        None => state.keys.forget_unbound(),
+    }
+    Ok(())
+}
+
 /// Changes a subscription's URL, events or resource (its key stays as it is).
 pub async fn update(
     state: &AppState,
@@ -126,7 +148,22 @@ pub async fn update(
         events: form.events,
         resource: form.resource,
     };
-    let subscription = partner_client::SubscriptionRef::parse(&form.subscription_id);
+    let subscription = SubscriptionRef::parse(&form.subscription_id);
+    // The id a notification bound to a subscription shown without one: the listener reads its
+    // keys again after the change (gone with the element if it moved to a new url or resource).
+    let bound = match &subscription {
+        SubscriptionRef::Element { url, resource } => {
+            let element = SubscriptionElement {
+                product_id: form.product_id.clone(),
+                url: url.clone(),
+                resource: resource.clone(),
+            };
+            state
+                .with_keychain(move |store| partner_client::elements::bound_id(store, &element))
+                .await??
+        }
+        SubscriptionRef::Id(_) => None,
+    };
     let updated = state
         .client()?
         .update_subscription_keeping_key(&state.secrets, &form.product_id, subscription, &change)
@@ -134,6 +171,9 @@ pub async fn update(
     // A subscription moved to a new url or resource at a service that shows no ids is a new
     // one there, not bound yet.
     state.keys.forget_unbound();
+    if let Some(id) = bound {
+        state.keys.forget(&id);
+    }
     Ok(updated)
 }
 
@@ -169,6 +209,8 @@ pub async fn delete(
     match outcome {
         Ok(product) => {
             state.keys.forget(subscription_id);
+            // An element not bound yet leaves the listener's list of those it tries.
+            state.keys.forget_unbound();
             Ok(product.into())
         }
         Err(error @ partner_client::ClientError::KeysLeftBehind { .. }) => {

@@ -14,3 +14,4 @@ mod sorts_and_walks;
 mod startup_and_connections;
 mod support_and_links;
 mod webhooks;
+mod without_subscription_ids;
