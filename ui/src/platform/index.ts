@@ -79,6 +79,7 @@ import type {
   SortKeys,
   SubscriptionChangeForm,
   SubscriptionKeys,
+  ElementKeys,
   SupportCounts,
   SupportExportForm,
   SupportFilter,
@@ -221,6 +222,15 @@ export const api = {
     call<SubscriptionKeys>("subscription_keys", { subscriptionId }),
   retirePreviousKey: (subscriptionId: string) =>
     call<SubscriptionKeys>("retire_previous_key", { subscriptionId }),
+  /**
+   * A subscription the service shows without an id, by its url and resource: its keys in the
+   * keychain, the id the listener bound to it (none while it waits for its first notification),
+   * and the name (`RESOURCE=URL`) to rotate, edit or delete it by.
+   */
+  elementKeys: (productId: string, url: string, resource: string) =>
+    call<ElementKeys>("element_keys", { productId, url, resource }),
+  retirePreviousElementKey: (productId: string, url: string, resource: string) =>
+    call<ElementKeys>("retire_previous_element_key", { productId, url, resource }),
   /** Changes a subscription's URL, events or resource (each left as it is when null). */
   updateSubscription: (form: SubscriptionChangeForm) =>
     call<SubscriptionView>("update_subscription", { form }),
@@ -380,7 +390,8 @@ function subscribe<T>(event: string, handler: (payload: T) => void, onListening?
 }
 
 export const events = {
-  onCaptures: (handler: (batch: CaptureBatch) => void) => subscribe(EVENTS.captures, handler),
+  /** New captures of the listener; `onListening` runs once they are heard. */
+  onCaptures: (handler: (batch: CaptureBatch) => void, onListening?: () => void) => subscribe(EVENTS.captures, handler, onListening),
   /** New calls of the active connection, a few batches a second at most. */
   onCalls: (handler: (batch: CallBatch) => void, onListening?: () => void) => subscribe(EVENTS.calls, handler, onListening),
   onToken: (handler: (view: TokenView) => void) => subscribe(EVENTS.token, handler),

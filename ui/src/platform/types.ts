@@ -119,6 +119,7 @@ export type { SignatureReport } from "../bindings/SignatureReport";
 export type { SortKeys } from "../bindings/SortKeys";
 export type { SubscriptionChangeForm } from "../bindings/SubscriptionChangeForm";
 export type { SubscriptionKeys } from "../bindings/SubscriptionKeys";
+export type { ElementKeys } from "../bindings/ElementKeys";
 export type { TestMode } from "../bindings/TestMode";
 export type { TokenHistoryEntry } from "../bindings/TokenHistoryEntry";
 export type { TokenPhase } from "../bindings/TokenPhase";

@@ -1,6 +1,6 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
-import { api, type EventType, type Product, type ResourceType, type ShownOnceKey, type Subscription } from "../../platform";
+import { useMutation, useQueries, useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
+import { api, events, toCommandError, type ElementKeys, type EventType, type Product, type ResourceType, type ShownOnceKey, type Subscription, type SubscriptionView } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { CopyLinkButton } from "../../components/CopyLink";
 import { RecordView } from "../../components/JsonView";
@@ -11,9 +11,14 @@ import { KeyField, useKeyChoice } from "./KeyField";
 import { ReceiverCheck } from "../../components/ReceiverCheck";
 import { ShownOnce } from "./ShownOnce";
 import { addressable, draftOf, EVENTS, RESOURCES, subscriptionChange, subscriptionDraftProblems, toggleEvent, type SubscriptionDraft } from "./subscriptionModel";
+import { bindingOf, bindingSummary, elementLabel, elementQueryKey, namedByElement, type Binding } from "./elementModel";
 
-/** What the user is doing to one subscription: one at a time, under the table. */
-type SubscriptionAction = { kind: "rotate" | "edit" | "delete" | "check"; subscriptionId: string };
+/**
+ * What the user is doing to one subscription: one at a time, under the table. `subscriptionId`
+ * is how the shell names it: its id, or for one the service shows without an id, the
+ * `RESOURCE=URL` the shell gave (`ElementKeys.subscription`); `label` is how the screen says it.
+ */
+type SubscriptionAction = { kind: "rotate" | "edit" | "delete" | "check"; subscriptionId: string; label: string; element?: SubscriptionView & { url: string; resource: string } };
 
 export function ProductDetail({ id }: { id: string }) {
   const product = useQuery({ queryKey: ["product", id], queryFn: () => api.getProduct(id), retry: false });
@@ -21,10 +26,24 @@ export function ProductDetail({ id }: { id: string }) {
   const [action, setAction] = useState<SubscriptionAction | null>(null);
   const [adding, setAdding] = useState(false);
   const [done, setDone] = useState<string | null>(null);
-  const act = (kind: SubscriptionAction["kind"], subscriptionId: string) => {
+  const act = (kind: SubscriptionAction["kind"], subscriptionId: string, label = shortId(subscriptionId), element?: SubscriptionAction["element"]) => {
     setDone(null);
-    setAction({ kind, subscriptionId });
+    setAction({ kind, subscriptionId, label, element });
   };
+  const client = useQueryClient();
+  // Subscriptions the service shows without an id: the shell says what the keychain holds for
+  // each, the id the listener bound to it, and the name to change it by.
+  const named = (product.data?.webhooks ?? []).filter(namedByElement);
+  const elementKeys = useQueries({
+    queries: named.map((w) => ({ queryKey: elementQueryKey(id, w), queryFn: () => api.elementKeys(id, w.url, w.resource), retry: false })),
+  });
+  const waiting = elementKeys.some((q) => q.data !== undefined && bindingOf(q.data) === "waiting");
+  // The listener binds one at its first notification: each capture that arrives may be it.
+  useEffect(() => {
+    if (!waiting) return;
+    const refresh = () => void client.invalidateQueries({ queryKey: ["elementKeys", id] });
+    return events.onCaptures(refresh, refresh);
+  }, [waiting, id, client]);
 
   if (product.isError) {
     return (
@@ -36,6 +55,12 @@ export function ProductDetail({ id }: { id: string }) {
   }
   if (!product.data) return <div className="page muted">Loading product…</div>;
   const p = product.data;
+  const keysOf = (w: SubscriptionView) => {
+    const at = named.indexOf(w as (typeof named)[number]);
+    return at < 0 ? undefined : elementKeys[at];
+  };
+  const withoutIds = p.webhooks.some((w) => !w.subscriptionId);
+  const summary = bindingSummary(elementKeys.flatMap((q) => (q.data ? [q.data] : [])));
 
   return (
     <div className="page">
@@ -54,6 +79,13 @@ export function ProductDetail({ id }: { id: string }) {
             <button type="button" onClick={() => setAdding(true)} disabled={adding}>Add subscription</button>
           </div>
           {adding && <AddSubscription productId={p.id} onDone={(k) => { setAdding(false); if (k) setShown(k); }} />}
+          {withoutIds && (
+            <p className="muted small no-ids-note" role="note" data-testid="no-ids-note">
+              This service shows no subscription ids: its subscriptions are named here by URL and resource, each key kept in the
+              keychain for that pair. The listener learns a subscription&apos;s id from the first notification that verifies with its key,
+              and keeps it.{summary && <> <strong data-testid="binding-summary">{summary}</strong></>}
+            </p>
+          )}
           <table className="grid compact" aria-label="Subscriptions">
             <thead>
               <tr><th>Subscription</th><th>URL</th><th>Resource</th><th>Events</th><th>Keys</th><th></th></tr>
@@ -63,6 +95,10 @@ export function ProductDetail({ id }: { id: string }) {
                 <tr><td colSpan={6} className="empty">No subscriptions yet: add one pointing at the listener.</td></tr>
               )}
               {p.webhooks.map((w, index) => {
+                const keys = keysOf(w);
+                if (namedByElement(w) && keys) {
+                  return <ElementRow key={`element-${w.url}-${w.resource}`} productId={p.id} subscription={w} keys={keys} act={act} />;
+                }
                 const id = w.subscriptionId ?? null;
                 return (
                   <tr key={id ?? `unnamed-${index}`} data-subscription-id={id ?? undefined} data-url={w.url ?? undefined}>
@@ -93,6 +129,7 @@ export function ProductDetail({ id }: { id: string }) {
             <RotateKey
               productId={p.id}
               subscriptionId={action.subscriptionId}
+              label={action.label}
               onDone={(k) => {
                 setAction(null);
                 if (k) setShown(k);
@@ -103,7 +140,9 @@ export function ProductDetail({ id }: { id: string }) {
             <EditSubscription
               key={action.subscriptionId}
               product={p}
-              subscription={addressable(p.webhooks).find((w) => w.subscriptionId === action.subscriptionId)}
+              label={action.label}
+              byElement={action.element !== undefined}
+              subscription={action.element ? elementNamed(p.webhooks, action.element, action.subscriptionId) : addressable(p.webhooks).find((w) => w.subscriptionId === action.subscriptionId)}
               onDone={(message) => {
                 setAction(null);
                 setDone(message);
@@ -121,6 +160,7 @@ export function ProductDetail({ id }: { id: string }) {
               key={action.subscriptionId}
               productId={p.id}
               subscriptionId={action.subscriptionId}
+              label={action.label}
               onDone={(message) => {
                 setAction(null);
                 setDone(message);
@@ -160,7 +200,97 @@ function KeyStatus({ subscriptionId }: { subscriptionId: string }) {
   );
 }
 
-function RotateKey({ productId, subscriptionId, onDone }: { productId: string; subscriptionId: string; onDone: (k: ShownOnceKey | null) => void }) {
+/** The element still on the product with this url and resource, named as the shell named it. */
+function elementNamed(webhooks: SubscriptionView[], element: { url: string; resource: string }, name: string): Subscription | undefined {
+  const found = webhooks.filter(namedByElement).find((w) => w.url === element.url && w.resource === element.resource);
+  return found ? { ...found, subscriptionId: name } : undefined;
+}
+
+const BINDING_WORDS: Record<Binding, { pill: string; className: string; line: string }> = {
+  bound: { pill: "bound", className: "pill valid", line: "by the listener, from its first notification" },
+  waiting: { pill: "not bound yet", className: "pill warn", line: "waits for its first notification" },
+  "no-key": { pill: "not bound", className: "pill muted-pill", line: "no key here to verify it with" },
+};
+
+/**
+ * A subscription the service shows without an id: named by url and resource, with the id the
+ * listener bound to it (or that it still waits for its first notification), its keys, and the
+ * same actions as one with an id (but the receiver check, which signs as a named subscription).
+ */
+function ElementRow({
+  productId,
+  subscription: w,
+  keys,
+  act,
+}: {
+  productId: string;
+  subscription: SubscriptionView & { url: string; resource: string };
+  keys: UseQueryResult<ElementKeys>;
+  act: (kind: SubscriptionAction["kind"], subscriptionId: string, label: string, element: SubscriptionAction["element"]) => void;
+}) {
+  const known = keys.data;
+  const binding = known ? bindingOf(known) : undefined;
+  const words = binding ? BINDING_WORDS[binding] : undefined;
+  const failure = keys.isError ? toCommandError(keys.error) : null;
+  const label = elementLabel(w);
+  return (
+    <tr data-url={w.url} data-resource={w.resource} data-binding={binding} data-bound-id={known?.boundId ?? undefined}>
+      <td>
+        {words && known ? (
+          <span className="binding" data-testid="binding" title={binding === "bound" ? `Bound to ${known.boundId}: ${words.line}.` : `${words.pill}: ${words.line}.`}>
+            {known.boundId && <Id value={known.boundId} compact className="mono" />}
+            <span className={words.className}>{words.pill}</span>
+            <span className="muted small">{words.line}</span>
+          </span>
+        ) : failure ? (
+          <span className="muted small">—</span>
+        ) : (
+          <span className="muted small">…</span>
+        )}
+      </td>
+      <td className="mono"><span className="cell-clip" title={w.url}>{w.url}</span></td>
+      <td>{w.resource.replace("urn:svc:partner:", "")}</td>
+      <td>{w.events.join(", ")}</td>
+      <td>{known ? <ElementKeyStatus productId={productId} keys={known} /> : failure?.kind === "keychain" ? <span className="muted small" title={failure.message}>unknown</span> : <span className="muted small">—</span>}</td>
+      <td>
+        {known ? (
+          <span className="row-actions">
+            <button type="button" data-testid="element-rotate" onClick={() => act("rotate", known.subscription, label, w)}>Rotate key</button>
+            <button type="button" data-testid="element-edit" onClick={() => act("edit", known.subscription, label, w)}>Edit</button>
+            <button type="button" className="danger" data-testid="element-delete" onClick={() => act("delete", known.subscription, label, w)}>Delete</button>
+          </span>
+        ) : failure?.kind === "invalidInput" ? (
+          <span className="muted small" title={failure.hint}>Not addressable: {failure.message}</span>
+        ) : failure ? (
+          <span className="muted small" title={failure.hint}>{failure.message}</span>
+        ) : null}
+      </td>
+    </tr>
+  );
+}
+
+/** The keys kept for a subscription shown without an id, and "Retire previous" while one verifies. */
+function ElementKeyStatus({ productId, keys }: { productId: string; keys: ElementKeys }) {
+  const client = useQueryClient();
+  const retire = useMutation({
+    mutationFn: () => api.retirePreviousElementKey(productId, keys.url, keys.resource),
+    onSuccess: (k) => client.setQueryData(elementQueryKey(productId, k), k),
+  });
+  return (
+    <span className="key-status">
+      {keys.hasCurrent ? <span className="pill valid">in keychain</span> : <span className="pill warn">no key here</span>}
+      {keys.hasPrevious && (
+        <>
+          <span className="pill muted-pill">previous verifies</span>
+          <button type="button" className="link" onClick={() => retire.mutate()} disabled={retire.isPending}>Retire previous</button>
+        </>
+      )}
+      {retire.isError && <span className="field-error small" role="alert">{toCommandError(retire.error).message}</span>}
+    </span>
+  );
+}
+
+function RotateKey({ productId, subscriptionId, label, onDone }: { productId: string; subscriptionId: string; label: string; onDone: (k: ShownOnceKey | null) => void }) {
   const key = useKeyChoice();
   const client = useQueryClient();
   const rotate = useMutation({
@@ -168,6 +298,7 @@ function RotateKey({ productId, subscriptionId, onDone }: { productId: string; s
     onSuccess: (k) => {
       key.clear();
       void client.invalidateQueries({ queryKey: ["keys", subscriptionId] });
+      void client.invalidateQueries({ queryKey: ["elementKeys", productId] });
       void client.invalidateQueries({ queryKey: ["product", productId] });
       onDone(k);
     },
@@ -181,7 +312,7 @@ function RotateKey({ productId, subscriptionId, onDone }: { productId: string; s
         rotate.mutate();
       }}
     >
-      <h3>Rotate the signing key of {subscriptionId}</h3>
+      <h3>Rotate the signing key of {label}</h3>
       <KeyField keyChoice={key} />
       {rotate.isError && <ErrorPanel error={rotate.error} compact />}
       <div className="actions">
@@ -193,14 +324,31 @@ function RotateKey({ productId, subscriptionId, onDone }: { productId: string; s
 }
 
 /** Changes a subscription's URL, events or resource; its signing key stays as it is. */
-function EditSubscription({ product, subscription, onDone }: { product: Product; subscription: Subscription | undefined; onDone: (message: string | null) => void }) {
+function EditSubscription({
+  product,
+  subscription,
+  label,
+  byElement,
+  onDone,
+}: {
+  product: Product;
+  subscription: Subscription | undefined;
+  label: string;
+  byElement: boolean;
+  onDone: (message: string | null) => void;
+}) {
   const client = useQueryClient();
   const [draft, setDraft] = useState<SubscriptionDraft | null>(subscription ? draftOf(subscription) : null);
   const save = useMutation({
     mutationFn: api.updateSubscription,
     onSuccess: (saved) => {
       void client.invalidateQueries({ queryKey: ["product", product.id] });
-      onDone(`Subscription ${shortId(saved.subscriptionId)} saved.`);
+      void client.invalidateQueries({ queryKey: ["elementKeys", product.id] });
+      onDone(
+        byElement && saved.url && saved.resource
+          ? `Subscription ${elementLabel({ url: saved.url, resource: saved.resource })} saved.`
+          : `Subscription ${shortId(saved.subscriptionId)} saved.`,
+      );
     },
   });
   if (!subscription || !draft) {
@@ -217,7 +365,7 @@ function EditSubscription({ product, subscription, onDone }: { product: Product;
         if (change && Object.keys(problems).length === 0) save.mutate(change);
       }}
     >
-      <h3>Edit subscription <Id value={subscription.subscriptionId} className="mono" /></h3>
+      <h3>Edit subscription {byElement ? <span className="mono">{label}</span> : <Id value={subscription.subscriptionId} className="mono" />}</h3>
       <div className="form-row">
         <label className="grow">Callback URL
           <input value={draft.url} onChange={(e) => setDraft({ ...draft, url: e.target.value })} aria-invalid={problems.url !== undefined} data-testid="subscription-url-input" />
@@ -236,7 +384,15 @@ function EditSubscription({ product, subscription, onDone }: { product: Product;
           {problems.events && <span className="field-error small">{problems.events}</span>}
         </fieldset>
       </div>
-      <p className="muted small">The signing key stays as it is{change === null ? "; nothing is changed yet." : "."}</p>
+      <p className="muted small">
+        The signing key stays as it is{change === null ? "; nothing is changed yet." : "."}
+        {byElement && change !== null && (change.url !== null || change.resource !== null) && (
+          <span data-testid="element-move-note">
+            {" "}This service names subscriptions by URL and resource: a new one makes it another subscription there, sent with the key kept
+            here, and the listener learns its new id from its first notification.
+          </span>
+        )}
+      </p>
       {save.isError && <ErrorPanel error={save.error} compact />}
       <div className="actions">
         <button type="submit" className="primary" disabled={save.isPending || change === null || Object.keys(problems).length > 0}>
@@ -249,14 +405,15 @@ function EditSubscription({ product, subscription, onDone }: { product: Product;
 }
 
 /** Deletes a subscription after the user confirms; the shell removes its keys from the keychain. */
-function DeleteSubscription({ productId, subscriptionId, onDone }: { productId: string; subscriptionId: string; onDone: (message: string | null) => void }) {
+function DeleteSubscription({ productId, subscriptionId, label, onDone }: { productId: string; subscriptionId: string; label: string; onDone: (message: string | null) => void }) {
   const client = useQueryClient();
   const remove = useMutation({
     mutationFn: () => api.deleteSubscription(productId, subscriptionId),
     onSuccess: (product) => {
       client.setQueryData(["product", productId], product);
       client.removeQueries({ queryKey: ["keys", subscriptionId] });
-      onDone(`Subscription ${shortId(subscriptionId)} deleted; its signing keys were removed from the keychain.`);
+      void client.invalidateQueries({ queryKey: ["elementKeys", productId] });
+      onDone(`Subscription ${label} deleted; its signing keys were removed from the keychain.`);
     },
     // Deleted on the server but its keys left behind, say: the product is read again either way.
     onError: () => void client.invalidateQueries({ queryKey: ["product", productId] }),
@@ -264,7 +421,7 @@ function DeleteSubscription({ productId, subscriptionId, onDone }: { productId: 
   return (
     <div className="confirm-bar" role="alertdialog" aria-label="Delete subscription" data-testid="subscription-delete-confirm">
       <span>
-        <strong>Delete subscription <Id value={subscriptionId} className="mono" />?</strong> The server stops sending its notifications, and its
+        <strong>Delete subscription {label === shortId(subscriptionId) ? <Id value={subscriptionId} className="mono" /> : <span className="mono">{label}</span>}?</strong> The server stops sending its notifications, and its
         signing keys are removed from the keychain.
       </span>
       <button type="button" className="primary danger-fill" onClick={() => remove.mutate()} disabled={remove.isPending}>
@@ -289,6 +446,7 @@ function AddSubscription({ productId, onDone }: { productId: string; onDone: (k:
     onSuccess: (k) => {
       key.clear();
       void client.invalidateQueries({ queryKey: ["product", productId] });
+      void client.invalidateQueries({ queryKey: ["elementKeys", productId] });
       onDone(k);
     },
   });
