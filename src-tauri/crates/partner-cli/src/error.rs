@@ -44,6 +44,9 @@ pub enum CliError {
     /// `check-receiver`: the check could not run, and why.
     #[error("the check could not run: {0}")]
     CheckNotRun(String),
+    /// `version --check`: the manifest could not be fetched (`unreachable`) or read.
+    #[error("{message}")]
+    VersionCheck { message: String, unreachable: bool },
 }
 
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
@@ -59,7 +62,9 @@ Exit status:
   4  a local failure: the keychain, a file, a port, a store in use
 130  interrupted (Ctrl-C, SIGTERM) before the end: what was found so far was printed
 `partner check-receiver` has its own: 0 every rule passes, 1 a rule fails, 2 it could not run.
-`partner doctor`: 0 every step passed, 1 a step failed (the report says which and what to do).";
+`partner doctor`: 0 every step passed, 1 a step failed (the report says which and what to do).
+`partner version --check`: 0 whether or not a newer version exists (the output says), 3 the
+release page unreachable, 1 its answer not an update manifest.";
 
 impl CliError {
     fn client_status(error: &partner_client::ClientError) -> u8 {
@@ -83,6 +88,13 @@ impl CliError {
         match self {
             CliError::Usage(_) | CliError::CheckNotRun(_) => 2,
             CliError::CheckFailed(_) | CliError::DoctorFailed(_) | CliError::SendsFailed(_) => 1,
+            CliError::VersionCheck { unreachable, .. } => {
+                if *unreachable {
+                    3
+                } else {
+                    1
+                }
+            }
             CliError::Client(error) => Self::client_status(error),
             CliError::App(error) => {
                 use partner_console_core::ErrorKind;

@@ -77,6 +77,9 @@ enum Command {
     /// Print the partner-console:// link the desktop app opens for a transaction, an event or
     /// a product on a saved connection (--connection NAME) or the embedded sandbox.
     Link(commands::link::Args),
+    /// The version; with --check, whether a newer one exists (asked only then: `partner` never
+    /// looks for updates by itself).
+    Version(commands::version::Args),
     /// Print a shell completion script (bash, zsh, fish, powershell).
     Completions(commands::docs::CompletionsArgs),
     /// Write the man pages into a folder.
@@ -134,6 +137,7 @@ async fn main() -> ExitCode {
         Command::Connections(args) => commands::connections::run(args).await,
         Command::Audit(args) => commands::audit::run(args),
         Command::Link(args) => commands::link::run(args),
+        Command::Version(args) => commands::version::run(args, VERSION).await,
         Command::Completions(args) => commands::docs::completions::<Cli>(args),
         Command::Man(args) => commands::docs::man::<Cli>(args),
     };

@@ -12,7 +12,8 @@
 //! - [`audit`]: the audit log of every write the console sent or refused, shared by the app
 //!   and the CLI;
 //! - [`data_key`]: the key of the data at rest (the secret store, a key file or a variable);
-//! - [`environment`]: a connection named by the CLI's variables (`PARTNER_BASE_URL`, …).
+//! - [`environment`]: a connection named by the CLI's variables (`PARTNER_BASE_URL`, …);
+//! - [`updates`]: when the app looks for a newer version, where, and what it says about it.
 
 pub mod audit;
 pub mod data_key;
@@ -26,6 +27,7 @@ pub mod paths;
 pub mod recover;
 pub mod settings;
 pub mod sorts_tried;
+pub mod updates;
 
 pub use audit::{AuditEntry, AuditLog};
 pub use error::{Error, Result};

@@ -237,6 +237,9 @@ pub struct Settings {
     pub embedded_sandbox_port: Option<u16>,
     #[serde(default)]
     pub desktop_notices: DesktopNotices,
+    /// Whether the app looks for a newer version at start (`crate::updates`).
+    #[serde(default)]
+    pub updates: crate::updates::UpdateSettings,
 }
 
 impl Default for Settings {
@@ -250,6 +253,7 @@ impl Default for Settings {
             tunnel_urls: BTreeMap::new(),
             embedded_sandbox_port: None,
             desktop_notices: DesktopNotices::default(),
+            updates: crate::updates::UpdateSettings::default(),
         }
     }
 }

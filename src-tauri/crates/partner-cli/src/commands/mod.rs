@@ -22,3 +22,4 @@ pub mod store_args;
 pub mod token;
 pub mod transactions;
 pub mod trigger;
+pub mod version;

@@ -17,6 +17,7 @@ mod network;
 mod other_service;
 mod replay;
 mod sandbox;
+mod version;
 
 use partner_testkit::OtherService;
 use serde_json::Value;
