@@ -1476,10 +1476,14 @@ await step("restart: set up what must survive", async () => {
 await step("restart: quit the app and start it again", async () => {
   await quitApp(Number(before.listenerAddress.split(":")[1]), { terminate: true });
   // Quitting closed the listener's run, so the next start knows when it went down.
+  // The store is encrypted at rest: `partner listen runs` reads it with the app's data key (the
+  // same data folder, so the same key).
   const runs = await new Promise((resolve, reject) =>
-    execFile("python3", ["-c", "import sqlite3,sys,json; c=sqlite3.connect(sys.argv[1]); print(json.dumps(c.execute('SELECT started_at_us, stopped_at_us FROM listener_runs ORDER BY id').fetchall()))", join(process.env.PARTNER_DATA_DIR, "captures.sqlite3")], (error, out) => (error ? reject(error) : resolve(JSON.parse(out)))),
+    execFile(cliBinary, ["listen", "runs", "--db", join(process.env.PARTNER_DATA_DIR, "captures.sqlite3")], (error, out) =>
+      error ? reject(error) : resolve(out.split("\n").filter(Boolean).map((line) => JSON.parse(line))),
+    ),
   );
-  assert.ok(runs.length >= 1 && runs.every(([, stopped]) => stopped !== null), `every run of the listener has its stop: ${JSON.stringify(runs)}`);
+  assert.ok(runs.length >= 1 && runs.every((run) => run.stoppedAt != null), `every run of the listener has its stop: ${JSON.stringify(runs)}`);
   browser = await openApp();
   await (await $("[data-row-id]")).waitForExist({ timeout: 60000 });
   await waitText(".topbar .conn-label", /Embedded sandbox/);

@@ -151,6 +151,53 @@ pub fn resolve(
     })
 }
 
+/// [`resolve`] once per data folder in this process, the later calls answered from memory:
+/// every part of a program that encrypts (the capture store, the audit log, the sandbox's
+/// data) gets the same key, and two first calls at once cannot each make a key (a secret
+/// store's entry is set, not created, so the second would replace the first).
+pub fn resolve_once(
+    sources: &KeySources,
+    data_dir: &Path,
+    secrets: Option<&dyn SecretStore>,
+) -> Result<ResolvedKey> {
+    static RESOLVED: std::sync::Mutex<Vec<(PathBuf, ResolvedKey)>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut resolved = RESOLVED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, key)) = resolved.iter().find(|(dir, _)| dir == data_dir) {
+        return Ok(key.clone());
+    }
+    let key = resolve(sources, data_dir, secrets)?;
+    resolved.push((data_dir.to_path_buf(), key.clone()));
+    Ok(key)
+}
+
+/// Whether [`resolve`] would look in the OS's secret store for `data_dir`: no variable names a
+/// key or a key file, and the folder has no key file. A caller whose store costs a probe (the
+/// CLI: D-Bus round trips) asks only then.
+pub fn needs_secret_store(sources: &KeySources, data_dir: &Path) -> bool {
+    sources.key.is_none() && sources.key_file.is_none() && !data_dir.join(KEY_FILE_NAME).exists()
+}
+
+impl ResolvedKey {
+    /// The key as the capture store takes it (`partner_listener::StoreOptions::key`): with
+    /// where it lives, which a store that does not open with it names.
+    pub fn store_key(&self) -> partner_listener::StoreKey {
+        partner_listener::StoreKey::new(self.key.clone(), self.home.to_string())
+    }
+
+    /// One line saying which key this is and where it lives (its fingerprint, never the key).
+    pub fn describe(&self) -> String {
+        format!(
+            "the data key {} ({}{})",
+            self.key.fingerprint(),
+            self.home,
+            if self.new { ", made now" } else { "" }
+        )
+    }
+}
+
 fn read_or_make_file(path: &Path) -> Result<ResolvedKey> {
     match std::fs::read_to_string(path) {
         Ok(text) => {

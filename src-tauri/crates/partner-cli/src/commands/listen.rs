@@ -33,7 +33,7 @@ use partner_listener::export::{export, import_jsonl, ExportFormat};
 use partner_listener::keys::{KeySource, MemoryKeys, SubscriptionKeys};
 use partner_listener::{
     Capture, CaptureQuery, ForwardRules, Grouping, HitCount, Listener, ListenerConfig, LiveEvent,
-    OutboundRecord, Retention, Store, StoreOptions, StoreReader, TestMode, Verdict, MAX_PAGE_LIMIT,
+    OutboundRecord, Retention, Store, StoreOptions, TestMode, Verdict, MAX_PAGE_LIMIT,
 };
 use partner_local::KeychainKeys;
 use std::collections::BTreeSet;
@@ -79,6 +79,16 @@ pub enum Action {
     /// checked (--expect, --max-time), with a JUnit report (--junit). Exit status 1 when one
     /// did not pass.
     Replay(Box<super::replay::ReplayArgs>),
+    /// List the listener's runs on a store (when each started and stopped), one JSON object a
+    /// line, oldest first. Reads the store only (it is encrypted at rest, so other tools cannot).
+    Runs(RunsArgs),
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct RunsArgs {
+    /// The capture store to read. Default: the console's data folder.
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -278,6 +288,7 @@ pub async fn run(args: Args) -> Result<()> {
             super::missed::run_recover(recover_args, db).await
         }
         Some(Action::Replay(replay_args)) => super::replay::run(*replay_args).await,
+        Some(Action::Runs(runs_args)) => run_runs(runs_args),
         None => run_listener(args.serve).await,
     }
 }
@@ -337,11 +348,17 @@ async fn run_listener(args: ServeArgs) -> Result<()> {
             .max_age
             .map(|d| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)),
     };
+    let data_key = super::store_args::store_key(&db)?;
+    eprintln!(
+        "partner: the capture store is encrypted at rest with {}",
+        data_key.describe()
+    );
     let store = Store::open_with(
         &db,
         StoreOptions {
             retention,
             holder: HOLDER_LISTEN,
+            key: Some(data_key.store_key()),
             ..StoreOptions::default()
         },
     )?;
@@ -589,10 +606,20 @@ fn outbound_line(record: &OutboundRecord, json: bool) -> String {
     }
 }
 
+/// `partner listen runs`: the store's listener runs, one JSON object a line.
+fn run_runs(args: RunsArgs) -> Result<()> {
+    let store = super::store_args::open_reader(store_path(args.db)?)?;
+    for run in store.listener_runs()? {
+        let line = serde_json::to_string(&run).map_err(|e| invalid(e.to_string()))?;
+        super::render::print_line(format_args!("{line}"))?;
+    }
+    Ok(())
+}
+
 fn run_export(args: ExportArgs) -> Result<()> {
     let format = ExportFormat::parse(&args.format)?;
     let filter = FilterArgs::verdicts(&args.verdict).filter()?;
-    let store = StoreReader::open(store_path(args.db)?)?;
+    let store = super::store_args::open_reader(store_path(args.db)?)?;
     let written = match &args.out {
         Some(path) => {
             let file = std::fs::File::create(path).map_err(CliError::Output)?;
@@ -639,7 +666,7 @@ async fn run_evidence(args: ExportArgs) -> Result<()> {
         .iter()
         .map(|path| FieldPath::parse(path))
         .collect::<partner_listener::Result<Vec<_>>>()?;
-    let store = StoreReader::open(store_path(args.db.clone())?)?;
+    let store = super::store_args::open_reader(store_path(args.db.clone())?)?;
     let evidence = evidence::select(&store, &selection)?;
 
     let given = MemoryKeys::new();
@@ -780,11 +807,13 @@ async fn run_import(args: ImportArgs) -> Result<()> {
 }
 
 fn open_writer(db: &std::path::Path, holder: &'static str) -> Result<Store> {
+    let key = super::store_args::store_key_said(db)?;
     Ok(Store::open_with(
         db,
         StoreOptions {
             retention: Retention::default(),
             holder,
+            key: Some(key),
             ..StoreOptions::default()
         },
     )?)
@@ -797,7 +826,7 @@ async fn run_clear(args: ClearArgs) -> Result<()> {
     let db = store_path(args.db)?;
     let which = args.filter.describe();
     if !args.yes {
-        let count = StoreReader::open(&db)?.count(&filter)?;
+        let count = super::store_args::open_reader(db.clone())?.count(&filter)?;
         return super::render::print_line(format_args!(
             "would delete {count} {which} from {}; run again with --yes to delete them",
             db.display()
@@ -833,7 +862,7 @@ fn run_captures(args: CapturesArgs) -> Result<()> {
         limit: args.limit,
         count: HitCount::UpToCap,
     };
-    let store = StoreReader::open(store_path(args.db)?)?;
+    let store = super::store_args::open_reader(store_path(args.db)?)?;
     let page = store.page(&query)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {

@@ -214,7 +214,7 @@ impl Row for partner_local::recover::RecoveryOutcome {
 /// The check of `partner listen missed`, its progress on stderr.
 async fn find(args: &MissedArgs, db: PathBuf) -> Result<MissedReport> {
     let client = args.connection.resolved()?.client()?;
-    let store = partner_listener::StoreReader::open(&db)?;
+    let store = super::store_args::open_reader(db.clone())?;
     let listening_now = partner_listener::writer_lock::is_held(&db)?;
     // On a sandbox, its own retry settings say how long a notification may be on its way.
     let give_up_window = match (args.until, args.connection.environment()?) {

@@ -16,7 +16,7 @@ use clap::Args as ClapArgs;
 use partner_api::secret::Secret;
 use partner_listener::bulk::{self, Expectation, Resign, SendPlan, SentCapture};
 use partner_listener::keys::MemoryKeys;
-use partner_listener::{Capture, StoreReader};
+use partner_listener::Capture;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -220,7 +220,7 @@ fn read_captures(args: &ReplayArgs) -> Result<Vec<Capture>> {
             args.limit
         )));
     }
-    let store = StoreReader::open(store_path(args.db.clone())?)?;
+    let store = super::store_args::open_reader(store_path(args.db.clone())?)?;
     let found = store.query(&args.filter.filter()?, 0, args.limit)?;
     if found.total > found.items.len() as u64 {
         eprintln!(

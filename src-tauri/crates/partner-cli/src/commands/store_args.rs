@@ -134,6 +134,52 @@ pub(crate) fn store_path(db: Option<PathBuf>) -> Result<PathBuf> {
     }
 }
 
+/// The data key the capture store at `db` is encrypted with at rest
+/// (`partner_local::data_key::resolve`, for the store's folder: the app's data folder for the
+/// default store, so the app and the CLI find the same key). The OS's secret store is probed
+/// only when no variable, and no key file in that folder, gives the key.
+pub(crate) fn store_key(db: &std::path::Path) -> Result<partner_local::data_key::ResolvedKey> {
+    use partner_local::data_key::{self, KeySources};
+    let folder = match db.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => std::path::Path::new("."),
+    };
+    let sources = KeySources::from_process();
+    let keyring = partner_client::KeyringStore::new(partner_client::KEYCHAIN_SERVICE);
+    let secrets: Option<&dyn partner_client::SecretStore> =
+        if data_key::needs_secret_store(&sources, folder)
+            && partner_client::probe_secret_store(&keyring).is_ok()
+        {
+            Some(&keyring)
+        } else {
+            None
+        };
+    data_key::resolve_once(&sources, folder, secrets)
+        .map_err(|e| invalid(format!("the capture store's data key: {e}")))
+}
+
+/// The capture store's [`store_key`], as the store takes it; a key made now is said on stderr.
+pub(crate) fn store_key_said(db: &std::path::Path) -> Result<partner_listener::StoreKey> {
+    let resolved = store_key(db)?;
+    if resolved.new {
+        eprintln!(
+            "partner: made {} for the capture store's data at rest",
+            resolved.describe()
+        );
+    }
+    Ok(resolved.store_key())
+}
+
+/// Opens the capture store at `db` to read, with its data key ([`store_key`]); no key is looked
+/// for (or made) when there is no store.
+pub(crate) fn open_reader(db: PathBuf) -> Result<partner_listener::StoreReader> {
+    if !db.exists() {
+        return Err(partner_listener::Error::NoStore(db).into());
+    }
+    let key = store_key_said(&db)?;
+    Ok(partner_listener::StoreReader::open_keyed(&db, Some(key))?)
+}
+
 /// Each subscription's current signing key for sending notifications again: `--key SUB=KEY`
 /// assignments first, then (for the subscriptions of `wanted` they leave out, when
 /// `keychain`) the keychain entries the app and `partner products` keep. A keychain that

@@ -5,7 +5,7 @@
 //! what the service signed taken whatever its event type, resource type or `meta` (issue #46).
 
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
-use partner_listener::{CaptureFilter, Retention, Store, StoreReader};
+use partner_listener::{CaptureFilter, Store, StoreReader};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read};
@@ -284,11 +284,29 @@ async fn export_and_import_through_the_command_line() {
     let said = String::from_utf8_lossy(&imported.stderr);
     assert!(said.contains("indexed for search"), "{said}");
     // The store it left is searchable from its index at once: nothing left for a writer.
-    let reader = partner_listener::StoreReader::open(&copy).unwrap();
+    let reader = partner_listener::StoreReader::open_keyed(
+        &copy,
+        Some(crate::data_at_rest::folder_key(&copy)),
+    )
+    .unwrap();
     assert_eq!(reader.search_backlog().unwrap(), 0, "{said}");
     drop(reader);
-    let original = Store::open(&db, Retention::default()).unwrap();
-    let imported = Store::open(&copy, Retention::default()).unwrap();
+    let original = Store::open_with(
+        &db,
+        partner_listener::StoreOptions {
+            key: Some(crate::data_at_rest::folder_key(&db)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let imported = Store::open_with(
+        &copy,
+        partner_listener::StoreOptions {
+            key: Some(crate::data_at_rest::folder_key(&copy)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let all = CaptureFilter::default();
     assert_eq!(
         original.query(&all, 0, 10).unwrap(),
@@ -348,7 +366,7 @@ async fn kill_9_under_load_loses_no_acknowledged_capture() {
     // Restart on the same store: the killed holder's lock went with it, so the new listener
     // opens, and every acknowledged capture is there (read beside it, as export reads).
     let restarted = listen(&db, &[]);
-    let store = StoreReader::open(&db).unwrap();
+    let store = StoreReader::open_keyed(&db, Some(crate::data_at_rest::folder_key(&db))).unwrap();
     let mut stored = BTreeSet::new();
     store
         .for_each(&CaptureFilter::default(), |capture| {
@@ -521,7 +539,7 @@ async fn a_second_listener_on_the_same_store_is_refused_and_the_first_keeps_capt
 
     terminate(first);
     assert_eq!(
-        StoreReader::open(&db)
+        StoreReader::open_keyed(&db, Some(crate::data_at_rest::folder_key(&db)))
             .unwrap()
             .count(&CaptureFilter::default())
             .unwrap(),
@@ -595,10 +613,13 @@ async fn clear_counts_without_yes_and_deletes_with_it_on_the_default_store() {
     assert!(default_db.exists(), "import did not use the default store");
 
     let count = || {
-        StoreReader::open(&default_db)
-            .unwrap()
-            .count(&CaptureFilter::default())
-            .unwrap()
+        StoreReader::open_keyed(
+            &default_db,
+            Some(crate::data_at_rest::folder_key(&default_db)),
+        )
+        .unwrap()
+        .count(&CaptureFilter::default())
+        .unwrap()
     };
     assert_eq!(count(), 4);
     let dry_run = partner(

@@ -52,7 +52,7 @@ async fn a_flood_of_junk_is_counted_on_stderr_and_the_signed_ones_are_kept() {
         .find(|line| line.contains("counted and not stored"))
         .unwrap_or_else(|| panic!("no junk line in {output}"));
     assert!(line.contains("past 5/s"), "{line}");
-    let reader = StoreReader::open(&db).unwrap();
+    let reader = StoreReader::open_keyed(&db, Some(crate::data_at_rest::folder_key(&db))).unwrap();
     let valid = CaptureFilter {
         verdicts: vec![Verdict::Valid],
         ..CaptureFilter::default()

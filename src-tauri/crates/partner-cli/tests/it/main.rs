@@ -7,6 +7,7 @@
 mod check_receiver;
 mod client_commands;
 mod crash_readers;
+mod data_at_rest;
 mod demo;
 mod evidence;
 mod link;

@@ -64,6 +64,7 @@
 //! The parts, each one job, in layers (a file uses only the ones below it):
 //! - this module: the handles ([`Store`], [`StoreReader`]) and the public API, which wire
 //!   the parts together;
+//! - `encryption`: the encryption in place of a store written before data at rest;
 //! - `catch_up`: the journal's captures written in at a writer's open, and caught up with by a
 //!   reader opened apart (which opens a writer through this module for that);
 //! - `tables`: the tables thread (the acknowledged captures into the tables, the retention as
@@ -78,12 +79,15 @@
 //! - `queries`: planning the inspector's pages, counts and facets, and a filter's SQL;
 //! - `runs`: the run log and the outbound records;
 //! - `schema`: the tables, the migrations at open and the connections' settings;
+//! - `keying`: a connection keyed with the data key first (a wrong key refused, naming the one
+//!   the store's key note says it needs);
 //! - `rows`: a capture and an outbound record as rows;
 //! - `types`: the values callers pass and get back ([`CaptureFilter`], [`CapturePage`], ...).
 
 mod catch_up;
 mod encryption;
 mod journal;
+mod keying;
 mod positioned;
 mod queries;
 mod rows;
@@ -238,14 +242,14 @@ impl Store {
         let key = options.key.clone();
         // A store written before data at rest is encrypted first, journal and all.
         if let Some(key) = &key {
-            if encryption::is_plain(&path)? {
+            if keying::is_plain(&path)? {
                 encryption::encrypt_in_place(&path, key, options.durability)?;
             }
         }
         let data_key = key.as_ref().map(|key| key.key.clone());
         let mut writer_conn = open_connection_keyed(&path, options.durability, key.as_ref())?;
         if let Some(key) = &key {
-            encryption::write_note(&path, key);
+            keying::write_note(&path, key);
         }
         let version: i64 = writer_conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
         // Before `SCHEMA`, which makes no such index: found, a listener of schema 4 wrote here.
@@ -603,7 +607,7 @@ impl Store {
 pub fn encrypted_at_rest(path: impl AsRef<Path>) -> bool {
     let path = path.as_ref();
     std::fs::metadata(path).is_ok_and(|meta| meta.len() > 0)
-        && encryption::is_plain(path).is_ok_and(|plain| !plain)
+        && keying::is_plain(path).is_ok_and(|plain| !plain)
 }
 
 impl StoreReader {
@@ -623,7 +627,7 @@ impl StoreReader {
         if !path.exists() {
             return Err(Error::NoStore(path));
         }
-        if key.is_some() && encryption::is_plain(&path)? {
+        if key.is_some() && keying::is_plain(&path)? {
             Store::open_with(
                 &path,
                 StoreOptions {

@@ -220,7 +220,7 @@ pub(super) fn open_read_only_keyed(path: &Path, key: Option<&StoreKey>) -> Resul
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(open_error)?;
-    super::encryption::apply_key(&conn, key, path)?;
+    super::keying::apply_key(&conn, key, path, PAGE_SIZE)?;
     wait_for_locks(&conn).map_err(open_error)?;
     search::register_functions(&conn).map_err(open_error)?;
     Ok(conn)
@@ -243,7 +243,7 @@ pub(super) fn open_connection_keyed(
         path: path.to_path_buf(),
         source,
     })?;
-    super::encryption::apply_key(&conn, key, path)?;
+    super::keying::apply_key(&conn, key, path, PAGE_SIZE)?;
     wait_for_locks(&conn)?;
     // Only takes effect on a new, empty database (before WAL mode is set); an existing store
     // keeps the page size it was made with. (An encrypted store's is SQLCipher's
