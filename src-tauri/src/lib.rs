@@ -10,6 +10,7 @@
 pub mod commands;
 pub mod events;
 mod test_hooks;
+mod updates;
 
 use partner_console_core::milestones;
 use partner_console_core::services::{instance, links, startup};
@@ -46,6 +47,7 @@ pub fn run() {
         .plugin(tauri_plugin_deep_link::init())
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
+        .plugin(updates::plugin())
         .on_page_load(|_, payload| {
             milestones::milestone(&format!("page load {:?}", payload.event()));
         })
@@ -93,6 +95,17 @@ pub fn run() {
             });
             follow_links(app.handle(), &console);
             instance::listen(&console, &data_dir);
+            // Updates: checked at start unless the setting or the fleet says no (`updates`).
+            app.manage(updates::Updates::new(
+                app.package_info().version.to_string(),
+                partner_console_core::services::updates::settings(console.state()),
+            ));
+            tracing::info!(
+                "Partner Console {} starting (installed from {})",
+                app.package_info().version,
+                updates::installer().map_or("source", |i| i.name())
+            );
+            updates::check_at_start(app.handle());
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
@@ -197,6 +210,10 @@ pub fn run() {
             commands::scenario_next,
             commands::scenario_current,
             commands::scenario_stop,
+            commands::update_state,
+            commands::check_for_update,
+            commands::install_update,
+            commands::set_update_checks,
         ])
         .build(tauri::generate_context!());
     let app = match app {

@@ -9,6 +9,11 @@
 //! `PARTNER_TEST_DIALOG_DIR`: the app's save and open dialogs answer from that folder (a save
 //! goes there under the suggested name, an open reads the suggested name), since WebDriver
 //! cannot reach a GTK file dialog.
+//!
+//! `PARTNER_TEST_ACCEPT_UPDATE=1`: an update the check at start finds is installed at once, as
+//! if the user had said yes (the package test's update has no one to click), and
+//! `PARTNER_TEST_UPDATE_PUBKEY`: the public key updates are verified with instead of the
+//! configuration's (the test signs with a key it generates).
 
 use partner_console_core::FolderDialogs;
 
@@ -29,5 +34,31 @@ pub fn folder_dialogs() -> Option<FolderDialogs> {
 /// Without the feature the app always shows the desktop's dialogs.
 #[cfg(not(feature = "test-hooks"))]
 pub fn folder_dialogs() -> Option<FolderDialogs> {
+    None
+}
+
+/// Whether an update found at start is installed without asking (`PARTNER_TEST_ACCEPT_UPDATE`).
+#[cfg(feature = "test-hooks")]
+pub fn accept_updates() -> bool {
+    std::env::var("PARTNER_TEST_ACCEPT_UPDATE").is_ok_and(|v| v == "1")
+}
+
+/// Without the feature an update waits for the user's yes.
+#[cfg(not(feature = "test-hooks"))]
+pub fn accept_updates() -> bool {
+    false
+}
+
+/// The public key the test's updates are signed with (`PARTNER_TEST_UPDATE_PUBKEY`).
+#[cfg(feature = "test-hooks")]
+pub fn update_pubkey() -> Option<String> {
+    std::env::var("PARTNER_TEST_UPDATE_PUBKEY")
+        .ok()
+        .filter(|key| !key.trim().is_empty())
+}
+
+/// Without the feature updates are verified with the configuration's key only.
+#[cfg(not(feature = "test-hooks"))]
+pub fn update_pubkey() -> Option<String> {
     None
 }

@@ -12,6 +12,7 @@ import { GoToBox } from "./shell/GoToBox";
 import { CommandPalette } from "./shell/CommandPalette";
 import { chunkedScreen } from "./lib/chunkedScreen";
 import { DisplayMenu } from "./shell/DisplayMenu";
+import { Updates } from "./shell/Updates";
 import { useStageMode } from "./lib/useDisplay";
 import { STAGE_SHORTCUT_LABEL } from "./lib/presentation";
 import { screenShortcut, SHORTCUTS } from "./lib/shortcuts";
@@ -198,6 +199,7 @@ export function App() {
           <p className="muted pad">Loading…</p>
         ) : (
           <>
+            <Updates />
             <ShellBanners status={s} />
             {s.phase === "starting" ? (
               <div className="startup" role="status">

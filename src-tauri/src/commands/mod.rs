@@ -12,6 +12,7 @@ pub mod support;
 pub mod token;
 pub mod transactions;
 pub mod tunnel;
+pub mod updates;
 pub mod webhooks;
 
 pub use calls::*;
@@ -25,4 +26,5 @@ pub use support::*;
 pub use token::*;
 pub use transactions::*;
 pub use tunnel::*;
+pub use updates::*;
 pub use webhooks::*;

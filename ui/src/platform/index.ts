@@ -54,6 +54,7 @@ import type {
   TransactionNotifications,
   NotificationPicture,
   DesktopNotices,
+  UpdateView,
   PictureFormat,
   PictureOf,
   ListenerView,
@@ -266,6 +267,14 @@ export const api = {
   notificationPicture: (of: PictureOf) => call<NotificationPicture | null>("notification_picture", { of }),
   desktopNotices: () => call<DesktopNotices>("desktop_notices"),
   setDesktopNotices: (notices: DesktopNotices) => call<DesktopNotices>("set_desktop_notices", { notices }),
+  /** Where the app's update stands (each change also arrives as the `update` event). */
+  updateState: () => call<UpdateView>("update_state"),
+  /** Asks the release page now. */
+  checkForUpdate: () => call<UpdateView>("check_for_update"),
+  /** The user's yes: downloads, verifies and installs the update, then the app restarts. */
+  installUpdate: () => call<UpdateView>("install_update"),
+  /** Turns the check at start on or off. */
+  setUpdateChecks: (atStart: boolean) => call<UpdateView>("set_update_checks", { atStart }),
   exportNotificationPicture: (of: PictureOf, format: PictureFormat) => call<FileJobResult>("export_notification_picture", { of, format }),
   respond: (form: RespondForm) => call<Transaction>("respond_transaction", { form }),
 
@@ -362,6 +371,7 @@ export const EVENTS = {
   supportSyncProgress: "support-sync-progress",
   calls: "calls",
   connectionCheck: "connection-check",
+  update: "update",
 } as const;
 
 /**
@@ -407,6 +417,8 @@ export const events = {
   onMissedProgress: (handler: (progress: MissedProgressView) => void) => subscribe(EVENTS.missedProgress, handler),
   onStatus: (handler: (status: AppStatus) => void, onListening?: () => void) =>
     subscribe(EVENTS.status, handler, onListening),
+  /** The app's update state, each time it changes; `onListening` once events are heard. */
+  onUpdate: (handler: (view: UpdateView) => void, onListening?: () => void) => subscribe(EVENTS.update, handler, onListening),
 };
 
 /** Copies text for the user; the webview's clipboard, with the old fallback. */

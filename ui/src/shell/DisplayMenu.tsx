@@ -1,12 +1,13 @@
 /**
  * "Display" in the top bar: the theme (System, Light, Dark, High contrast) and stage mode, and
- * stage mode's shortcut (Ctrl+Shift+M) anywhere. A menu button: Enter, Space or ArrowDown opens
+ * stage mode's shortcut (Ctrl+Shift+M) anywhere; and "About and updates…" (`Updates.tsx`). A menu button: Enter, Space or ArrowDown opens
  * it on the checked theme; arrows, Home and End move; Enter or Space picks; Escape (or Tab, or
  * a click outside) closes it and gives focus back to the button.
  */
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import { changeDisplay, isStageShortcut, STAGE_SHORTCUT_LABEL, THEMES, toggleStage } from "../lib/presentation";
 import { useDisplay } from "../lib/useDisplay";
+import { openUpdates } from "./updateModel";
 
 export function DisplayMenu() {
   const display = useDisplay();
@@ -143,6 +144,20 @@ export function DisplayMenu() {
             <span className="check" aria-hidden="true">{display.stage ? "✓" : ""}</span>
             Stage mode
             <kbd className="muted menu-hint">{STAGE_SHORTCUT_LABEL}</kbd>
+          </button>
+          <div role="separator" />
+          <button
+            type="button"
+            role="menuitem"
+            tabIndex={-1}
+            data-testid="open-updates"
+            onClick={() => {
+              close();
+              openUpdates();
+            }}
+          >
+            <span className="check" aria-hidden="true" />
+            About and updates…
           </button>
         </div>
       )}

@@ -54,11 +54,11 @@ describe("the Display menu", () => {
     await user.click(button);
     const menu = screen.getByRole("menu");
     await user.keyboard("{ArrowUp}");
-    expect(within(menu).getByRole("menuitemcheckbox", { name: /Stage mode/ })).toHaveFocus();
+    expect(within(menu).getByRole("menuitem", { name: /About and updates/ })).toHaveFocus();
     await user.keyboard("{ArrowDown}");
     expect(within(menu).getByRole("menuitemradio", { name: /System/ })).toHaveFocus();
     await user.keyboard("{End}");
-    expect(within(menu).getByRole("menuitemcheckbox", { name: /Stage mode/ })).toHaveFocus();
+    expect(within(menu).getByRole("menuitem", { name: /About and updates/ })).toHaveFocus();
     await user.keyboard("{Home}");
     expect(within(menu).getByRole("menuitemradio", { name: /System/ })).toHaveFocus();
     await user.keyboard("{Escape}");

@@ -90,6 +90,7 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     PictureFormat::export_all_to(dir)?;
     NotificationPicture::export_all_to(dir)?;
     partner_local::DesktopNotices::export_all_to(dir)?;
+    partner_local::updates::UpdateView::export_all_to(dir)?;
     partner_local::recover::RecoveryReport::export_all_to(dir)?;
     EvidenceForm::export_all_to(dir)?;
     DeliveryView::export_all_to(dir)?;

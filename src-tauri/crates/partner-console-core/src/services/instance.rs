@@ -68,6 +68,16 @@ pub fn listen(app: &Console, data_dir: &Path) {
     }
 }
 
+/// Stops taking hand-overs, before this console restarts itself (an update): the new process
+/// must not find this one's socket and hand itself over to a console about to end. On Unix the
+/// socket file goes (a connect then fails); a named pipe goes with its process.
+pub fn release(data_dir: &Path) {
+    #[cfg(unix)]
+    let _ = std::fs::remove_file(socket_path(data_dir));
+    #[cfg(not(unix))]
+    let _ = data_dir;
+}
+
 /// Makes the hand-over socket of `data_dir` and gives each line a later start sends to
 /// `handed`, on a thread of its own.
 fn serve(data_dir: &Path, handed: impl Fn(String) + Send + 'static) -> std::io::Result<()> {
@@ -122,5 +132,8 @@ mod tests {
         assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap().trim(), "");
         // Another data folder is another console's.
         assert!(!hand_over(&other, None));
+        // Released before a restart: the next start finds no console to hand over to.
+        release(&first);
+        assert!(!hand_over(&first, None));
     }
 }

@@ -40,3 +40,4 @@ pub mod token;
 pub mod transaction_notifications;
 pub mod transactions;
 pub mod tunnel;
+pub mod updates;

@@ -405,3 +405,20 @@ async fn faults_on_demand_in_the_embedded_sandbox_are_waited_out_and_tokens_rene
         .is_empty());
     app.stop().await;
 }
+
+#[tokio::test]
+async fn the_update_check_at_start_is_on_until_turned_off_and_stays_off_after_a_restart() {
+    use partner_console_core::services::updates;
+    let app = Headless::start().await;
+    assert!(updates::settings(app.console.state()).check_at_start);
+    let off = updates::set_check_at_start(app.console.state(), false).expect("saved");
+    assert!(!off.check_at_start);
+    let restarted = app.restart().await;
+    assert!(!updates::settings(restarted.console.state()).check_at_start);
+    assert!(
+        updates::set_check_at_start(restarted.console.state(), true)
+            .expect("saved")
+            .check_at_start
+    );
+    restarted.stop().await;
+}
