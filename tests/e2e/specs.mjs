@@ -1084,9 +1084,13 @@ await step("check a connection step by step, and the calls it made in the Calls 
 // and values, another introspection). The app must read it as it reads the sandbox.
 const otherServiceBinary = process.env.PARTNER_OTHER_SERVICE_BINARY;
 
-/** The second implementation in one dialect; resolves with its address and demo client. */
+/**
+ * The second implementation in one dialect; resolves with its address and demo client, and
+ * `notify(product, resource, url)`, which makes it send one signed notification of that
+ * subscription (a line on its standard input) and resolves with `{ status, subscriptionId }`.
+ */
 async function startOtherService(dialect) {
-  const child = spawn(otherServiceBinary, [dialect], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(otherServiceBinary, [dialect], { stdio: ["pipe", "pipe", "pipe"] });
   const said = {};
   let output = "";
   child.stderr.on("data", (d) => (output += d));
@@ -1105,7 +1109,21 @@ async function startOtherService(dialect) {
       }
     });
   });
-  return { child, baseUrl: said["base URL"], clientId: said["client id"], clientSecret: said["client secret"] };
+  const notify = async (product, resource, url) => {
+    const from = output.length;
+    child.stdin.write(`notify ${product} ${resource} ${url}\n`);
+    let answer = null;
+    await browser.waitUntil(
+      async () => {
+        answer = /^(notified: (\d+) (\S+)|notify failed: .*)$/m.exec(output.slice(from));
+        return answer !== null;
+      },
+      { timeout: 20000, timeoutMsg: `other_service never answered the notify: ${output.slice(from)}` },
+    );
+    if (!answer[2]) throw new Error(`other_service could not notify: ${answer[1]}`);
+    return { status: Number(answer[2]), subscriptionId: answer[3] };
+  };
+  return { child, notify, baseUrl: said["base URL"], clientId: said["client id"], clientSecret: said["client secret"] };
 }
 
 async function addConnection(name, service) {
@@ -1271,6 +1289,84 @@ await step("another implementation (no default sorts): the first screens in its 
   }
 });
 
+await step("another implementation (no subscription ids): subscribe and rotate by url and resource, the listener binds the id from the first notification", async () => {
+  // partner-testkit's first seeded product, the one with a subscription (made elsewhere, so its key is not here).
+  const product = "00009000-1111-4111-8111-000000000000";
+  const resource = "urn:svc:partner:transaction";
+  const rowOf = (url) => $(`//table[@aria-label='Subscriptions']//tr[@data-url='${url}']`);
+  const binding = async (url) => (await rowOf(url)).getAttribute("data-binding");
+  const service = await startOtherService("without-subscription-ids");
+  try {
+    await addConnection("Other service (no ids)", service);
+    await go(`#/products/${product}`);
+    await (await $("table[aria-label=Subscriptions]")).waitForExist({ timeout: 20000 });
+    await waitText("[data-testid=no-ids-note]", /This service shows no subscription ids/);
+    await browser.waitUntil(async () => (await binding("https://hooks.other.example/tx")) === "no-key", { timeout: 15000, timeoutMsg: "the seeded subscription's standing is not shown" });
+    assert.match(await text("[data-testid=binding-summary]"), /1 with no key here/);
+
+    // Subscribe the listener: the key shown once, the subscription waiting for its first notification.
+    await clickButton("Add subscription");
+    const urlInput = await $("//form[@aria-label='Add subscription']//label[contains(., 'Callback URL')]/input");
+    await browser.waitUntil(async () => /^http:\/\/127\.0\.0\.1:\d+\//.test(await urlInput.getValue()), { timeout: 15000, timeoutMsg: "the listener's URL is not offered" });
+    const url = await urlInput.getValue();
+    await clickButton("Add");
+    await waitText("[data-testid=shown-key]", /\S{32,}/);
+    const firstKey = await text("[data-testid=shown-key]");
+    await shot("product-no-ids-key-shown");
+    await clickButton("Done");
+    await browser.waitUntil(async () => (await binding(url)) === "waiting", { timeout: 15000, timeoutMsg: "the new subscription is not shown waiting" });
+    await waitText(`//tr[@data-url='${url}']`, /not bound yet[\s\S]*waits for its first notification/);
+    await waitText("[data-testid=binding-summary]", /1 waiting for its first notification, 1 with no key here/);
+    await shot("product-no-ids-waiting");
+
+    // The service's first notification names the id; the listener binds it, and the screen says so.
+    const first = await service.notify(product, resource, url);
+    assert.equal(first.status, 200, "verified with the key kept for the element");
+    await browser.waitUntil(async () => (await binding(url)) === "bound", { timeout: 15000, timeoutMsg: "the binding is not shown" });
+    assert.equal(await (await rowOf(url)).getAttribute("data-bound-id"), first.subscriptionId);
+    await waitText("[data-testid=binding-summary]", /1 bound by the listener, 1 with no key here/);
+    await shot("product-no-ids-bound");
+
+    // Rotate by url and resource: a new key, the old one verifying until retired, the binding kept.
+    await (await (await rowOf(url)).$("[data-testid=element-rotate]")).click();
+    await waitText("form[aria-label='Rotate signing key'] h3", new RegExp(`Rotate the signing key of ${url.replace(/[.?]/g, "\\$&")} \\(transaction\\)`));
+    await clickButton("Rotate");
+    await waitText("[role=dialog][aria-label='New signing key']", /previous key still verifies/);
+    const rotatedKey = await text("[data-testid=shown-key]");
+    assert.notEqual(rotatedKey, firstKey);
+    await clickButton("Done");
+    await waitText(`//tr[@data-url='${url}']`, /previous verifies/);
+    assert.equal(await binding(url), "bound");
+    const second = await service.notify(product, resource, url);
+    assert.deepEqual(second, { status: 200, subscriptionId: first.subscriptionId }, "signed with the new key, verified");
+    await shot("product-no-ids-rotated");
+
+    // The smallest window: the table and its note still fit.
+    await browser.setWindowSize(960, 600);
+    try {
+      // Scrolled by the page itself: WebDriver's wheel action is refused on this element.
+      await browser.execute(() => document.querySelector("[data-testid=no-ids-note]")?.closest("section")?.scrollIntoView());
+      const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `no sideways scrolling (${overflow} px)`);
+      await shot("small-product-no-ids");
+    } finally {
+      await browser.setWindowSize(1280, 800);
+    }
+
+    // Delete it by url and resource, so the keychain keeps nothing of a service that is gone.
+    await (await (await rowOf(url)).$("[data-testid=element-delete]")).click();
+    await (await $("[data-testid=subscription-delete-confirm] button.danger-fill")).click();
+    await waitText("[data-testid=subscription-done]", /deleted; its signing keys were removed from the keychain/);
+    await (await rowOf(url)).waitForExist({ timeout: 15000, reverse: true });
+
+    await useConnection("Embedded sandbox");
+    const row = await $("//table[@aria-label='Connections']//tr[contains(., 'Other service (no ids)')]");
+    await (await row.$("button=Remove")).click();
+    await row.waitForExist({ timeout: 15000, reverse: true });
+  } finally {
+    service.child.kill();
+  }
+});
 
 // ---- A console you come back to: the real app quit and started again on the same data folder
 // and keyring. What was set up before the restart must all be there after it.
