@@ -8,6 +8,8 @@
 //! microseconds. Settings, chosen by measuring (BENCHMARKS.md, listener, data at rest):
 //! - `cipher_page_size` = the store's 8 KiB pages ([`PAGE_SIZE`]): SQLCipher's header is
 //!   encrypted, so the page size is given with the key on every connection;
+//! - `cipher_hmac_algorithm` = HMAC-SHA256 (SQLCipher's default is HMAC-SHA512): SHA-256 has
+//!   CPU instructions of its own, and the page MAC was most of the tables thread's added cost;
 //! - `cipher_memory_security = OFF`: SQLCipher would otherwise wipe and lock every buffer it
 //!   frees, a cost on every page for memory that holds the same captures the process handles
 //!   anyway; the key itself is still kept apart and wiped.
@@ -29,7 +31,7 @@
 //! one).
 
 use super::journal;
-use super::keying::{apply_key, sibling, write_note};
+use super::keying::{apply_key, sibling, write_note, HMAC};
 use super::schema::{open_connection_keyed, PAGE_SIZE, SCHEMA};
 use super::types::{Durability, StoreKey};
 use crate::{facet_counts, search};
@@ -81,6 +83,7 @@ pub(super) fn encrypt_in_place(path: &Path, key: &StoreKey, durability: Durabili
     let exported = plain
         .execute_batch(&format!(
             "PRAGMA encrypted.cipher_page_size = {PAGE_SIZE};
+             PRAGMA encrypted.cipher_hmac_algorithm = {HMAC};
              SELECT sqlcipher_export('encrypted');
              PRAGMA encrypted.user_version = {version};"
         ))
