@@ -1,6 +1,7 @@
 //! `partner audit`: the audit log of writes the desktop app and this command sent or refused
 //! (`partner_local::audit`, in the shared data folder), newest first; `--export FILE` writes
-//! the whole log, oldest first, as JSON Lines or (`.csv`) CSV.
+//! the whole log, oldest first, as JSON Lines or (`.csv`) CSV. The log's lines are sealed with
+//! the console's data key (`super::data_key`), across its rotated files.
 
 use super::render::{write_lines, Row};
 use crate::error::{CliError, Result};
@@ -60,20 +61,38 @@ impl serde::Serialize for Shown<'_> {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let log = AuditLog::in_data_dir().map_err(|e| CliError::Usage(e.to_string()))?;
+    let path = partner_local::paths::data_dir()
+        .map_err(|e| CliError::Usage(e.to_string()))?
+        .join(partner_local::paths::AUDIT_LOG);
     let limit = if args.export.is_some() {
         None
     } else {
         Some(args.limit)
     };
-    let read = log.read(limit).map_err(CliError::Local)?;
-    if read.unreadable > 0 {
-        eprintln!(
-            "{} line(s) of {} are not entries: kept in the file, left out here",
-            read.unreadable,
-            log.path().display()
-        );
-    }
+    // No log yet: nothing to open, and no data key to look up or make for it.
+    let (log, read) = if AuditLog::exists(&path) {
+        let key = super::data_key::resolve().map_err(CliError::Local)?;
+        let log = AuditLog::new(&path, key.key.clone());
+        let read = log.read(limit).map_err(CliError::Local)?;
+        if read.unreadable > 0 {
+            eprintln!(
+                "{} line(s) of {} (and its rotated files) are not entries: kept in the file, left out here",
+                read.unreadable,
+                log.path().display()
+            );
+        }
+        if read.unopened > 0 {
+            eprintln!(
+                "{} of them do not open with the data key {} ({}): the key may differ from the one that wrote them",
+                read.unopened,
+                key.key.fingerprint(),
+                key.home
+            );
+        }
+        (Some(log), read)
+    } else {
+        (None, partner_local::audit::AuditRead::default())
+    };
     if let Some(path) = args.export {
         let oldest_first: Vec<AuditEntry> = read.entries.into_iter().rev().collect();
         let file = std::fs::File::create(&path).map_err(CliError::Output)?;
@@ -90,7 +109,8 @@ pub fn run(args: Args) -> Result<()> {
         return Ok(());
     }
     if read.entries.is_empty() && !args.json {
-        eprintln!("no writes recorded yet in {}", log.path().display());
+        let shown = log.as_ref().map_or(path.as_path(), |log| log.path());
+        eprintln!("no writes recorded yet in {}", shown.display());
         return Ok(());
     }
     let shown: Vec<Shown> = read.entries.iter().map(Shown).collect();

@@ -235,10 +235,12 @@ impl ConnectionArgs {
             Some(saved) => saved.label,
             None => this.base_url.clone(),
         };
-        match partner_local::AuditLog::in_data_dir() {
-            Ok(log) => client.journal_writes(Some(std::sync::Arc::new(log.journal(name, "cli")))),
-            Err(error) => tracing::warn!(%error, "writes are not recorded in the audit log"),
-        }
+        // The data key is looked up at the first write: a command that only reads never asks
+        // the secret store for it.
+        let journal = partner_local::AuditLog::lazy_journal(name, "cli", || {
+            partner_local::AuditLog::in_data_dir(super::data_key::resolve()?.key)
+        });
+        client.journal_writes(Some(std::sync::Arc::new(journal)));
         Ok(())
     }
 

@@ -4,6 +4,7 @@ pub mod audit;
 pub mod check_receiver;
 pub mod connect;
 pub mod connections;
+pub mod data_key;
 pub mod demo;
 pub mod docs;
 pub mod doctor;

@@ -1497,7 +1497,16 @@ async fn a_read_only_connection_refuses_writes_and_the_audit_log_keeps_every_one
             .unwrap();
     };
     save(true);
-    let env = [("PARTNER_DATA_DIR", data.to_str().unwrap())];
+    // A log written before encryption: one plain JSON line per write (sealed at the first
+    // write below, and never lost).
+    let earlier = r#"{"connection":"Earlier desk","via":"app","at":"2026-01-02T03:04:05Z","baseUrl":"https://svc.test/","clientId":"c0","action":"respond","target":"transaction t_earlier","call":"PATCH /partner/v2/transactions/t_earlier/response","sent":{"status":"processing"},"outcome":{"kind":"done","status":200,"requestId":"r-0"}}"#;
+    std::fs::write(data.join("audit-log.jsonl"), format!("{earlier}\n")).unwrap();
+    // The data key in a key file named by the variable (no secret store in this test).
+    let key_file = cli.home.path().join("keys/data.key");
+    let env = [
+        ("PARTNER_DATA_DIR", data.to_str().unwrap()),
+        ("PARTNER_DATA_KEY_FILE", key_file.to_str().unwrap()),
+    ];
     let answer = cli.home.path().join("processing.json");
     std::fs::write(
         &answer,
@@ -1535,17 +1544,32 @@ async fn a_read_only_connection_refuses_writes_and_the_audit_log_keeps_every_one
 
     let audit = cli.run(&["audit", "--json"], &env).await;
     assert!(audit.status.success(), "{}", stderr(&audit));
-    let entries: Vec<serde_json::Value> = stdout(&audit)
+    let mut entries: Vec<serde_json::Value> = stdout(&audit)
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
-    assert_eq!(entries.len(), 3, "{entries:?}");
+    assert_eq!(entries.len(), 4, "{entries:?}");
+    let oldest = entries.pop().unwrap();
+    assert_eq!(
+        oldest["target"], "transaction t_earlier",
+        "the earlier entry"
+    );
+    assert_eq!(oldest["connection"], "Earlier desk");
     assert_eq!(entries[0]["outcome"]["kind"], "done", "newest first");
     assert_eq!(entries[0]["outcome"]["status"], 200);
     assert_eq!(entries[0]["sent"]["partnerStatus"], "Booked");
     for refused in &entries[1..] {
         assert_eq!(refused["outcome"]["kind"], "refused");
     }
+    // Encrypted at rest: the log's bytes name no connection, transaction or answer.
+    let bytes = std::fs::read(data.join("audit-log.jsonl")).unwrap();
+    for needle in ["Live support", "Earlier desk", "Booked", id, "t_earlier"] {
+        assert!(
+            !bytes.windows(needle.len()).any(|w| w == needle.as_bytes()),
+            "{needle} is in the audit log's file"
+        );
+    }
+    assert!(key_file.exists(), "the key file named by the variable");
     for entry in &entries {
         assert_eq!(entry["connection"], "Live support");
         assert_eq!(entry["via"], "cli");
@@ -1567,7 +1591,29 @@ async fn a_read_only_connection_refuses_writes_and_the_audit_log_keeps_every_one
     let mut reader = csv::Reader::from_path(&export).unwrap();
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     let outcomes: Vec<&str> = rows.iter().map(|r| &r[8]).collect();
-    assert_eq!(outcomes, ["refused", "refused", "done"], "oldest first");
+    assert_eq!(
+        outcomes,
+        ["done", "refused", "refused", "done"],
+        "oldest first"
+    );
+    assert_eq!(&rows[0][6], "transaction t_earlier");
+
+    // Under another key the lines are kept, counted, and the key named as maybe the cause.
+    let other_key = cli.home.path().join("keys/other.key");
+    let other_env = [
+        ("PARTNER_DATA_DIR", data.to_str().unwrap()),
+        ("PARTNER_DATA_KEY_FILE", other_key.to_str().unwrap()),
+    ];
+    let other = cli.run(&["audit", "--json"], &other_env).await;
+    assert!(other.status.success(), "{}", stderr(&other));
+    assert_eq!(stdout(&other).trim(), "");
+    assert!(
+        stderr(&other).contains("4 of them do not open with the data key")
+            && stderr(&other).contains("the key may differ"),
+        "{}",
+        stderr(&other)
+    );
+    assert_eq!(std::fs::read(data.join("audit-log.jsonl")).unwrap(), bytes);
     let text = std::fs::read_to_string(&export).unwrap();
     assert!(!text.contains(cli.sandbox.client_secret().expose()));
 }

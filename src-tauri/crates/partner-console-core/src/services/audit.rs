@@ -1,26 +1,67 @@
 //! The audit log of writes (`partner_local::audit`): every connection's client records its
 //! writes into it from the moment the connection is activated (sent ones with the service's
 //! answer, refused ones on a read-only connection), the CLI into the same file; the Audit log
-//! screen reads the newest entries and exports the whole log.
+//! screen reads the newest entries and exports the whole log. Its lines are sealed with the
+//! console's data key (`services::data_key`).
 use crate::bridge::{AuditEntryView, AuditLogView, ConnectionView, ExportFormat, FileJobResult};
 use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
+use crate::services::data_key::KeyLookup;
 use crate::services::file_dialog::{self, FileChoice};
 use crate::state::AppState;
 use partner_local::audit::{AuditFormat, AuditLog};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The entries the screen shows at most (the export has them all).
 pub const SHOWN: usize = 500;
 
-/// The app's audit log: `audit-log.jsonl` in the data folder.
-pub fn log(state: &AppState) -> AuditLog {
-    AuditLog::new(state.data_dir.join(partner_local::paths::AUDIT_LOG))
+/// Where the app's audit log is: `audit-log.jsonl` in the data folder (its rotated files
+/// beside it).
+pub fn log_path(state: &AppState) -> PathBuf {
+    state.data_dir.join(partner_local::paths::AUDIT_LOG)
 }
 
-/// Records `client`'s writes under `view`'s name from now on.
+/// What opens the app's audit log, sealed with the data key (`services::data_key`), on a
+/// blocking thread.
+#[derive(Debug, Clone)]
+pub struct LogOpener {
+    path: PathBuf,
+    key: KeyLookup,
+}
+
+impl LogOpener {
+    pub fn of(state: &AppState) -> Self {
+        Self {
+            path: log_path(state),
+            key: KeyLookup::of(state),
+        }
+    }
+
+    /// The log, with the data key looked up (once per run). Blocking.
+    pub fn open(&self) -> Result<AuditLog> {
+        let resolved = self.key.resolve()?;
+        Ok(AuditLog::new(self.path.clone(), resolved.key))
+    }
+}
+
+/// The app's audit log (the data key looked up on a blocking thread).
+pub async fn log(state: &AppState) -> Result<AuditLog> {
+    let opener = LogOpener::of(state);
+    tokio::task::spawn_blocking(move || opener.open())
+        .await
+        .map_err(failed)?
+}
+
+/// Records `client`'s writes under `view`'s name from now on. The data key is looked up at the
+/// first write.
 pub fn journal(state: &AppState, view: &ConnectionView, client: &partner_client::PartnerClient) {
-    let journal = log(state).journal(view.label.clone(), "app");
+    let opener = LogOpener::of(state);
+    let journal = AuditLog::lazy_journal(view.label.clone(), "app", move || {
+        opener
+            .open()
+            .map_err(|e| partner_local::Error::Invalid(e.message))
+    });
     client.journal_writes(Some(Arc::new(journal)));
 }
 
@@ -34,7 +75,7 @@ fn failed(error: impl std::fmt::Display) -> AppError {
 
 /// The newest entries, newest first.
 pub async fn list(state: &AppState) -> Result<AuditLogView> {
-    let log = log(state);
+    let log = log(state).await?;
     let path = log.path().display().to_string();
     let read = tokio::task::spawn_blocking(move || log.read(Some(SHOWN)))
         .await
@@ -46,6 +87,12 @@ pub async fn list(state: &AppState) -> Result<AuditLogView> {
                 "Check the data folder's permissions.",
             )
         })?;
+    if read.unopened > 0 {
+        tracing::warn!(
+            lines = read.unopened,
+            "audit log lines do not open with this console's data key: another key sealed them"
+        );
+    }
     Ok(AuditLogView {
         entries: read.entries.iter().map(AuditEntryView::from).collect(),
         total: read.total as u64,
@@ -71,7 +118,7 @@ pub async fn export(app: &Console, format: ExportFormat) -> Result<FileJobResult
     let Some(path) = file_dialog::save(app, choice).await else {
         return Ok(FileJobResult::closed());
     };
-    let log = log(state);
+    let log = log(state).await?;
     let format = match format {
         ExportFormat::Csv => AuditFormat::Csv,
         ExportFormat::Json => AuditFormat::JsonLines,

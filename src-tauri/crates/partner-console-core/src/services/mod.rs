@@ -10,6 +10,7 @@ pub mod captures;
 pub mod connection_check;
 pub mod connection_network;
 pub mod connections;
+pub mod data_key;
 pub mod deliveries;
 pub mod demo;
 pub mod desktop_notices;

@@ -249,7 +249,9 @@ async fn answers(state: &AppState, transaction_id: &str, after: DateTime<Utc>) -
     else {
         return Vec::new();
     };
-    let log = crate::services::audit::log(state);
+    let Ok(log) = crate::services::audit::log(state).await else {
+        return Vec::new();
+    };
     let Ok(Ok(read)) = tokio::task::spawn_blocking(move || log.read(Some(AUDIT_READ))).await else {
         return Vec::new();
     };
