@@ -186,6 +186,7 @@ async fn bench_mode(
     let sandbox = TestSandbox::start_with(SandboxConfig {
         demo: Some(DemoData { transactions }),
         data_file: data_file.clone(),
+        data_key: Some(partner_sandbox::DataKey::generate()),
         ..SandboxConfig::default()
     })
     .await;

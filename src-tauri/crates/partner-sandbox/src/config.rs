@@ -131,6 +131,10 @@ pub struct SandboxConfig {
     /// left as it is. See the `data_file` module for what it holds (never a client secret:
     /// salted digests only) and [`crate::reset_data_file`] to start over.
     pub data_file: Option<std::path::PathBuf>,
+    /// The key `data_file` is encrypted with (SQLCipher): the console's data key, which the
+    /// caller resolves (`partner_local::data_key`). Required with `data_file`; a file that does
+    /// not open with it is refused at start and left as it is.
+    pub data_key: Option<partner_seal::DataKey>,
 }
 
 impl Default for SandboxConfig {
@@ -146,6 +150,7 @@ impl Default for SandboxConfig {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             delivery: DeliveryConfig::default(),
             data_file: None,
+            data_key: None,
         }
     }
 }
@@ -166,6 +171,8 @@ impl fmt::Debug for SandboxConfig {
             .field("header_read_timeout", &self.header_read_timeout)
             .field("delivery", &self.delivery)
             .field("data_file", &self.data_file)
+            // A `DataKey` shows its fingerprint alone.
+            .field("data_key", &self.data_key)
             .finish()
     }
 }

@@ -24,6 +24,19 @@
 //!   (`PRAGMA user_version` above [`SCHEMA_VERSION`]) is refused at start, naming the file and
 //!   the problem, with its bytes untouched. An older version would be migrated at the reopen
 //!   (there is none yet).
+//! - **Encrypted at rest.** The file is a SQLCipher database keyed with the console's data key
+//!   (`SandboxConfig::data_key`, a raw 256-bit key: `PRAGMA key = "x'…'"` first thing on every
+//!   connection, as the support index does), so its pages and its WAL hold no signing key and
+//!   no partner data in the clear. Why the whole file and not the signing-key column alone: the
+//!   products, transactions and delivery bodies are lenders' and borrowers' data too, and
+//!   SQLCipher costs the write path one page encryption per page written. A file that does not
+//!   open with the key is refused at start, naming the key's fingerprint (never the key), and
+//!   left as it is; "Reset sandbox" (or another `--data` file) is the way on.
+//! - **A plain file is migrated once.** A file written before encryption (it starts with
+//!   SQLite's plain header) is checked as any file is, its WAL folded in, then copied whole
+//!   into `FILE.encrypting` (`ATTACH … KEY` and `sqlcipher_export`), which is fsynced and
+//!   renamed over it. A crash before the rename leaves the plain file whole (the copy is made
+//!   again at the next start); after it, the encrypted one.
 //! - **One sandbox per file.** The writer holds the file with `locking_mode=EXCLUSIVE` (which
 //!   also keeps SQLite's shared-memory index off: one connection needs none), so a second
 //!   sandbox on the same file is refused at start ("in use") instead of interleaving writes.
@@ -41,6 +54,7 @@ use crate::store::{Change, ProductRecord, Store, TransactionRecord};
 use crate::tokens::{Client, SecretDigest};
 use bytes::Bytes;
 use partner_api::{ApiError, ErrorCode, Product, Secret, Transaction, TransactionEvent};
+use partner_seal::DataKey;
 use rusqlite::{params, Connection, ErrorCode as SqliteCode, OpenFlags, OptionalExtension};
 use std::collections::HashMap;
 use std::fmt;
@@ -222,21 +236,183 @@ fn create_owner_only(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Opens `path` for the sandbox: an existing file is checked and loaded read-only first, then
+/// The first 16 bytes of a plain SQLite file (an encrypted one starts with its random salt).
+const PLAIN_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// Whether `path` starts as a plain (unencrypted) SQLite file.
+fn is_plain(path: &Path) -> Result<bool, Error> {
+    use std::io::Read as _;
+    let mut header = [0u8; 16];
+    let read = std::fs::File::open(path).and_then(|mut file| file.read(&mut header));
+    match read {
+        Ok(n) => Ok(n == header.len() && &header == PLAIN_HEADER),
+        Err(e) => Err(unusable(path, format!("it cannot be read ({e})"))),
+    }
+}
+
+/// Keys `conn` with `key` as a raw key, first thing, and checks that the file opens with it.
+fn apply_key(conn: &Connection, key: &DataKey, path: &Path) -> Result<(), Error> {
+    let statement =
+        zeroize::Zeroizing::new(format!("PRAGMA key = {};", key.sqlcipher_key().as_str()));
+    conn.execute_batch(&statement)
+        .map_err(|e| unusable(path, describe(&e)))?;
+    let cipher: Option<String> = conn
+        .query_row("PRAGMA cipher_version", [], |row| row.get(0))
+        .optional()
+        .map_err(|e| unusable(path, describe(&e)))?;
+    if cipher.is_none() {
+        return Err(unusable(
+            path,
+            "this build's SQLite has no SQLCipher, so the file would not be encrypted; refusing to write signing keys in the clear",
+        ));
+    }
+    // The first read of a page tells whether the key is right.
+    match conn.query_row("SELECT count(*) FROM sqlite_schema", [], |row| {
+        row.get::<_, i64>(0)
+    }) {
+        Ok(_) => Ok(()),
+        Err(e) if e.sqlite_error_code() == Some(SqliteCode::NotADatabase) => {
+            Err(Error::DataFileKey {
+                path: path.to_path_buf(),
+                fingerprint: key.fingerprint(),
+            })
+        }
+        Err(e) => Err(unusable(path, describe(&e))),
+    }
+}
+
+fn companion(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Makes a rename in `path`'s folder durable (Unix; elsewhere the rename is the file system's
+/// to keep).
+fn sync_parent(path: &Path) {
+    #[cfg(unix)]
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if let Ok(dir) = std::fs::File::open(dir) {
+            let _ = dir.sync_all();
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
+/// Encrypts the plain data file at `path` with `key`: checked and loaded as any file is (so a
+/// file the sandbox would refuse is refused here, untouched), its WAL folded in, copied into
+/// `FILE.encrypting` with `sqlcipher_export`, fsynced, and renamed over it. Blocking.
+fn encrypt_plain(path: &Path, key: &DataKey) -> Result<(), Error> {
+    let target = companion(path, ".encrypting");
+    for leftover in [target.clone(), companion(&target, "-journal")] {
+        match std::fs::remove_file(&leftover) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(unusable(
+                    path,
+                    format!(
+                        "the unfinished copy {} cannot be removed ({e})",
+                        leftover.display()
+                    ),
+                ))
+            }
+        }
+    }
+    let sqlite = |e: rusqlite::Error| unusable(path, describe(&e));
+    {
+        let plain = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sqlite)?;
+        plain.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
+        // Held alone from here to the close: a sandbox of an earlier version on it is "in use".
+        plain
+            .pragma_update(None, "locking_mode", "EXCLUSIVE")
+            .map_err(sqlite)?;
+        let version = check_version(&plain).map_err(|problem| unusable(path, problem))?;
+        if version > 0 {
+            load(&plain).map_err(|problem| unusable(path, problem))?;
+        }
+        plain
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .map_err(sqlite)?;
+        create_owner_only(&target)?;
+        let hex = key.to_hex();
+        let raw = zeroize::Zeroizing::new(format!("x'{}'", hex.as_str()));
+        let target_text = target
+            .to_str()
+            .ok_or_else(|| unusable(path, "its path is not UTF-8"))?;
+        plain
+            .execute(
+                "ATTACH DATABASE ?1 AS encrypted KEY ?2",
+                params![target_text, raw.as_str()],
+            )
+            .map_err(sqlite)?;
+        let exported = (|| {
+            plain.query_row("SELECT sqlcipher_export('encrypted')", [], |_| Ok(()))?;
+            plain.pragma_update(
+                Some(rusqlite::DatabaseName::Attached("encrypted")),
+                "user_version",
+                version,
+            )?;
+            plain.execute_batch("DETACH DATABASE encrypted")
+        })();
+        exported.map_err(sqlite)?;
+        // Closing the last connection folds the WAL into the plain file and removes it.
+        plain.close().map_err(|(_, e)| sqlite(e))?;
+    }
+    std::fs::File::open(&target)
+        .and_then(|file| file.sync_all())
+        .map_err(|e| unusable(path, format!("its encrypted copy cannot be synced ({e})")))?;
+    // A plain WAL left beside the encrypted file would be read into it.
+    for suffix in ["-wal", "-shm"] {
+        let left = companion(path, suffix);
+        match std::fs::metadata(&left) {
+            Ok(meta) if suffix == "-wal" && meta.len() > 0 => {
+                return Err(unusable(
+                    path,
+                    "its WAL could not be folded into it before it is encrypted; start a sandbox of the earlier version on it once, or use another file",
+                ))
+            }
+            Ok(_) => std::fs::remove_file(&left)
+                .map_err(|e| unusable(path, format!("its {suffix} file cannot be removed ({e})")))?,
+            Err(_) => {}
+        }
+    }
+    std::fs::rename(&target, path).map_err(|e| {
+        unusable(
+            path,
+            format!("its encrypted copy cannot take its place ({e})"),
+        )
+    })?;
+    sync_parent(path);
+    tracing::info!(path = %path.display(), "the sandbox data file was encrypted with the data key");
+    Ok(())
+}
+
+/// Opens `path` for the sandbox, encrypted with `key`: a plain file (written before
+/// encryption) is encrypted first; an existing file is checked and loaded read-only, then
 /// reopened for writing (created with the schema when new or empty). Blocking.
-pub(crate) fn open(path: &Path) -> Result<Opened, Error> {
+pub(crate) fn open(path: &Path, key: &DataKey) -> Result<Opened, Error> {
     let existing = match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => return Err(unusable(path, "it is a directory")),
         Ok(meta) => meta.len() > 0,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => false,
         Err(error) => return Err(unusable(path, format!("it cannot be read ({error})"))),
     };
+    if existing && is_plain(path)? {
+        encrypt_plain(path, key)?;
+    }
     let (version, loaded) = if existing {
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| unusable(path, describe(&e)))?;
+        apply_key(&conn, key, path)?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| unusable(path, describe(&e)))?;
         let version = check_version(&conn).map_err(|problem| unusable(path, problem))?;
@@ -255,6 +431,7 @@ pub(crate) fn open(path: &Path) -> Result<Opened, Error> {
         (0, Loaded::default())
     };
     let mut conn = Connection::open(path).map_err(|e| unusable(path, describe(&e)))?;
+    apply_key(&conn, key, path)?;
     let prepared = (|| -> Result<(), String> {
         let sqlite = |e: rusqlite::Error| describe(&e);
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
@@ -1052,6 +1229,105 @@ pub fn reset_data_file(path: &Path) -> Result<Option<PathBuf>, Error> {
 mod tests {
     use super::*;
 
+    fn key() -> DataKey {
+        DataKey::generate()
+    }
+
+    fn holds(path: &Path, needle: &str) -> bool {
+        let mut bytes = std::fs::read(path).unwrap();
+        if let Ok(wal) = std::fs::read(companion(path, "-wal")) {
+            bytes.extend(wal);
+        }
+        bytes
+            .windows(needle.len())
+            .any(|window| window == needle.as_bytes())
+    }
+
+    fn client(id: &str) -> Row {
+        Row::Client {
+            client_id: id.into(),
+            partner_id: "partner-1".into(),
+            secret: SecretDigest::of(&Secret::new("client-secret")),
+        }
+    }
+
+    /// A plain file as an earlier version left it after a `kill -9`: the schema, a client and
+    /// the clock's offset, the last commit still in the WAL.
+    fn plain_file(path: &Path) {
+        let live = path.with_extension("live");
+        let mut conn = Connection::open(&live).unwrap();
+        conn.pragma_update(None, "locking_mode", "EXCLUSIVE")
+            .unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        {
+            let tx = conn.transaction().unwrap();
+            migrate(&tx, 0).unwrap();
+            tx.commit().unwrap();
+        }
+        write_batch(&mut conn, &[client("plain-client-xyz")]).unwrap();
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .unwrap();
+        write_batch(&mut conn, &[Row::ClockOffset(42_000)]).unwrap();
+        // The process dies here: the file and its WAL as they are on disk.
+        std::fs::copy(&live, path).unwrap();
+        std::fs::copy(companion(&live, "-wal"), companion(path, "-wal")).unwrap();
+        drop(conn);
+        assert!(holds(path, "plain-client-xyz"));
+        assert!(is_plain(path).unwrap());
+    }
+
+    #[test]
+    fn a_plain_file_is_encrypted_in_place_without_loss() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.sqlite3");
+        plain_file(&path);
+        // An unfinished copy of an earlier attempt is made again.
+        std::fs::write(companion(&path, ".encrypting"), b"half a copy").unwrap();
+        let key = key();
+        let opened = open(&path, &key).unwrap();
+        assert_eq!(opened.loaded.clock_offset_ms, 42_000);
+        assert_eq!(opened.loaded.clients.len(), 1);
+        assert_eq!(opened.loaded.clients[0].client_id, "plain-client-xyz");
+        drop(opened);
+        assert!(!is_plain(&path).unwrap());
+        assert!(!holds(&path, "plain-client-xyz"));
+        assert!(!companion(&path, ".encrypting").exists());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        // And it opens again, encrypted, with everything.
+        let again = open(&path, &key).unwrap();
+        assert_eq!(again.loaded.clock_offset_ms, 42_000);
+        assert_eq!(again.loaded.clients.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_file_under_another_key_is_refused_and_left_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.sqlite3");
+        let journal = open(&path, &key()).unwrap().into_journal().unwrap();
+        journal
+            .submit(|| Ok(vec![Row::ClockOffset(7_000)]))
+            .durable()
+            .await
+            .unwrap();
+        journal.close().await;
+        let bytes = std::fs::read(&path).unwrap();
+        let other = key();
+        let error = open(&path, &other).unwrap_err();
+        match &error {
+            Error::DataFileKey { fingerprint, .. } => assert_eq!(fingerprint, &other.fingerprint()),
+            other => panic!("{other:?}"),
+        }
+        let message = error.to_string();
+        assert!(message.contains(&other.fingerprint()), "{message}");
+        assert!(!message.contains(&other.to_hex()[..16]), "{message}");
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    }
+
     fn event_row() -> Row {
         Row::Event {
             position: 0,
@@ -1063,11 +1339,12 @@ mod tests {
     async fn a_committed_write_is_there_when_the_file_is_opened_again() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("data.sqlite3");
-        let journal = open(&path).unwrap().into_journal().unwrap();
+        let key = key();
+        let journal = open(&path, &key).unwrap().into_journal().unwrap();
         let ticket = journal.submit(|| Ok(vec![Row::ClockOffset(42_000)]));
         ticket.durable().await.unwrap();
         journal.close().await;
-        let loaded = open(&path).unwrap().loaded;
+        let loaded = open(&path, &key).unwrap().loaded;
         assert_eq!(loaded.clock_offset_ms, 42_000);
     }
 
@@ -1075,7 +1352,7 @@ mod tests {
     async fn a_failed_commit_fails_the_journal_for_good() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("data.sqlite3");
-        let opened = open(&path).unwrap();
+        let opened = open(&path, &key()).unwrap();
         // A table gone under the writer: its next commit fails.
         opened.conn.execute_batch("DROP TABLE events").unwrap();
         let journal = opened.into_journal().unwrap();
@@ -1094,7 +1371,7 @@ mod tests {
     #[tokio::test]
     async fn rows_that_cannot_be_built_fail_the_journal() {
         let dir = tempfile::tempdir().unwrap();
-        let journal = open(&dir.path().join("data.sqlite3"))
+        let journal = open(&dir.path().join("data.sqlite3"), &key())
             .unwrap()
             .into_journal()
             .unwrap();

@@ -28,6 +28,19 @@ pub enum Error {
         path: std::path::PathBuf,
         problem: String,
     },
+    /// The data file does not open with the data key it was given (another key encrypted it,
+    /// or it is not a sandbox data file); it is left as it was. Names the key by its
+    /// fingerprint alone.
+    #[error(
+        "the sandbox data file {} does not open with the data key {fingerprint}: another key \
+         encrypted it, or it is not a sandbox data file (corrupt, or some other kind of file); \
+         it was left as it is",
+        path.display()
+    )]
+    DataFileKey {
+        path: std::path::PathBuf,
+        fingerprint: String,
+    },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

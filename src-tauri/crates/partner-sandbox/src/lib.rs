@@ -60,6 +60,8 @@ pub use clock::Clock;
 pub use config::{ClientCredentials, DemoData, SandboxConfig, DEFAULT_BODY_LIMIT};
 pub use data_file::{reset_data_file, SCHEMA_VERSION as DATA_FILE_SCHEMA_VERSION};
 pub use error::{Error, Result};
+/// The key a data file is encrypted with (`SandboxConfig::data_key`).
+pub use partner_seal::DataKey;
 pub use routes::control::{
     ClockAdvance, ClockState, MAX_ADVANCE_SECONDS, MAX_LATENCY_MILLISECONDS,
 };

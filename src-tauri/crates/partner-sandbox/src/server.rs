@@ -95,11 +95,20 @@ impl Sandbox {
             None => format!("http://{}", reachable(local_addr)),
         };
         let mut opened = match config.data_file.clone() {
-            Some(path) => Some(
-                tokio::task::spawn_blocking(move || data_file::open(&path))
-                    .await
-                    .map_err(|e| Error::Config(format!("opening the data file failed ({e})")))??,
-            ),
+            Some(path) => {
+                let key = config.data_key.clone().ok_or_else(|| {
+                    Error::Config(
+                        "a data file needs the data key it is encrypted with (data_key)".into(),
+                    )
+                })?;
+                Some(
+                    tokio::task::spawn_blocking(move || data_file::open(&path, &key))
+                        .await
+                        .map_err(|e| {
+                            Error::Config(format!("opening the data file failed ({e})"))
+                        })??,
+                )
+            }
             None => None,
         };
         let mut loaded = opened

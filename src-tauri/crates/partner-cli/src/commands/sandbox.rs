@@ -6,7 +6,9 @@
 //!
 //! With `--data FILE` the sandbox keeps its data in that file across restarts (the sandbox
 //! crate's persistent mode); without `--client`, the file's first client comes back with a
-//! new secret (printed), since the file keeps only a digest of the old one.
+//! new secret (printed), since the file keeps only a digest of the old one. The file is
+//! encrypted with the console's data key (`super::data_key`); a plain file of an earlier
+//! version is encrypted as it opens.
 
 use crate::error::{CliError, Result};
 use clap::Args as ClapArgs;
@@ -83,7 +85,18 @@ impl Args {
 }
 
 pub async fn run(args: Args) -> Result<()> {
-    let config = args.config();
+    let mut config = args.config();
+    // A data file is encrypted with the console's data key (the app's too).
+    let data_key = match &config.data_file {
+        Some(_) => Some(
+            tokio::task::spawn_blocking(super::data_key::resolve)
+                .await
+                .map_err(|e| CliError::Usage(format!("the data key could not be looked up ({e})")))?
+                .map_err(CliError::Local)?,
+        ),
+        None => None,
+    };
+    config.data_key = data_key.as_ref().map(|resolved| resolved.key.clone());
     let generated_client = config.clients.is_empty();
     let listener = TcpListener::bind(&args.addr)
         .await
@@ -92,7 +105,20 @@ pub async fn run(args: Args) -> Result<()> {
             source,
         })?;
     let stop = super::signal::stop_signal()?;
-    let handle = Sandbox::start(config, listener).await?;
+    let handle = match Sandbox::start(config, listener).await {
+        Ok(handle) => handle,
+        // Which key was tried, and where it lives (never the key).
+        Err(error) => {
+            if let (partner_sandbox::Error::DataFileKey { .. }, Some(key)) = (&error, &data_key) {
+                eprintln!(
+                    "the data key {} is in {} (PARTNER_DATA_KEY or PARTNER_DATA_KEY_FILE name another)",
+                    key.key.fingerprint(),
+                    key.home
+                );
+            }
+            return Err(error.into());
+        }
+    };
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "listening on http://{}", handle.local_addr()).map_err(CliError::Output)?;

@@ -1,12 +1,25 @@
 //! `partner sandbox` started as a real process on 127.0.0.1:0: the first line, the demo
 //! credentials working against it, demo data, and a clean stop on SIGTERM; with `--data`, the
-//! data kept across SIGTERM and across kill -9 after an acknowledged write, and a corrupt file
-//! refused and left as it was.
+//! data kept across SIGTERM and across kill -9 after an acknowledged write, encrypted with the
+//! data key, and a corrupt file refused and left as it was.
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+/// The data key the `--data` files of these tests are encrypted with, handed over as
+/// `PARTNER_DATA_KEY` (so no test touches the machine's secret store or data folder).
+fn data_key() -> &'static str {
+    static KEY: OnceLock<String> = OnceLock::new();
+    KEY.get_or_init(|| {
+        partner_local::data_key::DataKey::generate()
+            .to_hex()
+            .as_str()
+            .to_owned()
+    })
+}
 
 struct Running {
     child: Child,
@@ -18,6 +31,7 @@ fn start(args: &[&str], stdout_lines: usize) -> Running {
         .arg("sandbox")
         .args(args)
         .env("RUST_LOG", "debug")
+        .env("PARTNER_DATA_KEY", data_key())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -372,6 +386,10 @@ async fn data_file_keeps_everything_across_sigterm_and_sigkill() {
     assert!(!stderr.contains("secret-1"), "the secret is never logged");
     let bytes = std::fs::read(&file).unwrap();
     assert!(
+        !bytes.windows(8).any(|w| w == b"acme-avm"),
+        "the data file is encrypted"
+    );
+    assert!(
         !bytes.windows(8).any(|w| w == b"secret-1"),
         "the data file holds a digest, never the secret"
     );
@@ -386,12 +404,28 @@ fn a_corrupt_data_file_is_refused_in_words_and_left_untouched() {
     let output = Command::new(env!("CARGO_BIN_EXE_partner"))
         .args(["sandbox", "--addr", "127.0.0.1:0", "--data"])
         .arg(&file)
+        .env("PARTNER_DATA_KEY", data_key())
         .output()
         .unwrap();
     assert!(!output.status.success());
+    assert_eq!(output.status.code(), Some(4), "a local failure");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains(&file.display().to_string()), "{stderr}");
-    assert!(stderr.contains("not a SQLite database"), "{stderr}");
+    assert!(
+        stderr.contains("does not open with the data key")
+            && stderr.contains("not a sandbox data file"),
+        "{stderr}"
+    );
+    let fingerprint = partner_local::data_key::DataKey::from_hex(data_key())
+        .unwrap()
+        .fingerprint();
+    assert!(
+        stderr.contains(&format!(
+            "the data key {fingerprint} is in the PARTNER_DATA_KEY variable"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(&data_key()[..16]), "never the key");
     assert!(
         output.stdout.is_empty(),
         "nothing listens: {:?}",

@@ -136,6 +136,8 @@ pub async fn ensure_started(app: &Console) -> Result<PartnerClient> {
             "Check the data folder's permissions.",
         )
     })?;
+    // The data file is encrypted with the console's data key.
+    let data_key = crate::services::data_key::resolved(state).await?;
     let config = SandboxConfig {
         clients: vec![ClientCredentials::new(CLIENT_ID, secret)],
         demo: Some(DemoData {
@@ -143,13 +145,21 @@ pub async fn ensure_started(app: &Console) -> Result<PartnerClient> {
         }),
         allow_http_callbacks: true,
         data_file: Some(data_file(state)),
+        data_key: Some(data_key.key.clone()),
         ..SandboxConfig::default()
     };
     let socket = loopback_socket(state).await?;
     let sandbox = Sandbox::start(config, socket).await.map_err(|e| {
+        // Which key was tried, and where it lives (never the key).
+        let key_note = match &e {
+            partner_sandbox::Error::DataFileKey { .. } => {
+                format!(" (the data key is in {})", data_key.home)
+            }
+            _ => String::new(),
+        };
         AppError::new(
             ErrorKind::Internal,
-            format!("The embedded sandbox did not start: {e}."),
+            format!("The embedded sandbox did not start: {e}{key_note}."),
             "Use Reset sandbox in Connections to start it again from the demo data, or add a real connection meanwhile.",
         )
     })?;

@@ -203,6 +203,21 @@ async fn a_read_only_connection_refuses_writes_before_sending_and_the_audit_log_
     assert_eq!(ours[1].outcome, "refused");
     assert_eq!(ours[1].action, "create a product");
     assert!(ours.iter().all(|e| e.via == "app"));
+    // At rest (#46 item 5): the log's lines are sealed with the data key, and the embedded
+    // sandbox's data file is encrypted with it.
+    let state = app.console.state();
+    let bytes = std::fs::read(&log.path).expect("the audit log's file");
+    let text = String::from_utf8(bytes).expect("text lines");
+    assert!(
+        text.lines().all(|line| line.starts_with("sealed:")),
+        "{text}"
+    );
+    for needle in ["Other service", "audited-product", "/partner/v2/products"] {
+        assert!(!text.contains(needle), "{needle} in the audit log's file");
+    }
+    let sandbox_file = std::fs::read(partner_console_core::services::embedded::data_file(state))
+        .expect("the embedded sandbox's data file");
+    assert!(!sandbox_file.starts_with(b"SQLite format 3\0"), "encrypted");
     // The setting survives: it is in the settings file.
     assert!(
         !app.console

@@ -2,7 +2,9 @@
 //! a temp dir, stopped and started again. Every resource kind survives a restart; a pending
 //! delivery is resumed; a file the sandbox cannot use is refused at start and left byte for
 //! byte as it was; `--demo` does not seed a file that holds data; clients keep their partner
-//! while their secret comes from the config; the file never holds a client secret or a token.
+//! while their secret comes from the config; the file never holds a client secret or a token,
+//! and is encrypted with the data key (no signing key in its bytes; a plain file of an earlier
+//! version is encrypted without loss; another key is refused).
 
 use crate::support::{hook, product, Api, KEY_A, KEY_B};
 use base64::engine::general_purpose::STANDARD;
@@ -11,22 +13,41 @@ use hmac::{Hmac, Mac};
 use partner_api::Secret;
 use partner_sandbox::dispatch::DeliveryConfig;
 use partner_sandbox::{
-    reset_data_file, ClientCredentials, DemoData, Error, Sandbox, SandboxConfig,
+    reset_data_file, ClientCredentials, DataKey, DemoData, Error, Sandbox, SandboxConfig,
 };
 use partner_testkit::{Reply, TestReceiver, TestSandbox};
 use serde_json::{json, Value};
 use sha2::Sha256;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
 const WAIT: Duration = Duration::from_secs(10);
+
+/// The data key of these tests' files (one per run, made at random).
+fn data_key() -> DataKey {
+    static KEY: OnceLock<DataKey> = OnceLock::new();
+    KEY.get_or_init(DataKey::generate).clone()
+}
+
+/// A connection to a data file, keyed as the sandbox keys it (for changing a file by hand).
+fn keyed(file: &Path) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(file).unwrap();
+    conn.execute_batch(&format!(
+        "PRAGMA key = {};",
+        data_key().sqlcipher_key().as_str()
+    ))
+    .unwrap();
+    conn
+}
 
 fn config(file: &Path, client: &str, secret: &str) -> SandboxConfig {
     SandboxConfig {
         clients: vec![ClientCredentials::new(client, Secret::new(secret))],
         allow_http_callbacks: true,
         data_file: Some(file.to_path_buf()),
+        data_key: Some(data_key()),
         delivery: DeliveryConfig {
             // Sandbox-clock time: a retry fires only when a test advances the clock.
             retry_delay: Duration::from_secs(3600),
@@ -47,7 +68,10 @@ async fn refused(config: SandboxConfig) -> String {
     match Sandbox::start(config, listener).await {
         Ok(_) => panic!("the sandbox started on a file it should refuse"),
         Err(error) => {
-            assert!(matches!(error, Error::DataFile { .. }), "{error:?}");
+            assert!(
+                matches!(error, Error::DataFile { .. } | Error::DataFileKey { .. }),
+                "{error:?}"
+            );
             error.to_string()
         }
     }
@@ -208,11 +232,13 @@ async fn a_restart_keeps_every_kind_of_data() {
     assert!(number(&last) > number(previous_last));
     api.sandbox.stop().await;
 
-    // What the file holds: signing keys (the service signs with them), never the client secret.
+    // The file holds the signing keys (the service signs with them) encrypted, and never the
+    // client secret.
     assert!(
-        file_bytes_hold(&file, KEY_A),
-        "the service's copy of the key"
+        !file_bytes_hold(&file, KEY_A),
+        "the service's copy of the key, in the clear"
     );
+    assert!(!file_bytes_hold(&file, "acme-avm"), "products in the clear");
     assert!(!file_bytes_hold(&file, "first-secret-1"));
     assert!(!file_bytes_hold(&file, &token));
 }
@@ -353,7 +379,11 @@ async fn a_corrupt_file_is_refused_and_left_untouched() {
     std::fs::write(&file, &garbage).unwrap();
     let message = refused(config(&file, "acme", "secret-1")).await;
     assert!(message.contains(&file.display().to_string()), "{message}");
-    assert!(message.contains("not a SQLite database"), "{message}");
+    assert!(
+        message.contains("does not open with the data key"),
+        "{message}"
+    );
+    assert!(message.contains("not a sandbox data file"), "{message}");
     assert_eq!(std::fs::read(&file).unwrap(), garbage);
 
     // A SQLite file of something else.
@@ -385,7 +415,7 @@ async fn a_file_with_a_bad_row_is_refused_and_left_untouched() {
     let file = dir.path().join("sandbox.sqlite3");
     let id = file_with_data(&file).await;
     {
-        let conn = rusqlite::Connection::open(&file).unwrap();
+        let conn = keyed(&file);
         let changed = conn
             .execute(
                 "UPDATE transactions SET transaction_json = '{\"id\": 12' WHERE id = ?1",
@@ -411,7 +441,7 @@ async fn a_file_of_a_newer_version_is_refused_and_left_untouched() {
     let file = dir.path().join("sandbox.sqlite3");
     file_with_data(&file).await;
     {
-        let conn = rusqlite::Connection::open(&file).unwrap();
+        let conn = keyed(&file);
         conn.pragma_update(
             None,
             "user_version",
@@ -511,4 +541,119 @@ async fn the_data_file_and_its_journal_are_readable_by_their_owner_alone() {
         assert_eq!(mode(&wal), 0o600, "the journal holds the same");
     }
     drop(api);
+}
+
+/// The file as a sandbox of an earlier version wrote it: the same schema and rows, unencrypted
+/// (copied out of an encrypted file with `sqlcipher_export` into a plain one).
+fn decrypted(file: &Path) -> PathBuf {
+    let plain = file.with_extension("plain");
+    let conn = keyed(file);
+    conn.execute(
+        "ATTACH DATABASE ?1 AS plain KEY ''",
+        [plain.to_str().unwrap()],
+    )
+    .unwrap();
+    conn.query_row("SELECT sqlcipher_export('plain')", [], |_| Ok(()))
+        .unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap();
+    conn.pragma_update(
+        Some(rusqlite::DatabaseName::Attached("plain")),
+        "user_version",
+        version,
+    )
+    .unwrap();
+    conn.execute_batch("DETACH DATABASE plain").unwrap();
+    plain
+}
+
+#[tokio::test]
+async fn a_plain_file_of_an_earlier_version_is_encrypted_and_still_signs_with_its_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sandbox.sqlite3");
+    let mut receiver = TestReceiver::always(200).await.unwrap();
+    let api = start(config(&file, "acme", "secret-1")).await;
+    let token = api.token_for("acme", "secret-1").await;
+    let created = api
+        .create_product(
+            &token,
+            &json!({"name": "acme-avm", "listingName": "Acme AVM", "requestTypes": ["NEW_REQUEST"],
+                     "webhooks": [hook(&receiver.url(), "urn:svc:partner:transaction", &["created"], KEY_A)]}),
+        )
+        .await;
+    let product_id = created["id"].as_str().unwrap().to_string();
+    let first = api.lender_create(&product_id).await;
+    receiver.next(WAIT).await.expect("a notification");
+    let before = snapshot(&api, &token).await;
+    api.sandbox.stop().await;
+
+    // Today's plain file in its place.
+    let plain = decrypted(&file);
+    std::fs::rename(&plain, &file).unwrap();
+    assert!(std::fs::read(&file)
+        .unwrap()
+        .starts_with(b"SQLite format 3\0"));
+    assert!(file_bytes_hold(&file, KEY_A), "a plain file, as before");
+
+    let api = start(config(&file, "acme", "secret-1")).await;
+    let token = api.token_for("acme", "secret-1").await;
+    assert_eq!(snapshot(&api, &token).await, before);
+    let again = api.lender_create(&product_id).await;
+    assert_ne!(again["id"], first["id"]);
+    let got = receiver.next(WAIT).await.expect("a notification after");
+    assert_eq!(
+        got.header("svc-signature").unwrap_or_default(),
+        signature_of(KEY_A, &got.body),
+        "signed with the same key"
+    );
+    api.sandbox.stop().await;
+    assert!(!file_bytes_hold(&file, KEY_A));
+    assert!(!file_bytes_hold(&file, "acme-avm"));
+    assert!(!std::fs::read(&file)
+        .unwrap()
+        .starts_with(b"SQLite format 3\0"));
+    assert!(!PathBuf::from(format!("{}.encrypting", file.display())).exists());
+}
+
+#[tokio::test]
+async fn a_file_under_another_data_key_is_refused_naming_the_key_and_left_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sandbox.sqlite3");
+    file_with_data(&file).await;
+    let bytes = std::fs::read(&file).unwrap();
+    let other = DataKey::generate();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let error = match Sandbox::start(
+        SandboxConfig {
+            data_key: Some(other.clone()),
+            ..config(&file, "acme", "secret-1")
+        },
+        listener,
+    )
+    .await
+    {
+        Ok(_) => panic!("the sandbox started under another key"),
+        Err(error) => error,
+    };
+    assert!(matches!(error, Error::DataFileKey { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(message.contains(&other.fingerprint()), "{message}");
+    assert!(message.contains("left as it is"), "{message}");
+    assert!(!message.contains(&other.to_hex()[..16]), "{message}");
+    assert!(!message.contains(&data_key().to_hex()[..16]), "{message}");
+    assert_eq!(std::fs::read(&file).unwrap(), bytes);
+
+    // A data file without a key is a configuration error, not a plain file.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let without = Sandbox::start(
+        SandboxConfig {
+            data_key: None,
+            ..config(&file, "acme", "secret-1")
+        },
+        listener,
+    )
+    .await;
+    assert!(matches!(without, Err(Error::Config(_))));
+    assert_eq!(std::fs::read(&file).unwrap(), bytes);
 }
