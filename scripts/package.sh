@@ -16,6 +16,11 @@
 #   (scripts/test.sh) uses it, because a release build of the whole app takes about 17 minutes
 #   on a 2-core machine and would check nothing about the package the debug build does not;
 #   what ships is built without it.
+#
+# What ships is the release profile's build (Cargo.toml: optimised for size and start-up,
+# stripped). Its line tables are split off into DIR/debug/partner.debug and
+# DIR/debug/partner-console.debug, a release artefact that symbolicates the binaries' crashes and
+# profiles (gdb, perf, addr2line, debuginfod find it by the binary's debug link or build id).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -34,9 +39,16 @@ done
 scripts/setup.sh
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
 
-# Release packages carry no debug information: smaller, and nothing of the build machine's paths.
-export CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=symbols
 target_dir=${CARGO_TARGET_DIR:-$root/target}
+if [ "$profile" = release ]; then
+  # The profile's own split (`split-debuginfo = "packed"`, a .dwp on Linux) needs the skeleton
+  # it leaves in the binary, which stripping removes; so here the binaries are linked whole
+  # (the same code: only where the debug information goes differs) and split after the link
+  # with objcopy, the way Linux debuggers and debuginfod expect (split_debug_info below).
+  export CARGO_PROFILE_RELEASE_STRIP=none CARGO_PROFILE_RELEASE_SPLIT_DEBUGINFO=off
+  # Linked again on every run, so a binary stripped by an earlier run is never split twice.
+  rm -f "$target_dir/release/partner" "$target_dir/release/partner-console"
+fi
 if [ "$profile" = debug ]; then
   # The debug build with the features `cargo test --workspace` unifies (as tests/e2e/run.sh
   # builds it), so after a test run nothing is compiled again but the app crate.
@@ -51,8 +63,24 @@ echo "package: building the partner command ($profile)"
 cargo build "${cargo_args[@]}" --locked --quiet
 
 stage=$out/stage
-rm -rf "$stage"
+rm -rf "$stage" "$out/debug"
 mkdir -p "$stage/man" "$stage/completions"
+
+# BINARY's debug information into DIR/debug/NAME.debug, then BINARY stripped (as the release
+# profile strips it) with a debug link to that file.
+split_debug_info() {
+  local binary=$1 debug
+  debug="$out/debug/$(basename "$1").debug"
+  mkdir -p "$out/debug"
+  objcopy --only-keep-debug --compress-debug-sections=zlib "$binary" "$debug"
+  objcopy --strip-all --add-gnu-debuglink="$debug" "$binary"
+}
+partner_bin=$target_dir/$profile/partner
+if [ "$profile" = release ]; then
+  cp "$target_dir/release/partner" "$stage/partner"
+  partner_bin=$stage/partner
+  split_debug_info "$partner_bin"
+fi
 
 "$target_dir/$profile/partner" man --out "$stage/man" 2>/dev/null
 gzip -9n "$stage"/man/*.1
@@ -64,7 +92,7 @@ sizes=16,24,32,48,64,128,256,512
 
 # The bundler's configuration for this build: the generated files, by absolute path, merged over
 # tauri.conf.json (which holds everything that does not change from build to build).
-python3 - "$stage" "$target_dir/$profile/partner" "$sizes" >"$out/tauri.package.json" <<'PY'
+python3 - "$stage" "$partner_bin" "$sizes" >"$out/tauri.package.json" <<'PY'
 import json, os, sys
 stage, partner, sizes = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 files = {"/usr/bin/partner": partner}
@@ -79,8 +107,12 @@ print(json.dumps({"bundle": {"icon": icons,
 PY
 
 rm -rf "$target_dir/$profile/bundle"
-echo "package: building the app and bundling ($profile; a first release build takes several minutes)"
-(cd src-tauri && "$root/ui/node_modules/.bin/tauri" build "${tauri_args[@]}" --ci --bundles deb,rpm --config "$out/tauri.package.json")
+echo "package: building the app ($profile; a first release build takes several minutes)"
+tauri=$root/ui/node_modules/.bin/tauri
+(cd src-tauri && "$tauri" build "${tauri_args[@]}" --ci --no-bundle --config "$out/tauri.package.json")
+[ "$profile" = release ] && split_debug_info "$target_dir/release/partner-console"
+echo "package: bundling"
+(cd src-tauri && "$tauri" bundle "${tauri_args[@]}" --ci --bundles deb,rpm --config "$out/tauri.package.json")
 
 # The bundler names the files after the product's display name; give them the package's name,
 # as apt and dnf users expect to find them.
@@ -90,3 +122,9 @@ cp "$target_dir"/"$profile"/bundle/deb/*_"$version"_amd64.deb "$out/partner-cons
 cp "$target_dir"/"$profile"/bundle/rpm/*-"$version"-1.x86_64.rpm "$out/partner-console-${version}-1.x86_64.rpm"
 echo "package: done"
 ls -1 "$out"/*.deb "$out"/*.rpm
+# What a user downloads and installs, and the debug information kept beside it (a test run,
+# which packages the debug build, prints its own sizes).
+if [ "$profile" = release ]; then
+  du -h "$partner_bin" "$target_dir/release/partner-console" "$out"/*.deb "$out"/*.rpm "$out"/debug/*.debug |
+    sed "s|$root/||; s|^|package: size |"
+fi

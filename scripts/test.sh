@@ -124,6 +124,8 @@ fi
 # add about 17 minutes on a 2-core machine (scripts/package.sh without it builds what ships).
 part "packages: build"
 scripts/package.sh --debug
+# The sizes of what was packaged: the debug build here (BENCHMARKS.md has the release build's).
+du -h target/debug/partner target/debug/partner-console target/package/*.deb target/package/*.rpm | sed 's/^/size: /'
 part "packages: check"
 tests/package/check.sh
 part "packages: a fresh Debian 12"
