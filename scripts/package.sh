@@ -27,10 +27,19 @@ root=$(pwd)
 
 out=$root/target/package
 profile=release
+# --version V packages the app as version V (the app itself says V; only the app crate is
+# compiled again) and --features F builds it with those features: the update test
+# (tests/package/update.sh) makes versions N and N+1 with the test hooks so. With
+# TAURI_SIGNING_PRIVATE_KEY (and _PASSWORD) set, each package gets the updater's signature
+# beside it (NAME.sig: minisign, bound to the version), which the update manifest carries.
+version_override=""
+app_features=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$(realpath -m "$2"); shift 2 ;;
     --debug) profile=debug; shift ;;
+    --version) version_override=$2; shift 2 ;;
+    --features) app_features=$2; shift 2 ;;
     -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "package: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -58,6 +67,7 @@ else
   cargo_args=(--release -p partner-cli)
   tauri_args=()
 fi
+if [ -n "$app_features" ]; then tauri_args+=(--features "$app_features"); fi
 
 echo "package: building the partner command ($profile)"
 cargo build "${cargo_args[@]}" --locked --quiet
@@ -106,6 +116,18 @@ print(json.dumps({"bundle": {"icon": icons,
                              "linux": {"deb": {"files": files}, "rpm": {"files": files}}}}, indent=2))
 PY
 
+# The version asked for, and the updater's signatures when a signing key is given.
+python3 - "$out/tauri.package.json" "$version_override" "${TAURI_SIGNING_PRIVATE_KEY:+sign}" <<'PY'
+import json, sys
+path, version, sign = sys.argv[1], sys.argv[2], sys.argv[3] == "sign"
+config = json.load(open(path))
+if version:
+    config["version"] = version
+if sign:
+    config["bundle"]["createUpdaterArtifacts"] = True
+json.dump(config, open(path, "w"), indent=2)
+PY
+
 rm -rf "$target_dir/$profile/bundle"
 echo "package: building the app ($profile; a first release build takes several minutes)"
 tauri=$root/ui/node_modules/.bin/tauri
@@ -116,10 +138,14 @@ echo "package: bundling"
 
 # The bundler names the files after the product's display name; give them the package's name,
 # as apt and dnf users expect to find them.
-version=$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml","rb"))["workspace"]["package"]["version"])')
-rm -f "$out"/*.deb "$out"/*.rpm
+version=${version_override:-$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml","rb"))["workspace"]["package"]["version"])')}
+rm -f "$out"/*.deb "$out"/*.rpm "$out"/*.sig
 cp "$target_dir"/"$profile"/bundle/deb/*_"$version"_amd64.deb "$out/partner-console_${version}_amd64.deb"
 cp "$target_dir"/"$profile"/bundle/rpm/*-"$version"-1.x86_64.rpm "$out/partner-console-${version}-1.x86_64.rpm"
+if [ -n "${TAURI_SIGNING_PRIVATE_KEY:-}" ]; then
+  cp "$target_dir"/"$profile"/bundle/deb/*_"$version"_amd64.deb.sig "$out/partner-console_${version}_amd64.deb.sig"
+  cp "$target_dir"/"$profile"/bundle/rpm/*-"$version"-1.x86_64.rpm.sig "$out/partner-console-${version}-1.x86_64.rpm.sig"
+fi
 echo "package: done"
 ls -1 "$out"/*.deb "$out"/*.rpm
 # What a user downloads and installs, and the debug information kept beside it (a test run,

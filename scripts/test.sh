@@ -131,6 +131,11 @@ tests/package/check.sh
 part "packages: a fresh Debian 12"
 wait "$prepare_pid" || { echo "(preparing the minimal system in the background failed:)"; cat "$prepare_log"; }
 as_root tests/package/fresh-debian.sh
+# The app updating itself there: N installed from its .deb, N+1 (the same debug build packaged
+# again, signed with a key made for the run) offered by a local server, refused when the
+# signature or the bytes are wrong, installed and restarted at N+1 when they are right.
+part "packages: an update from N to N+1 on a fresh Debian 12"
+as_root tests/package/update.sh
 
 # A test run leaves the working tree as it found it: no tracked file changed, no new file outside
 # ignored folders (the end-to-end screenshots go to target/; scripts/refresh-screenshots.sh is

@@ -88,10 +88,12 @@ for size in 16 256; do
     | grep -qx "${size}x${size}" || fail "the ${size}x${size} icon is not ${size}x${size}"
 done
 
-# The end-to-end tests' hooks (the app's `test-hooks` feature) are not in what users run.
+# The end-to-end tests' hooks (the app's `test-hooks` feature) are not in what users run: no
+# dialog answered from a folder, no update accepted without the user's yes.
 for program in partner-console partner; do
-  if grep -aq PARTNER_TEST_DIALOG_DIR "$unpacked/usr/bin/$program"; then
-    fail "$program carries the end-to-end tests' hooks (PARTNER_TEST_DIALOG_DIR)"
+  hook=$(grep -aoE 'PARTNER_TEST_(DIALOG_DIR|ACCEPT_UPDATE|UPDATE_PUBKEY)' "$unpacked/usr/bin/$program" | head -1 || true)
+  if [ -n "$hook" ]; then
+    fail "$program carries the end-to-end tests' hooks ($hook)"
   fi
 done
 ok "no test hooks in the programs"
