@@ -140,13 +140,13 @@ export function UpdatesDialog({ view, onClose }: { view: UpdateView; onClose: ()
           </section>
         )}
 
-        <label className="updates-setting">
+        <label className="inline updates-setting">
           <input
             type="checkbox"
             checked={view.settings.checkAtStart && !managed}
             disabled={managed || setting.isPending}
             onChange={(e) => setting.mutate(e.target.checked)}
-          />{" "}
+          />
           Look for a newer version when Partner Console starts
         </label>
         {view.offNote && view.off !== "setting" && <p className="muted small">{view.offNote}</p>}
