@@ -400,6 +400,42 @@ mod tests {
     }
 
     #[test]
+    fn a_long_unbound_list_is_kept_in_parts_each_short_enough_for_windows() {
+        let store = MemoryStore::new();
+        let now = Utc::now();
+        let elements: Vec<_> = (0..40)
+            .map(|i| {
+                element(&format!(
+                    "https://tunnel.example.ngrok.app/webhooks/partner/{i}"
+                ))
+            })
+            .collect();
+        for (i, e) in elements.iter().enumerate() {
+            keep_new_element(&store, e, &Secret::new(format!("key-{i}")), now).unwrap();
+        }
+        assert_eq!(unbound_elements(&store).unwrap(), elements);
+        let mut parts = 0;
+        while let Some(text) = store
+            .get(&SecretSlot::UnboundElements { part: parts })
+            .unwrap()
+        {
+            assert!(text.expose().encode_utf16().count() <= PART_LIMIT);
+            parts += 1;
+        }
+        assert!(parts > 1, "{parts}");
+
+        // Binding all but one leaves one part, the others deleted.
+        for (i, e) in elements.iter().enumerate().skip(1) {
+            bind(&store, &format!("whs-{i}"), e).unwrap();
+        }
+        assert_eq!(unbound_elements(&store).unwrap(), vec![elements[0].clone()]);
+        assert!(store
+            .get(&SecretSlot::UnboundElements { part: 1 })
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
     fn a_key_set_by_rotation_where_none_was_kept_waits_for_a_binding_and_is_put_back_on_failure() {
         let store = MemoryStore::new();
         let a = element("https://h/a");
