@@ -86,13 +86,20 @@ impl Args {
 
 pub async fn run(args: Args) -> Result<()> {
     let mut config = args.config();
-    // A data file is encrypted with the console's data key (the app's too).
+    // A data file is encrypted with the console's data key (the app's too), looked for as the
+    // capture store's: a `data.key` beside the file, else the secret store.
     let data_key = match &config.data_file {
-        Some(_) => Some(
-            tokio::task::spawn_blocking(super::data_key::resolve)
-                .await
-                .map_err(|e| CliError::Usage(format!("the data key could not be looked up ({e})")))?
-                .map_err(CliError::Local)?,
+        Some(file) => Some(
+            tokio::task::spawn_blocking({
+                let folder = match file.parent() {
+                    Some(folder) if !folder.as_os_str().is_empty() => folder.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                move || super::data_key::resolve_in(&folder)
+            })
+            .await
+            .map_err(|e| CliError::Usage(format!("the data key could not be looked up ({e})")))?
+            .map_err(CliError::Local)?,
         ),
         None => None,
     };
