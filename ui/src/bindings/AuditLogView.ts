@@ -14,6 +14,11 @@ total: number,
  */
 unreadable: number, 
 /**
+ * Of `unreadable`, the lines sealed with another data key than this console's (the key
+ * may differ from the one that wrote them).
+ */
+unopened: number, 
+/**
  * Where the log is, for the user who wants to `tail` it.
  */
 path: string, };

@@ -50,7 +50,7 @@ export function AuditScreen() {
         <p className="muted small" data-testid="audit-count">
           {countText(entries.length, log.data.total)} · kept in <span className="mono">{log.data.path}</span>
           {log.data.unreadable > 0 && (
-            <span className="warn-text" data-testid="audit-unreadable"> · {log.data.unreadable.toLocaleString("en-US")} line(s) of the file are not entries: kept there, not shown</span>
+            <span className="warn-text" data-testid="audit-unreadable"> · {log.data.unreadable.toLocaleString("en-US")} line(s) of the file are not entries: kept there, not shown{log.data.unopened > 0 && `; ${log.data.unopened.toLocaleString("en-US")} of them do not open with this console's data key (the key may differ from the one that wrote them)`}</span>
           )}
         </p>
       )}

@@ -42,7 +42,7 @@ describe("audit model", () => {
 describe("Audit log screen", () => {
   it("lists the writes newest first, filters them, opens one and says what the file holds that is not shown", async () => {
     const calls = mockCommands({
-      audit_log: () => ({ entries: [entry(), refused, failed], total: 3, unreadable: 1, path: "/data/audit-log.jsonl" }),
+      audit_log: () => ({ entries: [entry(), refused, failed], total: 3, unreadable: 1, unopened: 1, path: "/data/audit-log.jsonl" }),
       export_audit_log: () => ({ path: "/exports/audit-log.csv", count: 3, skipped: 0, cancelled: false }),
     });
     renderWithClient(<AuditScreen />);
@@ -50,6 +50,7 @@ describe("Audit log screen", () => {
     expect(screen.getAllByTestId("audit-row").map((r) => r.getAttribute("data-outcome"))).toEqual(["done", "refused", "failed"]);
     expect(screen.getByTestId("audit-count")).toHaveTextContent("3 writes");
     expect(screen.getByTestId("audit-unreadable")).toHaveTextContent("1 line(s)");
+    expect(screen.getByTestId("audit-unreadable")).toHaveTextContent("the key may differ");
     expect(screen.getAllByTestId("audit-row")[2]).toHaveTextContent("(CLI)");
 
     fireEvent.change(screen.getByTestId("audit-outcome"), { target: { value: "refused" } });
@@ -71,7 +72,7 @@ describe("Audit log screen", () => {
   });
 
   it("says there are none yet on an empty log", async () => {
-    mockCommands({ audit_log: () => ({ entries: [], total: 0, unreadable: 0, path: "/data/audit-log.jsonl" }) });
+    mockCommands({ audit_log: () => ({ entries: [], total: 0, unreadable: 0, unopened: 0, path: "/data/audit-log.jsonl" }) });
     renderWithClient(<AuditScreen />);
     expect(await screen.findByText(/No writes yet/)).toBeInTheDocument();
   });

@@ -41,6 +41,10 @@ pub struct AuditLogView {
     /// Lines of the file that are not entries (kept in the file, not shown).
     #[ts(type = "number")]
     pub unreadable: u64,
+    /// Of `unreadable`, the lines sealed with another data key than this console's (the key
+    /// may differ from the one that wrote them).
+    #[ts(type = "number")]
+    pub unopened: u64,
     /// Where the log is, for the user who wants to `tail` it.
     pub path: String,
 }

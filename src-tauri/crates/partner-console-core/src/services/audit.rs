@@ -97,6 +97,7 @@ pub async fn list(state: &AppState) -> Result<AuditLogView> {
         entries: read.entries.iter().map(AuditEntryView::from).collect(),
         total: read.total as u64,
         unreadable: read.unreadable as u64,
+        unopened: read.unopened as u64,
         path,
     })
 }
