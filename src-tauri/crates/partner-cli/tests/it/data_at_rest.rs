@@ -128,7 +128,7 @@ async fn a_killed_listener_s_captures_are_encrypted_and_exported_with_the_key_fr
     let key_file = keys.path().join("listener.key");
     let key_file_text = key_file.to_str().unwrap().to_string();
     let key_text = test_key(7);
-    let cases: [(&str, Vec<(&str, &str)>, &str); 2] = [
+    let cases = [
         (
             "file",
             vec![("PARTNER_DATA_KEY_FILE", key_file_text.as_str())],

@@ -12,13 +12,11 @@ use zeroize::Zeroizing;
 const PLAIN_HEADER: &[u8; 16] = b"SQLite format 3\0";
 /// SQLCipher's page MAC: HMAC-SHA256 rather than its default HMAC-SHA512, because SHA-256 has
 /// instructions of its own on current x86 and ARM CPUs (SHA-NI, the ARMv8 SHA extensions) and
-/// SHA-512 does not: the page MAC was most of what encryption added to the tables thread
+/// SHA-512 does not: the page MAC was a large part of what encryption added to the tables thread
 /// (BENCHMARKS.md, listener, data at rest). HMAC-SHA256 is as sound a MAC for a page.
 pub(super) const HMAC: &str = "HMAC_SHA256";
 /// The key note's name is the store's with this appended.
 const NOTE_SUFFIX: &str = "-key";
-/// The encrypted copy being made, the store's name with this appended.
-
 /// Keys `conn` with `key` (nothing for `None`, an unencrypted store), its pages `page_size`
 /// bytes, and checks that the key opens the file.
 pub(super) fn apply_key(
