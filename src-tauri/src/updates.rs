@@ -328,3 +328,66 @@ fn describe(error: &dyn std::error::Error) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tauri_plugin_updater::Error as E;
+
+    #[test]
+    fn the_updaters_errors_are_sorted_into_the_rules_failures() {
+        let deb = Some(Installer::Deb);
+        assert_eq!(
+            failure(&E::Minisign(minisign_verify::Error::UnexpectedKeyId), deb),
+            UpdateFailure::SignedByAnotherKey
+        );
+        assert_eq!(
+            failure(&E::Minisign(minisign_verify::Error::InvalidSignature), deb),
+            UpdateFailure::BytesDoNotMatch
+        );
+        assert_eq!(
+            failure(&E::Minisign(minisign_verify::Error::InvalidEncoding), deb),
+            UpdateFailure::UnreadableSignature
+        );
+        assert_eq!(
+            failure(
+                &E::SignedVersionMismatch {
+                    signed: "0.1.0".into(),
+                    announced: "0.2.0".into()
+                },
+                deb
+            ),
+            UpdateFailure::SignedForAnotherVersion {
+                signed: "0.1.0".into(),
+                announced: "0.2.0".into()
+            }
+        );
+        // No administrator's password (pkexec and sudo refused, or neither there).
+        for refused in [
+            E::PackageInstallFailed,
+            E::AuthenticationFailed,
+            E::Io(std::io::Error::from(std::io::ErrorKind::NotFound)),
+        ] {
+            assert_eq!(
+                failure(&refused, deb),
+                UpdateFailure::InstallRefused { installer: deb }
+            );
+        }
+        assert_eq!(
+            failure(&E::TargetsNotFound(vec!["linux-x86_64-deb".into()]), deb),
+            UpdateFailure::NoPackageForThis(vec!["linux-x86_64-deb".into()])
+        );
+        assert_eq!(
+            failure(&E::InvalidUpdaterFormat, deb),
+            UpdateFailure::NotAPackage
+        );
+        assert!(matches!(
+            failure(&E::ReleaseNotFound, None),
+            UpdateFailure::BadManifest(_)
+        ));
+        assert!(matches!(
+            failure(&E::Network("refused".into()), None),
+            UpdateFailure::Unreachable(_)
+        ));
+    }
+}
