@@ -128,7 +128,8 @@ pub const EMBEDDED_CLIENT_ID: &str = "console-embedded";
 pub const EMBEDDED_LABEL: &str = "Embedded sandbox";
 
 /// The form of a new connection. The secret goes straight to the keychain.
-#[derive(Debug, Clone, Deserialize, TS)]
+// Its Debug print leaves the secret out (below).
+#[derive(Clone, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct NewConnection {
     pub label: String,
@@ -150,7 +151,8 @@ pub struct NewConnection {
 /// The secrets (the proxy password, the client key file's content) go to the keychain; when
 /// a saved connection's settings are changed, a blank secret keeps the saved one unless
 /// `forgetProxyPassword` says to remove it.
-#[derive(Debug, Clone, Default, Deserialize, TS)]
+// Its Debug print leaves the proxy password out (below).
+#[derive(Clone, Default, Deserialize, TS)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NetworkForm {
     pub proxy_url: Option<String>,
@@ -164,10 +166,74 @@ pub struct NetworkForm {
     pub client_key_file: Option<String>,
 }
 
+/// What a Debug print shows of a secret typed in a form: whether there is one.
+fn secret_shown(secret: Option<&str>) -> &'static str {
+    match secret {
+        Some(_) => "[redacted]",
+        None => "none",
+    }
+}
+
+impl std::fmt::Debug for NewConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewConnection")
+            .field("label", &self.label)
+            .field("base_url", &self.base_url)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &secret_shown(Some(&self.client_secret)))
+            .field("environment", &self.environment)
+            .field("network", &self.network)
+            .field("read_only", &self.read_only)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for NetworkForm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NetworkForm")
+            .field("proxy_url", &self.proxy_url)
+            .field("proxy_user", &self.proxy_user)
+            .field(
+                "proxy_password",
+                &secret_shown(self.proxy_password.as_deref()),
+            )
+            .field("forget_proxy_password", &self.forget_proxy_password)
+            .field("ca_cert_file", &self.ca_cert_file)
+            .field("client_cert_file", &self.client_cert_file)
+            .field("client_key_file", &self.client_key_file)
+            .finish()
+    }
+}
+
 /// New company-network settings for a saved connection.
 #[derive(Debug, Clone, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct NetworkChange {
     pub id: String,
     pub network: NetworkForm,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_connection_s_debug_print_holds_no_secret() {
+        let form: NewConnection = serde_json::from_value(serde_json::json!({
+            "label": "Staging",
+            "baseUrl": "https://partner.example",
+            "clientId": "client-1",
+            "clientSecret": "s3cret-client-value",
+            "environment": "sandbox",
+            "network": {"proxyUrl": "http://proxy:3128", "proxyUser": "me", "proxyPassword": "pr0xy-pass"}
+        }))
+        .expect("the form");
+        let shown = format!("{form:?}");
+        assert!(!shown.contains("s3cret-client-value"), "{shown}");
+        assert!(!shown.contains("pr0xy-pass"), "{shown}");
+        assert!(
+            shown.contains("client-1") && shown.contains("[redacted]"),
+            "{shown}"
+        );
+    }
 }
