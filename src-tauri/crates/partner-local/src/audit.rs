@@ -1050,4 +1050,81 @@ mod tests {
             ("Prod", "cli")
         );
     }
+
+    /// The variable that makes [`audit_writer_child`] a writer: `path|key|first|count`.
+    const CHILD: &str = "PARTNER_AUDIT_TEST_CHILD";
+
+    /// Nothing by itself: run by [`two_processes_appending_at_once_lose_nothing`] as the other
+    /// process, it appends `count` entries numbered from `first` to the log at `path`.
+    #[test]
+    fn audit_writer_child() {
+        let Ok(spec) = std::env::var(CHILD) else {
+            return;
+        };
+        let parts: Vec<&str> = spec.split('|').collect();
+        let key = DataKey::from_hex(parts[1]).unwrap();
+        let log = AuditLog::new(parts[0], key);
+        let first: usize = parts[2].parse().unwrap();
+        let count: usize = parts[3].parse().unwrap();
+        for n in first..first + count {
+            log.append(&numbered(n)).unwrap();
+        }
+    }
+
+    #[test]
+    fn two_processes_appending_at_once_lose_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit-log.jsonl");
+        let key = DataKey::generate();
+        let mut plain = Vec::new();
+        for n in 0..3 {
+            serde_json::to_writer(&mut plain, &numbered(9000 + n)).unwrap();
+            plain.push(b'\n');
+        }
+        std::fs::write(&path, &plain).unwrap();
+        let children: Vec<_> = [0usize, 1000]
+            .into_iter()
+            .map(|first| {
+                std::process::Command::new(std::env::current_exe().unwrap())
+                    .args(["--exact", "audit::tests::audit_writer_child", "--quiet"])
+                    .env(
+                        CHILD,
+                        format!("{}|{}|{first}|60", path.display(), key.to_hex().as_str()),
+                    )
+                    // Rotated many times while both write; nothing old enough to be removed.
+                    .env(MAX_BYTES_ENV, "4KiB")
+                    .env(KEEP_ENV, "100")
+                    .stdout(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for mut child in children {
+            assert!(child.wait().unwrap().success());
+        }
+        let log = AuditLog::new(&path, key).with_rotation(Rotation {
+            max_bytes: 4096,
+            keep: 100,
+        });
+        let read = log.read(None).unwrap();
+        assert_eq!((read.total, read.unreadable), (123, 0));
+        for first in [0usize, 1000] {
+            let mine: Vec<AuditEntry> = read
+                .entries
+                .iter()
+                .rev()
+                .filter(|e| {
+                    (first..first + 60).any(|n| e.write.target == format!("transaction t_{n:04}"))
+                })
+                .cloned()
+                .collect();
+            let want: Vec<AuditEntry> = (first..first + 60).map(numbered).collect();
+            assert_eq!(mine, want, "each process's entries, in its order");
+        }
+        assert!(log.file(3).exists(), "it rotated");
+        assert!(
+            !holds(&all_bytes(dir.path()), "t_9000"),
+            "the plain lines sealed"
+        );
+    }
 }
