@@ -154,6 +154,20 @@ pub(crate) fn store_key(db: &std::path::Path) -> Result<partner_local::data_key:
         } else {
             None
         };
+    // An encrypted store whose key no variable or file gives has it in the secret store: with
+    // none here (a session without D-Bus, say), a new key file would not open it and would
+    // stand in the secret store's place for the app too.
+    if secrets.is_none()
+        && data_key::needs_secret_store(&sources, folder)
+        && partner_listener::encrypted_at_rest(db)
+    {
+        return Err(invalid(format!(
+            "the capture store {} is encrypted, and no key file or variable here gives its key \
+             (the desktop keeps it in the OS's secret store, which this session cannot reach): \
+             run where it can, or give the key with PARTNER_DATA_KEY_FILE or PARTNER_DATA_KEY",
+            db.display()
+        )));
+    }
     data_key::resolve_once(&sources, folder, secrets)
         .map_err(|e| invalid(format!("the capture store's data key: {e}")))
 }

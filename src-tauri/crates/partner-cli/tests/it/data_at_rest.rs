@@ -215,6 +215,24 @@ async fn a_killed_listener_s_captures_are_encrypted_and_exported_with_the_key_fr
             before,
             "{name}: the store changed"
         );
+        // No key at all (and no secret store in these tests): refused, and no key file made
+        // that would stand in for the one the store needs.
+        let output = export(&db, &[]);
+        assert!(!output.status.success(), "{name}: exported without a key");
+        let message = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            message.contains("PARTNER_DATA_KEY_FILE"),
+            "{name}: {message}"
+        );
+        assert!(
+            !folder.join("data.key").exists(),
+            "{name}: a key file was made"
+        );
+        assert_eq!(
+            std::fs::read(&db).unwrap(),
+            before,
+            "{name}: the store changed"
+        );
     }
 }
 
