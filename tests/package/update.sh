@@ -16,8 +16,13 @@
 #      itself, and the running app says N+1, as `dpkg -s` does. A screenshot of the offer and
 #      of the updated app go to $PACKAGE_DIR/update-*.png.
 #
+#   Before it, the same update as a user without admin rights (no sudo, no pkexec): refused with
+#   the app's sentence about the administrator's password, N stays.
+#
 # Needs root (debootstrap, chroot). Usage: tests/package/update.sh [PACKAGE_DIR]
 #   (default target/package; its packages for this test go to PACKAGE_DIR/update/)
+#   PARTNER_UPDATE_TEST_REUSE=1 reuses the packages of an earlier run (N+1 signed again with
+#   this run's key by `tauri signer sign`): a quicker loop while working on the test itself.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -54,14 +59,21 @@ echo "update test: signing key made for this run (public key $(base64 -d <<<"$pu
 
 # --- N and N+1, with the test hooks ----------------------------------------------------------
 started=$SECONDS
-echo "update test: packaging $version and $next with the test hooks (debug build)"
-scripts/package.sh --debug --features test-hooks --out "$out/update/$version" >"$work/package-n.log" 2>&1 \
-  || { tail -30 "$work/package-n.log"; fail "packaging $version"; }
-TAURI_SIGNING_PRIVATE_KEY=$(cat "$work/update.key") TAURI_SIGNING_PRIVATE_KEY_PASSWORD=$password \
-  scripts/package.sh --debug --features test-hooks --version "$next" --out "$out/update/$next" >"$work/package-n1.log" 2>&1 \
-  || { tail -30 "$work/package-n1.log"; fail "packaging $next"; }
 deb_n=$out/update/$version/partner-console_${version}_amd64.deb
 deb_next=$out/update/$next/partner-console_${next}_amd64.deb
+if [ "${PARTNER_UPDATE_TEST_REUSE:-}" = 1 ] && [ -f "$deb_n" ] && [ -f "$deb_next" ]; then
+  echo "update test: reusing $(basename "$deb_n") and $(basename "$deb_next"), $next signed again with this run's key"
+  rm -f "$deb_next.sig"
+  TAURI_SIGNING_PRIVATE_KEY=$(cat "$work/update.key") TAURI_SIGNING_PRIVATE_KEY_PASSWORD=$password \
+    "$tauri" signer sign --app-version "$next" "$deb_next" >/dev/null 2>&1 || fail "signing $next"
+else
+  echo "update test: packaging $version and $next with the test hooks (debug build)"
+  scripts/package.sh --debug --features test-hooks --out "$out/update/$version" >"$work/package-n.log" 2>&1 \
+    || { tail -30 "$work/package-n.log"; fail "packaging $version"; }
+  TAURI_SIGNING_PRIVATE_KEY=$(cat "$work/update.key") TAURI_SIGNING_PRIVATE_KEY_PASSWORD=$password \
+    scripts/package.sh --debug --features test-hooks --version "$next" --out "$out/update/$next" >"$work/package-n1.log" 2>&1 \
+    || { tail -30 "$work/package-n1.log"; fail "packaging $next"; }
+fi
 [ -f "$deb_n" ] && [ -f "$deb_next" ] && [ -f "$deb_next.sig" ] || fail "the packages or the signature are missing"
 [ "$(dpkg-deb -f "$deb_next" Version)" = "$next" ] || fail "the N+1 package says $(dpkg-deb -f "$deb_next" Version)"
 echo "update test: packaged in $((SECONDS - started)) s: $(basename "$deb_n"), $(basename "$deb_next") and its .sig"
@@ -151,7 +163,7 @@ stop() {
 }
 # Waits at most SECONDS for PATTERN in LOG.
 wait_for() {
-  for _ in \$(seq \$((\$3 * 5))); do grep -q "\$2" "\$1" && return 0; sleep 0.2; done
+  for _ in \$(seq \$((\$3 * 5))); do grep -qs "\$2" "\$1" && return 0; sleep 0.2; done
   echo "no '\$2' in \$1 within \$3 s:"; tail -40 "\$1"; return 1
 }
 
@@ -174,6 +186,28 @@ for case in other-key altered; do
   [ "\$(installed)" = "$version" ] || { echo "after \$case: \$(installed) installed"; exit 1; }
   echo "update test: \$case: refused (\$said), $version stays installed"
 done
+
+# The genuine update, for a user without admin rights (not in sudoers, no pkexec): downloaded
+# and verified, then refused by the system's package manager; the app says an administrator's
+# password is needed, and N stays.
+useradd -m alice
+mkdir -p /tmp/run-alice; chown alice /tmp/run-alice; chmod 700 /tmp/run-alice
+runuser -u alice -- env HOME=/home/alice XDG_RUNTIME_DIR=/tmp/run-alice DISPLAY=:8 NO_COLOR=1 \
+  PARTNER_LISTENER_ADDR=127.0.0.1:17072 PARTNER_TEST_ACCEPT_UPDATE=1 PARTNER_TEST_UPDATE_PUBKEY='$pubkey' \
+  PARTNER_UPDATE_URL=http://127.0.0.1:$port/good/latest.json \
+  setsid bash -c 'eval "\$(dbus-launch --sh-syntax)"
+    echo -n alice | gnome-keyring-daemon --unlock --components=secrets >/dev/null; exec partner-console' >/tmp/app-alice.log 2>&1 &
+wait_for /tmp/app-alice.log "updates: a newer version is available" 60
+wait_for /tmp/app-alice.log "was not installed" 120
+said=\$(sed -n "s/.*\\(The update to $next was not installed: [^.]*\\.\\).*/\\1/p" /tmp/app-alice.log | head -1)
+grep -q "needs an administrator's password" <<<"\$said" || { echo "alice: \$said"; tail -20 /tmp/app-alice.log; exit 1; }
+sleep 2
+import -window root /tmp/update-no-admin.png
+pkill -u alice 2>/dev/null || true
+for _ in \$(seq 50); do pgrep -u alice >/dev/null || break; sleep 0.1; done
+pkill -9 -u alice 2>/dev/null || true
+[ "\$(installed)" = "$version" ] || { echo "after alice: \$(installed) installed"; exit 1; }
+echo "update test: a user without admin rights: \$said $version stays installed"
 
 # The genuine update: downloaded, verified, installed by dpkg, and the app restarts at N+1.
 start good /tmp/app-good.log
@@ -212,7 +246,7 @@ unshare --mount --fork bash -c "
   mount -t sysfs sys '$system/sys'
   chroot '$system' /tmp/inside.sh
 " || fail "inside the fresh system (above)"
-for shot in update-refused update-done; do
+for shot in update-refused update-no-admin update-done; do
   cp "$system/tmp/$shot.png" "$out/$shot.png" 2>/dev/null || true
 done
-echo "update test: passed in $((SECONDS - started)) s inside the fresh system; screenshots $out/update-refused.png, $out/update-done.png"
+echo "update test: passed in $((SECONDS - started)) s inside the fresh system; screenshots $out/update-{refused,no-admin,done}.png"
