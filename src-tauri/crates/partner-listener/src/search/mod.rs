@@ -14,10 +14,10 @@
 //! covers the newest [`TAIL_SCAN_LIMIT`] of them only, and the answer says how many older ones
 //! it left out ("still indexing"), so a search never takes seconds. An import indexes what it
 //! brings in its own transactions (`store::Writer::import`), so it leaves no such tail. The
-//! scan matches words as
-//! the index does (the SQL function [`query::WORDS_MATCH`], registered on every connection that reads:
-//! the same terms, phrases and last-word prefix over the same letter-and-digit tokens), except
-//! that the index also folds diacritics (`zoe` finds `Zoë` only once indexed).
+//! scan matches words as the index does (the SQL function [`query::WORDS_MATCH`], registered on
+//! every connection that reads: the same terms, phrases and last-word prefix over the same
+//! letter-and-digit tokens), except that the index also folds diacritics (`zoe` finds `Zoë` only
+//! once indexed).
 //!
 //! Both indexes are contentless FTS5 tables (`content=''`, so bodies are not stored twice) with
 //! `contentless_delete=1`, so a clear or prune deletes its captures' entries in its own
@@ -130,10 +130,11 @@ pub(crate) struct SearchTables {
 /// search answers from the index and the newest of the tail, and says how many it left out,
 /// rather than scan them all (4.8 s for a million not indexed, `benches/query.rs`). The scan
 /// reads about 5 µs a capture, so this is about 120 ms; it is above the indexer's
-/// [`indexer::DEFER_LIMIT`], so under a load the indexer keeps up with (it indexes beside a busy writer
-/// at about a thousand captures a second, FTS5's pace here being a few thousand at most) a
-/// search still covers every capture; under a flood beyond that it answers from the index and
-/// the newest 25,000, says how many it left out, and covers them again once the flood ends.
+/// [`indexer::DEFER_LIMIT`], so under a load the indexer keeps up with (it indexes beside a
+/// busy writer at about a thousand captures a second, FTS5's pace here being a few thousand at
+/// most) a search still covers every capture; under a flood beyond that it answers from the
+/// index and the newest 25,000, says how many it left out, and covers them again once the flood
+/// ends.
 pub(crate) const TAIL_SCAN_LIMIT: i64 = 25_000;
 
 impl SearchTables {
