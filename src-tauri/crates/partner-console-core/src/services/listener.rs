@@ -47,8 +47,8 @@ pub async fn open_store(app: &Console) -> Result<Store> {
     let path = state.data_dir.join(partner_local::paths::CAPTURE_STORE);
     let retention = retention_of(&state.lock().settings.retention);
     let data_dir = state.data_dir.clone();
-    let secrets = state.secrets.clone();
-    let keychain = state.keys.health();
+    // The data key as the audit log and the sandbox's data find it (one lookup per run).
+    let lookup = crate::services::data_key::KeyLookup::of(state);
     let opened = tokio::task::spawn_blocking(move || {
         partner_local::paths::create_private_dir(&data_dir).map_err(|e| {
             AppError::new(
@@ -57,7 +57,7 @@ pub async fn open_store(app: &Console) -> Result<Store> {
                 "Check the data folder's permissions.",
             )
         })?;
-        let key = data_key(&data_dir, &path, secrets.as_ref(), keychain)?;
+        let key = lookup.resolve()?.store_key();
         Store::open_with(
             &path,
             partner_listener::StoreOptions {
@@ -97,44 +97,6 @@ pub async fn open_store(app: &Console) -> Result<Store> {
             Err(error)
         }
     }
-}
-
-/// The data key the capture store at `path` is encrypted with (`partner_local::data_key`, the
-/// same the CLI finds for this data folder). A keychain that did not answer at start is not
-/// asked; then, when the store is already encrypted and no variable or key file gives its key
-/// (it is in the keychain), the store is not opened, rather than given a new key it would not
-/// open with and that would stay in a file in the keychain's place.
-fn data_key(
-    data_dir: &std::path::Path,
-    path: &std::path::Path,
-    secrets: &dyn partner_client::SecretStore,
-    keychain: partner_local::KeychainHealth,
-) -> Result<partner_listener::StoreKey> {
-    use partner_local::data_key::{self, KeySources};
-    let sources = KeySources::from_process();
-    let secrets = match keychain {
-        partner_local::KeychainHealth::Available => Some(secrets),
-        partner_local::KeychainHealth::Unavailable(why)
-            if data_key::needs_secret_store(&sources, data_dir)
-                && partner_listener::encrypted_at_rest(path) =>
-        {
-            return Err(AppError::new(
-                ErrorKind::Listener,
-                format!("the capture store's data key is in the keychain, which is not available ({why})."),
-                "Unlock the keychain, then turn the listener on in Webhooks.",
-            ));
-        }
-        partner_local::KeychainHealth::Unavailable(_) => None,
-    };
-    data_key::resolve_once(&sources, data_dir, secrets)
-        .map(|resolved| resolved.store_key())
-        .map_err(|e| {
-            AppError::new(
-                ErrorKind::Listener,
-                format!("the capture store's data key could not be found: {e}."),
-                "See \"Data at rest\" in the README.",
-            )
-        })
 }
 
 /// Starts the listener on this run's address, unless it runs.
