@@ -11,7 +11,7 @@
 //!
 //! Encrypted at rest: an entry names lenders' and borrowers' transactions and what was sent
 //! about them, so each line is `sealed:` and the base64 of the entry's JSON sealed
-//! (`partner_seal::seal`, XChaCha20-Poly1305) with the console's data key
+//! (`partner_seal::seal`, AES-256-GCM-SIV) with the console's data key
 //! (`crate::data_key`) under the context [`LINE_CONTEXT`]. A line stays one `write`, and each
 //! opens by itself: a line another key sealed (or changed on disk) does not open and is
 //! counted in [`AuditRead::unopened`], so the reader can say the key may differ.

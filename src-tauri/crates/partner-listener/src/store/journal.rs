@@ -22,7 +22,7 @@
 //! Each record: magic, the capture's id, the payload's length, a CRC-32 of the three, then the
 //! capture in a fixed binary layout ([`encode`]). In an encrypted store (every store a program
 //! opens with its data key, [`super::encryption`]) the payload is that layout sealed with the
-//! key ([`partner_seal::seal`], XChaCha20-Poly1305) under a context naming the journal and the
+//! key ([`partner_seal::seal`], AES-256-GCM-SIV) under a context naming the journal and the
 //! record's capture id, so a record moved to another id or into another kind of file does not
 //! open; its magic says so ([`MAGIC_SEALED`]), and such a journal takes no plain record. The
 //! CRC still tells a torn record (never acknowledged) from a whole one; a whole record that does
