@@ -48,6 +48,12 @@ junk: JunkView | null,
  */
 storePath: string, 
 /**
+ * Where the key the store is encrypted with lives ("the OS's secret store", "the key file
+ * …", "the PARTNER_DATA_KEY variable"), once the store is open: a key file made because
+ * the keychain was not available is said, not silently used.
+ */
+dataKeyHome: string | null, 
+/**
  * Where valid notifications are forwarded, first matching rule first.
  */
 forwardRules: Array<ForwardRuleView>, };

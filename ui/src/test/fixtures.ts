@@ -104,6 +104,7 @@ export function listenerView(patch: Partial<ListenerView> = {}): ListenerView {
     retention: { maxCaptures: null, maxBytes: null, maxAgeDays: null, junkRate: 20 },
     junk: null,
     storePath: "/home/me/.local/share/partner-console/captures.sqlite",
+    dataKeyHome: "the OS's secret store",
     forwardRules: [],
     ...patch,
   };

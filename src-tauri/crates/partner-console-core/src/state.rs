@@ -111,6 +111,9 @@ pub struct Inner {
     pub active: Option<Active>,
     /// The capture store, opened once and shared by every listener of this run.
     pub captures: Option<Store>,
+    /// Where the key the capture store is encrypted with lives (`partner_local::data_key`'s
+    /// words: the OS's secret store, a key file, the variable), once the store is open.
+    pub data_key_home: Option<String>,
     pub listener: Option<RunningListener>,
     /// The `finished` of the listener stopped last, so a start right after it waits for its
     /// port to come free (a headless listener keeps its port across a stop).
@@ -212,6 +215,7 @@ impl AppState {
                 embedded: None,
                 active: None,
                 captures: None,
+                data_key_home: None,
                 listener: None,
                 listener_stopping: None,
                 listener_address,

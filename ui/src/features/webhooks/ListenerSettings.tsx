@@ -25,7 +25,14 @@ export function ListenerSettings({ view }: { view: ListenerView }) {
         <AddressForm view={view} />
         <RetentionSettings view={view} />
         <p className="muted small store-path">
-          Captures are kept in <code data-testid="listener-store-path">{view.storePath}</code>, shared with <code>partner listen</code>.
+          Captures are kept in <code data-testid="listener-store-path">{view.storePath}</code>, shared with <code>partner listen</code>
+          {view.dataKeyHome ? (
+            <>
+              , encrypted at rest with the key in <span data-testid="listener-data-key">{view.dataKeyHome}</span>.
+            </>
+          ) : (
+            "."
+          )}
         </p>
       </div>
     </details>

@@ -35,6 +35,7 @@ describe("listener settings", () => {
     fireEvent.click(screen.getByTestId("listener-settings"));
     expect(screen.getByTestId("listener-store-path")).toHaveTextContent("captures.sqlite");
     expect(screen.getByText(/shared with/)).toHaveTextContent("partner listen");
+    expect(screen.getByTestId("listener-data-key")).toHaveTextContent("the OS's secret store");
     fireEvent.change(screen.getByTestId("listener-address-input"), { target: { value: "127.0.0.1:9000" } });
     fireEvent.change(screen.getByTestId("listener-path-input"), { target: { value: "/hooks" } });
     fireEvent.click(screen.getByTestId("listener-save"));

@@ -70,6 +70,10 @@ pub struct ListenerView {
     pub junk: Option<JunkView>,
     /// The capture store's file, shared with `partner listen`.
     pub store_path: String,
+    /// Where the key the store is encrypted with lives ("the OS's secret store", "the key file
+    /// …", "the PARTNER_DATA_KEY variable"), once the store is open: a key file made because
+    /// the keychain was not available is said, not silently used.
+    pub data_key_home: Option<String>,
     /// Where valid notifications are forwarded, first matching rule first.
     pub forward_rules: Vec<ForwardRuleView>,
 }

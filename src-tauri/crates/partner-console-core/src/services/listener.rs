@@ -57,16 +57,17 @@ pub async fn open_store(app: &Console) -> Result<Store> {
                 "Check the data folder's permissions.",
             )
         })?;
-        let key = lookup.resolve()?.store_key();
+        let resolved = lookup.resolve()?;
         Store::open_with(
             &path,
             partner_listener::StoreOptions {
                 retention,
                 holder: "Partner Console app",
-                key: Some(key),
+                key: Some(resolved.store_key()),
                 ..partner_listener::StoreOptions::default()
             },
         )
+        .map(|store| (store, resolved.home.to_string()))
         .map_err(AppError::from)
     })
     .await
@@ -78,8 +79,10 @@ pub async fn open_store(app: &Console) -> Result<Store> {
         )
     })?;
     match opened {
-        Ok(store) => {
-            state.lock().captures = Some(store.clone());
+        Ok((store, key_home)) => {
+            let mut inner = state.lock();
+            inner.captures = Some(store.clone());
+            inner.data_key_home = Some(key_home);
             Ok(store)
         }
         Err(error) => {
@@ -564,6 +567,7 @@ pub fn view(state: &AppState) -> ListenerView {
             sizes: r.listener.store().retention_sizes(),
         }),
         forward_rules: forward_rule_views(&inner.settings.listener.forward_rules),
+        data_key_home: inner.data_key_home.clone(),
         store_path: state
             .data_dir
             .join(partner_local::paths::CAPTURE_STORE)

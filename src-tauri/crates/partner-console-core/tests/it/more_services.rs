@@ -92,6 +92,10 @@ async fn the_listener_s_test_mode_forward_rules_and_retention_are_kept_in_its_vi
         assert_eq!(view.junk.expect("running").flood.junk_rate, rate);
     }
     let view = listener::view(&app.console);
+    assert!(
+        view.data_key_home.is_some(),
+        "the view says where the store's key lives"
+    );
     assert!(view.test_mode.enabled);
     assert_eq!(view.test_mode.status, 503);
     assert_eq!(view.forward_rules.len(), 1);
