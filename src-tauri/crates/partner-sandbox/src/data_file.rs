@@ -364,7 +364,11 @@ fn encrypt_plain(path: &Path, key: &DataKey) -> Result<(), Error> {
         // Closing the last connection folds the WAL into the plain file and removes it.
         plain.close().map_err(|(_, e)| sqlite(e))?;
     }
-    std::fs::File::open(&target)
+    // Opened for writing: Windows flushes a file only through a handle that may write to it
+    // (FlushFileBuffers refuses a read-only one, "Access denied").
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&target)
         .and_then(|file| file.sync_all())
         .map_err(|e| unusable(path, format!("its encrypted copy cannot be synced ({e})")))?;
     // A plain WAL left beside the encrypted file would be read into it.

@@ -95,7 +95,11 @@ pub(super) fn encrypt_in_place(path: &Path, key: &StoreKey, durability: Durabili
     if let Ok(meta) = std::fs::metadata(path) {
         let _ = std::fs::set_permissions(&encrypting, meta.permissions());
     }
-    std::fs::File::open(&encrypting)
+    // Opened for writing: Windows flushes a file only through a handle that may write to it
+    // (FlushFileBuffers refuses a read-only one, "Access denied").
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&encrypting)
         .and_then(|file| file.sync_all())
         .map_err(|e| failed(format!("the encrypted copy could not be synced: {e}")))?;
     // Checked before it replaces the plain store.
