@@ -137,6 +137,15 @@ pub fn resolve(
     let kept = store
         .get(&SecretSlot::DataKey)?
         .and_then(|text| DataKey::from_hex(text.expose()).ok());
+    // Another program that found no key at the same moment made and stored its own, after
+    // ours: nothing is under either yet, so the one the store kept is the key.
+    if let Some(theirs) = kept.clone().filter(|kept| kept != &key) {
+        return Ok(ResolvedKey {
+            key: theirs,
+            home: KeyHome::SecretStore,
+            new: true,
+        });
+    }
     if kept.as_ref() != Some(&key) {
         return Err(Error::Invalid(
             "the OS's secret store did not keep the new data key; set PARTNER_DATA_KEY_FILE \

@@ -236,11 +236,21 @@ async fn a_killed_listener_s_captures_are_encrypted_and_exported_with_the_key_fr
     }
 }
 
-/// The data key `partner` used for the store `db` when no variable gave one: the key file in the
-/// store's folder (these tests run without a secret store), as the CLI resolves it.
+/// The data key `partner` used for the store `db` when no variable gave one, found as the CLI
+/// finds it: the key file in the store's folder, else the OS's secret store when it answers
+/// (the test command runs under a session bus with a keyring), else a new key file.
 pub(crate) fn folder_key(db: &Path) -> partner_listener::StoreKey {
     let folder = db.parent().unwrap();
-    partner_local::data_key::resolve(&Default::default(), folder, None)
+    let keychain = partner_client::KeyringStore::default();
+    let secrets: Option<&dyn partner_client::SecretStore> =
+        if partner_local::data_key::needs_secret_store(&Default::default(), folder)
+            && partner_client::probe_secret_store(&keychain).is_ok()
+        {
+            Some(&keychain)
+        } else {
+            None
+        };
+    partner_local::data_key::resolve(&Default::default(), folder, secrets)
         .unwrap()
         .store_key()
 }
