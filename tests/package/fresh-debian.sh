@@ -101,13 +101,14 @@ wait \$xvfb 2>/dev/null || true
 INSIDE
 chmod +x "$system/tmp/inside.sh"
 
-# A private mount namespace: the mounts vanish with it, whatever happens.
+# A private mount namespace: the mounts vanish with it, whatever happens. A clean environment,
+# as a fresh system has: none of the test command's own (its XDG folders are root's scratch).
 unshare --mount --fork bash -c "
   set -e
   mount -t proc proc '$system/proc'
   mount --rbind /dev '$system/dev'
   mount -t sysfs sys '$system/sys'
-  chroot '$system' /tmp/inside.sh
+  chroot '$system' /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin TERM=dumb /tmp/inside.sh
 " || fail "inside the fresh system (above)"
 cp "$system/tmp/fresh-debian-app.png" "$out/fresh-debian-app.png"
 echo "fresh debian: passed; screenshot $out/fresh-debian-app.png"

@@ -239,12 +239,14 @@ stop
 INSIDE
 chmod +x "$system/tmp/inside.sh"
 started=$SECONDS
+# A clean environment, as a fresh system's session has: none of the test command's own (its
+# XDG_DATA_HOME under root's scratch folder made a second user's app fail to start).
 unshare --mount --fork bash -c "
   set -e
   mount -t proc proc '$system/proc'
   mount --rbind /dev '$system/dev'
   mount -t sysfs sys '$system/sys'
-  chroot '$system' /tmp/inside.sh
+  chroot '$system' /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin TERM=dumb /tmp/inside.sh
 " || fail "inside the fresh system (above)"
 for shot in update-refused update-no-admin update-done; do
   cp "$system/tmp/$shot.png" "$out/$shot.png" 2>/dev/null || true
