@@ -21,15 +21,23 @@ use tauri::Manager;
 pub fn run() {
     milestones::mark_process_start();
     let compositing = partner_console_core::rendering::apply_compositing_choice();
+    // The CLI's folder, by the same function: the two share one store. Without one (no HOME,
+    // a folder another user owns) the app says so and does not start, rather than keep a
+    // store of its own the CLI would not see.
+    let data_dir = match startup::data_folder() {
+        Ok(dir) => dir,
+        Err(why) => {
+            eprintln!("partner-console could not start: {why}");
+            std::process::exit(1);
+        }
+    };
     // A console already runs on this data folder: it takes this start's link, if any, and
     // this start ends (`services::instance`).
-    if let Ok(data_dir) = partner_local::paths::data_dir() {
-        let link = std::env::args()
-            .nth(1)
-            .filter(|a| a.starts_with("partner-console:"));
-        if instance::hand_over(&data_dir, link.as_deref()) {
-            return;
-        }
+    let link = std::env::args()
+        .nth(1)
+        .filter(|a| a.starts_with("partner-console:"));
+    if instance::hand_over(&data_dir, link.as_deref()) {
+        return;
     }
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
@@ -51,14 +59,10 @@ pub fn run() {
         .on_page_load(|_, payload| {
             milestones::milestone(&format!("page load {:?}", payload.event()));
         })
-        .setup(|app| {
+        .setup(move |app| {
             // Tauri builds the configured window before this hook: the time up to here is
             // the window's, the rest of the hook holds the page's load.
             milestones::milestone("window built");
-            // The CLI's folder, by the same function: the two share one store. Without one
-            // (no HOME, say) the app says so and does not start, rather than keep a store of
-            // its own the CLI would not see.
-            let data_dir = partner_local::paths::data_dir()?;
             // Connections saved by consoles before the settings file, in Tauri's own folder.
             let legacy = app
                 .path()

@@ -202,6 +202,30 @@ pub fn probe_keychain() -> std::result::Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
+/// The data folder the app and the CLI share, made if missing and checked writable before the
+/// window is built: a folder another user owns (left by a run under `sudo`, say) is said with
+/// its path and the app does not start, rather than fail later inside the window's set-up with
+/// a bare "Permission denied".
+pub fn data_folder() -> std::result::Result<std::path::PathBuf, String> {
+    let dir = partner_local::paths::data_dir().map_err(|e| e.to_string())?;
+    check_writable(&dir)?;
+    Ok(dir)
+}
+
+fn check_writable(dir: &std::path::Path) -> std::result::Result<(), String> {
+    let said = |what: &str, e: std::io::Error| {
+        format!(
+            "the data folder {} cannot be used ({what}: {e}); give this user that folder, or set PARTNER_DATA_DIR to one it may write",
+            dir.display()
+        )
+    };
+    std::fs::create_dir_all(dir).map_err(|e| said("creating it", e))?;
+    let probe = dir.join(format!(".write-check-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| said("writing in it", e))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
 /// The app's state at start: the settings read from `data_dir` (a file that cannot be read is
 /// reported and never written over; `legacy` is the connections file of consoles before the
 /// settings file), this run's listener address, the OS keychain with the listener's keys over
@@ -302,5 +326,31 @@ pub async fn termination() {
     {
         let _ = tokio::signal::ctrl_c().await;
         tracing::info!("Ctrl+C: quitting");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_writable;
+
+    #[test]
+    fn a_data_folder_that_cannot_be_made_is_said_with_its_path() {
+        let base = std::env::temp_dir().join(format!("partner-folder-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&base).unwrap();
+        // A file where the folder should be: refused even for root, who passes every mode.
+        let file = base.join("not-a-folder");
+        std::fs::write(&file, b"").unwrap();
+        let dir = file.join("partner-console");
+        let said = check_writable(&dir).unwrap_err();
+        assert!(said.contains(&dir.display().to_string()), "{said}");
+        assert!(said.contains("PARTNER_DATA_DIR"), "{said}");
+        check_writable(&base.join("fine")).unwrap();
+        assert!(base.join("fine").is_dir());
+        assert_eq!(
+            std::fs::read_dir(base.join("fine")).unwrap().count(),
+            0,
+            "no probe left"
+        );
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }
