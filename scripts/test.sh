@@ -46,6 +46,20 @@ scripts/setup.sh
 # One clean build, not a developer's edit loop: incremental compilation's caches are only
 # written here, never read, so every cargo run below goes without them.
 export CARGO_INCREMENTAL=0
+# The build's target folder lives outside a fresh clone, as the Windows one does: a clone
+# without a target/ of its own gets a link to PARTNER_TARGET_DIR (default
+# /var/tmp/partner-console-target), so a later run on the same machine compiles only the
+# project's own crates, not the few hundred dependencies again. A checkout with its own target/
+# keeps it. Past 40 GB (the project's crates built from many clone paths pile up) it starts anew.
+if [ ! -e target ] && [ -z "${CARGO_TARGET_DIR:-}" ]; then
+  shared_target=${PARTNER_TARGET_DIR:-/var/tmp/partner-console-target}
+  if [ -d "$shared_target" ] && [ "$(du -s --block-size=1G "$shared_target" | cut -f1)" -gt 40 ]; then
+    echo "the shared target folder $shared_target is over 40 GB: starting it anew"
+    rm -rf "$shared_target"
+  fi
+  mkdir -p "$shared_target"
+  ln -s "$shared_target" target
+fi
 
 # The minimal Debian system the package is installed on at the end is downloaded in the
 # background meanwhile (network and disk, while the rest compiles); the package test waits for
