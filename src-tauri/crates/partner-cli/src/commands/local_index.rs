@@ -48,16 +48,16 @@ pub struct FindArgs {
     #[arg(long, value_parser = parse_status)]
     pub response_status: Option<String>,
     /// Created at or after: an RFC 3339 time, or a duration back from now (2h, 3days).
-    #[arg(long, value_name = "TIME", value_parser = super::missed::parse_instant)]
+    #[arg(long, value_name = "TIME", value_parser = super::listen::missed::parse_instant)]
     pub created_since: Option<DateTime<Utc>>,
     /// Created before (same forms).
-    #[arg(long, value_name = "TIME", value_parser = super::missed::parse_instant)]
+    #[arg(long, value_name = "TIME", value_parser = super::listen::missed::parse_instant)]
     pub created_before: Option<DateTime<Utc>>,
     /// Updated at or after (same forms).
-    #[arg(long, value_name = "TIME", value_parser = super::missed::parse_instant)]
+    #[arg(long, value_name = "TIME", value_parser = super::listen::missed::parse_instant)]
     pub updated_since: Option<DateTime<Utc>>,
     /// Updated before (same forms).
-    #[arg(long, value_name = "TIME", value_parser = super::missed::parse_instant)]
+    #[arg(long, value_name = "TIME", value_parser = super::listen::missed::parse_instant)]
     pub updated_before: Option<DateTime<Utc>>,
     /// The response's partnerStatus.
     #[arg(long)]

@@ -1,10 +1,11 @@
 //! What the `partner listen` subcommands that read a capture store share: which store
 //! (`--db`, else the console's data folder) and which of its captures (the inspector's filters
-//! as options). Its own module so `listen` and `replay` both use it without needing each other.
+//! as options), and how it is opened (to read, or as its writer). Its own module so the `listen`
+//! subcommands use it without needing each other.
 
 use crate::error::{CliError, Result};
 use clap::Args as ClapArgs;
-use partner_listener::{CaptureFilter, Verdict};
+use partner_listener::{CaptureFilter, Retention, Store, StoreOptions, Verdict};
 use std::path::PathBuf;
 
 /// Which captures a subcommand covers; no option: every capture.
@@ -232,4 +233,19 @@ pub fn signing_keys<'a>(
         }
     }
     Ok(keys)
+}
+
+/// The store as its writer (its lock taken under `holder`'s name, so a second writer is refused
+/// naming it), keyed with the console's data key.
+pub(crate) fn open_writer(db: &std::path::Path, holder: &'static str) -> Result<Store> {
+    let key = store_key_said(db)?;
+    Ok(Store::open_with(
+        db,
+        StoreOptions {
+            retention: Retention::default(),
+            holder,
+            key: Some(key),
+            ..StoreOptions::default()
+        },
+    )?)
 }

@@ -9,8 +9,8 @@
 //! stdout (a table, or JSON lines), a JUnit report to `--junit FILE`, a summary to stderr.
 //! The exit status is 1 when one did not pass, 130 when stopped by Ctrl-C.
 
-use super::render::Row;
-use super::store_args::{invalid, store_path, FilterArgs};
+use crate::commands::render::Row;
+use crate::commands::store_args::{invalid, store_path, FilterArgs};
 use crate::error::{CliError, Result};
 use clap::Args as ClapArgs;
 use partner_api::secret::Secret;
@@ -133,7 +133,7 @@ pub async fn run(args: ReplayArgs) -> Result<()> {
         per_second: args.rate,
         expect: expect.clone(),
     };
-    let on_stop = super::signal::cancel_on_stop()?;
+    let on_stop = crate::commands::signal::cancel_on_stop()?;
     let cancel = on_stop.token.clone();
     let show_progress = std::io::stderr().is_terminal();
     let http = partner_listener::outbound::http_client();
@@ -155,7 +155,7 @@ pub async fn run(args: ReplayArgs) -> Result<()> {
     if show_progress {
         eprint!("\r\x1b[2K");
     }
-    super::render::write_lines(&report.sent, args.json)?;
+    crate::commands::render::write_lines(&report.sent, args.json)?;
     if let Some(path) = &args.junit {
         let suite = match &args.from {
             Some(file) => format!("partner listen replay --from {}", file.display()),
@@ -220,7 +220,7 @@ fn read_captures(args: &ReplayArgs) -> Result<Vec<Capture>> {
             args.limit
         )));
     }
-    let store = super::store_args::open_reader(store_path(args.db.clone())?)?;
+    let store = crate::commands::store_args::open_reader(store_path(args.db.clone())?)?;
     let found = store.query(&args.filter.filter()?, 0, args.limit)?;
     if found.total > found.items.len() as u64 {
         eprintln!(
@@ -241,7 +241,7 @@ fn subscription_keys(args: &ReplayArgs, captures: &[Capture]) -> Result<Option<A
         return Ok(None);
     }
     let wanted = captures.iter().filter_map(|c| c.subscription_id.as_deref());
-    let keys = super::store_args::signing_keys(
+    let keys = crate::commands::store_args::signing_keys(
         &args.keys,
         wanted,
         args.keychain,

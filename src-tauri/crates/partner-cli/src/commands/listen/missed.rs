@@ -8,8 +8,8 @@
 //! per-subscription summary and progress go to stderr. Ctrl-C stops the walk: what was found
 //! so far is printed, and the exit status is 130.
 
-use super::connect::ConnectionArgs;
-use super::render::Row;
+use crate::commands::connect::ConnectionArgs;
+use crate::commands::render::Row;
 use crate::error::{CliError, Result};
 use chrono::{DateTime, Utc};
 use clap::Args as ClapArgs;
@@ -111,7 +111,7 @@ pub struct RecoverArgs {
 
 pub async fn run(args: MissedArgs, db: PathBuf) -> Result<()> {
     let report = find(&args, db).await?;
-    super::render::write_lines(&report.missed, args.json)?;
+    crate::commands::render::write_lines(&report.missed, args.json)?;
     print_summary(&report);
     if report.cancelled {
         return Err(CliError::Cancelled);
@@ -124,7 +124,7 @@ pub async fn run_recover(args: RecoverArgs, db: PathBuf) -> Result<()> {
     let target = match &args.to {
         Some(url) => partner_listener::outbound::parse_target(url)?,
         None => {
-            let settings = super::connections::saved_settings()?;
+            let settings = crate::commands::connections::saved_settings()?;
             let address = partner_local::ListenerAddress::from_env(&settings.listener)
                 .map_err(CliError::Usage)?;
             partner_listener::outbound::parse_target(&address.url())?
@@ -140,20 +140,20 @@ pub async fn run_recover(args: RecoverArgs, db: PathBuf) -> Result<()> {
         return Ok(());
     }
     if args.dry_run {
-        super::render::write_lines(&report.missed, args.missed.json)?;
+        crate::commands::render::write_lines(&report.missed, args.missed.json)?;
         eprintln!(
             "partner: would send {} notifications to {target} (--dry-run: none sent)",
             report.missed.len()
         );
         return Ok(());
     }
-    let keys = super::store_args::signing_keys(
+    let keys = crate::commands::store_args::signing_keys(
         &args.keys,
         report.missed.iter().map(|m| m.subscription_id.as_str()),
         true,
         "only --key keys are used",
     )?;
-    let on_stop = super::signal::cancel_on_stop()?;
+    let on_stop = crate::commands::signal::cancel_on_stop()?;
     let cancel = on_stop.token.clone();
     let show_progress = std::io::stderr().is_terminal();
     let http = partner_listener::outbound::http_client();
@@ -174,7 +174,7 @@ pub async fn run_recover(args: RecoverArgs, db: PathBuf) -> Result<()> {
     if show_progress {
         eprint!("\r\x1b[2K");
     }
-    super::render::write_lines(&recovered.outcomes, args.missed.json)?;
+    crate::commands::render::write_lines(&recovered.outcomes, args.missed.json)?;
     let acknowledged = recovered.acknowledged();
     let sent = recovered.outcomes.len();
     eprintln!("partner: {acknowledged} of {sent} recovered notifications acknowledged by {target}");
@@ -214,13 +214,14 @@ impl Row for partner_local::recover::RecoveryOutcome {
 /// The check of `partner listen missed`, its progress on stderr.
 async fn find(args: &MissedArgs, db: PathBuf) -> Result<MissedReport> {
     let client = args.connection.resolved()?.client()?;
-    let store = super::store_args::open_reader(db.clone())?;
+    let store = crate::commands::store_args::open_reader(db.clone())?;
     let listening_now = partner_listener::writer_lock::is_held(&db)?;
     // On a sandbox, its own retry settings say how long a notification may be on its way.
     let give_up_window = match (args.until, args.connection.environment()?) {
         (None, partner_local::Environment::Sandbox) => {
             let base_url = args.connection.resolved()?.base_url;
-            let control = super::trigger::sandbox_control(&base_url)?.with_call_log(client.calls());
+            let control =
+                crate::commands::trigger::sandbox_control(&base_url)?.with_call_log(client.calls());
             partner_local::missed::sandbox_give_up_window(&control).await
         }
         _ => None,
@@ -233,10 +234,10 @@ async fn find(args: &MissedArgs, db: PathBuf) -> Result<MissedReport> {
         all_subscriptions: args.all_subscriptions,
         listening_now,
     };
-    let on_stop = super::signal::cancel_on_stop()?;
+    let on_stop = crate::commands::signal::cancel_on_stop()?;
     let cancel = on_stop.token.clone();
     let show_progress = std::io::stderr().is_terminal();
-    let waits = super::listing::tell_waits(&client);
+    let waits = crate::commands::listing::tell_waits(&client);
     let mut noted = false;
     let report = find_missed(&client, &store, &query, &cancel, |step| {
         // A fallback (the service does not sort by `updated`) is said once, plainly.

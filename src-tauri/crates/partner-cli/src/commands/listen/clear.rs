@@ -1,0 +1,47 @@
+//! `partner listen clear`: deletes captures (all, or those the filters select). Without
+//! `--yes` it only counts them, reading the store (so it works beside a running listener);
+//! with it, it deletes as the store's writer.
+
+use crate::commands::store_args::{open_writer, store_path, FilterArgs};
+use crate::error::Result;
+use clap::Args as ClapArgs;
+use std::path::PathBuf;
+
+#[derive(Debug, ClapArgs)]
+pub struct ClearArgs {
+    /// The capture store to clear. Default: the console's data folder.
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Delete them. Without it, only say how many would be deleted.
+    #[arg(long)]
+    pub yes: bool,
+}
+
+/// What `clear --yes` calls itself in a store's lock file (a refused second writer names it).
+const HOLDER_CLEAR: &str = "partner listen clear";
+
+/// Counts first, read only (so a dry run works beside a running listener); deletes only with
+/// `--yes`, through the store's writer (so it needs the writer lock).
+pub async fn run(args: ClearArgs) -> Result<()> {
+    let filter = args.filter.filter()?;
+    let db = store_path(args.db)?;
+    let which = args.filter.describe();
+    if !args.yes {
+        let count = crate::commands::store_args::open_reader(db.clone())?.count(&filter)?;
+        return crate::commands::render::print_line(format_args!(
+            "would delete {count} {which} from {}; run again with --yes to delete them",
+            db.display()
+        ));
+    }
+    if !db.exists() {
+        return Err(partner_listener::Error::NoStore(db).into());
+    }
+    let store = open_writer(&db, HOLDER_CLEAR)?;
+    let deleted = store.clear(&filter).await?;
+    crate::commands::render::print_line(format_args!(
+        "deleted {deleted} {which} from {}",
+        db.display()
+    ))
+}
