@@ -10,7 +10,7 @@
 # The icons are those checked in under icons/png/ at every size the desktop looks for (made by
 # scripts/make-icons.sh from icons/app-icon.png). The version is the workspace's (Cargo.toml); nothing else states it.
 #
-# Usage: scripts/package.sh [--out DIR] [--debug]     (default DIR: target/package)
+# Usage: scripts/package.sh [--out DIR] [--debug] [--version V] [--features F] [--bundles deb,rpm]   (default DIR: target/package)
 #   --debug bundles the debug build instead of the release one: the same files, desktop entry,
 #   dependencies and install, from the binaries a test run has already compiled. The test run
 #   (scripts/test.sh) uses it, because a release build of the whole app takes about 17 minutes
@@ -34,12 +34,15 @@ profile=release
 # beside it (NAME.sig: minisign, bound to the version), which the update manifest carries.
 version_override=""
 app_features=""
+# --bundles LIST: which packages (default deb,rpm); the update test needs only the .deb.
+bundles=deb,rpm
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$(realpath -m "$2"); shift 2 ;;
     --debug) profile=debug; shift ;;
     --version) version_override=$2; shift 2 ;;
     --features) app_features=$2; shift 2 ;;
+    --bundles) bundles=$2; shift 2 ;;
     -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "package: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -134,20 +137,26 @@ tauri=$root/ui/node_modules/.bin/tauri
 (cd src-tauri && "$tauri" build "${tauri_args[@]}" --ci --no-bundle --config "$out/tauri.package.json")
 [ "$profile" = release ] && split_debug_info "$target_dir/release/partner-console"
 echo "package: bundling"
-(cd src-tauri && "$tauri" bundle "${tauri_args[@]}" --ci --bundles deb,rpm --config "$out/tauri.package.json")
+(cd src-tauri && "$tauri" bundle "${tauri_args[@]}" --ci --bundles "$bundles" --config "$out/tauri.package.json")
 
 # The bundler names the files after the product's display name; give them the package's name,
 # as apt and dnf users expect to find them.
 version=${version_override:-$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml","rb"))["workspace"]["package"]["version"])')}
 rm -f "$out"/*.deb "$out"/*.rpm "$out"/*.sig
 cp "$target_dir"/"$profile"/bundle/deb/*_"$version"_amd64.deb "$out/partner-console_${version}_amd64.deb"
-cp "$target_dir"/"$profile"/bundle/rpm/*-"$version"-1.x86_64.rpm "$out/partner-console-${version}-1.x86_64.rpm"
+rpm=false
+case ",$bundles," in *,rpm,*) rpm=true ;; esac
+if $rpm; then
+  cp "$target_dir"/"$profile"/bundle/rpm/*-"$version"-1.x86_64.rpm "$out/partner-console-${version}-1.x86_64.rpm"
+fi
 if [ -n "${TAURI_SIGNING_PRIVATE_KEY:-}" ]; then
   cp "$target_dir"/"$profile"/bundle/deb/*_"$version"_amd64.deb.sig "$out/partner-console_${version}_amd64.deb.sig"
-  cp "$target_dir"/"$profile"/bundle/rpm/*-"$version"-1.x86_64.rpm.sig "$out/partner-console-${version}-1.x86_64.rpm.sig"
+  if $rpm; then
+    cp "$target_dir"/"$profile"/bundle/rpm/*-"$version"-1.x86_64.rpm.sig "$out/partner-console-${version}-1.x86_64.rpm.sig"
+  fi
 fi
 echo "package: done"
-ls -1 "$out"/*.deb "$out"/*.rpm
+ls -1 "$out"/*.deb "$out"/*.rpm 2>/dev/null || true
 # What a user downloads and installs, and the debug information kept beside it (a test run,
 # which packages the debug build, prints its own sizes).
 if [ "$profile" = release ]; then

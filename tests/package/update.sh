@@ -68,10 +68,10 @@ if [ "${PARTNER_UPDATE_TEST_REUSE:-}" = 1 ] && [ -f "$deb_n" ] && [ -f "$deb_nex
     "$tauri" signer sign --app-version "$next" "$deb_next" >/dev/null 2>&1 || fail "signing $next"
 else
   echo "update test: packaging $version and $next with the test hooks (debug build)"
-  scripts/package.sh --debug --features test-hooks --out "$out/update/$version" >"$work/package-n.log" 2>&1 \
+  scripts/package.sh --debug --features test-hooks --bundles deb --out "$out/update/$version" >"$work/package-n.log" 2>&1 \
     || { tail -30 "$work/package-n.log"; fail "packaging $version"; }
   TAURI_SIGNING_PRIVATE_KEY=$(cat "$work/update.key") TAURI_SIGNING_PRIVATE_KEY_PASSWORD=$password \
-    scripts/package.sh --debug --features test-hooks --version "$next" --out "$out/update/$next" >"$work/package-n1.log" 2>&1 \
+    scripts/package.sh --debug --features test-hooks --bundles deb --version "$next" --out "$out/update/$next" >"$work/package-n1.log" 2>&1 \
     || { tail -30 "$work/package-n1.log"; fail "packaging $next"; }
 fi
 [ -f "$deb_n" ] && [ -f "$deb_next" ] && [ -f "$deb_next.sig" ] || fail "the packages or the signature are missing"
