@@ -16,9 +16,6 @@ use std::sync::Mutex;
 use tauri::{AppHandle, Emitter, Manager, Runtime};
 use tauri_plugin_updater::{Update, UpdaterExt};
 
-/// The event that carries each new [`UpdateView`].
-pub const EVENT: &str = "update";
-
 /// How long after the start the check runs: after the first screen, not in its way.
 const START_DELAY: std::time::Duration = std::time::Duration::from_secs(3);
 
@@ -92,7 +89,8 @@ impl Updates {
             change(&mut view);
             view.clone()
         };
-        let _ = app.emit(EVENT, &view);
+        let event = partner_console_core::AppEvent::Update(view.clone());
+        let _ = app.emit(event.name(), &event);
         view
     }
 

@@ -16,6 +16,7 @@ import { Updates } from "./shell/Updates";
 import { useStageMode } from "./lib/useDisplay";
 import { STAGE_SHORTCUT_LABEL } from "./lib/presentation";
 import { screenShortcut, SHORTCUTS } from "./lib/shortcuts";
+import { useDeclaredInvalidations } from "./lib/useDeclaredInvalidations";
 
 // The products table is the first screen; every other screen is its own chunk, loaded when
 // first opened, so the bundle parsed before the first table is small.
@@ -32,6 +33,8 @@ const { Screen: DemoScreen } = chunkedScreen(() => import("./features/demo/DemoS
 
 export function App() {
   const client = useQueryClient();
+  // After each command, the query keys its declaration makes stale.
+  useDeclaredInvalidations();
   const route = useRoute();
   const stage = useStageMode();
   const status = useQuery({

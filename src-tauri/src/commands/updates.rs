@@ -1,4 +1,6 @@
-//! Updates: the state the window shows, "Check now", the user's yes, and the setting.
+//! Updates: the state the window shows, "Check now", the user's yes, and the setting. The one
+//! set of commands the shell serves itself (Tauri's updater is here): they are declared in the
+//! core's list like every command (kind `shell`), and written here by hand.
 
 use crate::updates::{self, Updates};
 use partner_console_core::error::Result;

@@ -1,5 +1,5 @@
 // The types that cross the bridge, generated from the Rust types into ../bindings by
-// `cargo test -p partner-console bindings` (which fails when they drift). Re-exported here so
+// `cargo test -p partner-console-core bindings` (which fails when they drift). Re-exported here so
 // screens import them from the platform module alone.
 export type { AppError } from "../bindings/AppError";
 export type { AppStatus } from "../bindings/AppStatus";

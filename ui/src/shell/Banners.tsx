@@ -4,7 +4,7 @@
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, toCommandError, type AppStatus, type ListenerView } from "../platform";
-import { showChangedStatus, showStatus, STATUS_KEY } from "../startup";
+import { showChangedStatus, showStatus } from "../startup";
 import { KEYCHAIN_CONSEQUENCE, suggestedMove } from "./shellModel";
 
 export function ShellBanners({ status }: { status: AppStatus }) {
@@ -74,8 +74,8 @@ function ListenerProblemBanner({ listener }: { listener: AppStatus["listener"] }
   const use = useMutation({
     mutationFn: api.setListenerAddress,
     onSuccess: (next: ListenerView) => {
+      // The status is read again by the command's declaration.
       client.setQueryData(["listener"], next);
-      void client.invalidateQueries({ queryKey: STATUS_KEY });
     },
   });
   const problem = listener.problem;

@@ -1,7 +1,8 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { render } from "@testing-library/react";
 import { mockIPC } from "@tauri-apps/api/mocks";
-import type { ReactElement } from "react";
+import type { ReactElement, ReactNode } from "react";
+import { useDeclaredInvalidations } from "../lib/useDeclaredInvalidations";
 
 export type Handler = (args: Record<string, unknown>) => unknown;
 
@@ -17,9 +18,20 @@ export function mockCommands(handlers: Record<string, Handler>, calls: Array<{ c
   return calls;
 }
 
+/** The declared invalidations, as `App` applies them, for a screen rendered alone. */
+function Invalidations({ children }: { children: ReactNode }) {
+  useDeclaredInvalidations();
+  return children;
+}
+
 export function renderWithClient(ui: ReactElement) {
   const client = new QueryClient({ defaultOptions: { queries: { retry: false, staleTime: Infinity }, mutations: { retry: false } } });
-  const view = render(<QueryClientProvider client={client}>{ui}</QueryClientProvider>);
+  const within = (node: ReactElement) => (
+    <QueryClientProvider client={client}>
+      <Invalidations>{node}</Invalidations>
+    </QueryClientProvider>
+  );
+  const view = render(within(ui));
   // `rerender` replaces the whole tree: a test re-renders inside the same client.
-  return { ...view, client, rerenderWithClient: (next: ReactElement) => view.rerender(<QueryClientProvider client={client}>{next}</QueryClientProvider>) };
+  return { ...view, client, rerenderWithClient: (next: ReactElement) => view.rerender(within(next)) };
 }

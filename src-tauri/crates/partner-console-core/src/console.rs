@@ -8,6 +8,9 @@
 //! [`FolderDialogs`], and drives the same service code a command calls (as Yaak's proxy
 //! library and GitButler's Tauri-free API crates do).
 //!
+//! The events are declared once, in [`for_each_event!`](crate::for_each_event), which makes
+//! [`AppEvent`] here and the UI's event map.
+//!
 //! `Console` dereferences to its [`AppState`], so a service that only reads the state takes
 //! `&AppState` and is handed a `&Console` as it is.
 
@@ -16,56 +19,74 @@ use crate::bridge::{
     SearchProgress, SupportSyncProgress, TokenView,
 };
 use crate::state::{AppState, Inner};
+use partner_local::updates::UpdateView;
 use serde::Serialize;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::task::JoinHandle;
 
-/// Everything the services tell the window, each under the event name the UI listens for.
-/// Serialised untagged: the window receives the payload alone, as it always has.
-#[derive(Debug, Clone, Serialize)]
-#[serde(untagged)]
-pub enum AppEvent {
-    /// Captures the listener committed, coalesced (at most one event per 100 ms window).
-    Captures(CaptureBatch),
-    /// A change of the active connection's token.
-    Token(TokenView),
-    /// How far a search across a listing's pages is.
-    SearchProgress(SearchProgress),
-    /// The app's status after an announced change (see [`AppState::announce`]).
-    Status(Box<AppStatus>),
-    /// How far the missed-notification check is.
-    MissedProgress(MissedProgressView),
-    /// How far an export or import is.
-    JobProgress(JobProgress),
-    /// How far the support desk's sync is.
-    SupportSyncProgress(SupportSyncProgress),
-    /// A route a `partner-console://` link asked for.
-    OpenLink(String),
-    /// New calls of the active connection's client (at most ~5 events a second).
-    Calls(CallBatch),
-    /// A step of a connection check that just ended.
-    ConnectionCheck(CheckStepEvent),
+/// The one list of the events the window hears: calls `$callback! { entries }`, each entry
+/// `Variant("bridge-name") => Payload;` with its doc comment. From it come [`AppEvent`] and its
+/// [`AppEvent::name`] here, and `ui/src/bindings/Events.ts` (the map `name → payload` and the
+/// names the UI listens by) in [`crate::bindings`]: an event is declared once, as a command is
+/// ([`crate::for_each_command!`]). The payload types are those of
+/// [`crate::commands::prelude`].
+#[macro_export]
+macro_rules! for_each_event {
+    ($callback:ident) => {
+        $callback! {
+            /// Captures the listener committed, coalesced (at most one event per 100 ms window).
+            Captures("captures") => CaptureBatch;
+            /// A change of the active connection's token.
+            Token("token") => TokenView;
+            /// How far a search across a listing's pages is.
+            SearchProgress("search-progress") => SearchProgress;
+            /// The app's status after an announced change (see [`AppState::announce`]).
+            Status("status") => Box<AppStatus>;
+            /// How far the missed-notification check is.
+            MissedProgress("missed-progress") => MissedProgressView;
+            /// How far an export or import is.
+            JobProgress("job-progress") => JobProgress;
+            /// How far the support desk's sync is.
+            SupportSyncProgress("support-sync-progress") => SupportSyncProgress;
+            /// A route a `partner-console://` link asked for.
+            OpenLink("open-link") => String;
+            /// New calls of the active connection's client (at most ~5 events a second).
+            Calls("calls") => CallBatch;
+            /// A step of a connection check that just ended.
+            ConnectionCheck("connection-check") => CheckStepEvent;
+            /// The app's update state, each time it changes (sent by the shell, whose updater
+            /// it is).
+            Update("update") => UpdateView;
+        }
+    };
 }
 
-impl AppEvent {
-    /// The event's name on the bridge.
-    pub fn name(&self) -> &'static str {
-        match self {
-            AppEvent::Captures(_) => "captures",
-            AppEvent::Token(_) => "token",
-            AppEvent::SearchProgress(_) => "search-progress",
-            AppEvent::Status(_) => "status",
-            AppEvent::MissedProgress(_) => "missed-progress",
-            AppEvent::JobProgress(_) => "job-progress",
-            AppEvent::SupportSyncProgress(_) => "support-sync-progress",
-            AppEvent::OpenLink(_) => "open-link",
-            AppEvent::Calls(_) => "calls",
-            AppEvent::ConnectionCheck(_) => "connection-check",
+/// Makes [`AppEvent`] from the list.
+macro_rules! app_event {
+    ($( $(#[doc = $doc:literal])* $variant:ident($name:literal) => $payload:ty; )*) => {
+        /// Everything the services tell the window, each under the event name the UI listens
+        /// for ([`crate::for_each_event!`]). Serialised untagged: the window receives the payload
+        /// alone, as it always has.
+        #[derive(Debug, Clone, Serialize)]
+        #[serde(untagged)]
+        pub enum AppEvent {
+            $( $(#[doc = $doc])* $variant($payload), )*
         }
-    }
+
+        impl AppEvent {
+            /// The event's name on the bridge.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $( AppEvent::$variant(_) => $name, )*
+                }
+            }
+        }
+    };
 }
+
+crate::for_each_event!(app_event);
 
 /// Where the services' events go: the window in the app, a recording in tests. Sending never
 /// fails a service: a window that is gone simply misses the event.

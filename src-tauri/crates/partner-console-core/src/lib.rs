@@ -2,7 +2,7 @@
 //!
 //! Everything the desktop app does except drawing its window lives here, so every service runs
 //! in a test with no window, and a second front end (or a headless mode) could drive the same
-//! code. Calls go one way: the shell's commands → [`services`] (connections, keys, listener,
+//! code. Calls go one way: the commands (declared once in [`commands`]) → [`services`] (connections, keys, listener,
 //! embedded sandbox, start-up, token, tunnel, captures, exports and jobs, support, missed,
 //! evidence, deliveries, links, settings) → the libraries (`partner-client`,
 //! `partner-listener`, `partner-sandbox`, `partner-local`, `partner-index`). The services
@@ -12,6 +12,7 @@
 
 pub mod bindings;
 pub mod bridge;
+pub mod commands;
 pub mod console;
 pub mod error;
 pub mod events;

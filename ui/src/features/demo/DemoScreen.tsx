@@ -30,10 +30,10 @@ export function DemoScreen({ embedded }: { embedded: boolean }) {
     setLog((l) => appendOutcome(l, o));
     setSteps((n) => n + 1);
     if (o.transactionId) setTransactionId(o.transactionId);
-    void client.invalidateQueries({ queryKey: ["listing", "transactions"] });
-    void client.invalidateQueries({ queryKey: ["token"] });
   };
   // A scenario's step is the lender's act too: the live picture draws the scenario's transaction.
+  // (The lender's own buttons have the listing read again by their commands' declarations; a
+  // step may also be a play resumed with no call, so this one stays by hand.)
   const scenarioStep = (play: ScenarioPlayView) => {
     setSteps((n) => n + 1);
     setScenarioPicture(play.picture);

@@ -1,4 +1,4 @@
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
@@ -9,7 +9,6 @@ export function CreateProduct({ onClose }: { onClose: () => void }) {
   const [name, setName] = useState("");
   const [listingName, setListingName] = useState("");
   const [interfaceUrl, setInterfaceUrl] = useState("");
-  const client = useQueryClient();
   const create = useMutation({
     mutationFn: () =>
       api.createProduct({
@@ -19,7 +18,6 @@ export function CreateProduct({ onClose }: { onClose: () => void }) {
         interfaceUrl: interfaceUrl.trim() || null,
       }),
     onSuccess: (product) => {
-      void client.invalidateQueries({ queryKey: ["listing", "products"] });
       onClose();
       navigate("products", product.id);
     },

@@ -292,14 +292,10 @@ function ElementKeyStatus({ productId, keys }: { productId: string; keys: Elemen
 
 function RotateKey({ productId, subscriptionId, label, onDone }: { productId: string; subscriptionId: string; label: string; onDone: (k: ShownOnceKey | null) => void }) {
   const key = useKeyChoice();
-  const client = useQueryClient();
   const rotate = useMutation({
     mutationFn: () => api.rotateSigningKey({ productId, subscriptionId, signingKey: key.keyToSend }),
     onSuccess: (k) => {
       key.clear();
-      void client.invalidateQueries({ queryKey: ["keys", subscriptionId] });
-      void client.invalidateQueries({ queryKey: ["elementKeys", productId] });
-      void client.invalidateQueries({ queryKey: ["product", productId] });
       onDone(k);
     },
   });
@@ -337,13 +333,10 @@ function EditSubscription({
   byElement: boolean;
   onDone: (message: string | null) => void;
 }) {
-  const client = useQueryClient();
   const [draft, setDraft] = useState<SubscriptionDraft | null>(subscription ? draftOf(subscription) : null);
   const save = useMutation({
     mutationFn: api.updateSubscription,
     onSuccess: (saved) => {
-      void client.invalidateQueries({ queryKey: ["product", product.id] });
-      void client.invalidateQueries({ queryKey: ["elementKeys", product.id] });
       onDone(
         byElement && saved.url && saved.resource
           ? `Subscription ${elementLabel({ url: saved.url, resource: saved.resource })} saved.`
@@ -412,7 +405,6 @@ function DeleteSubscription({ productId, subscriptionId, label, onDone }: { prod
     onSuccess: (product) => {
       client.setQueryData(["product", productId], product);
       client.removeQueries({ queryKey: ["keys", subscriptionId] });
-      void client.invalidateQueries({ queryKey: ["elementKeys", productId] });
       onDone(`Subscription ${label} deleted; its signing keys were removed from the keychain.`);
     },
     // Deleted on the server but its keys left behind, say: the product is read again either way.
@@ -439,14 +431,11 @@ function AddSubscription({ productId, onDone }: { productId: string; onDone: (k:
   const [resource, setResource] = useState<ResourceType>("urn:svc:partner:transaction");
   const [events, setEvents] = useState<EventType[]>(["created", "updated"]);
   const key = useKeyChoice();
-  const client = useQueryClient();
   const effectiveUrl = url ?? listener.data?.callbackUrl ?? "";
   const add = useMutation({
     mutationFn: () => api.addSubscription({ productId, url: effectiveUrl, events, resource, signingKey: key.keyToSend }),
     onSuccess: (k) => {
       key.clear();
-      void client.invalidateQueries({ queryKey: ["product", productId] });
-      void client.invalidateQueries({ queryKey: ["elementKeys", productId] });
       onDone(k);
     },
   });

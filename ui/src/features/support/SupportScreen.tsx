@@ -83,9 +83,8 @@ export function SupportScreen() {
   });
 
   const afterChange = (next: SupportIndexView) => {
+    // The answers and counts are read again by the sync's and forget's declarations.
     client.setQueryData(INDEX_KEY, next);
-    void client.invalidateQueries({ queryKey: ["support", "find"] });
-    void client.invalidateQueries({ queryKey: ["support", "counts"] });
   };
 
   const sync = useSync(afterChange);

@@ -101,9 +101,8 @@ function RespondFormView({ transaction }: { transaction: Transaction }) {
     mutationFn: ({ text, confirm }: { text: string; confirm: string | null }) => api.respond(respondForm(transaction.id, text, confirm)),
     onSuccess: (updated) => {
       setAsking(null);
+      // Its events and the listing are read again by the command's declaration.
       client.setQueryData(["transaction", transaction.id], updated);
-      void client.invalidateQueries({ queryKey: ["events", transaction.id] });
-      void client.invalidateQueries({ queryKey: ["listing", "transactions"] });
     },
   });
   if (isLocked(transaction)) {

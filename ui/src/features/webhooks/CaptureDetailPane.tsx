@@ -316,7 +316,9 @@ function Replay({ id, raw }: { id: number; raw: string }) {
   const [target, setTarget] = useState("");
   const replay = useMutation({
     mutationFn: (body: string | null) => api.replay({ captureId: id, body, target: toListener ? null : target.trim() }),
-    onSettled: () => void client.invalidateQueries({ queryKey: ["capture", id] }),
+    // A replay that succeeded is read again by the command's declaration; one that failed may
+    // still have been kept.
+    onError: () => void client.invalidateQueries({ queryKey: ["capture", id] }),
   });
   const answer = replay.data?.answer;
   return (

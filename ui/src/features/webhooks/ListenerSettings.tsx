@@ -8,7 +8,6 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, type ListenerView } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
-import { STATUS_KEY } from "../../startup";
 import { describeJunk, describeRetention, formatSize, parseListenerAddress, parseRetention } from "./listenerModel";
 
 export function ListenerSettings({ view }: { view: ListenerView }) {
@@ -42,9 +41,9 @@ export function ListenerSettings({ view }: { view: ListenerView }) {
 function useSaved() {
   const client = useQueryClient();
   return (next: ListenerView) => {
+    // The top bar's listener URL and problem come with the status, which the commands'
+    // declarations have read again.
     client.setQueryData(["listener"], next);
-    // The top bar's listener URL and problem come with the status.
-    void client.invalidateQueries({ queryKey: STATUS_KEY });
   };
 }
 

@@ -7,7 +7,7 @@
  * rebuilt and signed as the service would have sent it (`partner listen recover`), to this
  * app's listener or any URL, with the receiver's answer shown on its row.
  */
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { api, events, type MissedNotification, type MissedProgressView, type MissedReport, type RecoveryOutcome, type SubscriptionCheck } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
@@ -84,11 +84,10 @@ function RecoveryCell({ outcome }: { outcome: RecoveryOutcome | undefined }) {
 function MissedReportView({ report }: { report: MissedReport }) {
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [target, setTarget] = useState("");
-  const client = useQueryClient();
   const resend = useMutation({
     mutationFn: (notifications: MissedNotification[]) => api.recoverMissed({ notifications, target: target.trim() || null }),
-    // The recovered ones are in their transactions' Notifications now.
-    onSuccess: () => void client.invalidateQueries({ queryKey: ["transaction-notifications"] }),
+    // The recovered ones are in their transactions' Notifications now: the command's
+    // declaration has them read again.
   });
   const outcomes = new Map((resend.data?.outcomes ?? []).map((o) => [missedKey(o), o]));
   const chosen = report.missed.filter((m) => selected.has(missedKey(m)));

@@ -3,18 +3,17 @@
  * they would go, and the choice to move them. Nothing moves without the user's yes: a
  * subscription may point at the old URL on purpose (another machine's tunnel, say).
  */
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation } from "@tanstack/react-query";
 import { api, type RepointOffer, type RepointResult } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { Id } from "../../components/Id";
 import { describeRepoint } from "./listenerModel";
 
 export function RepointOfferPanel({ offer, onClose }: { offer: RepointOffer; onClose: () => void }) {
-  const client = useQueryClient();
   const repoint = useMutation({
     mutationFn: () => api.repointSubscriptions(offer.from, offer.to),
-    // The products' subscription tables show the URLs: ask for them again.
-    onSuccess: () => void client.invalidateQueries({ queryKey: ["product"] }),
+    // The products' subscription tables show the URLs: the command's declaration has them
+    // read again.
   });
   if (repoint.data) return <RepointResultPanel result={repoint.data} onClose={onClose} />;
   const n = offer.subscriptions.length;

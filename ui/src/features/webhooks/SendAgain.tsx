@@ -4,7 +4,6 @@
  * beside its capture by the shell, and the outcomes are listed here and copied as JSON Lines.
  * The same sending as `partner listen replay` (`send_captures_again`).
  */
-import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, type CaptureFilter, type SendReport } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
@@ -23,7 +22,6 @@ export function SendAgain({ filter, filtered, shown, capped, selectedId, onSent 
   const [resign, setResign] = useState(false);
   const [copied, setCopied] = useState(false);
   const job = useJob<SendReport>("send-again");
-  const client = useQueryClient();
   const onlySelected = which === "selected" && selectedId !== null;
   const count = onlySelected ? 1 : shown;
   const concurrency = Number(atATime);
@@ -41,9 +39,8 @@ export function SendAgain({ filter, filtered, shown, capped, selectedId, onSent 
       api
         .sendCapturesAgain({ jobId, filter, ids: onlySelected && selectedId !== null ? [selectedId] : null, target: target.trim() || null, concurrency, perSecond: rate, resign })
         .then((report) => {
-          // Each send's record is kept in its capture's detail: read them again.
-          void client.invalidateQueries({ queryKey: ["capture"] });
-          void client.invalidateQueries({ queryKey: ["transaction-notifications"] });
+          // Each send's record is kept in its capture's detail: the command's declaration has
+          // them read again.
           onSent();
           return report;
         }),

@@ -2,7 +2,6 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { api, type ListenerView, type RepointOffer } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
-import { STATUS_KEY } from "../../startup";
 import { Inspector } from "./Inspector";
 import { TunnelCheckResult } from "./TunnelCheckResult";
 import { ListenerSettings } from "./ListenerSettings";
@@ -83,9 +82,9 @@ function useOneOpen() {
 export function ListenerControls({ view }: { view: ListenerView }) {
   const client = useQueryClient();
   const set = (v: ListenerView) => {
+    // The top bar's listener URL (or problem) comes with the status: the commands' declarations
+    // have it read again.
     client.setQueryData(["listener"], v);
-    // The top bar's listener URL (or problem) comes with the status.
-    void client.invalidateQueries({ queryKey: STATUS_KEY });
   };
   const toggle = useMutation({ mutationFn: () => (view.running ? api.listenerStop() : api.listenerStart()), onSuccess: set });
   const [tunnel, setTunnel] = useState(view.tunnelUrl ?? "");
