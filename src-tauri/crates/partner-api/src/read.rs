@@ -158,16 +158,137 @@ impl<'de, E: KnownValues> Deserialize<'de> for Open<E> {
     }
 }
 
-// ---- lenient field readers ----------------------------------------------------------------
+// ---- the tolerant reading ----------------------------------------------------------------
 
-/// Readers for `#[serde(default, deserialize_with = ...)]`: they never fail on a value of an
-/// unexpected type; they read it as absent (the document still holds it).
+/// A value a field of a view may hold, read so that it never fails: what does not read is
+/// absent (the document still holds it). Each field of the views below says only
+/// `#[serde(default, deserialize_with = "tolerant")]` (with `skip_serializing_if = "absent"`
+/// where an absent value is left out); how it is read follows from its type, here:
+///
+/// - text (`String`): a string as is, a number or boolean as its text;
+/// - an integer (`i64`): a number, or a string holding one (`"0"`);
+/// - a boolean: `true`/`false`, or the strings `"true"`/`"false"` (any case);
+/// - an instant: RFC 3339 / ISO 8601 with any offset and fraction, or none (UTC), as
+///   [`parse_instant`];
+/// - an open enumeration value ([`Open`]): a string, kept as sent;
+/// - any JSON (`Value`): anything but `null`;
+/// - an object of the views ([`Credential`], [`Tags`], …): an object that reads as it;
+///
+/// and for a field, `Option<T>` is `T` or absent (`null`, missing, unreadable), `Vec<T>` is an
+/// array's elements that read as `T` (anything but an array is empty).
+pub trait Tolerant: Sized {
+    /// `value` as `Self`, or `None` when it does not read as one.
+    fn read(value: Value) -> Option<Self>;
+}
+
+impl Tolerant for String {
+    fn read(value: Value) -> Option<Self> {
+        lenient::text_of(&value)
+    }
+}
+
+impl Tolerant for i64 {
+    fn read(value: Value) -> Option<Self> {
+        lenient::integer_of(&value)
+    }
+}
+
+impl Tolerant for bool {
+    fn read(value: Value) -> Option<Self> {
+        match value {
+            Value::Bool(b) => Some(b),
+            Value::String(s) if s.eq_ignore_ascii_case("true") => Some(true),
+            Value::String(s) if s.eq_ignore_ascii_case("false") => Some(false),
+            _ => None,
+        }
+    }
+}
+
+impl Tolerant for DateTime<Utc> {
+    fn read(value: Value) -> Option<Self> {
+        match value {
+            Value::String(s) => parse_instant(&s),
+            _ => None,
+        }
+    }
+}
+
+impl<E: KnownValues> Tolerant for Open<E> {
+    fn read(value: Value) -> Option<Self> {
+        value.as_str().map(Open::parse)
+    }
+}
+
+impl Tolerant for Value {
+    fn read(value: Value) -> Option<Self> {
+        (!value.is_null()).then_some(value)
+    }
+}
+
+/// The views' own object types: read whole (each of their fields tolerantly), absent when the
+/// value is not an object that reads as one.
+macro_rules! tolerant_objects {
+    ($($view:ty),* $(,)?) => {$(
+        impl Tolerant for $view {
+            fn read(value: Value) -> Option<Self> {
+                serde_json::from_value(value).ok()
+            }
+        }
+    )*};
+}
+
+tolerant_objects!(
+    Credential,
+    Tags,
+    WebhookSubscription,
+    ProductRef,
+    EntityRef,
+    Request,
+    Response
+);
+
+/// What a field of a view holds: one [`Tolerant`] value or none, or a list of them.
+pub trait TolerantField: Sized {
+    fn read_field(value: Value) -> Self;
+}
+
+impl<T: Tolerant> TolerantField for Option<T> {
+    fn read_field(value: Value) -> Self {
+        T::read(value)
+    }
+}
+
+impl<T: Tolerant> TolerantField for Vec<T> {
+    fn read_field(value: Value) -> Self {
+        match value {
+            Value::Array(items) => items.into_iter().filter_map(T::read).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Whether a field's value is left out of the view's JSON (`skip_serializing_if = "absent"`):
+/// an absent optional field is left out rather than written as `null`.
+fn absent<T>(value: &Option<T>) -> bool {
+    value.is_none()
+}
+
+/// The one reader of the views' fields, for `#[serde(default, deserialize_with = "tolerant")]`:
+/// it never fails on a value of an unexpected type (see [`Tolerant`]).
+pub fn tolerant<'de, D: Deserializer<'de>, F: TolerantField>(
+    deserializer: D,
+) -> Result<F, D::Error> {
+    Ok(F::read_field(Value::deserialize(deserializer)?))
+}
+
+/// Readers for the plain fields of other types (a token's answer), in the same tolerant way,
+/// for `#[serde(default, deserialize_with = ...)]`.
 pub mod lenient {
     use super::*;
 
     /// Text: a string as is, a number or boolean as its text, `null` or anything else absent.
     pub fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
-        Ok(text_of(&Value::deserialize(deserializer)?))
+        tolerant(deserializer)
     }
 
     pub(crate) fn text_of(value: &Value) -> Option<String> {
@@ -191,7 +312,7 @@ pub mod lenient {
 
     /// An integer: a number, or a string holding one (`"0"`); anything else absent.
     pub fn integer<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
-        Ok(integer_of(&Value::deserialize(deserializer)?))
+        tolerant(deserializer)
     }
 
     pub(crate) fn integer_of(value: &Value) -> Option<i64> {
@@ -204,90 +325,6 @@ pub mod lenient {
             Value::String(s) => s.trim().parse::<i64>().ok(),
             _ => None,
         }
-    }
-
-    /// A boolean: `true`/`false`, or the strings `"true"`/`"false"`.
-    pub fn boolean<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<bool>, D::Error> {
-        Ok(match Value::deserialize(deserializer)? {
-            Value::Bool(b) => Some(b),
-            Value::String(s) if s.eq_ignore_ascii_case("true") => Some(true),
-            Value::String(s) if s.eq_ignore_ascii_case("false") => Some(false),
-            _ => None,
-        })
-    }
-
-    /// An instant: RFC 3339 / ISO 8601 with any offset and any fraction (`2026-11-26T10:00:00.123+01:00`),
-    /// or without an offset (read as UTC, the spec's zone); anything else absent.
-    pub fn instant<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<DateTime<Utc>>, D::Error> {
-        Ok(match Value::deserialize(deserializer)? {
-            Value::String(s) => parse_instant(&s),
-            _ => None,
-        })
-    }
-
-    /// A list: `null` or a non-array is empty; elements that do not read are left out.
-    pub fn list<'de, D: Deserializer<'de>, T: DeserializeOwned>(
-        deserializer: D,
-    ) -> Result<Vec<T>, D::Error> {
-        Ok(match Value::deserialize(deserializer)? {
-            Value::Array(items) => items
-                .into_iter()
-                .filter_map(|item| serde_json::from_value(item).ok())
-                .collect(),
-            _ => Vec::new(),
-        })
-    }
-
-    /// Any object-like value that reads as `T`; otherwise absent.
-    pub fn object<'de, D: Deserializer<'de>, T: DeserializeOwned>(
-        deserializer: D,
-    ) -> Result<Option<T>, D::Error> {
-        Ok(match Value::deserialize(deserializer)? {
-            Value::Null => None,
-            value => serde_json::from_value(value).ok(),
-        })
-    }
-
-    /// An open enumeration value given as a string; anything else absent.
-    pub fn open<'de, D: Deserializer<'de>, E: KnownValues>(
-        deserializer: D,
-    ) -> Result<Option<Open<E>>, D::Error> {
-        Ok(match Value::deserialize(deserializer)? {
-            Value::String(s) => Some(Open::parse(&s)),
-            _ => None,
-        })
-    }
-
-    /// A list of open enumeration values; non-strings left out.
-    pub fn open_list<'de, D: Deserializer<'de>, E: KnownValues>(
-        deserializer: D,
-    ) -> Result<Vec<Open<E>>, D::Error> {
-        Ok(match Value::deserialize(deserializer)? {
-            Value::Array(items) => items
-                .iter()
-                .filter_map(Value::as_str)
-                .map(Open::parse)
-                .collect(),
-            _ => Vec::new(),
-        })
-    }
-
-    /// A list of strings; non-strings left out.
-    pub fn texts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
-        Ok(match Value::deserialize(deserializer)? {
-            Value::Array(items) => items.iter().filter_map(text_of).collect(),
-            _ => Vec::new(),
-        })
-    }
-
-    /// Any JSON value but `null`.
-    pub fn value<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-        Ok(match Value::deserialize(deserializer)? {
-            Value::Null => None,
-            value => Some(value),
-        })
     }
 }
 
@@ -439,60 +476,28 @@ fn json_kind(value: &Value) -> &'static str {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Credential {
-    #[serde(default, deserialize_with = "lenient::text")]
+    #[serde(default, deserialize_with = "tolerant")]
     pub id: Option<String>,
     /// `string` is shown; any other kind is kept as sent.
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "type")]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub kind: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub title: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub pattern: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::integer",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub minimum: Option<i64>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::integer",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub maximum: Option<i64>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::boolean",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub secret: Option<bool>,
     /// `user` or `company` are shown; any other scope is kept as sent.
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub scope: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::boolean",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub required: Option<bool>,
 }
 
@@ -501,11 +506,11 @@ pub struct Credential {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tags {
-    #[serde(default, deserialize_with = "lenient::texts")]
+    #[serde(default, deserialize_with = "tolerant")]
     pub workflows: Vec<String>,
-    #[serde(default, deserialize_with = "lenient::texts")]
+    #[serde(default, deserialize_with = "tolerant")]
     pub categories: Vec<String>,
-    #[serde(default, deserialize_with = "lenient::texts")]
+    #[serde(default, deserialize_with = "tolerant")]
     pub applications: Vec<String>,
 }
 
@@ -516,27 +521,15 @@ pub struct Tags {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WebhookSubscription {
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub subscription_id: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub url: Option<String>,
     /// `created`, `updated`, or values the client does not know.
-    #[serde(default, deserialize_with = "lenient::open_list")]
+    #[serde(default, deserialize_with = "tolerant")]
     #[cfg_attr(feature = "ts", ts(type = "Array<string>"))]
     pub events: Vec<Open<EventType>>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::open",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub resource: Option<Open<ResourceType>>,
 }
@@ -547,100 +540,44 @@ pub struct WebhookSubscription {
 #[serde(rename_all = "camelCase")]
 pub struct Product {
     pub id: String,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub partner_id: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub name: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub listing_name: Option<String>,
     /// `NEW_REQUEST` is shown; others are kept as sent.
-    #[serde(default, deserialize_with = "lenient::texts")]
+    #[serde(default, deserialize_with = "tolerant")]
     pub request_types: Vec<String>,
     /// `sandbox` is shown; see [`Product::may_be_production`].
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub environment: Option<String>,
     /// `development` is shown (the field notes add `approved`, `deprecated`).
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub status: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub interface_url: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub admin_interface_url: Option<String>,
     /// `ASYNC` is shown.
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub integration_type: Option<String>,
-    #[serde(default, deserialize_with = "lenient::list")]
+    #[serde(default, deserialize_with = "tolerant")]
     pub credentials: Vec<Credential>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::object",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub tags: Option<Tags>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::integer",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub extension_limit: Option<i64>,
-    #[serde(default, deserialize_with = "lenient::list")]
+    #[serde(default, deserialize_with = "tolerant")]
     pub webhooks: Vec<WebhookSubscription>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::instant",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub created: Option<DateTime<Utc>>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub created_by: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::instant",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub updated: Option<DateTime<Utc>>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub updated_by: Option<String>,
 }
 
@@ -694,23 +631,11 @@ impl Sortable for Product {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProductRef {
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub id: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub partner_id: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub name: Option<String>,
 }
 
@@ -719,17 +644,9 @@ pub struct ProductRef {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EntityRef {
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub entity_id: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub entity_type: Option<String>,
 }
 
@@ -738,39 +655,19 @@ pub struct EntityRef {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Request {
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "type")]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub request_type: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::value",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub options: Option<Value>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::value",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub loan: Option<Value>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::value",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub resources: Option<Value>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::value",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub requesting_party: Option<Value>,
 }
@@ -787,51 +684,23 @@ impl Request {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Response {
-    #[serde(
-        default,
-        deserialize_with = "lenient::open",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub status: Option<Open<ResponseStatus>>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub partner_status: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub reference_number: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::value",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub responding_party: Option<Value>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::value",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub loan: Option<Value>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::value",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub resources: Option<Value>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::value",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub errors: Option<Value>,
 }
@@ -842,72 +711,28 @@ pub struct Response {
 #[serde(rename_all = "camelCase")]
 pub struct Transaction {
     pub id: String,
-    #[serde(
-        default,
-        deserialize_with = "lenient::open",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub status: Option<Open<TransactionStatus>>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub client_id: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub environment: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::instant",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub created: Option<DateTime<Utc>>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub created_by: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::instant",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub updated: Option<DateTime<Utc>>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub updated_by: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::object",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub product: Option<ProductRef>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::object",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub entity_ref: Option<EntityRef>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::object",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub request: Option<Request>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::object",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub response: Option<Response>,
 }
 
@@ -969,42 +794,18 @@ impl Sortable for Transaction {
 pub struct TransactionEvent {
     pub id: String,
     /// A URN: a system type or a sender's own; any is kept as sent.
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "type")]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub event_type: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub text: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub from: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::instant",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub sent: Option<DateTime<Utc>>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub comments: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::value",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub details: Option<Value>,
 }
@@ -1106,6 +907,103 @@ mod tests {
             assert_eq!(parse_instant(text), Some(utc), "{text}");
         }
         assert_eq!(parse_instant("yesterday"), None);
+    }
+
+    /// What the tolerant reading accepts, one field of each kind: this test was run against
+    /// the field-by-field readers it replaced (`lenient::text`, `integer`, `boolean`, …) and
+    /// passed there too.
+    #[test]
+    fn every_kind_of_field_reads_tolerantly() {
+        let product: Product = serde_json::from_value(json!({
+            "id": "p",
+            "name": 42, "partnerId": true, "listingName": {"not": "text"}, "status": null,
+            "extensionLimit": "7", "requestTypes": ["A", 1, null, {"x": 1}],
+            "created": "2026-11-26 10:00:00+0100", "updated": 1700000000,
+            "tags": "not an object",
+            "credentials": [{"id": 5, "minimum": 8.0, "maximum": "x", "secret": "TRUE",
+                             "required": "no", "type": "secret-string"}, "junk", null],
+            "webhooks": {"not": "a list"},
+        }))
+        .expect("reads");
+        assert_eq!(product.name.as_deref(), Some("42"));
+        assert_eq!(product.partner_id.as_deref(), Some("true"));
+        assert_eq!(product.listing_name, None);
+        assert_eq!(product.status, None);
+        assert_eq!(product.extension_limit, Some(7));
+        assert_eq!(product.request_types, ["A", "1"]);
+        assert_eq!(product.created, parse_instant("2026-11-26T09:00:00Z"));
+        assert_eq!(product.updated, None, "a number is not an instant");
+        assert_eq!(product.tags, None);
+        assert!(product.webhooks.is_empty());
+        assert_eq!(
+            product.credentials.len(),
+            1,
+            "elements that do not read are left out"
+        );
+        let credential = &product.credentials[0];
+        assert_eq!(credential.id.as_deref(), Some("5"));
+        assert_eq!(credential.minimum, Some(8), "a whole float is an integer");
+        assert_eq!(credential.maximum, None);
+        assert_eq!(credential.secret, Some(true));
+        assert_eq!(credential.required, None);
+        assert_eq!(credential.kind.as_deref(), Some("secret-string"));
+        assert_eq!(
+            serde_json::to_value(credential).expect("serialises"),
+            json!({"id": "5", "type": "secret-string", "minimum": 8, "secret": true}),
+            "absent fields are left out, but a credential's id is always written"
+        );
+        assert_eq!(
+            serde_json::to_value(Credential {
+                id: None,
+                kind: None,
+                title: None,
+                pattern: None,
+                minimum: None,
+                maximum: None,
+                secret: None,
+                scope: None,
+                required: None,
+            })
+            .expect("serialises"),
+            json!({"id": null})
+        );
+
+        let tx: Transaction = serde_json::from_value(json!({
+            "id": "t", "status": 3, "product": "p1", "entityRef": null,
+            "request": {"type": 7, "options": null, "loan": {"n": 1}, "resources": []},
+            "response": {"status": ["x"], "partnerStatus": false, "errors": 0},
+        }))
+        .expect("reads");
+        assert_eq!(tx.status, None, "an open value is a string");
+        assert_eq!(tx.product, None);
+        assert_eq!(tx.entity_ref, None);
+        let request = tx.request.as_ref().expect("a request");
+        assert_eq!(request.request_type.as_deref(), Some("7"));
+        assert_eq!(request.options, None);
+        assert_eq!(request.loan, Some(json!({"n": 1})));
+        assert_eq!(request.resources, Some(json!([])));
+        let response = tx.response.as_ref().expect("a response");
+        assert_eq!(response.status, None);
+        assert_eq!(response.partner_status.as_deref(), Some("false"));
+        assert_eq!(response.errors, Some(json!(0)));
+
+        let webhook: WebhookSubscription = serde_json::from_value(json!({
+            "events": ["created", 1, "archived"], "resource": "urn:x", "url": null,
+        }))
+        .expect("reads");
+        assert_eq!(
+            webhook.events,
+            [
+                Open::Known(EventType::Created),
+                Open::Other("archived".into())
+            ]
+        );
+        assert_eq!(webhook.resource, Some(Open::Other("urn:x".into())));
+        assert_eq!(webhook.url, None);
+        let tags: Tags =
+            serde_json::from_value(json!({"workflows": "x", "categories": [true]})).expect("reads");
+        assert!(tags.workflows.is_empty() && tags.applications.is_empty());
+        assert_eq!(tags.categories, ["true"]);
     }
 
     #[test]
