@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Finds circles of imports between the files of the workspace's crates, and checks the crate graph.
+"""Finds circles of imports between the files of the workspace's crates and of the UI (ui/src),
+and checks the crate graph.
 
 Why: a file that needs another which needs it back cannot be read, tested or moved alone, and
 the circle only grows. Rust accepts such circles inside a crate, so nothing else catches them.
@@ -17,16 +18,25 @@ anywhere. Comments and string literals are blanked before reading, so a doc link
 Every strongly connected component of more than one file is a circle: listed with its files and
 the lines that make each of its edges, and the exit status is 1.
 
+The UI (`ui/src`, TypeScript): a module is one `.ts`/`.tsx` file. An edge A -> B is any import
+of B by A: `import ... from`, `import type ... from` (a type-only import is still a file that
+needs another to be read), `import "./b"`, `export ... from` (a barrel that passes B on needs
+B), and `import("./b")`; relative specifiers resolved as the bundler does (`./b` -> b.ts, b.tsx,
+b/index.ts(x); `./b.js` -> b.ts), packages left out. Comments are blanked first. Tests
+(`*.test.ts(x)`, `ui/src/test/`) are left out, as Rust's test code is. Every circle is printed
+with the import lines that make it.
+
 Crate level (`cargo metadata`): the normal and build dependencies between workspace crates form
 no cycle (dev-dependency cycles, such as a test kit, are allowed by Cargo and are fine), and no
 crate but the shell package `partner-console` depends on `tauri`, directly or through others.
 
-Usage: import_circles.py [--libraries-only] [--no-crates] [--verbose] [PATH_PART ...]
-  --libraries-only   leave out the shell (src-tauri/src); check src-tauri/crates/* only
+Usage: import_circles.py [--libraries-only] [--no-crates] [--verbose] [--root=DIR] [PATH_PART ...]
+  --libraries-only   leave out the shell (src-tauri/src) and the UI; check src-tauri/crates/* only
   --no-crates        skip the cargo metadata checks (module circles only)
   --verbose          print every edge
+  --root=DIR         check the repository at DIR instead of this one (the checker's own tests)
   PATH_PART          only report circles with a file whose path contains one of these
-                     (`partner-listener`, `src-tauri/src/services`)
+                     (`partner-listener`, `src-tauri/src/services`, `ui/src/features`)
 """
 
 from __future__ import annotations
@@ -535,12 +545,149 @@ def strongly_connected(nodes: list[Path], edges: dict[tuple[Path, Path], list[st
 
 
 # ---------------------------------------------------------------------------------------------
+# The UI's TypeScript (ui/src): the same question of its files.
+
+UI_SRC = Path("ui/src")
+TS_EXTENSIONS = (".ts", ".tsx")
+
+
+def blank_ts_comments(text: str) -> str:
+    """Replaces `//` and `/* */` comments with spaces (newlines kept), stepping over string and
+    template literals so that `"http://x"` is not a comment and a commented-out import is no
+    edge. The strings themselves are kept: a module specifier is one."""
+    out = list(text)
+    n = len(text)
+    i = 0
+
+    def blank(a: int, b: int) -> None:
+        for k in range(a, min(b, n)):
+            if out[k] != "\n":
+                out[k] = " "
+
+    while i < n:
+        c = text[i]
+        if c == "/" and text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            blank(i, j)
+            i = j
+        elif c == "/" and text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            blank(i, j)
+            i = j
+        elif c in "'\"`":
+            j = i + 1
+            while j < n and text[j] != c:
+                if c != "`" and text[j] == "\n":
+                    break  # an unterminated quote: not a string after all
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+# Every form that names another module: `import … from "m"` (`import type` too: a type-only
+# import is still a file needing another), `import "m"`, `export … from "m"`, `import("m")`
+# (dynamic, or `typeof import("m")` in a type). The part before `from` holds no quote or `;`.
+TS_IMPORT = re.compile(
+    r"""(?<![\w$.])(?:"""
+    r"""(?P<kind>import|export)(?P<body>\s+(?:type\s+)?[^'";]*?\bfrom\s*)(?P<q1>['"])(?P<m1>[^'"\n]+)(?P=q1)"""
+    r"""|import\s*(?P<q2>['"])(?P<m2>[^'"\n]+)(?P=q2)"""
+    r"""|import\s*\(\s*(?P<q3>['"])(?P<m3>[^'"\n]+)(?P=q3)\s*\)"""
+    r""")"""
+)
+
+
+def ts_specifiers(code: str) -> list[tuple[str, int, str]]:
+    """(specifier, offset, the statement's first words) of each import of `code`."""
+    found = []
+    for m in TS_IMPORT.finditer(code):
+        spec = m.group("m1") or m.group("m2") or m.group("m3")
+        if m.group("m1") and m.group("kind") == "export" and not re.match(
+            r"\s+(?:type\s+)?(?:\*|\{)", m.group("body")
+        ):
+            continue  # `export const x = …` followed later by a `from`: not a re-export
+        words = " ".join(m.group(0).split()[:2])
+        found.append((spec, m.start(), words))
+    return found
+
+
+def resolve_ts(repo: Path, importer: Path, spec: str) -> Path | None:
+    """The file a relative specifier names (`./x` → x.ts, x.tsx, x/index.ts(x); `./x.js` → x.ts),
+    or None for a package (`react`) or a file that is not TypeScript (`./styles.css`)."""
+    if not spec.startswith("."):
+        return None
+    base = importer.parent / spec
+    stem = base.with_suffix("") if base.suffix in (".js", ".jsx", ".mjs") else base
+    candidates = [base] if base.suffix in TS_EXTENSIONS else []
+    candidates += [stem.with_name(stem.name + ext) for ext in TS_EXTENSIONS]
+    candidates += [stem / f"index{ext}" for ext in TS_EXTENSIONS]
+    for candidate in candidates:
+        full = repo / candidate
+        if full.is_file():
+            return Path(os.path.normpath(candidate))
+    return None
+
+
+def is_ts_test(path: Path, src: Path) -> bool:
+    """Tests and their set-up (`*.test.ts(x)`, `src/test/`) may import anything, as Rust's
+    `#[cfg(test)]` code may: left out."""
+    return path.name.endswith((".test.ts", ".test.tsx")) or (src / "test") in path.parents
+
+
+def ts_files(repo: Path, src: Path) -> list[Path]:
+    return sorted(
+        p.relative_to(repo)
+        for p in (repo / src).rglob("*")
+        if p.suffix in TS_EXTENSIONS
+        and not p.name.endswith(".d.ts")
+        and "node_modules" not in p.parts
+        and not is_ts_test(p.relative_to(repo), src)
+    )
+
+
+def ts_edges(repo: Path, files: list[Path]) -> dict[tuple[Path, Path], list[str]]:
+    edges: dict[tuple[Path, Path], list[str]] = {}
+    known = set(files)
+    for path in files:
+        text = (repo / path).read_text(encoding="utf-8")
+        code = blank_ts_comments(text)
+        line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        for spec, offset, words in ts_specifiers(code):
+            target = resolve_ts(repo, path, spec)
+            if target is None or target == path or target not in known:
+                continue
+            line = sum(1 for s in line_starts if s <= offset)
+            reasons = edges.setdefault((path, target), [])
+            reason = f'line {line}: {words} … "{spec}"'
+            if reason not in reasons:
+                reasons.append(reason)
+    return edges
+
+
+def check_ui(repo: Path, src: Path, prefixes: list[str], verbose: bool) -> int:
+    """Circles between the UI's files; the number found (each printed with its edges)."""
+    if not (repo / src).is_dir():
+        print(f"  ui: no {src}: not checked")
+        return 0
+    files = ts_files(repo, src)
+    edges = ts_edges(repo, files)
+    print(f"  ui ({src}): {len(files)} files, {len(edges)} edges (tests left out)")
+    circles = report_circles("ui", src, files, edges, prefixes, verbose, 0)
+    print(f"ui: {len(files)} files, {len(edges)} file-to-file edges, {circles} circle(s)")
+    return circles
+
+
+# ---------------------------------------------------------------------------------------------
 # Crate targets of the workspace.
 
 
 def crate_targets(repo: Path, libraries_only: bool) -> list[tuple[str, Path]]:
     """(package, root file) for each library and binary target read from the source folders."""
-    folders = sorted(p for p in (repo / CRATES_DIR).iterdir() if (p / "src").is_dir())
+    crates_dir = repo / CRATES_DIR
+    folders = sorted(p for p in crates_dir.iterdir() if (p / "src").is_dir()) if crates_dir.is_dir() else []
     sources = [(p.name, p / "src") for p in folders]
     if not libraries_only and (repo / SHELL_SRC).is_dir():
         sources.append((SHELL_PACKAGE, repo / SHELL_SRC))
@@ -570,29 +717,45 @@ def check_modules(repo: Path, libraries_only: bool, prefixes: list[str], verbose
         total_edges += len(edges)
         print(f"  {package} ({root}): {len(nodes)} files, {len(edges)} edges")
 
-        def short(path: Path, src: Path = root.parent) -> str:
-            return str(path.relative_to(src))
-
-        if verbose:
-            for (a, b), reasons in sorted(edges.items()):
-                print(f"      {short(a)} -> {short(b)}   ({reasons[0]})")
-        for component in strongly_connected(nodes, edges):
-            if len(component) < 2:
-                continue
-            if prefixes and not any(p in str(f) for f in component for p in prefixes):
-                continue
-            circles += 1
-            members = set(component)
-            print(f"\nCIRCLE {circles} in {package}: {len(component)} files")
-            for f in component:
-                print(f"    {f}")
-            print("  edges inside it:")
-            for (a, b), reasons in sorted(edges.items()):
-                if a in members and b in members:
-                    shown = "; ".join(reasons[:3]) + (" ..." if len(reasons) > 3 else "")
-                    print(f"    {short(a)} -> {short(b)}   [{shown}]")
-            print()
+        circles = report_circles(package, root.parent, nodes, edges, prefixes, verbose, circles)
     print(f"modules: {total_files} files, {total_edges} file-to-file edges, {circles} circle(s)")
+    return circles
+
+
+def report_circles(
+    name: str,
+    src: Path,
+    nodes: list[Path],
+    edges: dict[tuple[Path, Path], list[str]],
+    prefixes: list[str],
+    verbose: bool,
+    circles: int,
+) -> int:
+    """Prints each circle among `nodes` (its files and the lines that make its edges) and
+    returns `circles` plus how many it printed."""
+
+    def short(path: Path) -> str:
+        return str(path.relative_to(src))
+
+    if verbose:
+        for (a, b), reasons in sorted(edges.items()):
+            print(f"      {short(a)} -> {short(b)}   ({reasons[0]})")
+    for component in strongly_connected(nodes, edges):
+        if len(component) < 2:
+            continue
+        if prefixes and not any(p in str(f) for f in component for p in prefixes):
+            continue
+        circles += 1
+        members = set(component)
+        print(f"\nCIRCLE {circles} in {name}: {len(component)} files")
+        for f in component:
+            print(f"    {f}")
+        print("  edges inside it:")
+        for (a, b), reasons in sorted(edges.items()):
+            if a in members and b in members:
+                shown = "; ".join(reasons[:3]) + (" ..." if len(reasons) > 3 else "")
+                print(f"    {short(a)} -> {short(b)}   [{shown}]")
+        print()
     return circles
 
 
@@ -713,20 +876,75 @@ def self_test() -> None:
         )
 
 
+SELF_TEST_UI = {
+    "ui/src/a.tsx": """
+        // import { gone } from "./gone";   a comment is no edge
+        import type { B } from "./b";
+        import {
+          c,
+        } from "./c.js";
+        const url = "http://x/*not a comment*/";
+        export const a = 1;
+    """,
+    "ui/src/b.ts": 'export type B = number;\nexport * from "./lib";\nimport "./side";\n',
+    "ui/src/c.ts": 'export const c = 1;\nexport const d = () => import("./a");\nimport React from "react";\n',
+    "ui/src/lib/index.ts": "export const l = 1;\n",
+    "ui/src/side.ts": "export {};\n",
+    "ui/src/a.test.tsx": 'import { a } from "./a";\nimport { c } from "./c";\n',
+    "ui/src/test/setup.ts": 'import "../b";\n',
+}
+SELF_TEST_UI_EDGES = {
+    ("ui/src/a.tsx", "ui/src/b.ts"),  # a type-only import
+    ("ui/src/a.tsx", "ui/src/c.ts"),  # over lines, `./c.js` naming c.ts
+    ("ui/src/b.ts", "ui/src/lib/index.ts"),  # a re-export of a folder's index
+    ("ui/src/b.ts", "ui/src/side.ts"),  # an import for its effect
+    ("ui/src/c.ts", "ui/src/a.tsx"),  # a dynamic import
+}
+
+
+def self_test_ui() -> None:
+    import tempfile
+    import textwrap
+
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        for name, text in SELF_TEST_UI.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(textwrap.dedent(text))
+        files = ts_files(root, UI_SRC)
+        edges = ts_edges(root, files)
+    found = {(str(a), str(b)) for a, b in edges}
+    circles = [c for c in strongly_connected(files, edges) if len(c) > 1]
+    if found != SELF_TEST_UI_EDGES or len(circles) != 1:
+        raise SystemExit(
+            f"import_circles.py reads its own test UI wrongly: edges {sorted(found)}, "
+            f"expected {sorted(SELF_TEST_UI_EDGES)}; circles {circles}"
+        )
+
+
 def main(argv: list[str]) -> int:
     args = [a for a in argv if not a.startswith("--")]
     flags = {a for a in argv if a.startswith("--")}
-    unknown = flags - {"--libraries-only", "--no-crates", "--verbose", "--help"}
+    unknown = {f for f in flags if not f.startswith("--root=")} - {
+        "--libraries-only",
+        "--no-crates",
+        "--verbose",
+        "--help",
+    }
     if unknown or "--help" in flags:
         print(__doc__)
         return 2 if unknown else 0
     self_test()
-    repo = Path(__file__).resolve().parent.parent
+    self_test_ui()
+    roots = [f.removeprefix("--root=") for f in flags if f.startswith("--root=")]
+    repo = Path(roots[0]).resolve() if roots else Path(__file__).resolve().parent.parent
     os.chdir(repo)
     libraries_only = "--libraries-only" in flags
-    scope = "the libraries (src-tauri/crates/*)" if libraries_only else "every crate and the shell"
+    scope = "the libraries (src-tauri/crates/*)" if libraries_only else "every crate, the shell and the UI"
     print(f"import circles: {scope}" + (f", reporting circles with a file matching {', '.join(args)}" if args else ""))
     circles = check_modules(repo, libraries_only, args, "--verbose" in flags)
+    if not libraries_only:
+        circles += check_ui(repo, UI_SRC, args, "--verbose" in flags)
     crate_failures = 0 if "--no-crates" in flags else check_crates(repo)
     if circles or crate_failures:
         print(f"FAILED: {circles} module circle(s), {crate_failures} crate problem(s)")

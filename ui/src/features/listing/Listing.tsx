@@ -28,15 +28,11 @@ import { FIRST_PAGE, listingQueryKey, PAGE_SIZES, pageCount, pageOf, parsePageJu
 import { SearchBar } from "./SearchBar";
 import { markStartup } from "../../startup";
 import { ExportBar } from "./ExportBar";
+import type { ListingColumn } from "./listingColumn";
 
-export interface ListingColumn<T> {
-  id: string;
-  header: string;
-  /** The `sort` key of this column, if the API could sort by it. */
-  sortKey?: string;
-  cell: (row: T) => ReactNode;
-  width?: number;
-}
+// Its own file, so SearchBar shares it without importing this one; offered here too, beside the
+// props that name it.
+export type { ListingColumn };
 
 export interface ListingProps<T> {
   kind: ListingKind;

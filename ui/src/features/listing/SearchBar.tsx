@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from "react";
 import { api, events, type ListingKind, type SearchProgress, type SearchResult } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
-import type { ListingColumn } from "./Listing";
+import type { ListingColumn } from "./listingColumn";
 import { progressPercent } from "./searchModel";
 
 let searchCounter = 0;
