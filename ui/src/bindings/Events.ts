@@ -3,10 +3,8 @@ import type { AppStatus } from "./AppStatus";
 import type { CallBatch } from "./CallBatch";
 import type { CaptureBatch } from "./CaptureBatch";
 import type { CheckStepEvent } from "./CheckStepEvent";
-import type { JobProgress } from "./JobProgress";
-import type { MissedProgressView } from "./MissedProgressView";
+import type { Progress } from "./Progress";
 import type { SearchProgress } from "./SearchProgress";
-import type { SupportSyncProgress } from "./SupportSyncProgress";
 import type { TokenView } from "./TokenView";
 import type { UpdateView } from "./UpdateView";
 
@@ -21,11 +19,11 @@ export type Events = {
   /** The app's status after an announced change (see [`AppState::announce`]). */
   "status": AppStatus;
   /** How far the missed-notification check is. */
-  "missed-progress": MissedProgressView;
+  "missed-progress": Progress;
   /** How far an export or import is. */
-  "job-progress": JobProgress;
+  "job-progress": Progress;
   /** How far the support desk's sync is. */
-  "support-sync-progress": SupportSyncProgress;
+  "support-sync-progress": Progress;
   /** A route a `partner-console://` link asked for. */
   "open-link": string;
   /** New calls of the active connection's client (at most ~5 events a second). */

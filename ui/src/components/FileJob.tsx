@@ -4,7 +4,7 @@
  * is chosen in the desktop's save or open dialog, which the shell shows.
  */
 import { useEffect, useRef, useState } from "react";
-import { api, events, type FileJobResult, type JobProgress } from "../platform";
+import { api, events, type FileJobResult, type Progress } from "../platform";
 import { ErrorPanel } from "./ErrorPanel";
 
 let jobs = 0;
@@ -16,7 +16,7 @@ function newJobId(prefix: string): string {
 /** A job the shell runs under an id the UI chose, ending with a `T`. */
 export interface Job<T> {
   running: boolean;
-  progress: JobProgress | null;
+  progress: Progress | null;
   result: T | null;
   error: unknown;
   /** Starts `work` under a new job id; one job at a time. */
@@ -28,7 +28,7 @@ export type FileJob = Job<FileJobResult>;
 
 export function useJob<T>(prefix: string): Job<T> {
   const [jobId, setJobId] = useState<string | null>(null);
-  const [progress, setProgress] = useState<JobProgress | null>(null);
+  const [progress, setProgress] = useState<Progress | null>(null);
   const [result, setResult] = useState<T | null>(null);
   const [error, setError] = useState<unknown>(null);
   const current = useRef<string | null>(null);
@@ -68,7 +68,7 @@ export function useFileJob(prefix: string): FileJob {
 
 /** `1,234 of 5,000`, or `1,234` when the total is not known; then what the job is doing now
  * when it says (`40,000 of 100,000 captures · indexing for search`, `· waiting 2 s: rate limited`). */
-export function progressText(p: JobProgress | null, unit: string): string {
+export function progressText(p: Progress | null, unit: string): string {
   if (!p) return "Starting…";
   const done = p.done.toLocaleString("en-US");
   const count = p.total === null ? `${done} ${unit}` : `${done} of ${p.total.toLocaleString("en-US")} ${unit}`;

@@ -33,10 +33,9 @@ import type {
   ForwardRuleView,
   CaptureFilter,
   InspectorQuery,
-  JobProgress,
+  Progress,
   ListenerAddressForm,
   MissedForm,
-  MissedProgressView,
   RecoverForm,
   SendAgainForm,
   DesktopNotices,
@@ -59,7 +58,6 @@ import type {
   SupportFilter,
   SupportQuery,
   SupportSyncForm,
-  SupportSyncProgress,
   TestMode,
   TokenView,
 } from "./types";
@@ -394,10 +392,10 @@ export const events = {
     subscribe(EVENTS.searchProgress, handler),
   /** A `partner-console://` link asked for this route (`#/…`); `onListening` runs once events are heard. */
   onOpenLink: (handler: (route: string) => void, onListening?: () => void) => subscribe(EVENTS.openLink, handler, onListening),
-  onJobProgress: (handler: (progress: JobProgress) => void) => subscribe(EVENTS.jobProgress, handler),
-  onSupportSyncProgress: (handler: (progress: SupportSyncProgress) => void) =>
+  onJobProgress: (handler: (progress: Progress) => void) => subscribe(EVENTS.jobProgress, handler),
+  onSupportSyncProgress: (handler: (progress: Progress) => void) =>
     subscribe(EVENTS.supportSyncProgress, handler),
-  onMissedProgress: (handler: (progress: MissedProgressView) => void) => subscribe(EVENTS.missedProgress, handler),
+  onMissedProgress: (handler: (progress: Progress) => void) => subscribe(EVENTS.missedProgress, handler),
   onStatus: (handler: (status: AppStatus) => void, onListening?: () => void) =>
     subscribe(EVENTS.status, handler, onListening),
   /** The app's update state, each time it changes; `onListening` once events are heard. */

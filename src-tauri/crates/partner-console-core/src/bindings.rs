@@ -53,7 +53,7 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     AuditLogView::export_all_to(dir)?;
     FaultForm::export_all_to(dir)?;
     FaultView::export_all_to(dir)?;
-    JobProgress::export_all_to(dir)?;
+    Progress::export_all_to(dir)?;
     CaptureExportForm::export_all_to(dir)?;
     InspectorQuery::export_all_to(dir)?;
     InspectorPage::export_all_to(dir)?;
@@ -102,7 +102,6 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     EvidenceForm::export_all_to(dir)?;
     DeliveryView::export_all_to(dir)?;
     EvidenceResult::export_all_to(dir)?;
-    MissedProgressView::export_all_to(dir)?;
     partner_local::missed::MissedReport::export_all_to(dir)?;
     partner_conformance::Report::export_all_to(dir)?;
     ClearResult::export_all_to(dir)?;
@@ -118,7 +117,6 @@ pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
     ScenarioPlayView::export_all_to(dir)?;
     SupportQuery::export_all_to(dir)?;
     SupportIndexView::export_all_to(dir)?;
-    SupportSyncProgress::export_all_to(dir)?;
     SupportSyncForm::export_all_to(dir)?;
     SupportSyncResult::export_all_to(dir)?;
     SupportPage::export_all_to(dir)?;

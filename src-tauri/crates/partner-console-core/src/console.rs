@@ -15,8 +15,7 @@
 //! `&AppState` and is handed a `&Console` as it is.
 
 use crate::bridge::{
-    AppStatus, CallBatch, CaptureBatch, CheckStepEvent, JobProgress, MissedProgressView,
-    SearchProgress, SupportSyncProgress, TokenView,
+    AppStatus, CallBatch, CaptureBatch, CheckStepEvent, Progress, SearchProgress, TokenView,
 };
 use crate::state::{AppState, Inner};
 use partner_local::updates::UpdateView;
@@ -45,11 +44,11 @@ macro_rules! for_each_event {
             /// The app's status after an announced change (see [`AppState::announce`]).
             Status("status") => Box<AppStatus>;
             /// How far the missed-notification check is.
-            MissedProgress("missed-progress") => MissedProgressView;
+            MissedProgress("missed-progress") => Progress;
             /// How far an export or import is.
-            JobProgress("job-progress") => JobProgress;
+            JobProgress("job-progress") => Progress;
             /// How far the support desk's sync is.
-            SupportSyncProgress("support-sync-progress") => SupportSyncProgress;
+            SupportSyncProgress("support-sync-progress") => Progress;
             /// A route a `partner-console://` link asked for.
             OpenLink("open-link") => String;
             /// New calls of the active connection's client (at most ~5 events a second).

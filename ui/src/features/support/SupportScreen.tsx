@@ -6,7 +6,7 @@
  */
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type FormEvent } from "react";
-import { api, type ExportFormat, type SupportCount, type SupportFilter, type SupportIndexView, type SupportSyncProgress, type Transaction } from "../../platform";
+import { api, type ExportFormat, type SupportCount, type SupportFilter, type SupportIndexView, type Progress, type Transaction } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { FileJobStatus, useFileJob } from "../../components/FileJob";
 import { tableTime } from "../../lib/format";
@@ -228,7 +228,7 @@ export function SupportScreen() {
   );
 }
 
-function SyncProgress({ progress, onCancel }: { progress: SupportSyncProgress | null; onCancel: () => void }) {
+function SyncProgress({ progress, onCancel }: { progress: Progress | null; onCancel: () => void }) {
   const fraction = syncFraction(progress);
   return (
     <span className="job-progress" role="status" data-testid="sync-progress">

@@ -10,7 +10,7 @@ import type {
   ResponseStatus,
   SupportFilter,
   SupportIndexView,
-  SupportSyncProgress,
+  Progress,
   SupportSyncResult,
   Transaction,
   TransactionStatus,
@@ -161,15 +161,17 @@ export function needsProductionConsent(index: SupportIndexView): boolean {
 }
 
 /** The progress line: `products`, `fill 1,234 of 100,000`, `refresh 12`. */
-export function syncPhaseText(progress: SupportSyncProgress | null): string {
+export function syncPhaseText(progress: Progress | null): string {
   if (!progress) return "Starting…";
   if (progress.phase === "products") return "products";
   const done = number(progress.done);
-  return progress.total === null ? `${progress.phase} ${done}` : `${progress.phase} ${done} of ${number(progress.total)}`;
+  // A sync's progress always names its phase.
+  const phase = progress.phase ?? "sync";
+  return progress.total === null ? `${phase} ${done}` : `${phase} ${done} of ${number(progress.total)}`;
 }
 
 /** The progress bar's fraction, none when the total is not known. */
-export function syncFraction(progress: SupportSyncProgress | null): number | null {
+export function syncFraction(progress: Progress | null): number | null {
   if (!progress || !progress.total) return null;
   return Math.min(1, progress.done / progress.total);
 }

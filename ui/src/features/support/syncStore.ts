@@ -5,12 +5,12 @@
  * closed still updates the index's view and leaves its result to read.
  */
 import { useSyncExternalStore } from "react";
-import { api, events, type SupportSyncProgress, type SupportSyncResult } from "../../platform";
+import { api, events, type Progress, type SupportSyncResult } from "../../platform";
 
 export interface SyncState {
   /** The running job, none when idle. */
   jobId: string | null;
-  progress: SupportSyncProgress | null;
+  progress: Progress | null;
   result: SupportSyncResult | null;
   error: unknown;
 }

@@ -9,7 +9,7 @@
  */
 import { useMutation } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
-import { api, events, type MissedNotification, type MissedProgressView, type MissedReport, type RecoveryOutcome, type SubscriptionCheck } from "../../platform";
+import { api, events, type MissedNotification, type Progress, type MissedReport, type RecoveryOutcome, type SubscriptionCheck } from "../../platform";
 import { ErrorPanel } from "../../components/ErrorPanel";
 import { formatTime } from "../../lib/format";
 import { Id } from "../../components/Id";
@@ -26,7 +26,7 @@ export function MissedNotifications() {
   const [open, setOpen] = useState(false);
   const [includeRecent, setIncludeRecent] = useState(false);
   const [allSubscriptions, setAllSubscriptions] = useState(false);
-  const [progress, setProgress] = useState<MissedProgressView | null>(null);
+  const [progress, setProgress] = useState<Progress | null>(null);
   const find = useMutation({
     mutationFn: () => api.findMissed({ subscriptionId: null, since: null, includeRecent, allSubscriptions }),
     onMutate: () => setProgress(null),
@@ -57,7 +57,7 @@ export function MissedNotifications() {
         </div>
         {running && (
           <p className="muted small" role="status" data-testid="missed-progress">
-            {progress ? `${progress.stage}: ${progress.done}${progress.total !== null ? ` of ${progress.total}` : ""}` : "Starting…"}
+            {progress ? `${progress.phase ?? "Checking"}: ${progress.done}${progress.total !== null ? ` of ${progress.total}` : ""}` : "Starting…"}
           </p>
         )}
         {find.isError && <ErrorPanel error={find.error} compact />}

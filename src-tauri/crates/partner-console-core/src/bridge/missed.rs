@@ -1,6 +1,7 @@
-//! The missed-notification check: its form and progress, and the form that sends them again.
+//! The missed-notification check: its form, its progress (as the one `Progress` of every job), and
+//! the form that sends them again.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use ts_rs::TS;
 
 /// What to look for among the notifications that never arrived.
@@ -30,40 +31,27 @@ pub struct RecoverForm {
 }
 
 /// Where a missed-notification check is, for its progress bar.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct MissedProgressView {
-    /// What it is doing, in words.
-    pub stage: String,
-    #[ts(type = "number")]
-    pub done: u64,
-    #[ts(type = "number | null")]
-    pub total: Option<u64>,
-    /// A word on the walk's way, when there is one: "waiting 2 s: rate limited" while the
-    /// service asked it to wait, or a fallback the walk took.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub note: Option<String>,
-}
-
-impl From<&partner_local::missed::MissedProgress> for MissedProgressView {
+impl From<&partner_local::missed::MissedProgress> for super::Progress {
     fn from(progress: &partner_local::missed::MissedProgress) -> Self {
         use partner_local::missed::MissedProgress;
         match progress {
             MissedProgress::Subscriptions => Self {
-                stage: "Reading the products and their subscriptions".into(),
+                job_id: None,
+                phase: Some("Reading the products and their subscriptions".into()),
                 done: 0,
                 total: None,
                 note: None,
             },
             MissedProgress::Walking(walk) => Self {
-                stage: "Walking the transactions changed since then".into(),
+                job_id: None,
+                phase: Some("Walking the transactions changed since then".into()),
                 done: walk.yielded,
                 total: None,
                 note: walk.fallback_note(),
             },
             MissedProgress::Events { done, total } => Self {
-                stage: "Reading their events".into(),
+                job_id: None,
+                phase: Some("Reading their events".into()),
                 done: *done,
                 total: Some(*total),
                 note: None,

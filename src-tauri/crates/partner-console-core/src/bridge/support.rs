@@ -71,24 +71,6 @@ pub struct SupportIndexView {
     pub path: String,
 }
 
-/// How far a sync is (event `support-sync-progress`).
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct SupportSyncProgress {
-    pub job_id: String,
-    /// `products`, `fill` or `refresh`.
-    pub phase: String,
-    #[ts(type = "number")]
-    pub done: u64,
-    #[ts(type = "number | null")]
-    pub total: Option<u64>,
-    /// A word on the walk's way, when there is one: "waiting 2 s: rate limited" while the
-    /// service asked it to wait, or a fallback the walk took.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub note: Option<String>,
-}
-
 #[derive(Debug, Clone, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SupportSyncForm {

@@ -1,7 +1,7 @@
 //! Long file jobs the user can watch and stop: exports of captures and listings, imports of
 //! captures. Each runs under an id the UI chose, reports `job-progress` events (so the UI can
 //! show a bar) and stops when `cancel` names it or the app exits.
-use crate::bridge::JobProgress;
+use crate::bridge::Progress;
 use crate::console::{AppEvent, Console};
 use crate::state::locked;
 use crate::state::AppState;
@@ -36,8 +36,9 @@ impl Job {
     /// Tells the UI how far the job is (`total` when known).
     pub fn progress(&self, done: u64, total: Option<u64>) {
         *locked(&self.last) = (done, total);
-        self.app.emit(AppEvent::JobProgress(JobProgress {
-            job_id: self.id.clone(),
+        self.app.emit(AppEvent::JobProgress(Progress {
+            job_id: Some(self.id.clone()),
+            phase: None,
             done,
             total,
             note: None,
@@ -47,8 +48,9 @@ impl Job {
     /// Tells the UI how far the job is, and what it is doing now ("indexing for search").
     pub fn progress_noted(&self, done: u64, total: Option<u64>, note: &str) {
         *locked(&self.last) = (done, total);
-        self.app.emit(AppEvent::JobProgress(JobProgress {
-            job_id: self.id.clone(),
+        self.app.emit(AppEvent::JobProgress(Progress {
+            job_id: Some(self.id.clone()),
+            phase: None,
             done,
             total,
             note: Some(note.to_string()),
@@ -63,8 +65,9 @@ impl Job {
         let last = self.last.clone();
         watch_waits(client, move |note| {
             let (done, total) = *locked(&last);
-            app.emit(AppEvent::JobProgress(JobProgress {
-                job_id: id.clone(),
+            app.emit(AppEvent::JobProgress(Progress {
+                job_id: Some(id.clone()),
+                phase: None,
                 done,
                 total,
                 note,

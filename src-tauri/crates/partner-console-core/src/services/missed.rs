@@ -7,7 +7,7 @@
 //!
 //! What it found can be sent again (`partner_local::recover`, as `partner listen recover`
 //! does): to this app's listener by default, signed with the keys the listener verifies with.
-use crate::bridge::{MissedForm, MissedProgressView, RecoverForm};
+use crate::bridge::{MissedForm, Progress, RecoverForm};
 use crate::console::{AppEvent, Console};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::locked;
@@ -78,7 +78,7 @@ pub async fn find(app: &Console, form: MissedForm) -> Result<MissedReport> {
         running.cancel();
     }
     // The last progress told, so a wait the service asks for is told beside it.
-    let last = std::sync::Arc::new(std::sync::Mutex::new(MissedProgressView::from(
+    let last = std::sync::Arc::new(std::sync::Mutex::new(Progress::from(
         &MissedProgress::Subscriptions,
     )));
     let _waits = {
@@ -91,7 +91,7 @@ pub async fn find(app: &Console, form: MissedForm) -> Result<MissedReport> {
         })
     };
     let progress = |p: MissedProgress| {
-        let told = MissedProgressView::from(&p);
+        let told = Progress::from(&p);
         *locked(&last) = told.clone();
         app.emit(AppEvent::MissedProgress(told));
     };

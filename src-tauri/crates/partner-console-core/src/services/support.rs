@@ -10,9 +10,9 @@
 //! service, and a captured notification refreshes the one transaction it names
 //! ([`follow_captures`]).
 use crate::bridge::{
-    ConnectionView, FileJobResult, GoToTarget, SupportCount, SupportCounts, SupportExportForm,
-    SupportFilter, SupportIndexView, SupportPage, SupportQuery, SupportSyncForm,
-    SupportSyncProgress, SupportSyncResult,
+    ConnectionView, FileJobResult, GoToTarget, Progress, SupportCount, SupportCounts,
+    SupportExportForm, SupportFilter, SupportIndexView, SupportPage, SupportQuery, SupportSyncForm,
+    SupportSyncResult,
 };
 use crate::console::{AppEvent, Console};
 use crate::error::{AppError, ErrorKind, Result};
@@ -158,9 +158,9 @@ pub async fn sync(app: &Console, form: SupportSyncForm) -> Result<SupportSyncRes
     };
     let job = Job::start(app, &form.job_id);
     // The last progress told, so a wait the service asks for is told beside it.
-    let last = std::sync::Arc::new(std::sync::Mutex::new(SupportSyncProgress {
-        job_id: form.job_id.clone(),
-        phase: "products".into(),
+    let last = std::sync::Arc::new(std::sync::Mutex::new(Progress {
+        job_id: Some(form.job_id.clone()),
+        phase: Some("products".into()),
         done: 0,
         total: None,
         note: None,
@@ -189,9 +189,9 @@ pub async fn sync(app: &Console, form: SupportSyncForm) -> Result<SupportSyncRes
                 partner_index::SyncPhase::Fill => "fill",
                 partner_index::SyncPhase::Refresh => "refresh",
             };
-            let told = SupportSyncProgress {
-                job_id: job_id.clone(),
-                phase: phase.into(),
+            let told = Progress {
+                job_id: Some(job_id.clone()),
+                phase: Some(phase.into()),
                 done: progress.done,
                 total: progress.total,
                 note: progress.note.clone(),

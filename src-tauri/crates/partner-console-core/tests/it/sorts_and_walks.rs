@@ -154,7 +154,7 @@ async fn a_search_and_an_export_wait_out_rate_limits_lose_nothing_and_say_so() {
     let ids: Vec<&str> = written.iter().map(|t| t["id"].as_str().unwrap()).collect();
     assert_eq!(ids, service.transaction_ids(), "none lost, none twice");
     let said = app.events(|e| match e {
-        AppEvent::JobProgress(p) if p.job_id == "e-rate" => p.note.clone(),
+        AppEvent::JobProgress(p) if p.job_id.as_deref() == Some("e-rate") => p.note.clone(),
         _ => None,
     });
     assert!(said.iter().any(|n| n.contains("rate limited")), "{said:?}");
@@ -193,7 +193,9 @@ async fn the_support_sync_waits_out_rate_limits_and_copies_every_transaction_onc
     expected.sort();
     assert_eq!(ids, expected, "none lost, none twice");
     let said = app.events(|e| match e {
-        AppEvent::SupportSyncProgress(p) if p.job_id == "sync-rate" => p.note.clone(),
+        AppEvent::SupportSyncProgress(p) if p.job_id.as_deref() == Some("sync-rate") => {
+            p.note.clone()
+        }
         _ => None,
     });
     assert!(

@@ -15,7 +15,7 @@ async fn the_support_copy_is_synced_and_answers_questions() {
     .expect("synced");
     assert!(synced.filled >= 240, "{synced:?}");
     let progress = app.events(|e| match e {
-        AppEvent::SupportSyncProgress(p) if p.job_id == "s1" => Some(p.done),
+        AppEvent::SupportSyncProgress(p) if p.job_id.as_deref() == Some("s1") => Some(p.done),
         _ => None,
     });
     assert!(

@@ -130,7 +130,7 @@ async fn captures_are_exported_imported_and_cleared_through_the_dialogs() {
     .expect("exported");
     assert_eq!(exported.count, kept);
     let jobs = app.events(|e| match e {
-        AppEvent::JobProgress(p) if p.job_id == "e1" => Some(p.done),
+        AppEvent::JobProgress(p) if p.job_id.as_deref() == Some("e1") => Some(p.done),
         _ => None,
     });
     assert!(!jobs.is_empty(), "the export's progress reached the window");
@@ -159,7 +159,7 @@ async fn captures_are_exported_imported_and_cleared_through_the_dialogs() {
     let store = app.console.state().captures().expect("the store");
     assert_eq!(store.search_backlog().expect("the backlog"), 0);
     let notes = app.events(|e| match e {
-        AppEvent::JobProgress(p) if p.job_id == "i1" => p.note.clone(),
+        AppEvent::JobProgress(p) if p.job_id.as_deref() == Some("i1") => p.note.clone(),
         _ => None,
     });
     assert!(
@@ -425,7 +425,7 @@ async fn the_shown_captures_sent_again_to_a_receiver_paced_with_each_answer_kept
         detail.outbound
     );
     let progress = app.events(|e| match e {
-        AppEvent::JobProgress(p) if p.job_id == "again-1" => Some(p.done),
+        AppEvent::JobProgress(p) if p.job_id.as_deref() == Some("again-1") => Some(p.done),
         _ => None,
     });
     assert_eq!(progress.last(), Some(&2));
