@@ -1,4 +1,7 @@
-//! One module per subcommand.
+//! One module per subcommand (`listen` a folder, one file per subcommand of its own;
+//! `local_index` holds `transactions sync|find|forget`), and the few they share: `connect` (the
+//! connection options), `render` and `listing` (output and paging), `store_args` (the capture
+//! store's options), `signal`, `data_key`, `keychain`.
 
 pub mod audit;
 pub mod check_receiver;
