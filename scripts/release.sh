@@ -30,7 +30,11 @@
 #   scripts/release.sh publish TAG
 #       once every build has uploaded: downloads the release's files, attaches SHA256SUMS and
 #       the package managers' manifests (scripts/package-manifests.sh), checks that the
-#       updater manifest (latest.json), if any, names every platform, and publishes the draft
+#       updater manifest (latest.json), if any, names every platform and is signed with the
+#       key the apps trust, and publishes the draft
+#   scripts/release.sh updater-key LATEST_JSON [TAURI_CONF]
+#       checks that every signature in an updater manifest is by the key whose public half the
+#       apps carry (plugins.updater.pubkey of src-tauri/tauri.conf.json, or TAURI_CONF)
 #
 # `create`, `cli`, `upload` and `publish` use the GitHub CLI (gh) with GH_TOKEN and GITHUB_REPOSITORY,
 # as on a runner.
@@ -133,6 +137,35 @@ sums() {
   echo "release: $(wc -l <"$dir/SHA256SUMS") files summed in $dir/SHA256SUMS"
 }
 
+# Checks that every signature in the updater manifest LATEST_JSON is by the key whose public
+# half the apps carry (CONFIG, default src-tauri/tauri.conf.json: plugins.updater.pubkey): a
+# release signed with another key would be refused by every installed app as "not signed with
+# Partner Console's release key", so it is stopped here, before it is published. Both are
+# minisign blobs: a signature and a public key each carry the key's 8-byte id after their
+# 2-byte algorithm.
+updater_key() {
+  local manifest=$1 config=${2:-$root/src-tauri/tauri.conf.json}
+  "$python" - "$manifest" "$config" <<'PY' || die "the updater manifest is not signed with the apps' key (above)"
+import base64, json, sys
+manifest, config = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+def key_id(blob_line):
+    blob = base64.b64decode(blob_line)
+    return blob[2:10][::-1].hex().upper()
+def second_line(text_b64):
+    return base64.b64decode(text_b64).decode().splitlines()[1]
+trusted = key_id(second_line(config["plugins"]["updater"]["pubkey"]))
+wrong = {name: key_id(second_line(entry["signature"]))
+         for name, entry in manifest.get("platforms", {}).items()}
+wrong = {name: found for name, found in wrong.items() if found != trusted}
+if wrong:
+    for name, found in sorted(wrong.items()):
+        print(f"release: {name} is signed with key {found}; the apps trust {trusted} "
+              f"(plugins.updater.pubkey in {sys.argv[2]})", file=sys.stderr)
+    sys.exit(1)
+print(f"release: every update in the manifest is signed with the apps' key {trusted}")
+PY
+}
+
 publish() {
   local tag=$1 version scratch platform
   version=$(version_of "$tag")
@@ -147,6 +180,7 @@ publish() {
     --base-url "https://github.com/$GITHUB_REPOSITORY/releases/download/$tag" --out "$scratch/manifests"
   tar -czf "$scratch/package-manifests_$version.tar.gz" -C "$scratch/manifests" .
   if [ -f "$scratch/assets/latest.json" ]; then
+    updater_key "$scratch/assets/latest.json"
     for platform in darwin-aarch64 darwin-x86_64 windows-x86_64 linux-x86_64; do
       "$python" -c 'import json, sys; sys.exit(sys.argv[2] not in json.load(open(sys.argv[1]))["platforms"])' \
         "$scratch/assets/latest.json" "$platform" ||
@@ -210,5 +244,9 @@ case "$command" in
     ;;
   sums) [ $# -eq 1 ] || die "usage: release.sh sums DIR"; sums "$1" ;;
   publish) [ $# -eq 1 ] || die "usage: release.sh publish TAG"; publish "$1" ;;
-  *) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  updater-key)
+    if [ $# -lt 1 ] || [ $# -gt 2 ]; then die "usage: release.sh updater-key LATEST_JSON [TAURI_CONF]"; fi
+    updater_key "$@"
+    ;;
+  *) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -237,4 +237,6 @@ printf 'two' >"$scratch/assets/latest.json"
 scripts/release.sh sums "$scratch/assets" >/dev/null
 (cd "$scratch/assets" && sha256sum --quiet -c SHA256SUMS)
 check test "$(wc -l <"$scratch/assets/SHA256SUMS")" = 2
+echo "release check: the updater manifest's key"
+tests/release/updater-key.sh
 echo "release check: passed"
