@@ -1,3 +1,8 @@
+/**
+ * The screens' tests' harness: the shell's commands mocked by name (`mockCommands`, under the one
+ * layer the UI calls through) and a screen rendered in a fresh query client that applies the
+ * commands' declared invalidations as `App` does (`renderWithClient`).
+ */
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { render } from "@testing-library/react";
 import { mockIPC } from "@tauri-apps/api/mocks";
