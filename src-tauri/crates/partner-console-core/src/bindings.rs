@@ -10,119 +10,80 @@
 //! over, so a wrong command name or argument is a `tsc` error, and `INVALIDATES`, the query keys
 //! each command makes stale once it succeeded (the UI's platform layer reads them again); and
 //! `Events.ts`, from the one list of the events ([`crate::for_each_event!`]): the map `name →
-//! payload` and the names the UI listens by.
+//! payload` and the names the UI listens by. The types exported are found from the same lists
+//! (each command's arguments and result, each event's payload, with what they contain): a new
+//! view type needs no line here once a command or an event carries it.
 
-use crate::bridge::*;
 use crate::error::{AppError, ErrorKind};
 use std::path::{Path, PathBuf};
 use ts_rs::TS;
 
-/// Exports every bridge type (and the `partner-api` types they contain) into `dir`.
+/// Exports what a type's TypeScript name refers to: the type itself if it has a file of its
+/// own, and its generic arguments (each with their dependencies).
+fn export_reachable<T: TS + 'static + ?Sized>(dir: &Path) -> Result<(), ts_rs::ExportError> {
+    struct Visit<'a> {
+        dir: &'a Path,
+        outcome: Result<(), ts_rs::ExportError>,
+    }
+    impl ts_rs::TypeVisitor for Visit<'_> {
+        fn visit<T: TS + 'static + ?Sized>(&mut self) {
+            if self.outcome.is_ok() && T::output_path().is_some() {
+                self.outcome = T::export_all_to(self.dir);
+            }
+            T::visit_generics(self);
+        }
+    }
+    let mut visit = Visit {
+        dir,
+        outcome: Ok(()),
+    };
+    ts_rs::TypeVisitor::visit::<T>(&mut visit);
+    visit.outcome
+}
+
+/// A function that exports one type of the bridge into a folder.
+type Export = fn(&Path) -> Result<(), ts_rs::ExportError>;
+
+/// The exports of every argument and result type of the command list.
+macro_rules! command_types {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty,
+        invalidates [ $( [ $($key:expr),+ ] ),* ],
+        $kind:ident |$c:ident| $body:expr;
+    )*) => {{
+        use crate::commands::prelude::*;
+        let exports: Vec<Export> = vec![$($(export_reachable::<$ty>,)* export_reachable::<$ret>,)*];
+        exports
+    }};
+}
+
+/// The exports of every payload type of the event list.
+macro_rules! event_types {
+    ($( $(#[doc = $doc:literal])* $variant:ident($name:literal) => $payload:ty; )*) => {{
+        use crate::commands::prelude::*;
+        let exports: Vec<Export> = vec![$(export_reachable::<$payload>,)*];
+        exports
+    }};
+}
+
+/// Exports every bridge type (and the `partner-api` types they contain) into `dir`: every type
+/// a command or an event carries (found from their lists), and the few no command carries.
 pub fn export_all(dir: &Path) -> Result<(), ts_rs::ExportError> {
+    // What no command answers nor event carries: a failed command's error, and the strict
+    // transaction the support desk's copy keeps (inside an export's rows), with its status.
     AppError::export_all_to(dir)?;
     ErrorKind::export_all_to(dir)?;
-    AppStatus::export_all_to(dir)?;
-    NewConnection::export_all_to(dir)?;
-    ConnectionCheckView::export_all_to(dir)?;
-    CheckStepEvent::export_all_to(dir)?;
-    NetworkForm::export_all_to(dir)?;
-    NetworkChange::export_all_to(dir)?;
-    NetworkView::export_all_to(dir)?;
-    CallSummary::export_all_to(dir)?;
-    CallBatch::export_all_to(dir)?;
-    CallList::export_all_to(dir)?;
-    TokenView::export_all_to(dir)?;
-    partner_api::Introspection::export_all_to(dir)?;
-    PageQuery::export_all_to(dir)?;
-    PageView::<Received<partner_api::read::Product>>::export_all_to(dir)?;
-    PageView::<Received<partner_api::read::Transaction>>::export_all_to(dir)?;
-    Received::<partner_api::read::TransactionEvent>::export_all_to(dir)?;
-    partner_api::read::Product::export_all_to(dir)?;
-    partner_api::read::Transaction::export_all_to(dir)?;
-    partner_api::read::TransactionEvent::export_all_to(dir)?;
     partner_api::Transaction::export_all_to(dir)?;
     partner_api::ResponseStatus::export_all_to(dir)?;
-    SortKeys::export_all_to(dir)?;
-    ListingKind::export_all_to(dir)?;
-    SearchRequest::export_all_to(dir)?;
-    SearchProgress::export_all_to(dir)?;
-    SearchResult::export_all_to(dir)?;
-    ExportFormat::export_all_to(dir)?;
-    ExportRequest::export_all_to(dir)?;
-    FileJobResult::export_all_to(dir)?;
-    AuditLogView::export_all_to(dir)?;
-    FaultForm::export_all_to(dir)?;
-    FaultView::export_all_to(dir)?;
-    Progress::export_all_to(dir)?;
-    CaptureExportForm::export_all_to(dir)?;
-    InspectorQuery::export_all_to(dir)?;
-    InspectorPage::export_all_to(dir)?;
-    InspectorFacets::export_all_to(dir)?;
-    ForwardRuleView::export_all_to(dir)?;
-    OpenResource::export_all_to(dir)?;
-    OutboundView::export_all_to(dir)?;
-    NewProductForm::export_all_to(dir)?;
-    NewSubscriptionForm::export_all_to(dir)?;
-    RotateKeyForm::export_all_to(dir)?;
-    ShownOnceKey::export_all_to(dir)?;
-    SubscriptionKeys::export_all_to(dir)?;
-    ElementKeys::export_all_to(dir)?;
-    RespondForm::export_all_to(dir)?;
-    TestMode::export_all_to(dir)?;
-    ListenerView::export_all_to(dir)?;
-    TunnelCheck::export_all_to(dir)?;
-    TunnelFailureKind::export_all_to(dir)?;
-    Verdict::export_all_to(dir)?;
-    CaptureSummary::export_all_to(dir)?;
-    CaptureBatch::export_all_to(dir)?;
-    CaptureDetail::export_all_to(dir)?;
-    Comparison::export_all_to(dir)?;
-    SignatureReport::export_all_to(dir)?;
-    SignatureCheck::export_all_to(dir)?;
-    ReplayForm::export_all_to(dir)?;
-    KeychainView::export_all_to(dir)?;
-    ListenerBrief::export_all_to(dir)?;
-    TunnelStatus::export_all_to(dir)?;
-    ListenerAddressForm::export_all_to(dir)?;
-    RetentionForm::export_all_to(dir)?;
-    ClearCapturesForm::export_all_to(dir)?;
-    ReceiverCheckForm::export_all_to(dir)?;
-    ListenerSubscription::export_all_to(dir)?;
-    MissedForm::export_all_to(dir)?;
-    RecoverForm::export_all_to(dir)?;
-    SendAgainForm::export_all_to(dir)?;
-    SendReport::export_all_to(dir)?;
-    TransactionNotifications::export_all_to(dir)?;
-    PictureOf::export_all_to(dir)?;
-    PictureFormat::export_all_to(dir)?;
-    NotificationPicture::export_all_to(dir)?;
-    partner_local::DesktopNotices::export_all_to(dir)?;
-    partner_local::updates::UpdateView::export_all_to(dir)?;
-    partner_local::recover::RecoveryReport::export_all_to(dir)?;
-    EvidenceForm::export_all_to(dir)?;
-    DeliveryView::export_all_to(dir)?;
-    EvidenceResult::export_all_to(dir)?;
-    partner_local::missed::MissedReport::export_all_to(dir)?;
-    partner_conformance::Report::export_all_to(dir)?;
-    ClearResult::export_all_to(dir)?;
-    TunnelSaved::export_all_to(dir)?;
-    RepointOffer::export_all_to(dir)?;
-    RepointedSubscription::export_all_to(dir)?;
-    RepointResult::export_all_to(dir)?;
-    SubscriptionChangeForm::export_all_to(dir)?;
-    ReplayResult::export_all_to(dir)?;
-    DemoOutcome::export_all_to(dir)?;
-    ScenarioList::export_all_to(dir)?;
-    ScenarioStartForm::export_all_to(dir)?;
-    ScenarioPlayView::export_all_to(dir)?;
-    SupportQuery::export_all_to(dir)?;
-    SupportIndexView::export_all_to(dir)?;
-    SupportSyncForm::export_all_to(dir)?;
-    SupportSyncResult::export_all_to(dir)?;
-    SupportPage::export_all_to(dir)?;
-    SupportCounts::export_all_to(dir)?;
-    SupportExportForm::export_all_to(dir)?;
-    GoToTarget::export_all_to(dir)?;
+    // Every type a command or an event carries, whether or not it is listed above: a new view
+    // type needs no line here once a command answers it.
+    for export in crate::for_each_command!(command_types) {
+        export(dir)?;
+    }
+    for export in crate::for_each_event!(event_types) {
+        export(dir)?;
+    }
     std::fs::write(dir.join("Commands.ts"), commands_ts())?;
     std::fs::write(dir.join("Events.ts"), events_ts())?;
     Ok(())
