@@ -4,7 +4,7 @@
  * (which checks this file with the rest of `src/`) fails the day a wrong name or argument would
  * pass. Never run: a function nothing calls.
  */
-import { call, type CommandResult, type Product } from "./index";
+import { call, type CommandResult, type Product, type Received, type Transaction, type TransactionView } from "./index";
 
 export function wrongCallsDoNotCompile(): void {
   // @ts-expect-error: no command has this name.
@@ -23,3 +23,9 @@ export function wrongCallsDoNotCompile(): void {
   const product: CommandResult<"get_product"> = {} as Product;
   void product;
 }
+
+/** True when A and B are the same type. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+// The platform's own names win over the generated ones re-exported wholesale: `Transaction` is the
+// received view, not the support copy's strict record (`StoredTransaction`).
+export const transactionIsTheReceivedView: Same<Transaction, Received<TransactionView>> = true;
