@@ -20,7 +20,7 @@ use tauri::Manager;
 
 pub fn run() {
     milestones::mark_process_start();
-    let compositing = partner_console_core::rendering::apply_compositing_choice();
+    let compositing = partner_console_core::compositing::apply_compositing_choice();
     // The CLI's folder, by the same function: the two share one store. Without one (no HOME,
     // a folder another user owns) the app says so and does not start, rather than keep a
     // store of its own the CLI would not see.

@@ -13,13 +13,13 @@
 pub mod bindings;
 pub mod bridge;
 pub mod commands;
+pub mod compositing;
 pub mod console;
 pub mod error;
 pub mod events;
 pub mod milestones;
 pub mod notices;
-pub mod picture;
-pub mod rendering;
+pub mod notification_diagram;
 pub mod scenario;
 pub mod services;
 pub mod state;

@@ -79,7 +79,7 @@ export function NotificationPicture({
         </p>
       )}
       {drawn && (
-        // The SVG is the shell's own drawing, every text in it escaped there (`picture.rs`).
+        // The SVG is the shell's own drawing, every text in it escaped there (`notification_diagram.rs`).
         <div className="picture-frame" data-testid="picture-svg" data-outcome={drawn.story.outcome} dangerouslySetInnerHTML={{ __html: drawn.svg }} />
       )}
       {picture.isPending && <p className="muted">Drawing…</p>}

@@ -1,4 +1,4 @@
-//! The life of a notification, drawn (`crate::picture`): for the window, the inspector's and a
+//! The life of a notification, drawn (`crate::notification_diagram`): for the window, the inspector's and a
 //! transaction's picture and the Demo's live one, and exported as SVG or PNG for slides.
 //!
 //! The story is read as "Did they get it?" reads it (`transaction_notifications`: the listener's
@@ -9,7 +9,7 @@ use crate::bridge::{
 };
 use crate::console::Console;
 use crate::error::{AppError, ErrorKind, Result};
-use crate::picture::{self, Answer, Palette, Setting};
+use crate::notification_diagram::{self as diagram, Answer, Palette, Setting};
 use crate::services::transaction_notifications::{self, NotificationKey};
 use crate::state::AppState;
 use chrono::{DateTime, Utc};
@@ -25,7 +25,7 @@ pub async fn draw(state: &AppState, of: PictureOf) -> Result<Option<Notification
         return Ok(None);
     };
     let setting = setting(state, &story, transaction.as_deref()).await;
-    let drawn = picture::draw(&story, &setting, Palette::Screen);
+    let drawn = diagram::draw(&story, &setting, Palette::Screen);
     Ok(Some(NotificationPicture {
         svg: drawn.svg,
         width: drawn.width,
@@ -45,7 +45,7 @@ pub async fn export(app: &Console, of: PictureOf, format: PictureFormat) -> Resu
         )
     })?;
     let setting = setting(state, &story, transaction.as_deref()).await;
-    let drawn = picture::draw(&story, &setting, Palette::Print);
+    let drawn = diagram::draw(&story, &setting, Palette::Print);
     let extension = match format {
         PictureFormat::Svg => "svg",
         PictureFormat::Png => "png",
@@ -102,7 +102,7 @@ pub async fn export(app: &Console, of: PictureOf, format: PictureFormat) -> Resu
 fn encoded(svg: String, format: PictureFormat) -> Result<Vec<u8>> {
     match format {
         PictureFormat::Svg => Ok(svg.into_bytes()),
-        PictureFormat::Png => picture::png(&svg, PNG_SCALE).map_err(|why| {
+        PictureFormat::Png => diagram::png(&svg, PNG_SCALE).map_err(|why| {
             AppError::new(
                 ErrorKind::Internal,
                 format!("The picture could not be drawn as a PNG: {why}."),
@@ -123,7 +123,7 @@ pub async fn file_bytes(
         return Ok(None);
     };
     let setting = setting(state, &story, transaction.as_deref()).await;
-    let drawn = picture::draw(&story, &setting, Palette::Print);
+    let drawn = diagram::draw(&story, &setting, Palette::Print);
     tokio::task::spawn_blocking(move || encoded(drawn.svg, format))
         .await
         .map_err(|e| {
@@ -342,7 +342,7 @@ async fn setting(
         || sent_to
             .as_deref()
             .is_none_or(|url| loopback(url) || own_routes.iter().any(|(_, base)| base.holds(url)));
-    let short = picture::short;
+    let short = diagram::short;
     let what = if story.event_type.is_empty() {
         "notification"
     } else {
