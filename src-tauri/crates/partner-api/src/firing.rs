@@ -106,7 +106,7 @@ pub fn fired_by(transaction_id: &str, event: &TransactionEvent) -> Vec<Fired> {
 }
 
 /// [`fired_by`] from an event's parts alone (its id, type and `sent`), for a reader of an event
-/// whose other fields a service may leave out (`crate::read::TransactionEvent`).
+/// whose other fields a service may leave out (`crate::read::EventView`).
 pub fn fired_by_event(
     transaction_id: &str,
     event_id: &str,

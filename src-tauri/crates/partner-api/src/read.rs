@@ -12,7 +12,7 @@
 //! fraction, a number may come as a string, a field of an unexpected type is absent rather
 //! than fatal. Every "only X is shown" enumeration is [`Open`]: a value the client has never
 //! seen is kept exactly as sent, and the console decides cautiously from it
-//! ([`Open::<ResponseStatus>::may_be_final`], [`Product::may_be_production`]).
+//! ([`Open::<ResponseStatus>::may_be_final`], [`ProductView::may_be_production`]).
 //!
 //! The view is read *from* the service's document, never instead of it: [`Document`] carries
 //! the JSON object as it arrived beside its typed view, and serialises back to exactly that
@@ -172,7 +172,7 @@ impl<'de, E: KnownValues> Deserialize<'de> for Open<E> {
 ///   [`parse_instant`];
 /// - an open enumeration value ([`Open`]): a string, kept as sent;
 /// - any JSON (`Value`): anything but `null`;
-/// - an object of the views ([`Credential`], [`Tags`], …): an object that reads as it;
+/// - an object of the views ([`CredentialView`], [`TagsView`], …): an object that reads as it;
 ///
 /// and for a field, `Option<T>` is `T` or absent (`null`, missing, unreadable), `Vec<T>` is an
 /// array's elements that read as `T` (anything but an array is empty).
@@ -238,13 +238,13 @@ macro_rules! tolerant_objects {
 }
 
 tolerant_objects!(
-    Credential,
-    Tags,
-    WebhookSubscription,
-    ProductRef,
-    EntityRef,
-    Request,
-    Response
+    CredentialView,
+    TagsView,
+    SubscriptionView,
+    ProductRefView,
+    EntityRefView,
+    RequestView,
+    ResponseView
 );
 
 /// What a field of a view holds: one [`Tolerant`] value or none, or a list of them.
@@ -472,10 +472,10 @@ fn json_kind(value: &Value) -> &'static str {
 // ---- products -----------------------------------------------------------------------------
 
 /// A credential definition as read: only its `id` is needed to name it.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "CredentialView"))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Credential {
+pub struct CredentialView {
     #[serde(default, deserialize_with = "tolerant")]
     pub id: Option<String>,
     /// `string` is shown; any other kind is kept as sent.
@@ -502,10 +502,10 @@ pub struct Credential {
 }
 
 /// `tags` as read: each list empty when absent.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "TagsView"))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Tags {
+pub struct TagsView {
     #[serde(default, deserialize_with = "tolerant")]
     pub workflows: Vec<String>,
     #[serde(default, deserialize_with = "tolerant")]
@@ -517,10 +517,10 @@ pub struct Tags {
 /// A webhook subscription as read. The spec does not show `subscriptionId` (the field notes
 /// do); without one a subscription cannot be addressed, and a client must not drop it from a
 /// PATCH either, since a subscription left out is deleted.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "SubscriptionView"))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct WebhookSubscription {
+pub struct SubscriptionView {
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub subscription_id: Option<String>,
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
@@ -535,10 +535,10 @@ pub struct WebhookSubscription {
 }
 
 /// A product configuration as read: an `id` and its subscriptions; everything else optional.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ProductView"))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Product {
+pub struct ProductView {
     pub id: String,
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub partner_id: Option<String>,
@@ -563,14 +563,14 @@ pub struct Product {
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub integration_type: Option<String>,
     #[serde(default, deserialize_with = "tolerant")]
-    pub credentials: Vec<Credential>,
+    pub credentials: Vec<CredentialView>,
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
-    pub tags: Option<Tags>,
+    pub tags: Option<TagsView>,
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub extension_limit: Option<i64>,
     #[serde(default, deserialize_with = "tolerant")]
-    pub webhooks: Vec<WebhookSubscription>,
+    pub webhooks: Vec<SubscriptionView>,
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub created: Option<DateTime<Utc>>,
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
@@ -584,7 +584,7 @@ pub struct Product {
 /// The value the spec shows for a product's environment.
 pub const SANDBOX_ENVIRONMENT: &str = "sandbox";
 
-impl Product {
+impl ProductView {
     /// Whether changes to this product may reach production. Only the spec's `sandbox` says
     /// no; an absent or unknown environment (`prod`, `uat`, …) is read as production, so the
     /// console asks before it changes such a product.
@@ -609,7 +609,7 @@ fn instant_or_missing(at: Option<DateTime<Utc>>) -> SortValue<'static> {
     at.map_or(SortValue::Missing, SortValue::Instant)
 }
 
-impl Sortable for Product {
+impl Sortable for ProductView {
     const SORT_KEYS: &'static [&'static str] = <crate::Product as Sortable>::SORT_KEYS;
 
     fn sort_value(&self, key: &str) -> SortValue<'_> {
@@ -627,10 +627,10 @@ impl Sortable for Product {
 // ---- transactions and events --------------------------------------------------------------
 
 /// `product` of a transaction as read.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ProductRefView"))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ProductRef {
+pub struct ProductRefView {
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub id: Option<String>,
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
@@ -640,10 +640,10 @@ pub struct ProductRef {
 }
 
 /// `entityRef` of a transaction as read.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "EntityRefView"))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct EntityRef {
+pub struct EntityRefView {
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub entity_id: Option<String>,
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
@@ -651,10 +651,10 @@ pub struct EntityRef {
 }
 
 /// `request` of a transaction as read; the free objects stay JSON.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "RequestView"))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Request {
+pub struct RequestView {
     #[serde(rename = "type")]
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub request_type: Option<String>,
@@ -672,7 +672,7 @@ pub struct Request {
     pub requesting_party: Option<Value>,
 }
 
-impl Request {
+impl RequestView {
     /// `requestingParty.name`, where there is one.
     pub fn requesting_party_name(&self) -> Option<&str> {
         self.requesting_party.as_ref()?.get("name")?.as_str()
@@ -680,10 +680,10 @@ impl Request {
 }
 
 /// `response` of a transaction as read.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ResponseView"))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Response {
+pub struct ResponseView {
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub status: Option<Open<ResponseStatus>>,
@@ -706,10 +706,10 @@ pub struct Response {
 }
 
 /// A transaction as read: an `id`; the spec shows no other field.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "TransactionView"))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Transaction {
+pub struct TransactionView {
     pub id: String,
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     #[cfg_attr(feature = "ts", ts(type = "string | null"))]
@@ -727,16 +727,16 @@ pub struct Transaction {
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub updated_by: Option<String>,
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
-    pub product: Option<ProductRef>,
+    pub product: Option<ProductRefView>,
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
-    pub entity_ref: Option<EntityRef>,
+    pub entity_ref: Option<EntityRefView>,
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
-    pub request: Option<Request>,
+    pub request: Option<RequestView>,
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
-    pub response: Option<Response>,
+    pub response: Option<ResponseView>,
 }
 
-impl Transaction {
+impl TransactionView {
     /// Whether a response the client knows to be final has locked request and response.
     pub fn is_locked(&self) -> bool {
         self.response_status()
@@ -772,7 +772,7 @@ impl Transaction {
     }
 }
 
-impl Sortable for Transaction {
+impl Sortable for TransactionView {
     const SORT_KEYS: &'static [&'static str] = <crate::Transaction as Sortable>::SORT_KEYS;
 
     fn sort_value(&self, key: &str) -> SortValue<'_> {
@@ -788,10 +788,10 @@ impl Sortable for Transaction {
 }
 
 /// A transaction event as read: an `id`; the spec shows no other field.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "EventView"))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TransactionEvent {
+pub struct EventView {
     pub id: String,
     /// A URN: a system type or a sender's own; any is kept as sent.
     #[serde(rename = "type")]
@@ -834,13 +834,13 @@ mod tests {
 
     #[test]
     fn a_product_needs_only_its_id() {
-        let product: Document<Product> =
+        let product: Document<ProductView> =
             Document::read(json!({"id": "p1", "name": "acme"})).expect("a minimal product");
         assert_eq!(product.id, "p1");
         assert_eq!(product.created, None);
         assert!(product.webhooks.is_empty());
         assert!(product.may_be_production(), "no environment: cautious");
-        assert!(Document::<Product>::read(json!({"name": "no id"})).is_err());
+        assert!(Document::<ProductView>::read(json!({"name": "no id"})).is_err());
     }
 
     #[test]
@@ -852,7 +852,7 @@ mod tests {
                           "resource": "urn:svc:partner:document"}],
             "region": "eu"
         });
-        let product: Document<Product> = Document::read(raw.clone()).expect("reads");
+        let product: Document<ProductView> = Document::read(raw.clone()).expect("reads");
         assert_eq!(product.status.as_deref(), Some("approved-pending"));
         assert_eq!(product.extension_limit, Some(0));
         assert_eq!(product.interface_url, None);
@@ -877,18 +877,18 @@ mod tests {
 
     #[test]
     fn an_unknown_response_status_may_be_final() {
-        let tx: Transaction = serde_json::from_value(json!({
+        let tx: TransactionView = serde_json::from_value(json!({
             "id": "t", "status": "on-hold", "response": {"status": "partiallyCompleted"}
         }))
         .expect("reads");
         assert!(!tx.is_locked());
         assert!(tx.may_be_locked());
         assert_eq!(tx.status.as_ref().map(Open::as_str), Some("on-hold"));
-        let done: Transaction =
+        let done: TransactionView =
             serde_json::from_value(json!({"id": "t", "response": {"status": "canceled"}}))
                 .expect("reads");
         assert!(done.is_locked() && done.may_be_locked());
-        let open: Transaction =
+        let open: TransactionView =
             serde_json::from_value(json!({"id": "t", "response": {"status": "processing"}}))
                 .expect("reads");
         assert!(!open.may_be_locked());
@@ -914,7 +914,7 @@ mod tests {
     /// passed there too.
     #[test]
     fn every_kind_of_field_reads_tolerantly() {
-        let product: Product = serde_json::from_value(json!({
+        let product: ProductView = serde_json::from_value(json!({
             "id": "p",
             "name": 42, "partnerId": true, "listingName": {"not": "text"}, "status": null,
             "extensionLimit": "7", "requestTypes": ["A", 1, null, {"x": 1}],
@@ -953,7 +953,7 @@ mod tests {
             "absent fields are left out, but a credential's id is always written"
         );
         assert_eq!(
-            serde_json::to_value(Credential {
+            serde_json::to_value(CredentialView {
                 id: None,
                 kind: None,
                 title: None,
@@ -968,7 +968,7 @@ mod tests {
             json!({"id": null})
         );
 
-        let tx: Transaction = serde_json::from_value(json!({
+        let tx: TransactionView = serde_json::from_value(json!({
             "id": "t", "status": 3, "product": "p1", "entityRef": null,
             "request": {"type": 7, "options": null, "loan": {"n": 1}, "resources": []},
             "response": {"status": ["x"], "partnerStatus": false, "errors": 0},
@@ -987,7 +987,7 @@ mod tests {
         assert_eq!(response.partner_status.as_deref(), Some("false"));
         assert_eq!(response.errors, Some(json!(0)));
 
-        let webhook: WebhookSubscription = serde_json::from_value(json!({
+        let webhook: SubscriptionView = serde_json::from_value(json!({
             "events": ["created", 1, "archived"], "resource": "urn:x", "url": null,
         }))
         .expect("reads");
@@ -1000,7 +1000,7 @@ mod tests {
         );
         assert_eq!(webhook.resource, Some(Open::Other("urn:x".into())));
         assert_eq!(webhook.url, None);
-        let tags: Tags =
+        let tags: TagsView =
             serde_json::from_value(json!({"workflows": "x", "categories": [true]})).expect("reads");
         assert!(tags.workflows.is_empty() && tags.applications.is_empty());
         assert_eq!(tags.categories, ["true"]);

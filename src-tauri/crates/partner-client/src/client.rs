@@ -126,23 +126,23 @@ impl PartnerClient {
     pub async fn list_products(
         &self,
         request: &PageRequest,
-    ) -> Result<Page<Document<read::Product>>> {
+    ) -> Result<Page<Document<read::ProductView>>> {
         self.list(request).await
     }
 
     pub async fn list_transactions(
         &self,
         request: &PageRequest,
-    ) -> Result<Page<Document<read::Transaction>>> {
+    ) -> Result<Page<Document<read::TransactionView>>> {
         self.list(request).await
     }
 
-    pub async fn get_product(&self, id: &str) -> Result<Document<read::Product>> {
+    pub async fn get_product(&self, id: &str) -> Result<Document<read::ProductView>> {
         self.get_product_as(id).await
     }
 
     /// A product read into the view `T` (the app's shell still reads the sandbox's strict
-    /// record; everything else reads [`read::Product`]).
+    /// record; everything else reads [`read::ProductView`]).
     pub async fn get_product_as<T: DeserializeOwned>(&self, id: &str) -> Result<Document<T>> {
         let id = non_empty("product id", id)?;
         let url = self.transport.url(&["partner", "v2", "products", id]);
@@ -153,7 +153,10 @@ impl PartnerClient {
 
     /// Creates a product. Its names, request types, callback URLs and any signing keys are
     /// checked first; the signing keys are not stored (see `rotation::create_product_storing_keys`).
-    pub async fn create_product(&self, product: &NewProduct) -> Result<Document<read::Product>> {
+    pub async fn create_product(
+        &self,
+        product: &NewProduct,
+    ) -> Result<Document<read::ProductView>> {
         check_new_product(product)?;
         let url = self.transport.url(&["partner", "v2", "products"]);
         // Sent as the struct serialises (its fields in order); recorded as a value, redacted.
@@ -176,7 +179,7 @@ impl PartnerClient {
         &self,
         id: &str,
         patch: &serde_json::Value,
-    ) -> Result<Document<read::Product>> {
+    ) -> Result<Document<read::ProductView>> {
         let target = format!("product {id}");
         self.patch_product_as(id, patch, WriteAction::ChangeProduct, target)
             .await
@@ -189,7 +192,7 @@ impl PartnerClient {
         patch: &serde_json::Value,
         action: WriteAction,
         target: String,
-    ) -> Result<Document<read::Product>> {
+    ) -> Result<Document<read::ProductView>> {
         let id = non_empty("product id", id)?;
         let url = self.transport.url(&["partner", "v2", "products", id]);
         let body = serde_json::to_vec(patch)
@@ -200,7 +203,7 @@ impl PartnerClient {
             .document("product")
     }
 
-    pub async fn get_transaction(&self, id: &str) -> Result<Document<read::Transaction>> {
+    pub async fn get_transaction(&self, id: &str) -> Result<Document<read::TransactionView>> {
         self.get_transaction_as(id).await
     }
 
@@ -217,7 +220,7 @@ impl PartnerClient {
     pub async fn list_events(
         &self,
         transaction_id: &str,
-    ) -> Result<Vec<Document<read::TransactionEvent>>> {
+    ) -> Result<Vec<Document<read::EventView>>> {
         self.list_events_as(transaction_id).await
     }
 
@@ -239,7 +242,7 @@ impl PartnerClient {
         &self,
         transaction_id: &str,
         event_id: &str,
-    ) -> Result<Document<read::TransactionEvent>> {
+    ) -> Result<Document<read::EventView>> {
         let id = non_empty("transaction id", transaction_id)?;
         let event_id = non_empty("event id", event_id)?;
         let url = self
@@ -256,7 +259,7 @@ impl PartnerClient {
         &self,
         transaction_id: &str,
         response: &TransactionResponse,
-    ) -> Result<Document<read::Transaction>> {
+    ) -> Result<Document<read::TransactionView>> {
         self.respond_to_transaction_as(transaction_id, response)
             .await
     }

@@ -28,7 +28,7 @@
 use crate::error::Result;
 use crate::secrets::{decode_previous, encode_previous, SecretSlot, SecretStore, SigningKeys};
 use chrono::{DateTime, Utc};
-use partner_api::read::WebhookSubscription;
+use partner_api::read::SubscriptionView;
 use partner_api::Secret;
 use serde::{Deserialize, Serialize};
 
@@ -44,7 +44,7 @@ pub struct SubscriptionElement {
 impl SubscriptionElement {
     /// The element `subscription` of product `product_id`, when it shows a `url` and a
     /// `resource` (without them it cannot be addressed at all).
-    pub fn of(product_id: &str, subscription: &WebhookSubscription) -> Option<Self> {
+    pub fn of(product_id: &str, subscription: &SubscriptionView) -> Option<Self> {
         Some(Self {
             product_id: product_id.to_string(),
             url: subscription.url.clone()?,
@@ -54,7 +54,7 @@ impl SubscriptionElement {
 
     /// Whether `subscription` is this element (same `url` and `resource`, as such a service
     /// matches them; the product is the caller's).
-    pub fn is(&self, subscription: &WebhookSubscription) -> bool {
+    pub fn is(&self, subscription: &SubscriptionView) -> bool {
         subscription.url.as_deref() == Some(self.url.as_str())
             && subscription
                 .resource

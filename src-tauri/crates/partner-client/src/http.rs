@@ -509,7 +509,7 @@ mod tests {
             .await
             .unwrap();
         let err = response
-            .documents::<partner_api::read::Product>("products")
+            .documents::<partner_api::read::ProductView>("products")
             .unwrap_err();
         let message = err.to_string();
         for part in [

@@ -26,11 +26,11 @@ pub trait Listed: Sortable + DeserializeOwned + Send + Sync + 'static {
     const PATH: &'static str;
 }
 
-impl Listed for read::Product {
+impl Listed for read::ProductView {
     const PATH: &'static str = "products";
 }
 
-impl Listed for read::Transaction {
+impl Listed for read::TransactionView {
     const PATH: &'static str = "transactions";
 }
 

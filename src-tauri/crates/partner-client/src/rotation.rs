@@ -52,7 +52,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Rotation {
-    pub product: Document<read::Product>,
+    pub product: Document<read::ProductView>,
     /// The subscription's id, or for one the service shows without an id, `url (resource)`.
     pub subscription_id: String,
     /// The element the key rests under, for a subscription the service shows without an id.
@@ -75,7 +75,7 @@ pub struct NewSubscription {
 /// keychain too; it is returned once so a caller can show it and hand it to a listener.
 #[derive(Debug, Clone)]
 pub struct Subscribed {
-    pub product: Document<read::Product>,
+    pub product: Document<read::ProductView>,
     /// The id the service assigned, or for a service that shows none, `url (resource)`.
     pub subscription_id: String,
     /// The element the key rests under, when the service shows no id.
@@ -317,7 +317,7 @@ impl PartnerClient {
         &self,
         store: &dyn SecretStore,
         product: &NewProduct,
-    ) -> Result<Document<read::Product>> {
+    ) -> Result<Document<read::ProductView>> {
         let created = self.create_product(product).await?;
         if created.webhooks.len() != product.webhooks.len() {
             return Err(ClientError::Server {

@@ -49,7 +49,7 @@ use crate::secrets::{forget_signing_keys, SecretStore};
 use crate::writes::WriteAction;
 use futures::StreamExt;
 use partner_api::product::check_callback_url;
-use partner_api::read::{self, Document, WebhookSubscription};
+use partner_api::read::{self, Document, SubscriptionView};
 use partner_api::{EventType, ResourceType, SortSpec, WebhookSubscriptionInput};
 use serde::Serialize;
 use std::collections::HashSet;
@@ -157,7 +157,7 @@ pub enum KeyHome {
 impl KeyHome {
     /// The home of `subscription` of product `product_id`, or `None` when it shows neither an
     /// id nor a `url` and a known `resource` (then it cannot be kept by a PATCH).
-    pub fn of(product_id: &str, subscription: &WebhookSubscription) -> Option<Self> {
+    pub fn of(product_id: &str, subscription: &SubscriptionView) -> Option<Self> {
         if let Some(id) = &subscription.subscription_id {
             return Some(KeyHome::Id(id.clone()));
         }
@@ -198,7 +198,7 @@ impl KeyHome {
     }
 
     /// Whether `subscription` (of the same product) is this one.
-    fn is(&self, subscription: &WebhookSubscription) -> bool {
+    fn is(&self, subscription: &SubscriptionView) -> bool {
         match self {
             KeyHome::Id(id) => subscription.subscription_id.as_deref() == Some(id.as_str()),
             KeyHome::Element(element) => {
@@ -214,7 +214,7 @@ impl KeyHome {
 pub struct SubscriptionAt {
     pub product_id: String,
     pub product_name: String,
-    pub subscription: WebhookSubscription,
+    pub subscription: SubscriptionView,
 }
 
 /// One subscription moved to a new URL.
@@ -335,7 +335,7 @@ impl PartnerClient {
         product_id: &str,
         subscription: impl Into<SubscriptionRef>,
         change: &SubscriptionChange,
-    ) -> Result<WebhookSubscription> {
+    ) -> Result<SubscriptionView> {
         self.edit_subscription(None, product_id, &subscription.into(), change)
             .await
     }
@@ -350,7 +350,7 @@ impl PartnerClient {
         product_id: &str,
         subscription: impl Into<SubscriptionRef>,
         change: &SubscriptionChange,
-    ) -> Result<WebhookSubscription> {
+    ) -> Result<SubscriptionView> {
         self.edit_subscription(Some(store), product_id, &subscription.into(), change)
             .await
     }
@@ -361,7 +361,7 @@ impl PartnerClient {
         product_id: &str,
         subscription: &SubscriptionRef,
         change: &SubscriptionChange,
-    ) -> Result<WebhookSubscription> {
+    ) -> Result<SubscriptionView> {
         if change.is_empty() {
             return Err(ClientError::input(
                 "nothing to change: give a new url, events or resource",
@@ -502,7 +502,7 @@ impl PartnerClient {
         store: &Arc<dyn SecretStore>,
         product_id: &str,
         subscription: impl Into<SubscriptionRef>,
-    ) -> Result<Document<read::Product>> {
+    ) -> Result<Document<read::ProductView>> {
         let subscription = subscription.into();
         let product = self.get_product(product_id).await?;
         let (_, home) = find_subscription(&product, &subscription)?;
@@ -595,7 +595,7 @@ impl PartnerClient {
     /// loads their signing keys from it; [`Self::subscriptions_under`] filters it).
     pub async fn all_subscriptions(&self) -> Result<Vec<SubscriptionAt>> {
         let mut products =
-            self.pager::<read::Product>(SortSpec::default(), PagerOptions::default())?;
+            self.pager::<read::ProductView>(SortSpec::default(), PagerOptions::default())?;
         let mut found = Vec::new();
         while let Some(product) = products.next().await {
             let product = product?;
@@ -712,8 +712,8 @@ pub(crate) fn keep(id: &str) -> WebhookSubscriptionInput {
 /// one, and one left out is deleted), so no patch is made then.
 pub(crate) fn webhooks_patch(
     product_id: &str,
-    current: &[WebhookSubscription],
-    mut entry: impl FnMut(&WebhookSubscription, &KeyHome) -> Option<WebhookSubscriptionInput>,
+    current: &[SubscriptionView],
+    mut entry: impl FnMut(&SubscriptionView, &KeyHome) -> Option<WebhookSubscriptionInput>,
     added: Option<WebhookSubscriptionInput>,
 ) -> Result<serde_json::Value> {
     let mut webhooks: Vec<WebhookSubscriptionInput> = Vec::with_capacity(current.len() + 1);
@@ -737,9 +737,9 @@ pub(crate) fn webhooks_patch(
 /// both. An element named by url and resource is found whether or not the service shows its id
 /// (where it does, the id is its home).
 pub(crate) fn find_subscription<'a>(
-    product: &'a read::Product,
+    product: &'a read::ProductView,
     wanted: &SubscriptionRef,
-) -> Result<(&'a WebhookSubscription, KeyHome)> {
+) -> Result<(&'a SubscriptionView, KeyHome)> {
     let found = product.webhooks.iter().find(|w| match wanted {
         SubscriptionRef::Id(id) => w.subscription_id.as_deref() == Some(id.as_str()),
         SubscriptionRef::Element { url, resource } => {
@@ -756,7 +756,7 @@ pub(crate) fn find_subscription<'a>(
 
 /// The subscription `home` as the answer to a PATCH shows it, or a server error saying the
 /// answer does not show it.
-fn shown_after(patched: &read::Product, home: &KeyHome) -> Result<WebhookSubscription> {
+fn shown_after(patched: &read::ProductView, home: &KeyHome) -> Result<SubscriptionView> {
     patched
         .webhooks
         .iter()
@@ -920,7 +920,7 @@ mod tests {
 
     #[test]
     fn the_patch_lists_kept_subscriptions_by_id_and_leaves_deleted_ones_out() {
-        let sub = |id: &str| WebhookSubscription {
+        let sub = |id: &str| SubscriptionView {
             subscription_id: Some(id.into()),
             url: Some(format!("https://h/{id}")),
             events: vec![EventType::Created.into()],
@@ -948,7 +948,7 @@ mod tests {
 
     #[test]
     fn a_subscription_without_an_id_is_kept_by_url_and_resource() {
-        let shown_without_id = WebhookSubscription {
+        let shown_without_id = SubscriptionView {
             subscription_id: None,
             url: Some("https://h/x".into()),
             events: vec![EventType::Created.into()],
@@ -964,7 +964,7 @@ mod tests {
 
     #[test]
     fn a_subscription_with_neither_id_nor_url_and_resource_stops_the_patch() {
-        let unnamed = WebhookSubscription {
+        let unnamed = SubscriptionView {
             subscription_id: None,
             url: Some("https://h/x".into()),
             events: vec![],

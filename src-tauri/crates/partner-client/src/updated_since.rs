@@ -47,7 +47,7 @@ pub trait Updated: Listed {
     fn updated(&self) -> Option<DateTime<Utc>>;
 }
 
-impl Updated for read::Transaction {
+impl Updated for read::TransactionView {
     fn id(&self) -> &str {
         &self.id
     }
@@ -75,7 +75,7 @@ impl Updated for partner_api::Product {
     }
 }
 
-impl Updated for read::Product {
+impl Updated for read::ProductView {
     fn id(&self) -> &str {
         &self.id
     }

@@ -36,7 +36,7 @@
 pub mod prelude {
     pub use crate::bridge::*;
     pub use crate::{Console, Result};
-    pub use partner_api::read::{Product, Transaction, TransactionEvent, WebhookSubscription};
+    pub use partner_api::read::{EventView, ProductView, SubscriptionView, TransactionView};
     pub use partner_api::Introspection;
     pub use partner_conformance::Report;
     pub use partner_local::missed::MissedReport;
@@ -128,10 +128,10 @@ macro_rules! for_each_command {
             /// The keys the active service sorts by.
             sort_keys() -> SortKeys, invalidates [], sync |c| Ok(services::listings::sort_keys(c));
             /// One page of the products.
-            list_products(query: PageQuery) -> PageView<Received<Product>>, invalidates [],
+            list_products(query: PageQuery) -> PageView<Received<ProductView>>, invalidates [],
                 async |c| services::listings::products(c, &query).await;
             /// One page of the transactions.
-            list_transactions(query: PageQuery) -> PageView<Received<Transaction>>, invalidates [],
+            list_transactions(query: PageQuery) -> PageView<Received<TransactionView>>, invalidates [],
                 async |c| services::listings::transactions(c, &query).await;
             /// A search across a listing's pages (`search-progress` events).
             search_listing(request: SearchRequest) -> SearchResult, invalidates [],
@@ -155,10 +155,10 @@ macro_rules! for_each_command {
             // Products, subscriptions and their keys, the receiver check
             // (`services::products`, `services::subscriptions`, `services::receiver_check`).
             /// A product.
-            get_product(id: String) -> Received<Product>, invalidates [],
+            get_product(id: String) -> Received<ProductView>, invalidates [],
                 async |c| services::products::get(c, &id).await;
             /// Creates a product.
-            create_product(form: NewProductForm) -> Received<Product>,
+            create_product(form: NewProductForm) -> Received<ProductView>,
                 invalidates [["listing", "products"]],
                 async |c| services::products::create(c, form).await;
             /// Adds a subscription to a product; its key is shown once.
@@ -194,11 +194,11 @@ macro_rules! for_each_command {
             generate_signing_key() -> String, invalidates [],
                 sync |_c| Ok(services::products::generate_signing_key());
             /// Changes a subscription's URL, events or resource.
-            update_subscription(form: SubscriptionChangeForm) -> WebhookSubscription,
+            update_subscription(form: SubscriptionChangeForm) -> SubscriptionView,
                 invalidates [["product", form.product_id], ["elementKeys", form.product_id]],
                 async |c| services::subscriptions::update(c, form).await;
             /// Deletes a subscription and its keys; answers the product as it is after.
-            delete_subscription(product_id: String, subscription_id: String) -> Received<Product>,
+            delete_subscription(product_id: String, subscription_id: String) -> Received<ProductView>,
                 invalidates [["elementKeys", product_id]],
                 async |c| services::subscriptions::delete(c, &product_id, &subscription_id).await;
             /// Moves the subscriptions whose URL starts with `from` to start with `to`.
@@ -247,10 +247,10 @@ macro_rules! for_each_command {
             // Transactions and their notifications (`services::transactions`,
             // `services::transaction_notifications`, `services::picture`).
             /// A transaction.
-            get_transaction(id: String) -> Received<Transaction>, invalidates [],
+            get_transaction(id: String) -> Received<TransactionView>, invalidates [],
                 async |c| services::transactions::get(c, &id).await;
             /// A transaction's events.
-            transaction_events(id: String) -> Vec<Received<TransactionEvent>>, invalidates [],
+            transaction_events(id: String) -> Vec<Received<EventView>>, invalidates [],
                 async |c| services::transactions::events(c, &id).await;
             /// Every notification the console knows about for the transaction, each as a
             /// timeline.
@@ -261,7 +261,7 @@ macro_rules! for_each_command {
             save_transaction_evidence(id: String) -> FileJobResult, invalidates [],
                 async |c| services::transaction_notifications::save_evidence(c, &id).await;
             /// The partner's response to a transaction.
-            respond_transaction(form: RespondForm) -> Received<Transaction>,
+            respond_transaction(form: RespondForm) -> Received<TransactionView>,
                 invalidates [["events", form.transaction_id], ["listing", "transactions"]],
                 async |c| services::transactions::respond(c, form).await;
             /// The picture of a notification; none while the console knows nothing of it.

@@ -70,7 +70,7 @@ pub struct Found {
     pub total: u64,
     pub offset: u64,
     /// Each as the service sent it, with its view.
-    pub items: Vec<Document<read::Transaction>>,
+    pub items: Vec<Document<read::TransactionView>>,
     /// When the index was last brought up to date.
     pub as_of: Option<DateTime<Utc>>,
 }

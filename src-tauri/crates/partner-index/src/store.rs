@@ -272,7 +272,7 @@ impl Index {
     }
 
     /// One transaction by id, as last stored: the service's document with its view.
-    pub fn transaction(&self, id: &str) -> Result<Option<Document<read::Transaction>>> {
+    pub fn transaction(&self, id: &str) -> Result<Option<Document<read::TransactionView>>> {
         let connection = self.lock();
         let body: Option<String> = connection
             .query_row(
@@ -286,7 +286,7 @@ impl Index {
     }
 
     /// A transaction's events as last fetched by [`crate::refresh_one`] (`None`: never fetched).
-    pub fn events(&self, id: &str) -> Result<Option<Vec<Document<read::TransactionEvent>>>> {
+    pub fn events(&self, id: &str) -> Result<Option<Vec<Document<read::EventView>>>> {
         let connection = self.lock();
         let events: Option<Option<String>> = connection
             .query_row(
@@ -303,7 +303,7 @@ impl Index {
     }
 
     /// Every product, by name (those without one last), each as the service sent it.
-    pub fn products(&self) -> Result<Vec<Document<read::Product>>> {
+    pub fn products(&self) -> Result<Vec<Document<read::ProductView>>> {
         let connection = self.lock();
         let mut statement =
             connection.prepare("SELECT body FROM products ORDER BY name IS NULL, name, id")?;
@@ -440,7 +440,7 @@ pub(crate) fn from_micros(micros: i64) -> Option<DateTime<Utc>> {
     Utc.timestamp_micros(micros).single()
 }
 
-pub(crate) fn decode_transaction(body: &str) -> Result<Document<read::Transaction>> {
+pub(crate) fn decode_transaction(body: &str) -> Result<Document<read::TransactionView>> {
     serde_json::from_str(body).map_err(Error::json)
 }
 
@@ -463,7 +463,7 @@ pub(crate) fn stored_version(
 /// empty (and sorts and filters as empty); values the console does not know are kept as sent.
 pub(crate) fn upsert_transaction(
     tx: &rusqlite::Transaction<'_>,
-    transaction: &Document<read::Transaction>,
+    transaction: &Document<read::TransactionView>,
     events: Option<&str>,
 ) -> Result<()> {
     let body = serde_json::to_string(transaction).map_err(Error::json)?;
@@ -562,7 +562,7 @@ pub(crate) fn flush_text(tx: &rusqlite::Transaction<'_>) -> Result<()> {
 /// Replaces every product, each as the service sent it.
 pub(crate) fn replace_products(
     tx: &rusqlite::Transaction<'_>,
-    products: &[Document<read::Product>],
+    products: &[Document<read::ProductView>],
 ) -> Result<()> {
     tx.execute("DELETE FROM products", [])?;
     let mut insert = tx.prepare_cached(

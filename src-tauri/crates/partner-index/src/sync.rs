@@ -173,8 +173,9 @@ async fn sync_products(
     progress: &mut impl FnMut(&SyncProgress),
     cancel: &CancellationToken,
 ) -> Result<u64> {
-    let mut products: Vec<Document<read::Product>> = Vec::new();
-    let mut stream = client.pager::<read::Product>(SortSpec::default(), PagerOptions::default())?;
+    let mut products: Vec<Document<read::ProductView>> = Vec::new();
+    let mut stream =
+        client.pager::<read::ProductView>(SortSpec::default(), PagerOptions::default())?;
     loop {
         let next = tokio::select! {
             biased;
@@ -212,14 +213,14 @@ async fn fill(
     let first = PageRequest::new(0, 1).map_err(|e| Error::Invalid(e.to_string()))?;
     let mut note = None;
     let probe = match client
-        .list::<read::Transaction>(&first.clone().sorted(newest_first))
+        .list::<read::TransactionView>(&first.clone().sorted(newest_first))
         .await
     {
         Err(refused @ ClientError::InvalidRequest { status: 400, .. }) => {
             note = Some(format!(
                 "the service does not sort by `updated` ({refused}); every refresh reads every item"
             ));
-            client.list::<read::Transaction>(&first).await?
+            client.list::<read::TransactionView>(&first).await?
         }
         other => other?,
     };
@@ -235,7 +236,7 @@ async fn fill(
     let oldest_first = SortSpec::well_formed(vec![SortKey::asc("created"), SortKey::asc("id")])
         .map_err(|e| Error::Invalid(e.to_string()))?;
     let order = match client
-        .list::<read::Transaction>(&first.clone().sorted(oldest_first.clone()))
+        .list::<read::TransactionView>(&first.clone().sorted(oldest_first.clone()))
         .await
     {
         Err(refused @ ClientError::InvalidRequest { status: 400, .. }) => {
@@ -269,12 +270,12 @@ async fn fill(
         note: note.clone(),
     });
     let mut stream = client
-        .pager_from::<read::Transaction>(position, oldest_first, pager)?
+        .pager_from::<read::TransactionView>(position, oldest_first, pager)?
         .ready_chunks(FILL_BATCH);
     // The writer runs beside the walk, so pages keep coming while a batch is written.
     let stored = Arc::new(AtomicU64::new(position));
     let (batches, mut to_write) =
-        tokio::sync::mpsc::channel::<Vec<Document<read::Transaction>>>(WRITE_QUEUE);
+        tokio::sync::mpsc::channel::<Vec<Document<read::TransactionView>>>(WRITE_QUEUE);
     let writer = {
         let index = index.clone();
         let stored = stored.clone();
@@ -367,9 +368,9 @@ async fn refresh(
         .state()?
         .watermark
         .unwrap_or(DateTime::<Utc>::UNIX_EPOCH);
-    let mut seen: Vec<Document<read::Transaction>> = Vec::new();
+    let mut seen: Vec<Document<read::TransactionView>> = Vec::new();
     let summary = client
-        .walk_updated_since::<read::Transaction>(
+        .walk_updated_since::<read::TransactionView>(
             since,
             WALK_PAGER,
             cancel,
@@ -423,7 +424,7 @@ async fn refresh(
 /// Stores `item` when it is new or differs from the stored version; says which.
 fn store_if_changed(
     tx: &rusqlite::Transaction<'_>,
-    item: &Document<read::Transaction>,
+    item: &Document<read::TransactionView>,
     events: Option<&str>,
 ) -> Result<ChangeKind> {
     let body = serde_json::to_string(item).map_err(Error::json)?;

@@ -340,9 +340,9 @@ pub async fn find_missed(
     let products_checked: HashSet<&str> = checked.iter().map(|c| c.product_id.as_str()).collect();
 
     // The transactions changed since the earliest `since`, on a checked product, once each.
-    let mut transactions: BTreeMap<String, Document<read::Transaction>> = BTreeMap::new();
+    let mut transactions: BTreeMap<String, Document<read::TransactionView>> = BTreeMap::new();
     let walk = client
-        .walk_updated_since::<read::Transaction>(
+        .walk_updated_since::<read::TransactionView>(
             earliest,
             WALK_PAGER,
             cancel,
@@ -476,8 +476,9 @@ pub async fn find_missed(
 }
 
 /// Every product of the connection (their subscriptions, and when each last changed).
-async fn all_products(client: &PartnerClient) -> Result<Vec<Document<read::Product>>> {
-    let mut pages = client.pager::<read::Product>(SortSpec::default(), PagerOptions::default())?;
+async fn all_products(client: &PartnerClient) -> Result<Vec<Document<read::ProductView>>> {
+    let mut pages =
+        client.pager::<read::ProductView>(SortSpec::default(), PagerOptions::default())?;
     let mut products = Vec::new();
     while let Some(product) = pages.next().await {
         products.push(product?);

@@ -280,7 +280,7 @@ pub fn find(connection: &ConnectionArgs, args: &FindArgs) -> Result<()> {
         let (mut out, _) = index.export(&filter, Some(args.limit), args.offset, format, out)?;
         out.flush().map_err(CliError::Output)?;
     } else {
-        let mut writer = ListWriter::<Document<read::Transaction>>::new(OutputFormat::Table)?;
+        let mut writer = ListWriter::<Document<read::TransactionView>>::new(OutputFormat::Table)?;
         for item in &found.items {
             writer.item(item)?;
         }

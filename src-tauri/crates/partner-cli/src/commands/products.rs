@@ -14,7 +14,7 @@ use super::listing::{run_list, ListArgs};
 use super::render::{events_cell, print_one, ListWriter, OutputFormat, Row};
 use crate::error::Result;
 use clap::{Args as ClapArgs, Subcommand};
-use partner_api::read::{self, WebhookSubscription};
+use partner_api::read::{self, SubscriptionView};
 use partner_api::{signing_key, EventType, NewProduct, ResourceType, WebhookSubscriptionInput};
 use partner_client::{
     KeyringStore, NewSubscription, SecretStore, SubscriptionChange, SubscriptionRef,
@@ -231,7 +231,7 @@ fn keychain_ready(store: &KeyringStore) -> Result<()> {
 pub async fn run(args: Args) -> Result<()> {
     let client = args.connection.client()?;
     match args.command {
-        ProductsCommand::List(list) => run_list::<read::Product>(&client, &list).await,
+        ProductsCommand::List(list) => run_list::<read::ProductView>(&client, &list).await,
         ProductsCommand::Get { id, output } => print_one(output, &client.get_product(&id).await?),
         ProductsCommand::Create {
             name,
@@ -332,7 +332,7 @@ async fn run_subscriptions(
     match command {
         SubscriptionsCommand::List { product, output } => {
             let product = client.get_product(&product).await?;
-            let mut writer = ListWriter::<WebhookSubscription>::new(output)?;
+            let mut writer = ListWriter::<SubscriptionView>::new(output)?;
             for subscription in &product.webhooks {
                 writer.item(subscription)?;
             }

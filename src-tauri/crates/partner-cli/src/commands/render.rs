@@ -44,7 +44,7 @@ impl<T: Row> Row for Document<T> {
     }
 }
 
-impl Row for read::Transaction {
+impl Row for read::TransactionView {
     const HEADERS: &'static [&'static str] = &[
         "id",
         "status",
@@ -74,7 +74,7 @@ impl Row for read::Transaction {
 
 /// The local index's records (the sandbox's strict shape, see `partner-index`).
 impl Row for partner_api::Transaction {
-    const HEADERS: &'static [&'static str] = <read::Transaction as Row>::HEADERS;
+    const HEADERS: &'static [&'static str] = <read::TransactionView as Row>::HEADERS;
     fn cells(&self) -> Vec<String> {
         vec![
             self.id.clone(),
@@ -91,7 +91,7 @@ impl Row for partner_api::Transaction {
     }
 }
 
-impl Row for read::Product {
+impl Row for read::ProductView {
     const HEADERS: &'static [&'static str] = &[
         "id",
         "name",
@@ -124,7 +124,7 @@ impl Row for read::Product {
     }
 }
 
-impl Row for read::TransactionEvent {
+impl Row for read::EventView {
     const HEADERS: &'static [&'static str] = &["id", "type", "from", "sent", "text"];
     fn cells(&self) -> Vec<String> {
         vec![
@@ -184,7 +184,7 @@ pub fn events_cell(events: &[partner_api::EventType]) -> String {
         .join(",")
 }
 
-impl Row for read::WebhookSubscription {
+impl Row for read::SubscriptionView {
     const HEADERS: &'static [&'static str] = &["subscription", "url", "resource", "events"];
     fn cells(&self) -> Vec<String> {
         vec![

@@ -106,7 +106,7 @@ pub async fn run(args: Args) -> Result<()> {
         | TransactionsCommand::Find(_)
         | TransactionsCommand::Forget
         | TransactionsCommand::Respond { .. } => Ok(()),
-        TransactionsCommand::List(list) => run_list::<read::Transaction>(&client, &list).await,
+        TransactionsCommand::List(list) => run_list::<read::TransactionView>(&client, &list).await,
         TransactionsCommand::Get { id, output } => {
             print_one(output, &client.get_transaction(&id).await?)
         }
@@ -121,7 +121,7 @@ pub async fn run(args: Args) -> Result<()> {
             output,
         } => {
             let events = client.list_events(&id).await?;
-            let mut writer = ListWriter::<Document<read::TransactionEvent>>::new(output)?;
+            let mut writer = ListWriter::<Document<read::EventView>>::new(output)?;
             for event in &events {
                 writer.item(event)?;
             }

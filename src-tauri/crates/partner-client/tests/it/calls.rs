@@ -47,7 +47,7 @@ async fn a_walk_is_logged_call_by_call_with_its_waits_and_request_ids() {
     );
     let mut live = client.calls().subscribe();
     let walked: Vec<_> = client
-        .pager::<read::Transaction>(
+        .pager::<read::TransactionView>(
             SortSpec::default(),
             PagerOptions {
                 page_size: 5,

@@ -23,9 +23,9 @@ fn client_of(service: &OtherService) -> PartnerClient {
     PartnerClient::new(config).unwrap()
 }
 
-async fn all_products(client: &PartnerClient) -> Vec<Document<read::Product>> {
+async fn all_products(client: &PartnerClient) -> Vec<Document<read::ProductView>> {
     client
-        .pager::<read::Product>(SortSpec::default(), PagerOptions::default())
+        .pager::<read::ProductView>(SortSpec::default(), PagerOptions::default())
         .unwrap()
         .map(|item| item.unwrap())
         .collect()
@@ -35,9 +35,9 @@ async fn all_products(client: &PartnerClient) -> Vec<Document<read::Product>> {
 async fn all_transactions(
     client: &PartnerClient,
     options: PagerOptions,
-) -> Vec<Document<read::Transaction>> {
+) -> Vec<Document<read::TransactionView>> {
     client
-        .pager::<read::Transaction>(SortSpec::default(), options)
+        .pager::<read::TransactionView>(SortSpec::default(), options)
         .unwrap()
         .map(|item| item.unwrap())
         .collect()
@@ -385,7 +385,7 @@ async fn another_sort_set_is_the_service_s_to_refuse() {
     let client = client_of(&service);
     let by_listing = SortSpec::parse(
         "-listingName",
-        <read::Product as partner_api::Sortable>::SORT_KEYS,
+        <read::ProductView as partner_api::Sortable>::SORT_KEYS,
     )
     .unwrap();
     let page = client
@@ -402,8 +402,11 @@ async fn another_sort_set_is_the_service_s_to_refuse() {
     sorted.reverse();
     assert_eq!(names, sorted);
 
-    let by_name =
-        SortSpec::parse("name", <read::Product as partner_api::Sortable>::SORT_KEYS).unwrap();
+    let by_name = SortSpec::parse(
+        "name",
+        <read::ProductView as partner_api::Sortable>::SORT_KEYS,
+    )
+    .unwrap();
     let error = client
         .list_products(&PageRequest::new(0, 10).unwrap().sorted(by_name))
         .await
@@ -544,7 +547,7 @@ async fn a_walk_by_updated_falls_back_to_every_item_where_the_sort_is_refused() 
     let mut notes = Vec::new();
     let mut handed = Vec::new();
     let summary = client
-        .walk_updated_since::<read::Transaction>(
+        .walk_updated_since::<read::TransactionView>(
             since,
             PagerOptions {
                 page_size: 5,
@@ -585,7 +588,7 @@ async fn a_walk_by_updated_hands_over_items_without_a_stamp_however_they_sort() 
     let client = client_of(&service);
     let mut handed = Vec::new();
     let summary = client
-        .walk_updated_since::<read::Transaction>(
+        .walk_updated_since::<read::TransactionView>(
             chrono::Utc::now() - chrono::Duration::days(1),
             PagerOptions {
                 page_size: 7,

@@ -166,28 +166,28 @@ fn as_record<R: serde::de::DeserializeOwned>(value: serde_json::Value) -> R {
     serde_json::from_value(value).expect("the sandbox writes whole records")
 }
 
-impl Strict for partner_api::read::Document<partner_api::read::Product> {
+impl Strict for partner_api::read::Document<partner_api::read::ProductView> {
     type Record = partner_api::Product;
     fn strict(&self) -> Self::Record {
         as_record(serde_json::Value::Object(self.raw().clone()))
     }
 }
 
-impl Strict for partner_api::read::Document<partner_api::read::Transaction> {
+impl Strict for partner_api::read::Document<partner_api::read::TransactionView> {
     type Record = partner_api::Transaction;
     fn strict(&self) -> Self::Record {
         as_record(serde_json::Value::Object(self.raw().clone()))
     }
 }
 
-impl Strict for partner_api::read::Document<partner_api::read::TransactionEvent> {
+impl Strict for partner_api::read::Document<partner_api::read::EventView> {
     type Record = partner_api::TransactionEvent;
     fn strict(&self) -> Self::Record {
         as_record(serde_json::Value::Object(self.raw().clone()))
     }
 }
 
-impl Strict for partner_api::read::WebhookSubscription {
+impl Strict for partner_api::read::SubscriptionView {
     type Record = partner_api::WebhookSubscription;
     fn strict(&self) -> Self::Record {
         as_record(serde_json::to_value(self).expect("a subscription serialises"))

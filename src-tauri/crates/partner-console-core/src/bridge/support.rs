@@ -106,7 +106,7 @@ pub struct SupportPage {
     #[ts(type = "number")]
     pub offset: u64,
     /// Each as the service sent it, with its view.
-    pub items: Vec<crate::bridge::Received<partner_api::read::Transaction>>,
+    pub items: Vec<crate::bridge::Received<partner_api::read::TransactionView>>,
     pub as_of: Option<String>,
 }
 

@@ -171,7 +171,7 @@ pub fn sort_keys(state: &AppState) -> crate::bridge::SortKeys {
 pub async fn products(
     state: &AppState,
     query: &PageQuery,
-) -> Result<PageView<Received<read::Product>>> {
+) -> Result<PageView<Received<read::ProductView>>> {
     remembered_page(state, query).await
 }
 
@@ -179,7 +179,7 @@ pub async fn products(
 pub async fn transactions(
     state: &AppState,
     query: &PageQuery,
-) -> Result<PageView<Received<read::Transaction>>> {
+) -> Result<PageView<Received<read::TransactionView>>> {
     remembered_page(state, query).await
 }
 
@@ -302,8 +302,8 @@ async fn walk<T: Listed + Serialize>(
 async fn total_of(client: &PartnerClient, kind: ListingKind) -> Result<u64> {
     let request = PageRequest::new(0, 1).map_err(|e| AppError::invalid(format!("{e}.")))?;
     Ok(match kind {
-        ListingKind::Products => client.list::<read::Product>(&request).await?.total,
-        ListingKind::Transactions => client.list::<read::Transaction>(&request).await?.total,
+        ListingKind::Products => client.list::<read::ProductView>(&request).await?.total,
+        ListingKind::Transactions => client.list::<read::TransactionView>(&request).await?.total,
     })
 }
 
@@ -357,12 +357,18 @@ pub async fn search(app: &Console, request: SearchRequest) -> Result<SearchResul
             };
             match request.kind {
                 ListingKind::Products => {
-                    walk::<read::Product>(&client, &sorting, &request.sort, &stop, &mut on_item)
+                    walk::<read::ProductView>(&client, &sorting, &request.sort, &stop, &mut on_item)
                         .await
                 }
                 ListingKind::Transactions => {
-                    walk::<read::Transaction>(&client, &sorting, &request.sort, &stop, &mut on_item)
-                        .await
+                    walk::<read::TransactionView>(
+                        &client,
+                        &sorting,
+                        &request.sort,
+                        &stop,
+                        &mut on_item,
+                    )
+                    .await
                 }
             }
         }
@@ -440,10 +446,11 @@ pub async fn export(app: &Console, request: ExportRequest) -> Result<FileJobResu
     };
     let cancelled = match request.kind {
         ListingKind::Products => {
-            walk::<read::Product>(&client, &sorting, &request.sort, &job.stop, collect).await?
+            walk::<read::ProductView>(&client, &sorting, &request.sort, &job.stop, collect).await?
         }
         ListingKind::Transactions => {
-            walk::<read::Transaction>(&client, &sorting, &request.sort, &job.stop, collect).await?
+            walk::<read::TransactionView>(&client, &sorting, &request.sort, &job.stop, collect)
+                .await?
         }
     };
     if cancelled {

@@ -13,7 +13,7 @@ use partner_client::{KeyHome, NewSubscription, SecretStore, SubscriptionElement,
 use partner_listener::KeySource;
 
 /// Creates a product from the form (blank optional fields are left out).
-pub async fn create(state: &AppState, form: NewProductForm) -> Result<Received<read::Product>> {
+pub async fn create(state: &AppState, form: NewProductForm) -> Result<Received<read::ProductView>> {
     let product = NewProduct {
         name: form.name,
         listing_name: form.listing_name,
@@ -25,7 +25,7 @@ pub async fn create(state: &AppState, form: NewProductForm) -> Result<Received<r
 }
 
 /// A product by its id.
-pub async fn get(state: &AppState, id: &str) -> Result<Received<read::Product>> {
+pub async fn get(state: &AppState, id: &str) -> Result<Received<read::ProductView>> {
     Ok(state.client()?.get_product(id).await?.into())
 }
 
@@ -120,7 +120,7 @@ pub fn retire_previous_key(state: &AppState, subscription_id: String) -> Result<
 /// shows no `subscriptionId`, named as `partner-client` names it (`KeyHome`); refused when it
 /// cannot be named so (a resource the console does not know).
 fn element_of(product_id: &str, url: String, resource: String) -> Result<SubscriptionElement> {
-    let shown = read::WebhookSubscription {
+    let shown = read::SubscriptionView {
         subscription_id: None,
         url: Some(url),
         events: Vec::new(),

@@ -139,7 +139,7 @@ pub fn retire_previous_element_key(state: &AppState, element: &SubscriptionEleme
 pub async fn update(
     state: &AppState,
     form: crate::bridge::SubscriptionChangeForm,
-) -> Result<partner_api::read::WebhookSubscription> {
+) -> Result<partner_api::read::SubscriptionView> {
     let change = partner_client::SubscriptionChange {
         url: form
             .url
@@ -182,7 +182,7 @@ pub async fn delete(
     state: &AppState,
     product_id: &str,
     subscription_id: &str,
-) -> Result<crate::bridge::Received<partner_api::read::Product>> {
+) -> Result<crate::bridge::Received<partner_api::read::ProductView>> {
     let client = state.client()?;
     let subscription = partner_client::SubscriptionRef::parse(subscription_id);
     // The id the listener holds the keys under: for a subscription shown without one, the id a

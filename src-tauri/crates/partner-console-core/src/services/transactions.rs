@@ -9,7 +9,10 @@ use partner_api::{read, TransactionResponse};
 /// Sends the partner's response as written, after checking it (nothing written is dropped on
 /// the way). A final status locks the transaction for good: it is sent only when the form
 /// names the transaction again in `confirm`, which the window asks the user for.
-pub async fn respond(state: &AppState, form: RespondForm) -> Result<Received<read::Transaction>> {
+pub async fn respond(
+    state: &AppState,
+    form: RespondForm,
+) -> Result<Received<read::TransactionView>> {
     let response = TransactionResponse::from_json(&form.response).map_err(|why| {
         AppError::new(
             ErrorKind::InvalidInput,
@@ -36,12 +39,12 @@ pub async fn respond(state: &AppState, form: RespondForm) -> Result<Received<rea
 }
 
 /// A transaction by its id.
-pub async fn get(state: &AppState, id: &str) -> Result<Received<read::Transaction>> {
+pub async fn get(state: &AppState, id: &str) -> Result<Received<read::TransactionView>> {
     Ok(state.client()?.get_transaction(id).await?.into())
 }
 
 /// A transaction's events, oldest first.
-pub async fn events(state: &AppState, id: &str) -> Result<Vec<Received<read::TransactionEvent>>> {
+pub async fn events(state: &AppState, id: &str) -> Result<Vec<Received<read::EventView>>> {
     let events = state.client()?.list_events(id).await?;
     Ok(events.into_iter().map(Received::from).collect())
 }

@@ -1,7 +1,7 @@
 //! Listings (pages, search across pages, export through the save dialog), products and their
 //! subscriptions and keys, and a transaction's response.
 use crate::harness::{form, Headless};
-use partner_api::read::{Product, Transaction};
+use partner_api::read::{ProductView, TransactionView};
 use partner_console_core::bridge::PageQuery;
 use partner_console_core::services::{listings, products, transactions};
 use partner_console_core::{AppEvent, ErrorKind};
@@ -14,11 +14,11 @@ fn page(sort: &str) -> PageQuery {
 async fn listings_page_search_and_export_without_a_window() {
     let app = Headless::start().await;
     let client = app.console.client().expect("client");
-    let products = listings::page::<Product>(&client, &page("listingName"))
+    let products = listings::page::<ProductView>(&client, &page("listingName"))
         .await
         .expect("products");
     assert!(!products.items.is_empty());
-    let transactions = listings::page::<Transaction>(&client, &page("-created"))
+    let transactions = listings::page::<TransactionView>(&client, &page("-created"))
         .await
         .expect("transactions");
     assert_eq!(transactions.items.len(), 10);
@@ -121,7 +121,7 @@ async fn a_product_is_created_subscribed_rotated_and_its_keys_retired() {
 async fn a_transaction_is_answered() {
     let app = Headless::start().await;
     let client = app.console.client().expect("client");
-    let open = listings::page::<Transaction>(&client, &page("-created"))
+    let open = listings::page::<TransactionView>(&client, &page("-created"))
         .await
         .expect("transactions")
         .items

@@ -359,7 +359,7 @@ async fn faults_on_demand_in_the_embedded_sandbox_are_waited_out_and_tokens_rene
     );
     let client = app.console.client().expect("client");
     let before = client.calls().last_seq();
-    partner_console_core::services::listings::page::<partner_api::read::Transaction>(
+    partner_console_core::services::listings::page::<partner_api::read::TransactionView>(
         &client,
         &form(serde_json::json!({"start": 0, "limit": 5, "sort": ""})),
     )
@@ -397,7 +397,7 @@ async fn faults_on_demand_in_the_embedded_sandbox_are_waited_out_and_tokens_rene
         revoked.message.contains("revoked every token"),
         "{revoked:?}"
     );
-    partner_console_core::services::listings::page::<partner_api::read::Product>(
+    partner_console_core::services::listings::page::<partner_api::read::ProductView>(
         &client,
         &form(serde_json::json!({"start": 0, "limit": 5, "sort": ""})),
     )

@@ -2,7 +2,7 @@
 //! (`partner_testkit::OtherService`), not our sandbox: what it says reaches the user in its own
 //! words, through the same calls the app's commands make.
 use crate::harness::{form, other_service_connection, Headless};
-use partner_api::read::Product;
+use partner_api::read::ProductView;
 use partner_console_core::services::{connections, listings, token};
 use partner_console_core::ErrorKind;
 use partner_testkit::other_service::{Dialect, ErrorShape, OtherService};
@@ -50,7 +50,7 @@ async fn a_sort_the_service_does_not_support_is_refused_in_its_problem_words() {
     .await;
     app.connect_to(&service).await;
     let client = app.console.client().expect("client");
-    let refused = listings::page::<Product>(
+    let refused = listings::page::<ProductView>(
         &client,
         &form(serde_json::json!({"start": 0, "limit": 10, "sort": "name"})),
     )
@@ -167,7 +167,7 @@ async fn a_read_only_connection_refuses_writes_before_sending_and_the_audit_log_
         .expect_err("read-only");
     assert_eq!(refused.kind, ErrorKind::ReadOnly, "{refused:?}");
     assert!(refused.hint.contains("Read-only"), "{refused:?}");
-    let listed = listings::page::<Product>(
+    let listed = listings::page::<ProductView>(
         &app.console.client().expect("client"),
         &form(serde_json::json!({"start": 0, "limit": 50, "sort": ""})),
     )
