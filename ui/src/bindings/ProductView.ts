@@ -12,7 +12,7 @@ export type ProductView = { id: string, partnerId?: string | null, name?: string
  */
 requestTypes: Array<string>, 
 /**
- * `sandbox` is shown; see [`Product::may_be_production`].
+ * `sandbox` is shown; see [`ProductView::may_be_production`].
  */
 environment?: string | null, 
 /**

@@ -549,7 +549,7 @@ pub struct ProductView {
     /// `NEW_REQUEST` is shown; others are kept as sent.
     #[serde(default, deserialize_with = "tolerant")]
     pub request_types: Vec<String>,
-    /// `sandbox` is shown; see [`Product::may_be_production`].
+    /// `sandbox` is shown; see [`ProductView::may_be_production`].
     #[serde(default, deserialize_with = "tolerant", skip_serializing_if = "absent")]
     pub environment: Option<String>,
     /// `development` is shown (the field notes add `approved`, `deprecated`).
