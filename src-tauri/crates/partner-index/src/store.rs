@@ -407,6 +407,7 @@ fn create_private_file(path: &Path) -> Result<()> {
     }
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
+    // The file as its folder above: owner-only on Unix, the profile's ACL on Windows.
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;

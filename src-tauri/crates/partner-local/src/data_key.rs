@@ -232,6 +232,8 @@ fn make_file(path: &Path) -> Result<ResolvedKey> {
     let key = DataKey::generate();
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
+    // Owner-only on Unix; on Windows the file inherits the data folder's ACL (the user's
+    // profile: the user, the administrators, SYSTEM), as every file of the folder does.
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt as _;
