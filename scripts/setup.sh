@@ -98,6 +98,11 @@ apt_packages=(
   rustc-web cargo-web rust-web-src gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine wine64 clang rsync nsis
   # The release check (tests/release/run.sh) checks the Homebrew cask's Ruby syntax.
   ruby
+  # The team server's tests start a throwaway PostgreSQL (partner-testkit/src/postgres.rs) with
+  # /usr/lib/postgresql/*/bin/initdb and pg_ctl: Debian's `postgresql` brings the current
+  # postgresql-NN, whatever other initdb is on PATH. The system's own cluster and service are
+  # not used.
+  postgresql
 )
 missing=()
 for pkg in "${apt_packages[@]}"; do

@@ -4,6 +4,7 @@
 pub mod har;
 pub mod leaks;
 pub mod other_service;
+pub mod postgres;
 pub mod proxy;
 pub mod receiver;
 pub mod sandbox;
@@ -13,6 +14,7 @@ pub use other_service::{
     Compression, Dialect, ErrorShape, OtherService, PrivateCaService, RateLimit, RetryAfter, Seed,
     ServiceTls,
 };
+pub use postgres::Postgres;
 pub use proxy::{ProxyAuth, TestProxy};
 pub use receiver::{refused_url, ReceivedRequest, Reply, TestReceiver};
 pub use sandbox::TestSandbox;
