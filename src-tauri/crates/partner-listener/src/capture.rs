@@ -94,6 +94,21 @@ impl Capture {
     pub fn header(&self, name: &str) -> Option<&str> {
         header_value(&self.headers, name)
     }
+
+    /// The service's notification this capture is an attempt of: its subscription id, resource
+    /// type and eventId, when it names all three and is an attempt of the service's at all: a
+    /// replay is the console's, not the service's ([`crate::redelivery`]). Every store that
+    /// numbers attempts (the local store, the team server's) links captures by it.
+    pub fn notification_of(&self) -> Option<(&str, &str, &str)> {
+        if self.replay {
+            return None;
+        }
+        Some((
+            self.subscription_id.as_deref()?,
+            self.fields.resource_type.as_deref()?,
+            self.fields.event_id.as_deref()?,
+        ))
+    }
 }
 
 /// What kind of request the console sent on its own.

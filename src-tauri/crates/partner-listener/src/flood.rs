@@ -46,7 +46,7 @@ pub struct FloodSummary {
 
 /// Whether a request is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Fate {
+pub enum Fate {
     Store,
     /// Answered, counted, not stored.
     Summarise,
@@ -54,7 +54,7 @@ pub(crate) enum Fate {
 
 /// The listener's junk meter (see the module's notes).
 #[derive(Debug)]
-pub(crate) struct JunkFlood {
+pub struct JunkFlood {
     /// Requests a second; 0: no summary.
     rate: AtomicU32,
     bucket: Mutex<Bucket>,
@@ -69,7 +69,7 @@ struct Bucket {
 }
 
 impl JunkFlood {
-    pub(crate) fn new(rate: Option<u32>) -> Self {
+    pub fn new(rate: Option<u32>) -> Self {
         let rate = rate.unwrap_or(0);
         Self {
             rate: AtomicU32::new(rate),
@@ -87,7 +87,7 @@ impl JunkFlood {
     }
 
     /// Changes the rate from now on (`None` or 0: every request stored); the bucket starts full.
-    pub(crate) fn set_rate(&self, rate: Option<u32>) {
+    pub fn set_rate(&self, rate: Option<u32>) {
         let rate = rate.unwrap_or(0);
         let mut bucket = self
             .bucket
@@ -100,7 +100,7 @@ impl JunkFlood {
 
     /// Whether a request judged `verdict` is stored: always, unless it is junk past the rate
     /// and not the sample's turn.
-    pub(crate) fn fate(&self, verdict: Verdict) -> Fate {
+    pub fn fate(&self, verdict: Verdict) -> Fate {
         let Some(rate) = self.rate() else {
             return Fate::Store;
         };
@@ -131,7 +131,7 @@ impl JunkFlood {
         }
     }
 
-    pub(crate) fn summary(&self) -> FloodSummary {
+    pub fn summary(&self) -> FloodSummary {
         FloodSummary {
             summarised: self.summarised.load(Ordering::Relaxed),
             sampled: self.sampled.load(Ordering::Relaxed),

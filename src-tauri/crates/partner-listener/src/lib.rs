@@ -49,7 +49,7 @@ pub use debugger::{
 };
 pub use error::{Error, Result};
 pub use export::{export_with, ExportFormat, ExportReport};
-pub use flood::{FloodSummary, DEFAULT_JUNK_RATE};
+pub use flood::{Fate, FloodSummary, JunkFlood, DEFAULT_JUNK_RATE};
 pub use forward::{ForwardRule, ForwardRules};
 pub use keys::{KeySource, MemoryKeys, PreviousKey, SubscriptionKeys, UnboundSubscription};
 pub use live::{Coalescer, LiveBatch, LiveEvent};

@@ -64,13 +64,12 @@
 //!   `STORE_FILE`, 3 alternated runs): 16.6 / 17.0 / 16.4 µs against 16.4 / 16.6 / 15.8 µs.
 //!
 //! A replay (`Svc-Replay: 1`, sent by the console, [`crate::Listener::replay`]) is not an
-//! attempt of the service ([`counts_as_attempt`]): it is stored as a capture of its own (attempt
+//! attempt of the service ([`crate::Capture::notification_of`]): it is stored as a capture of its own (attempt
 //! 1, no notification id) and neither takes an attempt number of its notification nor adds to
 //! the attempts the next real redelivery is numbered after. Otherwise replaying a notification
 //! twice would make the service's next retry look like its attempt 4, and the test mode's
 //! "fail the first N attempts" would count the user's replays.
 
-use crate::capture::Capture;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -100,11 +99,6 @@ impl NotificationKey {
     pub(crate) fn from_bytes(bytes: &[u8]) -> Option<Self> {
         Some(Self(bytes.try_into().ok()?))
     }
-}
-
-/// Whether `capture` is an attempt of the service's notification it names (a replay is not).
-pub(crate) fn counts_as_attempt(capture: &Capture) -> bool {
-    !capture.replay
 }
 
 /// What the store knows of one notification.

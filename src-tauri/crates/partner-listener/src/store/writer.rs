@@ -640,12 +640,8 @@ pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The notification a capture is an attempt of, if it names one.
 fn notification_key(capture: &Capture) -> Option<NotificationKey> {
-    crate::redelivery::counts_as_attempt(capture).then_some(())?;
-    Some(NotificationKey::of(
-        capture.subscription_id.as_deref()?,
-        capture.fields.resource_type.as_deref()?,
-        capture.fields.event_id.as_deref()?,
-    ))
+    let (subscription, resource_type, event_id) = capture.notification_of()?;
+    Some(NotificationKey::of(subscription, resource_type, event_id))
 }
 
 /// Sets `attempt` and `notification_id` from earlier captures of the same notification (see
