@@ -1,0 +1,223 @@
+//! The workspace's captures as the inspector and `partner listen captures` ask for them: the
+//! local store's [`CaptureQuery`] (filters, search, grouping, pages), answered by PostgreSQL
+//! with its indexes and full-text search, never a scan of the table.
+//!
+//! Differences from the local store, each for the database's sake:
+//! - the search matches words (PostgreSQL's `simple` configuration over the body's text and the
+//!   header values: every word given must be there) or an event or subscription id exactly; the
+//!   local store also finds substrings of ids, which no index answers;
+//! - every count stops at [`COUNT_CAP`] (shown "10,000+"): an exact count of a million rows is
+//!   a scan;
+//! - pages go by keyset as well as by offset: `before` (the last id of the page shown) reads
+//!   from the index where it stopped, however deep.
+
+use crate::error::{Error, Result};
+use partner_listener::Capture;
+use partner_listener::{
+    CaptureFilter, CapturePage, CaptureQuery, Grouping, ListedCapture, COUNT_CAP, MAX_PAGE_LIMIT,
+};
+use sqlx::{PgExecutor, PgPool, Postgres, QueryBuilder};
+
+/// The most of a body's text the search index takes (PostgreSQL's tsvector holds at most 1 MB).
+const SEARCH_TEXT_LIMIT: usize = 256 * 1024;
+
+/// `text` with each NUL replaced (PostgreSQL's text cannot hold one).
+pub fn without_nul(text: &str) -> String {
+    text.replace('\0', "\u{FFFD}")
+}
+
+/// The words a capture is found by: its body's text and its header values.
+pub fn search_words(capture: &Capture) -> String {
+    let mut words = String::new();
+    if let Some(body) = capture.body.as_deref() {
+        let text = String::from_utf8_lossy(body);
+        let mut end = text.len().min(SEARCH_TEXT_LIMIT);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        words.push_str(&text[..end]);
+    }
+    for header in &capture.headers {
+        words.push(' ');
+        words.push_str(&header.value);
+    }
+    without_nul(&words)
+}
+
+/// One page of captures, newest first. `before`: only captures older than this id (a keyset
+/// page: the previous page's last id).
+pub async fn page(pool: &PgPool, query: &CaptureQuery, before: Option<i64>) -> Result<CapturePage> {
+    if query.limit > MAX_PAGE_LIMIT {
+        return Err(Error::Invalid(format!(
+            "a page lists at most {MAX_PAGE_LIMIT} captures ({} asked)",
+            query.limit
+        )));
+    }
+    let filter = query.filter.clone().tidied();
+    let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+    let offset = i64::try_from(query.offset).unwrap_or(i64::MAX);
+    let grouped = query.grouping == Grouping::ByNotification;
+
+    let mut rows = QueryBuilder::<Postgres>::new("");
+    if grouped {
+        rows.push(
+            "SELECT record, group_attempts FROM (SELECT DISTINCT ON \
+             (coalesce(notification_id, id)) id, record, \
+             count(*) OVER (PARTITION BY coalesce(notification_id, id)) AS group_attempts \
+             FROM captures",
+        );
+        push_filter(&mut rows, &filter);
+        rows.push(" ORDER BY coalesce(notification_id, id), id DESC) AS newest");
+        if let Some(before) = before {
+            rows.push(" WHERE id < ").push_bind(before);
+        }
+    } else {
+        rows.push("SELECT record, 1::bigint AS group_attempts FROM captures");
+        push_filter(&mut rows, &filter);
+        if let Some(before) = before {
+            rows.push(" AND id < ").push_bind(before);
+        }
+    }
+    rows.push(" ORDER BY id DESC OFFSET ")
+        .push_bind(offset)
+        .push(" LIMIT ")
+        .push_bind(limit);
+    let found: Vec<(Vec<u8>, i64)> = rows.build_query_as().fetch_all(pool).await?;
+    let items = found
+        .into_iter()
+        .map(|(record, group_attempts)| {
+            Ok(ListedCapture {
+                capture: decode(&record)?,
+                group_attempts: u32::try_from(group_attempts).unwrap_or(u32::MAX),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+
+    let mut count = QueryBuilder::<Postgres>::new("SELECT count(*) FROM (SELECT ");
+    count.push(if grouped {
+        "DISTINCT coalesce(notification_id, id)"
+    } else {
+        "1"
+    });
+    count.push(" FROM captures");
+    push_filter(&mut count, &filter);
+    let cap = i64::try_from(COUNT_CAP).unwrap_or(i64::MAX);
+    count.push(" LIMIT ").push_bind(cap + 1).push(") AS hits");
+    let total: i64 = count.build_query_scalar().fetch_one(pool).await?;
+    Ok(CapturePage {
+        items,
+        total: u64::try_from(total.min(cap)).unwrap_or_default(),
+        total_capped: total > cap,
+        unsearched: 0,
+    })
+}
+
+/// One capture by id.
+pub async fn get(pool: &PgPool, id: i64) -> Result<Option<Capture>> {
+    let record: Option<Vec<u8>> = sqlx::query_scalar("SELECT record FROM captures WHERE id = $1")
+        .bind(id)
+        .fetch_optional(pool)
+        .await?;
+    record.as_deref().map(decode).transpose()
+}
+
+/// Captures newer than `after`, oldest first (the live feed's catch-up), at most `limit`.
+pub async fn after<'e>(
+    executor: impl PgExecutor<'e>,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<Capture>> {
+    let records: Vec<Vec<u8>> =
+        sqlx::query_scalar("SELECT record FROM captures WHERE id > $1 ORDER BY id LIMIT $2")
+            .bind(after)
+            .bind(limit)
+            .fetch_all(executor)
+            .await?;
+    records.iter().map(|record| decode(record)).collect()
+}
+
+/// The newest capture's id (0 when there is none).
+pub async fn newest_id(pool: &PgPool) -> Result<i64> {
+    Ok(
+        sqlx::query_scalar("SELECT coalesce(max(id), 0) FROM captures")
+            .fetch_one(pool)
+            .await?,
+    )
+}
+
+/// Deletes the captures `filter` matches; a notification none of whose captures is left is
+/// forgotten, so its next redelivery is a first attempt again (as in the local store).
+pub async fn clear(pool: &PgPool, filter: &CaptureFilter) -> Result<u64> {
+    let filter = filter.clone().tidied();
+    let mut tx = pool.begin().await?;
+    let mut delete = QueryBuilder::<Postgres>::new("DELETE FROM captures");
+    push_filter(&mut delete, &filter);
+    let cleared = delete.build().execute(&mut *tx).await?.rows_affected();
+    sqlx::query(
+        "DELETE FROM notifications AS n WHERE NOT EXISTS \
+         (SELECT 1 FROM captures AS c WHERE c.notification_id = n.first_capture_id)",
+    )
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(cleared)
+}
+
+/// ` WHERE ...` for `filter` (always a WHERE, so callers may add `AND ...`).
+fn push_filter(builder: &mut QueryBuilder<'_, Postgres>, filter: &CaptureFilter) {
+    builder.push(" WHERE true");
+    if !filter.ids.is_empty() {
+        builder
+            .push(" AND id = ANY(")
+            .push_bind(filter.ids.clone())
+            .push(")");
+    }
+    if let Some(max_id) = filter.max_id {
+        builder.push(" AND id <= ").push_bind(max_id);
+    }
+    if !filter.verdicts.is_empty() {
+        let verdicts: Vec<String> = filter
+            .verdicts
+            .iter()
+            .map(|v| v.as_str().to_string())
+            .collect();
+        builder
+            .push(" AND verdict = ANY(")
+            .push_bind(verdicts)
+            .push(")");
+    }
+    let columns = [
+        ("event_type", &filter.event_type),
+        ("resource_type", &filter.resource_type),
+        ("subscription_id", &filter.subscription_id),
+    ];
+    for (column, value) in columns {
+        if let Some(value) = value {
+            builder
+                .push(format!(" AND {column} = "))
+                .push_bind(without_nul(value));
+        }
+    }
+    if let Some(since) = filter.since {
+        builder.push(" AND received_at >= ").push_bind(since);
+    }
+    if let Some(until) = filter.until {
+        builder.push(" AND received_at < ").push_bind(until);
+    }
+    if let Some(text) = &filter.text {
+        let text = without_nul(text);
+        builder
+            .push(" AND (search @@ plainto_tsquery('simple', ")
+            .push_bind(text.clone())
+            .push(") OR event_id = ")
+            .push_bind(text.clone())
+            .push(" OR subscription_id = ")
+            .push_bind(text)
+            .push(")");
+    }
+}
+
+fn decode(record: &[u8]) -> Result<Capture> {
+    serde_json::from_slice(record)
+        .map_err(|error| Error::Database(format!("a stored capture does not read: {error}")))
+}

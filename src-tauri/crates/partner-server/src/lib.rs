@@ -1,0 +1,40 @@
+//! `partner server`: a team's workspace on PostgreSQL (issue #50).
+//!
+//! One laptop's console keeps its captures, index and audit log to itself. A team server keeps
+//! them once for everyone: it takes the team's webhooks (judged by the local listener's own
+//! verdict, acknowledged once committed), holds the subscriptions' signing keys sealed with a
+//! server key, knows the members and their roles, and serves the workspace's calls over HTTP to
+//! every console that joins it, each call checked against the caller's role and each write
+//! audited under their name.
+//!
+//! - [`database`]: connecting, the embedded migrations, `init` (the first admin);
+//! - [`members`], [`tokens`], [`roles`], [`failed_logins`]: who calls, and what they may do;
+//! - [`server_key`], [`signing_keys`]: the secrets kept sealed in the database;
+//! - [`intake`], [`capture_writer`]: the webhook endpoint and its batched, durable commits;
+//! - [`captures`], [`notes`], [`audit`]: what the workspace answers;
+//! - [`live`]: what one server hears from the others (LISTEN/NOTIFY);
+//! - [`api`], [`server`]: the HTTP API and one running server.
+//!
+//! No Tauri here; the `partner` command's `server` subcommand drives it.
+
+pub mod api;
+pub mod audit;
+pub mod capture_writer;
+pub mod captures;
+pub mod database;
+pub mod error;
+pub mod failed_logins;
+pub mod intake;
+pub mod live;
+pub mod members;
+pub mod notes;
+pub mod roles;
+pub mod server;
+pub mod server_key;
+pub mod signing_keys;
+pub mod tokens;
+
+pub use error::{Error, Result};
+pub use members::Member;
+pub use roles::{Action, Role};
+pub use server::{start, RunningServer, ServerConfig};

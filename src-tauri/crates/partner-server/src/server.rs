@@ -1,0 +1,125 @@
+//! One team server: the webhook endpoint and the workspace API on one address, over the
+//! workspace's database. Servers keep nothing of their own (the captures, keys, members and
+//! notes are PostgreSQL's; each server's key cache and live feeds follow the database through
+//! LISTEN/NOTIFY), so any number run behind a load balancer and any of them may be killed.
+
+use crate::api::{self, Workspace};
+use crate::capture_writer::CaptureWriter;
+use crate::database;
+use crate::error::{Error, Result};
+use crate::failed_logins::FailedLogins;
+use crate::intake::{self, Intake, IntakeConfig};
+use crate::live::Live;
+use crate::signing_keys::WorkspaceKeys;
+use axum::routing::{any, get};
+use axum::{Json, Router};
+use partner_listener::JunkFlood;
+use partner_seal::DataKey;
+use sqlx::PgPool;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// How a server runs.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub addr: SocketAddr,
+    pub intake: IntakeConfig,
+    /// Junk stored in full per second before the rest is only counted (the listener's meter).
+    pub junk_rate: Option<u32>,
+}
+
+/// A server taking requests.
+#[derive(Debug)]
+pub struct RunningServer {
+    pub local_addr: SocketAddr,
+    shutdown: CancellationToken,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningServer {
+    /// The webhook endpoint's URL (plain HTTP: TLS is a reverse proxy's or the host's).
+    pub fn webhook_url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.local_addr)
+    }
+
+    /// Stops taking requests, lets those in flight finish, and returns.
+    pub async fn stop(self) -> Result<()> {
+        self.shutdown.cancel();
+        self.wait().await
+    }
+
+    /// Runs until stopped (or its listener fails).
+    pub async fn wait(self) -> Result<()> {
+        match self.task.await {
+            Ok(result) => result.map_err(|error| Error::Io(error.to_string())),
+            Err(error) => Err(Error::Io(error.to_string())),
+        }
+    }
+
+    /// A token that stops the server when cancelled (for a signal handler).
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+}
+
+/// Checks the database and starts serving on `config.addr`.
+pub async fn start(
+    pool: PgPool,
+    server_key: DataKey,
+    config: ServerConfig,
+) -> Result<RunningServer> {
+    database::check(&pool, &server_key).await?;
+    let keys = WorkspaceKeys::load(pool.clone(), Arc::new(server_key)).await?;
+    let live = Live::start(&pool, keys.clone()).await?;
+    let intake = Arc::new(Intake {
+        config: config.intake.clone(),
+        keys,
+        writer: CaptureWriter::start(pool.clone()),
+        flood: JunkFlood::new(config.junk_rate),
+    });
+    let shutdown = CancellationToken::new();
+    let workspace = Arc::new(Workspace {
+        pool,
+        live,
+        failed_logins: FailedLogins::default(),
+        shutdown: shutdown.clone(),
+    });
+    let webhooks = Router::new()
+        .route(&config.intake.path, any(intake::take))
+        .fallback(intake::take)
+        .with_state(intake);
+    let app = api::router(workspace)
+        .route("/api/{*rest}", any(unknown_call))
+        .route("/health", get(|| async { "ok\n" }))
+        .merge(webhooks);
+    let listener = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .map_err(|error| Error::Io(format!("{} could not be bound: {error}", config.addr)))?;
+    let local_addr = listener
+        .local_addr()
+        .map_err(|error| Error::Io(error.to_string()))?;
+    let stopped = shutdown.clone();
+    let task = tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(stopped.cancelled_owned())
+        .await
+    });
+    Ok(RunningServer {
+        local_addr,
+        shutdown,
+        task,
+    })
+}
+
+/// A path under `/api` that is no call: 404 in the API's shape, not a webhook capture.
+async fn unknown_call() -> (axum::http::StatusCode, Json<serde_json::Value>) {
+    (
+        axum::http::StatusCode::NOT_FOUND,
+        Json(serde_json::json!({"error": "not-found", "message": "no such workspace call"})),
+    )
+}

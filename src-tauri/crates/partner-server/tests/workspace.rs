@@ -1,0 +1,366 @@
+//! A team workspace over real HTTP on a real, throwaway PostgreSQL (partner-testkit): init,
+//! members and roles, signing keys, the webhook endpoint's durable acknowledgement, two
+//! servers on one database and the live feed between them, notes, the audit log.
+
+// Helpers of tests panic on failure like the tests themselves.
+#![allow(clippy::unwrap_used)]
+
+use futures::StreamExt as _;
+use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
+use partner_api::Secret;
+use partner_seal::DataKey;
+use partner_server::database::{self, Pool};
+use partner_server::intake::IntakeConfig;
+use partner_server::{members, signing_keys, Role, RunningServer, ServerConfig};
+use partner_testkit::postgres::Postgres;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+struct Team {
+    _pg: Postgres,
+    pool: Pool,
+    key: DataKey,
+    admin: String,
+}
+
+impl Team {
+    async fn new() -> Self {
+        let pg = tokio::task::spawn_blocking(Postgres::start)
+            .await
+            .unwrap()
+            .unwrap();
+        let url = pg.create_database("team").unwrap();
+        let pool = database::connect(&url, 8).await.unwrap();
+        let key = DataKey::generate();
+        let report = database::init(&pool, &key).await.unwrap();
+        let admin = report.admin_token.unwrap().expose().to_string();
+        Self {
+            _pg: pg,
+            pool,
+            key,
+            admin,
+        }
+    }
+
+    async fn server(&self) -> RunningServer {
+        partner_server::start(
+            self.pool.clone(),
+            DataKey::from_hex(&self.key.to_hex()).unwrap(),
+            ServerConfig {
+                addr: "127.0.0.1:0".parse().unwrap(),
+                intake: IntakeConfig::default(),
+                junk_rate: Some(20),
+            },
+        )
+        .await
+        .unwrap()
+    }
+
+    async fn member(&self, name: &str, role: Role) -> String {
+        members::add(&self.pool, name, role, Some("test"))
+            .await
+            .unwrap()
+            .expose()
+            .to_string()
+    }
+}
+
+fn notification(event_id: &str) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "eventId": event_id,
+        "eventType": "TransactionCreated",
+        "resourceType": "transaction",
+        "resourceId": "t-1",
+        "meta": {"resourceType": "transaction"}
+    }))
+    .unwrap()
+}
+
+async fn deliver(server: &RunningServer, subscription: &str, key: &str, body: &[u8]) -> u16 {
+    reqwest::Client::new()
+        .post(server.webhook_url("/webhooks"))
+        .header(SIGNATURE_HEADER, sign(key.as_bytes(), body))
+        .header(SUBSCRIPTION_HEADER, subscription)
+        .header("content-type", "application/json")
+        .body(body.to_vec())
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+async fn call(
+    server: &RunningServer,
+    token: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let url = format!("http://{}{path}", server.local_addr);
+    let client = reqwest::Client::new();
+    let request = match body {
+        Some(body) => client.post(url).json(&body),
+        None => client.get(url),
+    };
+    let response = request.bearer_auth(token).send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+fn page_query() -> Value {
+    json!({"filter": {}, "grouping": "everyAttempt", "offset": 0, "limit": 50, "count": "upToCap"})
+}
+
+#[tokio::test]
+async fn init_run_again_changes_nothing_and_makes_no_second_admin() {
+    let team = Team::new().await;
+    let again = database::init(&team.pool, &team.key).await.unwrap();
+    assert!(again.applied.is_empty());
+    assert!(again.admin_token.is_none());
+    let admins = members::list(&team.pool).await.unwrap();
+    assert_eq!(admins.len(), 1);
+    let other = DataKey::generate();
+    let error = database::init(&team.pool, &other)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("is not the workspace's"), "{error}");
+}
+
+#[tokio::test]
+async fn a_signed_notification_is_acknowledged_once_committed_and_attempts_are_counted() {
+    let team = Team::new().await;
+    signing_keys::set(&team.pool, &team.key, "sub-1", &Secret::new("whsec-one"))
+        .await
+        .unwrap();
+    let server = team.server().await;
+    assert_eq!(
+        deliver(&server, "sub-1", "whsec-one", &notification("e-1")).await,
+        200
+    );
+    assert_eq!(
+        deliver(&server, "sub-1", "whsec-one", &notification("e-1")).await,
+        200
+    );
+    assert_eq!(
+        deliver(&server, "sub-1", "wrong-key", &notification("e-2")).await,
+        401
+    );
+    assert_eq!(
+        deliver(&server, "sub-9", "whsec-one", &notification("e-3")).await,
+        401
+    );
+    // A new event type the spec does not show, validly signed, is taken (issue #46).
+    let novel =
+        serde_json::to_vec(&json!({"eventId": "e-4", "eventType": "SomethingNew"})).unwrap();
+    assert_eq!(deliver(&server, "sub-1", "whsec-one", &novel).await, 200);
+
+    let (status, page) = call(
+        &server,
+        &team.admin,
+        "/api/v1/captures/page",
+        Some(page_query()),
+    )
+    .await;
+    assert_eq!(status, 200, "{page}");
+    let items = page["items"].as_array().unwrap();
+    let verdicts: Vec<(&str, u64)> = items
+        .iter()
+        .map(|c| {
+            (
+                c["verdict"].as_str().unwrap(),
+                c["attempt"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("valid", 1),
+            ("unknown-subscription", 1),
+            ("invalid-signature", 1),
+            ("valid", 2),
+            ("valid", 1)
+        ]
+    );
+    assert_eq!(page["total"], 5);
+    // The body is kept exactly, and the search finds a word of it.
+    let search = json!({"filter": {"text": "SomethingNew"}, "grouping": "everyAttempt", "offset": 0, "limit": 50, "count": "upToCap"});
+    let (_, found) = call(&server, &team.admin, "/api/v1/captures/page", Some(search)).await;
+    assert_eq!(found["total"], 1);
+    // A junk request on another path is captured as such, not taken for a call.
+    let junk = reqwest::get(format!("http://{}/wp-login.php", server.local_addr))
+        .await
+        .unwrap();
+    assert_eq!(junk.status(), 404);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn each_role_is_refused_what_it_may_not_do_named_and_audited() {
+    let team = Team::new().await;
+    let server = team.server().await;
+    let viewer = team.member("vera", Role::Viewer).await;
+    let support = team.member("sam", Role::Support).await;
+    let developer = team.member("dev", Role::Developer).await;
+    let clear = json!({"filter": {}});
+
+    let (status, refusal) = call(
+        &server,
+        &viewer,
+        "/api/v1/captures/clear",
+        Some(clear.clone()),
+    )
+    .await;
+    assert_eq!(status, 403);
+    assert_eq!(refusal["role"], "viewer");
+    assert_eq!(refusal["needs"], "developer");
+    assert_eq!(
+        refusal["message"],
+        "a viewer may not clear captures: it takes the developer role"
+    );
+    let (status, _) = call(
+        &server,
+        &support,
+        "/api/v1/captures/clear",
+        Some(clear.clone()),
+    )
+    .await;
+    assert_eq!(status, 403);
+    let (status, cleared) = call(&server, &developer, "/api/v1/captures/clear", Some(clear)).await;
+    assert_eq!(status, 200, "{cleared}");
+
+    let note = json!({"targetKind": "transaction", "targetId": "t-1", "text": "called the lender"});
+    let (status, _) = call(&server, &viewer, "/api/v1/notes", Some(note.clone())).await;
+    assert_eq!(status, 403);
+    let (status, written) = call(&server, &support, "/api/v1/notes", Some(note)).await;
+    assert_eq!(status, 201, "{written}");
+    // A note written by one member is seen by another, with its author.
+    let (_, notes) = call(
+        &server,
+        &viewer,
+        "/api/v1/notes?targetKind=transaction&targetId=t-1",
+        None,
+    )
+    .await;
+    assert_eq!(notes[0]["author"], "sam");
+    assert_eq!(notes[0]["text"], "called the lender");
+
+    let (status, made) = call(
+        &server,
+        &developer,
+        "/api/v1/members",
+        Some(json!({"name": "x", "role": "admin"})),
+    )
+    .await;
+    assert_eq!((status, made["needs"].as_str()), (403, Some("admin")));
+
+    let (_, audit) = call(&server, &viewer, "/api/v1/audit", None).await;
+    let lines: Vec<String> = audit
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|e| {
+            format!(
+                "{} {} {}",
+                e["member"].as_str().unwrap(),
+                e["action"].as_str().unwrap(),
+                e["outcome"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "vera clear refused",
+            "sam clear refused",
+            "dev clear done",
+            "vera write-note refused",
+            "sam write-note done",
+            "dev manage-members refused"
+        ]
+    );
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn bad_tokens_bad_bodies_and_unknown_calls_are_the_callers_mistakes() {
+    let team = Team::new().await;
+    let server = team.server().await;
+    let (status, body) = call(&server, "pcw_not-a-token", "/api/v1/me", None).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (401, Some("unauthorized"))
+    );
+    let response = reqwest::Client::new()
+        .post(format!("http://{}/api/v1/captures/page", server.local_addr))
+        .bearer_auth(&team.admin)
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
+    let (status, _) = call(&server, &team.admin, "/api/v1/nothing-here", None).await;
+    assert_eq!(status, 404);
+    // Failed logins from one address are limited; the limit holds a good token back too.
+    for _ in 0..10 {
+        call(&server, "pcw_wrong", "/api/v1/me", None).await;
+    }
+    let (status, body) = call(&server, &team.admin, "/api/v1/me", None).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (429, Some("too-many-failed-logins"))
+    );
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_capture_taken_by_one_server_reaches_a_live_feed_on_another_within_a_second() {
+    let team = Team::new().await;
+    signing_keys::set(&team.pool, &team.key, "sub-1", &Secret::new("whsec-one"))
+        .await
+        .unwrap();
+    let (a, b) = (team.server().await, team.server().await);
+    let viewer = team.member("vera", Role::Viewer).await;
+    let feed = reqwest::Client::new()
+        .get(format!("http://{}/api/v1/captures/live", b.local_addr))
+        .bearer_auth(&viewer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(feed.status(), 200);
+    let mut events = feed.bytes_stream();
+    // A key set through one server verifies on the other (NOTIFY partner_keys).
+    signing_keys::set(&team.pool, &team.key, "sub-2", &Secret::new("whsec-two"))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let sent = Instant::now();
+    assert_eq!(
+        deliver(&a, "sub-2", "whsec-two", &notification("e-live")).await,
+        200
+    );
+    let mut seen = String::new();
+    while !seen.contains("e-live") {
+        let chunk = tokio::time::timeout(Duration::from_secs(5), events.next())
+            .await
+            .expect("the live feed on server B said nothing")
+            .unwrap()
+            .unwrap();
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let took = sent.elapsed();
+    assert!(
+        took < Duration::from_secs(1),
+        "server B's feed took {took:?}"
+    );
+    assert!(seen.contains("event: capture"), "{seen}");
+    // Stopping ends the open feed rather than waiting on it.
+    tokio::time::timeout(Duration::from_secs(5), b.stop())
+        .await
+        .expect("server B waited on its live feed")
+        .unwrap();
+    drop(events);
+}
