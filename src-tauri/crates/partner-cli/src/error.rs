@@ -20,6 +20,13 @@ pub enum CliError {
     Local(#[from] partner_local::Error),
     #[error(transparent)]
     Index(#[from] partner_index::Error),
+    /// `partner server`: the workspace's database, members, keys or server.
+    #[error(transparent)]
+    Server(#[from] partner_server::Error),
+    /// A call to the team workspace (`PARTNER_WORKSPACE`) refused or failed; the message is the
+    /// workspace's own (a role's refusal names the role).
+    #[error("the workspace: {message}")]
+    Workspace { message: String, status: u8 },
     /// Stopped by Ctrl-C or SIGTERM before the end; what was found so far was printed.
     #[error("interrupted")]
     Cancelled,
@@ -126,6 +133,19 @@ impl CliError {
                 | partner_index::Error::Sqlite(_)
                 | partner_index::Error::Corrupt(_) => 4,
             },
+            CliError::Server(error) => {
+                use partner_server::Error;
+                match error {
+                    Error::Forbidden { .. }
+                    | Error::Unauthorized
+                    | Error::TooManyFailedLogins(_)
+                    | Error::NotFound(_) => 1,
+                    Error::Invalid(_) | Error::NotInitialised => 2,
+                    Error::Database(_) => 3,
+                    Error::Migration(_) | Error::ServerKey(_) | Error::Io(_) => 4,
+                }
+            }
+            CliError::Workspace { status, .. } => *status,
             CliError::Cancelled => 130,
             CliError::Bind { .. }
             | CliError::Sandbox(_)

@@ -78,6 +78,9 @@ enum Command {
     /// The audit log: every write (respond, create or change a product, subscribe, rotate,
     /// delete) the app and this command sent or refused, with the service's answer.
     Audit(commands::audit::Args),
+    /// A team's workspace on PostgreSQL: create it, add members, set signing keys, run servers
+    /// (the team's webhook endpoint and the API consoles join with PARTNER_WORKSPACE).
+    Server(commands::server::Args),
     /// Print the partner-console:// link the desktop app opens for a transaction, an event or
     /// a product on a saved connection (--connection NAME) or the embedded sandbox.
     Link(commands::link::Args),
@@ -140,6 +143,7 @@ async fn main() -> ExitCode {
         Command::Doctor(args) => commands::doctor::run(args).await,
         Command::Connections(args) => commands::connections::run(args).await,
         Command::Audit(args) => commands::audit::run(args),
+        Command::Server(args) => commands::server::run(args).await,
         Command::Link(args) => commands::link::run(args),
         Command::Version(args) => commands::version::run(args, VERSION).await,
         Command::Completions(args) => commands::docs::completions::<Cli>(args),

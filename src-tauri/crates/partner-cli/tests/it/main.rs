@@ -18,6 +18,7 @@ mod network;
 mod other_service;
 mod replay;
 mod sandbox;
+mod server;
 mod version;
 
 use partner_testkit::OtherService;

@@ -1,12 +1,14 @@
 //! `partner listen captures`: a page of captures, newest first, with the desktop inspector's
 //! filters and search, answered by the store (`StoreReader::page`); a table, or one JSON object
-//! a line with the fields of `partner listen --json`. Reads the store only.
+//! a line with the fields of `partner listen --json`. Reads the store only; with
+//! `PARTNER_WORKSPACE` set, the team workspace's captures instead (`commands::workspace`).
 
 use super::printer::capture_json;
 use crate::commands::store_args::{invalid, store_path, FilterArgs};
+use crate::commands::workspace::Workspace;
 use crate::error::{CliError, Result};
 use clap::Args as ClapArgs;
-use partner_listener::{CaptureQuery, Grouping, HitCount, MAX_PAGE_LIMIT};
+use partner_listener::{CapturePage, CaptureQuery, Grouping, HitCount, MAX_PAGE_LIMIT};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -32,8 +34,9 @@ pub struct CapturesArgs {
     pub json: bool,
 }
 
-/// `partner listen captures`: a page of the store, read only.
-pub fn run(args: CapturesArgs) -> Result<()> {
+/// `partner listen captures`: a page of the store, read only; or of the team workspace, when
+/// `PARTNER_WORKSPACE` names one (`--db` then has no say).
+pub async fn run(args: CapturesArgs) -> Result<()> {
     if args.limit > MAX_PAGE_LIMIT {
         return Err(invalid(format!(
             "--limit {} is over the most one page lists ({MAX_PAGE_LIMIT}); page with --offset",
@@ -51,8 +54,10 @@ pub fn run(args: CapturesArgs) -> Result<()> {
         limit: args.limit,
         count: HitCount::UpToCap,
     };
-    let store = crate::commands::store_args::open_reader(store_path(args.db)?)?;
-    let page = store.page(&query)?;
+    let page: CapturePage = match Workspace::from_env()? {
+        Some(workspace) => workspace.post("/api/v1/captures/page", &query).await?,
+        None => crate::commands::store_args::open_reader(store_path(args.db)?)?.page(&query)?,
+    };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {
         for row in &page.items {

@@ -3,8 +3,10 @@
 //! with it, it deletes as the store's writer.
 
 use crate::commands::store_args::{open_writer, store_path, FilterArgs};
+use crate::commands::workspace::Workspace;
 use crate::error::Result;
 use clap::Args as ClapArgs;
+use partner_listener::{CaptureFilter, CapturePage, CaptureQuery, Grouping, HitCount};
 use std::path::PathBuf;
 
 #[derive(Debug, ClapArgs)]
@@ -26,6 +28,9 @@ const HOLDER_CLEAR: &str = "partner listen clear";
 /// `--yes`, through the store's writer (so it needs the writer lock).
 pub async fn run(args: ClearArgs) -> Result<()> {
     let filter = args.filter.filter()?;
+    if let Some(workspace) = Workspace::from_env()? {
+        return clear_workspace(&workspace, &args, filter).await;
+    }
     let db = store_path(args.db)?;
     let which = args.filter.describe();
     if !args.yes {
@@ -43,5 +48,49 @@ pub async fn run(args: ClearArgs) -> Result<()> {
     crate::commands::render::print_line(format_args!(
         "deleted {deleted} {which} from {}",
         db.display()
+    ))
+}
+
+/// The same on the team workspace (`PARTNER_WORKSPACE`): counted as a read, deleted by the
+/// workspace as the member (a role that may not clear is refused there, named, and audited).
+async fn clear_workspace(
+    workspace: &Workspace,
+    args: &ClearArgs,
+    filter: CaptureFilter,
+) -> Result<()> {
+    let which = args.filter.describe();
+    if !args.yes {
+        let query = CaptureQuery {
+            filter,
+            grouping: Grouping::EveryAttempt,
+            offset: 0,
+            limit: 0,
+            count: HitCount::UpToCap,
+        };
+        let page: CapturePage = workspace.post("/api/v1/captures/page", &query).await?;
+        let count = if page.total_capped {
+            format!("{}+", page.total)
+        } else {
+            page.total.to_string()
+        };
+        return crate::commands::render::print_line(format_args!(
+            "would delete {count} {which} from the workspace {}; run again with --yes to delete them",
+            workspace.describe()
+        ));
+    }
+    #[derive(serde::Deserialize)]
+    struct Cleared {
+        cleared: u64,
+    }
+    let cleared: Cleared = workspace
+        .post(
+            "/api/v1/captures/clear",
+            &serde_json::json!({ "filter": filter }),
+        )
+        .await?;
+    crate::commands::render::print_line(format_args!(
+        "deleted {} {which} from the workspace {}",
+        cleared.cleared,
+        workspace.describe()
     ))
 }

@@ -26,7 +26,7 @@ pub mod missed;
 mod printer;
 mod replay;
 mod runs;
-mod serve;
+pub mod serve;
 
 use crate::commands::store_args::default_db;
 use crate::error::Result;
@@ -81,7 +81,7 @@ pub async fn run(args: Args) -> Result<()> {
         Some(Action::Export(export_args)) => export::run(*export_args),
         Some(Action::Import(import_args)) => import::run(import_args).await,
         Some(Action::Clear(clear_args)) => clear::run(clear_args).await,
-        Some(Action::Captures(captures_args)) => captures::run(captures_args),
+        Some(Action::Captures(captures_args)) => captures::run(captures_args).await,
         Some(Action::Missed(mut missed_args)) => {
             let db = match missed_args.db.take() {
                 Some(db) => db,
