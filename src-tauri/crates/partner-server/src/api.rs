@@ -343,59 +343,87 @@ struct LiveRequest {
 }
 
 /// The live feed: every capture committed by any server of the workspace, as Server-Sent
-/// Events (`event: capture`, `id:` the capture's id, the data its JSON), in id order.
+/// Events (`event: capture`, `id:` the capture's id, the data its JSON), in id order, from
+/// `after` (default: from now). Subscribed before the catch-up is read, so nothing falls
+/// between the two; a feed that lags behind the server's buffer reads the gap from the
+/// database.
 async fn live(
     State(ws): State<Arc<Workspace>>,
     caller: Caller,
     Query(request): Query<LiveRequest>,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     caller.may(&ws, Action::Read, "captures").await?;
-    let start = match request.after {
+    let heard = ws.live.subscribe();
+    let last = match request.after {
         Some(after) => after,
         None => captures::newest_id(&ws.pool).await?,
     };
-    let state = (
-        ws.pool.clone(),
-        ws.live.newest(),
-        start,
-        VecDeque::<Capture>::new(),
-    );
-    let shutdown = ws.shutdown.clone();
-    let stream = futures::stream::unfold(state, move |(pool, mut newest, mut last, mut queue)| {
-        let shutdown = shutdown.clone();
-        async move {
-            loop {
-                if let Some(capture) = queue.pop_front() {
-                    let event = Event::default()
-                        .event("capture")
-                        .id(capture.id.to_string())
-                        .json_data(&capture)
-                        .unwrap_or_else(|_| Event::default().comment("unreadable capture"));
-                    return Some((Ok(event), (pool, newest, last, queue)));
-                }
-                if *newest.borrow_and_update() > last {
-                    match captures::after(&pool, last, 500).await {
-                        Ok(found) => {
-                            if let Some(newest_found) = found.last() {
-                                last = newest_found.id;
-                            }
-                            queue.extend(found);
-                            if !queue.is_empty() {
-                                continue;
-                            }
-                        }
-                        Err(error) => tracing::warn!(%error, "a live feed's read"),
-                    }
-                }
-                tokio::select! {
-                    changed = newest.changed() => if changed.is_err() { return None },
-                    () = shutdown.cancelled() => return None,
-                    () = tokio::time::sleep(Duration::from_secs(1)) => {}
-                }
-            }
-        }
+    let feed = Feed {
+        pool: ws.pool.clone(),
+        heard,
+        last,
+        queue: VecDeque::new(),
+        shutdown: ws.shutdown.clone(),
+        catching_up: request.after.is_some(),
+    };
+    let stream = futures::stream::unfold(feed, |mut feed| async move {
+        let capture = feed.next().await?;
+        let event = Event::default()
+            .event("capture")
+            .id(capture.id.to_string())
+            .json_data(&*capture)
+            .unwrap_or_else(|_| Event::default().comment("unreadable capture"));
+        Some((Ok(event), feed))
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// One console's live feed: what the server hears, after what it has sent.
+struct Feed {
+    pool: PgPool,
+    heard: tokio::sync::broadcast::Receiver<Arc<Capture>>,
+    /// The id of the last capture sent.
+    last: i64,
+    queue: VecDeque<Arc<Capture>>,
+    shutdown: tokio_util::sync::CancellationToken,
+    /// Read from the database before listening (a start `after` an id, or a lag).
+    catching_up: bool,
+}
+
+impl Feed {
+    /// The next capture to send; `None` when the server stops.
+    async fn next(&mut self) -> Option<Arc<Capture>> {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            if let Some(capture) = self.queue.pop_front() {
+                self.last = capture.id;
+                return Some(capture);
+            }
+            if self.catching_up {
+                match captures::after(&self.pool, self.last, 500).await {
+                    Ok(found) if !found.is_empty() => {
+                        self.queue.extend(found.into_iter().map(Arc::new));
+                        continue;
+                    }
+                    Ok(_) => self.catching_up = false,
+                    Err(error) => {
+                        tracing::warn!(%error, "a live feed's catch-up");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        continue;
+                    }
+                }
+            }
+            tokio::select! {
+                heard = self.heard.recv() => match heard {
+                    Ok(capture) if capture.id > self.last => self.queue.push_back(capture),
+                    Ok(_) => {}
+                    Err(RecvError::Lagged(_)) => self.catching_up = true,
+                    Err(RecvError::Closed) => return None,
+                },
+                () = self.shutdown.cancelled() => return None,
+            }
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]

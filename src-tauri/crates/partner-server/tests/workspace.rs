@@ -364,3 +364,85 @@ async fn a_capture_taken_by_one_server_reaches_a_live_feed_on_another_within_a_s
         .unwrap();
     drop(events);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn twenty_live_feeds_each_get_every_capture_of_a_stream_offered_at_a_thousand_a_second() {
+    const FEEDS: usize = 20;
+    const SECONDS: u64 = 2;
+    const RATE: u64 = 1000;
+    let team = Team::new().await;
+    signing_keys::set(&team.pool, &team.key, "sub-1", &Secret::new("whsec-one"))
+        .await
+        .unwrap();
+    let server = team.server().await;
+    let viewer = team.member("vera", Role::Viewer).await;
+    let mut feeds = Vec::new();
+    for _ in 0..FEEDS {
+        let response = reqwest::Client::new()
+            .get(format!("http://{}/api/v1/captures/live", server.local_addr))
+            .bearer_auth(&viewer)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        feeds.push(tokio::spawn(async move {
+            let mut events = response.bytes_stream();
+            let mut text = String::new();
+            let mut seen = 0;
+            let total = (SECONDS * RATE) as usize;
+            while seen < total {
+                match tokio::time::timeout(Duration::from_secs(10), events.next()).await {
+                    Ok(Some(Ok(chunk))) => {
+                        text.push_str(&String::from_utf8_lossy(&chunk));
+                        // Count whole events only.
+                        while let Some(end) = text.find("\n\n") {
+                            if text[..end].contains("event: capture") {
+                                seen += 1;
+                            }
+                            text.drain(..end + 2);
+                        }
+                    }
+                    _ => break,
+                }
+            }
+            seen
+        }));
+    }
+    // A thousand a second, paced in slices of 10 ms, each slice's ten sent at once.
+    let client = reqwest::Client::new();
+    let url = server.webhook_url("/webhooks");
+    let started = Instant::now();
+    let mut sent = Vec::new();
+    for slice in 0..(SECONDS * RATE / 10) {
+        let due = started + Duration::from_millis(slice * 10);
+        tokio::time::sleep_until(due.into()).await;
+        for n in 0..10 {
+            let (client, url) = (client.clone(), url.clone());
+            sent.push(tokio::spawn(async move {
+                let body = notification(&format!("e-{slice}-{n}"));
+                client
+                    .post(url)
+                    .header(SIGNATURE_HEADER, sign(b"whsec-one", &body))
+                    .header(SUBSCRIPTION_HEADER, "sub-1")
+                    .body(body)
+                    .send()
+                    .await
+                    .map(|r| r.status().as_u16())
+                    .unwrap_or(0)
+            }));
+        }
+    }
+    let mut acknowledged = 0;
+    for send in sent {
+        if send.await.unwrap() == 200 {
+            acknowledged += 1;
+        }
+    }
+    let took = started.elapsed();
+    assert_eq!(acknowledged, SECONDS * RATE, "acknowledged in {took:?}");
+    for feed in feeds {
+        assert_eq!(feed.await.unwrap(), (SECONDS * RATE) as usize);
+    }
+    eprintln!("{acknowledged} acknowledged in {took:?}; {FEEDS} feeds got every one");
+    server.stop().await.unwrap();
+}

@@ -52,6 +52,11 @@ fn token(out: &str) -> String {
 }
 
 fn run_server(home: &Path, database: &str) -> (Child, String) {
+    run_server_logging(home, database, Stdio::null())
+}
+
+/// `partner server run`, logging everything (trace) to `log`.
+fn run_server_logging(home: &Path, database: &str, log: Stdio) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_partner"))
         .args([
             "server",
@@ -63,8 +68,9 @@ fn run_server(home: &Path, database: &str) -> (Child, String) {
         ])
         .env("HOME", home)
         .env("PARTNER_SERVER_KEY_FILE", home.join("server.key"))
+        .env("RUST_LOG", "trace")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .unwrap();
     let mut first = String::new();
@@ -243,4 +249,264 @@ async fn a_team_server_run_from_the_commands_and_a_console_joined_to_it() {
     assert_eq!(no_token.status.code(), Some(2));
     server.kill().unwrap();
     server.wait().unwrap();
+}
+
+#[tokio::test]
+async fn a_server_killed_under_load_loses_no_acknowledged_capture() {
+    let pg = tokio::task::spawn_blocking(Postgres::start)
+        .await
+        .unwrap()
+        .unwrap();
+    let database = pg.create_database("team").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let admin = token(&stdout(&partner(
+        home,
+        &["server", "init", "--database", &database],
+        &[],
+        None,
+    )));
+    stdout(&partner(
+        home,
+        &[
+            "server",
+            "key",
+            "set",
+            "sub-1",
+            "--key-stdin",
+            "--database",
+            &database,
+        ],
+        &[],
+        Some("whsec-team\n"),
+    ));
+    let (mut server, url) = run_server(home, &database);
+
+    // Eight senders deliver as fast as they are answered; the server is killed -9 mid-stream.
+    let acknowledged = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let mut senders = Vec::new();
+    for sender in 0..8 {
+        let (url, acknowledged) = (url.clone(), acknowledged.clone());
+        senders.push(tokio::spawn(async move {
+            let client = reqwest::Client::new();
+            for n in 0.. {
+                let event_id = format!("e-{sender}-{n}");
+                let body =
+                    format!(r#"{{"eventId":"{event_id}","eventType":"TransactionCreated"}}"#);
+                let sent = client
+                    .post(&url)
+                    .header(SIGNATURE_HEADER, sign(b"whsec-team", body.as_bytes()))
+                    .header(SUBSCRIPTION_HEADER, "sub-1")
+                    .body(body)
+                    .send()
+                    .await;
+                match sent {
+                    Ok(response) if response.status() == 200 => {
+                        acknowledged.lock().unwrap().push(event_id)
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    server.kill().unwrap(); // SIGKILL on Unix
+    server.wait().unwrap();
+    for sender in senders {
+        sender.await.unwrap();
+    }
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert!(
+        acknowledged.len() > 50,
+        "only {} acknowledged",
+        acknowledged.len()
+    );
+
+    // Every acknowledged notification is in the workspace, read through a new server.
+    let (mut second, url) = run_server(home, &database);
+    let workspace = url.trim_end_matches("/webhooks").to_string();
+    let env = [
+        ("PARTNER_WORKSPACE", workspace.as_str()),
+        ("PARTNER_WORKSPACE_TOKEN", admin.as_str()),
+    ];
+    let mut stored = std::collections::HashSet::new();
+    let mut offset = 0;
+    loop {
+        let page = stdout(&partner(
+            home,
+            &[
+                "listen",
+                "captures",
+                "--json",
+                "--limit",
+                "1000",
+                "--offset",
+                &offset.to_string(),
+            ],
+            &env,
+            None,
+        ));
+        let lines: Vec<serde_json::Value> = page
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if lines.is_empty() {
+            break;
+        }
+        offset += lines.len();
+        stored.extend(
+            lines
+                .iter()
+                .map(|c| c["eventId"].as_str().unwrap().to_string()),
+        );
+    }
+    let lost: Vec<&String> = acknowledged
+        .iter()
+        .filter(|e| !stored.contains(*e))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{} of {} acknowledged were lost: {lost:?}",
+        lost.len(),
+        acknowledged.len()
+    );
+    second.kill().unwrap();
+    second.wait().unwrap();
+}
+
+#[tokio::test]
+async fn no_secret_in_any_answer_log_output_or_the_database() {
+    use partner_testkit::leaks::assert_no_secret;
+    let pg = tokio::task::spawn_blocking(Postgres::start)
+        .await
+        .unwrap()
+        .unwrap();
+    let database = pg.create_database("team").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let signing_key = "whsec-never-shown-7f3a9c";
+    let init = partner(
+        home,
+        &["server", "init", "--database", &database],
+        &[],
+        None,
+    );
+    let admin = token(&stdout(&init));
+    let add = partner(
+        home,
+        &[
+            "server",
+            "member",
+            "add",
+            "vera",
+            "--role",
+            "viewer",
+            "--database",
+            &database,
+        ],
+        &[],
+        None,
+    );
+    let viewer = token(&stdout(&add));
+    let set = partner(
+        home,
+        &[
+            "server",
+            "key",
+            "set",
+            "sub-1",
+            "--key-stdin",
+            "--database",
+            &database,
+        ],
+        &[],
+        Some(signing_key),
+    );
+    stdout(&set);
+    let log_path = home.join("server.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let (mut server, url) = run_server_logging(home, &database, Stdio::from(log));
+
+    let client = reqwest::Client::new();
+    let base = url.trim_end_matches("/webhooks").to_string();
+    let mut answers = String::new();
+    let body = br#"{"eventId":"e-1","eventType":"TransactionCreated"}"#;
+    for key in [signing_key, "a-wrong-key"] {
+        let response = client
+            .post(&url)
+            .header(SIGNATURE_HEADER, sign(key.as_bytes(), body))
+            .header(SUBSCRIPTION_HEADER, "sub-1")
+            .body(body.to_vec())
+            .send()
+            .await
+            .unwrap();
+        answers.push_str(&response.text().await.unwrap());
+    }
+    let page = serde_json::json!({"filter": {}, "grouping": "everyAttempt", "offset": 0, "limit": 50, "count": "upToCap"});
+    for (token, path, body) in [
+        (admin.as_str(), "/api/v1/captures/page", Some(page.clone())),
+        (admin.as_str(), "/api/v1/members", None),
+        (admin.as_str(), "/api/v1/audit", None),
+        (
+            viewer.as_str(),
+            "/api/v1/captures/clear",
+            Some(serde_json::json!({"filter": {}})),
+        ),
+        ("pcw_wrong", "/api/v1/me", None),
+        (
+            admin.as_str(),
+            "/api/v1/captures/page",
+            Some(serde_json::json!({"limit": "x"})),
+        ),
+    ] {
+        let request = match body {
+            Some(body) => client.post(format!("{base}{path}")).json(&body),
+            None => client.get(format!("{base}{path}")),
+        };
+        let response = request.bearer_auth(token).send().await.unwrap();
+        answers.push_str(&format!("{:?}", response.headers()));
+        answers.push_str(&response.text().await.unwrap());
+    }
+    assert!(
+        answers.contains("a viewer may not clear captures"),
+        "{answers}"
+    );
+    server.kill().unwrap();
+    server.wait().unwrap();
+
+    let dump = Command::new("pg_dump")
+        .args(["--dbname", &database])
+        .output()
+        .unwrap();
+    assert!(
+        dump.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dump.stderr)
+    );
+    let texts = [
+        (
+            "the commands' output",
+            format!("{:?}{:?}{:?}", init, add, set),
+        ),
+        (
+            "the server's log",
+            std::fs::read_to_string(&log_path).unwrap(),
+        ),
+        ("the workspace's answers", answers),
+        (
+            "a dump of the database",
+            String::from_utf8_lossy(&dump.stdout).into_owned(),
+        ),
+    ];
+    for (what, text) in &texts {
+        assert_no_secret(what, text, "the signing key", signing_key);
+        // The tokens are shown once, to whoever made them: in the commands' own output only.
+        if *what != "the commands' output" {
+            assert_no_secret(what, text, "the admin's token", &admin);
+            assert_no_secret(what, text, "the viewer's token", &viewer);
+        }
+    }
+    // The dump is real: it holds the sealed key's row and the captures.
+    assert!(texts[3].1.contains("sub-1") && texts[3].1.contains("e-1"));
 }
