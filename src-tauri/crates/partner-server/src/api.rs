@@ -40,6 +40,9 @@ pub struct Workspace {
     pub pool: PgPool,
     pub live: Live,
     pub failed_logins: FailedLogins,
+    /// The signing keys (a replay re-signs nothing, but sends through the listener's own
+    /// outbound path, which asks for them).
+    pub keys: crate::signing_keys::WorkspaceKeys,
     /// Cancelled when the server stops: live feeds end, so a graceful stop does not wait on
     /// them forever.
     pub shutdown: tokio_util::sync::CancellationToken,
@@ -54,6 +57,7 @@ pub fn router(workspace: Arc<Workspace>) -> Router {
         .route("/api/v1/captures/clear", post(clear))
         .route("/api/v1/captures/live", get(live))
         .route("/api/v1/captures/{id}", get(capture))
+        .route("/api/v1/captures/{id}/replay", post(replay))
         .route("/api/v1/notes", get(list_notes).post(add_note))
         .route("/api/v1/audit", get(audit_log))
         .with_state(workspace)
@@ -305,6 +309,55 @@ async fn capture(
         .await?
         .map(Json)
         .ok_or_else(|| Error::NotFound(format!("capture {id}")).into())
+}
+
+#[derive(Debug, Deserialize)]
+struct ReplayRequest {
+    /// Where to send the capture again: an absolute http(s) URL (the team's app, or this
+    /// workspace's own `/webhooks`).
+    to: String,
+}
+
+/// Sends a capture again, exactly as it arrived (hop headers aside, `Svc-Replay: 1` added), as
+/// the local listener's replay does, through the same code (`partner_listener::outbound`); the
+/// answer is the outbound record (status, headers, body kept, time, or the error).
+async fn replay(
+    State(ws): State<Arc<Workspace>>,
+    caller: Caller,
+    Path(id): Path<i64>,
+    Body(request): Body<ReplayRequest>,
+) -> ApiResult<Json<partner_listener::OutboundRecord>> {
+    use partner_listener::outbound;
+    let target = format!("capture {id}");
+    caller.may(&ws, Action::Replay, &target).await?;
+    let url = outbound::parse_target(request.to.trim())
+        .map_err(|error| Error::Invalid(error.to_string()))?;
+    let capture = captures::get(&ws.pool, id)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("capture {id}")))?;
+    let (headers, body) = outbound::outbound_request(
+        &capture,
+        partner_listener::OutboundKind::Replay,
+        None,
+        &ws.keys,
+    )
+    .map_err(|error| Error::Invalid(error.to_string()))?;
+    let record = outbound::send(
+        &outbound::http_client(),
+        id,
+        partner_listener::OutboundKind::Replay,
+        &url,
+        headers,
+        body,
+    )
+    .await;
+    let outcome = match (record.status, &record.error) {
+        (Some(status), _) => format!("to {url}: {status}"),
+        (None, Some(error)) => format!("to {url}: {error}"),
+        (None, None) => format!("to {url}"),
+    };
+    caller.done(&ws, Action::Replay, &target, &outcome).await?;
+    Ok(Json(record))
 }
 
 #[derive(Debug, Deserialize)]

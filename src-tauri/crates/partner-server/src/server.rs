@@ -75,7 +75,7 @@ pub async fn start(
     let live = Live::start(&pool, keys.clone()).await?;
     let intake = Arc::new(Intake {
         config: config.intake.clone(),
-        keys,
+        keys: keys.clone(),
         writer: CaptureWriter::start(pool.clone()),
         flood: JunkFlood::new(config.junk_rate),
     });
@@ -84,6 +84,7 @@ pub async fn start(
         pool,
         live,
         failed_logins: FailedLogins::default(),
+        keys,
         shutdown: shutdown.clone(),
     });
     let webhooks = Router::new()

@@ -446,3 +446,76 @@ async fn twenty_live_feeds_each_get_every_capture_of_a_stream_offered_at_a_thous
     eprintln!("{acknowledged} acknowledged in {took:?}; {FEEDS} feeds got every one");
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_viewers_replay_is_refused_and_recorded_and_a_developers_arrives_marked_as_a_replay() {
+    let team = Team::new().await;
+    signing_keys::set(&team.pool, &team.key, "sub-1", &Secret::new("whsec-one"))
+        .await
+        .unwrap();
+    let server = team.server().await;
+    let viewer = team.member("vera", Role::Viewer).await;
+    let developer = team.member("dev", Role::Developer).await;
+    assert_eq!(
+        deliver(&server, "sub-1", "whsec-one", &notification("e-1")).await,
+        200
+    );
+    let to = json!({"to": server.webhook_url("/webhooks")});
+
+    let (status, refusal) = call(
+        &server,
+        &viewer,
+        "/api/v1/captures/1/replay",
+        Some(to.clone()),
+    )
+    .await;
+    assert_eq!(status, 403);
+    assert_eq!(
+        refusal["message"],
+        "a viewer may not replay captures: it takes the developer role"
+    );
+    let (status, record) = call(&server, &developer, "/api/v1/captures/1/replay", Some(to)).await;
+    assert_eq!(status, 200, "{record}");
+    assert_eq!(record["status"], 200);
+    let (status, _) = call(
+        &server,
+        &developer,
+        "/api/v1/captures/1/replay",
+        Some(json!({"to": "ftp://x"})),
+    )
+    .await;
+    assert_eq!(status, 400);
+
+    // The replay arrived, verified with the same key, marked as a replay and not an attempt.
+    let (_, page) = call(
+        &server,
+        &viewer,
+        "/api/v1/captures/page",
+        Some(page_query()),
+    )
+    .await;
+    let newest = &page["items"][0];
+    assert_eq!(
+        (newest["verdict"].as_str(), newest["replay"].as_bool()),
+        (Some("valid"), Some(true))
+    );
+    assert_eq!(newest["attempt"], 1);
+    let (_, audit) = call(&server, &viewer, "/api/v1/audit", None).await;
+    let replays: Vec<String> = audit
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .filter(|e| e["action"] == "replay")
+        .map(|e| {
+            format!(
+                "{} {} {}",
+                e["member"].as_str().unwrap(),
+                e["target"].as_str().unwrap(),
+                e["outcome"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(replays, ["vera capture 1 refused", "dev capture 1 done"]);
+    server.stop().await.unwrap();
+}
