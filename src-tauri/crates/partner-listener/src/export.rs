@@ -82,48 +82,88 @@ pub fn export_with(
     out: &mut dyn Write,
     progress: &mut dyn FnMut(u64) -> ControlFlow<()>,
 ) -> Result<ExportReport> {
-    let mut report = ExportReport {
-        written: 0,
-        cancelled: false,
-    };
-    if format == ExportFormat::Har {
-        out.write_all(har_opening().as_bytes())?;
-    }
+    let mut writer = ExportWriter::start(format, out)?;
+    let mut cancelled = false;
     let walked = store.for_each(filter, |capture| {
-        match format {
-            ExportFormat::JsonLines => {
-                serde_json::to_writer(&mut *out, &capture)?;
-                out.write_all(b"\n")?;
-            }
-            ExportFormat::Har => {
-                if report.written > 0 {
-                    out.write_all(b",")?;
-                }
-                out.write_all(b"\n")?;
-                serde_json::to_writer(&mut *out, &har_entry(&capture))?;
-            }
-        }
-        report.written += 1;
-        if report.written.is_multiple_of(PROGRESS_EVERY) && progress(report.written).is_break() {
-            report.cancelled = true;
+        writer.write(&capture)?;
+        if writer.written.is_multiple_of(PROGRESS_EVERY) && progress(writer.written).is_break() {
+            cancelled = true;
             // Ends the walk over the store; told apart from a real error by `cancelled`.
             return Err(Error::InvalidInput("the export was cancelled".into()));
         }
         Ok(())
     });
     match walked {
-        Err(error) if !report.cancelled => return Err(error),
+        Err(error) if !cancelled => return Err(error),
         _ => {}
     }
-    if format == ExportFormat::Har {
-        out.write_all(b"\n]}}\n")?;
-    }
-    out.flush()?;
-    if !report.cancelled {
+    let written = writer.finish()?;
+    if !cancelled {
         // The last call says the export is complete (its answer no longer matters).
-        let _ = progress(report.written);
+        let _ = progress(written);
     }
-    Ok(report)
+    Ok(ExportReport { written, cancelled })
+}
+
+/// An export written one capture at a time, from whatever source walks the captures (the local
+/// store in [`export_with`], a team workspace's pages in `partner listen export`): the format's
+/// envelope opened at the start and closed by [`ExportWriter::finish`], so every source writes
+/// the same document.
+pub struct ExportWriter<'w> {
+    format: ExportFormat,
+    out: &'w mut dyn Write,
+    written: u64,
+}
+
+impl std::fmt::Debug for ExportWriter<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExportWriter")
+            .field("format", &self.format)
+            .field("written", &self.written)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'w> ExportWriter<'w> {
+    /// Opens the document (HAR's envelope; nothing for JSON Lines).
+    pub fn start(format: ExportFormat, out: &'w mut dyn Write) -> Result<Self> {
+        if format == ExportFormat::Har {
+            out.write_all(har_opening().as_bytes())?;
+        }
+        Ok(Self {
+            format,
+            out,
+            written: 0,
+        })
+    }
+
+    /// Writes one capture (the next, oldest first).
+    pub fn write(&mut self, capture: &Capture) -> Result<()> {
+        match self.format {
+            ExportFormat::JsonLines => {
+                serde_json::to_writer(&mut *self.out, capture)?;
+                self.out.write_all(b"\n")?;
+            }
+            ExportFormat::Har => {
+                if self.written > 0 {
+                    self.out.write_all(b",")?;
+                }
+                self.out.write_all(b"\n")?;
+                serde_json::to_writer(&mut *self.out, &har_entry(capture))?;
+            }
+        }
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Closes the document; the number of captures written.
+    pub fn finish(self) -> Result<u64> {
+        if self.format == ExportFormat::Har {
+            self.out.write_all(b"\n]}}\n")?;
+        }
+        self.out.flush()?;
+        Ok(self.written)
+    }
 }
 
 /// The start of a HAR 1.2 document up to the opening of `entries`, which

@@ -55,6 +55,7 @@ pub fn router(workspace: Arc<Workspace>) -> Router {
         .route("/api/v1/members", get(list_members).post(add_member))
         .route("/api/v1/captures/page", post(page))
         .route("/api/v1/captures/clear", post(clear))
+        .route("/api/v1/captures/walk", post(walk))
         .route("/api/v1/captures/live", get(live))
         .route("/api/v1/captures/{id}", get(capture))
         .route("/api/v1/captures/{id}/replay", post(replay))
@@ -309,6 +310,33 @@ async fn capture(
         .await?
         .map(Json)
         .ok_or_else(|| Error::NotFound(format!("capture {id}")).into())
+}
+
+/// A walk request: a filter, the last id read, how many to read.
+#[derive(Debug, Deserialize)]
+struct WalkRequest {
+    #[serde(default)]
+    filter: CaptureFilter,
+    #[serde(default)]
+    after: i64,
+    #[serde(default = "walk_limit")]
+    limit: u64,
+}
+
+fn walk_limit() -> u64 {
+    500
+}
+
+/// Captures oldest first after an id (an export reads the workspace this way, page by page).
+async fn walk(
+    State(ws): State<Arc<Workspace>>,
+    caller: Caller,
+    Body(request): Body<WalkRequest>,
+) -> ApiResult<Json<Vec<Capture>>> {
+    caller.may(&ws, Action::Read, "captures").await?;
+    Ok(Json(
+        captures::walk(&ws.pool, &request.filter, request.after, request.limit).await?,
+    ))
 }
 
 #[derive(Debug, Deserialize)]

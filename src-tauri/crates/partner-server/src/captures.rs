@@ -136,6 +136,30 @@ pub async fn after<'e>(
     records.iter().map(|record| decode(record)).collect()
 }
 
+/// The captures `filter` matches with ids after `after`, oldest first, at most `limit`: an
+/// export's walk, page by page, by keyset.
+pub async fn walk(
+    pool: &PgPool,
+    filter: &CaptureFilter,
+    after: i64,
+    limit: u64,
+) -> Result<Vec<Capture>> {
+    if limit > MAX_PAGE_LIMIT {
+        return Err(Error::Invalid(format!(
+            "a walk reads at most {MAX_PAGE_LIMIT} captures at a time ({limit} asked)"
+        )));
+    }
+    let filter = filter.clone().tidied();
+    let mut rows = QueryBuilder::<Postgres>::new("SELECT record FROM captures");
+    push_filter(&mut rows, &filter);
+    rows.push(" AND id > ")
+        .push_bind(after)
+        .push(" ORDER BY id LIMIT ")
+        .push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
+    let records: Vec<Vec<u8>> = rows.build_query_scalar().fetch_all(pool).await?;
+    records.iter().map(|record| decode(record)).collect()
+}
+
 /// The newest capture's id (0 when there is none).
 pub async fn newest_id(pool: &PgPool) -> Result<i64> {
     Ok(

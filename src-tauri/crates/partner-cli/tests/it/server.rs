@@ -1,6 +1,6 @@
 //! `partner server` and a console joined to its workspace, as processes, with the commands
 //! exactly as scripts outside the project write them (issue #50): init (twice), member add,
-//! key set --key-stdin, run; then `listen captures --json` and `listen clear` with
+//! key set --key-stdin, run; then `listen captures --json`, `listen export` and `listen clear` with
 //! PARTNER_WORKSPACE, a viewer's clear refused with exit 1 naming the role.
 
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
@@ -211,6 +211,26 @@ async fn a_team_server_run_from_the_commands_and_a_console_joined_to_it() {
     assert_eq!(captures.len(), 1, "{listed}");
     assert_eq!(captures[0]["eventId"], "e-1");
     assert_eq!(captures[0]["verdict"], "valid");
+
+    // An export of the workspace, in both formats, as the local export writes them.
+    let jsonl = stdout(&partner(home, &["listen", "export"], &as_viewer, None));
+    let exported: serde_json::Value = serde_json::from_str(jsonl.trim()).unwrap();
+    assert_eq!(exported["eventId"], "e-1");
+    let har = stdout(&partner(
+        home,
+        &["listen", "export", "--format", "har"],
+        &as_viewer,
+        None,
+    ));
+    let har: serde_json::Value = serde_json::from_str(&har).unwrap();
+    assert_eq!(har["log"]["entries"].as_array().unwrap().len(), 1);
+    let bundle = partner(
+        home,
+        &["listen", "export", "--redact", "--id", "1", "--out", "x"],
+        &as_viewer,
+        None,
+    );
+    assert_eq!(bundle.status.code(), Some(2));
 
     let refused = partner(home, &["listen", "clear", "--yes"], &as_viewer, None);
     assert_eq!(refused.status.code(), Some(1));

@@ -1,12 +1,15 @@
 //! `partner listen export`: the captures of a store (all, or those of `--verdict`) written out
 //! as JSON Lines (lossless, what `import` reads) or HAR 1.2, to a file or stdout. Reads the
 //! store only, so it works beside a running listener. With `--redact` it writes an evidence
-//! bundle instead (`evidence.rs`, which takes the same options).
+//! bundle instead (`evidence.rs`, which takes the same options). With `PARTNER_WORKSPACE` set,
+//! the team workspace's captures are exported, read page by page, in the same formats.
 
 use crate::commands::store_args::{store_path, FilterArgs};
+use crate::commands::workspace::Workspace;
 use crate::error::{CliError, Result};
 use clap::Args as ClapArgs;
-use partner_listener::export::{export, ExportFormat};
+use partner_listener::export::{export, ExportFormat, ExportWriter};
+use partner_listener::{Capture, CaptureFilter};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -68,9 +71,12 @@ pub struct ExportArgs {
     pub deliveries_from: Option<String>,
 }
 
-pub fn run(args: ExportArgs) -> Result<()> {
+pub async fn run(args: ExportArgs) -> Result<()> {
     let format = ExportFormat::parse(&args.format)?;
     let filter = FilterArgs::verdicts(&args.verdict).filter()?;
+    if let Some(workspace) = Workspace::from_env()? {
+        return export_workspace(&workspace, &args, filter, format).await;
+    }
     let store = crate::commands::store_args::open_reader(store_path(args.db)?)?;
     let written = match &args.out {
         Some(path) => {
@@ -88,5 +94,42 @@ pub fn run(args: ExportArgs) -> Result<()> {
         }
     };
     eprintln!("partner: exported {written} captures");
+    Ok(())
+}
+
+/// The export of a team workspace's captures (`PARTNER_WORKSPACE`): read oldest first, a page
+/// at a time by the last id read, and written as the local export writes its own.
+async fn export_workspace(
+    workspace: &Workspace,
+    args: &ExportArgs,
+    filter: CaptureFilter,
+    format: ExportFormat,
+) -> Result<()> {
+    let mut sink: Box<dyn Write> = match &args.out {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path).map_err(CliError::Output)?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let mut writer = ExportWriter::start(format, &mut *sink)?;
+    let mut after = 0;
+    loop {
+        let page: Vec<Capture> = workspace
+            .post(
+                "/api/v1/captures/walk",
+                &serde_json::json!({ "filter": filter, "after": after, "limit": 500 }),
+            )
+            .await?;
+        let Some(last) = page.last() else { break };
+        after = last.id;
+        for capture in &page {
+            writer.write(capture)?;
+        }
+    }
+    let written = writer.finish()?;
+    eprintln!(
+        "partner: exported {written} captures from the workspace {}",
+        workspace.describe()
+    );
     Ok(())
 }

@@ -76,9 +76,17 @@ pub enum Action {
 pub async fn run(args: Args) -> Result<()> {
     match args.action {
         Some(Action::Export(export_args)) if export_args.redact => {
+            if crate::commands::workspace::Workspace::from_env()?.is_some() {
+                return Err(crate::error::CliError::Usage(
+                    "--redact reads this machine's store only: an evidence bundle of a team \
+                     workspace's captures is not built yet (unset PARTNER_WORKSPACE to bundle \
+                     this machine's)"
+                        .into(),
+                ));
+            }
             evidence::run(*export_args).await
         }
-        Some(Action::Export(export_args)) => export::run(*export_args),
+        Some(Action::Export(export_args)) => export::run(*export_args).await,
         Some(Action::Import(import_args)) => import::run(import_args).await,
         Some(Action::Clear(clear_args)) => clear::run(clear_args).await,
         Some(Action::Captures(captures_args)) => captures::run(captures_args).await,
