@@ -1,0 +1,204 @@
+//! Search and filters over 1,000,000 captures, answered by the server over its API: p50 and
+//! p95 per kind of question (issue #50 asks p95 < 100 ms).
+//!
+//! `cargo bench -p partner-server --bench search` (PostgreSQL's server binaries needed, as for
+//! `ack`; `PARTNER_SEARCH_ROWS` sets another count). The rows are made inside PostgreSQL with
+//! `generate_series` (a million HTTP deliveries would measure the intake, which `ack` does):
+//! each a capture record the API decodes, 20 subscriptions, 6 event types, 5% refused
+//! signatures, 30 days of arrivals, a word found in 1 capture of 10,000, and a notification's
+//! retries (every 50th event sent three times). `ANALYZE` runs after the load, as autovacuum
+//! would on a live server.
+
+#![allow(clippy::unwrap_used)]
+
+use partner_seal::DataKey;
+use partner_server::database;
+use partner_server::intake::IntakeConfig;
+use partner_server::{members, Role, ServerConfig};
+use partner_testkit::postgres::Postgres;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+const RUNS: usize = 40;
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(run());
+}
+
+async fn run() {
+    let rows: i64 = std::env::var("PARTNER_SEARCH_ROWS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1_000_000);
+    let pg = tokio::task::spawn_blocking(Postgres::start)
+        .await
+        .unwrap()
+        .unwrap();
+    let url = pg.create_database("bench").unwrap();
+    let pool = database::connect(&url, 16).await.unwrap();
+    let key = DataKey::generate();
+    database::init(&pool, &key).await.unwrap();
+    let token = members::add(&pool, "bench", Role::Viewer, None)
+        .await
+        .unwrap();
+
+    let loading = Instant::now();
+    let template = r#"{"id":@ID@,"receivedAt":"@AT@","method":"POST","path":"/webhooks","headers":[{"name":"svc-subscriptionid","value":"@SUB@"},{"name":"content-type","value":"application/json"}],"bodyBase64":"@BODY@","bodySize":@SIZE@,"peer":"203.0.113.7:443","verdict":"@VERDICT@","matchedKey":null,"subscriptionId":"@SUB@","eventId":"@EVENT@","eventType":"@TYPE@","resourceType":"urn:svc:partner:transaction","attempt":1,"notificationId":@ID@,"response":{"status":200,"body":"ok\n","fromTestMode":false,"delayMs":0},"processingMicros":180,"replay":false}"#;
+    sqlx::query(
+        "INSERT INTO captures (id, received_at, verdict, subscription_id, event_type, \
+         resource_type, event_id, attempt, notification_id, status, record, search) \
+         SELECT g, at, verdict, sub, type, 'urn:svc:partner:transaction', 'evt-' || first, \
+         1 + g - first, first, \
+         CASE WHEN verdict = 'valid' THEN 200 ELSE 401 END, \
+         convert_to(replace(replace(replace(replace(replace(replace(replace(replace($1, \
+           '@ID@', g::text), '@AT@', to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')), \
+           '@SUB@', sub), '@BODY@', translate(encode(convert_to(body, 'UTF8'), 'base64'), E'\\n', '')), \
+           '@SIZE@', octet_length(body)::text), '@VERDICT@', verdict), '@EVENT@', 'evt-' || first), '@TYPE@', type), 'UTF8'), \
+         to_tsvector('simple', body || ' ' || sub) \
+         FROM (SELECT g, \
+           timestamptz '2026-11-01' + (g * interval '2.592 seconds') AS at, \
+           CASE WHEN g % 20 = 0 THEN 'invalid-signature' ELSE 'valid' END AS verdict, \
+           'sub-' || (g % 20) AS sub, \
+           (ARRAY['TransactionCreated','TransactionUpdated','TransactionApproved','TransactionDeclined','EventAdded','ProductChanged'])[1 + g % 6] AS type, \
+           CASE WHEN g % 50 < 3 AND g >= 50 THEN g - g % 50 ELSE g END AS first, \
+           '{\"eventId\":\"evt-' || g || '\",\"eventType\":\"T' || (g % 6) || '\",\"data\":{\"borrower\":\"person' || (g % 5000) || '\",\"note\":\"' || \
+             CASE WHEN g % 10000 = 7 THEN 'needle' || (g / 10000) ELSE 'ordinary' END || '\",\"amount\":' || (g % 100000) || '}}' AS body \
+           FROM generate_series(1, $2) AS g) AS rows",
+    )
+    .bind(template)
+    .bind(rows)
+    .execute(&pool)
+    .await
+    .unwrap();
+    sqlx::query("SELECT setval('captures_id_seq', $1)")
+        .bind(rows)
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("ANALYZE captures")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let loaded = loading.elapsed();
+
+    let server = partner_server::start(
+        pool.clone(),
+        DataKey::from_hex(&key.to_hex()).unwrap(),
+        ServerConfig {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            intake: IntakeConfig::default(),
+            junk_rate: Some(20),
+        },
+    )
+    .await
+    .unwrap();
+    let client = reqwest::Client::new();
+    let page_url = format!("http://{}/api/v1/captures/page", server.local_addr);
+    let query = |filter: Value, grouping: &str, extra: Value| {
+        let mut body = json!({"filter": filter, "grouping": grouping, "offset": 0, "limit": 50, "count": "upToCap"});
+        if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
+            body.extend(extra.clone());
+        }
+        body
+    };
+    let questions = [
+        (
+            "newest page, no filter",
+            query(json!({}), "everyAttempt", json!({})),
+        ),
+        (
+            "a rare word (1 in 10,000)",
+            query(json!({"text": "needle42"}), "everyAttempt", json!({})),
+        ),
+        (
+            "a word in every capture (count capped)",
+            query(json!({"text": "ordinary"}), "everyAttempt", json!({})),
+        ),
+        (
+            "a person's name (200 captures)",
+            query(json!({"text": "person1234"}), "everyAttempt", json!({})),
+        ),
+        (
+            "an event id exactly",
+            query(
+                json!({"text": format!("evt-{}", rows / 2 + 1)}),
+                "everyAttempt",
+                json!({}),
+            ),
+        ),
+        (
+            "verdict invalid-signature (5%)",
+            query(
+                json!({"verdicts": ["invalid-signature"]}),
+                "everyAttempt",
+                json!({}),
+            ),
+        ),
+        (
+            "event type + subscription",
+            query(
+                json!({"eventType": "TransactionApproved", "subscriptionId": "sub-3"}),
+                "everyAttempt",
+                json!({}),
+            ),
+        ),
+        (
+            "one day of thirty",
+            query(
+                json!({"since": "2026-11-15T00:00:00Z", "until": "2026-11-16T00:00:00Z"}),
+                "everyAttempt",
+                json!({}),
+            ),
+        ),
+        (
+            "a keyset page half way down",
+            query(json!({}), "everyAttempt", json!({"before": rows / 2})),
+        ),
+        (
+            "grouped by notification, no filter",
+            query(json!({}), "byNotification", json!({})),
+        ),
+        (
+            "grouped, one subscription",
+            query(
+                json!({"subscriptionId": "sub-7"}),
+                "byNotification",
+                json!({}),
+            ),
+        ),
+    ];
+    println!("partner-server search bench: {rows} captures loaded in {:.1} s; {RUNS} runs per question over HTTP (one server, PostgreSQL {})", loaded.as_secs_f64(),
+        sqlx::query_scalar::<_, String>("SHOW server_version").fetch_one(&pool).await.unwrap());
+    for (name, body) in questions {
+        let mut times: Vec<Duration> = Vec::new();
+        let mut total = Value::Null;
+        for _ in 0..RUNS {
+            let started = Instant::now();
+            let response = client
+                .post(&page_url)
+                .bearer_auth(token.expose())
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 200, "{name}");
+            let page: Value = response.json().await.unwrap();
+            times.push(started.elapsed());
+            total = json!({"total": page["total"], "capped": page["totalCapped"], "items": page["items"].as_array().map(Vec::len)});
+        }
+        times.sort();
+        let at = |p: f64| {
+            times[((times.len() as f64 - 1.0) * p).round() as usize].as_secs_f64() * 1000.0
+        };
+        println!(
+            "  {name:<42} p50 {:>7.1} ms  p95 {:>7.1} ms  {total}",
+            at(0.5),
+            at(0.95)
+        );
+    }
+    server.stop().await.unwrap();
+}
