@@ -19,7 +19,7 @@ use partner_testkit::postgres::Postgres;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
-const RUNS: usize = 40;
+const RUNS: usize = 20;
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -4,8 +4,9 @@
 //!
 //! Differences from the local store, each for the database's sake:
 //! - the search matches words (PostgreSQL's `simple` configuration over the body's text and the
-//!   header values: every word given must be there) or an event or subscription id exactly; the
-//!   local store also finds substrings of ids, which no index answers;
+//!   header values: every word given must be there), so an event id (in the body) or a
+//!   subscription id (in its header) is found as its words; the local store also finds
+//!   substrings of ids, which no index answers;
 //! - every count stops at [`COUNT_CAP`] (shown "10,000+"): an exact count of a million rows is
 //!   a scan;
 //! - pages go by keyset as well as by offset: `before` (the last id of the page shown) reads
@@ -58,6 +59,17 @@ pub async fn page(pool: &PgPool, query: &CaptureQuery, before: Option<i64>) -> R
     let offset = i64::try_from(query.offset).unwrap_or(i64::MAX);
     let grouped = query.grouping == Grouping::ByNotification;
 
+    let mut count = QueryBuilder::<Postgres>::new("SELECT count(*) FROM (SELECT ");
+    count.push(if grouped {
+        "DISTINCT coalesce(notification_id, id)"
+    } else {
+        "1"
+    });
+    count.push(" FROM captures");
+    push_filter(&mut count, &filter);
+    let cap = i64::try_from(COUNT_CAP).unwrap_or(i64::MAX);
+    count.push(" LIMIT ").push_bind(cap + 1).push(") AS hits");
+    let total: i64 = count.build_query_scalar().fetch_one(pool).await?;
     let mut rows = QueryBuilder::<Postgres>::new("");
     if grouped {
         rows.push(
@@ -78,10 +90,19 @@ pub async fn page(pool: &PgPool, query: &CaptureQuery, before: Option<i64>) -> R
             rows.push(" AND id < ").push_bind(before);
         }
     }
-    rows.push(" ORDER BY id DESC OFFSET ")
-        .push_bind(offset)
-        .push(" LIMIT ")
-        .push_bind(limit);
+    // Few hits (the count not capped): the filter's own indexes find them and the page is
+    // sorted from them (`id + 0` keeps PostgreSQL off the primary key). Many: walking the
+    // primary key from the newest meets 50 soon. PostgreSQL cannot tell the two apart for a
+    // word it has no statistics of, and walked a million rows for a word found once
+    // (BENCHMARKS.md, the team workspace).
+    rows.push(if total > cap {
+        " ORDER BY id DESC OFFSET "
+    } else {
+        " ORDER BY id + 0 DESC OFFSET "
+    })
+    .push_bind(offset)
+    .push(" LIMIT ")
+    .push_bind(limit);
     let found: Vec<(Vec<u8>, i64)> = rows.build_query_as().fetch_all(pool).await?;
     let items = found
         .into_iter()
@@ -93,17 +114,6 @@ pub async fn page(pool: &PgPool, query: &CaptureQuery, before: Option<i64>) -> R
         })
         .collect::<Result<Vec<_>>>()?;
 
-    let mut count = QueryBuilder::<Postgres>::new("SELECT count(*) FROM (SELECT ");
-    count.push(if grouped {
-        "DISTINCT coalesce(notification_id, id)"
-    } else {
-        "1"
-    });
-    count.push(" FROM captures");
-    push_filter(&mut count, &filter);
-    let cap = i64::try_from(COUNT_CAP).unwrap_or(i64::MAX);
-    count.push(" LIMIT ").push_bind(cap + 1).push(") AS hits");
-    let total: i64 = count.build_query_scalar().fetch_one(pool).await?;
     Ok(CapturePage {
         items,
         total: u64::try_from(total.min(cap)).unwrap_or_default(),
@@ -229,14 +239,12 @@ fn push_filter(builder: &mut QueryBuilder<'_, Postgres>, filter: &CaptureFilter)
         builder.push(" AND received_at < ").push_bind(until);
     }
     if let Some(text) = &filter.text {
-        let text = without_nul(text);
+        // One condition the GIN index answers alone: the ids are words of the body and the
+        // headers already (an `OR event_id = …` beside it made PostgreSQL walk the table:
+        // 0.8 s at a million captures, BENCHMARKS.md).
         builder
-            .push(" AND (search @@ plainto_tsquery('simple', ")
-            .push_bind(text.clone())
-            .push(") OR event_id = ")
-            .push_bind(text.clone())
-            .push(" OR subscription_id = ")
-            .push_bind(text)
+            .push(" AND search @@ plainto_tsquery('simple', ")
+            .push_bind(without_nul(text))
             .push(")");
     }
 }
