@@ -139,7 +139,16 @@ async fn run() {
             ),
         ),
         (
-            "event type + subscription",
+            "event type + subscription (1 in 60)",
+            query(
+                json!({"eventType": "TransactionApproved", "subscriptionId": "sub-4"}),
+                "everyAttempt",
+                json!({}),
+            ),
+        ),
+        // None match: sub-3's captures are odd-numbered, TransactionApproved's even.
+        (
+            "event type + subscription (none match)",
             query(
                 json!({"eventType": "TransactionApproved", "subscriptionId": "sub-3"}),
                 "everyAttempt",
