@@ -165,6 +165,12 @@ impl MemoryKeys {
         self.write().remove(subscription_id);
     }
 
+    /// Replaces every subscription's keys at once (a source that reloads them all, as the team
+    /// server does from its database): a lookup sees the old set or the new, never half.
+    pub fn replace_all(&self, keys: BTreeMap<String, SubscriptionKeys>) {
+        *self.write() = keys;
+    }
+
     /// Adds a subscription whose id is not known yet; the first notification that verifies with
     /// its key binds the id it names.
     pub fn insert_unbound(&self, subscription: UnboundSubscription) {

@@ -15,11 +15,11 @@ use crate::error::{Error, Result};
 use chrono::{DateTime, Utc};
 use partner_api::Secret;
 use partner_listener::keys::{PreviousKey, SubscriptionKeys};
-use partner_listener::KeySource;
+use partner_listener::{KeySource, MemoryKeys};
 use partner_seal::DataKey;
 use sqlx::PgPool;
 use std::collections::BTreeMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 /// The channel a server notifies on when it sets a key.
 pub const KEYS_CHANNEL: &str = "partner_keys";
@@ -131,51 +131,41 @@ fn open(server_key: &DataKey, subscription_id: &str, sealed: &[u8]) -> Result<Se
         .map_err(|_| Error::ServerKey(format!("the signing key of {subscription_id} is not text")))
 }
 
-/// The keys every server verifies with: a copy of the table in memory (see the module's notes).
+/// The keys every server verifies with: a copy of the table in memory (see the module's
+/// notes), held by the listener's own [`MemoryKeys`].
 #[derive(Debug, Clone)]
 pub struct WorkspaceKeys {
     pool: PgPool,
     server_key: Arc<DataKey>,
-    keys: Arc<RwLock<BTreeMap<String, SubscriptionKeys>>>,
+    keys: Arc<MemoryKeys>,
 }
 
 impl WorkspaceKeys {
     /// Loads every key once.
     pub async fn load(pool: PgPool, server_key: Arc<DataKey>) -> Result<Self> {
-        let keys = load_all(&pool, &server_key).await?;
+        let keys = MemoryKeys::new();
+        keys.replace_all(load_all(&pool, &server_key).await?);
         Ok(Self {
             pool,
             server_key,
-            keys: Arc::new(RwLock::new(keys)),
+            keys: Arc::new(keys),
         })
     }
 
     /// Reads the table again (after a server set a key).
     pub async fn reload(&self) -> Result<()> {
-        let keys = load_all(&self.pool, &self.server_key).await?;
-        *self
-            .keys
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = keys;
-        Ok(())
-    }
-
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, SubscriptionKeys>> {
         self.keys
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .replace_all(load_all(&self.pool, &self.server_key).await?);
+        Ok(())
     }
 }
 
 impl KeySource for WorkspaceKeys {
     fn keys(&self, subscription_id: &str) -> Option<SubscriptionKeys> {
-        self.read().get(subscription_id).cloned()
+        self.keys.keys(subscription_id)
     }
 
     fn all(&self) -> Vec<(String, SubscriptionKeys)> {
-        self.read()
-            .iter()
-            .map(|(id, keys)| (id.clone(), keys.clone()))
-            .collect()
+        self.keys.all()
     }
 }
