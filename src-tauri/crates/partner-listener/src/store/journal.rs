@@ -13,6 +13,12 @@
 //! before they began (read your acknowledgements), so nothing a caller was told is stored is
 //! missing from what it reads next.
 //!
+//! The tables thread takes the records it writes in from memory when it can: the writer hands
+//! it each group's plaintext once the group is synced ([`HandOver`], bounded), so an encrypted
+//! store's records are not read back and opened again; what the hand-over has no room for, and
+//! everything after a restart, is read back from the file. The file is written the same either
+//! way, so recovery and readers of other processes see no difference.
+//!
 //! The file is a ring, written from its start again whenever everything in it is in the
 //! tables, so it stays as small as the largest backlog it held and a sync overwrites blocks
 //! that exist (no new file size to record, as SQLite's restarted WAL). It grows in zero-filled
@@ -44,16 +50,17 @@ use rusqlite::{Connection, OptionalExtension};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// The journal's file name is the store's with this appended (beside SQLite's `-wal`).
 pub(super) const FILE_SUFFIX: &str = "-acks";
 /// Most bytes of captures acknowledged and not yet in the tables (about 25,000 signed 2 KiB
-/// notifications). The backlog is read back from the file when the tables take it, so it holds
-/// no memory meanwhile (held in memory, 25,000 captures' worth of fresh pages cost the
-/// acknowledgements more than the whole journal: the kernel zeroing them).
+/// notifications). Beyond the hand-over ([`HandOver`], half of it at most) the backlog is read
+/// back from the file when the tables take it, so it holds no memory meanwhile (held in memory
+/// as fresh allocations, 25,000 captures' worth of new pages cost the acknowledgements more
+/// than the whole journal: the kernel zeroing them; the hand-over reuses its buffers instead).
 pub(crate) const CAPACITY: u64 = 64 << 20;
 /// The file grows in zero-filled steps of this size, so most syncs overwrite existing blocks.
 const GROW: u64 = 1 << 20;
@@ -166,6 +173,61 @@ pub(super) struct Journal {
     /// Told whenever records leave the ring or the tables refuse them: the writer waits on it
     /// for room, and for an empty ring before a job.
     room: Condvar,
+    /// The plaintext of the groups the writer made durable, waiting for the tables thread,
+    /// which takes its records from here instead of the file when they are here.
+    hand_over: Mutex<HandOver>,
+    /// Most bytes the hand-over holds; a group that does not fit is read back from the file.
+    hand_over_capacity: usize,
+    /// The group the tables thread is taking records from (only that thread locks it).
+    taking: Mutex<Option<PlainGroup>>,
+    /// Records the tables took from the hand-over, and from the file (how well it works).
+    from_memory: AtomicU64,
+    from_file: AtomicU64,
+}
+
+/// The records the writer just made durable, in order, as plaintext (their layout before a
+/// seal), handed to the tables thread in memory so that it neither reads them back from the
+/// file nor opens their seals again.
+///
+/// Why: in an encrypted store, opening each record again was about a third of what encryption
+/// added to the tables thread's work (BENCHMARKS.md, listener). Bounded (`hand_over_capacity`,
+/// half the journal's), so a flood longer than it still holds no more memory than that: a
+/// group that does not fit is not handed over, and the tables read it from the file as before
+/// (after a restart too, when the hand-over starts empty). The file stays what every capture's
+/// durability, a restart's recovery and a reader of another process ([`super::catch_up`]) rely
+/// on; the hand-over only saves reading it back, and the ring's spans alone say which records
+/// the tables take, so a record is taken once whichever way it comes. Its buffers go back to
+/// the writer (`spare`) rather than to the allocator: new pages for every group were what made
+/// an earlier in-memory backlog cost more than the file (see [`CAPACITY`]).
+#[derive(Default)]
+struct HandOver {
+    groups: VecDeque<PlainGroup>,
+    /// The bytes of `groups`.
+    bytes: usize,
+    /// Emptied groups, for the writer's next ones.
+    spare: Vec<PlainGroup>,
+}
+
+/// Most emptied groups kept for reuse, and the largest kept.
+const SPARE_GROUPS: usize = 4;
+const SPARE_LARGEST: usize = 4 << 20;
+
+/// One group's records as plaintext layouts ([`encode`]).
+#[derive(Default)]
+struct PlainGroup {
+    bytes: Vec<u8>,
+    /// (id, start, end) of each record's layout within `bytes`, in order.
+    records: Vec<(i64, usize, usize)>,
+    /// The first record not taken yet.
+    next: usize,
+}
+
+impl PlainGroup {
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.records.clear();
+        self.next = 0;
+    }
 }
 
 /// Where the records are; changed under the journal's lock.
@@ -247,7 +309,27 @@ impl Journal {
                 ..Ring::default()
             }),
             room: Condvar::new(),
+            hand_over: Mutex::default(),
+            hand_over_capacity: usize::try_from(capacity.max(GROW) / 2).unwrap_or(usize::MAX),
+            taking: Mutex::default(),
+            from_memory: AtomicU64::new(0),
+            from_file: AtomicU64::new(0),
         })
+    }
+
+    /// The journal with a hand-over of at most `bytes` (0: none, every record read back).
+    #[cfg(test)]
+    pub(super) fn with_hand_over(mut self, bytes: usize) -> Self {
+        self.hand_over_capacity = bytes;
+        self
+    }
+
+    /// How many records the tables took from the hand-over, and from the file.
+    pub(super) fn taken(&self) -> (u64, u64) {
+        (
+            self.from_memory.load(Ordering::Relaxed),
+            self.from_file.load(Ordering::Relaxed),
+        )
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Ring> {
@@ -336,10 +418,12 @@ impl Journal {
         self.lock().refused.clone()
     }
 
-    /// Writes a group made by [`GroupBuffer`] and syncs it. The caller (the one writer) waited
-    /// for room ([`Journal::wait_for_room`]); only the tables thread changes the ring meanwhile, and it only
-    /// frees room.
-    pub(super) fn append(&self, group: &GroupBuffer) -> Result<()> {
+    /// Writes a group made by [`GroupBuffer`] and syncs it, then hands its plaintext to the
+    /// tables thread when the hand-over has room (the group's buffers are swapped for spare
+    /// ones, nothing is copied). The caller (the one writer) waited for room
+    /// ([`Journal::wait_for_room`]); only the tables thread changes the ring meanwhile, and it
+    /// only frees room.
+    pub(super) fn append(&self, group: &mut GroupBuffer) -> Result<()> {
         let len = group.bytes.len() as u64;
         let (start, length) = {
             let ring = self.lock();
@@ -362,6 +446,9 @@ impl Journal {
             self.file.sync_data().map_err(failed)?;
         }
         let appended = Instant::now();
+        // Before the spans join the ring: whenever the tables see a record, its plaintext is
+        // in the hand-over already if it is to be there at all.
+        self.hand_over(group);
         let mut ring = self.lock();
         ring.length = ring.length.max(grown);
         ring.position = end;
@@ -398,23 +485,100 @@ impl Journal {
         self.lock().live.len()
     }
 
-    /// Reads back the oldest `count` records not yet in the tables (from the page cache: they
-    /// were just written), so the backlog takes no memory of its own while it waits.
+    /// Hands `group`'s plaintext to the tables thread, if it fits ([`HandOver`]).
+    fn hand_over(&self, group: &mut GroupBuffer) {
+        if self.hand_over_capacity == 0 || group.plain_records.is_empty() {
+            return;
+        }
+        let plain = match group.key {
+            Some(_) => &mut group.plain,
+            None => &mut group.bytes,
+        };
+        let mut hand_over = lock_or_recover(&self.hand_over);
+        if hand_over.bytes + plain.len() > self.hand_over_capacity {
+            return;
+        }
+        let mut handed = hand_over.spare.pop().unwrap_or_default();
+        handed.clear();
+        std::mem::swap(&mut handed.bytes, plain);
+        std::mem::swap(&mut handed.records, &mut group.plain_records);
+        hand_over.bytes += handed.bytes.len();
+        hand_over.groups.push_back(handed);
+    }
+
+    /// The capture of record `id` from the hand-over, if it is there; passes over the records
+    /// before it (taken from the file, or already in the tables) and keeps those after it.
+    fn handed_over(&self, taking: &mut Option<PlainGroup>, id: i64) -> Option<Capture> {
+        loop {
+            if let Some(group) = taking.as_mut() {
+                while group
+                    .records
+                    .get(group.next)
+                    .is_some_and(|&(at, _, _)| at < id)
+                {
+                    group.next += 1;
+                }
+                match group.records.get(group.next) {
+                    Some(&(at, _, _)) if at > id => return None,
+                    Some(&(_, start, end)) => {
+                        group.next += 1;
+                        // Not what was written (never expected): the file has it.
+                        return decode(&group.bytes[start..end]).filter(|c| c.id == id);
+                    }
+                    None => {}
+                }
+            }
+            // The group is taken: back to the writer, and the next one.
+            let mut hand_over = lock_or_recover(&self.hand_over);
+            if let Some(mut done) = taking.take() {
+                if hand_over.spare.len() < SPARE_GROUPS && done.bytes.capacity() <= SPARE_LARGEST {
+                    done.clear();
+                    hand_over.spare.push(done);
+                }
+            }
+            let next = hand_over.groups.pop_front()?;
+            hand_over.bytes -= next.bytes.len();
+            *taking = Some(next);
+        }
+    }
+
+    /// The oldest `count` records not yet in the tables: from the hand-over when they are
+    /// there, else read back from the file (from the page cache: they were just written) and
+    /// opened, so a backlog past the hand-over takes no memory of its own while it waits.
     pub(super) fn oldest(&self, count: usize, buffer: &mut Vec<u8>) -> Result<Vec<Capture>> {
         let spans: Vec<Span> = self.lock().live.iter().take(count).copied().collect();
-        let mut captures = Vec::with_capacity(spans.len());
+        let mut found: Vec<Option<Capture>> = {
+            let mut taking = lock_or_recover(&self.taking);
+            spans
+                .iter()
+                .map(|span| self.handed_over(&mut taking, span.id))
+                .collect()
+        };
+        let in_memory = found.iter().filter(|capture| capture.is_some()).count();
+        self.from_memory
+            .fetch_add(in_memory as u64, Ordering::Relaxed);
+        self.from_file
+            .fetch_add((spans.len() - in_memory) as u64, Ordering::Relaxed);
         let mut next = 0;
         while next < spans.len() {
-            // One read for each run of records that follow each other in the file.
+            if found[next].is_some() {
+                next += 1;
+                continue;
+            }
+            // One read for each run of records not handed over that follow each other in the
+            // file.
             let mut last = next;
-            while last + 1 < spans.len() && spans[last + 1].start == spans[last].end {
+            while last + 1 < spans.len()
+                && found[last + 1].is_none()
+                && spans[last + 1].start == spans[last].end
+            {
                 last += 1;
             }
             let (from, to) = (spans[next].start, spans[last].end);
             buffer.resize(usize::try_from(to - from).unwrap_or(0), 0);
             read_exact_at(&self.file, buffer, from)
                 .map_err(|source| io_error(&self.path, source))?;
-            for span in &spans[next..=last] {
+            for (span, slot) in spans[next..=last].iter().zip(&mut found[next..=last]) {
                 let at = usize::try_from(span.start - from).unwrap_or(0) + HEADER;
                 let until = usize::try_from(span.end - from).unwrap_or(0);
                 let capture = capture_of(self.key.as_ref(), span.id, &buffer[at..until])
@@ -422,11 +586,11 @@ impl Journal {
                         path: self.path.clone(),
                         reason: format!("the record at byte {} is not a capture", span.start),
                     })?;
-                captures.push(capture);
+                *slot = Some(capture);
             }
             next = last + 1;
         }
-        Ok(captures)
+        Ok(found.into_iter().flatten().collect())
     }
 
     /// The mark the tables will have once the oldest `count` records are in them.
@@ -481,8 +645,11 @@ pub(super) struct GroupBuffer {
     records: Vec<(i64, usize, usize)>,
     /// Seals each record (an encrypted store's journal, as [`Journal::open_sealed`]).
     key: Option<DataKey>,
-    /// A capture's layout before it is sealed, reused.
+    /// The records' layouts before they are sealed (sealed records only; plain ones are their
+    /// layout, in `bytes`), for the hand-over.
     plain: Vec<u8>,
+    /// (id, start, end) of each record's layout within `plain` (sealed) or `bytes` (plain).
+    plain_records: Vec<(i64, usize, usize)>,
 }
 
 impl GroupBuffer {
@@ -497,6 +664,8 @@ impl GroupBuffer {
     pub(super) fn clear(&mut self) {
         self.bytes.clear();
         self.records.clear();
+        self.plain.clear();
+        self.plain_records.clear();
     }
 
     pub(super) fn len(&self) -> usize {
@@ -509,12 +678,19 @@ impl GroupBuffer {
         self.bytes.resize(start + HEADER, 0);
         match &self.key {
             Some(key) => {
-                self.plain.clear();
+                let from = self.plain.len();
                 encode(capture, &mut self.plain);
-                let sealed = partner_seal::seal(key, &seal_context(capture.id), &self.plain);
+                let sealed =
+                    partner_seal::seal(key, &seal_context(capture.id), &self.plain[from..]);
                 self.bytes.extend_from_slice(&sealed);
+                self.plain_records
+                    .push((capture.id, from, self.plain.len()));
             }
-            None => encode(capture, &mut self.bytes),
+            None => {
+                encode(capture, &mut self.bytes);
+                self.plain_records
+                    .push((capture.id, start + HEADER, self.bytes.len()));
+            }
         }
         let payload_len = u32::try_from(self.bytes.len() - start - HEADER).unwrap_or(u32::MAX);
         let mut header = [0u8; HEADER];
@@ -538,6 +714,12 @@ pub(super) fn keep_aside(path: &Path) -> Result<PathBuf> {
     let aside = PathBuf::from(name);
     std::fs::rename(path, &aside).map_err(|source| io_error(path, source))?;
     Ok(aside)
+}
+
+fn lock_or_recover<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn io_error(path: &Path, source: std::io::Error) -> Error {
@@ -1018,7 +1200,19 @@ pub(super) mod tests {
     ) {
         let dir = tempfile::tempdir().unwrap();
         let journal = Journal::open(&dir.path().join("j"), false, GROW).unwrap();
-        let mut group = GroupBuffer::default();
+        ring_round_trip_in(journal, None, group_size, body, take);
+    }
+
+    /// [`ring_round_trip`] in `journal`, its records sealed with `key` (plain without);
+    /// returns how many records came from the hand-over and how many from the file.
+    fn ring_round_trip_in(
+        journal: Journal,
+        key: Option<&DataKey>,
+        group_size: impl Fn(usize) -> usize,
+        body: impl Fn(usize) -> usize,
+        take: impl Fn(usize) -> usize,
+    ) -> (u64, u64) {
+        let mut group = GroupBuffer::sealed_with(key.cloned());
         let mut buffer = Vec::new();
         let (mut next, mut applied) = (1i64, 0i64);
         let mut check_oldest = |journal: &Journal, count: usize| {
@@ -1045,13 +1239,83 @@ pub(super) mod tests {
             while !journal.has_room(group.len()) {
                 check_oldest(&journal, take(round));
             }
-            journal.append(&group).unwrap();
+            journal.append(&mut group).unwrap();
             assert!(journal.lock().length <= GROW, "the file grew past the ring");
         }
         while journal.backlog() > 0 {
             check_oldest(&journal, 50);
         }
         assert_eq!(applied, next - 1);
+        let (memory, file) = journal.taken();
+        assert_eq!(memory + file, applied as u64, "every record taken once");
+        (memory, file)
+    }
+
+    #[test]
+    fn the_tables_take_every_record_once_in_order_from_the_hand_over_or_the_file() {
+        let key = DataKey::generate();
+        for key in [None, Some(&key)] {
+            for hand_over in [0, 40_000, usize::MAX] {
+                let dir = tempfile::tempdir().unwrap();
+                let journal =
+                    Journal::open_sealed(&dir.path().join("j"), false, GROW, key.cloned())
+                        .unwrap()
+                        .with_hand_over(hand_over);
+                // Bursts of groups the tables take in chunks of another size, with a hand-over
+                // smaller than the ring's backlog: some records come from memory, the others
+                // (past the hand-over's room) from the file.
+                let (memory, file) = ring_round_trip_in(
+                    journal,
+                    key,
+                    |r| r % 7 + 1,
+                    |r| 3000 + r * 13 % 5000,
+                    |r| r % 5 + 1,
+                );
+                match hand_over {
+                    0 => assert_eq!(memory, 0, "no hand-over: all from the file"),
+                    usize::MAX => assert_eq!(file, 0, "a hand-over larger than the ring"),
+                    _ => assert!(memory > 0 && file > 0, "both ways: {memory} and {file}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_hand_over_passes_over_records_the_tables_took_from_the_file() {
+        // Taken without the hand-over's group (as after one that did not fit), then with it.
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::open(&dir.path().join("j"), false, GROW)
+            .unwrap()
+            .with_hand_over(10_000);
+        let mut group = GroupBuffer::default();
+        let mut buffer = Vec::new();
+        // Group 1 (ids 1-2) fits the hand-over, group 2 (3-5) does not, group 3 (6) does once
+        // the tables took group 1 from it.
+        for ids in [1..=2, 3..=5] {
+            group.clear();
+            for id in ids {
+                group.push(&capture(id, 3000));
+            }
+            journal.append(&mut group).unwrap();
+        }
+        let first: Vec<i64> = journal
+            .oldest(3, &mut buffer)
+            .unwrap()
+            .iter()
+            .map(|c| c.id)
+            .collect();
+        assert_eq!(first, [1, 2, 3]);
+        assert_eq!(journal.taken(), (2, 1));
+        journal.applied_through(3);
+        group.clear();
+        group.push(&capture(6, 3000));
+        journal.append(&mut group).unwrap();
+        let rest = journal.oldest(3, &mut buffer).unwrap();
+        assert_eq!(rest.iter().map(|c| c.id).collect::<Vec<_>>(), [4, 5, 6]);
+        assert_eq!(rest[2], capture(6, 3000));
+        assert_eq!(journal.taken(), (3, 3));
+        journal.applied_through(6);
+        assert_eq!(journal.backlog(), 0);
     }
 
     #[test]
@@ -1106,9 +1370,10 @@ pub(super) mod tests {
         for capture in captures {
             group.push(capture);
         }
+        let bytes = group.bytes.clone();
         let journal = Journal::open(path, true, CAPACITY).unwrap();
-        journal.append(&group).unwrap();
-        group.bytes
+        journal.append(&mut group).unwrap();
+        bytes
     }
 
     /// [`leave_journal`] for an encrypted store: the records sealed with `key`.
@@ -1121,9 +1386,10 @@ pub(super) mod tests {
         for capture in captures {
             group.push(capture);
         }
+        let bytes = group.bytes.clone();
         let journal = Journal::open_sealed(path, true, CAPACITY, Some(key.clone())).unwrap();
-        journal.append(&group).unwrap();
-        group.bytes
+        journal.append(&mut group).unwrap();
+        bytes
     }
 
     /// One record as [`GroupBuffer::push`] makes it (sealed with `key`, plain without).
@@ -1231,7 +1497,7 @@ pub(super) mod tests {
             if id > records || !journal.has_room(group.len()) {
                 return (journal, group, id - 1);
             }
-            journal.append(&group).unwrap();
+            journal.append(&mut group).unwrap();
             id += 1;
         }
     }
@@ -1308,7 +1574,7 @@ pub(super) mod tests {
     #[test]
     fn the_writer_stops_waiting_when_the_tables_refuse_the_backlog() {
         let dir = tempfile::tempdir().unwrap();
-        let (journal, group, held) = filled_ring(dir.path(), i64::MAX);
+        let (journal, mut group, held) = filled_ring(dir.path(), i64::MAX);
         let journal = Arc::new(journal);
         let len = group.len();
         let room = beside_the_tables(
@@ -1321,7 +1587,7 @@ pub(super) mod tests {
         );
         assert!(!room);
         assert!(
-            journal.append(&group).is_err(),
+            journal.append(&mut group).is_err(),
             "no room: the group is refused"
         );
         // Taken again: the next wait is answered.

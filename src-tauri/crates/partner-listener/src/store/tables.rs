@@ -17,6 +17,13 @@
 //! room, or for all of them before a job) or when a reader of this process waits for them
 //! ([`super::journal::AckProgress`]).
 //!
+//! What the tables take comes from the journal's hand-over when it is there: the plaintext of
+//! the groups the writer just made durable, kept in memory up to half the journal's size, so
+//! an encrypted store's records are not read back and opened again (a third of what encryption
+//! added to this thread, BENCHMARKS.md); the rest (past the hand-over's room, or after a
+//! restart) is read back from the journal's file ([`Journal::oldest`]). Which records are
+//! taken is the journal's ring alone, so each is taken once, in order, whichever way it comes.
+//!
 //! Every other write (clear, prune, import, the run log) stays with the writer, which numbers
 //! captures and links attempts: the two take turns at SQLite through
 //! [`search::WriterActivity::write_turn`], and a job waits until the tables hold every capture
@@ -75,7 +82,7 @@ pub(super) struct Tables {
     pub(super) restart_due: Arc<AtomicBool>,
     /// The store's retention and what applying it must keep.
     pub(super) retained: Arc<Retained>,
-    /// Reused for reading the backlog back from the journal.
+    /// Reused for reading back from the journal's file what its hand-over does not hold.
     pub(super) read_buffer: Vec<u8>,
     /// After the tables refused the backlog: when to try again.
     pub(super) retry_at: Option<Instant>,
@@ -144,6 +151,12 @@ impl Tables {
         if self.journal.backlog() == 0 {
             self.journal.shrink();
         }
+        let (from_memory, from_file) = self.journal.taken();
+        tracing::debug!(
+            from_memory,
+            from_file,
+            "captures the tables took from the journal's hand-over and from its file"
+        );
     }
 
     /// Writes the oldest `most` captures of the backlog into the tables in one transaction, with
