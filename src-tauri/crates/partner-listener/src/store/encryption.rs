@@ -466,4 +466,63 @@ mod tests {
         assert!(!dir.path().join("captures.sqlite3-encrypting").exists());
         assert_no_plaintext(dir.path(), &FIXTURE_MARKS);
     }
+
+    /// A burst larger than the journal's hand-over: the tables take part of it from memory and
+    /// the rest back from the sealed file, and every acknowledged capture is in the tables once,
+    /// as it was sent, before and after a restart.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_burst_past_the_hand_over_reaches_the_tables_whole_from_memory_and_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.db");
+        let key = key("a burst");
+        // Room for the small captures (a few hundred bytes each, sent one at a time), never
+        // for one of the bursts' (20 KB each): those are read back from the file.
+        crate::store::journal::tests::HAND_OVER.with(|set| set.set(Some(8_000)));
+        let store = Store::open_with(&db, options(&key)).unwrap();
+        crate::store::journal::tests::HAND_OVER.with(|set| set.set(None));
+        let mut sent = Vec::new();
+        for round in 0..6 {
+            sent.push(store.insert(marked(&format!("ev-{round}"))).await.unwrap());
+            let burst: Vec<_> = (0..100)
+                .map(|n| {
+                    let store = store.clone();
+                    let mut capture = marked(&format!("ev-{round}-{n}"));
+                    capture.body = Some(vec![b'x'; 20_000]);
+                    capture.body_size = 20_000;
+                    tokio::spawn(async move { store.insert(capture).await.unwrap() })
+                })
+                .collect();
+            for stored in burst {
+                sent.push(stored.await.unwrap());
+            }
+        }
+        sent.sort_by_key(|capture| capture.id);
+        let ids: Vec<i64> = sent.iter().map(|capture| capture.id).collect();
+        assert_eq!(
+            ids,
+            (1..=606).collect::<Vec<_>>(),
+            "ids handed out once each"
+        );
+        let check = |store: &StoreReader| {
+            assert_eq!(store.count(&CaptureFilter::default()).unwrap(), 606);
+            for capture in &sent {
+                assert_eq!(&store.get(capture.id).unwrap(), capture);
+            }
+        };
+        check(&store);
+        let (memory, file) = store.journal_taken();
+        assert_eq!(memory + file, 606, "each taken once");
+        assert!(
+            memory > 0 && file > 0,
+            "both ways: {memory} from memory, {file} from the file"
+        );
+        drop(store);
+        let store = Store::open_with(&db, options(&key)).unwrap();
+        check(&store);
+        assert_eq!(
+            store.journal_taken(),
+            (0, 0),
+            "nothing left to take at a restart"
+        );
+    }
 }

@@ -298,6 +298,11 @@ impl Journal {
             .metadata()
             .map_err(|source| io_error(path, source))?
             .len();
+        let hand_over_capacity = usize::try_from(capacity.max(GROW) / 2).unwrap_or(usize::MAX);
+        #[cfg(test)]
+        let hand_over_capacity = tests::HAND_OVER
+            .with(std::cell::Cell::get)
+            .unwrap_or(hand_over_capacity);
         Ok(Self {
             path: path.to_path_buf(),
             file,
@@ -310,7 +315,7 @@ impl Journal {
             }),
             room: Condvar::new(),
             hand_over: Mutex::default(),
-            hand_over_capacity: usize::try_from(capacity.max(GROW) / 2).unwrap_or(usize::MAX),
+            hand_over_capacity,
             taking: Mutex::default(),
             from_memory: AtomicU64::new(0),
             from_file: AtomicU64::new(0),
@@ -1156,6 +1161,12 @@ impl Reader<'_> {
 
 #[cfg(test)]
 pub(super) mod tests {
+    thread_local! {
+        /// The hand-over of journals opened on this thread, when a test sets it.
+        pub(in crate::store) static HAND_OVER: std::cell::Cell<Option<usize>> =
+            const { std::cell::Cell::new(None) };
+    }
+
     use super::*;
     use crate::verdict::Verdict;
     use std::sync::Arc;

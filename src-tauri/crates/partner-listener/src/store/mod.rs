@@ -180,6 +180,9 @@ struct StoreInner {
     /// Released when the store is dropped, after the threads above have stopped (fields drop
     /// after `Drop::drop`), so no write can follow its release.
     _lock: WriterLock,
+    /// The acknowledgement journal, for tests to see how the tables took its records.
+    #[cfg(test)]
+    journal: Arc<journal::Journal>,
 }
 
 impl std::ops::Deref for Store {
@@ -358,7 +361,7 @@ impl Store {
                     retained: retained.clone(),
                     activity,
                     window,
-                    journal: ack_journal,
+                    journal: ack_journal.clone(),
                     progress: progress.clone(),
                     tables: appended,
                     next_id,
@@ -387,8 +390,16 @@ impl Store {
                 indexer_stop: Mutex::new(Some(indexer_stop)),
                 indexer_thread: Mutex::new(Some(indexer_thread)),
                 _lock: lock,
+                #[cfg(test)]
+                journal: ack_journal,
             }),
         })
+    }
+
+    /// How many records the tables took from the journal's hand-over, and from its file.
+    #[cfg(test)]
+    pub(crate) fn journal_taken(&self) -> (u64, u64) {
+        self.inner.journal.taken()
     }
 
     /// Everything this store can read, as a [`StoreReader`] (what `Deref` gives too).
