@@ -81,6 +81,9 @@ enum Command {
     /// A team's workspace on PostgreSQL: create it, add members, set signing keys, run servers
     /// (the team's webhook endpoint and the API consoles join with PARTNER_WORKSPACE).
     Server(commands::server::Args),
+    /// Log in to a team workspace (`partner server`), see who you are there, log out: commands
+    /// such as `listen captures` then act on the workspace instead of this machine's store.
+    Workspace(commands::workspace::Args),
     /// Print the partner-console:// link the desktop app opens for a transaction, an event or
     /// a product on a saved connection (--connection NAME) or the embedded sandbox.
     Link(commands::link::Args),
@@ -144,6 +147,7 @@ async fn main() -> ExitCode {
         Command::Connections(args) => commands::connections::run(args).await,
         Command::Audit(args) => commands::audit::run(args),
         Command::Server(args) => commands::server::run(args).await,
+        Command::Workspace(args) => commands::workspace::run(args).await,
         Command::Link(args) => commands::link::run(args),
         Command::Version(args) => commands::version::run(args, VERSION).await,
         Command::Completions(args) => commands::docs::completions::<Cli>(args),

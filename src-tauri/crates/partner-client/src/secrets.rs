@@ -18,6 +18,7 @@
 //! - `signing-key:{subscription_id}:current`: the key the service signs with now;
 //! - `index-key:{index_id}`: the key of a connection's encrypted local index;
 //! - `data-key`: the key of the console's local data at rest (captures, audit log, sandbox);
+//! - `workspace-token:{url}`: a member's token for the team workspace at `url`;
 //! - `signing-key:{subscription_id}:previous`: the key it signed with before the last rotation,
 //!   stored as `{replacedAt RFC 3339}|{key}` in one entry so the two can never disagree (neither
 //!   a signing key nor a timestamp can contain `|`).
@@ -108,6 +109,11 @@ pub enum SecretSlot {
     /// journal, the audit log, the embedded sandbox's data): 32 random bytes as hex, one per
     /// user (`partner_local::data_key` says where else it may live).
     DataKey,
+    /// A member's personal token for a team workspace (`partner workspace login`), by the
+    /// workspace's URL (without a trailing `/`), so logins to two workspaces never share one.
+    WorkspaceToken {
+        workspace: String,
+    },
     /// The marker [`probe_secret_store`] writes, reads back and deletes (never a secret).
     Probe {
         marker: String,
@@ -119,6 +125,13 @@ impl SecretSlot {
         SecretSlot::ClientSecret {
             base_url: base_url.as_str().trim_end_matches('/').to_string(),
             client_id: client_id.to_string(),
+        }
+    }
+
+    /// The slot of a member's token for the team workspace at `workspace`.
+    pub fn workspace_token(workspace: &url::Url) -> Self {
+        SecretSlot::WorkspaceToken {
+            workspace: workspace.as_str().trim_end_matches('/').to_string(),
         }
     }
 
@@ -185,6 +198,7 @@ impl SecretSlot {
             SecretSlot::UnboundElements { part: 0 } => "subscription-binding:unbound".to_string(),
             SecretSlot::UnboundElements { part } => format!("subscription-binding:unbound:{part}"),
             SecretSlot::DataKey => "data-key".to_string(),
+            SecretSlot::WorkspaceToken { workspace } => format!("workspace-token:{workspace}"),
             SecretSlot::Probe { marker } => format!("probe:{marker}"),
         }
     }

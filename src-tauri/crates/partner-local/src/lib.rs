@@ -2,6 +2,7 @@
 //! the `partner` command read and write the same things the same way:
 //! - [`paths`]: the one data folder (settings, the capture store, the embedded sandbox's data);
 //! - [`settings`]: the versioned settings file, written atomically, a corrupt one kept aside;
+//! - [`files`]: how such a small file is written whole and an unusable one kept aside;
 //! - [`listener_address`]: where the webhook listener listens (a stable default a tunnel can
 //!   point at, `PARTNER_LISTENER_ADDR`, a clear error for a port already taken);
 //! - [`keys`]: the signing keys the listener verifies with, read from the OS keychain entries
@@ -19,6 +20,7 @@ pub mod audit;
 pub mod data_key;
 pub mod environment;
 pub mod error;
+pub mod files;
 pub mod keys;
 pub mod links;
 pub mod listener_address;

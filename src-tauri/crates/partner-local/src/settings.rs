@@ -14,7 +14,6 @@
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
@@ -389,18 +388,7 @@ impl SettingsFile {
     }
 
     fn keep_aside(&self, suffix: &str) -> Result<PathBuf> {
-        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
-        let name = format!(
-            "{}.{suffix}-{stamp}",
-            self.path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| crate::paths::SETTINGS.into())
-        );
-        let aside = self.path.with_file_name(name);
-        std::fs::rename(&self.path, &aside)
-            .map_err(|e| Error::io("move aside the unusable settings file", &self.path, e))?;
-        Ok(aside)
+        crate::files::keep_aside(&self.path, suffix)
     }
 
     /// Writes the settings atomically: a temporary file beside the real one, synced, renamed
@@ -409,56 +397,10 @@ impl SettingsFile {
     /// the user, the administrators and SYSTEM alone, so nothing is set.
     pub fn save(&self, settings: &Settings) -> Result<()> {
         settings.check().map_err(Error::Invalid)?;
-        let dir = self
-            .path
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."));
-        crate::paths::create_private_dir(&dir)?;
         let mut bytes = serde_json::to_vec_pretty(settings)
             .map_err(|e| Error::Invalid(format!("could not encode the settings: {e}")))?;
         bytes.push(b'\n');
-        let temporary = dir.join(format!(
-            ".{}.tmp-{}-{}",
-            crate::paths::SETTINGS,
-            std::process::id(),
-            uuid::Uuid::new_v4().simple()
-        ));
-        let written = (|| {
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                options.mode(0o600);
-            }
-            let mut file = options.open(&temporary)?;
-            file.write_all(&bytes)?;
-            file.sync_all()?;
-            std::fs::rename(&temporary, &self.path)?;
-            sync_folder(&dir)
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&temporary);
-            return Err(Error::io("write the settings", &self.path, e));
-        }
-        Ok(())
-    }
-}
-
-/// Makes a rename in `dir` durable. On Unix the folder is opened and synced (its entry for the
-/// new name is on disk once the folder is). Windows refuses to open a folder as a file ("Access
-/// denied", os error 5) and has no folder sync: NTFS journals the rename itself, and the file's
-/// own data was synced before it, so nothing more is done there.
-fn sync_folder(dir: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        std::fs::File::open(dir)?.sync_all()
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = dir;
-        Ok(())
+        crate::files::write_atomically(&self.path, &bytes, "write the settings")
     }
 }
 

@@ -20,6 +20,7 @@ mod replay;
 mod sandbox;
 mod server;
 mod version;
+mod workspace;
 
 use partner_testkit::OtherService;
 use serde_json::Value;

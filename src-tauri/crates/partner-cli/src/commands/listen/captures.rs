@@ -1,7 +1,8 @@
 //! `partner listen captures`: a page of captures, newest first, with the desktop inspector's
 //! filters and search, answered by the store (`StoreReader::page`); a table, or one JSON object
-//! a line with the fields of `partner listen --json`. Reads the store only; with
-//! `PARTNER_WORKSPACE` set, the team workspace's captures instead (`commands::workspace`).
+//! a line with the fields of `partner listen --json`. Reads the store only; with a
+//! team workspace in effect (`PARTNER_WORKSPACE`, or `partner workspace login`), the
+//! workspace's captures instead (`commands::workspace`).
 
 use super::printer::capture_json;
 use crate::commands::store_args::{invalid, store_path, FilterArgs};
@@ -35,7 +36,7 @@ pub struct CapturesArgs {
 }
 
 /// `partner listen captures`: a page of the store, read only; or of the team workspace, when
-/// `PARTNER_WORKSPACE` names one (`--db` then has no say).
+/// one is in effect (`--db` then has no say).
 pub async fn run(args: CapturesArgs) -> Result<()> {
     if args.limit > MAX_PAGE_LIMIT {
         return Err(invalid(format!(
@@ -55,7 +56,7 @@ pub async fn run(args: CapturesArgs) -> Result<()> {
         count: HitCount::UpToCap,
     };
     let page: CapturePage = match Workspace::from_env()? {
-        Some(workspace) => workspace.post("/api/v1/captures/page", &query).await?,
+        Some(workspace) => workspace.captures_page(&query, None).await?,
         None => crate::commands::store_args::open_reader(store_path(args.db)?)?.page(&query)?,
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

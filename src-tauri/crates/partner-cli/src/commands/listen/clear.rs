@@ -51,8 +51,9 @@ pub async fn run(args: ClearArgs) -> Result<()> {
     ))
 }
 
-/// The same on the team workspace (`PARTNER_WORKSPACE`): counted as a read, deleted by the
-/// workspace as the member (a role that may not clear is refused there, named, and audited).
+/// The same on the team workspace (`PARTNER_WORKSPACE`, or the saved login): counted as a
+/// read, deleted by the workspace as the member (a role that may not clear is refused there,
+/// named, and audited).
 async fn clear_workspace(
     workspace: &Workspace,
     args: &ClearArgs,
@@ -67,7 +68,7 @@ async fn clear_workspace(
             limit: 0,
             count: HitCount::UpToCap,
         };
-        let page: CapturePage = workspace.post("/api/v1/captures/page", &query).await?;
+        let page: CapturePage = workspace.captures_page(&query, None).await?;
         let count = if page.total_capped {
             format!("{}+", page.total)
         } else {
@@ -78,19 +79,9 @@ async fn clear_workspace(
             workspace.describe()
         ));
     }
-    #[derive(serde::Deserialize)]
-    struct Cleared {
-        cleared: u64,
-    }
-    let cleared: Cleared = workspace
-        .post(
-            "/api/v1/captures/clear",
-            &serde_json::json!({ "filter": filter }),
-        )
-        .await?;
+    let cleared = workspace.captures_clear(&filter).await?;
     crate::commands::render::print_line(format_args!(
-        "deleted {} {which} from the workspace {}",
-        cleared.cleared,
+        "deleted {cleared} {which} from the workspace {}",
         workspace.describe()
     ))
 }

@@ -1,8 +1,9 @@
 //! `partner listen export`: the captures of a store (all, or those of `--verdict`) written out
 //! as JSON Lines (lossless, what `import` reads) or HAR 1.2, to a file or stdout. Reads the
 //! store only, so it works beside a running listener. With `--redact` it writes an evidence
-//! bundle instead (`evidence.rs`, which takes the same options). With `PARTNER_WORKSPACE` set,
-//! the team workspace's captures are exported, read page by page, in the same formats.
+//! bundle instead (`evidence.rs`, which takes the same options). With a team workspace in
+//! effect (`PARTNER_WORKSPACE`, or `partner workspace login`), its captures are exported,
+//! read page by page, in the same formats.
 
 use crate::commands::store_args::{store_path, FilterArgs};
 use crate::commands::workspace::Workspace;
@@ -97,8 +98,9 @@ pub async fn run(args: ExportArgs) -> Result<()> {
     Ok(())
 }
 
-/// The export of a team workspace's captures (`PARTNER_WORKSPACE`): read oldest first, a page
-/// at a time by the last id read, and written as the local export writes its own.
+/// The export of a team workspace's captures (`PARTNER_WORKSPACE`, or the saved login): read
+/// oldest first, a page at a time by the last id read, and written as the local export writes
+/// its own.
 async fn export_workspace(
     workspace: &Workspace,
     args: &ExportArgs,
@@ -114,12 +116,7 @@ async fn export_workspace(
     let mut writer = ExportWriter::start(format, &mut *sink)?;
     let mut after = 0;
     loop {
-        let page: Vec<Capture> = workspace
-            .post(
-                "/api/v1/captures/walk",
-                &serde_json::json!({ "filter": filter, "after": after, "limit": 500 }),
-            )
-            .await?;
+        let page: Vec<Capture> = workspace.captures_walk(&filter, after, 500).await?;
         let Some(last) = page.last() else { break };
         after = last.id;
         for capture in &page {

@@ -79,8 +79,8 @@ pub async fn run(args: Args) -> Result<()> {
             if crate::commands::workspace::Workspace::from_env()?.is_some() {
                 return Err(crate::error::CliError::Usage(
                     "--redact reads this machine's store only: an evidence bundle of a team \
-                     workspace's captures is not built yet (unset PARTNER_WORKSPACE to bundle \
-                     this machine's)"
+                     workspace's captures is not built yet (unset PARTNER_WORKSPACE, or `partner \
+                     workspace logout`, to bundle this machine's)"
                         .into(),
                 ));
             }

@@ -1,0 +1,26 @@
+//! A team workspace from a console's side: the client of its HTTP API and the saved login.
+//!
+//! Why a crate of its own: the `partner` command called the workspace (`partner server`'s
+//! `/api/v1`) from its own module, and the desktop app is to join a workspace too ("Team
+//! workspace" in its settings). Both need the same calls, the same reading of the server's
+//! refusals and the same place for a saved login, so they live here, free of Tauri and of the
+//! server itself (no database driver or HTTP server comes with it):
+//! - [`client`]: [`WorkspaceClient`], typed calls (`me`, the captures' page, walk and clear,
+//!   notes, the audit log) and a generic `get` / `post` for the calls added later; the answers
+//!   are the server's own types (the local store's `CapturePage`, `Capture`, and the
+//!   workspace's [`Member`], [`Note`], [`AuditEntry`]);
+//! - [`error`]: what a call can end in ([`Error`]), in the server's own words, never the token;
+//! - [`login`]: where a login is kept (the URL in `workspace.json` in the data folder, the token
+//!   in the OS secret store) and which workspace a command acts on (`PARTNER_WORKSPACE` first,
+//!   else the saved login, else none).
+//!
+//! The order of the layers: a command (the CLI's, later the app's) → [`WorkspaceClient`] →
+//! HTTP → the server.
+
+pub mod client;
+pub mod error;
+pub mod login;
+
+pub use client::{AuditEntry, Member, Note, TargetKind, WorkspaceClient};
+pub use error::{Error, Result};
+pub use login::{resolve, EnvWorkspace, LoginFile, Logins, Resolved, SavedLogin, Source};
