@@ -499,6 +499,7 @@ impl Journal {
             Some(_) => &mut group.plain,
             None => &mut group.bytes,
         };
+        let (bytes_held, records_held) = (plain.capacity(), group.plain_records.capacity());
         let mut hand_over = lock_or_recover(&self.hand_over);
         if hand_over.bytes + plain.len() > self.hand_over_capacity {
             return;
@@ -509,6 +510,11 @@ impl Journal {
         std::mem::swap(&mut handed.records, &mut group.plain_records);
         hand_over.bytes += handed.bytes.len();
         hand_over.groups.push_back(handed);
+        drop(hand_over);
+        // The buffers the group got back are at least as large as the ones it gave, so the
+        // next group is not made by growing them step by step (a copy at every step).
+        plain.reserve(bytes_held);
+        group.plain_records.reserve(records_held);
     }
 
     /// The capture of record `id` from the hand-over, if it is there; passes over the records
