@@ -13,7 +13,8 @@
 //! - [`intake`], [`capture_writer`]: the webhook endpoint and its batched, durable commits;
 //! - [`captures`], [`notes`], [`audit`]: what the workspace answers;
 //! - [`live`]: what one server hears from the others (LISTEN/NOTIFY);
-//! - [`api`], [`server`]: the HTTP API and one running server.
+//! - [`api`], [`server`]: the HTTP API and one running server; [`tls`]: its HTTPS, when it has a
+//!   certificate.
 //!
 //! No Tauri here; the `partner` command's `server` subcommand drives it.
 
@@ -32,6 +33,7 @@ pub mod roles;
 pub mod server;
 pub mod server_key;
 pub mod signing_keys;
+pub mod tls;
 pub mod tokens;
 
 pub use error::{Error, Result};

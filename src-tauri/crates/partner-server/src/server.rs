@@ -11,7 +11,9 @@ use crate::failed_logins::FailedLogins;
 use crate::intake::{self, Intake, IntakeConfig};
 use crate::live::Live;
 use crate::signing_keys::WorkspaceKeys;
+use crate::tls::{self, TlsConfig};
 use axum::routing::{any, get};
+use axum::serve::ListenerExt as _;
 use axum::{Json, Router};
 use partner_listener::JunkFlood;
 use partner_seal::DataKey;
@@ -28,20 +30,34 @@ pub struct ServerConfig {
     pub intake: IntakeConfig,
     /// Junk stored in full per second before the rest is only counted (the listener's meter).
     pub junk_rate: Option<u32>,
+    /// HTTPS with this certificate and key ([`tls::load`]); None: plain HTTP (TLS, if any, is
+    /// a reverse proxy's).
+    pub tls: Option<TlsConfig>,
 }
 
 /// A server taking requests.
 #[derive(Debug)]
 pub struct RunningServer {
     pub local_addr: SocketAddr,
+    tls: bool,
     shutdown: CancellationToken,
     task: JoinHandle<std::io::Result<()>>,
 }
 
 impl RunningServer {
-    /// The webhook endpoint's URL (plain HTTP: TLS is a reverse proxy's or the host's).
+    /// The webhook endpoint's URL: https when the server has a certificate, else http (TLS, if
+    /// any, is then a reverse proxy's or the host's).
     pub fn webhook_url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.local_addr)
+        format!("{}://{}{path}", self.scheme(), self.local_addr)
+    }
+
+    /// `https` when the server speaks TLS, else `http`.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls {
+            "https"
+        } else {
+            "http"
+        }
     }
 
     /// Stops taking requests, lets those in flight finish, and returns.
@@ -102,16 +118,29 @@ pub async fn start(
         .local_addr()
         .map_err(|error| Error::Io(error.to_string()))?;
     let stopped = shutdown.clone();
-    let task = tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(stopped.cancelled_owned())
-        .await
-    });
+    let make_service = app.into_make_service_with_connect_info::<SocketAddr>();
+    let task = match &config.tls {
+        None => tokio::spawn(async move {
+            axum::serve(listener, make_service)
+                .with_graceful_shutdown(stopped.cancelled_owned())
+                .await
+        }),
+        Some(tls) => {
+            // tap_io (doing nothing): axum gives `ConnectInfo<SocketAddr>` to a listener's
+            // connections through it, as it does to a bare TcpListener's.
+            let listener = tls::listen(listener, tls)
+                .map_err(|error| Error::Io(error.to_string()))?
+                .tap_io(|_| {});
+            tokio::spawn(async move {
+                axum::serve(listener, make_service)
+                    .with_graceful_shutdown(stopped.cancelled_owned())
+                    .await
+            })
+        }
+    };
     Ok(RunningServer {
         local_addr,
+        tls: config.tls.is_some(),
         shutdown,
         task,
     })

@@ -111,6 +111,23 @@ struct RunArgs {
     /// junk is answered as ever and counted, one in 100 kept. off: store every request.
     #[arg(long, value_name = "N/s", default_value = "20/s", value_parser = partner_listener::limits_text::parse_rate)]
     junk_rate: crate::commands::listen::serve::JunkRate,
+    /// Serve HTTPS with this certificate chain (PEM: the server's certificate first, then any
+    /// intermediates); with --tls-key. Without both, plain HTTP (TLS is then a reverse proxy's).
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "PARTNER_SERVER_TLS_CERT",
+        requires = "tls_key"
+    )]
+    tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM: PKCS#8, RSA or SEC1, unencrypted); with --tls-cert.
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "PARTNER_SERVER_TLS_KEY",
+        requires = "tls_cert"
+    )]
+    tls_key: Option<PathBuf>,
 }
 
 impl DatabaseArgs {
@@ -200,6 +217,11 @@ async fn init(database: DatabaseArgs) -> Result<()> {
 }
 
 async fn serve(args: RunArgs) -> Result<()> {
+    // Read and checked first: a bad file is refused (exit 2) before anything else is opened.
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(partner_server::tls::load(cert, key)?),
+        _ => None,
+    };
     let server_key = args.database.key_source()?.load()?;
     let pool = args.database.connect(16).await?;
     let intake = IntakeConfig::default();
@@ -211,11 +233,16 @@ async fn serve(args: RunArgs) -> Result<()> {
             addr: args.addr,
             intake,
             junk_rate: args.junk_rate,
+            tls,
         },
     )
     .await?;
     println!("listening on {}", server.webhook_url(&path));
-    println!("workspace API on http://{}/api/v1", server.local_addr);
+    println!(
+        "workspace API on {}://{}/api/v1",
+        server.scheme(),
+        server.local_addr
+    );
     let stop = stop_signal()?;
     let shutdown = server.shutdown_token();
     tokio::spawn(async move {

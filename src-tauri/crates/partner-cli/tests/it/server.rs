@@ -530,3 +530,138 @@ async fn no_secret_in_any_answer_log_output_or_the_database() {
     // The dump is real: it holds the sealed key's row and the captures.
     assert!(texts[3].1.contains("sub-1") && texts[3].1.contains("e-1"));
 }
+
+/// `partner server run --tls-cert FILE --tls-key FILE` (issue #50): HTTPS, said on its first
+/// line, and the API answers over it to a client trusting the certificate; a key that is not the
+/// certificate's, or a missing one named by PARTNER_SERVER_TLS_KEY, exits 2 naming the file
+/// (and showing nothing of the key) before anything is bound.
+#[tokio::test]
+async fn a_team_server_run_with_a_certificate_serves_https_and_refuses_a_wrong_key() {
+    use partner_testkit::webhook_receiver::ServerCert;
+    let pg = tokio::task::spawn_blocking(Postgres::start)
+        .await
+        .unwrap()
+        .unwrap();
+    let database = pg.create_database("team").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let admin = token(&stdout(&partner(
+        home,
+        &["server", "init", "--database", &database],
+        &[],
+        None,
+    )));
+    let cert = ServerCert::self_signed();
+    let other = ServerCert::self_signed();
+    let cert_file = home.join("cert.pem");
+    let key_file = home.join("key.pem");
+    let other_key_file = home.join("other-key.pem");
+    std::fs::write(&cert_file, &cert.cert_pem).unwrap();
+    std::fs::write(&key_file, &cert.key_pem).unwrap();
+    std::fs::write(&other_key_file, &other.key_pem).unwrap();
+    let cert_arg = cert_file.to_str().unwrap();
+    let run = [
+        "server",
+        "run",
+        "--database",
+        &database,
+        "--addr",
+        "127.0.0.1:0",
+    ];
+
+    let wrong = partner(
+        home,
+        &[
+            &run[..],
+            &["--tls-cert", cert_arg, "--tls-key"],
+            &[other_key_file.to_str().unwrap()],
+        ]
+        .concat(),
+        &[],
+        None,
+    );
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&wrong.stdout),
+        String::from_utf8_lossy(&wrong.stderr)
+    );
+    assert_eq!(wrong.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("other-key.pem is not the key of the certificate"),
+        "{said}"
+    );
+    assert!(!said.contains("listening"), "{said}");
+    for line in other
+        .key_pem
+        .lines()
+        .filter(|line| !line.starts_with("-----"))
+    {
+        assert!(!said.contains(line), "{said}");
+    }
+
+    let missing = home.join("absent-key.pem");
+    let absent = partner(
+        home,
+        &run,
+        &[
+            ("PARTNER_SERVER_TLS_CERT", cert_arg),
+            ("PARTNER_SERVER_TLS_KEY", missing.to_str().unwrap()),
+        ],
+        None,
+    );
+    let said = String::from_utf8_lossy(&absent.stderr);
+    assert_eq!(absent.status.code(), Some(2), "{said}");
+    assert!(said.contains("absent-key.pem does not exist"), "{said}");
+
+    let alone = partner(
+        home,
+        &[&run[..], &["--tls-cert", cert_arg]].concat(),
+        &[],
+        None,
+    );
+    assert_eq!(alone.status.code(), Some(2));
+
+    let mut server = Command::new(env!("CARGO_BIN_EXE_partner"))
+        .args(run)
+        .args([
+            "--tls-cert",
+            cert_arg,
+            "--tls-key",
+            key_file.to_str().unwrap(),
+        ])
+        .env("HOME", home)
+        .env("PARTNER_SERVER_KEY_FILE", home.join("server.key"))
+        .env_remove("PARTNER_SERVER_KEY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let url = first
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"));
+    assert!(
+        url.starts_with("https://127.0.0.1:") && url.ends_with("/webhooks"),
+        "{url}"
+    );
+    let api = lines.next().unwrap().unwrap();
+    let base = url.trim_end_matches("/webhooks");
+    assert_eq!(api, format!("workspace API on {base}/api/v1"));
+
+    let client = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(cert.cert_pem.as_bytes()).unwrap())
+        .build()
+        .unwrap();
+    let me = client
+        .get(format!("{base}/api/v1/me"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(me.status().as_u16(), 200);
+    let me: serde_json::Value = me.json().await.unwrap();
+    assert_eq!(me["name"], "admin", "{me}");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
