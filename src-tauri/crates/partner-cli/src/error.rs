@@ -131,6 +131,7 @@ impl CliError {
                 | partner_index::Error::KeyMissing { .. }
                 | partner_index::Error::Io { .. }
                 | partner_index::Error::Sqlite(_)
+                | partner_index::Error::Store(_)
                 | partner_index::Error::Corrupt(_) => 4,
             },
             CliError::Server(error) => {
@@ -139,10 +140,11 @@ impl CliError {
                     Error::Forbidden { .. }
                     | Error::Unauthorized
                     | Error::TooManyFailedLogins(_)
-                    | Error::NotFound(_) => 1,
-                    Error::Invalid(_) | Error::NotInitialised => 2,
+                    | Error::NotFound(_)
+                    | Error::Service { .. } => 1,
+                    Error::Invalid(_) | Error::NotInitialised | Error::NoService => 2,
                     Error::Database(_) => 3,
-                    Error::Migration(_) | Error::ServerKey(_) | Error::Io(_) => 4,
+                    Error::Migration(_) | Error::ServerKey(_) | Error::Io(_) | Error::Index(_) => 4,
                 }
             }
             CliError::Workspace { status, .. } => *status,

@@ -189,7 +189,7 @@ impl From<partner_index::Error> for AppError {
                 format!("{}.", capitalised(&error.to_string())),
                 "Use \"Forget this connection's data\" on the Support screen, then make a new copy.",
             ),
-            E::Io { .. } | E::Sqlite(_) | E::Corrupt(_) => AppError::new(
+            E::Io { .. } | E::Sqlite(_) | E::Store(_) | E::Corrupt(_) => AppError::new(
                 ErrorKind::Io,
                 format!("{}.", capitalised(&error.to_string())),
                 "Check the data folder's free space and permissions; if it keeps failing, forget this connection's data and sync again.",

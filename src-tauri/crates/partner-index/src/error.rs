@@ -24,6 +24,10 @@ pub enum Error {
     /// SQLite failed; the message is SQLite's (it never quotes a bound value).
     #[error("the local index failed: {0}")]
     Sqlite(String),
+    /// Another store a sync writes to failed (a team workspace's database); the message is
+    /// the store's own, in words that quote no transaction.
+    #[error("{0}")]
+    Store(String),
     /// A question the index cannot take (a bad filter, an id that cannot name a file).
     #[error("{0}")]
     Invalid(String),

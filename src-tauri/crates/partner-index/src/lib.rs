@@ -12,6 +12,8 @@
 //!   (the same walker as the missed-notification check) and stops where the index is already
 //!   up to date. [`refresh_one`] takes one transaction and its events (a captured notification
 //!   names it). Products are relisted whole (a partner has a handful).
+//! - [`SyncStore`]: what a sync asks of the store that keeps the copy, so the same walks fill
+//!   this machine's file and a team workspace's database (`partner-server`).
 //! - [`Filter`] and [`Index::find`], [`Index::counts`], [`Index::export`]: questions answered
 //!   from the index, never a page walk; the CSV export has the listing export's shape
 //!   ([`partner_client::listing_export::write_csv`]).
@@ -20,14 +22,18 @@
 //! thin layers over this crate. Nothing of a transaction (borrower data) goes into a log line
 //! or an error message: errors name ids, paths and counts only.
 
+pub mod columns;
 pub mod error;
 pub mod query;
 pub mod store;
 pub mod sync;
+pub mod sync_store;
 
+pub use columns::Columns;
 pub use error::{Error, Result};
-pub use query::{Counts, Export, Filter, Found, LoanField, NO_VALUE};
-pub use store::{forget, index_id, index_path, Index, IndexState};
+pub use query::{search_words, Counts, Export, Filter, Found, LoanField, MAX_FIND_LIMIT, NO_VALUE};
+pub use store::{forget, index_id, index_path, meta_keys, Index, IndexState};
 pub use sync::{
     refresh_one, sync, sync_with, Change, ChangeKind, SyncEnd, SyncPhase, SyncProgress, SyncReport,
 };
+pub use sync_store::{Mark, SyncStore};

@@ -30,14 +30,16 @@ pub const NO_VALUE: &str = "(none)";
 pub const MAX_FIND_LIMIT: u64 = 1_000;
 
 /// `request.loan.<field>` equal to `value` (as text, case-insensitive).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct LoanField {
     pub field: String,
     pub value: String,
 }
 
-/// Which transactions a question is about; every condition set must hold.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Which transactions a question is about; every condition set must hold. As JSON (a team
+/// workspace's calls), its fields in camelCase, each optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Filter {
     /// The transaction's `status` exactly as the service sends it (a value the console does
     /// not know is filtered like any other).
@@ -63,11 +65,15 @@ pub struct Filter {
 }
 
 /// One page of answers, newest first.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Found {
     /// Transactions matching the filter, all pages.
     pub total: u64,
+    /// `total` is a floor: counting stopped there (a team workspace's index counts up to a cap,
+    /// as its capture pages do; this machine's index always counts them all).
+    #[serde(default)]
+    pub total_capped: bool,
     pub offset: u64,
     /// Each as the service sent it, with its view.
     pub items: Vec<Document<read::TransactionView>>,
@@ -76,7 +82,7 @@ pub struct Found {
 }
 
 /// How many transactions match, per status and per product.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Counts {
     pub total: u64,
@@ -148,24 +154,18 @@ impl Filter {
                 vec![Sql::Text(format!("%{}%", like_escaped(&party)))],
             );
         }
-        for LoanField { field, value } in &self.loan {
-            let field = field.trim();
-            if field.is_empty() || !field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(Error::Invalid(
-                    "a loan field is a name of letters, digits and `_`, such as loanNumber".into(),
-                ));
-            }
+        for (field, value) in self.loan_fields()? {
             if field == "loanNumber" {
                 add(
                     "loan_number = ? COLLATE NOCASE",
-                    vec![Sql::Text(value.clone())],
+                    vec![Sql::Text(value.to_string())],
                 );
             } else {
                 add(
                     "CAST(json_extract(loan, ?) AS TEXT) = ? COLLATE NOCASE",
                     vec![
                         Sql::Text(format!("$.\"{field}\"")),
-                        Sql::Text(value.clone()),
+                        Sql::Text(value.to_string()),
                     ],
                 );
             }
@@ -185,7 +185,29 @@ impl Filter {
     }
 }
 
-fn non_empty(value: &Option<String>) -> Option<String> {
+impl Filter {
+    /// The loan fields asked for, `(field, value)`, each field's name checked: letters, digits
+    /// and `_` only (it becomes a JSON path in the store's SQL).
+    pub fn loan_fields(&self) -> Result<Vec<(&str, &str)>> {
+        self.loan
+            .iter()
+            .map(|LoanField { field, value }| {
+                let field = field.trim();
+                if field.is_empty() || !field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                {
+                    return Err(Error::Invalid(
+                        "a loan field is a name of letters, digits and `_`, such as loanNumber"
+                            .into(),
+                    ));
+                }
+                Ok((field, value.as_str()))
+            })
+            .collect()
+    }
+}
+
+/// A filter's value trimmed, or `None` when nothing is left (an empty filter asks nothing).
+pub fn non_empty(value: &Option<String>) -> Option<String> {
     value
         .as_deref()
         .map(str::trim)
@@ -204,12 +226,19 @@ fn like_escaped(text: &str) -> String {
     out
 }
 
+/// The words of a text search, as the user wrote them: a word with no letter or digit is
+/// dropped (nothing to search for). Every store matches each as a prefix, all required.
+pub fn search_words(text: &str) -> Vec<&str> {
+    text.split_whitespace()
+        .filter(|word| word.chars().any(char::is_alphanumeric))
+        .collect()
+}
+
 /// The user's words as an FTS5 query: each a quoted phrase matched as a prefix, all required.
 /// `None` when no word has a letter or digit (nothing to search for).
 pub fn fts_query(text: &str) -> Option<String> {
-    let terms: Vec<String> = text
-        .split_whitespace()
-        .filter(|word| word.chars().any(char::is_alphanumeric))
+    let terms: Vec<String> = search_words(text)
+        .into_iter()
         .map(|word| format!("\"{}\"*", word.replace('"', "\"\"")))
         .collect();
     (!terms.is_empty()).then(|| terms.join(" "))
@@ -233,6 +262,7 @@ impl Index {
             .collect::<Result<Vec<_>>>()?;
         Ok(Found {
             total,
+            total_capped: false,
             offset,
             items,
             as_of: self.as_of()?,

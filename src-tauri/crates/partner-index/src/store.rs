@@ -22,13 +22,13 @@
 //! - A mutex around one connection: writes are batched (a page or more per SQL transaction), and
 //!   a question takes milliseconds, so one connection is enough for the app and the CLI.
 
+use crate::columns::Columns;
 use crate::error::{Error, Result};
 use chrono::{DateTime, TimeZone, Utc};
 use partner_api::read::{self, Document};
 use partner_api::Secret;
 use partner_client::{SecretSlot, SecretStore};
 use rusqlite::{params, Connection, OptionalExtension};
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -124,7 +124,7 @@ fn key_slot(id: &str) -> SecretSlot {
 }
 
 /// What the index holds and how far its sync has come.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IndexState {
     /// When the last sync or refresh completed (this machine's clock): answers are "as of" it.
@@ -417,7 +417,8 @@ fn create_private_file(path: &Path) -> Result<()> {
     Ok(())
 }
 
-pub(crate) mod meta_keys {
+/// The keys of the marks a sync keeps beside the copy (the same in every store).
+pub mod meta_keys {
     pub const AS_OF: &str = "as_of";
     pub const FILLED: &str = "filled";
     pub const FILL_POSITION: &str = "fill_position";
@@ -468,21 +469,10 @@ pub(crate) fn upsert_transaction(
     events: Option<&str>,
 ) -> Result<()> {
     let body = serde_json::to_string(transaction).map_err(Error::json)?;
-    let view = transaction.view();
-    let raw = transaction.raw();
-    let response = view.response.as_ref();
-    let loan = raw
-        .get("request")
-        .and_then(|r| r.get("loan"))
-        .filter(|l| !l.is_null());
-    let loan_number = match loan.and_then(|l| l.get("loanNumber")) {
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Number(n)) => Some(n.to_string()),
-        _ => None,
-    };
+    let row = Columns::of(transaction);
     let existed = tx
         .prepare_cached("SELECT 1 FROM transactions WHERE id = ?1")?
-        .exists([&view.id])?;
+        .exists([&row.id])?;
     let rowid: i64 = tx
         .prepare_cached(
             "INSERT INTO transactions(id, status, product_id, product_name, request_type,
@@ -500,21 +490,19 @@ pub(crate) fn upsert_transaction(
         )?
         .query_row(
             params![
-                view.id,
-                view.status.as_ref().map(|s| s.as_str()),
-                view.product_id(),
-                view.product_name(),
-                view.request_type(),
-                view.response_status().map(|s| s.as_str()),
-                response.and_then(|r| r.partner_status.as_deref()),
-                response.and_then(|r| r.reference_number.as_deref()),
-                view.request
-                    .as_ref()
-                    .and_then(|r| r.requesting_party_name()),
-                loan_number,
-                loan.map(Value::to_string),
-                view.created.map(micros),
-                view.updated.map(micros),
+                row.id,
+                row.status,
+                row.product_id,
+                row.product_name,
+                row.request_type,
+                row.response_status,
+                row.partner_status,
+                row.reference_number,
+                row.requesting_party,
+                row.loan_number,
+                row.loan,
+                row.created.map(micros),
+                row.updated.map(micros),
             ],
             |r| r.get(0),
         )?;
@@ -524,16 +512,6 @@ pub(crate) fn upsert_transaction(
             events = COALESCE(excluded.events, transaction_bodies.events)",
     )?
     .execute(params![rowid, body, events])?;
-    // Words of the request, of the response, and of every other field the service sent
-    // (fields the console does not know included), each searchable.
-    let request_text = raw.get("request").map(words).unwrap_or_default();
-    let response_text = raw.get("response").map(words).unwrap_or_default();
-    let other_text = raw
-        .iter()
-        .filter(|(field, _)| !matches!(field.as_str(), "request" | "response"))
-        .map(|(_, value)| words(value))
-        .collect::<Vec<_>>()
-        .join(" ");
     if existed {
         tx.prepare_cached("DELETE FROM transactions_text WHERE rowid = ?1")?
             .execute([rowid])?;
@@ -542,7 +520,12 @@ pub(crate) fn upsert_transaction(
         "INSERT OR REPLACE INTO temp.pending_text(rowid, request, response, other)
          VALUES (?1, ?2, ?3, ?4)",
     )?
-    .execute(params![rowid, request_text, response_text, other_text])?;
+    .execute(params![
+        rowid,
+        row.request_words,
+        row.response_words,
+        row.other_words
+    ])?;
     Ok(())
 }
 
@@ -579,27 +562,4 @@ pub(crate) fn replace_products(
         ])?;
     }
     Ok(())
-}
-
-/// The strings and numbers of `value`, at any depth, one text (field names left out, as the
-/// listing search does).
-fn words(value: &Value) -> String {
-    fn walk(value: &Value, out: &mut String) {
-        match value {
-            Value::String(s) => {
-                out.push_str(s);
-                out.push(' ');
-            }
-            Value::Number(n) => {
-                out.push_str(&n.to_string());
-                out.push(' ');
-            }
-            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
-            Value::Object(map) => map.values().for_each(|v| walk(v, out)),
-            Value::Bool(_) | Value::Null => {}
-        }
-    }
-    let mut out = String::new();
-    walk(value, &mut out);
-    out
 }

@@ -29,15 +29,16 @@
 //! - Everything is read with `partner_api::read`'s views and stored as the service sent it: a
 //!   transaction needs only its `id`; unknown fields are kept and searchable, unknown statuses
 //!   kept and filterable.
-//! - During the fill, one writer on the blocking pool takes the pages as they come (whatever
+//! - During the fill, one writer task takes the pages as they come (whatever
 //!   is waiting, up to [`FILL_BATCH`] items, per SQL transaction), so the walk keeps pages in
 //!   flight while a batch is written; the position saved is what the writer has committed.
+//! - What keeps the copy is a [`SyncStore`]: this machine's encrypted file ([`crate::Index`])
+//!   or a team's workspace on PostgreSQL; the walks are the same for both.
 
 use crate::error::{Error, Result};
-use crate::store::{
-    meta_keys, micros, replace_products, set_meta, stored_version, upsert_transaction, Index,
-    IndexState,
-};
+use crate::store::IndexState;
+pub use crate::sync_store::ChangeKind;
+use crate::sync_store::{Mark, SyncStore};
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
 use partner_api::read::{self, Document};
@@ -55,7 +56,7 @@ pub const FILL_BATCH: usize = 2_000;
 const WRITE_QUEUE: usize = 16;
 
 /// What a sync is doing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum SyncPhase {
     Products,
@@ -74,7 +75,7 @@ pub struct SyncProgress {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum SyncEnd {
     Complete,
@@ -82,16 +83,8 @@ pub enum SyncEnd {
     Cancelled,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ChangeKind {
-    Created,
-    Updated,
-    Unchanged,
-}
-
 /// A transaction a refresh found new or changed.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Change {
     pub id: String,
@@ -99,7 +92,7 @@ pub struct Change {
 }
 
 /// What a sync did.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncReport {
     pub end: SyncEnd,
@@ -116,7 +109,7 @@ pub struct SyncReport {
 /// between batches with what was stored kept.
 pub async fn sync(
     client: &PartnerClient,
-    index: &Index,
+    index: &impl SyncStore,
     progress: impl FnMut(&SyncProgress),
     cancel: &CancellationToken,
 ) -> Result<SyncReport> {
@@ -127,7 +120,7 @@ pub async fn sync(
 /// page at a time with the default).
 pub async fn sync_with(
     client: &PartnerClient,
-    index: &Index,
+    index: &impl SyncStore,
     fill_pager: PagerOptions,
     mut progress: impl FnMut(&SyncProgress),
     cancel: &CancellationToken,
@@ -137,39 +130,39 @@ pub async fn sync_with(
         filled: 0,
         changes: Vec::new(),
         products: 0,
-        state: index.state()?,
+        state: index.state().await?,
     };
     report.products = sync_products(client, index, &mut progress, cancel).await?;
     if cancel.is_cancelled() {
-        return cancelled(index, report);
+        return cancelled(index, report).await;
     }
     if !report.state.filled {
         let (filled, end) = fill(client, index, fill_pager, &mut progress, cancel).await?;
         report.filled = filled;
         if end == SyncEnd::Cancelled {
-            return cancelled(index, report);
+            return cancelled(index, report).await;
         }
     }
     let (changes, end) = refresh(client, index, &mut progress, cancel).await?;
     report.changes = changes;
     report.end = end;
     if end == SyncEnd::Complete {
-        let now = micros(Utc::now()).to_string();
-        index.write(|tx| set_meta(tx, meta_keys::AS_OF, &now))?;
+        let now = Utc::now().timestamp_micros().to_string();
+        index.set_mark(Mark::AsOf, now).await?;
     }
-    report.state = index.state()?;
+    report.state = index.state().await?;
     Ok(report)
 }
 
-fn cancelled(index: &Index, mut report: SyncReport) -> Result<SyncReport> {
+async fn cancelled(index: &impl SyncStore, mut report: SyncReport) -> Result<SyncReport> {
     report.end = SyncEnd::Cancelled;
-    report.state = index.state()?;
+    report.state = index.state().await?;
     Ok(report)
 }
 
 async fn sync_products(
     client: &PartnerClient,
-    index: &Index,
+    index: &impl SyncStore,
     progress: &mut impl FnMut(&SyncProgress),
     cancel: &CancellationToken,
 ) -> Result<u64> {
@@ -186,8 +179,7 @@ async fn sync_products(
         products.push(product?);
     }
     let count = products.len() as u64;
-    let index = index.clone();
-    blocking(move || index.write(|tx| replace_products(tx, &products))).await?;
+    index.replace_products(products).await?;
     progress(&SyncProgress {
         phase: SyncPhase::Products,
         done: count,
@@ -200,12 +192,12 @@ async fn sync_products(
 /// The first fill, from where the last one stopped.
 async fn fill(
     client: &PartnerClient,
-    index: &Index,
+    index: &impl SyncStore,
     pager: PagerOptions,
     progress: &mut impl FnMut(&SyncProgress),
     cancel: &CancellationToken,
 ) -> Result<(u64, SyncEnd)> {
-    let state = index.state()?;
+    let state = index.state().await?;
     // The newest stamp now: changes from here on are the refresh's to find. A service that
     // does not sort by `updated` leaves no watermark: its refreshes read every item anyway.
     let newest_first = SortSpec::well_formed(vec![SortKey::desc("updated")])
@@ -227,8 +219,8 @@ async fn fill(
     let total = probe.total;
     if state.watermark.is_none() && note.is_none() {
         if let Some(newest) = probe.items.first().and_then(|t| t.updated) {
-            let watermark = micros(newest).to_string();
-            index.write(|tx| set_meta(tx, meta_keys::WATERMARK, &watermark))?;
+            let watermark = newest.timestamp_micros().to_string();
+            index.set_mark(Mark::Watermark, watermark).await?;
         }
     }
     // The fill walks `created,id` ascending, where an item keeps its position as the listing
@@ -258,10 +250,10 @@ async fn fill(
     // (another service behind the same URL?), or one saved under another order, starts over.
     let order_name = order.to_string();
     let mut position = state.fill_position;
-    if position > total || index.meta(meta_keys::FILL_ORDER)?.unwrap_or_default() != order_name {
+    if position > total || index.mark(Mark::FillOrder).await?.unwrap_or_default() != order_name {
         position = 0;
     }
-    index.write(|tx| set_meta(tx, meta_keys::FILL_ORDER, &order_name))?;
+    index.set_mark(Mark::FillOrder, order_name).await?;
     let oldest_first = order;
     progress(&SyncProgress {
         phase: SyncPhase::Fill,
@@ -279,8 +271,8 @@ async fn fill(
     let writer = {
         let index = index.clone();
         let stored = stored.clone();
-        tokio::task::spawn_blocking(move || -> Result<()> {
-            while let Some(mut items) = to_write.blocking_recv() {
+        tokio::spawn(async move {
+            while let Some(mut items) = to_write.recv().await {
                 // Whatever else is waiting goes into the same SQL transaction.
                 while items.len() < FILL_BATCH {
                     match to_write.try_recv() {
@@ -289,16 +281,10 @@ async fn fill(
                     }
                 }
                 let at = stored.load(Ordering::SeqCst) + items.len() as u64;
-                index.write(|tx| {
-                    for item in &items {
-                        upsert_transaction(tx, item, None)?;
-                    }
-                    set_meta(tx, meta_keys::FILL_POSITION, &at.to_string())?;
-                    set_meta(tx, meta_keys::FILL_TOTAL, &total.to_string())
-                })?;
+                index.store_fill_batch(items, at, total).await?;
                 stored.store(at, Ordering::SeqCst);
             }
-            Ok(())
+            Ok::<(), Error>(())
         })
     };
     let mut outcome: Result<SyncEnd> = Ok(SyncEnd::Complete);
@@ -341,7 +327,7 @@ async fn fill(
     drop(batches);
     writer
         .await
-        .map_err(|e| Error::Sqlite(format!("the index writer ended unexpectedly ({e})")))??;
+        .map_err(|e| Error::Store(format!("the index writer ended unexpectedly ({e})")))??;
     let at = stored.load(Ordering::SeqCst);
     let filled = at - position;
     progress(&SyncProgress {
@@ -352,7 +338,7 @@ async fn fill(
     });
     let end = outcome?;
     if end == SyncEnd::Complete {
-        index.write(|tx| set_meta(tx, meta_keys::FILLED, "1"))?;
+        index.set_mark(Mark::Filled, "1".into()).await?;
     }
     Ok((filled, end))
 }
@@ -360,12 +346,13 @@ async fn fill(
 /// Everything changed since the watermark, through the incremental walker.
 async fn refresh(
     client: &PartnerClient,
-    index: &Index,
+    index: &impl SyncStore,
     progress: &mut impl FnMut(&SyncProgress),
     cancel: &CancellationToken,
 ) -> Result<(Vec<Change>, SyncEnd)> {
     let since = index
-        .state()?
+        .state()
+        .await?
         .watermark
         .unwrap_or(DateTime::<Utc>::UNIX_EPOCH);
     let mut seen: Vec<Document<read::TransactionView>> = Vec::new();
@@ -390,29 +377,16 @@ async fn refresh(
         .await?;
     let complete = summary.end == WalkEnd::Complete;
     let newest = summary.progress.newest.map_or(since, |n| n.max(since));
-    let writer = index.clone();
-    let changes = blocking(move || {
-        writer.write(|tx| {
-            let mut changes = Vec::new();
-            // Oldest first, so a transaction seen twice ends at its newest version.
-            for item in seen.iter().rev() {
-                let kind = store_if_changed(tx, item, None)?;
-                if kind != ChangeKind::Unchanged
-                    && !changes.iter().any(|c: &Change| c.id == item.id)
-                {
-                    changes.push(Change {
-                        id: item.id.clone(),
-                        kind,
-                    });
-                }
-            }
-            if complete {
-                set_meta(tx, meta_keys::WATERMARK, &micros(newest).to_string())?;
-            }
-            Ok(changes)
-        })
-    })
-    .await?;
+    // Oldest first, so a transaction seen twice ends at its newest version.
+    seen.reverse();
+    let ids: Vec<String> = seen.iter().map(|item| item.id.clone()).collect();
+    let kinds = index.store_seen(seen, complete.then_some(newest)).await?;
+    let mut changes: Vec<Change> = Vec::new();
+    for (id, kind) in ids.into_iter().zip(kinds) {
+        if kind != ChangeKind::Unchanged && !changes.iter().any(|c| c.id == id) {
+            changes.push(Change { id, kind });
+        }
+    }
     let end = if complete {
         SyncEnd::Complete
     } else {
@@ -421,58 +395,18 @@ async fn refresh(
     Ok((changes, end))
 }
 
-/// Stores `item` when it is new or differs from the stored version; says which.
-fn store_if_changed(
-    tx: &rusqlite::Transaction<'_>,
-    item: &Document<read::TransactionView>,
-    events: Option<&str>,
-) -> Result<ChangeKind> {
-    let body = serde_json::to_string(item).map_err(Error::json)?;
-    let kind = match stored_version(tx, &item.id)? {
-        None => ChangeKind::Created,
-        Some((updated, stored)) if updated == item.updated.map(micros) && stored == body => {
-            let events_same = match events {
-                None => true,
-                Some(fresh) => {
-                    let stored: Option<String> = tx
-                        .prepare_cached(
-                            "SELECT b.events FROM transactions t
-                             JOIN transaction_bodies b ON b.rowid = t.rowid WHERE t.id = ?1",
-                        )?
-                        .query_row([&item.id], |r| r.get(0))?;
-                    stored.as_deref() == Some(fresh)
-                }
-            };
-            if events_same {
-                return Ok(ChangeKind::Unchanged);
-            }
-            ChangeKind::Updated
-        }
-        Some(_) => ChangeKind::Updated,
-    };
-    upsert_transaction(tx, item, events)?;
-    Ok(kind)
-}
-
 /// Fetches transaction `id` and its events and stores them (a captured notification named it).
-pub async fn refresh_one(client: &PartnerClient, index: &Index, id: &str) -> Result<Change> {
+pub async fn refresh_one(
+    client: &PartnerClient,
+    index: &impl SyncStore,
+    id: &str,
+) -> Result<Change> {
     let (transaction, events) =
         tokio::try_join!(client.get_transaction(id), client.list_events(id))?;
     let events = serde_json::to_string(&events).map_err(Error::json)?;
-    let writer = index.clone();
-    let kind =
-        blocking(move || writer.write(|tx| store_if_changed(tx, &transaction, Some(&events))))
-            .await?;
+    let kind = index.store_one(transaction, events).await?;
     Ok(Change {
         id: id.to_string(),
         kind,
     })
-}
-
-async fn blocking<R: Send + 'static>(
-    work: impl FnOnce() -> Result<R> + Send + 'static,
-) -> Result<R> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| Error::Sqlite(format!("a write to the index ended unexpectedly ({e})")))?
 }

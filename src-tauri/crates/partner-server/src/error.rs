@@ -41,6 +41,18 @@ pub enum Error {
     NotInitialised,
     #[error("{0}")]
     Io(String),
+    /// No service connection is set: nothing can be synced or asked of the service.
+    #[error("the workspace has no service connection yet: an admin sets it with `partner server service set`")]
+    NoService,
+    /// The service refused or failed a call made for the workspace; its own words.
+    #[error("the service: {message}")]
+    Service {
+        message: String,
+        status: Option<u16>,
+    },
+    /// The support index failed (its own words, which quote no transaction).
+    #[error("the support index: {0}")]
+    Index(String),
 }
 
 /// "a viewer may not clear captures: it takes the developer role".
@@ -62,6 +74,34 @@ impl From<sqlx::Error> for Error {
                 None => db.message().to_string(),
             }),
             other => Error::Database(other.to_string()),
+        }
+    }
+}
+
+impl From<partner_client::ClientError> for Error {
+    fn from(error: partner_client::ClientError) -> Self {
+        use partner_client::ClientError as C;
+        let status = match &error {
+            C::Unauthorized { .. } => Some(401),
+            C::InvalidRequest { status, .. } | C::Server { status, .. } => Some(*status),
+            C::NotFound { .. } => Some(404),
+            C::Conflict { .. } => Some(409),
+            C::RateLimited { .. } => Some(429),
+            _ => None,
+        };
+        Error::Service {
+            status,
+            message: error.to_string(),
+        }
+    }
+}
+
+impl From<partner_index::Error> for Error {
+    fn from(error: partner_index::Error) -> Self {
+        match error {
+            partner_index::Error::Invalid(message) => Error::Invalid(message),
+            partner_index::Error::Client(client) => client.into(),
+            other => Error::Index(other.to_string()),
         }
     }
 }

@@ -12,6 +12,8 @@
 //! - [`server_key`], [`signing_keys`]: the secrets kept sealed in the database;
 //! - [`intake`], [`capture_writer`]: the webhook endpoint and its batched, durable commits;
 //! - [`captures`], [`notes`], [`audit`]: what the workspace answers;
+//! - [`service`], [`support_index`], [`index_sync`]: the service connection the servers call
+//!   with for everyone, and the support index they sync once for every console;
 //! - [`live`]: what one server hears from the others (LISTEN/NOTIFY);
 //! - [`api`], [`server`]: the HTTP API and one running server; [`tls`]: its HTTPS, when it has a
 //!   certificate.
@@ -25,6 +27,7 @@ pub mod captures;
 pub mod database;
 pub mod error;
 pub mod failed_logins;
+pub mod index_sync;
 pub mod intake;
 pub mod live;
 pub mod members;
@@ -32,7 +35,9 @@ pub mod notes;
 pub mod roles;
 pub mod server;
 pub mod server_key;
+pub mod service;
 pub mod signing_keys;
+pub mod support_index;
 pub mod tls;
 pub mod tokens;
 

@@ -75,6 +75,8 @@ pub enum Action {
     WriteNote,
     ExportEvidence,
     Respond,
+    /// Bring the support index up to date now (the servers also do it on their own).
+    SyncIndex,
     Replay,
     Recover,
     Import,
@@ -93,7 +95,9 @@ impl Action {
     pub fn least_role(self) -> Role {
         match self {
             Action::Read => Role::Viewer,
-            Action::WriteNote | Action::ExportEvidence | Action::Respond => Role::Support,
+            Action::WriteNote | Action::ExportEvidence | Action::Respond | Action::SyncIndex => {
+                Role::Support
+            }
             Action::Replay
             | Action::Recover
             | Action::Import
@@ -113,6 +117,7 @@ impl Action {
             Action::WriteNote => "write notes",
             Action::ExportEvidence => "export evidence",
             Action::Respond => "answer transactions",
+            Action::SyncIndex => "sync the support index",
             Action::Replay => "replay captures",
             Action::Recover => "recover missed notifications",
             Action::Import => "import captures",
@@ -134,6 +139,7 @@ impl Action {
             Action::WriteNote => "write-note",
             Action::ExportEvidence => "export-evidence",
             Action::Respond => "respond",
+            Action::SyncIndex => "sync-index",
             Action::Replay => "replay",
             Action::Recover => "recover",
             Action::Import => "import",
@@ -161,6 +167,7 @@ mod tests {
                 Action::WriteNote,
                 Action::ExportEvidence,
                 Action::Respond,
+                Action::SyncIndex,
                 Action::Replay,
                 Action::Clear,
                 Action::Rotate,
@@ -175,7 +182,13 @@ mod tests {
         assert_eq!(allowed(Role::Viewer), ["read"]);
         assert_eq!(
             allowed(Role::Support),
-            ["read", "write-note", "export-evidence", "respond"]
+            [
+                "read",
+                "write-note",
+                "export-evidence",
+                "respond",
+                "sync-index"
+            ]
         );
         assert_eq!(
             allowed(Role::Developer),
@@ -184,12 +197,13 @@ mod tests {
                 "write-note",
                 "export-evidence",
                 "respond",
+                "sync-index",
                 "replay",
                 "clear",
                 "rotate"
             ]
         );
-        assert_eq!(allowed(Role::Admin).len(), 9);
+        assert_eq!(allowed(Role::Admin).len(), 10);
     }
 
     #[test]

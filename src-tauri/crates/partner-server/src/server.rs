@@ -8,9 +8,12 @@ use crate::capture_writer::CaptureWriter;
 use crate::database;
 use crate::error::{Error, Result};
 use crate::failed_logins::FailedLogins;
+use crate::index_sync;
 use crate::intake::{self, Intake, IntakeConfig};
 use crate::live::Live;
+use crate::service::Service;
 use crate::signing_keys::WorkspaceKeys;
+use crate::support_index::WorkspaceIndex;
 use crate::tls::{self, TlsConfig};
 use axum::routing::{any, get};
 use axum::serve::ListenerExt as _;
@@ -30,6 +33,9 @@ pub struct ServerConfig {
     pub intake: IntakeConfig,
     /// Junk stored in full per second before the rest is only counted (the listener's meter).
     pub junk_rate: Option<u32>,
+    /// How often this server syncs the support index on its own (`None`: only when a member
+    /// asks). One sync runs at a time across the workspace's servers.
+    pub sync_every: Option<std::time::Duration>,
     /// HTTPS with this certificate and key ([`tls::load`]); None: plain HTTP (TLS, if any, is
     /// a reverse proxy's).
     pub tls: Option<TlsConfig>,
@@ -87,7 +93,10 @@ pub async fn start(
     config: ServerConfig,
 ) -> Result<RunningServer> {
     database::check(&pool, &server_key).await?;
-    let keys = WorkspaceKeys::load(pool.clone(), Arc::new(server_key)).await?;
+    let server_key = Arc::new(server_key);
+    let keys = WorkspaceKeys::load(pool.clone(), server_key.clone()).await?;
+    let service = Service::new(pool.clone(), server_key);
+    let index = WorkspaceIndex::new(pool.clone());
     let live = Live::start(&pool, keys.clone()).await?;
     let intake = Arc::new(Intake {
         config: config.intake.clone(),
@@ -96,11 +105,19 @@ pub async fn start(
         flood: JunkFlood::new(config.junk_rate),
     });
     let shutdown = CancellationToken::new();
+    index_sync::schedule(
+        service.clone(),
+        index.clone(),
+        config.sync_every,
+        shutdown.clone(),
+    );
     let workspace = Arc::new(Workspace {
         pool,
         live,
         failed_logins: FailedLogins::default(),
         keys,
+        service,
+        index,
         shutdown: shutdown.clone(),
     });
     let webhooks = Router::new()

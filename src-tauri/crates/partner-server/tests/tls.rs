@@ -8,61 +8,18 @@
 // Helpers of tests panic on failure like the tests themselves.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
+use common::Team;
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_api::Secret;
-use partner_seal::DataKey;
-use partner_server::database::{self, Pool};
-use partner_server::intake::IntakeConfig;
-use partner_server::tls::{self, TlsConfig};
-use partner_server::{signing_keys, RunningServer, ServerConfig};
-use partner_testkit::postgres::Postgres;
+use partner_server::tls;
+use partner_server::{signing_keys, RunningServer};
 use partner_testkit::webhook_receiver::{ServerCert, TestCa};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-
-struct Team {
-    _pg: Postgres,
-    pool: Pool,
-    key: DataKey,
-    admin: String,
-}
-
-impl Team {
-    async fn new() -> Self {
-        let pg = tokio::task::spawn_blocking(Postgres::start)
-            .await
-            .unwrap()
-            .unwrap();
-        let url = pg.create_database("team").unwrap();
-        let pool = database::connect(&url, 8).await.unwrap();
-        let key = DataKey::generate();
-        let report = database::init(&pool, &key).await.unwrap();
-        let admin = report.admin_token.unwrap().expose().to_string();
-        Self {
-            _pg: pg,
-            pool,
-            key,
-            admin,
-        }
-    }
-
-    async fn server(&self, tls: TlsConfig) -> RunningServer {
-        partner_server::start(
-            self.pool.clone(),
-            DataKey::from_hex(&self.key.to_hex()).unwrap(),
-            ServerConfig {
-                addr: "127.0.0.1:0".parse().unwrap(),
-                intake: IntakeConfig::default(),
-                junk_rate: Some(20),
-                tls: Some(tls),
-            },
-        )
-        .await
-        .unwrap()
-    }
-}
 
 /// `cert` and `key` written as PEM files in `folder`; their paths.
 fn pem_files(folder: &Path, cert: &str, key: &str) -> (PathBuf, PathBuf) {
@@ -113,7 +70,9 @@ async fn the_api_and_the_webhook_endpoint_answer_over_https() {
     let cert = ServerCert::self_signed();
     let folder = tempfile::tempdir().unwrap();
     let (cert_file, key_file) = pem_files(folder.path(), &cert.cert_pem, &cert.key_pem);
-    let server = team.server(tls::load(&cert_file, &key_file).unwrap()).await;
+    let server = team
+        .server_with(Some(tls::load(&cert_file, &key_file).unwrap()))
+        .await;
     let url = server.webhook_url("/webhooks");
     assert!(url.starts_with("https://127.0.0.1:"), "{url}");
     let client = client_trusting(&cert.cert_pem);
@@ -162,7 +121,9 @@ async fn a_chain_from_a_private_ca_is_served_and_trusted_through_its_root() {
         &format!("{}{}", issued.cert_pem, ca.pem()),
         &issued.key_pem,
     );
-    let server = team.server(tls::load(&cert_file, &key_file).unwrap()).await;
+    let server = team
+        .server_with(Some(tls::load(&cert_file, &key_file).unwrap()))
+        .await;
     let client = client_trusting(&ca.pem());
     let (status, body) = me(&client, &server, &team.admin).await;
     assert_eq!(status, 200, "{body}");
@@ -186,7 +147,9 @@ async fn plain_http_untrusting_clients_and_silent_connections_leave_the_server_s
     let cert = ServerCert::self_signed();
     let folder = tempfile::tempdir().unwrap();
     let (cert_file, key_file) = pem_files(folder.path(), &cert.cert_pem, &cert.key_pem);
-    let server = team.server(tls::load(&cert_file, &key_file).unwrap()).await;
+    let server = team
+        .server_with(Some(tls::load(&cert_file, &key_file).unwrap()))
+        .await;
     let client = client_trusting(&cert.cert_pem);
 
     // A connection that never says a word: the handshake's timeout closes it, and meanwhile

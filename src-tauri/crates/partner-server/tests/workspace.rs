@@ -5,66 +5,17 @@
 // Helpers of tests panic on failure like the tests themselves.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
+use common::Team;
 use futures::StreamExt as _;
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_api::Secret;
 use partner_seal::DataKey;
-use partner_server::database::{self, Pool};
-use partner_server::intake::IntakeConfig;
-use partner_server::{members, signing_keys, Role, RunningServer, ServerConfig};
-use partner_testkit::postgres::Postgres;
+use partner_server::database;
+use partner_server::{members, signing_keys, Role, RunningServer};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-
-struct Team {
-    _pg: Postgres,
-    pool: Pool,
-    key: DataKey,
-    admin: String,
-}
-
-impl Team {
-    async fn new() -> Self {
-        let pg = tokio::task::spawn_blocking(Postgres::start)
-            .await
-            .unwrap()
-            .unwrap();
-        let url = pg.create_database("team").unwrap();
-        let pool = database::connect(&url, 8).await.unwrap();
-        let key = DataKey::generate();
-        let report = database::init(&pool, &key).await.unwrap();
-        let admin = report.admin_token.unwrap().expose().to_string();
-        Self {
-            _pg: pg,
-            pool,
-            key,
-            admin,
-        }
-    }
-
-    async fn server(&self) -> RunningServer {
-        partner_server::start(
-            self.pool.clone(),
-            DataKey::from_hex(&self.key.to_hex()).unwrap(),
-            ServerConfig {
-                addr: "127.0.0.1:0".parse().unwrap(),
-                intake: IntakeConfig::default(),
-                junk_rate: Some(20),
-                tls: None,
-            },
-        )
-        .await
-        .unwrap()
-    }
-
-    async fn member(&self, name: &str, role: Role) -> String {
-        members::add(&self.pool, name, role, Some("test"))
-            .await
-            .unwrap()
-            .expose()
-            .to_string()
-    }
-}
 
 fn notification(event_id: &str) -> Vec<u8> {
     serde_json::to_vec(&json!({

@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use clap::Args as ClapArgs;
 use partner_api::read::{self, Document};
 use partner_client::KeyringStore;
-use partner_index::{Export, Filter, Index, LoanField, SyncPhase};
+use partner_index::{Counts, Filter, Found, Index, LoanField, SyncPhase};
 use partner_local::Environment;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -234,50 +234,79 @@ pub async fn sync(connection: &ConnectionArgs, args: &SyncArgs) -> Result<()> {
 pub fn find(connection: &ConnectionArgs, args: &FindArgs) -> Result<()> {
     let target = target(connection)?;
     let index = existing(&target, &KeyringStore::default())?;
-    let filter = Filter {
-        status: args.status.clone(),
-        product: args.product.clone(),
-        request_type: args.request_type.clone(),
-        response_status: args.response_status.clone(),
-        created_since: args.created_since,
-        created_before: args.created_before,
-        updated_since: args.updated_since,
-        updated_before: args.updated_before,
-        partner_status: args.partner_status.clone(),
-        reference_number: args.reference.clone(),
-        requesting_party: args.requesting_party.clone(),
-        loan: args.loan.clone(),
-        text: args.text.clone(),
-    };
-    let as_of = |at: Option<DateTime<Utc>>| {
-        at.map_or_else(
-            || "never completed a sync".to_string(),
-            |t| format!("as of {}", t.to_rfc3339()),
-        )
-    };
+    let filter = args.filter();
     if args.counts {
-        let counts = index.counts(&filter)?;
-        let mut out = std::io::stdout().lock();
-        if args.json {
-            serde_json::to_writer_pretty(&mut out, &counts)
+        return print_counts(&index.counts(&filter)?, args);
+    }
+    print_found(&index.find(&filter, args.limit, args.offset)?, args)
+}
+
+impl FindArgs {
+    /// The question these arguments ask.
+    pub fn filter(&self) -> Filter {
+        Filter {
+            status: self.status.clone(),
+            product: self.product.clone(),
+            request_type: self.request_type.clone(),
+            response_status: self.response_status.clone(),
+            created_since: self.created_since,
+            created_before: self.created_before,
+            updated_since: self.updated_since,
+            updated_before: self.updated_before,
+            partner_status: self.partner_status.clone(),
+            reference_number: self.reference.clone(),
+            requesting_party: self.requesting_party.clone(),
+            loan: self.loan.clone(),
+            text: self.text.clone(),
+        }
+    }
+}
+
+fn as_of(at: Option<DateTime<Utc>>) -> String {
+    at.map_or_else(
+        || "never completed a sync".to_string(),
+        |t| format!("as of {}", t.to_rfc3339()),
+    )
+}
+
+/// `find --counts`'s output, whichever index answered (this machine's or a workspace's).
+pub fn print_counts(counts: &Counts, args: &FindArgs) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, counts)
+            .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
+        writeln!(out).map_err(CliError::Output)?;
+    } else {
+        for (status, n) in &counts.by_status {
+            writeln!(out, "status\t{status}\t{n}").map_err(CliError::Output)?;
+        }
+        for (id, name, n) in &counts.by_product {
+            writeln!(out, "product\t{name} ({id})\t{n}").map_err(CliError::Output)?;
+        }
+    }
+    eprintln!("{} match, {}", counts.total, as_of(counts.as_of));
+    Ok(())
+}
+
+/// `find`'s output, whichever index answered: a table, or the service's objects as a JSON
+/// array or as CSV (the shape of `list --output csv`).
+pub fn print_found(found: &Found, args: &FindArgs) -> Result<()> {
+    if args.json || args.csv {
+        let rows = found
+            .items
+            .iter()
+            .map(serde_json::to_value)
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        if args.csv {
+            out =
+                partner_client::listing_export::write_csv(out, &rows).map_err(CliError::Output)?;
+        } else {
+            serde_json::to_writer_pretty(&mut out, &rows)
                 .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
             writeln!(out).map_err(CliError::Output)?;
-        } else {
-            for (status, n) in &counts.by_status {
-                writeln!(out, "status\t{status}\t{n}").map_err(CliError::Output)?;
-            }
-            for (id, name, n) in &counts.by_product {
-                writeln!(out, "product\t{name} ({id})\t{n}").map_err(CliError::Output)?;
-            }
         }
-        eprintln!("{} match, {}", counts.total, as_of(counts.as_of));
-        return Ok(());
-    }
-    let found = index.find(&filter, args.limit, args.offset)?;
-    if args.json || args.csv {
-        let format = if args.csv { Export::Csv } else { Export::Json };
-        let out = std::io::BufWriter::new(std::io::stdout().lock());
-        let (mut out, _) = index.export(&filter, Some(args.limit), args.offset, format, out)?;
         out.flush().map_err(CliError::Output)?;
     } else {
         let mut writer = ListWriter::<Document<read::TransactionView>>::new(OutputFormat::Table)?;
@@ -287,9 +316,10 @@ pub fn find(connection: &ConnectionArgs, args: &FindArgs) -> Result<()> {
         writer.finish()?;
     }
     eprintln!(
-        "{} of {} matching (from {}), {}",
+        "{} of {}{} matching (from {}), {}",
         found.items.len(),
         found.total,
+        if found.total_capped { "+" } else { "" },
         found.offset,
         as_of(found.as_of)
     );

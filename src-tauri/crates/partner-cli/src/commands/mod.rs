@@ -27,3 +27,4 @@ pub mod transactions;
 pub mod trigger;
 pub mod version;
 pub mod workspace;
+pub mod workspace_index;

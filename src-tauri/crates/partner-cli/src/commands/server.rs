@@ -1,6 +1,6 @@
 //! `partner server`: a team's workspace on PostgreSQL (partner-server). `init` creates or
 //! migrates the schema and the first admin, `member add` a member, `key set` a signing key,
-//! `run` a server. Tokens are printed once, as the output's last line `token: TOKEN`, for the
+//! `service set` the service connection the servers call for everyone, `run` a server. Tokens are printed once, as the output's last line `token: TOKEN`, for the
 //! scripts that drive these commands.
 
 use crate::commands::signal::stop_signal;
@@ -9,7 +9,7 @@ use clap::{Args as ClapArgs, Subcommand};
 use partner_api::Secret;
 use partner_server::intake::IntakeConfig;
 use partner_server::server_key::KeySource;
-use partner_server::{database, members, signing_keys, Role, ServerConfig};
+use partner_server::{database, members, service, signing_keys, Role, ServerConfig};
 use std::io::Read as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -34,6 +34,12 @@ enum ServerCommand {
     Key {
         #[command(subcommand)]
         command: KeyCommand,
+    },
+    /// The service the servers call for everyone (the support index's sync, answers): its
+    /// client secret is kept sealed with the server key and never sent to a console.
+    Service {
+        #[command(subcommand)]
+        command: ServiceCommand,
     },
     /// Serve the webhook endpoint and the workspace API until Ctrl-C or SIGTERM. Any number of
     /// servers may run on one database (behind a load balancer).
@@ -70,6 +76,26 @@ enum KeyCommand {
         #[command(flatten)]
         database: DatabaseArgs,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum ServiceCommand {
+    /// Set the service connection (checked first: a token is asked for with it). The client
+    /// secret is read from stdin, never from an argument.
+    Set {
+        /// The service's base URL (without /partner/v2).
+        #[arg(long, value_name = "URL")]
+        base_url: String,
+        #[arg(long, value_name = "ID")]
+        client_id: String,
+        /// Read the client secret from stdin (required).
+        #[arg(long, required = true)]
+        client_secret_stdin: bool,
+        #[command(flatten)]
+        database: DatabaseArgs,
+    },
+    /// Show the service connection (never its secret).
+    Show(DatabaseArgs),
 }
 
 /// Where the workspace is: its database, and the key its secrets are sealed with.
@@ -111,6 +137,10 @@ struct RunArgs {
     /// junk is answered as ever and counted, one in 100 kept. off: store every request.
     #[arg(long, value_name = "N/s", default_value = "20/s", value_parser = partner_listener::limits_text::parse_rate)]
     junk_rate: crate::commands::listen::serve::JunkRate,
+    /// How often the servers sync the support index with the service on their own (once for
+    /// the whole workspace, however many servers run); off: only when a member asks.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_every)]
+    sync_every: SyncEvery,
     /// Serve HTTPS with this certificate chain (PEM: the server's certificate first, then any
     /// intermediates); with --tls-key. Without both, plain HTTP (TLS is then a reverse proxy's).
     #[arg(
@@ -128,6 +158,21 @@ struct RunArgs {
         requires = "tls_cert"
     )]
     tls_key: Option<PathBuf>,
+}
+
+/// `--sync-every`: a duration, or off.
+#[derive(Debug, Clone, Copy)]
+struct SyncEvery(Option<std::time::Duration>);
+
+fn parse_every(text: &str) -> std::result::Result<SyncEvery, String> {
+    if text.trim() == "off" {
+        return Ok(SyncEvery(None));
+    }
+    let every = humantime::parse_duration(text.trim()).map_err(|e| e.to_string())?;
+    if every < std::time::Duration::from_secs(1) {
+        return Err("a sync interval is at least 1s (or off)".into());
+    }
+    Ok(SyncEvery(Some(every)))
 }
 
 impl DatabaseArgs {
@@ -185,6 +230,52 @@ pub async fn run(args: Args) -> Result<()> {
             println!("the signing key of {} is set", subscription_id.trim());
             Ok(())
         }
+        ServerCommand::Service {
+            command:
+                ServiceCommand::Set {
+                    base_url,
+                    client_id,
+                    client_secret_stdin: _,
+                    database,
+                },
+        } => {
+            let client_secret = super::connect::secret_from_stdin("client secret")?;
+            let server_key = database.key_source()?.load()?;
+            let pool = database.connect(2).await?;
+            database::check(&pool, &server_key).await?;
+            let info = service::set(
+                &pool,
+                &server_key,
+                &service::NewConnection {
+                    base_url,
+                    client_id,
+                    client_secret,
+                },
+                "partner server service set",
+            )
+            .await?;
+            println!(
+                "the workspace calls {} as {} (a token was issued with it)",
+                info.base_url, info.client_id
+            );
+            Ok(())
+        }
+        ServerCommand::Service {
+            command: ServiceCommand::Show(database),
+        } => {
+            let pool = database.connect(2).await?;
+            match service::info(&pool).await? {
+                Some(info) => println!(
+                    "{} as {} (set by {} at {})",
+                    info.base_url,
+                    info.client_id,
+                    info.set_by,
+                    info.set_at.to_rfc3339()
+                ),
+                None => println!("no service connection is set"),
+            }
+            Ok(())
+        }
         ServerCommand::Run(args) => serve(args).await,
     }
 }
@@ -233,6 +324,7 @@ async fn serve(args: RunArgs) -> Result<()> {
             addr: args.addr,
             intake,
             junk_rate: args.junk_rate,
+            sync_every: args.sync_every.0,
             tls,
         },
     )

@@ -62,15 +62,29 @@ pub enum TransactionsCommand {
         output: OutputFormat,
     },
     /// Copy the connection's transactions and products to an encrypted local index (resumable;
-    /// later runs fetch only what changed). Asks --yes on a production connection.
+    /// later runs fetch only what changed). Asks --yes on a production connection. With
+    /// PARTNER_WORKSPACE set, asks the team's servers to sync the team's index instead.
     Sync(super::local_index::SyncArgs),
-    /// Answer from the local index, newest first, without asking the service.
+    /// Answer from the local index, newest first, without asking the service (with
+    /// PARTNER_WORKSPACE set, from the team's index).
     Find(Box<super::local_index::FindArgs>),
     /// Delete the connection's local index and its key.
     Forget,
 }
 
 pub async fn run(args: Args) -> Result<()> {
+    // With a workspace, the team's index answers (its servers hold the service connection).
+    if let Some(workspace) = super::workspace::Workspace::from_env()? {
+        match &args.command {
+            TransactionsCommand::Sync(sync) => {
+                return super::workspace_index::sync(&workspace, sync).await
+            }
+            TransactionsCommand::Find(find) => {
+                return super::workspace_index::find(&workspace, find).await
+            }
+            _ => {}
+        }
+    }
     match &args.command {
         TransactionsCommand::Sync(sync) => {
             return super::local_index::sync(&args.connection, sync).await

@@ -665,3 +665,170 @@ async fn a_team_server_run_with_a_certificate_serves_https_and_refuses_a_wrong_k
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+/// The team's support index from the commands: `server service set` (the secret from stdin,
+/// never shown again), a server that syncs it, then members' `transactions sync|find` with
+/// PARTNER_WORKSPACE: a viewer's sync refused naming the role, the same filters and outputs
+/// (table, `--json`, `--csv`, `--counts`) as a laptop's copy.
+// Multi-threaded: the sandbox answers the server while a command runs to its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_team_support_index_from_the_commands() {
+    use partner_sandbox::{ClientCredentials, DemoData, SandboxConfig};
+    let service = partner_testkit::TestSandbox::start_with(SandboxConfig {
+        clients: vec![ClientCredentials::generate()],
+        demo: Some(DemoData { transactions: 60 }),
+        ..SandboxConfig::default()
+    })
+    .await;
+    let secret = service.client_secret().expose().to_string();
+    let pg = tokio::task::spawn_blocking(Postgres::start)
+        .await
+        .unwrap()
+        .unwrap();
+    let database = pg.create_database("team").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    stdout(&partner(
+        home,
+        &["server", "init", "--database", &database],
+        &[],
+        None,
+    ));
+    let member = |name: &str, role: &str| {
+        token(&stdout(&partner(
+            home,
+            &[
+                "server",
+                "member",
+                "add",
+                name,
+                "--role",
+                role,
+                "--database",
+                &database,
+            ],
+            &[],
+            None,
+        )))
+    };
+    let (viewer, support) = (member("vera", "viewer"), member("sam", "support"));
+
+    // A wrong secret is refused before it is kept (exit 2); the right one is kept.
+    let refused = partner(
+        home,
+        &[
+            "server",
+            "service",
+            "set",
+            "--base-url",
+            service.base_url(),
+            "--client-id",
+            service.client_id(),
+            "--client-secret-stdin",
+            "--database",
+            &database,
+        ],
+        &[],
+        Some("not-the-secret\n"),
+    );
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("did not issue a token"));
+    let set = stdout(&partner(
+        home,
+        &[
+            "server",
+            "service",
+            "set",
+            "--base-url",
+            service.base_url(),
+            "--client-id",
+            service.client_id(),
+            "--client-secret-stdin",
+            "--database",
+            &database,
+        ],
+        &[],
+        Some(&format!("{secret}\n")),
+    ));
+    assert!(set.contains("a token was issued"), "{set}");
+    let shown = stdout(&partner(
+        home,
+        &["server", "service", "show", "--database", &database],
+        &[],
+        None,
+    ));
+    assert!(
+        shown.contains(service.client_id()) && !shown.contains(&secret),
+        "{shown}"
+    );
+
+    let (mut server, url) = run_server(home, &database);
+    let base = url.trim_end_matches("/webhooks").to_string();
+    let as_member = |token: &str, args: &[&str]| {
+        partner(
+            home,
+            args,
+            &[
+                ("PARTNER_WORKSPACE", &base),
+                ("PARTNER_WORKSPACE_TOKEN", token),
+            ],
+            None,
+        )
+    };
+
+    let refused = as_member(&viewer, &["transactions", "sync"]);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("it takes the support role"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let synced = as_member(&support, &["transactions", "sync", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&synced)).unwrap();
+    assert_eq!(report["state"]["transactions"], 60, "{report}");
+
+    // The viewer asks: every completed one, as JSON, as CSV, as a table, and counted.
+    let found: Vec<serde_json::Value> = serde_json::from_str(&stdout(&as_member(
+        &viewer,
+        &[
+            "transactions",
+            "find",
+            "--status",
+            "completed",
+            "--json",
+            "--limit",
+            "1000",
+        ],
+    )))
+    .unwrap();
+    assert!(!found.is_empty());
+    assert!(found.iter().all(|t| t["status"] == "completed"));
+    let counts: serde_json::Value = serde_json::from_str(&stdout(&as_member(
+        &viewer,
+        &["transactions", "find", "--counts", "--json"],
+    )))
+    .unwrap();
+    let completed = counts["byStatus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|pair| pair[0] == "completed")
+        .map(|pair| pair[1].as_u64().unwrap());
+    assert_eq!(completed, Some(found.len() as u64), "{counts}");
+    assert_eq!(counts["total"], 60);
+    let csv = stdout(&as_member(
+        &viewer,
+        &["transactions", "find", "--csv", "--limit", "5"],
+    ));
+    assert_eq!(csv.lines().count(), 6, "a header and five rows: {csv}");
+    let id = found[0]["id"].as_str().unwrap();
+    let table = as_member(&viewer, &["transactions", "find", "--text", id]);
+    assert!(stdout(&table).contains(id));
+    assert!(
+        String::from_utf8_lossy(&table.stderr).contains("1 of 1 matching"),
+        "{}",
+        String::from_utf8_lossy(&table.stderr)
+    );
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
