@@ -179,11 +179,27 @@ fn notification_attempts(
     };
     let mut found = Vec::new();
     store.for_each(&filter, |capture| {
-        if capture.fields.event_id.as_deref() == Some(event_id) {
-            found.push(capture);
-        }
+        found.push(capture);
         Ok(())
     })?;
+    one_notification(found, event_id, subscription_id, resource_type)
+}
+
+/// Of `found` (captures a store found for `event_id`, however it looked them up), the attempts
+/// of one notification: those whose eventId is exactly `event_id`. An eventId that arrived for
+/// more than one notification (subscription and resource type) is refused with their names,
+/// so the user narrows it; none found is refused too. Every store that builds evidence
+/// (this machine's, a team workspace's) chooses the attempts by this one rule.
+pub fn one_notification(
+    found: Vec<Capture>,
+    event_id: &str,
+    subscription_id: &Option<String>,
+    resource_type: &Option<String>,
+) -> Result<Vec<Capture>> {
+    let found: Vec<Capture> = found
+        .into_iter()
+        .filter(|capture| capture.fields.event_id.as_deref() == Some(event_id))
+        .collect();
     if found.is_empty() {
         return Err(Error::InvalidInput(format!(
             "no capture of a notification with eventId {event_id:?}{}",
@@ -254,7 +270,7 @@ impl EvidenceOptions<'_> {
 }
 
 /// What redaction did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RedactionReport {
     pub headers_masked: usize,

@@ -131,6 +131,27 @@ pub async fn get(pool: &PgPool, id: i64) -> Result<Option<Capture>> {
     record.as_deref().map(decode).transpose()
 }
 
+/// The captures whose eventId is `event_id` (of `subscription_id` and `resource_type` when
+/// given), oldest first: a notification's attempts, for evidence.
+pub async fn of_event(
+    pool: &PgPool,
+    event_id: &str,
+    subscription_id: Option<&str>,
+    resource_type: Option<&str>,
+) -> Result<Vec<Capture>> {
+    let records: Vec<Vec<u8>> = sqlx::query_scalar(
+        "SELECT record FROM captures WHERE event_id = $1 \
+         AND ($2::text IS NULL OR subscription_id = $2) \
+         AND ($3::text IS NULL OR resource_type = $3) ORDER BY id",
+    )
+    .bind(without_nul(event_id))
+    .bind(subscription_id.map(without_nul))
+    .bind(resource_type.map(without_nul))
+    .fetch_all(pool)
+    .await?;
+    records.iter().map(|record| decode(record)).collect()
+}
+
 /// Captures newer than `after`, oldest first (the live feed's catch-up), at most `limit`.
 pub async fn after<'e>(
     executor: impl PgExecutor<'e>,

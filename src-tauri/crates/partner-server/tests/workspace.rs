@@ -471,3 +471,108 @@ async fn a_viewers_replay_is_refused_and_recorded_and_a_developers_arrives_marke
     assert_eq!(replays, ["vera capture 1 refused", "dev capture 1 done"]);
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn evidence_of_a_notification_is_built_and_redacted_by_the_server() {
+    let team = Team::new().await;
+    signing_keys::set(
+        &team.pool,
+        &team.key,
+        "sub-1",
+        &Secret::new("whsec-evidence-key"),
+    )
+    .await
+    .unwrap();
+    let server = team.server().await;
+    let viewer = team.member("vera", Role::Viewer).await;
+    let support = team.member("sam", Role::Support).await;
+    // A body that carries the signing key itself (a careless sender) and a borrower's field.
+    let body = serde_json::to_vec(&json!({
+        "eventId": "e-ev", "eventType": "created", "resourceType": "transaction",
+        "meta": {"resourceType": "transaction", "note": "whsec-evidence-key"},
+        "borrower": {"ssn": "123-45-6789"}
+    }))
+    .unwrap();
+    for _ in 0..2 {
+        assert_eq!(
+            deliver(&server, "sub-1", "whsec-evidence-key", &body).await,
+            200
+        );
+    }
+    assert_eq!(
+        deliver(
+            &server,
+            "sub-1",
+            "whsec-evidence-key",
+            &notification("e-other")
+        )
+        .await,
+        200
+    );
+    let request = json!({"eventId": "e-ev", "maskFields": ["/borrower/ssn"]});
+
+    let (status, refused) = call(&server, &viewer, "/api/v1/evidence", Some(request.clone())).await;
+    assert_eq!(status, 403, "{refused}");
+    assert_eq!(refused["needs"], "support");
+    let (status, bundle) = call(&server, &support, "/api/v1/evidence", Some(request)).await;
+    assert_eq!(status, 200, "{bundle}");
+    assert_eq!(
+        bundle["captures"], 2,
+        "both attempts, not the other notification"
+    );
+    let (har, summary) = (
+        bundle["har"].as_str().unwrap(),
+        bundle["summary"].as_str().unwrap(),
+    );
+    for text in [har, summary] {
+        assert!(
+            !text.contains("whsec-evidence-key"),
+            "a signing key in the bundle"
+        );
+        assert!(
+            !text.contains("123-45-6789"),
+            "a masked field in the bundle"
+        );
+    }
+    assert!(
+        har.contains("[secret]") && har.contains("[masked]"),
+        "{har}"
+    );
+    assert!(summary.contains("valid"), "{summary}");
+    assert_eq!(bundle["report"]["fieldsMasked"], 2);
+
+    // By capture ids; an unknown id and no selection are the caller's mistakes.
+    let (status, by_ids) = call(
+        &server,
+        &support,
+        "/api/v1/evidence",
+        Some(json!({"ids": [3]})),
+    )
+    .await;
+    assert_eq!(
+        (status, by_ids["captures"].as_u64()),
+        (200, Some(1)),
+        "{by_ids}"
+    );
+    let (status, _) = call(
+        &server,
+        &support,
+        "/api/v1/evidence",
+        Some(json!({"ids": [999]})),
+    )
+    .await;
+    assert_eq!(status, 404);
+    let (status, _) = call(&server, &support, "/api/v1/evidence", Some(json!({}))).await;
+    assert_eq!(status, 400);
+    let (_, audit) = call(&server, &viewer, "/api/v1/audit", None).await;
+    assert!(
+        audit
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["member"] == "sam"
+                && e["action"] == "export-evidence"
+                && e["target"] == "notification e-ev"),
+        "{audit}"
+    );
+}

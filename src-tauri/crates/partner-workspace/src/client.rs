@@ -59,6 +59,29 @@ pub struct AuditEntry {
     pub detail: String,
 }
 
+/// What an evidence bundle is of (`POST /api/v1/evidence`): capture ids, or every attempt of
+/// one notification (its eventId, narrowed by subscription and resource type); and the body
+/// fields to mask.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EvidenceRequest {
+    pub ids: Vec<i64>,
+    pub event_id: Option<String>,
+    pub subscription_id: Option<String>,
+    pub resource_type: Option<String>,
+    pub mask_fields: Vec<String>,
+}
+
+/// A finished, redacted bundle: the text of its two files (HAR and Markdown).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvidenceBundle {
+    pub har: String,
+    pub summary: String,
+    pub report: partner_listener::evidence::RedactionReport,
+    pub captures: usize,
+}
+
 /// One member's connection to one workspace. `Debug` shows where, never the token.
 #[derive(Clone)]
 pub struct WorkspaceClient {
@@ -208,6 +231,12 @@ impl WorkspaceClient {
         }
         self.get("/api/v1/audit", &AuditQuery { limit, before })
             .await
+    }
+
+    /// A redacted evidence bundle of the workspace's captures, built by the server with the
+    /// keys and secrets only it holds (support and up).
+    pub async fn evidence(&self, request: &EvidenceRequest) -> Result<EvidenceBundle> {
+        self.post("/api/v1/evidence", request).await
     }
 
     /// GETs `path` (under the workspace's URL) with `query` as its query string, and reads the

@@ -21,6 +21,8 @@ pub mod client;
 pub mod error;
 pub mod login;
 
-pub use client::{AuditEntry, Member, Note, TargetKind, WorkspaceClient};
+pub use client::{
+    AuditEntry, EvidenceBundle, EvidenceRequest, Member, Note, TargetKind, WorkspaceClient,
+};
 pub use error::{Error, Result};
 pub use login::{resolve, EnvWorkspace, LoginFile, Logins, Resolved, SavedLogin, Source};

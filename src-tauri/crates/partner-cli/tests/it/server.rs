@@ -224,13 +224,19 @@ async fn a_team_server_run_from_the_commands_and_a_console_joined_to_it() {
     ));
     let har: serde_json::Value = serde_json::from_str(&har).unwrap();
     assert_eq!(har["log"]["entries"].as_array().unwrap().len(), 1);
+    // Evidence of the workspace's captures is the server's to build: a viewer's is refused
+    // naming the role, keys of this machine do not apply, a developer's is written.
+    let out = home.join("evidence");
+    let out = out.to_str().unwrap();
     let bundle = partner(
         home,
-        &["listen", "export", "--redact", "--id", "1", "--out", "x"],
+        &["listen", "export", "--redact", "--id", "1", "--out", out],
         &as_viewer,
         None,
     );
-    assert_eq!(bundle.status.code(), Some(2));
+    assert_eq!(bundle.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bundle.stderr)
+        .contains("a viewer may not export evidence: it takes the support role"));
 
     let refused = partner(home, &["listen", "clear", "--yes"], &as_viewer, None);
     assert_eq!(refused.status.code(), Some(1));
@@ -244,6 +250,33 @@ async fn a_team_server_run_from_the_commands_and_a_console_joined_to_it() {
         ("PARTNER_WORKSPACE", workspace.as_str()),
         ("PARTNER_WORKSPACE_TOKEN", developer.as_str()),
     ];
+    let with_key = partner(
+        home,
+        &[
+            "listen", "export", "--redact", "--id", "1", "--out", out, "--key", "sub-1=k",
+        ],
+        &as_developer,
+        None,
+    );
+    assert_eq!(with_key.status.code(), Some(2));
+    let bundle = partner(
+        home,
+        &[
+            "listen",
+            "export",
+            "--redact",
+            "--notification",
+            "e-1",
+            "--out",
+            out,
+        ],
+        &as_developer,
+        None,
+    );
+    assert!(String::from_utf8_lossy(&bundle.stderr).contains("wrote the evidence of 1 captures"));
+    let har = std::fs::read_to_string(home.join("evidence.har")).unwrap();
+    let summary = std::fs::read_to_string(home.join("evidence.md")).unwrap();
+    assert!(har.contains("e-1") && !har.contains("whsec-team") && !summary.contains("whsec-team"));
     let cleared = stdout(&partner(
         home,
         &["listen", "clear", "--yes"],

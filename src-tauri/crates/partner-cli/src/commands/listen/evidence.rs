@@ -3,6 +3,11 @@
 //! `--notification`, headers and `--mask-field` body fields masked, and every secret it can
 //! know of (the keys given, the keychain's, the client secret and admin token of the
 //! environment) searched for and masked. Keys serve the signature debugger's diagnosis only.
+//!
+//! With a team workspace, the server builds the bundle of its captures (`POST
+//! /api/v1/evidence`): the keys and the service's secret it diagnoses with and masks are its own
+//! and never reach this machine, so `--key`, `--keychain` and `--deliveries-from` do not apply
+//! there and are refused rather than silently ignored.
 
 use super::export::ExportArgs;
 use super::keys::ListenKeys;
@@ -15,28 +20,88 @@ use partner_local::KeychainKeys;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-/// `export --redact`: the evidence bundle (`partner_listener::evidence`).
-pub async fn run(args: ExportArgs) -> Result<()> {
-    let Some(out) = args.out.clone() else {
-        return Err(CliError::Usage(
+/// Where the two files go (`--out NAME`), required.
+fn out_of(args: &ExportArgs) -> Result<std::path::PathBuf> {
+    args.out.clone().ok_or_else(|| {
+        CliError::Usage(
             "--redact writes two files: give --out NAME (it writes NAME.har and NAME.md)".into(),
-        ));
+        )
+    })
+}
+
+/// `export --redact` on a team workspace: the bundle built and redacted by the server.
+pub async fn run_on_workspace(
+    workspace: &crate::commands::workspace::Workspace,
+    args: ExportArgs,
+) -> Result<()> {
+    let out = out_of(&args)?;
+    let local_only = [
+        (!args.keys.is_empty(), "--key"),
+        (args.keychain, "--keychain"),
+        (args.deliveries_from.is_some(), "--deliveries-from"),
+    ];
+    if let Some((_, flag)) = local_only.iter().find(|(given, _)| *given) {
+        return Err(CliError::Usage(format!(
+            "{flag} does not apply to a team workspace's evidence: its server diagnoses with the              signing keys it holds and masks every secret it knows (unset PARTNER_WORKSPACE, or              `partner workspace logout`, to bundle this machine's captures)"
+        )));
+    }
+    selection_of(&args)?;
+    let bundle = workspace
+        .evidence(&partner_workspace::EvidenceRequest {
+            ids: args.ids.clone(),
+            event_id: args.notification.clone(),
+            subscription_id: args.subscription.clone(),
+            resource_type: args.resource_type.clone(),
+            mask_fields: args.mask_fields.clone(),
+        })
+        .await?;
+    let written = evidence::Bundle {
+        har: bundle.har,
+        summary: bundle.summary,
+        report: bundle.report,
     };
-    let selection = match (&args.notification, args.ids.is_empty()) {
-        (Some(event_id), _) => Selection::Notification {
+    let (har_path, summary_path) = written.write(&out)?;
+    said(bundle.captures, &har_path, &summary_path, &written.report);
+    Ok(())
+}
+
+fn said(
+    captures: usize,
+    har_path: &std::path::Path,
+    summary_path: &std::path::Path,
+    report: &partner_listener::evidence::RedactionReport,
+) {
+    eprintln!(
+        "partner: wrote the evidence of {captures} captures to {} and {} ({} headers, {} body fields and {} secrets masked)",
+        har_path.display(),
+        summary_path.display(),
+        report.headers_masked,
+        report.fields_masked,
+        report.secrets_masked
+    );
+}
+
+/// The captures `--id` or `--notification` choose.
+fn selection_of(args: &ExportArgs) -> Result<Selection> {
+    match (&args.notification, args.ids.is_empty()) {
+        (Some(event_id), _) => Ok(Selection::Notification {
             event_id: event_id.clone(),
             subscription_id: args.subscription.clone(),
             resource_type: args.resource_type.clone(),
-        },
-        (None, false) => Selection::Ids(args.ids.clone()),
-        (None, true) => {
-            return Err(CliError::Usage(
-                "--redact needs a selection: --id CAPTURE_ID (repeatable) or --notification \
-                 EVENT_ID"
-                    .into(),
-            ))
-        }
-    };
+        }),
+        (None, false) => Ok(Selection::Ids(args.ids.clone())),
+        (None, true) => Err(CliError::Usage(
+            "--redact needs a selection: --id CAPTURE_ID (repeatable) or --notification \
+             EVENT_ID"
+                .into(),
+        )),
+    }
+}
+
+/// `export --redact`: the evidence bundle (`partner_listener::evidence`).
+pub async fn run(args: ExportArgs) -> Result<()> {
+    let out = out_of(&args)?;
+    let selection = selection_of(&args)?;
     let mask_body_fields = args
         .mask_fields
         .iter()
@@ -99,15 +164,11 @@ pub async fn run(args: ExportArgs) -> Result<()> {
     options.other_secrets = other_secrets;
     let bundle = evidence::build(&evidence, &options)?;
     let (har_path, summary_path) = bundle.write(&out)?;
-    let report = bundle.report;
-    eprintln!(
-        "partner: wrote the evidence of {} captures to {} and {} ({} headers, {} body fields and {} secrets masked)",
+    said(
         evidence.captures.len(),
-        har_path.display(),
-        summary_path.display(),
-        report.headers_masked,
-        report.fields_masked,
-        report.secrets_masked
+        &har_path,
+        &summary_path,
+        &bundle.report,
     );
     Ok(())
 }

@@ -76,13 +76,8 @@ pub enum Action {
 pub async fn run(args: Args) -> Result<()> {
     match args.action {
         Some(Action::Export(export_args)) if export_args.redact => {
-            if crate::commands::workspace::Workspace::from_env()?.is_some() {
-                return Err(crate::error::CliError::Usage(
-                    "--redact reads this machine's store only: an evidence bundle of a team \
-                     workspace's captures is not built yet (unset PARTNER_WORKSPACE, or `partner \
-                     workspace logout`, to bundle this machine's)"
-                        .into(),
-                ));
+            if let Some(workspace) = crate::commands::workspace::Workspace::from_env()? {
+                return evidence::run_on_workspace(&workspace, *export_args).await;
             }
             evidence::run(*export_args).await
         }
