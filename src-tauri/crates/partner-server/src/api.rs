@@ -9,6 +9,7 @@
 //! member's `role` and the role the call `needs`.
 
 mod call;
+mod evidence;
 mod transactions;
 
 pub use call::{ApiError, ApiResult, Body, Caller, Workspace};
@@ -48,6 +49,7 @@ pub fn router(workspace: Arc<Workspace>) -> Router {
         .route("/api/v1/notes", get(list_notes).post(add_note))
         .route("/api/v1/audit", get(audit_log))
         .merge(transactions::routes())
+        .merge(evidence::routes())
         .with_state(workspace)
 }
 

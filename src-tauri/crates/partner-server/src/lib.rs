@@ -11,7 +11,7 @@
 //! - [`members`], [`tokens`], [`roles`], [`failed_logins`]: who calls, and what they may do;
 //! - [`server_key`], [`signing_keys`]: the secrets kept sealed in the database;
 //! - [`intake`], [`capture_writer`]: the webhook endpoint and its batched, durable commits;
-//! - [`captures`], [`notes`], [`audit`]: what the workspace answers;
+//! - [`captures`], [`notes`], [`audit`], [`evidence`]: what the workspace answers;
 //! - [`service`], [`support_index`], [`index_sync`]: the service connection the servers call
 //!   with for everyone, and the support index they sync once for every console;
 //! - [`live`]: what one server hears from the others (LISTEN/NOTIFY);
@@ -26,6 +26,7 @@ pub mod capture_writer;
 pub mod captures;
 pub mod database;
 pub mod error;
+pub mod evidence;
 pub mod failed_logins;
 pub mod index_sync;
 pub mod intake;
