@@ -92,6 +92,7 @@ async fn run() {
             addr: "127.0.0.1:0".parse().unwrap(),
             intake: IntakeConfig::default(),
             junk_rate: Some(20),
+            retention: partner_listener::Retention::default(),
             sync_every: None,
             tls: None,
         },

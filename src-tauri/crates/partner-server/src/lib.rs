@@ -10,7 +10,8 @@
 //! - [`database`]: connecting, the embedded migrations, `init` (the first admin);
 //! - [`members`], [`tokens`], [`roles`], [`failed_logins`]: who calls, and what they may do;
 //! - [`server_key`], [`signing_keys`]: the secrets kept sealed in the database;
-//! - [`intake`], [`capture_writer`]: the webhook endpoint and its batched, durable commits;
+//! - [`intake`], [`capture_writer`], [`retention`]: the webhook endpoint, its batched, durable
+//!   commits, and how much of it is kept;
 //! - [`captures`], [`notes`], [`audit`], [`evidence`]: what the workspace answers;
 //! - [`service`], [`support_index`], [`index_sync`]: the service connection the servers call
 //!   with for everyone, and the support index they sync once for every console;
@@ -33,6 +34,7 @@ pub mod intake;
 pub mod live;
 pub mod members;
 pub mod notes;
+pub mod retention;
 pub mod roles;
 pub mod server;
 pub mod server_key;

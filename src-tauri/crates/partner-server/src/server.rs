@@ -33,6 +33,9 @@ pub struct ServerConfig {
     pub intake: IntakeConfig,
     /// Junk stored in full per second before the rest is only counted (the listener's meter).
     pub junk_rate: Option<u32>,
+    /// How much of the captures the workspace keeps (the listener's limits and order); the
+    /// servers prune one at a time.
+    pub retention: partner_listener::Retention,
     /// How often this server syncs the support index on its own (`None`: only when a member
     /// asks). One sync runs at a time across the workspace's servers.
     pub sync_every: Option<std::time::Duration>,
@@ -105,6 +108,7 @@ pub async fn start(
         flood: JunkFlood::new(config.junk_rate),
     });
     let shutdown = CancellationToken::new();
+    crate::retention::schedule(pool.clone(), config.retention, shutdown.clone());
     index_sync::schedule(
         service.clone(),
         index.clone(),

@@ -137,6 +137,18 @@ struct RunArgs {
     /// junk is answered as ever and counted, one in 100 kept. off: store every request.
     #[arg(long, value_name = "N/s", default_value = "20/s", value_parser = partner_listener::limits_text::parse_rate)]
     junk_rate: crate::commands::listen::serve::JunkRate,
+    /// Keep at most this many captures. Past it, junk goes first (other paths and methods,
+    /// failed or absent signatures), then notifications of subscriptions without a key, validly
+    /// signed ones last; oldest first in each (as `partner listen --max-captures`).
+    #[arg(long, value_name = "N")]
+    max_captures: Option<u64>,
+    /// Keep at most this many bytes of captures as stored, e.g. 20GiB; pruned as
+    /// --max-captures is. Junk holds at most a tenth of either limit.
+    #[arg(long, value_name = "SIZE", value_parser = partner_listener::limits_text::parse_size)]
+    max_bytes: Option<u64>,
+    /// Keep captures at most this long (e.g. 30days).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    max_age: Option<std::time::Duration>,
     /// How often the servers sync the support index with the service on their own (once for
     /// the whole workspace, however many servers run); off: only when a member asks.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_every)]
@@ -324,6 +336,13 @@ async fn serve(args: RunArgs) -> Result<()> {
             addr: args.addr,
             intake,
             junk_rate: args.junk_rate,
+            retention: partner_listener::Retention {
+                max_count: args.max_captures,
+                max_bytes: args.max_bytes,
+                max_age: args
+                    .max_age
+                    .map(|d| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)),
+            },
             sync_every: args.sync_every.0,
             tls,
         },

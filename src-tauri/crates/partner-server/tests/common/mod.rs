@@ -44,16 +44,16 @@ impl Team {
 
     /// A server speaking HTTPS with `tls`, or plain HTTP.
     pub async fn server_with(&self, tls: Option<TlsConfig>) -> RunningServer {
+        self.server_configured(ServerConfig { tls, ..config() })
+            .await
+    }
+
+    /// A server run as `config` says.
+    pub async fn server_configured(&self, config: ServerConfig) -> RunningServer {
         partner_server::start(
             self.pool.clone(),
             DataKey::from_hex(&self.key.to_hex()).unwrap(),
-            ServerConfig {
-                addr: "127.0.0.1:0".parse().unwrap(),
-                intake: IntakeConfig::default(),
-                junk_rate: Some(20),
-                sync_every: None,
-                tls,
-            },
+            config,
         )
         .await
         .unwrap()
@@ -87,4 +87,17 @@ pub async fn call_as(
     let response = request.send().await.unwrap();
     let status = response.status().as_u16();
     (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// The tests' server: port 0, the listener's intake, junk past 20 a second summarised, no
+/// retention, no scheduled sync, plain HTTP.
+pub fn config() -> ServerConfig {
+    ServerConfig {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        intake: IntakeConfig::default(),
+        junk_rate: Some(20),
+        retention: partner_listener::Retention::default(),
+        sync_every: None,
+        tls: None,
+    }
 }
