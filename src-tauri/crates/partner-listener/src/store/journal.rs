@@ -14,10 +14,11 @@
 //! missing from what it reads next.
 //!
 //! The tables thread takes the records it writes in from memory when it can: the writer hands
-//! it each group's plaintext once the group is synced ([`HandOver`], bounded), so an encrypted
-//! store's records are not read back and opened again; what the hand-over has no room for, and
-//! everything after a restart, is read back from the file. The file is written the same either
-//! way, so recovery and readers of other processes see no difference.
+//! it each group's plaintext once the group is synced ([`HandOver`], half the journal's size at
+//! most), so an encrypted store's records are not read back and opened again; what the
+//! hand-over has no room for, and everything after a restart, is read back from the file. The
+//! file is written the same either way, so recovery and readers of other processes see no
+//! difference.
 //!
 //! The file is a ring, written from its start again whenever everything in it is in the
 //! tables, so it stays as small as the largest backlog it held and a sync overwrites blocks
@@ -57,10 +58,10 @@ use std::time::{Duration, Instant};
 /// The journal's file name is the store's with this appended (beside SQLite's `-wal`).
 pub(super) const FILE_SUFFIX: &str = "-acks";
 /// Most bytes of captures acknowledged and not yet in the tables (about 25,000 signed 2 KiB
-/// notifications). Beyond the hand-over ([`HandOver`], half of it at most) the backlog is read
-/// back from the file when the tables take it, so it holds no memory meanwhile (held in memory
-/// as fresh allocations, 25,000 captures' worth of new pages cost the acknowledgements more
-/// than the whole journal: the kernel zeroing them; the hand-over reuses its buffers instead).
+/// notifications). Beyond the hand-over ([`HandOver`], half of it at most) the backlog is
+/// read back from the file when the tables take it, so it holds no memory meanwhile (held in
+/// memory as fresh allocations, 25,000 captures' worth of new pages cost the acknowledgements
+/// more than the whole journal: the kernel zeroing them; the hand-over reuses its buffers).
 pub(crate) const CAPACITY: u64 = 64 << 20;
 /// The file grows in zero-filled steps of this size, so most syncs overwrite existing blocks.
 const GROW: u64 = 1 << 20;
@@ -189,16 +190,21 @@ pub(super) struct Journal {
 /// seal), handed to the tables thread in memory so that it neither reads them back from the
 /// file nor opens their seals again.
 ///
-/// Why: in an encrypted store, opening each record again was about a third of what encryption
-/// added to the tables thread's work (BENCHMARKS.md, listener). Bounded (`hand_over_capacity`,
-/// half the journal's), so a flood longer than it still holds no more memory than that: a
-/// group that does not fit is not handed over, and the tables read it from the file as before
-/// (after a restart too, when the hand-over starts empty). The file stays what every capture's
-/// durability, a restart's recovery and a reader of another process ([`super::catch_up`]) rely
-/// on; the hand-over only saves reading it back, and the ring's spans alone say which records
-/// the tables take, so a record is taken once whichever way it comes. Its buffers go back to
-/// the writer (`spare`) rather than to the allocator: new pages for every group were what made
-/// an earlier in-memory backlog cost more than the file (see [`CAPACITY`]).
+/// Why: in an encrypted store, reading each record back and opening it again cost the tables
+/// thread about 20,000 instructions a capture (callgrind, the ack bench: 309,000 of its
+/// instructions a capture went to 289,000; BENCHMARKS.md, listener). Bounded
+/// (`hand_over_capacity`, half the journal's: 32 MiB, about as much as the tables fall behind
+/// in a burst, whose oldest captures they take a second after the writer, [`MAX_LAG`]), so a
+/// flood longer than it holds no more memory than that: a group that does not fit is not
+/// handed over, and the tables read it from the file as before. An eighth was tried too and
+/// measured no cheaper, the writer's thread included (BENCHMARKS.md). After a restart the
+/// hand-over starts empty and the tables read what the file holds. The file stays what every
+/// capture's durability, a restart's recovery and a reader of another process
+/// ([`super::catch_up`]) rely on; the hand-over only saves reading it back, and the ring's
+/// spans alone say which records the tables take, so a record is taken once whichever way it
+/// comes. Its buffers go back to the writer (`spare`) rather than to the allocator: new pages
+/// for every group were what made an earlier in-memory backlog cost more than the file (see
+/// [`CAPACITY`]).
 #[derive(Default)]
 struct HandOver {
     groups: VecDeque<PlainGroup>,

@@ -19,10 +19,11 @@
 //!
 //! What the tables take comes from the journal's hand-over when it is there: the plaintext of
 //! the groups the writer just made durable, kept in memory up to half the journal's size, so
-//! an encrypted store's records are not read back and opened again (a third of what encryption
-//! added to this thread, BENCHMARKS.md); the rest (past the hand-over's room, or after a
-//! restart) is read back from the journal's file ([`Journal::oldest`]). Which records are
-//! taken is the journal's ring alone, so each is taken once, in order, whichever way it comes.
+//! an encrypted store's records are not read back and opened again (about 20,000 instructions
+//! a capture of this thread's 309,000 in callgrind, BENCHMARKS.md); the rest (past the
+//! hand-over's room, or after a restart) is read back from the journal's file
+//! ([`Journal::oldest`]). Which records are taken is the journal's ring alone, so each is
+//! taken once, in order, whichever way it comes.
 //!
 //! Every other write (clear, prune, import, the run log) stays with the writer, which numbers
 //! captures and links attempts: the two take turns at SQLite through
