@@ -1,5 +1,6 @@
 //! `partner transactions list|get|events|respond`, and `sync|find|forget` over the local index
-//! (see `local_index`).
+//! (see `local_index`); with a team workspace set, `sync`, `find` and `respond` go through it
+//! (`workspace_index`, and the server's respond call).
 //!
 //! `respond` sends a response the user wrote as JSON, checked first by
 //! `TransactionResponse::from_json` (nothing the user wrote is dropped on the way). A final
@@ -47,6 +48,8 @@ pub enum TransactionsCommand {
     /// standard input): status, partnerStatus, referenceNumber, respondingParty, loan,
     /// resources, errors. A final status (completed, failed, canceled) locks the transaction:
     /// it asks first (or takes --yes); on a production connection, --confirm with its id.
+    /// With PARTNER_WORKSPACE set, sent through the team's servers (support and up; a final
+    /// status then always takes --confirm).
     Respond {
         id: String,
         /// The response as JSON; - reads standard input.
@@ -81,6 +84,30 @@ pub async fn run(args: Args) -> Result<()> {
             }
             TransactionsCommand::Find(find) => {
                 return super::workspace_index::find(&workspace, find).await
+            }
+            TransactionsCommand::Respond {
+                id,
+                file,
+                yes,
+                confirm,
+                output,
+            } => {
+                // Which environment the workspace's connection is, this machine cannot tell:
+                // a final status is asked for as on a production connection (--confirm ID).
+                let response = read_response(file)?;
+                let ask = Ask {
+                    yes: *yes,
+                    confirm: confirm.as_deref(),
+                    terminal: file.as_os_str() != "-" && std::io::stdin().is_terminal(),
+                };
+                ask.final_status(id, response.status, Environment::Production)?;
+                let path = format!(
+                    "/api/v1/transactions/{}/respond",
+                    url::form_urlencoded::byte_serialize(id.as_bytes()).collect::<String>()
+                );
+                let answered: Document<read::TransactionView> =
+                    workspace.post(&path, &response).await?;
+                return print_one(*output, &answered);
             }
             _ => {}
         }

@@ -862,6 +862,329 @@ async fn the_team_support_index_from_the_commands() {
         "{}",
         String::from_utf8_lossy(&table.stderr)
     );
+
+    // An answer through the workspace: support's goes, a viewer's is refused naming the role,
+    // a final status asks for the transaction's id, as on a production connection.
+    let open: Vec<serde_json::Value> = serde_json::from_str(&stdout(&as_member(
+        &viewer,
+        &[
+            "transactions",
+            "find",
+            "--status",
+            "created",
+            "--json",
+            "--limit",
+            "1",
+        ],
+    )))
+    .unwrap();
+    let id = open[0]["id"].as_str().unwrap();
+    let answer = home.join("answer.json");
+    std::fs::write(
+        &answer,
+        r#"{"status": "processing", "partnerStatus": "Reviewing", "referenceNumber": "REF-CLI-1"}"#,
+    )
+    .unwrap();
+    let answer = answer.to_str().unwrap();
+    let refused = as_member(&viewer, &["transactions", "respond", id, "--file", answer]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("it takes the support role"));
+    let sent = stdout(&as_member(
+        &support,
+        &[
+            "transactions",
+            "respond",
+            id,
+            "--file",
+            answer,
+            "--output",
+            "json",
+        ],
+    ));
+    let sent: serde_json::Value = serde_json::from_str(&sent).unwrap();
+    assert_eq!(sent["id"], id);
+    let found: Vec<serde_json::Value> = serde_json::from_str(&stdout(&as_member(
+        &viewer,
+        &["transactions", "find", "--reference", "ref-cli-1", "--json"],
+    )))
+    .unwrap();
+    assert_eq!(found.len(), 1, "the index holds the answer");
+    let last = home.join("final.json");
+    std::fs::write(&last, r#"{"status": "completed"}"#).unwrap();
+    let unconfirmed = as_member(
+        &support,
+        &[
+            "transactions",
+            "respond",
+            id,
+            "--file",
+            last.to_str().unwrap(),
+            "--yes",
+        ],
+    );
+    assert_eq!(unconfirmed.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unconfirmed.stderr).contains(&format!("--confirm {id}")));
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+// Multi-threaded: the sandbox delivers on this runtime while the commands run and are waited on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn products_subscribed_and_rotated_through_the_workspace_from_the_commands() {
+    use partner_sandbox::dispatch::DeliveryConfig;
+    use partner_sandbox::{ClientCredentials, SandboxConfig};
+    use std::time::{Duration, Instant};
+    let service = partner_testkit::TestSandbox::start_with(SandboxConfig {
+        allow_http_callbacks: true,
+        clients: vec![ClientCredentials::generate()],
+        delivery: DeliveryConfig {
+            retry_delay: Duration::from_millis(200),
+            attempt_timeout: Duration::from_secs(5),
+            max_attempts: 5,
+            ..DeliveryConfig::default()
+        },
+        ..SandboxConfig::default()
+    })
+    .await;
+    let secret = service.client_secret().expose().to_string();
+    let http = reqwest::Client::new();
+    let issued: serde_json::Value = http
+        .post(service.url("/oauth2/v1/token"))
+        .basic_auth(service.client_id(), Some(&secret))
+        .form(&[("grant_type", "client_credentials"), ("scope", "pc pcapi")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let product: serde_json::Value = http
+        .post(service.url("/partner/v2/products"))
+        .bearer_auth(issued["access_token"].as_str().unwrap())
+        .json(&serde_json::json!({
+            "name": "team-hooks", "listingName": "Team hooks", "requestTypes": ["NEW_REQUEST"],
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let product = product["id"].as_str().unwrap().to_string();
+
+    let pg = tokio::task::spawn_blocking(Postgres::start)
+        .await
+        .unwrap()
+        .unwrap();
+    let database = pg.create_database("team").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    stdout(&partner(
+        home,
+        &["server", "init", "--database", &database],
+        &[],
+        None,
+    ));
+    let member = |name: &str, role: &str| {
+        token(&stdout(&partner(
+            home,
+            &[
+                "server",
+                "member",
+                "add",
+                name,
+                "--role",
+                role,
+                "--database",
+                &database,
+            ],
+            &[],
+            None,
+        )))
+    };
+    let (viewer, developer) = (member("vera", "viewer"), member("dev", "developer"));
+    stdout(&partner(
+        home,
+        &[
+            "server",
+            "service",
+            "set",
+            "--base-url",
+            service.base_url(),
+            "--client-id",
+            service.client_id(),
+            "--client-secret-stdin",
+            "--database",
+            &database,
+        ],
+        &[],
+        Some(&format!("{secret}\n")),
+    ));
+    let (mut server, url) = run_server(home, &database);
+    let base = url.trim_end_matches("/webhooks").to_string();
+    // No connection of this machine's: only the workspace's.
+    let as_member = |token: &str, args: &[&str]| {
+        partner(
+            home,
+            args,
+            &[
+                ("PARTNER_WORKSPACE", &base),
+                ("PARTNER_WORKSPACE_TOKEN", token),
+            ],
+            None,
+        )
+    };
+
+    let listed: Vec<serde_json::Value> = serde_json::from_str(&stdout(&as_member(
+        &viewer,
+        &["products", "list", "--all", "--output", "json"],
+    )))
+    .unwrap();
+    assert!(
+        listed.iter().any(|p| p["id"] == product.as_str()),
+        "{listed:?}"
+    );
+
+    let webhook = format!("transaction={url}");
+    let refused = as_member(
+        &viewer,
+        &["products", "subscribe", &product, "--webhook", &webhook],
+    );
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("it takes the developer role"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let own_key = as_member(
+        &developer,
+        &[
+            "products",
+            "subscribe",
+            &product,
+            "--webhook",
+            &webhook,
+            "--key-stdin",
+        ],
+    );
+    assert_eq!(own_key.status.code(), Some(2), "{own_key:?}");
+
+    let subscribed: serde_json::Value = serde_json::from_str(&stdout(&as_member(
+        &developer,
+        &[
+            "products",
+            "subscribe",
+            &product,
+            "--webhook",
+            &webhook,
+            "--output",
+            "json",
+        ],
+    )))
+    .unwrap();
+    let id = subscribed["subscriptionId"].as_str().unwrap().to_string();
+    assert_eq!(subscribed["generated"], true);
+
+    let deliver_and_see = |valid: usize| {
+        let (http, service, product, id) = (&http, &service, &product, &id);
+        let as_member = &as_member;
+        let viewer = &viewer;
+        async move {
+            let created = http
+                .post(service.url("/sandbox/v1/transactions"))
+                .json(&serde_json::json!({"productId": product, "requestType": "NEW_REQUEST"}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(created.status(), 201);
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                let seen = stdout(&as_member(viewer, &["listen", "captures", "--json"]));
+                let count = seen
+                    .lines()
+                    .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+                    .filter(|c| c["verdict"] == "valid" && c["subscriptionId"] == id.as_str())
+                    .count();
+                if count >= valid {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "{seen}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    };
+    deliver_and_see(1).await;
+
+    let rotated: serde_json::Value = serde_json::from_str(&stdout(&as_member(
+        &developer,
+        &["products", "rotate-key", &product, &id, "--output", "json"],
+    )))
+    .unwrap();
+    assert_eq!(rotated["subscription"], id.as_str(), "{rotated}");
+    deliver_and_see(2).await;
+
+    // Where the service names no subscription id: a key set by product and URL, bound to the
+    // id the first notification that verifies with it names.
+    let element = format!("transaction={url}");
+    let unnamed = partner(
+        home,
+        &[
+            "server",
+            "key",
+            "set",
+            &element,
+            "--key-stdin",
+            "--database",
+            &database,
+        ],
+        &[],
+        Some("whsec-element\n"),
+    );
+    assert_eq!(unnamed.status.code(), Some(2), "{unnamed:?}");
+    let set = stdout(&partner(
+        home,
+        &[
+            "server",
+            "key",
+            "set",
+            &element,
+            "--product",
+            &product,
+            "--key-stdin",
+            "--database",
+            &database,
+        ],
+        &[],
+        Some("whsec-element\n"),
+    ));
+    assert!(set.contains("is set"), "{set}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for n in 0.. {
+        let body = format!(
+            r#"{{"eventId":"e-unbound-{n}","eventType":"created","meta":{{"resourceType":"urn:svc:partner:transaction"}}}}"#
+        );
+        let status = http
+            .post(&url)
+            .header(SIGNATURE_HEADER, sign(b"whsec-element", body.as_bytes()))
+            .header(SUBSCRIPTION_HEADER, "sub-unnamed-1")
+            .body(body)
+            .send()
+            .await
+            .unwrap()
+            .status();
+        if status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{status}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let seen = stdout(&as_member(&viewer, &["listen", "captures", "--json"]));
+    assert!(
+        seen.lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+            .any(|c| c["verdict"] == "valid" && c["subscriptionId"] == "sub-unnamed-1"),
+        "{seen}"
+    );
     server.kill().unwrap();
     server.wait().unwrap();
 }
