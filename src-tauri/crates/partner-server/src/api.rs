@@ -10,6 +10,7 @@
 
 mod call;
 mod evidence;
+mod products;
 mod transactions;
 
 pub use call::{ApiError, ApiResult, Body, Caller, Workspace};
@@ -49,6 +50,7 @@ pub fn router(workspace: Arc<Workspace>) -> Router {
         .route("/api/v1/notes", get(list_notes).post(add_note))
         .route("/api/v1/audit", get(audit_log))
         .merge(transactions::routes())
+        .merge(products::routes())
         .merge(evidence::routes())
         .with_state(workspace)
 }

@@ -15,6 +15,8 @@
 //! - [`captures`], [`notes`], [`audit`], [`evidence`]: what the workspace answers;
 //! - [`service`], [`support_index`], [`index_sync`]: the service connection the servers call
 //!   with for everyone, and the support index they sync once for every console;
+//! - [`products`]: the service's products, and subscribing or rotating a key through the
+//!   connection, the key kept by the servers;
 //! - [`live`]: what one server hears from the others (LISTEN/NOTIFY);
 //! - [`api`], [`server`]: the HTTP API and one running server; [`tls`]: its HTTPS, when it has a
 //!   certificate.
@@ -34,6 +36,7 @@ pub mod intake;
 pub mod live;
 pub mod members;
 pub mod notes;
+pub mod products;
 pub mod retention;
 pub mod roles;
 pub mod server;

@@ -8,6 +8,11 @@
 //!
 //! Names on the command line: events are `partner-api`'s own (`EventType::parse`); resources
 //! take the short names of [`RESOURCE_NAMES`] (or the full URN), in one table for every flag.
+//!
+//! With a team workspace (`partner workspace login`, or `PARTNER_WORKSPACE`), `list`,
+//! `subscribe` and `rotate-key` act through it ([`through_workspace`]): its servers call the
+//! service with the team's connection, generate the key and keep it sealed; the key is never
+//! printed and never in this machine's keychain, and a role's refusal exits 1 naming the role.
 
 use super::connect::{secret_from_stdin, ConnectionArgs};
 use super::listing::{run_list, ListArgs};
@@ -229,6 +234,16 @@ fn keychain_ready(store: &KeyringStore) -> Result<()> {
 }
 
 pub async fn run(args: Args) -> Result<()> {
+    if matches!(
+        args.command,
+        ProductsCommand::List(_)
+            | ProductsCommand::Subscribe { .. }
+            | ProductsCommand::RotateKey { .. }
+    ) {
+        if let Some(workspace) = super::workspace::Workspace::from_env()? {
+            return through_workspace(&workspace, args.command).await;
+        }
+    }
     let client = args.connection.client()?;
     match args.command {
         ProductsCommand::List(list) => run_list::<read::ProductView>(&client, &list).await,
@@ -323,6 +338,162 @@ pub async fn run(args: Args) -> Result<()> {
         }
         ProductsCommand::Subscriptions { command } => run_subscriptions(&client, command).await,
     }
+}
+
+/// What `rotate-key` did through a workspace (the key stays on its servers).
+#[derive(Debug, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceRotation {
+    pub product: String,
+    /// The id, or `url (resource)` where the service shows none.
+    pub subscription: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscription_id: Option<String>,
+}
+
+impl Row for WorkspaceRotation {
+    const HEADERS: &'static [&'static str] = &["product", "subscription", "generated"];
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.product.clone(),
+            self.subscription.clone(),
+            "true".to_string(),
+        ]
+    }
+}
+
+/// A page of products as the workspace answers it.
+#[derive(Debug, serde::Deserialize)]
+struct ProductPage {
+    items: Vec<partner_api::read::Document<read::ProductView>>,
+    total: u64,
+    start: u64,
+}
+
+/// What the workspace answers to a subscribe.
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WorkspaceSubscribed {
+    product: String,
+    subscription: String,
+}
+
+/// `list`, `subscribe` and `rotate-key` through the team workspace (see the module's notes).
+async fn through_workspace(
+    workspace: &super::workspace::Workspace,
+    command: ProductsCommand,
+) -> Result<()> {
+    let key_stdin_refused = || {
+        crate::error::CliError::Usage(
+            "with a team workspace its servers generate the signing key and keep it; \
+             --key-stdin is for this machine's keychain (unset the workspace to use it)"
+                .into(),
+        )
+    };
+    match command {
+        ProductsCommand::List(list) => {
+            let mut writer =
+                ListWriter::<partner_api::read::Document<read::ProductView>>::new(list.output)?;
+            let limit = list.limit.unwrap_or(if list.all { 50 } else { 25 });
+            let mut start = list.start;
+            loop {
+                let page: ProductPage = workspace
+                    .get(
+                        "/api/v1/products",
+                        &[
+                            ("start", start.to_string()),
+                            ("limit", limit.to_string()),
+                            ("sort", list.sort.clone()),
+                        ],
+                    )
+                    .await?;
+                for item in &page.items {
+                    writer.item(item)?;
+                }
+                let next = page.start + page.items.len() as u64;
+                if !list.all || page.items.is_empty() || next >= page.total {
+                    let count = writer.finish()?;
+                    if list.all {
+                        eprintln!("{count} items");
+                    } else if page.items.is_empty() {
+                        eprintln!("no items at {} of {}", page.start, page.total);
+                    } else {
+                        eprintln!("items {}-{} of {}", page.start, next - 1, page.total);
+                    }
+                    return Ok(());
+                }
+                start = next;
+            }
+        }
+        ProductsCommand::Subscribe {
+            product,
+            webhook: (resource, url),
+            events,
+            key_stdin,
+            output,
+        } => {
+            if key_stdin {
+                return Err(key_stdin_refused());
+            }
+            let events = if events.is_empty() {
+                EventType::ALL.to_vec()
+            } else {
+                events
+            };
+            let subscribed: WorkspaceSubscribed = workspace
+                .post(
+                    &format!("/api/v1/products/{}/subscriptions", path_segment(&product)),
+                    &serde_json::json!({"url": url, "resource": resource, "events": events}),
+                )
+                .await?;
+            print_one(
+                output,
+                &AddedSubscription {
+                    product: subscribed.product,
+                    subscription_id: subscribed.subscription,
+                    url,
+                    resource,
+                    events,
+                    generated: true,
+                },
+            )
+        }
+        ProductsCommand::RotateKey {
+            product,
+            subscription,
+            key_stdin,
+            output,
+        } => {
+            if key_stdin {
+                return Err(key_stdin_refused());
+            }
+            let rotated: WorkspaceRotation = workspace
+                .post(
+                    &format!(
+                        "/api/v1/products/{}/subscriptions/rotate",
+                        path_segment(&product)
+                    ),
+                    &serde_json::json!({"subscription": subscription}),
+                )
+                .await?;
+            print_one(output, &rotated)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A product id as one path segment (percent-encoded).
+fn path_segment(id: &str) -> String {
+    id.trim()
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
 }
 
 async fn run_subscriptions(

@@ -67,8 +67,13 @@ enum KeyCommand {
     /// Set a subscription's signing key (the one before it keeps verifying for the grace
     /// period). The key is read from stdin, never from an argument.
     Set {
-        /// The subscription id its notifications carry in `Svc-SubscriptionId`.
+        /// The subscription id its notifications carry in `Svc-SubscriptionId`; or, where the
+        /// service shows no subscription ids, RESOURCE=URL with --product (the key is then
+        /// bound to the id named by the first notification for that URL it verifies).
         subscription_id: String,
+        /// The product of a subscription named by RESOURCE=URL.
+        #[arg(long)]
+        product: Option<String>,
         /// Read the key from stdin (required: a key on the command line would be in the
         /// shell's history and the process list).
         #[arg(long, required = true)]
@@ -230,16 +235,47 @@ pub async fn run(args: Args) -> Result<()> {
             command:
                 KeyCommand::Set {
                     subscription_id,
+                    product,
                     key_stdin: _,
                     database,
                 },
         } => {
+            use partner_client::{SubscriptionElement, SubscriptionRef};
+            let element = match (SubscriptionRef::parse(&subscription_id), product) {
+                (SubscriptionRef::Element { url, resource }, Some(product_id)) => {
+                    Some(SubscriptionElement {
+                        product_id: product_id.trim().to_string(),
+                        url,
+                        resource,
+                    })
+                }
+                (SubscriptionRef::Element { .. }, None) => {
+                    return Err(CliError::Usage(
+                        "a subscription named by RESOURCE=URL needs its --product".into(),
+                    ))
+                }
+                (SubscriptionRef::Id(_), Some(_)) => {
+                    return Err(CliError::Usage(
+                        "--product goes with a subscription named by RESOURCE=URL, not an id"
+                            .into(),
+                    ))
+                }
+                (SubscriptionRef::Id(_), None) => None,
+            };
             let key = read_key_from_stdin()?;
             let server_key = database.key_source()?.load()?;
             let pool = database.connect(2).await?;
             database::check(&pool, &server_key).await?;
-            signing_keys::set(&pool, &server_key, &subscription_id, &key).await?;
-            println!("the signing key of {} is set", subscription_id.trim());
+            match &element {
+                Some(element) => {
+                    signing_keys::set_element(&pool, &server_key, element, &key, false).await?;
+                    println!("the signing key of {} is set", element.describe());
+                }
+                None => {
+                    signing_keys::set(&pool, &server_key, &subscription_id, &key).await?;
+                    println!("the signing key of {} is set", subscription_id.trim());
+                }
+            }
             Ok(())
         }
         ServerCommand::Service {
