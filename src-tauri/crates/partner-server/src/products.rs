@@ -12,19 +12,28 @@
 //! first notification that verifies with it ([`signing_keys::set_element`]). The client's own
 //! secret store for the call is an empty one in memory, dropped with the call: the key goes to
 //! no laptop's keychain, no answer, no log line and no error.
+//!
+//! Changing and deleting a subscription are the client's too
+//! ([`PartnerClient::update_subscription_keeping_key`], [`PartnerClient::delete_subscription`]):
+//! their secret store is a [`CallStore`], in memory, holding the key the servers keep for an
+//! element that moves to a new url or resource, and after the call its signing-key entries the
+//! client set or removed are applied to the servers' tables (a moved element's key kept under
+//! the new element, unbound again; a deleted subscription's keys forgotten).
 
 use crate::error::{Error, Result};
 use crate::service::Service;
 use crate::signing_keys;
+use partner_api::read::SubscriptionView;
 use partner_api::read::{self, Document};
 use partner_api::{signing_key, EventType, ResourceType, ServiceSorts, SortSpec};
 use partner_client::{
-    ClientError, MemoryStore, NewSubscription, Page, PageRequest, SecretStore, SubscriptionElement,
-    SubscriptionRef,
+    ClientError, MemoryStore, NewSubscription, Page, PageRequest, SecretSlot, SecretStore,
+    SubscriptionChange, SubscriptionElement, SubscriptionRef,
 };
+use partner_seal::DataKey;
 use serde::Serialize;
 use sqlx::PgPool;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A page of the service's products (`sort` as the service takes it, sent as given).
 pub async fn list(
@@ -41,6 +50,12 @@ pub async fn list(
         .sorted(sort);
     let client = service.client().await?;
     client.list_products(&request).await.map_err(client_error)
+}
+
+/// One product as the service holds it.
+pub async fn get(service: &Service, product_id: &str) -> Result<Document<read::ProductView>> {
+    let client = service.client().await?;
+    client.get_product(product_id).await.map_err(client_error)
 }
 
 /// What a subscribe or a rotation did; never the key.
@@ -178,6 +193,146 @@ pub async fn rotate(
             .and_then(|element| ResourceType::parse(&element.resource)),
         events: Vec::new(),
     })
+}
+
+/// Changes a subscription's url, events or resource (its key kept: an element that moves takes
+/// the key the servers keep for it, under the new element, to be bound again).
+pub async fn update(
+    service: &Service,
+    pool: &PgPool,
+    product_id: &str,
+    subscription: &str,
+    change: &SubscriptionChange,
+) -> Result<SubscriptionView> {
+    let reference = SubscriptionRef::parse(subscription);
+    let client = service.client().await?;
+    let store = CallStore::default();
+    if let SubscriptionRef::Element { url, resource } = &reference {
+        let element = SubscriptionElement {
+            product_id: product_id.trim().to_string(),
+            url: url.clone(),
+            resource: resource.clone(),
+        };
+        if let Some(key) = signing_keys::element_key(pool, service.server_key(), &element).await? {
+            store
+                .memory
+                .set(&element_slot(&element), &key)
+                .map_err(client_error)?;
+        }
+    }
+    let store = Arc::new(store);
+    let shared: Arc<dyn SecretStore> = store.clone();
+    let updated = client
+        .update_subscription_keeping_key(&shared, product_id, &reference, change)
+        .await
+        .map_err(client_error)?;
+    store.apply(pool, service.server_key()).await?;
+    Ok(updated)
+}
+
+/// Deletes a subscription; the keys the servers keep for it are forgotten once the service has
+/// deleted it.
+pub async fn delete(
+    service: &Service,
+    pool: &PgPool,
+    product_id: &str,
+    subscription: &str,
+) -> Result<Document<read::ProductView>> {
+    let reference = SubscriptionRef::parse(subscription);
+    let client = service.client().await?;
+    let store = Arc::new(CallStore::default());
+    let shared: Arc<dyn SecretStore> = store.clone();
+    let patched = client
+        .delete_subscription(&shared, product_id, &reference)
+        .await
+        .map_err(client_error)?;
+    store.apply(pool, service.server_key()).await?;
+    Ok(patched)
+}
+
+fn element_slot(element: &SubscriptionElement) -> SecretSlot {
+    SecretSlot::ElementSigningKey {
+        product_id: element.product_id.clone(),
+        url: element.url.clone(),
+        resource: element.resource.clone(),
+    }
+}
+
+/// The client's secret store for one change or delete: in memory, and which signing-key entries
+/// the client set or removed, to apply to the servers' tables once the service has answered.
+#[derive(Debug, Default)]
+struct CallStore {
+    memory: MemoryStore,
+    touched: Mutex<Vec<SecretSlot>>,
+}
+
+impl CallStore {
+    fn touch(&self, slot: &SecretSlot) {
+        let mut touched = self.touched.lock().unwrap_or_else(|p| p.into_inner());
+        if !touched.contains(slot) {
+            touched.push(slot.clone());
+        }
+    }
+
+    /// The current keys the client set (kept, an element's as a new one) or removed
+    /// (forgotten). Previous keys, bindings and lists are the servers' own to keep.
+    async fn apply(&self, pool: &PgPool, server_key: &DataKey) -> Result<()> {
+        let touched = self
+            .touched
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        for slot in touched {
+            let now = self.memory.get(&slot).map_err(client_error)?;
+            match (&slot, now) {
+                (SecretSlot::SigningKey { subscription_id }, Some(key)) => {
+                    signing_keys::set(pool, server_key, subscription_id, &key).await?
+                }
+                (SecretSlot::SigningKey { subscription_id }, None) => {
+                    signing_keys::forget(pool, subscription_id).await?
+                }
+                (
+                    SecretSlot::ElementSigningKey {
+                        product_id,
+                        url,
+                        resource,
+                    },
+                    now,
+                ) => {
+                    let element = SubscriptionElement {
+                        product_id: product_id.clone(),
+                        url: url.clone(),
+                        resource: resource.clone(),
+                    };
+                    match now {
+                        Some(key) => {
+                            signing_keys::set_element(pool, server_key, &element, &key, true)
+                                .await?
+                        }
+                        None => signing_keys::forget_element(pool, &element).await?,
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SecretStore for CallStore {
+    fn get(&self, slot: &SecretSlot) -> partner_client::Result<Option<partner_api::Secret>> {
+        self.memory.get(slot)
+    }
+
+    fn set(&self, slot: &SecretSlot, value: &partner_api::Secret) -> partner_client::Result<()> {
+        self.touch(slot);
+        self.memory.set(slot, value)
+    }
+
+    fn delete(&self, slot: &SecretSlot) -> partner_client::Result<()> {
+        self.touch(slot);
+        self.memory.delete(slot)
+    }
 }
 
 /// The client's error as the workspace tells it: what the member gave that the client's rules

@@ -315,6 +315,69 @@ fn open_with(server_key: &DataKey, context: &[u8], sealed: &[u8], named: &str) -
         .map_err(|_| Error::ServerKey(format!("the signing key of {named} is not text")))
 }
 
+/// The current key of an element, if the servers keep one.
+pub async fn element_key(
+    pool: &PgPool,
+    server_key: &DataKey,
+    element: &SubscriptionElement,
+) -> Result<Option<Secret>> {
+    let sealed: Option<Vec<u8>> = sqlx::query_scalar(
+        "SELECT sealed_current FROM element_signing_keys \
+         WHERE product_id = $1 AND url = $2 AND resource = $3",
+    )
+    .bind(&element.product_id)
+    .bind(&element.url)
+    .bind(&element.resource)
+    .fetch_optional(pool)
+    .await?;
+    sealed
+        .map(|sealed| {
+            open_with(
+                server_key,
+                &element_context(element),
+                &sealed,
+                &element.describe(),
+            )
+        })
+        .transpose()
+}
+
+/// Forgets a deleted subscription's keys, current and previous (every server told).
+pub async fn forget(pool: &PgPool, subscription_id: &str) -> Result<()> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("DELETE FROM signing_keys WHERE subscription_id = $1")
+        .bind(subscription_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("SELECT pg_notify($1, $2)")
+        .bind(KEYS_CHANNEL)
+        .bind(subscription_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Forgets everything kept for a deleted (or moved) element: its keys and its binding.
+pub async fn forget_element(pool: &PgPool, element: &SubscriptionElement) -> Result<()> {
+    let mut tx = pool.begin().await?;
+    sqlx::query(
+        "DELETE FROM element_signing_keys WHERE product_id = $1 AND url = $2 AND resource = $3",
+    )
+    .bind(&element.product_id)
+    .bind(&element.url)
+    .bind(&element.resource)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query("SELECT pg_notify($1, $2)")
+        .bind(KEYS_CHANNEL)
+        .bind(&element.product_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 fn pending_context(attempt: &str) -> Vec<u8> {
     format!("partner-server pending signing key\0{attempt}").into_bytes()
 }

@@ -251,6 +251,54 @@ async fn a_subscription_made_and_rotated_through_the_workspace_verifies_the_sand
     .await;
     assert_eq!(status, 400, "{bad}");
     assert_eq!(pending(&team).await, 0);
+
+    // Changed (its key kept), then deleted (its keys forgotten); a viewer may do neither.
+    let (status, refused) = call_as(
+        &a,
+        &viewer,
+        Method::POST,
+        &format!("{path}/delete"),
+        Some(json!({"subscription": id})),
+    )
+    .await;
+    assert_eq!(
+        (status, refused["needs"].as_str()),
+        (403, Some("developer"))
+    );
+    let (status, updated) = call_as(
+        &a,
+        &developer,
+        Method::POST,
+        &format!("{path}/update"),
+        Some(json!({"subscription": id, "events": ["created"]})),
+    )
+    .await;
+    assert_eq!(status, 200, "{updated}");
+    assert_eq!(updated["events"], json!(["created"]));
+    let kept = signing_keys::load_all(&team.pool, &team.key).await.unwrap();
+    assert!(kept[&id].current.ct_eq(&second));
+    let (status, product_now) = call_as(
+        &b,
+        &viewer,
+        Method::GET,
+        &format!("/api/v1/products/{}", product.id),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{product_now}");
+    assert_eq!(product_now["webhooks"][0]["subscriptionId"], id.as_str());
+    let (status, deleted) = call_as(
+        &a,
+        &developer,
+        Method::POST,
+        &format!("{path}/delete"),
+        Some(json!({"subscription": id})),
+    )
+    .await;
+    assert_eq!(status, 200, "{deleted}");
+    assert!(deleted["webhooks"].as_array().unwrap().is_empty());
+    let kept = signing_keys::load_all(&team.pool, &team.key).await.unwrap();
+    assert!(!kept.contains_key(&id));
     a.stop().await.unwrap();
     b.stop().await.unwrap();
 }
@@ -354,6 +402,57 @@ async fn a_key_kept_by_product_and_url_is_bound_by_the_first_notification_that_v
     let again = service.notify(&product, &url, TRANSACTION).await.unwrap();
     assert_eq!(again.status, 200);
     valid_captures(&b, &developer, &id, 3).await;
+
+    // Moved to server B's URL: another subscription at such a service, with the same key, kept
+    // under the new element and bound again by its first notification; then deleted.
+    let moved_url = b.webhook_url("/webhooks");
+    let (status, moved) = call_as(
+        &a,
+        &developer,
+        Method::POST,
+        &format!("{path}/update"),
+        Some(json!({"subscription": format!("{TRANSACTION}={url}"), "url": moved_url})),
+    )
+    .await;
+    assert_eq!(status, 200, "{moved}");
+    let elements: Vec<(String, Option<String>)> =
+        sqlx::query_as("SELECT url, bound_id FROM element_signing_keys WHERE product_id = $1")
+            .bind(&product)
+            .fetch_all(&team.pool)
+            .await
+            .unwrap();
+    assert_eq!(elements, [(moved_url.clone(), None)]);
+    let (moved_id, moved_key) = service
+        .subscription_at(&product, &moved_url, TRANSACTION)
+        .unwrap();
+    assert_eq!(moved_key, new_key, "the key moved with it");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let sent = service
+            .notify(&product, &moved_url, TRANSACTION)
+            .await
+            .unwrap();
+        if sent.status == 200 {
+            assert_eq!(sent.subscription_id, moved_id);
+            break;
+        }
+        assert!(Instant::now() < deadline, "{sent:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, deleted) = call_as(
+        &b,
+        &developer,
+        Method::POST,
+        &format!("{path}/delete"),
+        Some(json!({"subscription": format!("{TRANSACTION}={moved_url}")})),
+    )
+    .await;
+    assert_eq!(status, 200, "{deleted}");
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM element_signing_keys")
+        .fetch_one(&team.pool)
+        .await
+        .unwrap();
+    assert_eq!(left, 0);
     for server in [a, b, c] {
         server.stop().await.unwrap();
     }

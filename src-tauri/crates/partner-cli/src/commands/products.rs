@@ -9,10 +9,12 @@
 //! Names on the command line: events are `partner-api`'s own (`EventType::parse`); resources
 //! take the short names of [`RESOURCE_NAMES`] (or the full URN), in one table for every flag.
 //!
-//! With a team workspace (`partner workspace login`, or `PARTNER_WORKSPACE`), `list`,
-//! `subscribe` and `rotate-key` act through it ([`through_workspace`]): its servers call the
-//! service with the team's connection, generate the key and keep it sealed; the key is never
-//! printed and never in this machine's keychain, and a role's refusal exits 1 naming the role.
+//! With a team workspace (`partner workspace login`, or `PARTNER_WORKSPACE`), `list`, `get`,
+//! `subscribe`, `rotate-key` and `subscriptions list|update|delete` act through it
+//! ([`through_workspace`]): its servers call the service with the team's connection, generate the
+//! key and keep it sealed (moved with a changed subscription, forgotten with a deleted one); the
+//! key is never printed and never in this machine's keychain, and a role's refusal exits 1
+//! naming the role. `create` stays this machine's.
 
 use super::connect::{secret_from_stdin, ConnectionArgs};
 use super::listing::{run_list, ListArgs};
@@ -237,8 +239,10 @@ pub async fn run(args: Args) -> Result<()> {
     if matches!(
         args.command,
         ProductsCommand::List(_)
+            | ProductsCommand::Get { .. }
             | ProductsCommand::Subscribe { .. }
             | ProductsCommand::RotateKey { .. }
+            | ProductsCommand::Subscriptions { .. }
     ) {
         if let Some(workspace) = super::workspace::Workspace::from_env()? {
             return through_workspace(&workspace, args.command).await;
@@ -478,9 +482,95 @@ async fn through_workspace(
                 .await?;
             print_one(output, &rotated)
         }
-        _ => Ok(()),
+        ProductsCommand::Get { id, output } => {
+            let product: partner_api::read::Document<read::ProductView> = workspace
+                .get(&format!("/api/v1/products/{}", path_segment(&id)), NO_QUERY)
+                .await?;
+            print_one(output, &product)
+        }
+        ProductsCommand::Subscriptions { command } => {
+            subscriptions_through_workspace(workspace, command).await
+        }
+        // Not sent here: creating a product is this machine's connection's (`run`).
+        ProductsCommand::Create { .. } => Err(crate::error::CliError::Usage(
+            "partner products create acts on this machine's connection, not a workspace".into(),
+        )),
     }
 }
+
+/// `subscriptions list|update|delete` through the team workspace: the keys the servers keep
+/// follow the subscription (kept when it changes, forgotten when it is deleted).
+async fn subscriptions_through_workspace(
+    workspace: &super::workspace::Workspace,
+    command: SubscriptionsCommand,
+) -> Result<()> {
+    match command {
+        SubscriptionsCommand::List { product, output } => {
+            let product: partner_api::read::Document<read::ProductView> = workspace
+                .get(
+                    &format!("/api/v1/products/{}", path_segment(&product)),
+                    NO_QUERY,
+                )
+                .await?;
+            let mut writer = ListWriter::<SubscriptionView>::new(output)?;
+            for subscription in &product.webhooks {
+                writer.item(subscription)?;
+            }
+            writer.finish().map(|_| ())
+        }
+        SubscriptionsCommand::Update {
+            product,
+            subscription,
+            url,
+            events,
+            resource,
+            output,
+        } => {
+            let updated: SubscriptionView = workspace
+                .post(
+                    &format!(
+                        "/api/v1/products/{}/subscriptions/update",
+                        path_segment(&product)
+                    ),
+                    &serde_json::json!({
+                        "subscription": subscription,
+                        "url": url,
+                        "events": (!events.is_empty()).then_some(events),
+                        "resource": resource,
+                    }),
+                )
+                .await?;
+            print_one(output, &updated)
+        }
+        SubscriptionsCommand::Delete {
+            product,
+            subscription,
+            output,
+        } => {
+            let patched: partner_api::read::Document<read::ProductView> = workspace
+                .post(
+                    &format!(
+                        "/api/v1/products/{}/subscriptions/delete",
+                        path_segment(&product)
+                    ),
+                    &serde_json::json!({"subscription": subscription}),
+                )
+                .await?;
+            print_one(
+                output,
+                &DeletedSubscription {
+                    product: patched.id.clone(),
+                    subscription_id: subscription,
+                    remaining: patched.webhooks.len(),
+                    keys_removed: true,
+                },
+            )
+        }
+    }
+}
+
+/// A call without a query string.
+const NO_QUERY: &[(&str, &str)] = &[];
 
 /// A product id as one path segment (percent-encoded).
 fn path_segment(id: &str) -> String {

@@ -1185,6 +1185,61 @@ async fn products_subscribed_and_rotated_through_the_workspace_from_the_commands
             .any(|c| c["verdict"] == "valid" && c["subscriptionId"] == "sub-unnamed-1"),
         "{seen}"
     );
+
+    // The product's subscriptions listed, changed and deleted through the workspace too.
+    let listed: Vec<serde_json::Value> = serde_json::from_str(&stdout(&as_member(
+        &viewer,
+        &[
+            "products",
+            "subscriptions",
+            "list",
+            &product,
+            "--output",
+            "json",
+        ],
+    )))
+    .unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["subscriptionId"], id.as_str());
+    let updated: serde_json::Value = serde_json::from_str(&stdout(&as_member(
+        &developer,
+        &[
+            "products",
+            "subscriptions",
+            "update",
+            &product,
+            &id,
+            "--event",
+            "created",
+            "--output",
+            "json",
+        ],
+    )))
+    .unwrap();
+    assert_eq!(
+        updated["events"],
+        serde_json::json!(["created"]),
+        "{updated}"
+    );
+    let refused = as_member(
+        &viewer,
+        &["products", "subscriptions", "delete", &product, &id],
+    );
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    let deleted: serde_json::Value = serde_json::from_str(&stdout(&as_member(
+        &developer,
+        &[
+            "products",
+            "subscriptions",
+            "delete",
+            &product,
+            &id,
+            "--output",
+            "json",
+        ],
+    )))
+    .unwrap();
+    assert_eq!(deleted["remaining"], 0, "{deleted}");
     server.kill().unwrap();
     server.wait().unwrap();
 }

@@ -9,17 +9,20 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use partner_api::read::{self, Document};
+use partner_api::read::{self, Document, SubscriptionView};
 use partner_api::{EventType, ResourceType};
-use partner_client::{NewSubscription, Page};
+use partner_client::{NewSubscription, Page, SubscriptionChange};
 use serde::Deserialize;
 use std::sync::Arc;
 
 pub fn routes() -> Router<Arc<Workspace>> {
     Router::new()
         .route("/api/v1/products", get(list))
+        .route("/api/v1/products/{id}", get(product))
         .route("/api/v1/products/{id}/subscriptions", post(subscribe))
         .route("/api/v1/products/{id}/subscriptions/rotate", post(rotate))
+        .route("/api/v1/products/{id}/subscriptions/update", post(update))
+        .route("/api/v1/products/{id}/subscriptions/delete", post(delete))
 }
 
 #[derive(Debug, Deserialize)]
@@ -45,6 +48,15 @@ async fn list(
     Ok(Json(
         products::list(&ws.service, request.start, request.limit, &request.sort).await?,
     ))
+}
+
+async fn product(
+    State(ws): State<Arc<Workspace>>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Document<read::ProductView>>> {
+    caller.may(&ws, Action::Read, "products").await?;
+    Ok(Json(products::get(&ws.service, &id).await?))
 }
 
 #[derive(Debug, Deserialize)]
@@ -88,6 +100,7 @@ async fn subscribe(
     Ok((StatusCode::CREATED, Json(subscribed)))
 }
 
+/// A subscription of the product: for a rotation or a delete.
 #[derive(Debug, Deserialize)]
 struct RotateRequest {
     /// The subscription's id, or `RESOURCE=URL` where the service shows none.
@@ -120,6 +133,63 @@ async fn rotate(
         )
         .await?;
     Ok(Json(rotated))
+}
+
+#[derive(Debug, Deserialize)]
+struct UpdateRequest {
+    /// The subscription's id, or `RESOURCE=URL` where the service shows none.
+    subscription: String,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    events: Option<Vec<EventType>>,
+    #[serde(default)]
+    resource: Option<ResourceType>,
+}
+
+/// Changes a subscription's url, events or resource, its key kept (developer, as subscribing).
+async fn update(
+    State(ws): State<Arc<Workspace>>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Body(request): Body<UpdateRequest>,
+) -> ApiResult<Json<SubscriptionView>> {
+    let target = format!("product {id}, subscription {}", request.subscription.trim());
+    caller.may(&ws, Action::Subscribe, &target).await?;
+    let change = SubscriptionChange {
+        url: request.url,
+        events: request.events,
+        resource: request.resource,
+    };
+    let updated =
+        products::update(&ws.service, &ws.pool, &id, &request.subscription, &change).await?;
+    keys_changed(&ws).await;
+    caller
+        .done(&ws, Action::Subscribe, &target, "subscription changed")
+        .await?;
+    Ok(Json(updated))
+}
+
+/// Deletes a subscription, then the keys the servers keep for it (developer, as subscribing).
+async fn delete(
+    State(ws): State<Arc<Workspace>>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Body(request): Body<RotateRequest>,
+) -> ApiResult<Json<Document<read::ProductView>>> {
+    let target = format!("product {id}, subscription {}", request.subscription.trim());
+    caller.may(&ws, Action::Subscribe, &target).await?;
+    let patched = products::delete(&ws.service, &ws.pool, &id, &request.subscription).await?;
+    keys_changed(&ws).await;
+    caller
+        .done(
+            &ws,
+            Action::Subscribe,
+            &target,
+            "subscription deleted, its keys forgotten",
+        )
+        .await?;
+    Ok(Json(patched))
 }
 
 /// This server verifies with the new key at once (the others when they hear of it).
