@@ -149,10 +149,7 @@ async fn cut(
     .fetch_optional(&mut *connection)
     .await?;
     // Not met by the whole class: all of it goes.
-    let through = match through {
-        Some(id) => id,
-        None => i64::MAX,
-    };
+    let through = through.unwrap_or(i64::MAX);
     Ok(sqlx::query(&format!(
         "DELETE FROM captures WHERE {condition} AND id <= $1"
     ))
