@@ -238,6 +238,21 @@ async fn a_team_server_run_from_the_commands_and_a_console_joined_to_it() {
     assert!(String::from_utf8_lossy(&bundle.stderr)
         .contains("a viewer may not export evidence: it takes the support role"));
 
+    // What does not act on the workspace says so before it reads this machine's store.
+    let local = partner(
+        home,
+        &["listen", "missed", "--since", "1h"],
+        &as_viewer,
+        None,
+    );
+    assert!(
+        String::from_utf8_lossy(&local.stderr).contains(&format!(
+            "acts on this machine's capture store, not on the team workspace {workspace}"
+        )),
+        "{}",
+        String::from_utf8_lossy(&local.stderr)
+    );
+
     let refused = partner(home, &["listen", "clear", "--yes"], &as_viewer, None);
     assert_eq!(refused.status.code(), Some(1));
     let said = String::from_utf8_lossy(&refused.stderr);

@@ -74,6 +74,12 @@ pub enum Action {
 }
 
 pub async fn run(args: Args) -> Result<()> {
+    if matches!(
+        args.action,
+        Some(Action::Import(_) | Action::Missed(_) | Action::Recover(_) | Action::Replay(_))
+    ) {
+        local_only_note();
+    }
     match args.action {
         Some(Action::Export(export_args)) if export_args.redact => {
             if let Some(workspace) = crate::commands::workspace::Workspace::from_env()? {
@@ -102,5 +108,21 @@ pub async fn run(args: Args) -> Result<()> {
         Some(Action::Replay(replay_args)) => replay::run(*replay_args).await,
         Some(Action::Runs(runs_args)) => runs::run(runs_args),
         None => serve::run(args.serve).await,
+    }
+}
+
+/// Says, before a command that reads or writes this machine's store only, that a team
+/// workspace is in effect and is not what it acts on: its captures are not in this store, so a
+/// silent answer from here could be taken for the workspace's.
+fn local_only_note() {
+    // A login that cannot be read is reported by the commands that act on the workspace; here
+    // the note is only a note.
+    if let Ok(Some(workspace)) = crate::commands::workspace::Workspace::from_env() {
+        eprintln!(
+            "partner: note: this command acts on this machine's capture store, not on the team \
+             workspace {} (its missed check, recovery, replay and import are not offered \
+             through the workspace yet)",
+            workspace.describe()
+        );
     }
 }
