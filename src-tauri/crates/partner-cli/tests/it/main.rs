@@ -19,6 +19,7 @@ mod other_service;
 mod replay;
 mod sandbox;
 mod server;
+mod team_process;
 mod version;
 mod workspace;
 

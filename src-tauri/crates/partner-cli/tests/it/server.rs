@@ -3,53 +3,12 @@
 //! key set --key-stdin, run; then `listen captures --json`, `listen export` and `listen clear` with
 //! PARTNER_WORKSPACE, a viewer's clear refused with exit 1 naming the role.
 
+use crate::team_process::{partner, stdout, token};
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_testkit::postgres::Postgres;
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::{BufRead as _, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-
-fn partner(home: &Path, args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_partner"));
-    command
-        .args(args)
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("PARTNER_SERVER_KEY_FILE", home.join("server.key"))
-        .env_remove("PARTNER_SERVER_KEY")
-        .env_remove("PARTNER_WORKSPACE")
-        .env_remove("PARTNER_WORKSPACE_TOKEN")
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    if let Some(text) = stdin {
-        input.write_all(text.as_bytes()).unwrap();
-    }
-    drop(input);
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "exit {:?}: {}{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-/// The token on the output's last line, `token: TOKEN`.
-fn token(out: &str) -> String {
-    let last = out.lines().last().unwrap_or_default();
-    last.strip_prefix("token: ")
-        .unwrap_or_else(|| panic!("the last line is not the token: {out}"))
-        .to_string()
-}
+use std::process::{Child, Command, Stdio};
 
 fn run_server(home: &Path, database: &str) -> (Child, String) {
     run_server_logging(home, database, Stdio::null())

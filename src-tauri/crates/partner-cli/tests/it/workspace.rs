@@ -4,48 +4,13 @@
 //! `PARTNER_KEYCHAIN_TESTS=1` under `dbus-run-session` with an unlocked gnome-keyring
 //! (scripts/test.sh); without it they say SKIPPED.
 
+use crate::team_process::{partner, stdout, token};
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_api::Secret;
 use partner_testkit::postgres::Postgres;
 use partner_workspace::{Error, TargetKind, WorkspaceClient};
 use std::io::{BufRead as _, BufReader, Write as _};
-use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-
-fn partner(home: &Path, args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_partner"));
-    command
-        .args(args)
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("PARTNER_SERVER_KEY_FILE", home.join("server.key"))
-        .env_remove("PARTNER_DATA_DIR")
-        .env_remove("PARTNER_SERVER_KEY")
-        .env_remove("PARTNER_WORKSPACE")
-        .env_remove("PARTNER_WORKSPACE_TOKEN")
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    if let Some(text) = stdin {
-        input.write_all(text.as_bytes()).unwrap();
-    }
-    drop(input);
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "exit {:?}: {}{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
 
 fn said(output: &Output) -> String {
     format!(
@@ -76,12 +41,6 @@ impl Team {
         let database = pg.create_database("team").unwrap();
         let home = tempfile::tempdir().unwrap();
         let h = home.path();
-        let token = |out: &str| {
-            let last = out.lines().last().unwrap_or_default();
-            last.strip_prefix("token: ")
-                .unwrap_or_else(|| panic!("the last line is not the token: {out}"))
-                .to_string()
-        };
         let admin = token(&stdout(&partner(
             h,
             &["server", "init", "--database", &database],
