@@ -12,15 +12,14 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
+use common::{percentile, Bench};
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_api::Secret;
-use partner_seal::DataKey;
-use partner_server::database;
-use partner_server::intake::IntakeConfig;
-use partner_server::{signing_keys, ServerConfig};
-use partner_testkit::postgres::Postgres;
+use partner_server::signing_keys;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const N: usize = 20_000;
 const SENDERS: usize = 64;
@@ -32,11 +31,6 @@ fn body(n: usize) -> Vec<u8> {
     .into_bytes()
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[index]
-}
-
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -46,31 +40,12 @@ fn main() {
 }
 
 async fn run() {
-    let pg = tokio::task::spawn_blocking(Postgres::start)
-        .await
-        .unwrap()
-        .unwrap();
-    let url = pg.create_database("bench").unwrap();
-    let pool = database::connect(&url, 16).await.unwrap();
-    let key = DataKey::generate();
-    database::init(&pool, &key).await.unwrap();
-    signing_keys::set(&pool, &key, "sub-1", &Secret::new("whsec-bench"))
+    let bench = Bench::start().await;
+    let (pool, key) = (bench.pool.clone(), &bench.key);
+    signing_keys::set(&pool, key, "sub-1", &Secret::new("whsec-bench"))
         .await
         .unwrap();
-    let server = partner_server::start(
-        pool.clone(),
-        DataKey::from_hex(&key.to_hex()).unwrap(),
-        ServerConfig {
-            addr: "127.0.0.1:0".parse().unwrap(),
-            intake: IntakeConfig::default(),
-            junk_rate: Some(20),
-            retention: partner_listener::Retention::default(),
-            sync_every: None,
-            tls: None,
-        },
-    )
-    .await
-    .unwrap();
+    let server = bench.server().await;
     let webhook = server.webhook_url("/webhooks");
 
     let bodies: Arc<Vec<Vec<u8>>> = Arc::new((0..N + 1000).map(body).collect());

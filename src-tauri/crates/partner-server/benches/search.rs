@@ -11,13 +11,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-use partner_seal::DataKey;
-use partner_server::database;
-use partner_server::intake::IntakeConfig;
-use partner_server::{members, Role, ServerConfig};
-use partner_testkit::postgres::Postgres;
+mod common;
+
+use common::{ask, Bench};
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const RUNS: usize = 20;
 
@@ -34,17 +32,9 @@ async fn run() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(1_000_000);
-    let pg = tokio::task::spawn_blocking(Postgres::start)
-        .await
-        .unwrap()
-        .unwrap();
-    let url = pg.create_database("bench").unwrap();
-    let pool = database::connect(&url, 16).await.unwrap();
-    let key = DataKey::generate();
-    database::init(&pool, &key).await.unwrap();
-    let token = members::add(&pool, "bench", Role::Viewer, None)
-        .await
-        .unwrap();
+    let bench = Bench::start().await;
+    let pool = bench.pool.clone();
+    let token = bench.viewer().await;
 
     let loading = Instant::now();
     let template = r#"{"id":@ID@,"receivedAt":"@AT@","method":"POST","path":"/webhooks","headers":[{"name":"svc-subscriptionid","value":"@SUB@"},{"name":"content-type","value":"application/json"}],"bodyBase64":"@BODY@","bodySize":@SIZE@,"peer":"203.0.113.7:443","verdict":"@VERDICT@","matchedKey":null,"subscriptionId":"@SUB@","eventId":"@EVENT@","eventType":"@TYPE@","resourceType":"urn:svc:partner:transaction","attempt":1,"notificationId":@ID@,"response":{"status":200,"body":"ok\n","fromTestMode":false,"delayMs":0},"processingMicros":180,"replay":false}"#;
@@ -85,20 +75,7 @@ async fn run() {
         .unwrap();
     let loaded = loading.elapsed();
 
-    let server = partner_server::start(
-        pool.clone(),
-        DataKey::from_hex(&key.to_hex()).unwrap(),
-        ServerConfig {
-            addr: "127.0.0.1:0".parse().unwrap(),
-            intake: IntakeConfig::default(),
-            junk_rate: Some(20),
-            retention: partner_listener::Retention::default(),
-            sync_every: None,
-            tls: None,
-        },
-    )
-    .await
-    .unwrap();
+    let server = bench.server().await;
     let client = reqwest::Client::new();
     let page_url = format!("http://{}/api/v1/captures/page", server.local_addr);
     let query = |filter: Value, grouping: &str, extra: Value| {
@@ -184,33 +161,12 @@ async fn run() {
         ),
     ];
     println!("partner-server search bench: {rows} captures loaded in {:.1} s; {RUNS} runs per question over HTTP (one server, PostgreSQL {})", loaded.as_secs_f64(),
-        sqlx::query_scalar::<_, String>("SHOW server_version").fetch_one(&pool).await.unwrap());
+        bench.server_version().await);
     for (name, body) in questions {
-        let mut times: Vec<Duration> = Vec::new();
-        let mut total = Value::Null;
-        for _ in 0..RUNS {
-            let started = Instant::now();
-            let response = client
-                .post(&page_url)
-                .bearer_auth(token.expose())
-                .json(&body)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(response.status(), 200, "{name}");
-            let page: Value = response.json().await.unwrap();
-            times.push(started.elapsed());
-            total = json!({"total": page["total"], "capped": page["totalCapped"], "items": page["items"].as_array().map(Vec::len)});
-        }
-        times.sort();
-        let at = |p: f64| {
-            times[((times.len() as f64 - 1.0) * p).round() as usize].as_secs_f64() * 1000.0
-        };
-        println!(
-            "  {name:<42} p50 {:>7.1} ms  p95 {:>7.1} ms  {total}",
-            at(0.5),
-            at(0.95)
-        );
+        ask(&client, &page_url, &token, name, &body, RUNS, |page| {
+            json!({"total": page["total"], "capped": page["totalCapped"], "items": page["items"].as_array().map(Vec::len)})
+        })
+        .await;
     }
     server.stop().await.unwrap();
 }

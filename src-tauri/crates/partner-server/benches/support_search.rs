@@ -12,13 +12,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-use partner_seal::DataKey;
-use partner_server::database;
-use partner_server::intake::IntakeConfig;
-use partner_server::{members, Role, ServerConfig};
-use partner_testkit::postgres::Postgres;
+mod common;
+
+use common::{ask, Bench};
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const RUNS: usize = 20;
 
@@ -35,17 +33,9 @@ async fn run() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(1_000_000);
-    let pg = tokio::task::spawn_blocking(Postgres::start)
-        .await
-        .unwrap()
-        .unwrap();
-    let url = pg.create_database("bench").unwrap();
-    let pool = database::connect(&url, 16).await.unwrap();
-    let key = DataKey::generate();
-    database::init(&pool, &key).await.unwrap();
-    let token = members::add(&pool, "bench", Role::Viewer, None)
-        .await
-        .unwrap();
+    let bench = Bench::start().await;
+    let pool = bench.pool.clone();
+    let token = bench.viewer().await;
 
     let loading = Instant::now();
     sqlx::query(
@@ -92,20 +82,7 @@ async fn run() {
         .unwrap();
     let loaded = loading.elapsed();
 
-    let server = partner_server::start(
-        pool.clone(),
-        DataKey::from_hex(&key.to_hex()).unwrap(),
-        ServerConfig {
-            addr: "127.0.0.1:0".parse().unwrap(),
-            intake: IntakeConfig::default(),
-            junk_rate: Some(20),
-            retention: partner_listener::Retention::default(),
-            sync_every: None,
-            tls: None,
-        },
-    )
-    .await
-    .unwrap();
+    let server = bench.server().await;
     let client = reqwest::Client::new();
     let find = format!("http://{}/api/v1/transactions/find", server.local_addr);
     let counts = format!("http://{}/api/v1/transactions/counts", server.local_addr);
@@ -178,9 +155,7 @@ async fn run() {
         (
             "one day of two years",
             &find,
-            page(
-                json!({"createdSince": "2025-06-01T00:00:00Z", "createdBefore": "2025-06-02T00:00:00Z"}),
-            ),
+            page(json!({"createdSince": day_from, "createdBefore": day_to})),
         ),
         (
             "a page 5,000 deep",
@@ -200,33 +175,12 @@ async fn run() {
         ("counts, everything", &counts, json!({"filter": {}})),
     ];
     println!("partner-server support search bench: {rows} transactions loaded in {:.1} s; {RUNS} runs per question over HTTP (one server, PostgreSQL {})", loaded.as_secs_f64(),
-        sqlx::query_scalar::<_, String>("SHOW server_version").fetch_one(&pool).await.unwrap());
+        bench.server_version().await);
     for (name, url, body) in questions {
-        let mut times: Vec<Duration> = Vec::new();
-        let mut said = Value::Null;
-        for _ in 0..RUNS {
-            let started = Instant::now();
-            let response = client
-                .post(url.as_str())
-                .bearer_auth(token.expose())
-                .json(&body)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(response.status(), 200, "{name}");
-            let answer: Value = response.json().await.unwrap();
-            times.push(started.elapsed());
-            said = json!({"total": answer["total"], "capped": answer["totalCapped"], "items": answer["items"].as_array().map(Vec::len)});
-        }
-        times.sort();
-        let at = |p: f64| {
-            times[((times.len() as f64 - 1.0) * p).round() as usize].as_secs_f64() * 1000.0
-        };
-        println!(
-            "  {name:<42} p50 {:>7.1} ms  p95 {:>7.1} ms  {said}",
-            at(0.5),
-            at(0.95)
-        );
+        ask(&client, url, &token, name, &body, RUNS, |answer| {
+            json!({"total": answer["total"], "capped": answer["totalCapped"], "items": answer["items"].as_array().map(Vec::len)})
+        })
+        .await;
     }
     server.stop().await.unwrap();
 }
