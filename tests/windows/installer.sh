@@ -118,7 +118,14 @@ check_mode() {
     sleep 0.2
   done
   [ ! -e "$(cat "$scratch/$mode-dir")" ] || fail "$mode: the folder is still there after the uninstall"
-  path_after=$(reg_value "$env_key" "$value")
+  # Read until it is as before (at most 5 s): a `wine reg query` made while the uninstaller's
+  # processes are still ending can fail and read as empty (seen once in CI with the long PATH,
+  # then not in three runs of this script); a PATH the uninstaller really changed stays changed.
+  for i in $(seq 25); do
+    path_after=$(reg_value "$env_key" "$value")
+    [ "$path_after" = "$path_before" ] && break
+    sleep 0.2
+  done
   [ "$path_after" = "$path_before" ] || fail "$mode: PATH after the uninstall is not the one before: $path_after"
   [ "$(reg_value "HKCU\\$uninstall_key" InstallLocation)$(reg_value "HKLM\\$uninstall_key" InstallLocation)" = "" ] ||
     fail "$mode: the Add/Remove Programs entry is still there"
