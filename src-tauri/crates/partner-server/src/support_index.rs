@@ -59,21 +59,22 @@ impl WorkspaceIndex {
     }
 
     /// Runs `work` (a sync) while holding the workspace's sync lock: a sync started on any
-    /// server meanwhile waits for this one.
+    /// server meanwhile waits for this one. The lock is a transaction's (`pg_advisory_xact_lock`
+    /// on a connection of its own): should the caller stop waiting (a member's request dropped
+    /// mid-sync), the transaction is rolled back as its connection goes back to the pool and the
+    /// lock with it, where a session's lock would stay with the pooled connection and stop every
+    /// later sync.
     pub async fn exclusively<T>(
         &self,
         work: impl std::future::Future<Output = T>,
     ) -> crate::Result<T> {
-        let mut connection = self.pool.acquire().await?;
-        sqlx::query("SELECT pg_advisory_lock($1)")
+        let mut holding = self.pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
             .bind(SYNC_LOCK)
-            .execute(&mut *connection)
+            .execute(&mut *holding)
             .await?;
         let result = work.await;
-        sqlx::query("SELECT pg_advisory_unlock($1)")
-            .bind(SYNC_LOCK)
-            .execute(&mut *connection)
-            .await?;
+        holding.rollback().await?;
         Ok(result)
     }
 

@@ -383,3 +383,51 @@ async fn an_answer_goes_through_the_workspace_under_the_members_name() {
     .await;
     assert_eq!(status, 404);
 }
+
+/// A member who stops waiting for a sync (the request dropped mid-way) leaves no lock behind:
+/// the next sync runs.
+#[tokio::test]
+async fn a_sync_whose_caller_went_away_leaves_the_next_one_free() {
+    let service = sandbox(3_000).await;
+    let team = Team::new().await;
+    let server = team.server().await;
+    let support = team.member("sam", Role::Support).await;
+    call_as(
+        &server,
+        &team.admin,
+        Method::PUT,
+        "/api/v1/service",
+        Some(connection(&service)),
+    )
+    .await;
+    let impatient = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_millis(150))
+        .build()
+        .unwrap();
+    let gone = impatient
+        .post(format!(
+            "http://{}/api/v1/transactions/sync",
+            server.local_addr
+        ))
+        .bearer_auth(&support)
+        .send()
+        .await;
+    assert!(
+        gone.is_err(),
+        "the fill of 3,000 took under 150 ms: nothing was dropped"
+    );
+    let next = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        call_as(
+            &server,
+            &support,
+            Method::POST,
+            "/api/v1/transactions/sync",
+            None,
+        ),
+    )
+    .await
+    .expect("the next sync waited on a lock nobody holds");
+    assert_eq!(next.0, 200, "{}", next.1);
+    assert_eq!(next.1["state"]["transactions"], 3_000);
+}
