@@ -2,6 +2,7 @@
 //! bearer token, each answer read as the server's own type or as an [`Error`].
 
 use crate::error::{Error, Result};
+use crate::roles::Role;
 use chrono::{DateTime, Utc};
 use partner_api::Secret;
 use partner_listener::{Capture, CaptureFilter, CapturePage, CaptureQuery};
@@ -21,7 +22,7 @@ pub const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct Member {
     pub name: String,
     /// viewer, support, developer or admin.
-    pub role: String,
+    pub role: Role,
 }
 
 /// What a note is on.

@@ -10,6 +10,8 @@
 //!   are the server's own types (the local store's `CapturePage`, `Capture`, and the
 //!   workspace's [`Member`], [`Note`], [`AuditEntry`]);
 //! - [`error`]: what a call can end in ([`Error`]), in the server's own words, never the token;
+//! - [`roles`]: who may do what (the one home of the rule: the server enforces it, the consoles
+//!   show it);
 //! - [`login`]: where a login is kept (the URL in `workspace.json` in the data folder, the token
 //!   in the OS secret store) and which workspace a command acts on (`PARTNER_WORKSPACE` first,
 //!   else the saved login, else none).
@@ -20,9 +22,11 @@
 pub mod client;
 pub mod error;
 pub mod login;
+pub mod roles;
 
 pub use client::{
     AuditEntry, EvidenceBundle, EvidenceRequest, Member, Note, TargetKind, WorkspaceClient,
 };
 pub use error::{Error, Result};
 pub use login::{resolve, EnvWorkspace, LoginFile, Logins, Resolved, SavedLogin, Source};
+pub use roles::{Action, Role};

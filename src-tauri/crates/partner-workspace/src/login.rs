@@ -94,7 +94,7 @@ impl SavedLogin {
             version: LOGIN_VERSION,
             url: url.as_str().trim_end_matches('/').to_string(),
             member: member.name.clone(),
-            role: member.role.clone(),
+            role: member.role.to_string(),
             saved_at: Utc::now(),
         }
     }
@@ -373,7 +373,7 @@ mod tests {
     fn member() -> Member {
         Member {
             name: "vera".into(),
-            role: "viewer".into(),
+            role: crate::roles::Role::Viewer,
         }
     }
 

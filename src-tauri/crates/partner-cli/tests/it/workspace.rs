@@ -162,7 +162,7 @@ async fn the_workspace_client_reads_every_answer_of_a_real_server() {
     let members = admin.members().await.unwrap();
     assert!(members
         .iter()
-        .any(|m| m.name == "vera" && m.role == "viewer"));
+        .any(|m| m.name == "vera" && m.role.as_str() == "viewer"));
 
     let query = partner_listener::CaptureQuery {
         filter: Default::default(),

@@ -6,6 +6,11 @@
 //! an admin also manages members, the service connection and the signing keys. Each action
 //! names the least role that may take it ([`Action::least_role`]), so a refusal can say what it
 //! takes, and the server checks every call against it before doing anything.
+//!
+//! Why it lives in the workspace's client crate, not the server's: the consoles show the same
+//! rule before a call is made (a button disabled with why, a refusal named without a round
+//! trip), and the server enforces it. One home, which the server re-exports as its `roles`, so
+//! the rule a console shows cannot drift from the rule the server applies.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -36,6 +41,30 @@ impl Role {
     /// Whether a member of this role may take `action`.
     pub fn may(self, action: Action) -> bool {
         self >= action.least_role()
+    }
+
+    /// Why a member of this role may not take `action`, as a console shows it ("A viewer may
+    /// not answer transactions: support and up may. Ask an admin of the workspace."); `None`
+    /// when the role allows it.
+    pub fn why_not(self, action: Action) -> Option<String> {
+        if self.may(action) {
+            return None;
+        }
+        let least = action.least_role();
+        let who = match least {
+            Role::Admin => "only an admin may".to_string(),
+            least => format!("{least} and up may"),
+        };
+        let member = match self {
+            Role::Viewer => "A viewer",
+            Role::Support => "A support member",
+            Role::Developer => "A developer",
+            Role::Admin => "An admin",
+        };
+        Some(format!(
+            "{member} may not {}: {who}. Ask an admin of the workspace.",
+            action.describe()
+        ))
     }
 
     /// "a" or "an", for sentences that name the role.
@@ -204,6 +233,19 @@ mod tests {
             ]
         );
         assert_eq!(allowed(Role::Admin).len(), 10);
+    }
+
+    #[test]
+    fn a_refusal_names_the_role_and_the_least_role_that_may() {
+        assert_eq!(
+            Role::Viewer.why_not(Action::Respond).as_deref(),
+            Some("A viewer may not answer transactions: support and up may. Ask an admin of the workspace.")
+        );
+        assert_eq!(Role::Admin.why_not(Action::Respond), None, "an admin may");
+        assert_eq!(
+            Role::Developer.why_not(Action::ManageMembers).as_deref(),
+            Some("A developer may not manage members: only an admin may. Ask an admin of the workspace.")
+        );
     }
 
     #[test]
