@@ -66,9 +66,15 @@ if [ "$profile" = debug ]; then
   # builds it), so after a test run nothing is compiled again but the app crate.
   cargo_args=(--workspace --bins --examples)
   tauri_args=(--debug)
+  # The Tauri CLI builds `cargo build --bins` of the app's package alone, whose dependencies'
+  # features Cargo unifies over that package only: 179 crates were compiled again in another
+  # variant (6 minutes of a bare run; a warm target had kept them). Handed the workspace's
+  # selection, the build has the test build's features and compiles only the app crate.
+  tauri_cargo_args=(-- --workspace --examples)
 else
   cargo_args=(--release -p partner-cli)
   tauri_args=()
+  tauri_cargo_args=()
 fi
 if [ -n "$app_features" ]; then tauri_args+=(--features "$app_features"); fi
 
@@ -134,7 +140,7 @@ PY
 rm -rf "$target_dir/$profile/bundle"
 echo "package: building the app ($profile; a first release build takes several minutes)"
 tauri=$root/ui/node_modules/.bin/tauri
-(cd src-tauri && "$tauri" build "${tauri_args[@]}" --ci --no-bundle --config "$out/tauri.package.json")
+(cd src-tauri && "$tauri" build "${tauri_args[@]}" --ci --no-bundle --config "$out/tauri.package.json" "${tauri_cargo_args[@]}")
 [ "$profile" = release ] && split_debug_info "$target_dir/release/partner-console"
 echo "package: bundling"
 (cd src-tauri && "$tauri" bundle "${tauri_args[@]}" --ci --bundles "$bundles" --config "$out/tauri.package.json")
