@@ -28,6 +28,7 @@ import type { InspectorFacets } from "./InspectorFacets";
 import type { InspectorPage } from "./InspectorPage";
 import type { InspectorQuery } from "./InspectorQuery";
 import type { Introspection } from "./Introspection";
+import type { JoinWorkspaceForm } from "./JoinWorkspaceForm";
 import type { ListenerAddressForm } from "./ListenerAddressForm";
 import type { ListenerSubscription } from "./ListenerSubscription";
 import type { ListenerView } from "./ListenerView";
@@ -82,6 +83,7 @@ import type { TransactionView } from "./TransactionView";
 import type { TunnelCheck } from "./TunnelCheck";
 import type { TunnelSaved } from "./TunnelSaved";
 import type { UpdateView } from "./UpdateView";
+import type { WorkspaceView } from "./WorkspaceView";
 
 /** Every command the shell serves: its name → [its arguments as the window sends them, its result]. */
 export type Commands = {
@@ -261,6 +263,12 @@ export type Commands = {
   resource_link: [{ screen: string, id: string, eventId: string | null }, string];
   /** The route a link asked for before the page was listening, once. */
   take_pending_link: [Record<string, never>, string | null];
+  /** The team workspace the app works with, after asking it again who the member is. */
+  workspace_status: [Record<string, never>, WorkspaceView];
+  /** Joins a team workspace with the member's personal token (checked with the workspace first; the token kept in the OS's secret store). */
+  join_workspace: [{ form: JoinWorkspaceForm }, WorkspaceView];
+  /** Leaves the team workspace (its saved login deleted): the support desk answers from this machine's own store again. */
+  leave_workspace: [Record<string, never>, WorkspaceView];
   /** The lender makes a new transaction. */
   demo_new_transaction: [{ productId: string }, DemoOutcome];
   /** The lender updates a transaction. */
@@ -315,6 +323,8 @@ export const INVALIDATES: { readonly [K in keyof Commands]?: (args: Commands[K][
   replay_capture: (args) => [["capture", args.form.captureId]],
   support_sync: () => [["support", "find"], ["support", "counts"]],
   support_forget: () => [["support", "find"], ["support", "counts"]],
+  join_workspace: () => [["workspace"], ["support"], ["transaction"]],
+  leave_workspace: () => [["workspace"], ["support"], ["transaction"]],
   demo_new_transaction: () => [["listing", "transactions"], ["token"]],
   demo_update_transaction: () => [["listing", "transactions"], ["token"]],
   demo_custom_event: () => [["listing", "transactions"], ["token"]],

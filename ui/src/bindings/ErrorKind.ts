@@ -3,4 +3,4 @@
 /**
  * What sort of failure it was: the UI picks wording and actions by this, never by message text.
  */
-export type ErrorKind = "notConnected" | "invalidInput" | "server" | "network" | "keychain" | "io" | "cancelled" | "listener" | "internal" | "readOnly";
+export type ErrorKind = "notConnected" | "invalidInput" | "server" | "network" | "keychain" | "io" | "cancelled" | "listener" | "internal" | "readOnly" | "refused";

@@ -107,7 +107,8 @@ impl CliError {
                 use partner_console_core::ErrorKind;
                 match error.kind {
                     ErrorKind::InvalidInput | ErrorKind::ReadOnly => 2,
-                    ErrorKind::Server => 1,
+                    // A team workspace's refusal for the member's role: the service's-refusal status.
+                    ErrorKind::Server | ErrorKind::Refused => 1,
                     ErrorKind::Network | ErrorKind::NotConnected => 3,
                     ErrorKind::Cancelled => 130,
                     ErrorKind::Keychain

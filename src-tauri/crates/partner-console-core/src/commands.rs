@@ -383,6 +383,21 @@ macro_rules! for_each_command {
             take_pending_link() -> Option<String>, invalidates [],
                 sync |c| Ok(services::links::take_pending(c));
 
+            // The team workspace (`services::workspace`).
+            /// The team workspace the app works with, after asking it again who the member is.
+            workspace_status() -> WorkspaceView, invalidates [],
+                async |c| Ok(services::workspace::status(c).await);
+            /// Joins a team workspace with the member's personal token (checked with the
+            /// workspace first; the token kept in the OS's secret store).
+            join_workspace(form: JoinWorkspaceForm) -> WorkspaceView,
+                invalidates [["workspace"], ["support"], ["transaction"]],
+                async |c| services::workspace::join(c, form).await;
+            /// Leaves the team workspace (its saved login deleted): the support desk answers
+            /// from this machine's own store again.
+            leave_workspace() -> WorkspaceView,
+                invalidates [["workspace"], ["support"], ["transaction"]],
+                async |c| services::workspace::leave(c).await;
+
             // The Demo screen: the embedded sandbox's lender, its clock, faults, scenarios
             // (`services::embedded`, `services::faults`, `services::scenarios`).
             /// The lender makes a new transaction.

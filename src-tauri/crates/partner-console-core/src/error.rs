@@ -31,6 +31,8 @@ pub enum ErrorKind {
     Internal,
     /// A write on a read-only connection: refused, nothing was sent.
     ReadOnly,
+    /// The member's role in the team workspace does not allow it: refused, nothing was done.
+    Refused,
 }
 
 /// An error as the UI receives it.
@@ -145,6 +147,102 @@ impl From<partner_client::ClientError> for AppError {
     }
 }
 
+impl AppError {
+    /// A refusal by the member's role in the team workspace, in the sentence that names the
+    /// role and the least role that may (`partner_workspace::roles::Role::why_not`).
+    pub fn refused_by_role(why: String) -> Self {
+        let mut error = Self::new(
+            ErrorKind::Refused,
+            why,
+            "Nothing was sent to the workspace.",
+        );
+        error.status = Some(403);
+        error
+    }
+
+    /// A workspace call's failure, in the workspace's words (which never carry the token).
+    pub fn from_workspace(error: &partner_workspace::Error) -> Self {
+        use partner_workspace::Error as E;
+        let message = sentence(&error.to_string());
+        let (kind, status, hint) = match error {
+            E::Refused { needs, .. } => (
+                ErrorKind::Refused,
+                Some(403),
+                match needs {
+                    Some(needs) => format!(
+                        "Ask an admin of the workspace for the {needs} role; nothing was done."
+                    ),
+                    None => "Ask an admin of the workspace; nothing was done.".to_string(),
+                },
+            ),
+            E::Invalid(_) => (
+                ErrorKind::InvalidInput,
+                Some(400),
+                "Correct what the workspace named and try again.".to_string(),
+            ),
+            E::Unauthorized(_) => (
+                ErrorKind::Server,
+                Some(401),
+                "The workspace does not know this token (revoked, or mistyped): ask an admin for a new one (`partner server member add`) and join again in Connections."
+                    .to_string(),
+            ),
+            E::RateLimited {
+                retry_after_secs, ..
+            } => (
+                ErrorKind::Server,
+                Some(429),
+                match retry_after_secs {
+                    Some(secs) => format!("Wait {secs} s, then try again."),
+                    None => "Wait a moment, then try again.".to_string(),
+                },
+            ),
+            E::Failed { status: 404, .. } => (
+                ErrorKind::Server,
+                Some(404),
+                "The workspace does not hold it (yet): sync its index, or reload.".to_string(),
+            ),
+            E::Failed { status, .. } => (
+                ErrorKind::Server,
+                Some(*status),
+                "The workspace's server failed; try again, and check its logs if it persists."
+                    .to_string(),
+            ),
+            E::Unreachable(_) => (
+                ErrorKind::Network,
+                None,
+                "Check that the workspace's server runs and that its URL is right; to work on this machine's own store meanwhile, leave the workspace in Connections."
+                    .to_string(),
+            ),
+            E::Unreadable(_) => (
+                ErrorKind::Server,
+                None,
+                "The workspace's server and this console may be of different versions: update the older one."
+                    .to_string(),
+            ),
+            E::Usage(_) => (
+                ErrorKind::InvalidInput,
+                None,
+                "Correct the workspace's URL or token and try again.".to_string(),
+            ),
+            E::SavedLogin(_) => (
+                ErrorKind::Io,
+                None,
+                "Check the data folder and the OS's secret store, then join the workspace again in Connections."
+                    .to_string(),
+            ),
+        };
+        let mut app = AppError::new(kind, message, hint);
+        app.status = status;
+        app
+    }
+}
+
+impl From<partner_workspace::Error> for AppError {
+    fn from(error: partner_workspace::Error) -> Self {
+        AppError::from_workspace(&error)
+    }
+}
+
 impl From<partner_listener::Error> for AppError {
     fn from(error: partner_listener::Error) -> Self {
         use partner_listener::Error as E;
@@ -198,6 +296,23 @@ impl From<partner_index::Error> for AppError {
     }
 }
 
+/// `text` as a sentence: capitalised, ending in a full stop (library errors start lower-case
+/// and end without one).
+pub fn sentence(text: &str) -> String {
+    let text = text.trim();
+    // A URL at the start stays as written ("http://…", not "Http://…").
+    let text = if text.starts_with("http://") || text.starts_with("https://") {
+        text.to_string()
+    } else {
+        capitalised(text)
+    };
+    if text.ends_with(['.', '!', '?']) {
+        text
+    } else {
+        format!("{text}.")
+    }
+}
+
 /// `text` with its first letter upper-cased (library errors start lower-case).
 pub fn capitalised(text: &str) -> String {
     let mut chars = text.chars();
@@ -210,6 +325,31 @@ pub fn capitalised(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_workspace_refusal_keeps_its_words_and_names_the_role_it_takes() {
+        let error = AppError::from(partner_workspace::Error::Refused {
+            message: "a viewer may not clear captures: it takes the developer role".into(),
+            role: Some("viewer".into()),
+            needs: Some("developer".into()),
+        });
+        assert_eq!(error.kind, ErrorKind::Refused);
+        assert_eq!(error.status, Some(403));
+        assert_eq!(
+            error.message,
+            "A viewer may not clear captures: it takes the developer role."
+        );
+        assert!(error.hint.contains("developer role"), "{}", error.hint);
+        let unreachable = AppError::from(partner_workspace::Error::Unreachable(
+            "http://127.0.0.1:9 could not be reached: connection refused".into(),
+        ));
+        assert_eq!(unreachable.kind, ErrorKind::Network);
+        assert!(
+            unreachable.hint.contains("leave the workspace"),
+            "{}",
+            unreachable.hint
+        );
+    }
 
     #[test]
     fn a_change_the_capture_store_refused_is_told_as_such_not_to_clear_the_store() {

@@ -98,6 +98,34 @@ impl ListenerProblem {
     }
 }
 
+/// The team workspace the app works with (`services::workspace`), while it answers: the
+/// member's client (their token inside, never shown) and who the workspace says they are.
+#[derive(Debug, Clone)]
+pub struct Joined {
+    pub client: partner_workspace::WorkspaceClient,
+    pub member: partner_workspace::Member,
+}
+
+/// The app's side of a team workspace (`services::workspace`): joined or not, and how the
+/// workspace answered last.
+#[derive(Debug, Default)]
+pub struct WorkspaceSession {
+    /// The workspace answered who the member is: the support desk's questions go to it.
+    pub joined: Option<Joined>,
+    /// A login that did not answer (unreachable at start): asked again with the status, and
+    /// joined once it answers. A token the workspace refused is not kept here (asking again
+    /// would count as failed logins against this address).
+    pub waiting: Option<partner_workspace::WorkspaceClient>,
+    /// The workspace last named (joined, waiting or refused), for the view.
+    pub url: Option<String>,
+    /// It came from `PARTNER_WORKSPACE`.
+    pub from_environment: bool,
+    /// The last call to it was answered.
+    pub reachable: bool,
+    pub last_error: Option<String>,
+    pub checked_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
 #[derive(Debug)]
 pub struct Inner {
     pub startup_error: Option<AppError>,
@@ -161,6 +189,8 @@ pub struct AppState {
     pub pending_link: Mutex<Option<String>>,
     /// the active connection's local index, open (`services::support`),
     pub support_index: Mutex<Option<OpenIndex>>,
+    /// the team workspace joined, if any (`services::workspace`),
+    pub workspace: Mutex<WorkspaceSession>,
     /// and the scenario being played on the embedded sandbox, one step at a time
     /// (`services::scenarios`).
     pub scenario_play: tokio::sync::Mutex<Option<crate::scenario::Play>>,
@@ -238,6 +268,7 @@ impl AppState {
             pending_link: Mutex::default(),
             scenario_play: tokio::sync::Mutex::default(),
             support_index: Mutex::default(),
+            workspace: Mutex::default(),
             phase: tokio::sync::watch::Sender::new(StartupPhase::Starting),
             first_screen: tokio::sync::watch::Sender::new(true),
             status_version: AtomicU64::new(0),

@@ -37,6 +37,7 @@ mod token;
 mod transaction_notifications;
 mod transactions;
 mod tunnel;
+mod workspace;
 
 pub use audit::*;
 pub use calls::*;
@@ -60,3 +61,4 @@ pub use token::*;
 pub use transaction_notifications::*;
 pub use transactions::*;
 pub use tunnel::*;
+pub use workspace::*;

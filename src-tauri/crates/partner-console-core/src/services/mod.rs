@@ -42,3 +42,4 @@ pub mod transaction_notifications;
 pub mod transactions;
 pub mod tunnel;
 pub mod updates;
+pub mod workspace;

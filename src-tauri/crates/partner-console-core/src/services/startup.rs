@@ -69,6 +69,23 @@ async fn run(app: Console, opening: Opening) {
             started
         })
     };
+    // The team workspace's saved login (or `PARTNER_WORKSPACE`), checked beside the connection
+    // and awaited before the screens are ready, so the support desk's first question goes where
+    // it will be answered from then on. A scenario's console joins none (as it opens no
+    // configured connection).
+    let workspace = match opening {
+        Opening::AsConfigured => {
+            let app = app.clone();
+            Some(app.clone().spawn(async move {
+                crate::services::workspace::restore(
+                    &app,
+                    partner_workspace::EnvWorkspace::from_process(),
+                )
+                .await;
+            }))
+        }
+        Opening::EmbeddedOnly => None,
+    };
     let connection = {
         let app = app.clone();
         app.clone().spawn(async move {
@@ -82,6 +99,11 @@ async fn run(app: Console, opening: Opening) {
     }
     .await
     .unwrap_or_else(|e| Err(task_failed(&e)));
+    if let Some(workspace) = workspace {
+        if let Err(error) = workspace.await {
+            tracing::error!(%error, "restoring the team workspace failed");
+        }
+    }
     let state = app.state();
     if let Err(error) = &connection {
         tracing::error!(%error, "start-up failed");
