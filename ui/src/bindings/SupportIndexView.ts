@@ -21,6 +21,11 @@ filled: boolean, fillPosition: number, fillTotal: number | null, transactions: n
  */
 production: boolean, connectionLabel: string, 
 /**
- * The index file (encrypted; its key is in the keychain).
+ * The index file (encrypted; its key is in the keychain); the workspace's URL when joined.
  */
-path: string, };
+path: string, 
+/**
+ * Joined to a team workspace: its URL. The answers then come from the team's index, kept
+ * by its servers, and nothing is copied to this machine.
+ */
+workspace?: string, };

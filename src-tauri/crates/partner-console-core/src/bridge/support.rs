@@ -67,8 +67,13 @@ pub struct SupportIndexView {
     /// A production connection: the user is asked before a local copy is made.
     pub production: bool,
     pub connection_label: String,
-    /// The index file (encrypted; its key is in the keychain).
+    /// The index file (encrypted; its key is in the keychain); the workspace's URL when joined.
     pub path: String,
+    /// Joined to a team workspace: its URL. The answers then come from the team's index, kept
+    /// by its servers, and nothing is copied to this machine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub workspace: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, TS)]

@@ -9,6 +9,12 @@
 //! Questions never walk pages: `find` and `counts` are the index's. Only a sync talks to the
 //! service, and a captured notification refreshes the one transaction it names
 //! ([`follow_captures`]).
+//!
+//! Joined to a team workspace (`services::workspace`), the desk asks the team's index instead:
+//! the workspace's `transactions/state`, `find`, `counts` and `sync`, whose bodies are
+//! `partner-index`'s own types, so the screens get the same views either way. The team's
+//! servers hold the service connection and sync once for everyone; this machine's copy is left
+//! as it is, and used again when the workspace is left.
 use crate::bridge::{
     ConnectionView, FileJobResult, GoToTarget, Progress, SupportCount, SupportCounts,
     SupportExportForm, SupportFilter, SupportIndexView, SupportPage, SupportQuery, SupportSyncForm,
@@ -18,6 +24,7 @@ use crate::console::{AppEvent, Console};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::services::file_dialog::{self, FileChoice};
 use crate::services::jobs::Job;
+use crate::services::workspace::{self, Joined};
 use crate::state::locked;
 use crate::state::{AppState, FileIdentity, OpenIndex};
 use partner_api::ResourceAddress;
@@ -25,6 +32,8 @@ use partner_client::{ClientError, PartnerClient};
 use partner_index::{ChangeKind, Index, SyncEnd};
 use partner_listener::{Listener, LiveEvent, Verdict};
 use partner_local::Environment;
+use partner_workspace::roles::Action;
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 /// The most transactions one page of answers holds.
@@ -107,8 +116,11 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| internal(&e))??)
 }
 
-/// What the active connection's index holds.
+/// What the active connection's index holds (joined to a workspace: the team's index).
 pub async fn view(state: &AppState) -> Result<SupportIndexView> {
+    if let Some(joined) = workspace::joined(state) {
+        return team_view(state, &joined).await;
+    }
     let (connection, _) = active(state)?;
     let index = open(state, &connection, false).await?;
     let index_state = match &index {
@@ -133,7 +145,38 @@ pub async fn view(state: &AppState) -> Result<SupportIndexView> {
         production: connection.environment == Environment::Production,
         connection_label: connection.label.clone(),
         path: path.display().to_string(),
+        workspace: None,
     })
+}
+
+/// What the team workspace's index holds.
+async fn team_view(state: &AppState, joined: &Joined) -> Result<SupportIndexView> {
+    let index: partner_index::IndexState = workspace::answered(
+        state,
+        joined
+            .client
+            .get("/api/v1/transactions/state", &[] as &[(&str, &str)])
+            .await,
+    )?;
+    Ok(team_index_view(joined, &index))
+}
+
+fn team_index_view(joined: &Joined, index: &partner_index::IndexState) -> SupportIndexView {
+    let url = joined.describe();
+    SupportIndexView {
+        exists: index.as_of.is_some() || index.transactions > 0,
+        as_of: index.as_of.map(|t| t.to_rfc3339()),
+        filled: index.filled,
+        fill_position: index.fill_position,
+        fill_total: index.fill_total,
+        transactions: index.transactions,
+        products: index.products,
+        // The team's servers hold the data: nothing is copied to this machine.
+        production: false,
+        connection_label: format!("the team workspace {url}"),
+        path: url.clone(),
+        workspace: Some(url),
+    }
 }
 
 /// Fills or refreshes the index, as job `form.job_id` (progress as `support-sync-progress`
@@ -141,6 +184,9 @@ pub async fn view(state: &AppState) -> Result<SupportIndexView> {
 /// yes (`allow_production`): it holds lenders' and borrowers' data.
 pub async fn sync(app: &Console, form: SupportSyncForm) -> Result<SupportSyncResult> {
     let state = app.state();
+    if let Some(joined) = workspace::joined(state) {
+        return team_sync(app, &joined, form).await;
+    }
     let (connection, client) = active(state)?;
     let exists = open(state, &connection, false).await?.is_some();
     if connection.environment == Environment::Production && !exists && !form.allow_production {
@@ -223,6 +269,57 @@ pub async fn sync(app: &Console, form: SupportSyncForm) -> Result<SupportSyncRes
     })
 }
 
+/// Asks the team's servers to sync the workspace's index now (after any sync already under
+/// way on another server), as job `form.job_id`. Stopping the job stops waiting for the answer;
+/// the servers' sync goes on, for everyone.
+async fn team_sync(
+    app: &Console,
+    joined: &Joined,
+    form: SupportSyncForm,
+) -> Result<SupportSyncResult> {
+    let state = app.state();
+    joined.may(Action::SyncIndex)?;
+    let job = Job::start(app, &form.job_id);
+    app.emit(AppEvent::SupportSyncProgress(Progress {
+        job_id: Some(form.job_id.clone()),
+        phase: Some("refresh".into()),
+        done: 0,
+        total: None,
+        note: Some(format!(
+            "the team's servers are syncing {}'s index",
+            joined.describe()
+        )),
+    }));
+    let body = json!({});
+    let asked = joined
+        .client
+        .post::<_, partner_index::SyncReport>("/api/v1/transactions/sync", &body);
+    let report = tokio::select! {
+        report = asked => workspace::answered(state, report)?,
+        () = job.stop.cancelled() => {
+            return Ok(SupportSyncResult {
+                cancelled: true,
+                filled: 0,
+                created: 0,
+                updated: 0,
+                fallbacks: vec![
+                    "stopped waiting: the team's servers finish the sync for everyone".to_string(),
+                ],
+                index: team_view(state, joined).await?,
+            });
+        }
+    };
+    let count = |kind: ChangeKind| report.changes.iter().filter(|c| c.kind == kind).count() as u64;
+    Ok(SupportSyncResult {
+        cancelled: report.end == SyncEnd::Cancelled,
+        filled: report.filled,
+        created: count(ChangeKind::Created),
+        updated: count(ChangeKind::Updated),
+        fallbacks: Vec::new(),
+        index: team_index_view(joined, &report.state),
+    })
+}
+
 /// The index's filter for the screen's (bad times and statuses are the user's to correct).
 pub fn filter_of(filter: &SupportFilter) -> Result<partner_index::Filter> {
     use crate::services::form::{instant, trimmed};
@@ -263,13 +360,18 @@ async fn existing(state: &AppState) -> Result<Index> {
     })
 }
 
-/// One page of the transactions the filter selects, newest first.
+/// One page of the transactions the filter selects, newest first (joined: the team's index).
 pub async fn find(state: &AppState, query: SupportQuery) -> Result<SupportPage> {
-    let index = existing(state).await?;
     let filter = filter_of(&query.filter)?;
     let limit = u64::from(query.limit.clamp(1, MAX_PAGE));
     let offset = query.offset;
-    let found = blocking(move || index.find(&filter, limit, offset)).await?;
+    let found = match workspace::joined(state) {
+        Some(joined) => team_find(state, &joined, &filter, limit, offset).await?,
+        None => {
+            let index = existing(state).await?;
+            blocking(move || index.find(&filter, limit, offset)).await?
+        }
+    };
     Ok(SupportPage {
         total: found.total,
         offset: found.offset,
@@ -278,11 +380,43 @@ pub async fn find(state: &AppState, query: SupportQuery) -> Result<SupportPage> 
     })
 }
 
-/// How many transactions the filter selects, per status and per product.
+/// A page of the team index's answers.
+async fn team_find(
+    state: &AppState,
+    joined: &Joined,
+    filter: &partner_index::Filter,
+    limit: u64,
+    offset: u64,
+) -> Result<partner_index::Found> {
+    workspace::answered(
+        state,
+        joined
+            .client
+            .post(
+                "/api/v1/transactions/find",
+                &json!({ "filter": filter, "limit": limit, "offset": offset }),
+            )
+            .await,
+    )
+}
+
+/// How many transactions the filter selects, per status and per product (joined: the team's
+/// index).
 pub async fn counts(state: &AppState, filter: SupportFilter) -> Result<SupportCounts> {
-    let index = existing(state).await?;
     let filter = filter_of(&filter)?;
-    let counts = blocking(move || index.counts(&filter)).await?;
+    let counts: partner_index::Counts = match workspace::joined(state) {
+        Some(joined) => workspace::answered(
+            state,
+            joined
+                .client
+                .post("/api/v1/transactions/counts", &json!({ "filter": filter }))
+                .await,
+        )?,
+        None => {
+            let index = existing(state).await?;
+            blocking(move || index.counts(&filter)).await?
+        }
+    };
     Ok(SupportCounts {
         total: counts.total,
         by_status: counts
@@ -310,6 +444,9 @@ pub async fn counts(state: &AppState, filter: SupportFilter) -> Result<SupportCo
 /// Exports the filtered set (the listing export's CSV shape, or JSON) to a file the user picks.
 pub async fn export(app: &Console, form: SupportExportForm) -> Result<FileJobResult> {
     let state = app.state();
+    if let Some(joined) = workspace::joined(state) {
+        return team_export(app, &joined, form).await;
+    }
     let index = existing(state).await?;
     let filter = filter_of(&form.filter)?;
     let format = match form.format {
@@ -344,8 +481,99 @@ pub async fn export(app: &Console, form: SupportExportForm) -> Result<FileJobRes
     })
 }
 
+/// Exports the team index's answers to the filter: read a page of [`MAX_FIND_LIMIT`] at a time
+/// (the job's progress, stoppable between pages: nothing is written then), then written as the
+/// local export writes them (the listing export's CSV, or a JSON array of the service's
+/// objects).
+///
+/// [`MAX_FIND_LIMIT`]: partner_index::MAX_FIND_LIMIT
+async fn team_export(
+    app: &Console,
+    joined: &Joined,
+    form: SupportExportForm,
+) -> Result<FileJobResult> {
+    let state = app.state();
+    let filter = filter_of(&form.filter)?;
+    let choice = FileChoice::table_export(
+        "Export transactions".into(),
+        "transactions",
+        form.format,
+        state.exports_dir(),
+    );
+    let Some(path) = file_dialog::save(app, choice).await else {
+        return Ok(FileJobResult::closed());
+    };
+    let job = Job::start(app, &form.job_id);
+    let mut rows: Vec<serde_json::Value> = Vec::new();
+    loop {
+        if job.cancelled() {
+            return Ok(FileJobResult {
+                path: None,
+                count: 0,
+                skipped: 0,
+                cancelled: true,
+            });
+        }
+        let page = team_find(
+            state,
+            joined,
+            &filter,
+            partner_index::MAX_FIND_LIMIT,
+            rows.len() as u64,
+        )
+        .await?;
+        let read = page.items.len() as u64;
+        rows.extend(
+            page.items
+                .into_iter()
+                .map(|item| serde_json::Value::Object(item.into_parts().0)),
+        );
+        let total = (!page.total_capped).then_some(page.total);
+        job.progress(rows.len() as u64, total);
+        if read < partner_index::MAX_FIND_LIMIT {
+            break;
+        }
+    }
+    let target = path.clone();
+    let format = form.format;
+    let written = tokio::task::spawn_blocking(move || {
+        crate::services::captures::write_replacing(&target, |out| {
+            let io = |e: std::io::Error| AppError::io("write the export", &e);
+            match format {
+                crate::bridge::ExportFormat::Csv => {
+                    partner_client::listing_export::write_csv(&mut *out, &rows).map_err(io)?;
+                }
+                crate::bridge::ExportFormat::Json => {
+                    serde_json::to_writer_pretty(&mut *out, &rows)
+                        .map_err(|e| io(std::io::Error::other(e)))?;
+                    out.write_all(b"\n").map_err(io)?;
+                }
+            }
+            Ok((true, rows.len() as u64))
+        })
+    })
+    .await
+    .map_err(|e| internal(&e))??;
+    Ok(FileJobResult {
+        path: Some(path.display().to_string()),
+        count: written,
+        skipped: 0,
+        cancelled: false,
+    })
+}
+
 /// Deletes the active connection's local copy and its key.
 pub async fn forget(state: &AppState) -> Result<SupportIndexView> {
+    if let Some(joined) = workspace::joined(state) {
+        return Err(AppError::new(
+            ErrorKind::InvalidInput,
+            format!(
+                "The support desk answers from the team workspace {}: its index is the team's, kept by its servers.",
+                joined.describe()
+            ),
+            "To forget this machine's own copy, leave the workspace in Connections first.",
+        ));
+    }
     let (connection, _) = active(state)?;
     let id = index_id(&connection)?;
     let open = locked(&state.support_index).take();

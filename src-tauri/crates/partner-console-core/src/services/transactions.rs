@@ -1,10 +1,19 @@
 //! A transaction's detail as the Transaction screen works with it: the transaction, its events,
 //! and the partner's response form mapped to what `partner-client` sends.
+//!
+//! Joined to a team workspace (`services::workspace`), the transaction is read from the team's
+//! index and the response is sent through the workspace (`transactions/{id}` and
+//! `transactions/{id}/respond`): the team's servers hold the service connection, and the
+//! answer lands in the team's audit log under the member's name. The member's role is checked
+//! first, so a role that may not answer is told why before anything is sent. The events are
+//! still the active connection's (the workspace's index keeps transactions, not events).
 use crate::bridge::Received;
 use crate::bridge::RespondForm;
 use crate::error::{AppError, ErrorKind, Result};
+use crate::services::workspace;
 use crate::state::AppState;
 use partner_api::{read, TransactionResponse};
+use partner_workspace::roles::Action;
 
 /// Sends the partner's response as written, after checking it (nothing written is dropped on
 /// the way). A final status locks the transaction for good: it is sent only when the form
@@ -31,6 +40,19 @@ pub async fn respond(
             "Confirm it (on a production connection, by typing the transaction's id).",
         ));
     }
+    if let Some(joined) = workspace::joined(state) {
+        joined.may(Action::Respond)?;
+        // The response as written (the checks above read it; the server reads it again).
+        let body: serde_json::Value = serde_json::from_str(&form.response)
+            .map_err(|why| AppError::invalid(format!("The response was not sent: {why}.")))?;
+        let path = format!(
+            "/api/v1/transactions/{}/respond",
+            path_segment(form.transaction_id.trim())?
+        );
+        let answered: read::Document<read::TransactionView> =
+            workspace::answered(state, joined.client.post(&path, &body).await)?;
+        return Ok(answered.into());
+    }
     Ok(state
         .client()?
         .respond_to_transaction(&form.transaction_id, &response)
@@ -38,13 +60,56 @@ pub async fn respond(
         .into())
 }
 
-/// A transaction by its id.
+/// A transaction by its id (joined to a workspace: as the team's index holds it).
 pub async fn get(state: &AppState, id: &str) -> Result<Received<read::TransactionView>> {
+    if let Some(joined) = workspace::joined(state) {
+        let path = format!("/api/v1/transactions/{}", path_segment(id.trim())?);
+        let found: read::Document<read::TransactionView> = workspace::answered(
+            state,
+            joined.client.get(&path, &[] as &[(&str, &str)]).await,
+        )?;
+        return Ok(found.into());
+    }
     Ok(state.client()?.get_transaction(id).await?.into())
+}
+
+/// `id` as one path segment: every byte but the unreserved ones percent-encoded, so an id with
+/// `/`, `?` or `#` names that id and no other path (`.` and `..`, which a URL reads as a step
+/// in the path, name no transaction).
+fn path_segment(id: &str) -> Result<String> {
+    if matches!(id, "" | "." | "..") {
+        return Err(AppError::invalid(format!(
+            "{id:?} is not a transaction id."
+        )));
+    }
+    Ok(id
+        .bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(byte).to_string()
+            }
+            other => format!("%{other:02X}"),
+        })
+        .collect())
 }
 
 /// A transaction's events, oldest first.
 pub async fn events(state: &AppState, id: &str) -> Result<Vec<Received<read::EventView>>> {
     let events = state.client()?.list_events(id).await?;
     Ok(events.into_iter().map(Received::from).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_is_one_path_segment() {
+        let segment = |id: &str| path_segment(id).expect("an id");
+        assert_eq!(segment("t_9-a.b~c"), "t_9-a.b~c");
+        assert_eq!(segment("a/b?c#d e"), "a%2Fb%3Fc%23d%20e");
+        assert_eq!(segment("é"), "%C3%A9");
+        assert!(path_segment("..").is_err());
+        assert!(path_segment("").is_err());
+    }
 }

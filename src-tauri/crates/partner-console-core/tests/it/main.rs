@@ -15,3 +15,4 @@ mod startup_and_connections;
 mod support_and_links;
 mod webhooks;
 mod without_subscription_ids;
+mod workspace;
