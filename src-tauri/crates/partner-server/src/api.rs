@@ -29,6 +29,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures::Stream;
 use partner_listener::{Capture, CaptureFilter, CapturePage, CaptureQuery};
+use partner_workspace::CaptureFacets;
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use std::collections::VecDeque;
@@ -44,8 +45,10 @@ pub fn router(workspace: Arc<Workspace>) -> Router {
         .route("/api/v1/captures/page", post(page))
         .route("/api/v1/captures/clear", post(clear))
         .route("/api/v1/captures/walk", post(walk))
+        .route("/api/v1/captures/facets", post(facets))
         .route("/api/v1/captures/live", get(live))
         .route("/api/v1/captures/{id}", get(capture))
+        .route("/api/v1/captures/{id}/attempts", get(attempts))
         .route("/api/v1/captures/{id}/replay", post(replay))
         .route("/api/v1/notes", get(list_notes).post(add_note))
         .route("/api/v1/audit", get(audit_log))
@@ -140,6 +143,37 @@ async fn capture(
         .ok_or_else(|| Error::NotFound(format!("capture {id}")).into())
 }
 
+/// Every attempt of the notification capture `id` belongs to, first first (the inspector's
+/// folded rows and its detail's Attempts).
+async fn attempts(
+    State(ws): State<Arc<Workspace>>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<Vec<Capture>>> {
+    caller.may(&ws, Action::Read, "captures").await?;
+    captures::attempts_of(&ws.pool, id)
+        .await?
+        .map(Json)
+        .ok_or_else(|| Error::NotFound(format!("capture {id}")).into())
+}
+
+#[derive(Debug, Deserialize)]
+struct FacetsRequest {
+    #[serde(default)]
+    filter: CaptureFilter,
+}
+
+/// The inspector filter's choices and counts ([`captures::facets`]).
+async fn facets(
+    State(ws): State<Arc<Workspace>>,
+    caller: Caller,
+    Body(request): Body<FacetsRequest>,
+) -> ApiResult<Json<CaptureFacets>> {
+    caller.may(&ws, Action::Read, "captures").await?;
+    let (facets, stored) = captures::facets(&ws.pool, &request.filter).await?;
+    Ok(Json(CaptureFacets { facets, stored }))
+}
+
 /// A walk request: a filter, the last id read, how many to read.
 #[derive(Debug, Deserialize)]
 struct WalkRequest {
@@ -172,6 +206,9 @@ struct ReplayRequest {
     /// Where to send the capture again: an absolute http(s) URL (the team's app, or this
     /// workspace's own `/webhooks`).
     to: String,
+    /// An edited body, sent re-signed with the subscription's current key; none: unchanged.
+    #[serde(default)]
+    body: Option<String>,
 }
 
 /// Sends a capture again, exactly as it arrived (hop headers aside, `Svc-Replay: 1` added), as
@@ -194,7 +231,7 @@ async fn replay(
     let (headers, body) = outbound::outbound_request(
         &capture,
         partner_listener::OutboundKind::Replay,
-        None,
+        request.body.map(String::into_bytes),
         &ws.keys,
     )
     .map_err(|error| Error::Invalid(error.to_string()))?;

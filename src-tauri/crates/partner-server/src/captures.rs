@@ -15,9 +15,15 @@
 use crate::error::{Error, Result};
 use partner_listener::Capture;
 use partner_listener::{
-    CaptureFilter, CapturePage, CaptureQuery, Grouping, ListedCapture, COUNT_CAP, MAX_PAGE_LIMIT,
+    CaptureFilter, CapturePage, CaptureQuery, Facets, Grouping, ListedCapture, Verdict, COUNT_CAP,
+    MAX_PAGE_LIMIT,
 };
 use sqlx::{PgExecutor, PgPool, Postgres, QueryBuilder};
+use std::collections::BTreeMap;
+
+/// The most values of one facet (event types, resource types, subscriptions) the inspector's
+/// filter is offered.
+pub const FACET_VALUES: i64 = 500;
 
 /// The most of a body's text the search index takes (PostgreSQL's tsvector holds at most 1 MB).
 const SEARCH_TEXT_LIMIT: usize = 256 * 1024;
@@ -129,6 +135,117 @@ pub async fn get(pool: &PgPool, id: i64) -> Result<Option<Capture>> {
         .fetch_optional(pool)
         .await?;
     record.as_deref().map(decode).transpose()
+}
+
+/// Every attempt of the notification capture `id` belongs to, first attempt first (the capture
+/// alone when it is no notification's); `None` when there is no such capture.
+pub async fn attempts_of(pool: &PgPool, id: i64) -> Result<Option<Vec<Capture>>> {
+    let Some(capture) = get(pool, id).await? else {
+        return Ok(None);
+    };
+    let Some(notification_id) = capture.notification_id else {
+        return Ok(Some(vec![capture]));
+    };
+    let records: Vec<Vec<u8>> =
+        sqlx::query_scalar("SELECT record FROM captures WHERE notification_id = $1 ORDER BY id")
+            .bind(notification_id)
+            .fetch_all(pool)
+            .await?;
+    let attempts = records
+        .iter()
+        .map(|record| decode(record))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Some(if attempts.is_empty() {
+        vec![capture]
+    } else {
+        attempts
+    }))
+}
+
+/// What the inspector's filter controls show for `filter`, as the local store's `facets`
+/// answers it: the captures per verdict under the filter without its verdicts, the event
+/// types, resource types and subscriptions present, the count under the whole filter; and how
+/// many captures the workspace holds.
+///
+/// Each answered from an index, never a scan: without a filter the per-verdict counts are the
+/// retention's tally (exact, kept by triggers); with one, each verdict's count stops past
+/// [`COUNT_CAP`] (`capped`). The distinct values are read by a loose index scan (one index
+/// probe per value, [`FACET_VALUES`] at most), not a `DISTINCT` over the table.
+pub async fn facets(pool: &PgPool, filter: &CaptureFilter) -> Result<(Facets, u64)> {
+    let filter = filter.clone().tidied();
+    let others = CaptureFilter {
+        verdicts: Vec::new(),
+        ..filter.clone()
+    };
+    let tally: Vec<(String, i64)> =
+        sqlx::query_as("SELECT verdict, captures FROM capture_tally WHERE captures > 0")
+            .fetch_all(pool)
+            .await?;
+    let stored = tally.iter().map(|(_, n)| *n).sum::<i64>();
+    let cap = i64::try_from(COUNT_CAP).unwrap_or(i64::MAX);
+    let mut verdicts = BTreeMap::new();
+    let mut capped = false;
+    for (name, count) in tally {
+        let Some(verdict) = Verdict::parse(&name) else {
+            continue;
+        };
+        let count = if others == CaptureFilter::default() {
+            count
+        } else {
+            let mut counting =
+                QueryBuilder::<Postgres>::new("SELECT count(*) FROM (SELECT 1 FROM captures");
+            push_filter(&mut counting, &others);
+            counting
+                .push(" AND verdict = ")
+                .push_bind(name)
+                .push(" LIMIT ")
+                .push_bind(cap + 1)
+                .push(") AS hits");
+            let found: i64 = counting.build_query_scalar().fetch_one(pool).await?;
+            if found > cap {
+                capped = true;
+            }
+            found.min(cap)
+        };
+        if count > 0 {
+            verdicts.insert(verdict, u64::try_from(count).unwrap_or_default());
+        }
+    }
+    let total = verdicts
+        .iter()
+        .filter(|(verdict, _)| filter.verdicts.is_empty() || filter.verdicts.contains(verdict))
+        .map(|(_, count)| *count)
+        .sum();
+    Ok((
+        Facets {
+            verdicts,
+            event_types: distinct(pool, "event_type").await?,
+            resource_types: distinct(pool, "resource_type").await?,
+            subscriptions: distinct(pool, "subscription_id").await?,
+            total,
+            capped,
+            unsearched: 0,
+        },
+        u64::try_from(stored).unwrap_or_default(),
+    ))
+}
+
+/// The distinct values of an indexed column, sorted, by a loose index scan (each value found
+/// by one probe of the column's index for the next greater one). `column` is one of the
+/// facets' names, never the caller's text.
+async fn distinct(pool: &PgPool, column: &'static str) -> Result<Vec<String>> {
+    let sql = format!(
+        "WITH RECURSIVE v(value, n) AS ( \
+           SELECT min({column}), 1 FROM captures \
+           UNION ALL \
+           SELECT (SELECT min({column}) FROM captures WHERE {column} > v.value), v.n + 1 \
+           FROM v WHERE v.value IS NOT NULL AND v.n < $1 \
+         ) SELECT value FROM v WHERE value IS NOT NULL AND value <> ''"
+    );
+    Ok(sqlx::query_scalar(&sql)
+        .bind(FACET_VALUES)
+        .fetch_all(pool)
+        .await?)
 }
 
 /// The captures whose eventId is `event_id` (of `subscription_id` and `resource_type` when

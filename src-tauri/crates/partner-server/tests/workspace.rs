@@ -576,3 +576,79 @@ async fn evidence_of_a_notification_is_built_and_redacted_by_the_server() {
         "{audit}"
     );
 }
+
+#[tokio::test]
+async fn the_inspectors_counts_attempts_and_an_edited_replay_are_answered_by_the_server() {
+    let team = Team::new().await;
+    signing_keys::set(&team.pool, &team.key, "sub-1", &Secret::new("whsec-one"))
+        .await
+        .unwrap();
+    let server = team.server().await;
+    let viewer = team.member("vera", Role::Viewer).await;
+    let developer = team.member("dev", Role::Developer).await;
+    for (key, event) in [
+        ("whsec-one", "e-1"),
+        ("whsec-one", "e-1"),
+        ("whsec-one", "e-2"),
+        ("wrong-key", "e-3"),
+    ] {
+        deliver(&server, "sub-1", key, &notification(event)).await;
+    }
+
+    // Without a filter: every verdict's count, the choices, and what the workspace holds.
+    let (status, all) = call(
+        &server,
+        &viewer,
+        "/api/v1/captures/facets",
+        Some(json!({"filter": {}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{all}");
+    assert_eq!(all["verdicts"], json!({"valid": 3, "invalid-signature": 1}));
+    assert_eq!(all["eventTypes"], json!(["TransactionCreated"]));
+    assert_eq!(all["subscriptions"], json!(["sub-1"]));
+    assert_eq!(
+        (all["total"].as_u64(), all["stored"].as_u64()),
+        (Some(4), Some(4))
+    );
+    // A filter: the verdicts counted under the rest of it, the total under the whole of it.
+    let (_, valid) = call(
+        &server,
+        &viewer,
+        "/api/v1/captures/facets",
+        Some(json!({"filter": {"verdicts": ["valid"], "ids": [1, 2, 4]}})),
+    )
+    .await;
+    assert_eq!(
+        valid["verdicts"],
+        json!({"valid": 2, "invalid-signature": 1}),
+        "{valid}"
+    );
+    assert_eq!(valid["total"], 2);
+    assert_eq!(valid["stored"], 4);
+
+    // The attempts of the notification the second capture belongs to: both, first first.
+    let (status, attempts) = call(&server, &viewer, "/api/v1/captures/2/attempts", None).await;
+    assert_eq!(status, 200, "{attempts}");
+    let attempts: Vec<(i64, i64)> = attempts
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["id"].as_i64().unwrap(), c["attempt"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(attempts, [(1, 1), (2, 2)]);
+    let (status, _) = call(&server, &viewer, "/api/v1/captures/99/attempts", None).await;
+    assert_eq!(status, 404);
+
+    // An edited body is re-signed with the subscription's key and arrives valid.
+    let edited = String::from_utf8(notification("e-edited")).unwrap();
+    let to = json!({"to": server.webhook_url("/webhooks"), "body": edited});
+    let (status, record) = call(&server, &developer, "/api/v1/captures/3/replay", Some(to)).await;
+    assert_eq!(status, 200, "{record}");
+    assert_eq!(record["status"], 200);
+    let search = json!({"filter": {"text": "e-edited"}, "grouping": "everyAttempt", "offset": 0, "limit": 50, "count": "upToCap"});
+    let (_, found) = call(&server, &viewer, "/api/v1/captures/page", Some(search)).await;
+    assert_eq!(found["items"][0]["verdict"], "valid", "{found}");
+    assert_eq!(found["items"][0]["replay"], true);
+    server.stop().await.unwrap();
+}

@@ -12,6 +12,9 @@
 //! - [`error`]: what a call can end in ([`Error`]), in the server's own words, never the token;
 //! - [`roles`]: who may do what (the one home of the rule: the server enforces it, the consoles
 //!   show it);
+//! - [`inspector`]: the inspector's other calls (the filter's counts, a notification's
+//!   attempts, a replay by the server), and [`live`]: the workspace's live feed of captures
+//!   (Server-Sent Events, with a deadline for silence instead of one for the whole answer);
 //! - [`login`]: where a login is kept (the URL in `workspace.json` in the data folder, the token
 //!   in the OS secret store) and which workspace a command acts on (`PARTNER_WORKSPACE` first,
 //!   else the saved login, else none).
@@ -21,6 +24,8 @@
 
 pub mod client;
 pub mod error;
+pub mod inspector;
+pub mod live;
 pub mod login;
 pub mod roles;
 
@@ -28,5 +33,7 @@ pub use client::{
     AuditEntry, EvidenceBundle, EvidenceRequest, Member, Note, TargetKind, WorkspaceClient,
 };
 pub use error::{Error, Result};
+pub use inspector::CaptureFacets;
+pub use live::LiveFeed;
 pub use login::{resolve, EnvWorkspace, LoginFile, Logins, Resolved, SavedLogin, Source};
 pub use roles::{Action, Role};
