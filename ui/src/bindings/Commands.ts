@@ -38,6 +38,9 @@ import type { NetworkChange } from "./NetworkChange";
 import type { NewConnection } from "./NewConnection";
 import type { NewProductForm } from "./NewProductForm";
 import type { NewSubscriptionForm } from "./NewSubscriptionForm";
+import type { NoteForm } from "./NoteForm";
+import type { NoteKind } from "./NoteKind";
+import type { NoteView } from "./NoteView";
 import type { NotificationPicture } from "./NotificationPicture";
 import type { PageQuery } from "./PageQuery";
 import type { PageView } from "./PageView";
@@ -235,7 +238,7 @@ export type Commands = {
   capture_attempts: [{ id: number }, Array<CaptureSummary>];
   /** Imports captures from JSON Lines through the open dialog. */
   import_captures: [{ jobId: string }, FileJobResult];
-  /** A capture with its body and headers. */
+  /** A capture with its body and headers (the workspace's while joined). */
   capture_detail: [{ id: number }, CaptureDetail];
   /** Two captures side by side. */
   compare_captures: [{ first: number, second: number }, Comparison];
@@ -245,6 +248,10 @@ export type Commands = {
   replay_capture: [{ form: ReplayForm }, ReplayResult];
   /** Exports the chosen or filtered captures (JSON Lines or HAR 1.2) through the save dialog. */
   export_captures: [{ form: CaptureExportForm }, FileJobResult];
+  /** The notes on a transaction or a capture, oldest first; refused when no team workspace is joined (notes are the team's). */
+  notes: [{ kind: NoteKind, targetId: string }, Array<NoteView>];
+  /** Writes a note as the workspace's member (support and up). */
+  add_note: [{ form: NoteForm }, NoteView];
   /** What the active connection's local index holds. */
   support_index: [Record<string, never>, SupportIndexView];
   /** Fills or refreshes the local index as a job. */
@@ -321,6 +328,7 @@ export const INVALIDATES: { readonly [K in keyof Commands]?: (args: Commands[K][
   set_listener_address: () => [["status"]],
   set_retention: () => [["status"]],
   replay_capture: (args) => [["capture", args.form.captureId]],
+  add_note: (args) => [["notes", args.form.kind, args.form.targetId]],
   support_sync: () => [["support", "find"], ["support", "counts"]],
   support_forget: () => [["support", "find"], ["support", "counts"]],
   join_workspace: () => [["workspace"], ["support"], ["transaction"]],

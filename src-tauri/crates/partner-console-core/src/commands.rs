@@ -327,12 +327,12 @@ macro_rules! for_each_command {
             /// Imports captures from JSON Lines through the open dialog.
             import_captures(job_id: String) -> FileJobResult, invalidates [],
                 async |c| services::captures::import(c, job_id).await;
-            /// A capture with its body and headers.
+            /// A capture with its body and headers (the workspace's while joined).
             capture_detail(id: i64) -> CaptureDetail, invalidates [],
-                blocking |c| services::captures::detail(c, id);
+                async |c| services::captures::detail_shown(c, id).await;
             /// Two captures side by side.
             compare_captures(first: i64, second: i64) -> Comparison, invalidates [],
-                blocking |c| services::captures::compare(c, first, second);
+                async |c| services::captures::compare_shown(c, first, second).await;
             /// The signature debugger: `partner_listener::debugger`'s diagnosis over the
             /// subscription's keys and an optional pasted key (never stored).
             signature_report(id: i64, pasted_key: Option<String>) -> SignatureReport,
@@ -348,6 +348,17 @@ macro_rules! for_each_command {
             /// dialog.
             export_captures(form: CaptureExportForm) -> FileJobResult, invalidates [],
                 async |c| services::captures::export(c, form).await;
+
+            // Notes on a transaction or a capture, kept by the team workspace
+            // (`services::notes`).
+            /// The notes on a transaction or a capture, oldest first; refused when no team
+            /// workspace is joined (notes are the team's).
+            notes(kind: NoteKind, target_id: String) -> Vec<NoteView>, invalidates [],
+                async |c| services::notes::list(c, kind, &target_id).await;
+            /// Writes a note as the workspace's member (support and up).
+            add_note(form: NoteForm) -> NoteView,
+                invalidates [["notes", form.kind, form.target_id]],
+                async |c| services::notes::add(c, form).await;
 
             // The support desk's local index and "Go to" (`services::support`,
             // `services::links`).

@@ -5,6 +5,15 @@
 //!
 //! The store is read on the blocking pool: a read at a million captures may take tens of
 //! milliseconds and must not hold an async worker.
+//!
+//! While the app has joined a team workspace (`services::workspace`), the inspector is the
+//! team's: its page, counts, detail, attempts, comparison and clear are the workspace's
+//! captures, asked of its server with the same query types (the server answers the local
+//! store's `CaptureQuery` / `CapturePage` / `Capture`), so the screen is the same either way.
+//! This machine's own store is left as it is (its listener may still run; `partner listen`
+//! reads it), and comes back on screen when the workspace is left. What the member's role may
+//! not do (clear: developer and up) is refused here with the sentence the screen shows, before
+//! anything is sent; the server checks again.
 use crate::bridge::{
     CaptureExportForm, CaptureFileFormat, CaptureSummary, ClearCapturesForm, FileJobResult,
     InspectorFacets, InspectorPage, InspectorQuery, OpenResource, OutboundView,
@@ -14,12 +23,15 @@ use crate::error::{AppError, ErrorKind, Result};
 use crate::events::summary;
 use crate::services::file_dialog::{self, FileChoice};
 use crate::services::jobs::Job;
+use crate::services::workspace;
 use crate::state::AppState;
 use partner_api::{ResourceAddress, ResourceRefMismatch};
 use partner_listener::export::{ExportFormat, ExportReport};
 use partner_listener::{
-    Capture, CaptureFilter, CaptureQuery, Grouping, HitCount, OutboundRecord, Store, Verdict,
+    Capture, CaptureFilter, CapturePage, CaptureQuery, Facets, Grouping, HitCount, OutboundRecord,
+    Store, Verdict,
 };
+use partner_workspace::roles::Action;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
@@ -62,9 +74,26 @@ pub(crate) async fn read<T: Send + 'static>(
 /// A store read slower than this is logged (see [`read`]).
 const SLOW_READ: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// One window of the inspector's list.
+/// Refuses `what` (a tool that reads this machine's own store: the signature debugger, send
+/// again, export, import, the picture of a capture) while a team workspace is joined: the
+/// inspector then shows the workspace's captures, whose ids name other captures here, and a
+/// tool that read this store by them would answer about a capture the user is not looking at.
+pub fn local_only(state: &AppState, what: &str) -> Result<()> {
+    match workspace::joined(state) {
+        None => Ok(()),
+        Some(joined) => Err(AppError::new(
+            ErrorKind::InvalidInput,
+            format!(
+                "{what} works on this machine's own captures, and the inspector shows the team workspace's ({}).",
+                joined.describe()
+            ),
+            "Leave the workspace in Connections to use it on this machine's captures; the workspace's own captures are checked by its server, whose verdict the inspector shows.",
+        )),
+    }
+}
+
+/// One window of the inspector's list: the workspace's captures while joined, else the store's.
 pub async fn page(state: &AppState, query: InspectorQuery) -> Result<InspectorPage> {
-    let store = state.captures()?;
     let filter = query.filter.tidied();
     let offset = query.offset;
     let grouping = if query.grouped {
@@ -78,74 +107,107 @@ pub async fn page(state: &AppState, query: InspectorQuery) -> Result<InspectorPa
     } else {
         HitCount::ThroughPage
     };
+    let asked = CaptureQuery {
+        filter,
+        grouping,
+        offset,
+        limit,
+        count,
+    };
+    if let Some(joined) = workspace::joined(state) {
+        let page = workspace::answered(state, joined.client.captures_page(&asked, None).await)?;
+        return Ok(page_view(offset, &page));
+    }
+    let store = state.captures()?;
     read(store, move |store| {
-        let page = store.page(&CaptureQuery {
-            filter,
-            grouping,
-            offset,
-            limit,
-            count,
-        })?;
-        Ok(InspectorPage {
-            offset,
-            total: page.total,
-            total_capped: page.total_capped,
-            unsearched: page.unsearched,
-            items: page
-                .items
-                .iter()
-                .map(|listed| CaptureSummary {
-                    group_attempts: listed.group_attempts,
-                    ..summary(&listed.capture)
-                })
-                .collect(),
-        })
+        Ok(page_view(offset, &store.page(&asked)?))
     })
     .await
 }
 
-/// The filter's choices and the verdict counts under the rest of the filter.
+fn page_view(offset: u64, page: &CapturePage) -> InspectorPage {
+    InspectorPage {
+        offset,
+        total: page.total,
+        total_capped: page.total_capped,
+        unsearched: page.unsearched,
+        items: page
+            .items
+            .iter()
+            .map(|listed| CaptureSummary {
+                group_attempts: listed.group_attempts,
+                ..summary(&listed.capture)
+            })
+            .collect(),
+    }
+}
+
+/// The filter's choices and the verdict counts under the rest of the filter (the workspace's
+/// while joined).
 pub async fn facets(state: &AppState, filter: CaptureFilter) -> Result<InspectorFacets> {
-    let store = state.captures()?;
     let filter = filter.tidied();
+    if let Some(joined) = workspace::joined(state) {
+        let answer = workspace::answered(state, joined.client.captures_facets(&filter).await)?;
+        return Ok(facets_view(answer.facets, answer.stored));
+    }
+    let store = state.captures()?;
     read(store, move |store| {
         let facets = store.facets(&filter)?;
         let stored = store.count(&CaptureFilter::default())?;
-        Ok(InspectorFacets {
-            capped: facets.capped,
-            total: facets.total,
-            verdicts: facets.verdicts,
-            event_types: facets.event_types,
-            resource_types: facets.resource_types,
-            subscriptions: facets.subscriptions,
-            stored,
-        })
+        Ok(facets_view(facets, stored))
     })
     .await
+}
+
+fn facets_view(facets: Facets, stored: u64) -> InspectorFacets {
+    InspectorFacets {
+        capped: facets.capped,
+        total: facets.total,
+        verdicts: facets.verdicts,
+        event_types: facets.event_types,
+        resource_types: facets.resource_types,
+        subscriptions: facets.subscriptions,
+        stored,
+    }
 }
 
 /// Readies the store's read connections for the inspector's first searches
 /// ([`partner_listener::StoreReader::warm_up`]): the Webhooks screen asks for it when it is
 /// made ready, after the first screen, so it never competes with the products' first rows.
 pub async fn warm_up(state: &AppState) -> Result<()> {
+    if workspace::joined(state).is_some() {
+        // The workspace's server keeps its own connections warm.
+        return Ok(());
+    }
     let store = state.captures()?;
     read(store, |store| Ok(store.warm_up()?)).await
 }
 
 /// Deletes the captures the filter shows (every capture without one), up to `form.up_to_id`;
 /// returns how many were deleted.
+///
+/// While joined, the workspace's captures, for every member: a role that may not clear
+/// (below developer) is refused before anything is sent.
 pub async fn clear(state: &AppState, form: ClearCapturesForm) -> Result<u64> {
-    let store = state.captures()?;
     let mut filter = match &form.filter {
         Some(filter) => filter.clone().tidied(),
         None => CaptureFilter::default(),
     };
     filter.max_id = Some(form.up_to_id);
+    if let Some(joined) = workspace::joined(state) {
+        joined.may(Action::Clear)?;
+        return workspace::answered(state, joined.client.captures_clear(&filter).await);
+    }
+    let store = state.captures()?;
     Ok(store.clear(&filter).await?)
 }
 
 /// Every attempt of the notification capture `id` belongs to, first first.
 pub async fn attempts(state: &AppState, id: i64) -> Result<Vec<CaptureSummary>> {
+    if let Some(joined) = workspace::joined(state) {
+        let attempts = workspace::answered(state, joined.client.capture_attempts(id).await)?;
+        return Ok(attempts.iter().map(summary).collect());
+    }
     let store = state.captures()?;
     read(store, move |store| {
         Ok(store.attempts_of(id)?.iter().map(summary).collect())
@@ -234,6 +296,7 @@ impl CaptureFileFormat {
 /// export leaves no half file and never clobbers what was there.
 pub async fn export(app: &Console, form: CaptureExportForm) -> Result<FileJobResult> {
     let state = app.state();
+    local_only(state, "Export")?;
     let store = state.captures()?;
     let mut filter = form.filter.clone().tidied();
     if let Some(ids) = form.ids.filter(|ids| !ids.is_empty()) {
@@ -297,6 +360,7 @@ pub async fn export(app: &Console, form: CaptureExportForm) -> Result<FileJobRes
 /// in the store (same id) are skipped; a cancel keeps what was imported until then.
 pub async fn import(app: &Console, job_id: String) -> Result<FileJobResult> {
     let state = app.state();
+    local_only(state, "Import")?;
     let store = state.captures()?;
     let choice = FileChoice {
         title: "Import captures".into(),
@@ -422,8 +486,6 @@ fn partial_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// Everything the inspector shows of capture `id`: headers, body raw and pretty, its
-/// notification's attempts, what was forwarded or replayed, and whether it can be opened.
 /// Two captures side by side: their bodies path by path, their headers, their verdicts.
 pub fn compare(
     state: &AppState,
@@ -437,16 +499,67 @@ pub fn compare(
     ))
 }
 
+/// [`compare`] as the window asks for it: the workspace's captures while joined, else the
+/// store's, read on the blocking pool.
+pub async fn compare_shown(
+    app: &Console,
+    first: i64,
+    second: i64,
+) -> Result<partner_listener::compare::Comparison> {
+    if let Some(joined) = workspace::joined(app.state()) {
+        let state = app.state();
+        let one = workspace::answered(state, joined.client.capture(first).await)?;
+        let other = workspace::answered(state, joined.client.capture(second).await)?;
+        return Ok(partner_listener::compare::compare(&one, &other));
+    }
+    app.blocking(move |app| compare(app, first, second)).await
+}
+
+/// Everything the inspector shows of capture `id`: headers, body raw and pretty, its
+/// notification's attempts, what was forwarded or replayed, and whether it can be opened.
 pub fn detail(state: &AppState, id: i64) -> Result<crate::bridge::CaptureDetail> {
     let store = state.captures()?;
     let capture = store.get(id)?;
+    let attempts = store.attempts_of(id)?.iter().map(summary).collect();
+    let outbound = store.outbound_of(id)?.iter().map(outbound_view).collect();
+    Ok(detail_view(
+        &capture,
+        attempts,
+        outbound,
+        state.base_url().as_deref(),
+    ))
+}
+
+/// [`detail`] as the window asks for it: a capture of the workspace while joined (its server
+/// keeps no record of forwards, so none are listed), else of the store, read on the blocking
+/// pool.
+pub async fn detail_shown(app: &Console, id: i64) -> Result<crate::bridge::CaptureDetail> {
+    if let Some(joined) = workspace::joined(app.state()) {
+        let state = app.state();
+        let capture = workspace::answered(state, joined.client.capture(id).await)?;
+        let attempts = workspace::answered(state, joined.client.capture_attempts(id).await)?;
+        return Ok(detail_view(
+            &capture,
+            attempts.iter().map(summary).collect(),
+            Vec::new(),
+            state.base_url().as_deref(),
+        ));
+    }
+    app.blocking(move |app| detail(app, id)).await
+}
+
+fn detail_view(
+    capture: &Capture,
+    attempts: Vec<CaptureSummary>,
+    outbound: Vec<OutboundView>,
+    base_url: Option<&str>,
+) -> crate::bridge::CaptureDetail {
     let raw_body = capture.body_text().unwrap_or_default();
     let pretty_body = serde_json::from_str::<serde_json::Value>(&raw_body)
         .ok()
         .and_then(|v| serde_json::to_string_pretty(&v).ok());
-    let attempts = store.attempts_of(id)?.iter().map(summary).collect();
-    Ok(crate::bridge::CaptureDetail {
-        summary: summary(&capture),
+    crate::bridge::CaptureDetail {
+        summary: summary(capture),
         headers: capture
             .headers
             .iter()
@@ -467,9 +580,9 @@ pub fn detail(state: &AppState, id: i64) -> Result<crate::bridge::CaptureDetail>
         },
         attempts,
         answered_status: capture.response.status,
-        outbound: store.outbound_of(id)?.iter().map(outbound_view).collect(),
-        open: open_resource(&capture, state.base_url().as_deref()),
-    })
+        outbound,
+        open: open_resource(capture, base_url),
+    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,11 @@
 //!
 //! Reading the captures and building the bundle may read the keychain (a D-Bus round trip for a
 //! key not cached yet), so it runs on the blocking pool.
+//!
+//! While a team workspace is joined, the captures are the workspace's and its server builds the
+//! bundle (the same `partner_listener::evidence`, with the keys and the service's secrets only
+//! it holds, masked as here); the app writes the two files where it writes its own. Exporting
+//! evidence takes the support role or above, refused here with the sentence the screen shows.
 use crate::bridge::{EvidenceForm, EvidenceResult, EvidenceScope, EVIDENCE_MOST_SHOWN};
 use crate::error::{AppError, ErrorKind, Result};
 use crate::state::AppState;
@@ -24,6 +29,9 @@ pub async fn bundle(state: &AppState, form: EvidenceForm) -> Result<EvidenceResu
         .map(FieldPath::parse)
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| AppError::invalid(format!("A field to mask is not a path: {e}.")))?;
+    if let Some(joined) = crate::services::workspace::joined(state) {
+        return from_workspace(state, &joined, form).await;
+    }
     let (store, active) = {
         let inner = state.lock();
         let store = inner.captures.clone().ok_or_else(|| {
@@ -120,6 +128,83 @@ pub async fn bundle(state: &AppState, form: EvidenceForm) -> Result<EvidenceResu
         secrets_masked: report.secrets_masked as u64,
         bodies_withheld: report.bodies_withheld as u64,
         with_deliveries,
+    })
+}
+
+/// The bundle of the workspace's captures, built by its server; the files written here.
+async fn from_workspace(
+    state: &AppState,
+    joined: &crate::services::workspace::Joined,
+    form: EvidenceForm,
+) -> Result<EvidenceResult> {
+    use crate::services::workspace::answered;
+    joined.may(partner_workspace::roles::Action::ExportEvidence)?;
+    let client = &joined.client;
+    let mut request = partner_workspace::EvidenceRequest {
+        mask_fields: form
+            .mask_fields
+            .iter()
+            .map(|f| f.trim().to_string())
+            .filter(|f| !f.is_empty())
+            .collect(),
+        ..partner_workspace::EvidenceRequest::default()
+    };
+    match form.scope {
+        EvidenceScope::Capture => request.ids = vec![form.capture_id],
+        EvidenceScope::Shown => {
+            let filter = form.shown.clone().unwrap_or_default().tidied();
+            let mut ids = Vec::new();
+            let mut after = 0;
+            loop {
+                let page = answered(state, client.captures_walk(&filter, after, 500).await)?;
+                let Some(last) = page.last() else { break };
+                after = last.id;
+                ids.extend(page.iter().map(|capture| capture.id));
+                if ids.len() as u64 > EVIDENCE_MOST_SHOWN {
+                    return Err(AppError::invalid(format!(
+                        "The filter shows more than {EVIDENCE_MOST_SHOWN} captures; an evidence bundle holds at most {EVIDENCE_MOST_SHOWN}. Narrow the filter (a subscription, a time range, a search)."
+                    )));
+                }
+            }
+            if !ids.contains(&form.capture_id) {
+                ids.push(form.capture_id);
+            }
+            request.ids = ids;
+        }
+        EvidenceScope::Notification => {
+            let capture = answered(state, client.capture(form.capture_id).await)?;
+            let event_id = capture.fields.event_id.clone().ok_or_else(|| {
+                AppError::invalid(
+                    "This capture carries no eventId, so it belongs to no notification: bundle it alone.",
+                )
+            })?;
+            request.event_id = Some(event_id);
+            request.subscription_id = capture.subscription_id.clone();
+            request.resource_type = capture.fields.resource_type.clone();
+        }
+    }
+    let bundle = answered(state, client.evidence(&request).await)?;
+    let path = bundle_path(state, form.path.as_deref(), form.capture_id)?;
+    let (har_path, summary_path) = evidence::Bundle::paths(&path);
+    let (har, summary) = (har_path.clone(), summary_path.clone());
+    let (har_text, summary_text) = (bundle.har, bundle.summary);
+    tokio::task::spawn_blocking(move || {
+        std::fs::write(&har, har_text)
+            .map_err(|e| AppError::io(&format!("write {}", har.display()), &e))?;
+        std::fs::write(&summary, summary_text)
+            .map_err(|e| AppError::io(&format!("write {}", summary.display()), &e))
+    })
+    .await
+    .map_err(internal)??;
+    Ok(EvidenceResult {
+        har_path: har_path.display().to_string(),
+        summary_path: summary_path.display().to_string(),
+        captures: bundle.captures as u64,
+        headers_masked: bundle.report.headers_masked as u64,
+        fields_masked: bundle.report.fields_masked as u64,
+        secrets_masked: bundle.report.secrets_masked as u64,
+        bodies_withheld: bundle.report.bodies_withheld as u64,
+        with_deliveries: false,
     })
 }
 

@@ -403,7 +403,15 @@ pub fn target_or_listener(state: &AppState, typed: Option<&str>, what: &str) -> 
 
 /// Replays capture `form.capture_id` to `form.target` (this listener when none), unchanged or
 /// edited; returns the target's answer and, when it was this listener, the replay's verdict.
+///
+/// While a team workspace is joined, the capture is the workspace's and its server sends it
+/// (only it holds the subscription's key to re-sign an edited body), to the URL typed or, when
+/// none, to the workspace's own webhook endpoint; a role that may not replay (below developer)
+/// is refused before anything is sent.
 pub async fn replay(state: &AppState, form: ReplayForm) -> Result<ReplayResult> {
+    if let Some(joined) = crate::services::workspace::joined(state) {
+        return replay_in_workspace(state, &joined, form).await;
+    }
     let running = state.listener()?;
     let to_listener = form
         .target
@@ -426,6 +434,39 @@ pub async fn replay(state: &AppState, form: ReplayForm) -> Result<ReplayResult> 
     Ok(ReplayResult {
         answer: crate::services::captures::outbound_view(&outcome.record),
         verdict,
+    })
+}
+
+/// Where a workspace's server takes notifications (`partner server run` prints it).
+pub const WORKSPACE_WEBHOOK_PATH: &str = "/webhooks";
+
+async fn replay_in_workspace(
+    state: &AppState,
+    joined: &crate::services::workspace::Joined,
+    form: ReplayForm,
+) -> Result<ReplayResult> {
+    joined.may(partner_workspace::roles::Action::Replay)?;
+    let to = match form
+        .target
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        Some(url) => partner_listener::outbound::parse_target(url)
+            .map_err(|e| AppError::invalid(format!("The replay's {e}.")))?
+            .to_string(),
+        None => format!("{}{WORKSPACE_WEBHOOK_PATH}", joined.describe()),
+    };
+    let record = crate::services::workspace::answered(
+        state,
+        joined
+            .client
+            .replay(form.capture_id, &to, form.body.as_deref())
+            .await,
+    )?;
+    Ok(ReplayResult {
+        answer: crate::services::captures::outbound_view(&record),
+        verdict: None,
     })
 }
 

@@ -143,6 +143,7 @@ async fn story(
 ) -> Result<Option<(NotificationStory, Option<String>)>> {
     let key: NotificationKey = match of {
         PictureOf::Capture { capture_id } => {
+            crate::services::captures::local_only(state, "The picture of a capture")?;
             let store = state.captures()?;
             crate::services::captures::read(store, move |store| {
                 let capture = store.get(capture_id)?;

@@ -17,6 +17,7 @@ const MOST_IN_FLIGHT: u32 = 32;
 
 pub async fn send_again(app: &Console, form: SendAgainForm) -> Result<SendReport> {
     let state = app.state();
+    crate::services::captures::local_only(state, "Send again")?;
     let store = state.captures()?;
     if form.concurrency == 0 || form.concurrency > MOST_IN_FLIGHT {
         return Err(AppError::invalid(format!(

@@ -17,6 +17,7 @@ use partner_listener::KeySource;
 /// the expected signature under each of the subscription's keys for display, and an optional
 /// pasted key (never stored).
 pub fn report(state: &AppState, id: i64, pasted_key: Option<String>) -> Result<SignatureReport> {
+    crate::services::captures::local_only(state, "The signature debugger")?;
     let capture = state.captures()?.get(id)?;
     let pasted = pasted_key.filter(|k| !k.is_empty()).map(Secret::new);
     let mut report = signature_view(&capture, state.keys.as_ref(), pasted, chrono::Utc::now());

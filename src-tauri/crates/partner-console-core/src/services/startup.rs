@@ -86,6 +86,11 @@ async fn run(app: Console, opening: Opening) {
         }
         Opening::EmbeddedOnly => None,
     };
+    // While a workspace is joined, its captures reach the inspector live
+    // (`services::workspace_feed`, which follows joins and leaves on its own).
+    if opening == Opening::AsConfigured {
+        crate::services::workspace_feed::follow(&app);
+    }
     let connection = {
         let app = app.clone();
         app.clone().spawn(async move {
