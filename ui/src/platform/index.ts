@@ -31,6 +31,7 @@ import type {
   FaultForm,
   CaptureExportForm,
   ForwardRuleView,
+  JoinWorkspaceForm,
   CaptureFilter,
   InspectorQuery,
   Progress,
@@ -45,6 +46,8 @@ import type {
   NewConnection,
   NewProductForm,
   NewSubscriptionForm,
+  NoteForm,
+  NoteKind,
   PageQuery,
   ReceiverCheckForm,
   ReplayForm,
@@ -255,6 +258,10 @@ export const api = {
   getTransaction: (id: string) => call("get_transaction", { id }),
   transactionEvents: (id: string) => call("transaction_events", { id }),
   transactionNotifications: (id: string) => call("transaction_notifications", { id }),
+  /** The team's notes on a transaction or a capture, oldest first (a team workspace's only). */
+  notes: (kind: NoteKind, targetId: string) => call("notes", { kind, targetId }),
+  /** Writes a note as the workspace's member (support and up). */
+  addNote: (form: NoteForm) => call("add_note", { form }),
   /** The transaction, its events and its notifications' timeline as one JSON file (save dialog). */
   saveTransactionEvidence: (id: string) => call("save_transaction_evidence", { id }),
   notificationPicture: (of: PictureOf) => call("notification_picture", { of }),
@@ -317,6 +324,12 @@ export const api = {
   supportExport: (form: SupportExportForm) => call("support_export", { form }),
   /** Deletes the active connection's local index and its key. */
   supportForget: () => call("support_forget"),
+  /** The team workspace the app works with (asking it again who the member is, and what their role allows). */
+  workspaceStatus: () => call("workspace_status"),
+  /** Joins a team workspace with the member's personal token (checked first; kept in the OS's secret store). */
+  joinWorkspace: (form: JoinWorkspaceForm) => call("join_workspace", { form }),
+  /** Leaves the team workspace: the support desk answers from this machine's own store again. */
+  leaveWorkspace: () => call("leave_workspace"),
   /** Where a pasted id, link or event id leads on the active connection. */
   goTo: (text: string) => call("go_to", { text }),
   /** A `partner-console://` link that opens this resource on the active connection. */

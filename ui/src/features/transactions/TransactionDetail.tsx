@@ -10,6 +10,8 @@ import { navigate } from "../../lib/router";
 import { isFinal, isLocked, moreFieldsText, respondForm, responseText, RESPONSE_STATUSES, unknownResponseStatus } from "./respondModel";
 import { STATUS_KEY } from "../../startup";
 import { TransactionNotifications } from "./TransactionNotifications";
+import { refusal, useTeam } from "../../lib/team";
+import { Notes } from "../notes/Notes";
 
 /** A transaction, its response form and its events; `eventId` (an inspector's "Open" on an event
  * notification) marks that event in the timeline and scrolls it into view. */
@@ -78,6 +80,7 @@ export function TransactionDetail({ id, eventId = null }: { id: string; eventId?
         </section>
       </div>
       <TransactionNotifications id={t.id} />
+      <Notes kind="transaction" targetId={t.id} />
       <section className="card">
         <h2>As the service sent it</h2>
         <p className="muted small">Every field of the transaction, those the console does not know included, exactly as the service answered.</p>
@@ -96,6 +99,8 @@ function RespondFormView({ transaction }: { transaction: Transaction }) {
   const [asking, setAsking] = useState<string | null>(null);
   const [typed, setTyped] = useState("");
   const production = useQuery({ queryKey: STATUS_KEY, queryFn: api.appStatus }).data?.active?.environment === "production";
+  // Joined to a team workspace, the answer goes through it: a role that may not answer sees why.
+  const refused = refusal(useTeam().data, "respond");
   const client = useQueryClient();
   const respond = useMutation({
     mutationFn: ({ text, confirm }: { text: string; confirm: string | null }) => api.respond(respondForm(transaction.id, text, confirm)),
@@ -119,7 +124,7 @@ function RespondFormView({ transaction }: { transaction: Transaction }) {
       aria-label="Respond"
       onSubmit={(e) => {
         e.preventDefault();
-        if (!("text" in built)) return;
+        if (!("text" in built) || refused !== null) return;
         respond.reset();
         if (isFinal(status)) {
           setTyped("");
@@ -177,7 +182,8 @@ function RespondFormView({ transaction }: { transaction: Transaction }) {
       )}
       {respond.isError && <ErrorPanel error={respond.error} compact />}
       {respond.isSuccess && <p className="ok small" role="status">Response sent.</p>}
-      <button type="submit" className="primary" disabled={respond.isPending || !("text" in built) || asking !== null}>Send response</button>
+      {refused !== null && <p className="small caution" data-testid="respond-refused">{refused}</p>}
+      <button type="submit" className="primary" disabled={respond.isPending || !("text" in built) || asking !== null || refused !== null}>Send response</button>
     </form>
   );
 }

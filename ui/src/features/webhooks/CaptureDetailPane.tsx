@@ -7,8 +7,10 @@ import { navigate } from "../../lib/router";
 import { Id } from "../../components/Id";
 import { NamedValue, Secret } from "../../components/Secret";
 import { NotificationPicture } from "../picture/NotificationPicture";
+import { Notes } from "../notes/Notes";
+import { refusal, useTeam } from "../../lib/team";
 
-type Tab = "headers" | "raw" | "pretty" | "signature" | "attempts" | "forwards" | "picture" | "replay" | "compare" | "evidence";
+type Tab = "headers" | "raw" | "pretty" | "signature" | "attempts" | "forwards" | "picture" | "replay" | "compare" | "evidence" | "notes";
 
 /** One capture: its request, signature check, attempts, forwards and replays, replay, a
  * comparison with another capture (`compareWith`: the one shown before, offered first) and
@@ -28,10 +30,15 @@ export function CaptureDetailPane({
 }) {
   const [tab, setTab] = useState<Tab>("pretty");
   const detail = useQuery({ queryKey: ["capture", id], queryFn: () => api.captureDetail(id), retry: false });
+  const joined = useTeam().data?.joined === true;
   if (detail.isError) return <ErrorPanel error={detail.error} onRetry={() => void detail.refetch()} />;
   if (!detail.data) return <p className="muted pad">Loading…</p>;
   const d = detail.data;
-  const tabs: Tab[] = ["pretty", "raw", "headers", "signature", "attempts", "forwards", "picture", "replay", "compare", "evidence"];
+  // A team workspace's captures: its server checked the signatures with keys that stay there,
+  // keeps no forwards, and draws no picture here; the team's notes are on them instead.
+  const tabs: Tab[] = joined
+    ? ["pretty", "raw", "headers", "attempts", "replay", "compare", "evidence", "notes"]
+    : ["pretty", "raw", "headers", "signature", "attempts", "forwards", "picture", "replay", "compare", "evidence"];
   // Compare with the capture shown before, else this notification's first attempt.
   const firstAttempt = d.attempts.length > 1 && d.attempts[0]?.id !== id ? (d.attempts[0]?.id ?? null) : null;
   const other = compareWith !== null && compareWith !== id ? compareWith : firstAttempt;
@@ -84,6 +91,7 @@ export function CaptureDetailPane({
       )}
       {tab === "forwards" && <Outbound records={d.outbound} />}
       {tab === "replay" && <Replay id={id} raw={d.rawBody} />}
+      {tab === "notes" && joined && <Notes kind="capture" targetId={String(id)} heading={false} />}
       {tab === "compare" && <Compare key={id} id={id} suggested={other} />}
       {tab === "picture" && <NotificationPicture of={{ of: "capture", captureId: id }} />}
       {tab === "evidence" && <EvidenceBundle id={id} attempts={d.attempts.length} filter={filter} shown={shown} />}
@@ -311,6 +319,8 @@ function OutboundAnswer({ record: r }: { record: OutboundView }) {
  * replay, never counted as the service's attempt. */
 function Replay({ id, raw }: { id: number; raw: string }) {
   const client = useQueryClient();
+  const team = useTeam().data;
+  const why = refusal(team, "replay");
   const [edited, setEdited] = useState(raw);
   const [toListener, setToListener] = useState(true);
   const [target, setTarget] = useState("");
@@ -330,7 +340,7 @@ function Replay({ id, raw }: { id: number; raw: string }) {
       <fieldset className="choices">
         <label className="check-line">
           <input type="radio" name={`replay-target-${id}`} checked={toListener} onChange={() => setToListener(true)} />
-          <span>To this listener</span>
+          <span>{team?.joined ? "To the workspace's webhook endpoint" : "To this listener"}</span>
         </label>
         <label className="check-line">
           <input type="radio" name={`replay-target-${id}`} checked={!toListener} onChange={() => setToListener(false)} />
@@ -339,8 +349,9 @@ function Replay({ id, raw }: { id: number; raw: string }) {
         {!toListener && <input aria-label="Replay URL" className="mono" placeholder="http://localhost:3000/hooks" value={target} onChange={(e) => setTarget(e.target.value)} />}
       </fieldset>
       <div className="actions">
-        <button type="button" className="primary" onClick={() => replay.mutate(null)} disabled={replay.isPending || (!toListener && target.trim() === "")}>Replay unchanged</button>
-        <button type="button" onClick={() => replay.mutate(edited)} disabled={replay.isPending || edited === raw || (!toListener && target.trim() === "")}>Replay edited</button>
+        <button type="button" className="primary" onClick={() => replay.mutate(null)} disabled={why !== null || replay.isPending || (!toListener && target.trim() === "")}>Replay unchanged</button>
+        <button type="button" onClick={() => replay.mutate(edited)} disabled={why !== null || replay.isPending || edited === raw || (!toListener && target.trim() === "")}>Replay edited</button>
+        {why !== null && <span className="muted small" data-testid="replay-refused">{why}</span>}
       </div>
       <textarea aria-label="Edited body" value={edited} onChange={(e) => setEdited(e.target.value)} rows={8} spellCheck={false} />
       {replay.isError && <ErrorPanel error={replay.error} compact />}
@@ -349,7 +360,7 @@ function Replay({ id, raw }: { id: number; raw: string }) {
           <p className={answer.error ? "error small" : "ok small"}>
             {answer.error
               ? `No answer from ${answer.url}: ${answer.error}`
-              : `${toListener ? "Listener" : answer.url} answered ${answer.status} in ${answer.elapsedMs} ms${replay.data?.verdict ? `, verdict ${replay.data.verdict}` : ""}.`}
+              : `${toListener ? (team?.joined ? "The workspace" : "Listener") : answer.url} answered ${answer.status} in ${answer.elapsedMs} ms${replay.data?.verdict ? `, verdict ${replay.data.verdict}` : ""}.`}
           </p>
           {!toListener && <OutboundAnswer record={answer} />}
         </div>
@@ -367,6 +378,7 @@ function EvidenceBundle({ id, attempts, filter, shown }: { id: number; attempts:
   const [scope, setScope] = useState<EvidenceScope>(attempts > 1 ? "notification" : "capture");
   const [fields, setFields] = useState("");
   const [path, setPath] = useState("");
+  const why = refusal(useTeam().data, "export-evidence");
   const save = useMutation({
     mutationFn: () =>
       api.evidenceBundle({
@@ -412,7 +424,8 @@ function EvidenceBundle({ id, attempts, filter, shown }: { id: number; attempts:
         <input aria-label="Evidence path" value={path} onChange={(e) => setPath(e.target.value)} placeholder="the export folder (…/evidence-N-time.har and .md)" className="mono" />
       </label>
       <div className="actions">
-        <button type="submit" className="primary" data-testid="evidence-save" disabled={save.isPending}>{save.isPending ? "Saving…" : "Save evidence"}</button>
+        <button type="submit" className="primary" data-testid="evidence-save" disabled={why !== null || save.isPending}>{save.isPending ? "Saving…" : "Save evidence"}</button>
+        {why !== null && <span className="muted small" data-testid="evidence-refused">{why}</span>}
       </div>
       {save.isError && <ErrorPanel error={save.error} compact />}
       {save.data && (

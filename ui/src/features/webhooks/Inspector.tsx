@@ -11,6 +11,7 @@ import { FileJobStatus, useFileJob } from "../../components/FileJob";
 import { shortTime, shortId } from "../../lib/format";
 import { Id } from "../../components/Id";
 import { useFixedRows } from "../../lib/fixedRows";
+import { refusal, useTeam } from "../../lib/team";
 import {
   blocksFor,
   captureCount,
@@ -45,6 +46,9 @@ export function Inspector({ selectedCapture = null }: { selectedCapture?: number
   // a burst never queues a read per keystroke.
   const filter = useMemo(() => storeFilter(form), [form]);
   const data = useInspector(filter, grouped, following);
+  // A team workspace's captures: the file and send-again tools work on this machine's store,
+  // so they are left out while the inspector shows the workspace's.
+  const joined = useTeam().data?.joined === true;
   const [selectedId, setSelectedId] = useState<number | null>(selectedCapture);
   // A capture named by the route (`#/webhooks/<id>`, a delivery's link) is shown.
   const [routed, setRouted] = useState(selectedCapture);
@@ -136,8 +140,8 @@ export function Inspector({ selectedCapture = null }: { selectedCapture?: number
             {data.arrivedAway > 0 ? `${data.arrivedAway.toLocaleString("en-US")} new · jump to newest` : "Paused · jump to newest"}
           </button>
         )}
-        <CaptureFiles filter={filter} filtered={isFiltered(form)} shown={data.total} capped={data.capped} selectedId={selectedId} onImported={data.refresh} />
-        <SendAgain filter={filter} filtered={isFiltered(form)} shown={data.total} capped={data.capped} selectedId={selectedId} onSent={data.refresh} />
+        {!joined && <CaptureFiles filter={filter} filtered={isFiltered(form)} shown={data.total} capped={data.capped} selectedId={selectedId} onImported={data.refresh} />}
+        {!joined && <SendAgain filter={filter} filtered={isFiltered(form)} shown={data.total} capped={data.capped} selectedId={selectedId} onSent={data.refresh} />}
         <ClearCaptures
           filter={isFiltered(form) ? filter : null}
           shown={data.total}
@@ -402,25 +406,29 @@ function ClearCaptures({ filter, shown, shownCapped, stored, newestShown, onClea
       )
       .finally(() => setBusy(false));
   };
-  const canClearShown = filter !== null && shown > 0;
+  const team = useTeam().data;
+  // A team workspace's captures are cleared for the whole team: developer and up.
+  const why = refusal(team, "clear");
+  const canClearShown = why === null && filter !== null && shown > 0;
   return (
     <>
       <span className="clear-bar">
-        <button type="button" className="danger" data-testid="clear-shown" disabled={!canClearShown} onClick={() => ask(filter, shown, shownCapped)} title={filter === null ? "The filter shows every capture: use Clear all." : undefined}>
+        <button type="button" className="danger" data-testid="clear-shown" disabled={!canClearShown} onClick={() => ask(filter, shown, shownCapped)} title={why === null && filter === null ? "The filter shows every capture: use Clear all." : undefined}>
           Clear shown
         </button>
-        <button type="button" className="danger" data-testid="clear-all" disabled={stored === 0} onClick={() => ask(null, stored)}>
+        <button type="button" className="danger" data-testid="clear-all" disabled={why !== null || stored === 0} onClick={() => ask(null, stored)}>
           Clear all
         </button>
+        {why !== null && <span className="muted small" data-testid="clear-refused">{why}</span>}
         {done && <span className="ok small" role="status" data-testid="clear-result">{done}</span>}
       </span>
       {asked && (
         <div className="confirm-bar" role="alertdialog" aria-label="Delete captures" data-testid="clear-confirm">
           <span>
             {asked.filter === null
-              ? `Delete every capture (${captureCount(asked.count)}) from the capture store?`
+              ? `Delete every capture (${captureCount(asked.count)}) from ${team?.joined ? "the team workspace" : "the capture store"}?`
               : `Delete the ${captureCount(asked.count, asked.atLeast)} the filter shows?`}{" "}
-            <span className="muted">They are gone for good, for <code>partner listen</code> too.</span>
+            <span className="muted">{team?.joined ? "They are gone for good, for every member of the workspace." : <>They are gone for good, for <code>partner listen</code> too.</>}</span>
           </span>
           <button type="button" className="primary danger-fill" onClick={confirm} disabled={busy}>
             Delete {captureCount(asked.count, asked.atLeast)}

@@ -13,6 +13,7 @@ import { TestModeSettings } from "./TestModeSettings";
 import { RepointOfferPanel } from "./RepointOfferPanel";
 import { ForwardRules } from "./ForwardRules";
 import { NO_FILTER, blockQuery, storeFilter } from "./inspectorModel";
+import { teamIdentity, useTeam } from "../../lib/team";
 import { describeJunk, junkCounter } from "./listenerModel";
 
 /**
@@ -33,6 +34,7 @@ export function WebhooksScreen({ selectedCapture = null, sandbox = false }: { se
   // cost) stays current; the call reads only memory.
   const listener = useQuery({ queryKey: ["listener"], queryFn: api.listenerStatus, retry: false, refetchInterval: (q) => (q.state.data?.running ? 10_000 : false) });
   const strip = useOneOpen();
+  const team = useTeam().data;
   return (
     <div className="page fill">
       <div className="toolbar">
@@ -51,7 +53,13 @@ export function WebhooksScreen({ selectedCapture = null, sandbox = false }: { se
           {sandbox && <SandboxDeliveries />}
         </div>
       )}
-      <Inspector selectedCapture={selectedCapture} />
+      {team?.joined && (
+        <p className="muted small" data-testid="inspector-source">
+          The inspector shows the team workspace's captures ({team.url}), live; the listener above still takes this machine's own.
+        </p>
+      )}
+      {/* A join or a leave changes whose captures these are: the inspector reads from the top. */}
+      <Inspector key={teamIdentity(team)} selectedCapture={selectedCapture} />
     </div>
   );
 }
