@@ -401,12 +401,18 @@ macro_rules! for_each_command {
             /// Joins a team workspace with the member's personal token (checked with the
             /// workspace first; the token kept in the OS's secret store).
             join_workspace(form: JoinWorkspaceForm) -> WorkspaceView,
-                invalidates [["workspace"], ["support"], ["transaction"]],
+                invalidates [
+                    ["workspace"], ["support"], ["transaction"],
+                    ["capture"], ["compare"], ["notes"]
+                ],
                 async |c| services::workspace::join(c, form).await;
             /// Leaves the team workspace (its saved login deleted): the support desk answers
             /// from this machine's own store again.
             leave_workspace() -> WorkspaceView,
-                invalidates [["workspace"], ["support"], ["transaction"]],
+                invalidates [
+                    ["workspace"], ["support"], ["transaction"],
+                    ["capture"], ["compare"], ["notes"]
+                ],
                 async |c| services::workspace::leave(c).await;
 
             // The Demo screen: the embedded sandbox's lender, its clock, faults, scenarios
