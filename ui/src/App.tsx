@@ -7,7 +7,7 @@ import { ProductsScreen } from "./features/products/ProductsScreen";
 import { ErrorBoundary } from "./components/ErrorBoundary";
 import { connectionIdentity, newerStatus, showStatus, STATUS_KEY } from "./startup";
 import { ShellBanners } from "./shell/Banners";
-import { ListenerBadge, TunnelBadge } from "./shell/TopBarStatus";
+import { ListenerBadge, TeamBadge, TunnelBadge } from "./shell/TopBarStatus";
 import { GoToBox } from "./shell/GoToBox";
 import { CommandPalette } from "./shell/CommandPalette";
 import { chunkedScreen } from "./lib/chunkedScreen";
@@ -180,6 +180,7 @@ export function App() {
           <span className="muted">{s?.phase === "starting" ? "Starting the embedded sandbox…" : "No connection"}</span>
         )}
         <span className="spacer" />
+        {s && s.phase !== "starting" && <TeamBadge />}
         {s?.active && s.phase !== "starting" && <GoToBox />}
         {s && s.phase !== "starting" && <ListenerBadge listener={s.listener} />}
         {s?.tunnel && <TunnelBadge tunnel={s.tunnel} />}

@@ -10,6 +10,7 @@ const TITLES: Record<string, string> = {
   cancelled: "Cancelled",
   listener: "Listener problem",
   internal: "Something went wrong",
+  refused: "Not allowed for your role",
 };
 
 /** What failed and what to do: every view shows this instead of going blank. */

@@ -7,6 +7,7 @@ import { showChangedStatus, STATUS_KEY } from "../../startup";
 import { baseUrlLabel, connectionActions, draftProblems, EMPTY_DRAFT, networkDraftOf, networkProblems, RESET_SANDBOX_LOSS, toNetworkForm, toNewConnection, type ConnectionDraft, type NetworkDraft } from "./connectionModel";
 import { NetworkFields } from "./NetworkFields";
 import { ConnectionCheck } from "./ConnectionCheck";
+import { TeamWorkspace } from "./TeamWorkspace";
 
 export function ConnectionsScreen() {
   const client = useQueryClient();
@@ -203,6 +204,7 @@ export function ConnectionsScreen() {
         {add.isError && <ErrorPanel error={add.error} compact />}
         <div className="actions"><button type="submit" className="primary" disabled={add.isPending}>Add and sign in</button></div>
       </form>
+      <TeamWorkspace />
     </div>
   );
 }

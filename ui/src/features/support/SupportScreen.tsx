@@ -34,8 +34,10 @@ import {
   takeSyncRequest,
   statusChoices,
   withChip,
+  workspaceSourceText,
   type SupportForm,
 } from "./supportModel";
+import { refusal, useTeam } from "../../lib/team";
 import { cancelSync, forgetSyncOutcome, startSync, useSyncState } from "./syncStore";
 
 const INDEX_KEY = ["support", "index"] as const;
@@ -88,6 +90,9 @@ export function SupportScreen() {
   };
 
   const sync = useSync(afterChange);
+  // Joined to a team workspace: a role that may not sync sees the button disabled, with why.
+  const team = useTeam();
+  const syncRefused = view?.workspace ? refusal(team.data, "sync-index") : null;
   useEffect(() => forgetSyncOutcome, []);
   const [consent, setConsent] = useState(false);
   const beginSync = (current: SupportIndexView) => {
@@ -156,17 +161,22 @@ export function SupportScreen() {
         {sync.running ? (
           <SyncProgress progress={sync.progress} onCancel={sync.cancel} />
         ) : (
-          <button type="button" className="primary" onClick={() => beginSync(view)} disabled={consent}>
+          <button type="button" className="primary" data-testid="support-sync" onClick={() => beginSync(view)} disabled={consent || syncRefused !== null}>
             {syncLabel(view)}
           </button>
         )}
-        {view.exists && <ForgetButton view={view} onForgotten={afterChange} disabled={sync.running} />}
+        {view.exists && !view.workspace && <ForgetButton view={view} onForgotten={afterChange} disabled={sync.running} />}
       </div>
-      {view.exists && (
-        <p className="muted small support-path" title={view.path}>
-          <span className="mono">{view.path}</span> · encrypted; key in the keychain
-        </p>
+      {view.workspace ? (
+        <p className="small support-path" data-testid="support-workspace">{workspaceSourceText(view)}</p>
+      ) : (
+        view.exists && (
+          <p className="muted small support-path" title={view.path}>
+            <span className="mono">{view.path}</span> · encrypted; key in the keychain
+          </p>
+        )
       )}
+      {syncRefused !== null && <p className="small caution" data-testid="support-sync-refused">{syncRefused}</p>}
       {consent && (
         <div className="confirm-bar" role="alertdialog" aria-label="Make a local copy of production data">
           <span>{PRODUCTION_CONSENT}</span>
@@ -193,7 +203,11 @@ export function SupportScreen() {
         </p>
       ))}
 
-      {!view.exists ? (
+      {!view.exists && view.workspace ? (
+        <div className="notice">
+          The team's index is empty: it fills at the servers' own syncs, or when a member whose role may sync it (support and up) does.
+        </div>
+      ) : !view.exists ? (
         <div className="notice">
           No local copy of {view.connectionLabel}'s transactions yet. Make one to find any transaction by status, product, loan
           field or text in a moment; it is kept encrypted on this machine, its key in the keychain.

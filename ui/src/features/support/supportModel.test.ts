@@ -20,6 +20,7 @@ import {
   syncPhaseText,
   syncResultText,
   withChip,
+  workspaceSourceText,
 } from "./supportModel";
 
 const view = (patch: Partial<SupportIndexView> = {}): SupportIndexView => ({
@@ -64,6 +65,18 @@ describe("support model", () => {
     expect(withChip(once, "status", "processing").status).toBe("");
     expect(withChip(EMPTY_FORM, "status", "escalated").status).toBe("escalated"); // a status of the service's own
     expect(withChip(once, "product", "p-2")).toMatchObject({ status: "processing", product: "p-2" });
+  });
+
+  it("words a team workspace's index as the team's, never as a local copy", () => {
+    const team = view({ workspace: "https://team.example", path: "https://team.example" });
+    expect(syncLabel(team)).toBe("Sync the team's index");
+    expect(syncLabel({ ...team, exists: false })).toBe("Sync the team's index");
+    expect(indexSummary({ ...team, exists: false })).toBe("The team's index is empty");
+    expect(needsProductionConsent({ ...team, exists: false })).toBe(false);
+    expect(workspaceSourceText(team)).toBe(
+      "Answers come from the team workspace https://team.example: its servers keep the index and sync it for everyone; nothing is copied to this machine.",
+    );
+    expect(workspaceSourceText(view())).toBeNull();
   });
 
   it("words the header, the sync and the page range", () => {

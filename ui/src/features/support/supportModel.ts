@@ -142,7 +142,7 @@ export function asOfText(asOf: string | null): string {
 
 /** The header's one line about the index. */
 export function indexSummary(index: SupportIndexView): string {
-  if (!index.exists) return "No local copy yet";
+  if (!index.exists) return index.workspace ? "The team's index is empty" : "No local copy yet";
   const count = `${number(index.transactions)} transaction${index.transactions === 1 ? "" : "s"}`;
   const partial =
     index.filled ? "" : ` · partial: ${number(index.fillPosition)}${index.fillTotal !== null ? ` of ${number(index.fillTotal)}` : ""} read, the next sync continues`;
@@ -151,8 +151,16 @@ export function indexSummary(index: SupportIndexView): string {
 
 /** The sync button's words. */
 export function syncLabel(index: SupportIndexView | undefined): string {
+  // The team's servers keep the index for everyone: a sync asks them to bring it up to date now.
+  if (index?.workspace) return "Sync the team's index";
   if (!index || !index.exists) return "Make a local copy";
   return index.filled ? "Refresh" : "Continue the copy";
+}
+
+/** Where the answers come from while a team workspace is joined; null on this machine's own copy. */
+export function workspaceSourceText(index: SupportIndexView): string | null {
+  if (!index.workspace) return null;
+  return `Answers come from the team workspace ${index.workspace}: its servers keep the index and sync it for everyone; nothing is copied to this machine.`;
 }
 
 /** Whether the user must agree before this sync (the first copy of a production connection). */
