@@ -339,3 +339,128 @@ async fn the_inspector_of_a_joined_console_is_the_workspaces_live_and_under_the_
     captures::local_only(&app.console, "The signature debugger").expect("local again");
     team.server.stop().await.expect("stopped");
 }
+
+/// A capture as a workspace's live feed sends it.
+fn live_capture(id: i64) -> partner_listener::Capture {
+    partner_listener::Capture {
+        id,
+        received_at: chrono::Utc::now(),
+        method: "POST".into(),
+        path: "/webhooks".into(),
+        headers: Vec::new(),
+        body: Some(b"{}".to_vec()),
+        body_size: 2,
+        peer: None,
+        verdict: partner_listener::Verdict::Valid,
+        matched_key: None,
+        subscription_id: Some(SUBSCRIPTION.into()),
+        fields: partner_listener::NotificationFields {
+            event_id: Some(format!("e-flaky-{id}")),
+            ..partner_listener::NotificationFields::default()
+        },
+        attempt: 1,
+        notification_id: Some(id),
+        response: partner_listener::ResponseRecord {
+            status: 200,
+            body: String::new(),
+            from_test_mode: false,
+            delay_ms: 0,
+        },
+        processing_micros: 0,
+        replay: false,
+    }
+}
+
+/// A workspace whose live feed drops after each capture: `me` answers a developer, and each
+/// `captures/live` connection sends one capture (ids 42, 43, ...) and is closed. Every feed
+/// request's path and query is kept, in order.
+async fn flaky_workspace() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let url = format!("http://{}", listener.local_addr().expect("address"));
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let feeds = asked.clone();
+    tokio::spawn(async move {
+        let mut next = 41;
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut head = Vec::new();
+            let mut buffer = [0u8; 4096];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match socket.read(&mut buffer).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buffer[..n]),
+                }
+            }
+            let head = String::from_utf8_lossy(&head).into_owned();
+            let target = head.split_whitespace().nth(1).unwrap_or("").to_string();
+            let answer = if target.starts_with("/api/v1/me") {
+                let body = r#"{"name":"dev","role":"developer"}"#;
+                format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+            } else if target.starts_with("/api/v1/captures/live") {
+                feeds.lock().expect("the list").push(target);
+                next += 1;
+                let data = serde_json::to_string(&live_capture(next)).expect("json");
+                format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n:hello\n\nevent: capture\nid: {next}\ndata: {data}\n\n"
+                )
+            } else {
+                let body = r#"{"error":"not-found","message":"not here"}"#;
+                format!(
+                    "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+            };
+            let _ = socket.write_all(answer.as_bytes()).await;
+            let _ = socket.shutdown().await;
+        }
+    });
+    (url, asked)
+}
+
+#[tokio::test]
+async fn a_live_feed_that_drops_is_opened_again_from_the_last_capture_it_read() {
+    let (url, asked) = flaky_workspace().await;
+    let app = Headless::start().await;
+    workspace::join(
+        &app.console,
+        form(json!({ "url": url, "token": "pcw_flaky-member" })),
+    )
+    .await
+    .expect("joined");
+    let live = || -> Vec<i64> {
+        app.events(|e| match e {
+            AppEvent::Captures(batch) => Some(batch.captures.clone()),
+            _ => None,
+        })
+        .into_iter()
+        .flatten()
+        .filter(|c| c.event_id.starts_with("e-flaky-"))
+        .map(|c| c.id)
+        .collect()
+    };
+    app.wait_for("two captures over two connections", || {
+        (live().len() >= 2).then_some(())
+    })
+    .await;
+    assert_eq!(live()[..2], [42, 43]);
+    let feeds = asked.lock().expect("the list").clone();
+    // The first feed starts from now; the next one goes on after the capture read last.
+    assert_eq!(feeds[0], "/api/v1/captures/live", "{feeds:?}");
+    assert_eq!(feeds[1], "/api/v1/captures/live?after=42", "{feeds:?}");
+
+    // Left: the feed is not opened again (it would be within a second or two, the backoff
+    // being back at its first wait after each capture).
+    workspace::leave(&app.console).await.expect("left");
+    let at_leave = asked.lock().expect("the list").len();
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    let after_leave = asked.lock().expect("the list").len();
+    assert!(
+        after_leave <= at_leave + 1,
+        "feeds kept being opened after the leave: {at_leave} then {after_leave}"
+    );
+}
