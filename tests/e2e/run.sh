@@ -25,6 +25,9 @@ export PARTNER_APP_BINARY="$target_dir/debug/partner-console"
 # listen export, all on the app's data folder and keyring.
 export PARTNER_CLI_BINARY="$target_dir/debug/partner"
 export PARTNER_OTHER_SERVICE_BINARY="$target_dir/debug/examples/other_service"
+# The team workspace's specs start a throwaway PostgreSQL (partner-testkit's example) and
+# `partner server` on it.
+export PARTNER_PG_BINARY="$target_dir/debug/examples/throwaway_postgres"
 [ -x "$PARTNER_APP_BINARY" ] || { echo "e2e: no app binary at $PARTNER_APP_BINARY" >&2; exit 1; }
 command -v tauri-driver >/dev/null || { echo "e2e: tauri-driver is missing (scripts/setup.sh installs it)" >&2; exit 1; }
 

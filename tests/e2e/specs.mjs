@@ -1490,6 +1490,211 @@ async function fillLabelled(form, label, value) {
   await input.setValue(value);
 }
 
+// The team workspace (issue 50): a real PostgreSQL (partner-testkit's throwaway_postgres),
+// `partner server init`, two members, the service connection to a `partner sandbox` of its own
+// and `partner server run`; the app joins it through the Connections screen as each member.
+const pgBinary = process.env.PARTNER_PG_BINARY;
+
+/** Resolves with `pattern`'s match in `child`'s output, rejects if it exits or takes too long. */
+function outputMatch(child, pattern, what, timeout = 60000) {
+  return new Promise((resolve, reject) => {
+    let output = "";
+    const timer = setTimeout(() => reject(new Error(`${what} did not start in ${timeout} ms: ${output}`)), timeout);
+    const look = (d) => {
+      output += d;
+      const match = pattern.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match);
+      }
+    };
+    child.stdout.on("data", look);
+    child.stderr.on("data", (d) => (output += d));
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited (${code}): ${output}`));
+    });
+  });
+}
+
+/** `partner ARGS` with `input` on its standard input (a secret never goes in an argument). */
+function partnerWithInput(args, input, env) {
+  return new Promise((resolve, reject) => {
+    const child = execFile(cliBinary, args, { env: { ...process.env, ...env }, timeout: 60000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`partner ${args.join(" ")}: ${stderr || error.message}`));
+      else resolve(stdout);
+    });
+    child.stdin.end(input);
+  });
+}
+
+const tokenOf = (output) => {
+  const match = /^token: (\S+)$/m.exec(output);
+  assert.ok(match, `a token printed once: ${output.replace(/token: \S+/g, "token: …")}`);
+  return match[1];
+};
+
+async function startWorkspace() {
+  const parts = {};
+  try {
+    parts.pg = spawn(pgBinary, [], { stdio: ["pipe", "pipe", "pipe"] });
+    const database = (await outputMatch(parts.pg, /^database: (\S+)$/m, "PostgreSQL"))[1];
+    const env = { PARTNER_DATABASE_URL: database, PARTNER_SERVER_KEY_FILE: join(scratch, "workspace-server.key") };
+    parts.env = env;
+    tokenOf(await partner(["server", "init"], env));
+    parts.support = tokenOf(await partner(["server", "member", "add", "Sam", "--role", "support"], env));
+    parts.viewer = tokenOf(await partner(["server", "member", "add", "Vera", "--role", "viewer"], env));
+    const sandboxPort = await closedPort();
+    parts.sandbox = await startCliSandbox(sandboxPort, join(scratch, "workspace-sandbox.sqlite3"));
+    await partnerWithInput(["server", "service", "set", "--base-url", `http://127.0.0.1:${sandboxPort}`, "--client-id", SECOND_CLIENT, "--client-secret-stdin"], SECOND_SECRET, env);
+    const port = await closedPort();
+    parts.server = spawn(cliBinary, ["server", "run", "--addr", `127.0.0.1:${port}`], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    await outputMatch(parts.server, /listening on/, "partner server");
+    parts.url = `http://127.0.0.1:${port}`;
+    parts.address = `127.0.0.1:${port}`;
+    return parts;
+  } catch (error) {
+    await stopWorkspace(parts);
+    throw error;
+  }
+}
+
+async function stopWorkspace(parts) {
+  if (parts.server) await stopProcess(parts.server).catch(() => {});
+  if (parts.sandbox) await stopProcess(parts.sandbox).catch(() => {});
+  if (parts.pg && parts.pg.exitCode === null) {
+    // Its standard input closed: it stops the cluster and removes its folder, then exits.
+    const exited = new Promise((resolve) => parts.pg.on("exit", resolve));
+    parts.pg.stdin.end();
+    await exited;
+  }
+}
+
+async function joinWorkspace(url, token, member, role) {
+  await go("#/connections");
+  const section = "[data-testid=team-workspace]";
+  await (await $(section)).waitForExist({ timeout: 15000 });
+  if (await (await $("[data-testid=team-leave]")).isExisting()) {
+    await (await $("[data-testid=team-leave]")).click();
+    await (await $("[data-testid=team-join]")).waitForExist({ timeout: 15000 });
+  }
+  await (await $("[data-testid=team-url-input]")).setValue(url);
+  await (await $("[data-testid=team-token-input]")).setValue(token);
+  await (await $("[data-testid=team-join]")).click();
+  await waitText("[data-testid=team-member]", new RegExp(`^${member}$`), 20000);
+  assert.equal(await text("[data-testid=team-role]"), role);
+}
+
+async function leaveWorkspace() {
+  await go("#/connections");
+  const leave = await $("[data-testid=team-leave]");
+  if (await leave.isExisting()) {
+    await leave.click();
+    await (await $("[data-testid=team-join]")).waitForExist({ timeout: 15000 });
+  }
+}
+
+let workspace = null;
+await step("team workspace: joined as support, the support desk answers from the team's index", async () => {
+  workspace = await startWorkspace();
+  // A wrong token is refused and leaves nothing: the form stays, with why.
+  await go("#/connections");
+  await (await $("[data-testid=team-url-input]")).setValue(workspace.url);
+  await (await $("[data-testid=team-token-input]")).setValue("not-a-token-of-this-workspace");
+  await (await $("[data-testid=team-join]")).click();
+  const refused = await $("[data-testid=team-workspace] [role=alert]");
+  await refused.waitForExist({ timeout: 15000, timeoutMsg: "a wrong token was not refused" });
+  assert.doesNotMatch(await refused.getText(), /not-a-token-of-this-workspace/, "the refusal never shows the token");
+  assert.equal(await (await $("[data-testid=team-leave]")).isExisting(), false, "not joined with a wrong token");
+  await joinWorkspace(workspace.url, workspace.support, "Sam", "support");
+  await waitText(".topbar", /Team: Sam \(support\)/);
+  await shot("workspace-joined");
+  await browser.setWindowSize(960, 600);
+  try {
+    const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling (${overflow} px)`);
+    await (await $("[data-testid=team-workspace]")).scrollIntoView();
+    await shot("small-workspace-joined");
+  } finally {
+    await browser.setWindowSize(1280, 800);
+  }
+  // The support desk says where its answers come from, and a support member may sync it.
+  await go("#/support");
+  await waitText("[data-testid=support-workspace]", new RegExp(workspace.url.replace(/[.]/g, "\\.")));
+  const sync = await $("[data-testid=support-sync]");
+  if (await sync.isExisting()) {
+    assert.equal(await sync.isEnabled(), true, "support may sync the team's index");
+    await sync.click();
+  }
+  await browser.waitUntil(async () => /^[1-9][\d,]* transactions/.test(await text("[data-testid=support-summary]").catch(() => "")), { timeout: 90000, timeoutMsg: "the team's index never held the sandbox's transactions" });
+  await clickButton("Find");
+  await (await $("[data-testid=support-row]")).waitForExist({ timeout: 15000 });
+  await shot("workspace-support");
+  // A note on a transaction, written as Sam: the team sees it with its author and time.
+  await browser.execute(() => document.querySelector("[data-testid=support-row]")?.focus());
+  await browser.keys("Enter");
+  await waitText("h1", /Transaction/);
+  workspace.transactionHash = await browser.execute(() => window.location.hash);
+  const box = await $("section[aria-label=Notes] textarea[aria-label='New note']");
+  await box.waitForExist({ timeout: 15000 });
+  await box.setValue("Called the lender: the documents arrive Monday.");
+  await (await $("section[aria-label=Notes] button[type=submit]")).click();
+  await browser.waitUntil(async () => (await $$text("section[aria-label=Notes] [data-testid=note]")).some((t) => /Sam/.test(t) && /documents arrive Monday/.test(t)), { timeout: 15000, timeoutMsg: "the note was not shown with its author" });
+  await (await $("section[aria-label=Notes]")).scrollIntoView();
+  await shot("workspace-transaction-note");
+  // The inspector shows the workspace's captures, live: a notification signed with a key the
+  // servers keep arrives at the team's endpoint and is on screen without a reload; one signed
+  // with another key is there too, as invalid-signature. Sam (support) may not clear them.
+  const subscription = "e2e-team-subscription";
+  const teamKey = "E2eTeamKey#0123456789abcdefghijKLMNOP";
+  await partnerWithInput(["server", "key", "set", subscription, "--key-stdin"], teamKey, workspace.env);
+  await go("#/webhooks");
+  await waitText("[data-testid=inspector-source]", /team workspace/);
+  assert.equal((await notify(workspace.address, subscription, teamKey, "e2e-team-event-1")).status, 200);
+  assert.equal((await notify(workspace.address, subscription, "E2eNotTheKey#0123456789abcdefghijKLMN", "e2e-team-event-2")).status, 401);
+  await browser.waitUntil(async () => (await browser.$$("[data-verdict=valid][data-capture-id]")).length >= 1 && (await browser.$$("[data-verdict=invalid-signature][data-capture-id]")).length >= 1, { timeout: 30000, timeoutMsg: "the workspace's captures did not arrive live in the inspector" });
+  await waitText("[data-testid=clear-refused]", /A support member may not clear captures|may not clear captures: developer and up may/);
+  assert.equal(await (await $("[data-testid=clear-all]")).isEnabled(), false, "support's Clear all is disabled");
+  await shot("workspace-inspector");
+  await browser.setWindowSize(960, 600);
+  try {
+    await shot("small-workspace-inspector");
+  } finally {
+    await browser.setWindowSize(1280, 800);
+  }
+});
+
+await step("team workspace: a viewer sees what the role may not do disabled, with why; leaving returns to this machine's store", async () => {
+  assert.ok(workspace, "the workspace of the step before");
+  await joinWorkspace(workspace.url, workspace.viewer, "Vera", "viewer");
+  await waitText("[data-testid=team-may-not]", /answer|sync/i);
+  await go("#/support");
+  await waitText("[data-testid=support-sync-refused]", /A viewer may not sync the support index: support and up may/);
+  assert.equal(await (await $("[data-testid=support-sync]")).isEnabled(), false, "a viewer's Sync is disabled");
+  await shot("workspace-viewer-support");
+  await browser.setWindowSize(960, 600);
+  try {
+    await shot("small-workspace-viewer-support");
+  } finally {
+    await browser.setWindowSize(1280, 800);
+  }
+  // Sam's note, seen by Vera; her own Add is disabled, with why.
+  await go(workspace.transactionHash);
+  await browser.waitUntil(async () => (await $$text("section[aria-label=Notes] [data-testid=note]")).some((t) => /Sam/.test(t) && /documents arrive Monday/.test(t)), { timeout: 15000, timeoutMsg: "the viewer does not see the support member's note" });
+  await waitText("section[aria-label=Notes] [data-testid=note-refused]", /A viewer may not write notes/);
+  assert.equal(await (await $("section[aria-label=Notes] button[type=submit]")).isEnabled(), false, "a viewer's Add is disabled");
+  await (await $("section[aria-label=Notes]")).scrollIntoView();
+  await shot("workspace-viewer-note");
+  await leaveWorkspace();
+  assert.doesNotMatch(await text(".topbar"), /Team:/);
+  await go("#/support");
+  await browser.waitUntil(async () => !(await (await $("[data-testid=support-workspace]")).isExisting()), { timeout: 15000, timeoutMsg: "the support desk still says the workspace after leaving" });
+});
+if (workspace) {
+  await leaveWorkspace().catch(() => {});
+  await stopWorkspace(workspace);
+}
+
 const before = {};
 let cliSandbox = null;
 const cliSandboxPort = await closedPort();

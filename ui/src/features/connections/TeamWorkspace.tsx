@@ -74,7 +74,7 @@ export function TeamWorkspace() {
             if (Object.keys(problems).length === 0) join.mutate();
           }}
         >
-          <p className="muted small">A team's `partner server` keeps one support index, the captures and the audit log for everyone. Join with your personal token; it is checked with the workspace before it is kept, in the OS's secret store.</p>
+          <p className="muted small">A team's <code>partner server</code> keeps one support index, the captures and the audit log for everyone. Join with your personal token; it is checked with the workspace before it is kept, in the OS's secret store.</p>
           {notJoined && <p className="caution small" data-testid="team-not-joined">{notJoined}</p>}
           <div className="form-row">
             <label>

@@ -47,8 +47,8 @@ function viewer(patch: Partial<WorkspaceView> = {}): WorkspaceView {
 describe("the team workspace's words", () => {
   it("checks the join form before anything is sent", () => {
     expect(joinProblems(EMPTY_JOIN)).toEqual({
-      url: "The workspace's URL, where its `partner server run` listens.",
-      token: "Your personal token: an admin makes one with `partner server member add`.",
+      url: "The workspace's URL, where its “partner server run” listens.",
+      token: "Your personal token: an admin makes one with “partner server member add”.",
     });
     expect(joinProblems({ url: "team.example", token: "pcw_x" }).url).toBe("An http:// or https:// URL, e.g. https://team.example.");
     expect(joinProblems({ url: " https://team.example ", token: "pcw_x" })).toEqual({});
@@ -80,7 +80,7 @@ describe("Team workspace on the Connections screen", () => {
     renderWithClient(<TeamWorkspace />);
     const section = await screen.findByRole("region", { name: "Team workspace" });
     fireEvent.click(within(section).getByRole("button", { name: "Join" }));
-    expect(await within(section).findByText("The workspace's URL, where its `partner server run` listens.")).toBeInTheDocument();
+    expect(await within(section).findByText("The workspace's URL, where its “partner server run” listens.")).toBeInTheDocument();
     expect(calls.some((c) => c.cmd === "join_workspace")).toBe(false);
 
     const token = within(section).getByTestId("team-token-input");

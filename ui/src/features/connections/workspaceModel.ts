@@ -17,9 +17,9 @@ export const EMPTY_JOIN: JoinDraft = { url: "", token: "" };
 export function joinProblems(draft: JoinDraft): Partial<Record<keyof JoinDraft, string>> {
   const problems: Partial<Record<keyof JoinDraft, string>> = {};
   const url = draft.url.trim();
-  if (url === "") problems.url = "The workspace's URL, where its `partner server run` listens.";
+  if (url === "") problems.url = "The workspace's URL, where its “partner server run” listens.";
   else if (!/^https?:\/\/[^\s/]+/i.test(url)) problems.url = "An http:// or https:// URL, e.g. https://team.example.";
-  if (draft.token.trim() === "") problems.token = "Your personal token: an admin makes one with `partner server member add`.";
+  if (draft.token.trim() === "") problems.token = "Your personal token: an admin makes one with “partner server member add”.";
   return problems;
 }
 
@@ -38,7 +38,7 @@ export function reachabilityText(view: WorkspaceView): string {
 /** Where the login comes from and where its token is kept. */
 export function sourceText(view: WorkspaceView): string {
   if (view.fromEnvironment) return "named by PARTNER_WORKSPACE, which wins over a saved login at every start";
-  return `the token is kept in ${view.tokenStore}; the CLI (\`partner workspace\`) uses the same login`;
+  return `the token is kept in ${view.tokenStore}; the CLI (“partner workspace”) uses the same login`;
 }
 
 /** Why a workspace the app knows of is not joined (unreachable at start, a refused token); null when none is. */
