@@ -5,97 +5,50 @@
 //! detail, comparison, replay, evidence and clear are the workspace's; a notification posted
 //! signed to the server's webhook path reaches the window as the local listener's captures do.
 use crate::harness::{form, Headless};
+use crate::team::Team;
 use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_api::Secret;
 use partner_console_core::bridge::{CaptureSummary, EvidenceResult, NoteKind};
 use partner_console_core::services::{captures, evidence, listener, notes, workspace};
 use partner_console_core::{AppEvent, ErrorKind};
-use partner_seal::DataKey;
-use partner_server::intake::IntakeConfig;
-use partner_server::{database, members, signing_keys, Role, RunningServer, ServerConfig};
-use partner_testkit::postgres::Postgres;
+use partner_server::{signing_keys, Role};
 use serde_json::json;
 
 /// The subscription the team's notifications come signed for, and its key.
 const SUBSCRIPTION: &str = "sub-team";
 const KEY: &str = "whsec-team-inspector-key";
 
-/// A team: its database and one server, a signing key set.
-struct Team {
-    _pg: Postgres,
-    pool: database::Pool,
-    server: RunningServer,
+/// A team with the subscription's signing key set on its servers.
+async fn start_team() -> Team {
+    let team = Team::start().await;
+    signing_keys::set(&team.pool, &team.key, SUBSCRIPTION, &Secret::new(KEY))
+        .await
+        .expect("a signing key");
+    team
 }
 
-impl Team {
-    async fn start() -> Self {
-        let pg = tokio::task::spawn_blocking(Postgres::start)
-            .await
-            .expect("the task")
-            .expect("a throwaway PostgreSQL");
-        let url = pg.create_database("team").expect("a database");
-        let pool = database::connect(&url, 4).await.expect("connected");
-        let key = DataKey::generate();
-        database::init(&pool, &key).await.expect("init");
-        signing_keys::set(&pool, &key, SUBSCRIPTION, &Secret::new(KEY))
-            .await
-            .expect("a signing key");
-        let server = partner_server::start(
-            pool.clone(),
-            key,
-            ServerConfig {
-                addr: "127.0.0.1:0".parse().expect("an address"),
-                intake: IntakeConfig::default(),
-                junk_rate: Some(20),
-                retention: partner_listener::Retention::default(),
-                sync_every: None,
-                tls: None,
-            },
-        )
+/// Posts a notification signed with the subscription's key to the server's webhook path, as
+/// the service would; the server's answer.
+async fn deliver(team: &Team, event_id: &str) -> u16 {
+    let body = serde_json::to_vec(&json!({
+        "eventId": event_id,
+        "eventType": "TransactionCreated",
+        "resourceType": "transaction",
+        "resourceId": "t-team",
+        "meta": {"resourceType": "transaction"}
+    }))
+    .expect("a body");
+    reqwest::Client::new()
+        .post(team.server.webhook_url("/webhooks"))
+        .header(SIGNATURE_HEADER, sign(KEY.as_bytes(), &body))
+        .header(SUBSCRIPTION_HEADER, SUBSCRIPTION)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
         .await
-        .expect("a server");
-        Self {
-            _pg: pg,
-            pool,
-            server,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.server.local_addr)
-    }
-
-    async fn member(&self, name: &str, role: Role) -> String {
-        members::add(&self.pool, name, role, Some("test"))
-            .await
-            .expect("a member")
-            .expose()
-            .to_string()
-    }
-
-    /// Posts a notification signed with the subscription's key to the server's webhook path,
-    /// as the service would; the server's answer.
-    async fn deliver(&self, event_id: &str) -> u16 {
-        let body = serde_json::to_vec(&json!({
-            "eventId": event_id,
-            "eventType": "TransactionCreated",
-            "resourceType": "transaction",
-            "resourceId": "t-team",
-            "meta": {"resourceType": "transaction"}
-        }))
-        .expect("a body");
-        reqwest::Client::new()
-            .post(self.server.webhook_url("/webhooks"))
-            .header(SIGNATURE_HEADER, sign(KEY.as_bytes(), &body))
-            .header(SUBSCRIPTION_HEADER, SUBSCRIPTION)
-            .header("content-type", "application/json")
-            .body(body)
-            .send()
-            .await
-            .expect("delivered")
-            .status()
-            .as_u16()
-    }
+        .expect("delivered")
+        .status()
+        .as_u16()
 }
 
 async fn joined(team: &Team, token: &str) -> Headless {
@@ -116,7 +69,7 @@ fn every_capture() -> serde_json::Value {
 
 #[tokio::test]
 async fn a_note_written_on_one_console_is_read_on_another_and_a_viewers_writes_are_refused() {
-    let team = Team::start().await;
+    let team = start_team().await;
     let sam = joined(&team, &team.member("sam", Role::Support).await).await;
     let vera = joined(&team, &team.member("vera", Role::Viewer).await).await;
 
@@ -194,15 +147,15 @@ async fn a_note_written_on_one_console_is_read_on_another_and_a_viewers_writes_a
         .expect_err("not joined");
     assert_eq!(alone.kind, ErrorKind::NotConnected);
     assert!(alone.message.contains("team feature"), "{alone:?}");
-    team.server.stop().await.expect("stopped");
+    team.stop().await;
 }
 
 #[tokio::test]
 async fn the_inspector_of_a_joined_console_is_the_workspaces_live_and_under_the_role() {
-    let team = Team::start().await;
+    let team = start_team().await;
     let app = joined(&team, &team.member("dev", Role::Developer).await).await;
-    assert_eq!(team.deliver("e-team-1").await, 200);
-    assert_eq!(team.deliver("e-team-1").await, 200);
+    assert_eq!(deliver(&team, "e-team-1").await, 200);
+    assert_eq!(deliver(&team, "e-team-1").await, 200);
 
     // The page and the counts are the workspace's (the app's own listener took the embedded
     // sandbox's notifications meanwhile, none of which is here).
@@ -267,7 +220,7 @@ async fn the_inspector_of_a_joined_console_is_the_workspaces_live_and_under_the_
     let seen = tokio::time::timeout(std::time::Duration::from_secs(20), async {
         for attempt in 0.. {
             let event_id = format!("e-live-{attempt}");
-            assert_eq!(team.deliver(&event_id).await, 200);
+            assert_eq!(deliver(&team, &event_id).await, 200);
             tokio::time::sleep(std::time::Duration::from_millis(500)).await;
             let arrived: Vec<CaptureSummary> = app
                 .events(|e| match e {
@@ -337,7 +290,7 @@ async fn the_inspector_of_a_joined_console_is_the_workspaces_live_and_under_the_
     // Left: the inspector is this machine's store again.
     workspace::leave(&app.console).await.expect("left");
     captures::local_only(&app.console, "The signature debugger").expect("local again");
-    team.server.stop().await.expect("stopped");
+    team.stop().await;
 }
 
 /// A capture as a workspace's live feed sends it.

@@ -5,29 +5,32 @@
 //! refused with the sentence, a support member's answer sent through the workspace under their
 //! name, the login restored at the next start, and leaving back to this machine's own store.
 use crate::harness::{form, Headless};
+use crate::team::Team;
 use partner_api::Secret;
 use partner_console_core::bridge::{SupportIndexView, SupportPage, WorkspaceView};
 use partner_console_core::services::{support, transactions, workspace};
 use partner_console_core::ErrorKind;
 use partner_sandbox::{ClientCredentials, DemoData, SandboxConfig};
-use partner_seal::DataKey;
-use partner_server::intake::IntakeConfig;
-use partner_server::{database, members, Role, RunningServer, ServerConfig};
-use partner_testkit::postgres::Postgres;
+use partner_server::Role;
 use partner_testkit::TestSandbox;
 use partner_workspace::WorkspaceClient;
 use serde_json::json;
 
-/// A team: its database, one server, its admin's client, and the service it syncs from.
-struct Team {
-    _pg: Postgres,
-    pool: database::Pool,
-    server: RunningServer,
-    admin: WorkspaceClient,
-    service: TestSandbox,
+/// A team whose servers sync from a real sandbox, the service connection set by its admin.
+struct ServiceTeam {
+    team: Team,
+    /// The service the servers sync from, kept running for the test.
+    _service: TestSandbox,
 }
 
-impl Team {
+impl std::ops::Deref for ServiceTeam {
+    type Target = Team;
+    fn deref(&self) -> &Team {
+        &self.team
+    }
+}
+
+impl ServiceTeam {
     async fn start(transactions: usize) -> Self {
         let service = TestSandbox::start_with(SandboxConfig {
             clients: vec![ClientCredentials::generate()],
@@ -35,71 +38,24 @@ impl Team {
             ..SandboxConfig::default()
         })
         .await;
-        let pg = tokio::task::spawn_blocking(Postgres::start)
-            .await
-            .expect("the task")
-            .expect("a throwaway PostgreSQL");
-        let url = pg.create_database("team").expect("a database");
-        let pool = database::connect(&url, 4).await.expect("connected");
-        let key = DataKey::generate();
-        let admin = database::init(&pool, &key)
-            .await
-            .expect("init")
-            .admin_token
-            .expect("the first admin's token");
-        let server = partner_server::start(
-            pool.clone(),
-            key,
-            ServerConfig {
-                addr: "127.0.0.1:0".parse().expect("an address"),
-                intake: IntakeConfig::default(),
-                junk_rate: Some(20),
-                retention: partner_listener::Retention::default(),
-                sync_every: None,
-                tls: None,
-            },
-        )
-        .await
-        .expect("a server");
-        let admin = WorkspaceClient::new(
-            partner_workspace::client::parse_url(&format!("http://{}", server.local_addr))
-                .expect("url"),
-            Secret::new(admin.expose()),
-        )
-        .expect("the admin's client");
-        let team = Self {
-            _pg: pg,
-            pool,
-            server,
-            admin,
-            service,
-        };
+        let team = Team::start().await;
         // The admin sets the service connection the servers call with.
         let answer = reqwest::Client::new()
             .put(format!("{}/api/v1/service", team.url()))
             .bearer_auth(team.admin.token().expose())
             .json(&json!({
-                "baseUrl": team.service.base_url(),
-                "clientId": team.service.client_id(),
-                "clientSecret": team.service.client_secret().expose(),
+                "baseUrl": service.base_url(),
+                "clientId": service.client_id(),
+                "clientSecret": service.client_secret().expose(),
             }))
             .send()
             .await
             .expect("sent");
         assert_eq!(answer.status().as_u16(), 200, "the service connection");
-        team
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.server.local_addr)
-    }
-
-    async fn member(&self, name: &str, role: Role) -> String {
-        members::add(&self.pool, name, role, Some("test"))
-            .await
-            .expect("a member")
-            .expose()
-            .to_string()
+        Self {
+            team,
+            _service: service,
+        }
     }
 }
 
@@ -121,7 +77,7 @@ async fn find(app: &Headless) -> partner_console_core::Result<SupportPage> {
 
 #[tokio::test]
 async fn the_app_joins_a_workspace_answers_from_it_under_its_role_and_leaves_it() {
-    let team = Team::start(30).await;
+    let team = ServiceTeam::start(30).await;
     let viewer = team.member("vera", Role::Viewer).await;
     let supporter = team.member("sam", Role::Support).await;
     let app = Headless::start().await;
@@ -280,7 +236,7 @@ async fn the_app_joins_a_workspace_answers_from_it_under_its_role_and_leaves_it(
     let index = support::view(&app.console).await.expect("the local view");
     assert!(index.workspace.is_none() && !index.exists, "{index:?}");
 
-    team.server.stop().await.expect("stopped");
+    team.team.stop().await;
 }
 
 #[tokio::test]
