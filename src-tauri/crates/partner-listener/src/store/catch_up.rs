@@ -31,8 +31,9 @@ use rusqlite::Connection;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// The longest a reader waits for a running writer's tables to take what its journal holds.
-pub(super) const WAIT: Duration = Duration::from_secs(15);
+/// The longest a reader waits for a running writer's tables to take what its journal holds: as
+/// long as the writer's own reads wait ([`journal::READ_WAIT`]).
+pub(super) const WAIT: Duration = journal::READ_WAIT;
 /// How often it looks meanwhile.
 const POLL: Duration = Duration::from_millis(20);
 
