@@ -2,13 +2,19 @@
 import type { AuditEntryView } from "./AuditEntryView";
 
 /**
- * The newest entries of the audit log.
+ * The newest entries of the audit log: this machine's, or the team workspace's while joined.
  */
 export type AuditLogView = { entries: Array<AuditEntryView>, 
 /**
- * Entries in the log; `entries` are the newest of them.
+ * Entries in the log; `entries` are the newest of them. The workspace does not count its
+ * log: there it is the entries shown, and `older` says whether there are more.
  */
 total: number, 
+/**
+ * The log holds entries older than `entries` that `total` does not count (the
+ * workspace's log past the newest shown; the export has them all).
+ */
+older: boolean, 
 /**
  * Lines of the file that are not entries (kept in the file, not shown).
  */
@@ -19,6 +25,12 @@ unreadable: number,
  */
 unopened: number, 
 /**
- * Where the log is, for the user who wants to `tail` it.
+ * Where the log is: this machine's file, for the user who wants to `tail` it, or the
+ * workspace's URL.
  */
-path: string, };
+path: string, 
+/**
+ * Joined to a team workspace: its URL. The entries are then the workspace's, every
+ * member's writes there, not this machine's.
+ */
+workspace: string | null, };

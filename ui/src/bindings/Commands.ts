@@ -120,9 +120,9 @@ export type Commands = {
   list_calls: [{ since: number }, CallList];
   /** One call as a curl command, its secrets as shell variables. */
   call_as_curl: [{ seq: number }, string];
-  /** The newest writes of the audit log (every connection, the CLI's too). */
+  /** The newest writes of the audit log (every connection, the CLI's too); while joined, the team workspace's (every member's writes there). */
   audit_log: [Record<string, never>, AuditLogView];
-  /** The whole audit log, written where the user chooses. */
+  /** The whole audit log (the team workspace's while joined), written where the user chooses. */
   export_audit_log: [{ format: ExportFormat }, FileJobResult];
   /** The token's state with its deadlines. */
   token_state: [Record<string, never>, TokenView];
@@ -331,8 +331,8 @@ export const INVALIDATES: { readonly [K in keyof Commands]?: (args: Commands[K][
   add_note: (args) => [["notes", args.form.kind, args.form.targetId]],
   support_sync: () => [["support", "find"], ["support", "counts"]],
   support_forget: () => [["support", "find"], ["support", "counts"]],
-  join_workspace: () => [["workspace"], ["support"], ["transaction"], ["capture"], ["compare"], ["notes"]],
-  leave_workspace: () => [["workspace"], ["support"], ["transaction"], ["capture"], ["compare"], ["notes"]],
+  join_workspace: () => [["workspace"], ["support"], ["transaction"], ["capture"], ["compare"], ["notes"], ["audit-log"]],
+  leave_workspace: () => [["workspace"], ["support"], ["transaction"], ["capture"], ["compare"], ["notes"], ["audit-log"]],
   demo_new_transaction: () => [["listing", "transactions"], ["token"]],
   demo_update_transaction: () => [["listing", "transactions"], ["token"]],
   demo_custom_event: () => [["listing", "transactions"], ["token"]],

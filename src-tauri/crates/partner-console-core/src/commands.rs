@@ -107,9 +107,11 @@ macro_rules! for_each_command {
             list_calls(since: u64) -> CallList, invalidates [], sync |c| services::calls::list(c, since);
             /// One call as a curl command, its secrets as shell variables.
             call_as_curl(seq: u64) -> String, invalidates [], sync |c| services::calls::curl(c, seq);
-            /// The newest writes of the audit log (every connection, the CLI's too).
+            /// The newest writes of the audit log (every connection, the CLI's too); while
+            /// joined, the team workspace's (every member's writes there).
             audit_log() -> AuditLogView, invalidates [], async |c| services::audit::list(c).await;
-            /// The whole audit log, written where the user chooses.
+            /// The whole audit log (the team workspace's while joined), written where the user
+            /// chooses.
             export_audit_log(format: ExportFormat) -> FileJobResult, invalidates [],
                 async |c| services::audit::export(c, format).await;
 
@@ -403,7 +405,7 @@ macro_rules! for_each_command {
             join_workspace(form: JoinWorkspaceForm) -> WorkspaceView,
                 invalidates [
                     ["workspace"], ["support"], ["transaction"],
-                    ["capture"], ["compare"], ["notes"]
+                    ["capture"], ["compare"], ["notes"], ["audit-log"]
                 ],
                 async |c| services::workspace::join(c, form).await;
             /// Leaves the team workspace (its saved login deleted): the support desk answers
@@ -411,7 +413,7 @@ macro_rules! for_each_command {
             leave_workspace() -> WorkspaceView,
                 invalidates [
                     ["workspace"], ["support"], ["transaction"],
-                    ["capture"], ["compare"], ["notes"]
+                    ["capture"], ["compare"], ["notes"], ["audit-log"]
                 ],
                 async |c| services::workspace::leave(c).await;
 
