@@ -14,6 +14,7 @@ mod sorts_and_walks;
 mod startup_and_connections;
 mod support_and_links;
 mod team;
+mod team_audit;
 mod team_inspector;
 mod webhooks;
 mod without_subscription_ids;

@@ -1,8 +1,11 @@
 //! A team workspace for the core's tests: a throwaway PostgreSQL with the workspace's schema and
 //! one real `partner-server` in-process over HTTP, its members added straight into the database.
-//! Shared by the tests of the support desk's and the inspector's sides of a workspace
-//! (`workspace`, `team_inspector`), so that the server is started one way.
+//! Shared by the tests of the support desk's, the inspector's and the audit log's sides of a
+//! workspace (`workspace`, `team_inspector`, `team_audit`), so that the server is started and
+//! joined one way.
+use crate::harness::{form, Headless};
 use partner_api::Secret;
+use partner_console_core::services::workspace;
 use partner_seal::DataKey;
 use partner_server::intake::IntakeConfig;
 use partner_server::{database, members, Role, RunningServer, ServerConfig};
@@ -75,6 +78,19 @@ impl Team {
             .expect("a member")
             .expose()
             .to_string()
+    }
+
+    /// A console, started as the app starts, joined to the workspace with `token`.
+    pub async fn joined(&self, token: &str) -> Headless {
+        let app = Headless::start().await;
+        let view = workspace::join(
+            &app.console,
+            form(serde_json::json!({ "url": self.url(), "token": token })),
+        )
+        .await
+        .expect("joined");
+        assert!(view.joined, "{view:?}");
+        app
     }
 
     /// Stops the server (its connections drained); the database goes with the drop.

@@ -51,18 +51,6 @@ async fn deliver(team: &Team, event_id: &str) -> u16 {
         .as_u16()
 }
 
-async fn joined(team: &Team, token: &str) -> Headless {
-    let app = Headless::start().await;
-    let view = workspace::join(
-        &app.console,
-        form(json!({ "url": team.url(), "token": token })),
-    )
-    .await
-    .expect("joined");
-    assert!(view.joined, "{view:?}");
-    app
-}
-
 fn every_capture() -> serde_json::Value {
     json!({"filter": {}, "grouped": false, "offset": 0, "limit": 50, "countPastPage": true})
 }
@@ -70,8 +58,8 @@ fn every_capture() -> serde_json::Value {
 #[tokio::test]
 async fn a_note_written_on_one_console_is_read_on_another_and_a_viewers_writes_are_refused() {
     let team = start_team().await;
-    let sam = joined(&team, &team.member("sam", Role::Support).await).await;
-    let vera = joined(&team, &team.member("vera", Role::Viewer).await).await;
+    let sam = team.joined(&team.member("sam", Role::Support).await).await;
+    let vera = team.joined(&team.member("vera", Role::Viewer).await).await;
 
     let before = chrono::Utc::now();
     let written = notes::add(
@@ -153,7 +141,9 @@ async fn a_note_written_on_one_console_is_read_on_another_and_a_viewers_writes_a
 #[tokio::test]
 async fn the_inspector_of_a_joined_console_is_the_workspaces_live_and_under_the_role() {
     let team = start_team().await;
-    let app = joined(&team, &team.member("dev", Role::Developer).await).await;
+    let app = team
+        .joined(&team.member("dev", Role::Developer).await)
+        .await;
     assert_eq!(deliver(&team, "e-team-1").await, 200);
     assert_eq!(deliver(&team, "e-team-1").await, 200);
 
