@@ -122,7 +122,9 @@ impl CliError {
                 partner_local::Error::Client(error) => CliError::client_status(error),
                 partner_local::Error::Invalid(_) => 2,
                 partner_local::Error::Store(partner_listener::Error::InvalidInput(_)) => 2,
-                partner_local::Error::Store(_) | partner_local::Error::Io { .. } => 4,
+                partner_local::Error::Store(_)
+                | partner_local::Error::Io { .. }
+                | partner_local::Error::Arrivals(_) => 4,
             },
             CliError::Index(error) => match error {
                 partner_index::Error::Client(error) => CliError::client_status(error),

@@ -19,6 +19,10 @@ pub enum Error {
     Client(#[from] partner_client::ClientError),
     #[error(transparent)]
     Store(#[from] partner_listener::Error),
+    /// Another record of arrivals than this machine's store (a team workspace's database)
+    /// could not be read; its own words ([`crate::missed::ArrivalLog`]).
+    #[error("what arrived could not be read: {0}")]
+    Arrivals(String),
 }
 
 impl Error {

@@ -42,6 +42,11 @@
 //! did not otherwise change since `since` is not seen (the listing is walked by the
 //! transaction's `updated`, which a custom event leaves alone in the sandbox); captures removed
 //! by retention or a clear look like notifications that never arrived.
+//!
+//! Where the arrivals come from is an [`ArrivalLog`]: this machine's capture store
+//! ([`StoreReader`], and a [`Store`] through it), or a team workspace's database (partner-server
+//! implements it over its captures table and calls this same [`find_missed`]), so the matching
+//! rule has one home whichever store the notifications reached.
 
 use crate::{Error, Result};
 use chrono::{DateTime, Utc};
@@ -51,9 +56,10 @@ use partner_api::firing::fired_by_event;
 use partner_api::read::{self, Document};
 use partner_api::{EventType, ResourceType, SortSpec, WebhookSubscription};
 use partner_client::{PagerOptions, PartnerClient, WalkEnd, WalkProgress, WALK_PAGER};
-use partner_listener::StoreReader;
+use partner_listener::{Store, StoreReader};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::future::Future;
 use std::ops::ControlFlow;
 use tokio_util::sync::CancellationToken;
 
@@ -63,6 +69,93 @@ pub const CLOCK_MARGIN: chrono::Duration = chrono::Duration::minutes(10);
 
 /// Event lists read at once after the walk.
 const EVENT_READS_IN_FLIGHT: usize = 4;
+
+/// What [`find_missed`] reads of the notifications that arrived: three facts, whatever holds
+/// them. Async, so a database across the network can answer; `Send` futures, so a server can
+/// run the check in its handlers.
+pub trait ArrivalLog {
+    /// The last time the receiver went down; `None` when there is no such record (a team
+    /// workspace's servers keep none: each subscription's `since` is then its first capture).
+    /// `listening_now`: the receiver is serving now, so its current run has not ended.
+    fn last_down(
+        &self,
+        listening_now: bool,
+    ) -> impl Future<Output = Result<Option<DateTime<Utc>>>> + Send;
+
+    /// When the first capture of `subscription_id` still held was received.
+    fn first_capture(
+        &self,
+        subscription_id: &str,
+    ) -> impl Future<Output = Result<Option<DateTime<Utc>>>> + Send;
+
+    /// The (resource type, eventId) of every notification of `subscription_id` received at or
+    /// after `since`, of any verdict (a request that arrived was not missed), each once.
+    fn arrived_since(
+        &self,
+        subscription_id: &str,
+        since: DateTime<Utc>,
+    ) -> impl Future<Output = Result<HashSet<(String, String)>>> + Send;
+}
+
+/// This machine's capture store, read as it always was (its reads are local and quick, so each
+/// answer is ready at once).
+impl ArrivalLog for StoreReader {
+    fn last_down(
+        &self,
+        listening_now: bool,
+    ) -> impl Future<Output = Result<Option<DateTime<Utc>>>> + Send {
+        std::future::ready(self.last_down_time(listening_now).map_err(Error::from))
+    }
+
+    fn first_capture(
+        &self,
+        subscription_id: &str,
+    ) -> impl Future<Output = Result<Option<DateTime<Utc>>>> + Send {
+        std::future::ready(self.first_capture_of(subscription_id).map_err(Error::from))
+    }
+
+    fn arrived_since(
+        &self,
+        subscription_id: &str,
+        since: DateTime<Utc>,
+    ) -> impl Future<Output = Result<HashSet<(String, String)>>> + Send {
+        std::future::ready(
+            StoreReader::arrived_since(self, subscription_id, since)
+                .map(|arrived| {
+                    arrived
+                        .into_iter()
+                        .map(|a| (a.resource_type, a.event_id))
+                        .collect()
+                })
+                .map_err(Error::from),
+        )
+    }
+}
+
+/// The store a listener writes, read through its reader (the app holds one).
+impl ArrivalLog for Store {
+    fn last_down(
+        &self,
+        listening_now: bool,
+    ) -> impl Future<Output = Result<Option<DateTime<Utc>>>> + Send {
+        ArrivalLog::last_down(&**self, listening_now)
+    }
+
+    fn first_capture(
+        &self,
+        subscription_id: &str,
+    ) -> impl Future<Output = Result<Option<DateTime<Utc>>>> + Send {
+        ArrivalLog::first_capture(&**self, subscription_id)
+    }
+
+    fn arrived_since(
+        &self,
+        subscription_id: &str,
+        since: DateTime<Utc>,
+    ) -> impl Future<Output = Result<HashSet<(String, String)>>> + Send {
+        ArrivalLog::arrived_since(&**self, subscription_id, since)
+    }
+}
 
 /// A notification the service should have sent a subscription, of which nothing arrived.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -223,10 +316,11 @@ pub async fn sandbox_give_up_window(
 }
 
 /// Finds the notifications the service should have sent since each subscription's `since` and
-/// that never reached the listener's `store` (see the module's notes for the rules).
-pub async fn find_missed(
+/// that never reached `store` (this machine's capture store, or a workspace's: see
+/// [`ArrivalLog`] and the module's notes for the rules).
+pub async fn find_missed<A: ArrivalLog>(
     client: &PartnerClient,
-    store: &StoreReader,
+    store: &A,
     query: &MissedQuery,
     cancel: &CancellationToken,
     mut progress: impl FnMut(MissedProgress),
@@ -237,7 +331,7 @@ pub async fn find_missed(
         Utc::now() - chrono::Duration::from_std(window).unwrap_or(chrono::Duration::zero())
     });
     let products = all_products(client).await?;
-    let down = store.last_down_time(query.listening_now)?;
+    let down = store.last_down(query.listening_now).await?;
     let mut found_asked = query.subscription_id.is_none();
     let mut checks = Vec::new();
     let mut checked: Vec<Checked> = Vec::new();
@@ -264,7 +358,7 @@ pub async fn find_missed(
             }
             found_asked = true;
             let id = &subscription.subscription_id;
-            let first_capture = store.first_capture_of(id)?;
+            let first_capture = store.first_capture(id).await?;
             let in_scope = first_capture.is_some()
                 || query.all_subscriptions
                 || query.subscription_id.is_some();
@@ -304,11 +398,7 @@ pub async fn find_missed(
                 not_yet_due: 0,
             });
             if let Some((since, _)) = chosen {
-                let arrived = store
-                    .arrived_since(id, since - CLOCK_MARGIN)?
-                    .into_iter()
-                    .map(|a| (a.resource_type, a.event_id))
-                    .collect();
+                let arrived = store.arrived_since(id, since - CLOCK_MARGIN).await?;
                 checked.push(Checked {
                     subscription: subscription.clone(),
                     product_id: product.id.clone(),

@@ -10,6 +10,7 @@
 
 mod call;
 mod evidence;
+mod missed;
 mod products;
 mod transactions;
 
@@ -55,6 +56,7 @@ pub fn router(workspace: Arc<Workspace>) -> Router {
         .merge(transactions::routes())
         .merge(products::routes())
         .merge(evidence::routes())
+        .merge(missed::routes())
         .with_state(workspace)
 }
 

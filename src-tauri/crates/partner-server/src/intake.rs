@@ -99,10 +99,78 @@ pub async fn take(
             Ok(Err(_)) | Err(_) => BodyRead::Incomplete,
         }
     };
+    let (status, answer) = judged_and_stored(
+        &intake,
+        Arrived {
+            started,
+            received_at,
+            is_post: parts.method == axum::http::Method::POST,
+            method: parts.method.to_string(),
+            uri_path: parts.uri.path().to_string(),
+            path,
+            headers,
+            read,
+            peer: Some(peer.to_string()),
+        },
+    )
+    .await;
+    text(status, answer)
+}
 
-    let on_path =
-        parts.uri.path().trim_end_matches('/') == intake.config.path.trim_end_matches('/');
-    let is_post = parts.method == axum::http::Method::POST;
+/// Takes a notification made on this server (a missed one recovered, `crate::missed`) as if it
+/// had been POSTed to the webhook path: the same verdict over the same bytes, the same store,
+/// the same answer, whose status is returned. It comes over no connection, so it has no peer;
+/// and it reaches the workspace whatever stands in front of the servers (TLS, a proxy, an
+/// address bound to every interface), which a request to its own URL would not always.
+pub async fn take_made_here(intake: &Intake, headers: Vec<Header>, body: Vec<u8>) -> u16 {
+    let path = intake.config.path.clone();
+    let (status, _) = judged_and_stored(
+        intake,
+        Arrived {
+            started: Instant::now(),
+            received_at: Utc::now(),
+            is_post: true,
+            method: axum::http::Method::POST.to_string(),
+            uri_path: path.clone(),
+            path,
+            headers,
+            read: BodyRead::Complete(body),
+            peer: None,
+        },
+    )
+    .await;
+    status
+}
+
+/// A request as it arrived, its body read (or not).
+struct Arrived {
+    started: Instant,
+    received_at: chrono::DateTime<Utc>,
+    is_post: bool,
+    method: String,
+    /// The path alone, which decides whether it is the webhook path.
+    uri_path: String,
+    /// The path with its query, as captured.
+    path: String,
+    headers: Vec<Header>,
+    read: BodyRead,
+    peer: Option<String>,
+}
+
+/// Judges `arrived` and stores it; the status and body to answer with.
+async fn judged_and_stored(intake: &Intake, arrived: Arrived) -> (u16, &'static str) {
+    let Arrived {
+        started,
+        received_at,
+        is_post,
+        method,
+        uri_path,
+        path,
+        headers,
+        read,
+        peer,
+    } = arrived;
+    let on_path = uri_path.trim_end_matches('/') == intake.config.path.trim_end_matches('/');
     let subscription_id = header_value(&headers, SUBSCRIPTION_HEADER).map(str::to_string);
     let (body, body_size, judgement) = match read {
         BodyRead::TooLarge(size) => (None, size, plain(Verdict::TooLarge, &[])),
@@ -116,7 +184,7 @@ pub async fn take(
                 partner_listener::judge_at(
                     header_value(&headers, SIGNATURE_HEADER),
                     subscription_id.as_deref(),
-                    Some(parts.uri.path()),
+                    Some(uri_path.as_str()),
                     &bytes,
                     &intake.keys,
                     received_at,
@@ -131,18 +199,18 @@ pub async fn take(
     if judgement.verdict.retention_class() == RetentionClass::Junk
         && intake.flood.fate(judgement.verdict) == Fate::Summarise
     {
-        return text(status, answer);
+        return (status, answer);
     }
     let capture = Capture {
         id: 0,
         received_at,
-        method: parts.method.to_string(),
+        method,
         path,
         replay: header_value(&headers, REPLAY_HEADER).is_some_and(marks_replay),
         headers,
         body,
         body_size,
-        peer: Some(peer.to_string()),
+        peer,
         verdict: judgement.verdict,
         matched_key: judgement.matched_key,
         subscription_id,
@@ -158,9 +226,9 @@ pub async fn take(
         processing_micros: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
     };
     match intake.writer.insert(capture).await {
-        Ok(_) => text(status, answer),
+        Ok(_) => (status, answer),
         // Not committed means not acknowledged: the sender will retry.
-        Err(_) => text(503, "storage unavailable\n"),
+        Err(_) => (503, "storage unavailable\n"),
     }
 }
 

@@ -15,6 +15,8 @@
 //! - [`captures`], [`notes`], [`audit`], [`evidence`]: what the workspace answers;
 //! - [`service`], [`support_index`], [`index_sync`]: the service connection the servers call
 //!   with for everyone, and the support index they sync once for every console;
+//! - [`missed`]: the missed-notification check (partner-local's, over the workspace's captures)
+//!   and the recovery of what it found;
 //! - [`products`]: the service's products, and subscribing or rotating a key through the
 //!   connection, the key kept by the servers;
 //! - [`live`]: what one server hears from the others (LISTEN/NOTIFY);
@@ -35,6 +37,7 @@ pub mod index_sync;
 pub mod intake;
 pub mod live;
 pub mod members;
+pub mod missed;
 pub mod notes;
 pub mod products;
 pub mod retention;

@@ -122,6 +122,7 @@ pub async fn start(
         keys,
         service,
         index,
+        intake: intake.clone(),
         shutdown: shutdown.clone(),
     });
     let webhooks = Router::new()

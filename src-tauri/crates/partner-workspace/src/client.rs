@@ -264,10 +264,22 @@ impl WorkspaceClient {
         path: &str,
         body: &B,
     ) -> Result<T> {
+        self.post_waiting(path, body, CALL_TIMEOUT).await
+    }
+
+    /// [`Self::post`] for a call that may take longer than [`CALL_TIMEOUT`] (the server walks
+    /// the service for it): given up after `timeout` instead.
+    pub async fn post_waiting<B: Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+        timeout: Duration,
+    ) -> Result<T> {
         let url = self.url(path)?;
         let sent = self
             .http
             .post(url)
+            .timeout(timeout)
             .bearer_auth(self.token.expose())
             .json(body)
             .send()

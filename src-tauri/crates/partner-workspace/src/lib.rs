@@ -15,6 +15,8 @@
 //! - [`inspector`]: the inspector's other calls (the filter's counts, a notification's
 //!   attempts, a replay by the server), and [`live`]: the workspace's live feed of captures
 //!   (Server-Sent Events, with a deadline for silence instead of one for the whole answer);
+//! - [`missed`]: the missed-notification check and its recovery, run by the server
+//!   ([`MissedRequest`], [`RecoverRequest`]; the answers are partner-local's reports);
 //! - [`login`]: where a login is kept (the URL in `workspace.json` in the data folder, the token
 //!   in the OS secret store) and which workspace a command acts on (`PARTNER_WORKSPACE` first,
 //!   else the saved login, else none).
@@ -27,6 +29,7 @@ pub mod error;
 pub mod inspector;
 pub mod live;
 pub mod login;
+pub mod missed;
 pub mod roles;
 
 pub use client::{
@@ -36,4 +39,5 @@ pub use error::{Error, Result};
 pub use inspector::CaptureFacets;
 pub use live::LiveFeed;
 pub use login::{resolve, EnvWorkspace, LoginFile, Logins, Resolved, SavedLogin, Source};
+pub use missed::{MissedRequest, RecoverRequest};
 pub use roles::{Action, Role};

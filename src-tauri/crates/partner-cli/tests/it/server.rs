@@ -200,7 +200,7 @@ async fn a_team_server_run_from_the_commands_and_a_console_joined_to_it() {
     // What does not act on the workspace says so before it reads this machine's store.
     let local = partner(
         home,
-        &["listen", "missed", "--since", "1h"],
+        &["listen", "import", "--from", "no-such-export.jsonl"],
         &as_viewer,
         None,
     );
@@ -1214,6 +1214,296 @@ async fn products_subscribed_and_rotated_through_the_workspace_from_the_commands
     )))
     .unwrap();
     assert_eq!(deleted["remaining"], 0, "{deleted}");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+/// `partner listen missed` and `partner listen recover` with a workspace in effect: the check
+/// and the recovery are the servers' (`POST /api/v1/missed`, `…/missed/recover`), printed as
+/// locally; `--db` and `--key` refused, a viewer's recovery refused naming the role.
+// Multi-threaded: the sandbox delivers on this runtime while the commands run and are waited on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn missed_and_recover_through_the_workspace_from_the_commands() {
+    use partner_sandbox::dispatch::DeliveryConfig;
+    use partner_sandbox::{ClientCredentials, SandboxConfig};
+    use std::collections::BTreeSet;
+    use std::time::{Duration, Instant};
+    // Quick to give up: three attempts of at most 2 s, 50 ms apart.
+    let service = partner_testkit::TestSandbox::start_with(SandboxConfig {
+        allow_http_callbacks: true,
+        clients: vec![ClientCredentials::generate()],
+        delivery: DeliveryConfig {
+            retry_delay: Duration::from_millis(50),
+            attempt_timeout: Duration::from_secs(2),
+            max_attempts: 3,
+            ..DeliveryConfig::default()
+        },
+        ..SandboxConfig::default()
+    })
+    .await;
+    let secret = service.client_secret().expose().to_string();
+    let http = reqwest::Client::new();
+    let issued: serde_json::Value = http
+        .post(service.url("/oauth2/v1/token"))
+        .basic_auth(service.client_id(), Some(&secret))
+        .form(&[("grant_type", "client_credentials"), ("scope", "pc pcapi")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let product: serde_json::Value = http
+        .post(service.url("/partner/v2/products"))
+        .bearer_auth(issued["access_token"].as_str().unwrap())
+        .json(&serde_json::json!({
+            "name": "team-missed", "listingName": "Team missed", "requestTypes": ["NEW_REQUEST"],
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let product = product["id"].as_str().unwrap().to_string();
+
+    let pg = tokio::task::spawn_blocking(Postgres::start)
+        .await
+        .unwrap()
+        .unwrap();
+    let database = pg.create_database("team").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    stdout(&partner(
+        home,
+        &["server", "init", "--database", &database],
+        &[],
+        None,
+    ));
+    let member = |name: &str, role: &str| {
+        token(&stdout(&partner(
+            home,
+            &[
+                "server",
+                "member",
+                "add",
+                name,
+                "--role",
+                role,
+                "--database",
+                &database,
+            ],
+            &[],
+            None,
+        )))
+    };
+    let (viewer, developer) = (member("vera", "viewer"), member("dev", "developer"));
+    stdout(&partner(
+        home,
+        &[
+            "server",
+            "service",
+            "set",
+            "--base-url",
+            service.base_url(),
+            "--client-id",
+            service.client_id(),
+            "--client-secret-stdin",
+            "--database",
+            &database,
+        ],
+        &[],
+        Some(&format!("{secret}\n")),
+    ));
+    // The receiver the subscription names, stopped later.
+    let (mut receiver, url) = run_server(home, &database);
+    let member_of = |base: String| {
+        move |token: &str, args: &[&str]| {
+            partner(
+                home,
+                args,
+                &[
+                    ("PARTNER_WORKSPACE", base.as_str()),
+                    ("PARTNER_WORKSPACE_TOKEN", token),
+                ],
+                None,
+            )
+        }
+    };
+    let as_member = member_of(url.trim_end_matches("/webhooks").to_string());
+    let subscribed: serde_json::Value = serde_json::from_str(&stdout(&as_member(
+        &developer,
+        &[
+            "products",
+            "subscribe",
+            &product,
+            "--webhook",
+            &format!("transaction={url}"),
+            "--output",
+            "json",
+        ],
+    )))
+    .unwrap();
+    let id = subscribed["subscriptionId"].as_str().unwrap().to_string();
+
+    let lender = |method: reqwest::Method, path: String, body: serde_json::Value| {
+        let (http, service) = (&http, &service);
+        async move {
+            let response = http
+                .request(method, service.url(&path))
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            assert!(response.status().is_success(), "{path}");
+            response.json::<serde_json::Value>().await.unwrap()
+        }
+    };
+    let settled = || async {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let records = lender(
+                reqwest::Method::GET,
+                "/sandbox/v1/deliveries".into(),
+                serde_json::Value::Null,
+            )
+            .await;
+            let records = records.as_array().unwrap().clone();
+            if records.iter().all(|r| r["state"] != "pending") {
+                return records;
+            }
+            assert!(Instant::now() < deadline, "{records:?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    let transaction = |updated: bool| {
+        let (lender, product) = (&lender, &product);
+        async move {
+            let created = lender(
+                reqwest::Method::POST,
+                "/sandbox/v1/transactions".into(),
+                serde_json::json!({"productId": product, "requestType": "NEW_REQUEST"}),
+            )
+            .await;
+            if updated {
+                let id = created["id"].as_str().unwrap();
+                lender(
+                    reqwest::Method::PATCH,
+                    format!("/sandbox/v1/transactions/{id}"),
+                    serde_json::json!({"loan": {"loanAmount": 300000}}),
+                )
+                .await;
+            }
+        }
+    };
+
+    // Up: delivered and captured. Then the receiver is gone and the sandbox gives up.
+    transaction(false).await;
+    let before = settled().await;
+    assert!(
+        before.iter().all(|r| r["state"] == "delivered"),
+        "{before:?}"
+    );
+    receiver.kill().unwrap();
+    receiver.wait().unwrap();
+    transaction(true).await;
+    let discarded: BTreeSet<(String, String)> = settled()
+        .await
+        .iter()
+        .filter(|r| r["state"] == "discarded")
+        .map(|r| {
+            (
+                r["subscriptionId"].as_str().unwrap().to_string(),
+                r["eventId"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(!discarded.is_empty());
+    assert!(discarded
+        .iter()
+        .all(|(subscription, _)| *subscription == id));
+
+    // Another server of the workspace answers the members.
+    let (mut server, url) = run_server(home, &database);
+    let as_member = member_of(url.trim_end_matches("/webhooks").to_string());
+    let pairs = |out: &str| -> BTreeSet<(String, String)> {
+        out.lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+            .map(|m| {
+                (
+                    m["subscriptionId"].as_str().unwrap().to_string(),
+                    m["eventId"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let checked = as_member(&viewer, &["listen", "missed", "--until", "now", "--json"]);
+    let listed = stdout(&checked);
+    assert_eq!(pairs(&listed), discarded, "{listed}");
+    assert_eq!(listed.lines().count(), discarded.len());
+    let said = String::from_utf8_lossy(&checked.stderr);
+    assert!(said.contains("(its first capture)"), "{said}");
+    assert!(!said.contains("this machine's capture store"), "{said}");
+
+    // This machine's store and keys do not apply to a workspace: refused, not ignored.
+    let with_db = as_member(&viewer, &["listen", "missed", "--db", "x.sqlite3"]);
+    assert_eq!(with_db.status.code(), Some(2), "{with_db:?}");
+    assert!(String::from_utf8_lossy(&with_db.stderr)
+        .contains("--db does not apply to a team workspace"));
+    let with_key = as_member(&developer, &["listen", "recover", "--key", "sub=k"]);
+    assert_eq!(with_key.status.code(), Some(2), "{with_key:?}");
+    assert!(String::from_utf8_lossy(&with_key.stderr)
+        .contains("--key does not apply to a team workspace"));
+
+    // A viewer may not recover: exit 1, the role named.
+    let refused = as_member(&viewer, &["listen", "recover", "--until", "now"]);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("a viewer may not recover missed notifications: it takes the developer role"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+
+    // A developer's: each sent to the workspace's own intake and acknowledged.
+    let recovered = as_member(
+        &developer,
+        &["listen", "recover", "--until", "now", "--json"],
+    );
+    let outcomes = stdout(&recovered);
+    assert_eq!(pairs(&outcomes), discarded, "{outcomes}");
+    for line in outcomes.lines() {
+        let outcome: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(outcome["status"], 200, "{outcome}");
+        assert_eq!(outcome["acknowledged"], true, "{outcome}");
+    }
+    let n = discarded.len();
+    assert!(
+        String::from_utf8_lossy(&recovered.stderr)
+            .contains(&format!("{n} of {n} recovered notifications acknowledged")),
+        "{}",
+        String::from_utf8_lossy(&recovered.stderr)
+    );
+
+    // The workspace captured them valid, as replays; the check finds nothing missed now.
+    let seen = stdout(&as_member(&viewer, &["listen", "captures", "--json"]));
+    let replays: BTreeSet<(String, String)> = seen
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|c| c["replay"] == true && c["verdict"] == "valid")
+        .map(|c| {
+            (
+                c["subscriptionId"].as_str().unwrap().to_string(),
+                c["eventId"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(replays, discarded, "{seen}");
+    let again = stdout(&as_member(
+        &viewer,
+        &["listen", "missed", "--until", "now", "--json"],
+    ));
+    assert!(again.is_empty(), "{again}");
     server.kill().unwrap();
     server.wait().unwrap();
 }

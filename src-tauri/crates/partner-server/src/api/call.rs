@@ -31,6 +31,9 @@ pub struct Workspace {
     pub service: crate::service::Service,
     /// The support index, synced once for every console.
     pub index: crate::support_index::WorkspaceIndex,
+    /// The webhook intake: a recovery of a missed notification is taken by it in process
+    /// (`crate::intake::take_made_here`).
+    pub intake: Arc<crate::intake::Intake>,
     /// Cancelled when the server stops: live feeds end, so a graceful stop does not wait on
     /// them forever.
     pub shutdown: tokio_util::sync::CancellationToken,

@@ -7,9 +7,17 @@
 //! writer lock. Rows go to stdout (a table, or one JSON object per line with `--json`); the
 //! per-subscription summary and progress go to stderr. Ctrl-C stops the walk: what was found
 //! so far is printed, and the exit status is 130.
+//!
+//! With a team workspace in effect, the workspace's servers run the same check over its
+//! captures with the team's connection (`POST /api/v1/missed`), and a recovery is theirs too
+//! (`POST /api/v1/missed/recover`: signed with the keys they hold, sent to `--to` or the
+//! workspace's own intake); the output is printed by the same functions. `--db` and `--key`
+//! name this machine's store and keys, which the workspace does not use: they are refused
+//! there rather than ignored.
 
 use crate::commands::connect::ConnectionArgs;
 use crate::commands::render::Row;
+use crate::commands::workspace::Workspace;
 use crate::error::{CliError, Result};
 use chrono::{DateTime, Utc};
 use clap::Args as ClapArgs;
@@ -41,7 +49,8 @@ pub struct MissedArgs {
     #[arg(long)]
     pub all_subscriptions: bool,
     /// The capture store to compare with (it changes nothing but, after a crash, writes in what
-    /// the listener acknowledged). Default: the console's data folder.
+    /// the listener acknowledged). Default: the console's data folder. Not with a team
+    /// workspace, whose servers compare with its captures.
     #[arg(long, value_name = "FILE")]
     pub db: Option<PathBuf>,
     /// One JSON object per missed notification instead of a table.
@@ -97,11 +106,12 @@ pub struct RecoverArgs {
     #[command(flatten)]
     pub missed: MissedArgs,
     /// Where to send them. Default: the console's listener (its saved address, or
-    /// PARTNER_LISTENER_ADDR, and its path).
+    /// PARTNER_LISTENER_ADDR, and its path); with a team workspace, its own intake.
     #[arg(long, value_name = "URL")]
     pub to: Option<String>,
     /// A subscription's signing key as SUBSCRIPTION_ID=KEY (repeatable); the keychain's keys
     /// (those `products subscribe`, `rotate-key` and the app keep) are used for the others.
+    /// Not with a team workspace, whose servers sign with the keys they hold.
     #[arg(long = "key", value_name = "SUBSCRIPTION_ID=KEY")]
     pub keys: Vec<String>,
     /// Only list what would be sent, and where.
@@ -109,10 +119,111 @@ pub struct RecoverArgs {
     pub dry_run: bool,
 }
 
+/// What a workspace's check is asked, from the same options.
+fn workspace_request(args: &MissedArgs) -> partner_workspace::MissedRequest {
+    partner_workspace::MissedRequest {
+        since: args.since,
+        until: args.until,
+        subscription_id: args.subscription.clone(),
+        all_subscriptions: args.all_subscriptions,
+    }
+}
+
+/// `--db` / `--key` with a workspace: refused, naming the flag (they would do nothing there).
+fn refuse_local_flags(db: bool, keys: bool) -> Result<()> {
+    let flag = match (db, keys) {
+        (true, _) => "--db",
+        (false, true) => "--key",
+        (false, false) => return Ok(()),
+    };
+    Err(CliError::Usage(format!(
+        "{flag} does not apply to a team workspace: its servers check the workspace's captures \
+         and sign recoveries with the keys they hold (unset PARTNER_WORKSPACE, or `partner \
+         workspace logout`, to check this machine's store)"
+    )))
+}
+
+/// `partner listen missed` on a team workspace: the check run by its servers.
+pub async fn run_on_workspace(workspace: &Workspace, args: MissedArgs) -> Result<()> {
+    refuse_local_flags(args.db.is_some(), false)?;
+    let report = workspace.missed(&workspace_request(&args)).await?;
+    crate::commands::render::write_lines(&report.missed, args.json)?;
+    print_summary(&report, Checked::Workspace);
+    if report.cancelled {
+        return Err(CliError::Cancelled);
+    }
+    Ok(())
+}
+
+/// `partner listen recover` on a team workspace: the check and the sends are its servers'.
+pub async fn run_recover_on_workspace(workspace: &Workspace, args: RecoverArgs) -> Result<()> {
+    refuse_local_flags(args.missed.db.is_some(), !args.keys.is_empty())?;
+    // A bad URL is told here, as locally, before the workspace is asked anything.
+    let to = match args.to.as_deref() {
+        Some(url) => Some(partner_listener::outbound::parse_target(url.trim())?.to_string()),
+        None => None,
+    };
+    let place = match &to {
+        Some(url) => url.clone(),
+        None => format!(
+            "the workspace's own intake ({}/webhooks)",
+            workspace.describe()
+        ),
+    };
+    let request = workspace_request(&args.missed);
+    if args.dry_run {
+        let report = workspace.missed(&request).await?;
+        print_summary(&report, Checked::Workspace);
+        if report.missed.is_empty() {
+            eprintln!("partner: nothing to recover");
+            return Ok(());
+        }
+        crate::commands::render::write_lines(&report.missed, args.missed.json)?;
+        eprintln!(
+            "partner: would send {} notifications to {place} (--dry-run: none sent)",
+            report.missed.len()
+        );
+        return Ok(());
+    }
+    let recovered = workspace
+        .recover(&partner_workspace::RecoverRequest {
+            missed: request,
+            to,
+        })
+        .await?;
+    if recovered.outcomes.is_empty() && !recovered.cancelled {
+        eprintln!("partner: nothing to recover");
+        return Ok(());
+    }
+    told_recovered(&recovered, args.missed.json, &place)
+}
+
+/// The outcomes on stdout, how many were acknowledged on stderr, and the exit status they make.
+fn told_recovered(
+    recovered: &partner_local::recover::RecoveryReport,
+    json: bool,
+    place: &str,
+) -> Result<()> {
+    crate::commands::render::write_lines(&recovered.outcomes, json)?;
+    let acknowledged = recovered.acknowledged();
+    let sent = recovered.outcomes.len();
+    eprintln!("partner: {acknowledged} of {sent} recovered notifications acknowledged by {place}");
+    if recovered.cancelled {
+        return Err(CliError::Cancelled);
+    }
+    if acknowledged < sent {
+        return Err(CliError::SendsFailed(format!(
+            "{} of {sent} recovered notifications were not acknowledged",
+            sent - acknowledged
+        )));
+    }
+    Ok(())
+}
+
 pub async fn run(args: MissedArgs, db: PathBuf) -> Result<()> {
     let report = find(&args, db).await?;
     crate::commands::render::write_lines(&report.missed, args.json)?;
-    print_summary(&report);
+    print_summary(&report, Checked::ThisStore);
     if report.cancelled {
         return Err(CliError::Cancelled);
     }
@@ -131,7 +242,7 @@ pub async fn run_recover(args: RecoverArgs, db: PathBuf) -> Result<()> {
         }
     };
     let report = find(&args.missed, db).await?;
-    print_summary(&report);
+    print_summary(&report, Checked::ThisStore);
     if report.cancelled {
         return Err(CliError::Cancelled);
     }
@@ -174,20 +285,7 @@ pub async fn run_recover(args: RecoverArgs, db: PathBuf) -> Result<()> {
     if show_progress {
         eprint!("\r\x1b[2K");
     }
-    crate::commands::render::write_lines(&recovered.outcomes, args.missed.json)?;
-    let acknowledged = recovered.acknowledged();
-    let sent = recovered.outcomes.len();
-    eprintln!("partner: {acknowledged} of {sent} recovered notifications acknowledged by {target}");
-    if recovered.cancelled {
-        return Err(CliError::Cancelled);
-    }
-    if acknowledged < sent {
-        return Err(CliError::SendsFailed(format!(
-            "{} of {sent} recovered notifications were not acknowledged",
-            sent - acknowledged
-        )));
-    }
-    Ok(())
+    told_recovered(&recovered, args.missed.json, target.as_str())
 }
 
 impl Row for partner_local::recover::RecoveryOutcome {
@@ -274,7 +372,14 @@ fn progress_line(step: &MissedProgress) {
     eprint!("\r\x1b[2K{line}");
 }
 
-fn print_summary(report: &MissedReport) {
+/// Whose captures a check compared with, for the summary's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Checked {
+    ThisStore,
+    Workspace,
+}
+
+fn print_summary(report: &MissedReport, checked: Checked) {
     if report.transactions_without_product > 0 {
         eprintln!(
             "partner: {} changed transactions name no product, so which subscription should have heard of them cannot be told: not checked",
@@ -283,11 +388,19 @@ fn print_summary(report: &MissedReport) {
     }
     for check in &report.subscriptions {
         let Some(since) = check.since else {
-            let why = match check.not_checked_because {
-                Some(NotChecked::NeverCaptured) => {
+            let why = match (check.not_checked_because, checked) {
+                (Some(NotChecked::NeverCaptured), Checked::ThisStore) => {
                     "this store never captured anything of it (it may point at another receiver; name it with --subscription or give --all-subscriptions)"
                 }
-                _ => "the listener has no record of going down and no capture of it (give --since)",
+                (Some(NotChecked::NeverCaptured), Checked::Workspace) => {
+                    "the workspace never captured anything of it (it may point at another receiver; name it with --subscription or give --all-subscriptions)"
+                }
+                (_, Checked::ThisStore) => {
+                    "the listener has no record of going down and no capture of it (give --since)"
+                }
+                (_, Checked::Workspace) => {
+                    "the workspace holds no capture of it (give --since)"
+                }
             };
             eprintln!("partner: {} not checked: {why}", check.subscription_id);
             continue;

@@ -4,7 +4,8 @@
 //! writes a redacted evidence bundle for a support ticket instead), `clear` deletes captures,
 //! `captures` lists them with the desktop inspector's filters and search, `runs` lists the
 //! listener's runs, `missed` / `recover` find and resend the notifications the service gave up
-//! on, `replay` sends captures again to a receiver. This module holds the options' shape and
+//! on (a team workspace's servers do both when one is in effect), `replay` sends captures
+//! again to a receiver. This module holds the options' shape and
 //! sends each subcommand to its module.
 //!
 //! Every subcommand uses the same store as the desktop app by default
@@ -74,10 +75,7 @@ pub enum Action {
 }
 
 pub async fn run(args: Args) -> Result<()> {
-    if matches!(
-        args.action,
-        Some(Action::Import(_) | Action::Missed(_) | Action::Recover(_) | Action::Replay(_))
-    ) {
+    if matches!(args.action, Some(Action::Import(_) | Action::Replay(_))) {
         local_only_note();
     }
     match args.action {
@@ -91,14 +89,22 @@ pub async fn run(args: Args) -> Result<()> {
         Some(Action::Import(import_args)) => import::run(import_args).await,
         Some(Action::Clear(clear_args)) => clear::run(clear_args).await,
         Some(Action::Captures(captures_args)) => captures::run(captures_args).await,
-        Some(Action::Missed(mut missed_args)) => {
+        Some(Action::Missed(missed_args)) => {
+            if let Some(workspace) = crate::commands::workspace::Workspace::from_env()? {
+                return missed::run_on_workspace(&workspace, missed_args).await;
+            }
+            let mut missed_args = missed_args;
             let db = match missed_args.db.take() {
                 Some(db) => db,
                 None => default_db()?,
             };
             missed::run(missed_args, db).await
         }
-        Some(Action::Recover(mut recover_args)) => {
+        Some(Action::Recover(recover_args)) => {
+            if let Some(workspace) = crate::commands::workspace::Workspace::from_env()? {
+                return missed::run_recover_on_workspace(&workspace, recover_args).await;
+            }
+            let mut recover_args = recover_args;
             let db = match recover_args.missed.db.take() {
                 Some(db) => db,
                 None => default_db()?,
@@ -120,8 +126,8 @@ fn local_only_note() {
     if let Ok(Some(workspace)) = crate::commands::workspace::Workspace::from_env() {
         eprintln!(
             "partner: note: this command acts on this machine's capture store, not on the team \
-             workspace {} (its missed check, recovery, replay and import are not offered \
-             through the workspace yet)",
+             workspace {} (its replay and import are not offered through the workspace \
+             yet)",
             workspace.describe()
         );
     }
