@@ -1685,6 +1685,36 @@ await step("team workspace: a viewer sees what the role may not do disabled, wit
   assert.equal(await (await $("section[aria-label=Notes] button[type=submit]")).isEnabled(), false, "a viewer's Add is disabled");
   await (await $("section[aria-label=Notes]")).scrollIntoView();
   await shot("workspace-viewer-note");
+  // The transaction is the team's service's (the app's own connection, its embedded sandbox,
+  // has no such id): its events come through the workspace, and "Go to" finds it there.
+  const transactionId = decodeURIComponent(workspace.transactionHash.replace(/^#\/transactions\//, "").split("?")[0]);
+  await browser.waitUntil(async () => (await browser.$$("ol[aria-label='Events timeline'] li[data-event-id]")).length >= 1, { timeout: 15000, timeoutMsg: "the team's transaction showed no events" });
+  assert.equal(await (await $("section.card [role=alert]")).isExisting(), false, "no error beside the events");
+  await go("#/products");
+  const goTo = await $("form[aria-label='Go to'] input");
+  await goTo.setValue(transactionId);
+  await browser.keys("Enter");
+  await browser.waitUntil(async () => (await browser.execute(() => window.location.hash)) === `#/transactions/${encodeURIComponent(transactionId)}`, { timeout: 15000, timeoutMsg: "Go to did not open the team's transaction" });
+  await browser.keys(["Control", "k"]);
+  const command = await $("[role=dialog] input[aria-label=Command]");
+  await command.waitForExist({ timeout: 5000 });
+  await command.setValue("no-such-team-thing-42");
+  await browser.keys("Enter");
+  await waitText("[data-testid=palette-message]", /Nothing named no-such-team-thing-42 in the team workspace/);
+  await browser.keys("Escape");
+  // The audit log is the workspace's: Sam's writes, by name and role, seen by Vera.
+  await go("#/audit");
+  await waitText("[data-testid=audit-workspace]", new RegExp(workspace.url.replace(/[.]/g, "\\.")));
+  await browser.waitUntil(async () => (await $$text("[data-testid=audit-row]")).some((t) => /Sam/.test(t)), { timeout: 15000, timeoutMsg: "the workspace's audit log does not show Sam's writes" });
+  await shot("workspace-audit");
+  await browser.setWindowSize(960, 600);
+  try {
+    const overflow = await browser.execute(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `no sideways scrolling on the audit log (${overflow} px)`);
+    await shot("small-workspace-audit");
+  } finally {
+    await browser.setWindowSize(1280, 800);
+  }
   await leaveWorkspace();
   assert.doesNotMatch(await text(".topbar"), /Team:/);
   await go("#/support");

@@ -386,7 +386,7 @@ macro_rules! for_each_command {
                 async |c| services::support::forget(c).await;
             /// Opens anything by its id or `resourceRef`, on the active connection.
             go_to(text: String) -> GoToTarget, invalidates [],
-                async |c| services::support::go_to(c, &text).await;
+                async |c| services::go_to::go_to(c, &text).await;
             /// The `partner-console://` link to a transaction (or one of its events) or a
             /// product on the active connection.
             resource_link(screen: String, id: String, event_id: Option<String>) -> String,

@@ -15,6 +15,8 @@
 //! - [`inspector`]: the inspector's other calls (the filter's counts, a notification's
 //!   attempts, a replay by the server), and [`live`]: the workspace's live feed of captures
 //!   (Server-Sent Events, with a deadline for silence instead of one for the whole answer);
+//! - [`resources`]: the service's resources read through the workspace (a transaction from the
+//!   team's index, its events, a product, an answer sent, the service's address);
 //! - [`missed`]: the missed-notification check and its recovery, run by the server
 //!   ([`MissedRequest`], [`RecoverRequest`]; the answers are partner-local's reports);
 //! - [`login`]: where a login is kept (the URL in `workspace.json` in the data folder, the token
@@ -30,6 +32,7 @@ pub mod inspector;
 pub mod live;
 pub mod login;
 pub mod missed;
+pub mod resources;
 pub mod roles;
 
 pub use client::{
@@ -39,5 +42,6 @@ pub use error::{Error, Result};
 pub use inspector::CaptureFacets;
 pub use live::LiveFeed;
 pub use login::{resolve, EnvWorkspace, LoginFile, Logins, Resolved, SavedLogin, Source};
-pub use missed::{MissedRequest, RecoverRequest};
+pub use missed::{MissedRequest, NotificationKey, RecoverRequest};
+pub use resources::ServiceConnection;
 pub use roles::{Action, Role};

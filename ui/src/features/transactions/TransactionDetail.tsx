@@ -61,7 +61,7 @@ export function TransactionDetail({ id, eventId = null }: { id: string; eventId?
           <h2>Events timeline</h2>
           {timeline.isError && <ErrorPanel error={timeline.error} compact onRetry={() => void timeline.refetch()} />}
           {eventMissing && (
-            <p className="notice" role="status">Event <code><Id value={eventId} /></code> is not in this transaction's timeline on the active connection.</p>
+            <p className="notice" role="status">Event <code><Id value={eventId} /></code> is not in this transaction's timeline as the service answers it now.</p>
           )}
           <ol className="timeline" aria-label="Events timeline">
             {events.map((e) => (

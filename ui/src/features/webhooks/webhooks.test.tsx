@@ -638,7 +638,7 @@ describe("a capture's detail", () => {
     fireEvent.click(await screen.findByTestId("open-resource"));
     expect(window.location.hash).toBe("#/transactions/t-1/events/e-7");
     view.unmount();
-    mockCommands({ capture_detail: () => detail({ open: { kind: "refused", reason: "Not offered: the resourceRef points at http://evil.example, not at the active connection." } }) });
+    mockCommands({ capture_detail: () => detail({ open: { kind: "refused", reason: "Not offered: the resourceRef points at http://evil.example, not at the service this console reads." } }) });
     renderWithClient(<CaptureDetailPane id={7} onSelect={() => {}} />);
     expect(await screen.findByTestId("open-refused")).toHaveTextContent("points at http://evil.example");
     expect(screen.queryByTestId("open-resource")).toBeNull();

@@ -262,7 +262,7 @@ pub fn open_resource(capture: &Capture, base_url: Option<&str>) -> OpenResource 
             event_id,
         },
         Err(ResourceRefMismatch::OtherService { found, expected }) => refused(format!(
-            "Not offered: the resourceRef points at {found}, not at the active connection ({expected})."
+            "Not offered: the resourceRef points at {found}, not at the service this console reads ({expected})."
         )),
         Err(mismatch) => refused(format!("Not offered: {mismatch}.")),
     }
@@ -531,18 +531,20 @@ pub fn detail(state: &AppState, id: i64) -> Result<crate::bridge::CaptureDetail>
 }
 
 /// [`detail`] as the window asks for it: a capture of the workspace while joined (its server
-/// keeps no record of forwards, so none are listed), else of the store, read on the blocking
-/// pool.
+/// keeps no record of forwards, so none are listed; "Open" is offered for a notification about
+/// the service the workspace's servers call, which the transaction page then reads through the
+/// workspace), else of the store, read on the blocking pool.
 pub async fn detail_shown(app: &Console, id: i64) -> Result<crate::bridge::CaptureDetail> {
     if let Some(joined) = workspace::joined(app.state()) {
         let state = app.state();
         let capture = workspace::answered(state, joined.client.capture(id).await)?;
         let attempts = workspace::answered(state, joined.client.capture_attempts(id).await)?;
+        let service = workspace::answered(state, joined.client.service_connection().await)?;
         return Ok(detail_view(
             &capture,
             attempts.iter().map(summary).collect(),
             Vec::new(),
-            state.base_url().as_deref(),
+            service.as_ref().map(|service| service.base_url.as_str()),
         ));
     }
     app.blocking(move |app| detail(app, id)).await

@@ -20,6 +20,7 @@ pub mod exports;
 pub mod faults;
 pub mod file_dialog;
 pub mod form;
+pub mod go_to;
 pub mod instance;
 pub mod jobs;
 pub mod keys;

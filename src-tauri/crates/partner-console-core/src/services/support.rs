@@ -1,5 +1,6 @@
 //! The support desk: the active connection's local index (`partner-index`: an encrypted copy of
-//! its transactions and products, its key in the keychain), and "Go to" any id.
+//! its transactions and products, its key in the keychain). "Go to" any id is
+//! `services::go_to`.
 //!
 //! Why a cache of the open index: SQLCipher decrypts every page it reads, and the index keeps a
 //! page cache of its own; opening the file for each question would throw it away (and read the
@@ -16,9 +17,8 @@
 //! servers hold the service connection and sync once for everyone; this machine's copy is left
 //! as it is, and used again when the workspace is left.
 use crate::bridge::{
-    ConnectionView, FileJobResult, GoToTarget, Progress, SupportCount, SupportCounts,
-    SupportExportForm, SupportFilter, SupportIndexView, SupportPage, SupportQuery, SupportSyncForm,
-    SupportSyncResult,
+    ConnectionView, FileJobResult, Progress, SupportCount, SupportCounts, SupportExportForm,
+    SupportFilter, SupportIndexView, SupportPage, SupportQuery, SupportSyncForm, SupportSyncResult,
 };
 use crate::console::{AppEvent, Console};
 use crate::error::{AppError, ErrorKind, Result};
@@ -28,7 +28,7 @@ use crate::services::workspace::{self, Joined};
 use crate::state::locked;
 use crate::state::{AppState, FileIdentity, OpenIndex};
 use partner_api::ResourceAddress;
-use partner_client::{ClientError, PartnerClient};
+use partner_client::PartnerClient;
 use partner_index::{ChangeKind, Index, SyncEnd};
 use partner_listener::{Listener, LiveEvent, Verdict};
 use partner_local::Environment;
@@ -624,119 +624,6 @@ pub fn follow_captures(app: Console, listener: &Listener, stop: CancellationToke
             }
         }
     });
-}
-
-/// Where "Go to" takes the user for `text`: a transaction id, a product id, an event id (of a
-/// capture the listener kept), or a `resourceRef` URL, each looked up on the active connection
-/// (`GET /transactions/{id}`, `GET /products/{id}`), never by walking a listing.
-pub async fn go_to(state: &AppState, text: &str) -> Result<GoToTarget> {
-    let wanted = text.trim();
-    if wanted.is_empty() {
-        return Ok(GoToTarget::NotFound {
-            message:
-                "Type or paste a transaction id, an event id, a product id or a resourceRef URL."
-                    .into(),
-        });
-    }
-    let (connection, client) = active(state)?;
-    let transaction = |transaction_id: String, event_id: Option<String>| GoToTarget::Transaction {
-        transaction_id,
-        event_id,
-    };
-    if wanted.contains("://") {
-        return Ok(
-            match partner_api::resource_at(&connection.base_url, wanted) {
-                Ok(ResourceAddress::Transaction { transaction_id }) => {
-                    match found(client.get_transaction(&transaction_id).await)? {
-                        true => transaction(transaction_id, None),
-                        false => not_found(&connection, &format!("transaction {transaction_id}")),
-                    }
-                }
-                Ok(ResourceAddress::Event {
-                    transaction_id,
-                    event_id,
-                }) => match found(client.get_transaction(&transaction_id).await)? {
-                    true => transaction(transaction_id, Some(event_id)),
-                    false => not_found(&connection, &format!("transaction {transaction_id}")),
-                },
-                Err(mismatch) => GoToTarget::NotFound {
-                    message: format!("{}.", crate::error::capitalised(&mismatch.to_string())),
-                },
-            },
-        );
-    }
-    if found(client.get_transaction(wanted).await)? {
-        return Ok(transaction(wanted.to_string(), None));
-    }
-    if found(client.get_product(wanted).await)? {
-        return Ok(GoToTarget::Product {
-            product_id: wanted.to_string(),
-        });
-    }
-    // An event id: the notification the listener kept for it names its transaction.
-    if let Some((transaction_id, event_id)) = captured_event(state, &connection, wanted)? {
-        if found(client.get_transaction(&transaction_id).await)? {
-            return Ok(transaction(transaction_id, Some(event_id)));
-        }
-    }
-    Ok(not_found(&connection, wanted))
-}
-
-/// Whether a lookup found its resource (404 is "no"; any other failure is an error).
-fn found<T>(answer: std::result::Result<T, ClientError>) -> Result<bool> {
-    match answer {
-        Ok(_) => Ok(true),
-        Err(ClientError::NotFound { .. }) => Ok(false),
-        Err(error) => Err(error.into()),
-    }
-}
-
-fn not_found(connection: &ConnectionView, what: &str) -> GoToTarget {
-    GoToTarget::NotFound {
-        message: format!(
-            "Nothing named {what} on {}: not a transaction, a product, or the eventId of a notification the listener kept.",
-            connection.label
-        ),
-    }
-}
-
-/// The transaction (and event) of a notification with eventId `event_id` in the capture store,
-/// when it is about the active connection's service.
-fn captured_event(
-    state: &AppState,
-    connection: &ConnectionView,
-    event_id: &str,
-) -> Result<Option<(String, String)>> {
-    let Ok(store) = state.captures() else {
-        return Ok(None);
-    };
-    let page = store.page(&partner_listener::CaptureQuery {
-        filter: partner_listener::CaptureFilter {
-            text: Some(event_id.to_string()),
-            ..partner_listener::CaptureFilter::default()
-        },
-        limit: 20,
-        // Only the rows: the count is not shown.
-        count: partner_listener::HitCount::ThroughPage,
-        ..partner_listener::CaptureQuery::default()
-    })?;
-    for listed in page.items {
-        let fields = &listed.capture.fields;
-        if fields.event_id.as_deref() != Some(event_id) {
-            continue;
-        }
-        let Some(reference) = fields.resource_ref.as_deref() else {
-            continue;
-        };
-        match partner_api::resource_at(&connection.base_url, reference) {
-            Ok(ResourceAddress::Event { transaction_id, .. })
-            | Ok(ResourceAddress::Transaction { transaction_id }) => {
-                return Ok(Some((transaction_id, event_id.to_string())));
-            }
-            Err(_) => continue,
-        }
-    }
-    Ok(None)
 }
 
 #[cfg(test)]

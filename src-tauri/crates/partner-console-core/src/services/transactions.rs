@@ -6,7 +6,8 @@
 //! `transactions/{id}/respond`): the team's servers hold the service connection, and the
 //! answer lands in the team's audit log under the member's name. The member's role is checked
 //! first, so a role that may not answer is told why before anything is sent. The events are
-//! still the active connection's (the workspace's index keeps transactions, not events).
+//! asked of the service by the team's servers (`transactions/{id}/events`: the index keeps
+//! transactions, not events), so the page shows one service's transaction and its events.
 use crate::bridge::Received;
 use crate::bridge::RespondForm;
 use crate::error::{AppError, ErrorKind, Result};
@@ -45,12 +46,10 @@ pub async fn respond(
         // The response as written (the checks above read it; the server reads it again).
         let body: serde_json::Value = serde_json::from_str(&form.response)
             .map_err(|why| AppError::invalid(format!("The response was not sent: {why}.")))?;
-        let path = format!(
-            "/api/v1/transactions/{}/respond",
-            path_segment(form.transaction_id.trim())?
-        );
-        let answered: read::Document<read::TransactionView> =
-            workspace::answered(state, joined.client.post(&path, &body).await)?;
+        let answered = workspace::answered(
+            state,
+            joined.client.respond(&form.transaction_id, &body).await,
+        )?;
         return Ok(answered.into());
     }
     Ok(state
@@ -63,53 +62,18 @@ pub async fn respond(
 /// A transaction by its id (joined to a workspace: as the team's index holds it).
 pub async fn get(state: &AppState, id: &str) -> Result<Received<read::TransactionView>> {
     if let Some(joined) = workspace::joined(state) {
-        let path = format!("/api/v1/transactions/{}", path_segment(id.trim())?);
-        let found: read::Document<read::TransactionView> = workspace::answered(
-            state,
-            joined.client.get(&path, &[] as &[(&str, &str)]).await,
-        )?;
+        let found = workspace::answered(state, joined.client.transaction(id).await)?;
         return Ok(found.into());
     }
     Ok(state.client()?.get_transaction(id).await?.into())
 }
 
-/// `id` as one path segment: every byte but the unreserved ones percent-encoded, so an id with
-/// `/`, `?` or `#` names that id and no other path (`.` and `..`, which a URL reads as a step
-/// in the path, name no transaction).
-fn path_segment(id: &str) -> Result<String> {
-    if matches!(id, "" | "." | "..") {
-        return Err(AppError::invalid(format!(
-            "{id:?} is not a transaction id."
-        )));
-    }
-    Ok(id
-        .bytes()
-        .map(|byte| match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                char::from(byte).to_string()
-            }
-            other => format!("%{other:02X}"),
-        })
-        .collect())
-}
-
-/// A transaction's events, oldest first.
+/// A transaction's events, oldest first (joined to a workspace: as the service answers the
+/// team's servers).
 pub async fn events(state: &AppState, id: &str) -> Result<Vec<Received<read::EventView>>> {
-    let events = state.client()?.list_events(id).await?;
+    let events = match workspace::joined(state) {
+        Some(joined) => workspace::answered(state, joined.client.transaction_events(id).await)?,
+        None => state.client()?.list_events(id).await?,
+    };
     Ok(events.into_iter().map(Received::from).collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_id_is_one_path_segment() {
-        let segment = |id: &str| path_segment(id).expect("an id");
-        assert_eq!(segment("t_9-a.b~c"), "t_9-a.b~c");
-        assert_eq!(segment("a/b?c#d e"), "a%2Fb%3Fc%23d%20e");
-        assert_eq!(segment("é"), "%C3%A9");
-        assert!(path_segment("..").is_err());
-        assert!(path_segment("").is_err());
-    }
 }

@@ -5,7 +5,8 @@
 use crate::harness::{form, Headless};
 use partner_console_core::bridge::GoToTarget;
 use partner_console_core::services::{
-    captures, demo, embedded, evidence, listener, receiver_check, subscriptions, support, tunnel,
+    captures, demo, embedded, evidence, go_to, listener, receiver_check, subscriptions, support,
+    tunnel,
 };
 
 const NO_FILTER: &str = r#"{"verdict": null, "eventType": null, "resourceType": null,
@@ -290,18 +291,18 @@ async fn the_console_knows_its_own_callback_urls_as_urls_not_as_text() {
 async fn go_to_opens_a_transaction_and_says_what_it_cannot_find() {
     let app = Headless::start().await;
     let (product, transaction, _) = a_notification(&app).await;
-    match support::go_to(&app.console, &transaction)
+    match go_to::go_to(&app.console, &transaction)
         .await
         .expect("found")
     {
         GoToTarget::Transaction { transaction_id, .. } => assert_eq!(transaction_id, transaction),
         other => panic!("{other:?}"),
     }
-    match support::go_to(&app.console, &product).await.expect("found") {
+    match go_to::go_to(&app.console, &product).await.expect("found") {
         GoToTarget::Product { product_id } => assert_eq!(product_id, product),
         other => panic!("{other:?}"),
     }
-    let missing = support::go_to(&app.console, "no-such-id")
+    let missing = go_to::go_to(&app.console, "no-such-id")
         .await
         .expect("an answer");
     assert!(

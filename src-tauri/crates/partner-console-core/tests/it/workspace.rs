@@ -3,15 +3,20 @@
 //! sync from. Joining (a refused token leaves nothing behind), the status with the member and
 //! their role, the support desk answered from the team's index, a viewer's respond and sync
 //! refused with the sentence, a support member's answer sent through the workspace under their
-//! name, the login restored at the next start, and leaving back to this machine's own store.
+//! name, the login restored at the next start, and leaving back to this machine's own store;
+//! "Go to" and a transaction's events answered by the workspace while joined.
 use crate::harness::{form, Headless};
 use crate::team::Team;
+use partner_api::signature::{sign, SIGNATURE_HEADER, SUBSCRIPTION_HEADER};
 use partner_api::Secret;
-use partner_console_core::bridge::{SupportIndexView, SupportPage, WorkspaceView};
-use partner_console_core::services::{support, transactions, workspace};
+use partner_client::{ConnectionConfig, PartnerClient};
+use partner_console_core::bridge::{
+    GoToTarget, OpenResource, SupportIndexView, SupportPage, WorkspaceView,
+};
+use partner_console_core::services::{captures, go_to, support, transactions, workspace};
 use partner_console_core::ErrorKind;
 use partner_sandbox::{ClientCredentials, DemoData, SandboxConfig};
-use partner_server::Role;
+use partner_server::{signing_keys, Role};
 use partner_testkit::TestSandbox;
 use partner_workspace::WorkspaceClient;
 use serde_json::json;
@@ -20,7 +25,7 @@ use serde_json::json;
 struct ServiceTeam {
     team: Team,
     /// The service the servers sync from, kept running for the test.
-    _service: TestSandbox,
+    service: TestSandbox,
 }
 
 impl std::ops::Deref for ServiceTeam {
@@ -52,10 +57,7 @@ impl ServiceTeam {
             .await
             .expect("sent");
         assert_eq!(answer.status().as_u16(), 200, "the service connection");
-        Self {
-            team,
-            _service: service,
-        }
+        Self { team, service }
     }
 }
 
@@ -283,4 +285,191 @@ async fn a_saved_workspace_that_does_not_answer_at_start_leaves_a_notice_and_the
     assert!(view.last_error.is_some(), "{view:?}");
     let local = find(&app).await.expect_err("the local desk");
     assert!(local.message.contains("has no local copy yet"), "{local:?}");
+}
+
+/// The subscription the team's notifications come signed for in the Go to test, and its key.
+const SUBSCRIPTION: &str = "sub-go-to";
+const KEY: &str = "whsec-go-to-key";
+
+#[tokio::test]
+async fn go_to_and_a_transactions_events_are_the_workspaces_while_joined() {
+    let team = ServiceTeam::start(5).await;
+    // The servers take a key set in the database when its NOTIFY reaches them: set first.
+    signing_keys::set(&team.pool, &team.key, SUBSCRIPTION, &Secret::new(KEY))
+        .await
+        .expect("a signing key");
+    let synced: serde_json::Value = team
+        .admin
+        .post("/api/v1/transactions/sync", &json!({}))
+        .await
+        .expect("synced");
+    assert_eq!(synced["state"]["transactions"], 5, "{synced}");
+    let service = PartnerClient::new(
+        ConnectionConfig::new(
+            team.service.base_url(),
+            team.service.client_id(),
+            team.service.client_secret().clone(),
+        )
+        .expect("a connection"),
+    )
+    .expect("a client");
+    let app = team.joined(&team.member("vera", Role::Viewer).await).await;
+
+    // A transaction of the team's service (the app's own connection, its embedded sandbox,
+    // has no such id): its events are the service's, read through the workspace.
+    let page = find(&app).await.expect("found");
+    let transaction = page.items[0].view.clone();
+    let events = transactions::events(&app.console, &transaction.id)
+        .await
+        .expect("the events through the workspace");
+    let expected = service.list_events(&transaction.id).await.expect("events");
+    assert!(!expected.is_empty());
+    assert_eq!(
+        events.iter().map(|e| e.view.id.clone()).collect::<Vec<_>>(),
+        expected.iter().map(|e| e.id.clone()).collect::<Vec<_>>()
+    );
+    let no_such = transactions::events(&app.console, "no-such-transaction")
+        .await
+        .expect_err("no such transaction");
+    assert_eq!(no_such.status, Some(404), "{no_such:?}");
+
+    // Go to: a transaction id, a product id and a resourceRef URL of the team's service.
+    match go_to::go_to(&app.console, &transaction.id)
+        .await
+        .expect("an answer")
+    {
+        GoToTarget::Transaction {
+            transaction_id,
+            event_id: None,
+        } => assert_eq!(transaction_id, transaction.id),
+        other => panic!("{other:?}"),
+    }
+    let product = transaction.product_id().expect("a product").to_string();
+    match go_to::go_to(&app.console, &product)
+        .await
+        .expect("an answer")
+    {
+        GoToTarget::Product { product_id } => assert_eq!(product_id, product),
+        other => panic!("{other:?}"),
+    }
+    let base = team.service.base_url().trim_end_matches('/').to_string();
+    let event = expected[0].id.clone();
+    let reference = format!(
+        "{base}/partner/v2/transactions/{}/events/{event}",
+        transaction.id
+    );
+    match go_to::go_to(&app.console, &reference)
+        .await
+        .expect("an answer")
+    {
+        GoToTarget::Transaction {
+            transaction_id,
+            event_id,
+        } => {
+            assert_eq!(transaction_id, transaction.id);
+            assert_eq!(event_id.as_deref(), Some(event.as_str()));
+        }
+        other => panic!("{other:?}"),
+    }
+    // A link to the app's own connection is another service than the workspace's.
+    let own = app.console.client().expect("the app's connection");
+    let elsewhere = format!(
+        "{}partner/v2/transactions/{}",
+        own.base_url(),
+        transaction.id
+    );
+    match go_to::go_to(&app.console, &elsewhere)
+        .await
+        .expect("an answer")
+    {
+        GoToTarget::NotFound { message } => {
+            assert!(message.contains(&base), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // An event id: the notification the team captured for it names its transaction.
+    let body = serde_json::to_vec(&json!({
+        "eventId": event,
+        "eventTime": "2026-12-06T10:00:00Z",
+        "eventType": "TransactionCreated",
+        "meta": {
+            "instanceId": "team",
+            "resourceId": transaction.id,
+            "resourceType": "transaction",
+            "resourceRef": format!("{base}/partner/v2/transactions/{}", transaction.id),
+        }
+    }))
+    .expect("a body");
+    // Sent until the servers hold the key (its NOTIFY is asynchronous): 200 within 10 s.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let status = reqwest::Client::new()
+            .post(team.server.webhook_url("/webhooks"))
+            .header(SIGNATURE_HEADER, sign(KEY.as_bytes(), &body))
+            .header(SUBSCRIPTION_HEADER, SUBSCRIPTION)
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await
+            .expect("delivered")
+            .status()
+            .as_u16();
+        if status == 200 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the signed notification was answered {status}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    match go_to::go_to(&app.console, &event).await.expect("an answer") {
+        GoToTarget::Transaction {
+            transaction_id,
+            event_id,
+        } => {
+            assert_eq!(transaction_id, transaction.id);
+            assert_eq!(event_id.as_deref(), Some(event.as_str()));
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // The inspector's "Open" on that capture: a transaction of the workspace's service.
+    let valid = team
+        .admin
+        .captures_page(
+            &partner_listener::CaptureQuery {
+                filter: partner_listener::CaptureFilter {
+                    verdicts: vec![partner_listener::Verdict::Valid],
+                    ..partner_listener::CaptureFilter::default()
+                },
+                limit: 1,
+                ..partner_listener::CaptureQuery::default()
+            },
+            None,
+        )
+        .await
+        .expect("the team's captures");
+    let captured = captures::detail_shown(&app.console, valid.items[0].capture.id)
+        .await
+        .expect("the capture's detail");
+    match captured.open {
+        OpenResource::Transaction { transaction_id } => assert_eq!(transaction_id, transaction.id),
+        other => panic!("{other:?}"),
+    }
+
+    // Nothing by that name: said of the workspace, not of the app's own connection.
+    match go_to::go_to(&app.console, "no-such-id")
+        .await
+        .expect("an answer")
+    {
+        GoToTarget::NotFound { message } => {
+            assert!(message.contains("in the team workspace"), "{message}");
+            assert!(message.contains(&team.url()), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+
+    team.team.stop().await;
 }

@@ -1,6 +1,7 @@
 //! The support desk's calls (`/api/v1/service`, `/api/v1/transactions/...`): the service
-//! connection the servers call with, the support index they keep for everyone, and the
-//! answers a member sends a transaction through the workspace.
+//! connection the servers call with, the support index they keep for everyone, a
+//! transaction's events (asked of the service: the index does not keep them), and the answers
+//! a member sends a transaction through the workspace.
 //!
 //! The bodies are `partner-index`'s own types ([`Filter`], [`Found`], [`Counts`],
 //! [`SyncReport`]), so the CLI and the app read the workspace's answers as they read their own
@@ -27,6 +28,7 @@ pub fn routes() -> Router<Arc<Workspace>> {
         .route("/api/v1/transactions/find", post(find))
         .route("/api/v1/transactions/counts", post(counts))
         .route("/api/v1/transactions/{id}", get(transaction))
+        .route("/api/v1/transactions/{id}/events", get(events))
         .route("/api/v1/transactions/{id}/respond", post(respond))
 }
 
@@ -172,6 +174,24 @@ async fn transaction(
         .map_err(Error::from)?
         .map(Json)
         .ok_or_else(|| Error::NotFound(format!("transaction {id}")).into())
+}
+
+/// A transaction's events, oldest first, as the service answers the workspace's client now
+/// (the index keeps transactions, not their events): each event as the service sent it, every
+/// field kept, so a console reads an event type it does not know as it would locally.
+async fn events(
+    State(ws): State<Arc<Workspace>>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Vec<Document<serde_json::Value>>>> {
+    caller.may(&ws, Action::Read, "transactions").await?;
+    let client = ws.service.client().await?;
+    Ok(Json(
+        client
+            .list_events_as::<serde_json::Value>(&id)
+            .await
+            .map_err(Error::from)?,
+    ))
 }
 
 /// Answers a transaction through the service as the workspace's client, under the member's
