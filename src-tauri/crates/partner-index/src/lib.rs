@@ -31,7 +31,9 @@ pub mod sync_store;
 
 pub use columns::Columns;
 pub use error::{Error, Result};
-pub use query::{search_words, Counts, Export, Filter, Found, LoanField, MAX_FIND_LIMIT, NO_VALUE};
+pub use query::{
+    search_words, write_export, Counts, Export, Filter, Found, LoanField, MAX_FIND_LIMIT, NO_VALUE,
+};
 pub use store::{forget, index_id, index_path, meta_keys, Index, IndexState};
 pub use sync::{
     refresh_one, sync, sync_with, Change, ChangeKind, SyncEnd, SyncPhase, SyncProgress, SyncReport,

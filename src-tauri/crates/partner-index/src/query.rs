@@ -331,7 +331,7 @@ impl Index {
         limit: Option<u64>,
         offset: u64,
         format: Export,
-        mut out: W,
+        out: W,
     ) -> Result<(W, u64)> {
         let (clause, values) = filter.sql()?;
         let bodies = self.bodies(&clause, values, limit, offset)?;
@@ -344,16 +344,7 @@ impl Index {
             .map(|b| serde_json::from_str::<Value>(b).map_err(Error::json))
             .collect::<Result<Vec<_>>>()?;
         let count = rows.len() as u64;
-        let out = match format {
-            Export::Csv => partner_client::listing_export::write_csv(out, &rows).map_err(io)?,
-            Export::Json => {
-                serde_json::to_writer_pretty(&mut out, &rows)
-                    .map_err(|e| io(std::io::Error::other(e)))?;
-                out.write_all(b"\n").map_err(io)?;
-                out
-            }
-        };
-        Ok((out, count))
+        Ok((write_export(&rows, format, out).map_err(io)?, count))
     }
 
     fn as_of(&self) -> Result<Option<DateTime<Utc>>> {
@@ -402,6 +393,20 @@ impl Index {
             bodies.push(row?);
         }
         Ok(bodies)
+    }
+}
+
+/// Writes transactions (each the service's object) to `out` as an export of the index writes
+/// them: CSV in the listing export's shape, or a JSON array; `out` is handed back. A team
+/// workspace's index is exported in the same shape by the consoles that read it.
+pub fn write_export<W: Write>(rows: &[Value], format: Export, mut out: W) -> std::io::Result<W> {
+    match format {
+        Export::Csv => partner_client::listing_export::write_csv(out, rows),
+        Export::Json => {
+            serde_json::to_writer_pretty(&mut out, rows).map_err(std::io::Error::other)?;
+            out.write_all(b"\n")?;
+            Ok(out)
+        }
     }
 }
 

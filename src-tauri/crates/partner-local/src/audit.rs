@@ -663,6 +663,57 @@ pub fn write_entries<W: std::io::Write>(
     entries: &[AuditEntry],
     format: AuditFormat,
 ) -> std::io::Result<W> {
+    const HEADER: [&str; 13] = [
+        "at",
+        "connection",
+        "via",
+        "baseUrl",
+        "clientId",
+        "action",
+        "target",
+        "call",
+        "outcome",
+        "status",
+        "requestId",
+        "answer",
+        "sent",
+    ];
+    write_table(out, entries, format, &HEADER, |entry| {
+        let write = &entry.write;
+        let (status, request_id) = match &write.outcome {
+            WriteOutcome::Done { status, request_id } => (Some(*status), request_id),
+            WriteOutcome::Failed {
+                status, request_id, ..
+            } => (*status, request_id),
+            WriteOutcome::Refused { .. } => (None, &None),
+        };
+        vec![
+            write.at.to_rfc3339(),
+            entry.connection.clone(),
+            entry.via.clone(),
+            write.base_url.clone(),
+            write.client_id.clone(),
+            write.action.describe().to_owned(),
+            write.target.clone(),
+            write.call.clone(),
+            outcome_word(&write.outcome).to_owned(),
+            status.map(|s| s.to_string()).unwrap_or_default(),
+            request_id.clone().unwrap_or_default(),
+            answer_words(&write.outcome),
+            write.sent.to_string(),
+        ]
+    })
+}
+
+/// The one shape of an audit export, for this machine's log and a team workspace's: JSON Lines
+/// (each entry as it serialises, one a line) or CSV (`header`, then each entry's `row`).
+pub fn write_table<W: std::io::Write, E: Serialize>(
+    out: W,
+    entries: &[E],
+    format: AuditFormat,
+    header: &[&str],
+    row: impl Fn(&E) -> Vec<String>,
+) -> std::io::Result<W> {
     match format {
         AuditFormat::JsonLines => {
             let mut out = out;
@@ -674,45 +725,9 @@ pub fn write_entries<W: std::io::Write>(
         }
         AuditFormat::Csv => {
             let mut writer = csv::Writer::from_writer(out);
-            writer.write_record([
-                "at",
-                "connection",
-                "via",
-                "baseUrl",
-                "clientId",
-                "action",
-                "target",
-                "call",
-                "outcome",
-                "status",
-                "requestId",
-                "answer",
-                "sent",
-            ])?;
+            writer.write_record(header)?;
             for entry in entries {
-                let write = &entry.write;
-                let (status, request_id) = match &write.outcome {
-                    WriteOutcome::Done { status, request_id } => (Some(*status), request_id),
-                    WriteOutcome::Failed {
-                        status, request_id, ..
-                    } => (*status, request_id),
-                    WriteOutcome::Refused { .. } => (None, &None),
-                };
-                writer.write_record([
-                    write.at.to_rfc3339(),
-                    entry.connection.clone(),
-                    entry.via.clone(),
-                    write.base_url.clone(),
-                    write.client_id.clone(),
-                    write.action.describe().to_owned(),
-                    write.target.clone(),
-                    write.call.clone(),
-                    outcome_word(&write.outcome).to_owned(),
-                    status.map(|s| s.to_string()).unwrap_or_default(),
-                    request_id.clone().unwrap_or_default(),
-                    answer_words(&write.outcome),
-                    write.sent.to_string(),
-                ])?;
+                writer.write_record(row(entry))?;
             }
             writer.into_inner().map_err(|e| e.into_error())
         }

@@ -179,41 +179,27 @@ async fn workspace_entries(
 }
 
 /// Writes the workspace's entries: JSON Lines, one entry as the workspace answers it per
-/// line, or CSV with a header.
+/// line, or CSV with a header (the shape of this machine's export, `partner_local::audit`).
 pub fn write_workspace_entries<W: std::io::Write>(
     out: W,
     entries: &[partner_workspace::AuditEntry],
     format: AuditFormat,
 ) -> std::io::Result<W> {
-    match format {
-        AuditFormat::JsonLines => {
-            let mut out = out;
-            for entry in entries {
-                serde_json::to_writer(&mut out, entry)?;
-                out.write_all(b"\n")?;
-            }
-            Ok(out)
-        }
-        AuditFormat::Csv => {
-            let mut writer = csv::Writer::from_writer(out);
-            writer.write_record([
-                "id", "at", "member", "role", "action", "target", "outcome", "detail",
-            ])?;
-            for entry in entries {
-                writer.write_record([
-                    entry.id.to_string(),
-                    entry.at.to_rfc3339(),
-                    entry.member.clone(),
-                    entry.role.clone(),
-                    entry.action.clone(),
-                    entry.target.clone(),
-                    entry.outcome.clone(),
-                    entry.detail.clone(),
-                ])?;
-            }
-            writer.into_inner().map_err(|e| e.into_error())
-        }
-    }
+    const HEADER: [&str; 8] = [
+        "id", "at", "member", "role", "action", "target", "outcome", "detail",
+    ];
+    partner_local::audit::write_table(out, entries, format, &HEADER, |entry| {
+        vec![
+            entry.id.to_string(),
+            entry.at.to_rfc3339(),
+            entry.member.clone(),
+            entry.role.clone(),
+            entry.action.clone(),
+            entry.target.clone(),
+            entry.outcome.clone(),
+            entry.detail.clone(),
+        ]
+    })
 }
 
 /// The whole log, oldest first, written where the user chooses: JSON Lines as kept, or CSV.

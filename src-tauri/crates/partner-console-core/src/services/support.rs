@@ -449,36 +449,17 @@ pub async fn export(app: &Console, form: SupportExportForm) -> Result<FileJobRes
     }
     let index = existing(state).await?;
     let filter = filter_of(&form.filter)?;
-    let format = match form.format {
-        crate::bridge::ExportFormat::Csv => partner_index::Export::Csv,
-        crate::bridge::ExportFormat::Json => partner_index::Export::Json,
-    };
-    let choice = FileChoice::table_export(
-        "Export transactions".into(),
-        "transactions",
-        form.format,
-        state.exports_dir(),
-    );
-    let Some(path) = file_dialog::save(app, choice).await else {
+    let format = index_format(form.format);
+    let Some(path) = export_file(app, form.format).await else {
         return Ok(FileJobResult::closed());
     };
     let job = Job::start(app, &form.job_id);
-    let target = path.clone();
-    let written = tokio::task::spawn_blocking(move || {
-        crate::services::captures::write_replacing(&target, |out| {
-            let (_, written) = index.export(&filter, None, 0, format, out)?;
-            job.progress(written, Some(written));
-            Ok((true, written))
-        })
+    written(path, move |out| {
+        let (_, written) = index.export(&filter, None, 0, format, out)?;
+        job.progress(written, Some(written));
+        Ok(written)
     })
     .await
-    .map_err(|e| internal(&e))??;
-    Ok(FileJobResult {
-        path: Some(path.display().to_string()),
-        count: written,
-        skipped: 0,
-        cancelled: false,
-    })
 }
 
 /// Exports the team index's answers to the filter: read a page of [`MAX_FIND_LIMIT`] at a time
@@ -494,13 +475,7 @@ async fn team_export(
 ) -> Result<FileJobResult> {
     let state = app.state();
     let filter = filter_of(&form.filter)?;
-    let choice = FileChoice::table_export(
-        "Export transactions".into(),
-        "transactions",
-        form.format,
-        state.exports_dir(),
-    );
-    let Some(path) = file_dialog::save(app, choice).await else {
+    let Some(path) = export_file(app, form.format).await else {
         return Ok(FileJobResult::closed());
     };
     let job = Job::start(app, &form.job_id);
@@ -534,29 +509,52 @@ async fn team_export(
             break;
         }
     }
+    let format = index_format(form.format);
+    written(path, move |out| {
+        partner_index::write_export(&rows, format, out)
+            .map_err(|e| AppError::io("write the export", &e))?;
+        Ok(rows.len() as u64)
+    })
+    .await
+}
+
+fn index_format(format: crate::bridge::ExportFormat) -> partner_index::Export {
+    match format {
+        crate::bridge::ExportFormat::Csv => partner_index::Export::Csv,
+        crate::bridge::ExportFormat::Json => partner_index::Export::Json,
+    }
+}
+
+/// The file an export of transactions goes to, as the user chooses it; `None` when the dialog
+/// was closed.
+async fn export_file(
+    app: &Console,
+    format: crate::bridge::ExportFormat,
+) -> Option<std::path::PathBuf> {
+    let choice = FileChoice::table_export(
+        "Export transactions".into(),
+        "transactions",
+        format,
+        app.state().exports_dir(),
+    );
+    file_dialog::save(app, choice).await
+}
+
+/// Writes an export to `path` on the blocking pool (whole or not at all:
+/// `captures::write_replacing`); `write` says how many transactions it wrote.
+async fn written(
+    path: std::path::PathBuf,
+    write: impl FnOnce(&mut dyn std::io::Write) -> Result<u64> + Send + 'static,
+) -> Result<FileJobResult> {
     let target = path.clone();
-    let format = form.format;
-    let written = tokio::task::spawn_blocking(move || {
-        crate::services::captures::write_replacing(&target, |out| {
-            let io = |e: std::io::Error| AppError::io("write the export", &e);
-            match format {
-                crate::bridge::ExportFormat::Csv => {
-                    partner_client::listing_export::write_csv(&mut *out, &rows).map_err(io)?;
-                }
-                crate::bridge::ExportFormat::Json => {
-                    serde_json::to_writer_pretty(&mut *out, &rows)
-                        .map_err(|e| io(std::io::Error::other(e)))?;
-                    out.write_all(b"\n").map_err(io)?;
-                }
-            }
-            Ok((true, rows.len() as u64))
-        })
+    let count = tokio::task::spawn_blocking(move || {
+        crate::services::captures::write_replacing(&target, |out| Ok((true, write(out)?)))
     })
     .await
     .map_err(|e| internal(&e))??;
     Ok(FileJobResult {
         path: Some(path.display().to_string()),
-        count: written,
+        count,
         skipped: 0,
         cancelled: false,
     })
