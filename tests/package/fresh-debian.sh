@@ -7,7 +7,13 @@
 # installed `partner` (version, a man page through man-db, the sandbox answering over HTTP).
 #
 # Needs root (debootstrap, chroot, mounts in a private mount namespace) and Debian's archive.
-# The minimal system is kept in target/package/bookworm-base and copied for each run.
+# The minimal system is kept in target/package/bookworm-base and copied for each run. Its apt
+# cache is filled beforehand with the files of what the installs below will ask for (the
+# package's dependencies and the check's tools), downloaded, not installed: the systems copied
+# from it have nothing installed but the minimal base, and `apt-get install ./the.deb` still
+# resolves the package's own Depends there (a dependency missing from the list is downloaded
+# then, as on any machine); only the wait for Debian's archive moves to --prepare, which the
+# test command runs in the background while it compiles.
 #
 # Usage: tests/package/fresh-debian.sh [PACKAGE_DIR]            (default: target/package)
 #        tests/package/fresh-debian.sh --prepare [PACKAGE_DIR]  only the minimal system: the test
@@ -32,6 +38,23 @@ if [ ! -f "$base/.complete" ]; then
     || { tail -20 "$out/debootstrap.log" >&2; fail "debootstrap"; }
   touch "$base/.complete"
 fi
+# What the package depends on (tauri.conf.json's `depends`, and the two Tauri's bundler adds),
+# their dependencies, and the tools the checks here and in update.sh install: into the apt cache.
+if [ ! -f "$base/.cached" ]; then
+  echo "fresh debian: the packages' files fetched into the minimal system's apt cache (once)"
+  prefetch="libdbus-1-3 libssl3 libwebkit2gtk-4.1-0 libgtk-3-0 xvfb xauth x11-utils imagemagick
+    dbus dbus-x11 gnome-keyring man-db curl ca-certificates sudo procps"
+  cp /etc/resolv.conf "$base/etc/resolv.conf"
+  # shellcheck disable=SC2086 # the list is words
+  unshare --mount --fork bash -c "
+    set -e
+    mount -t proc proc '$base/proc'
+    chroot '$base' /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+      bash -c 'apt-get update -qq && apt-get install -y -q --download-only --no-install-recommends $(echo $prefetch)'
+  " >"$out/prefetch.log" 2>&1 || { tail -20 "$out/prefetch.log" >&2; fail "fetching the packages' files"; }
+  echo "fresh debian: $(find "$base/var/cache/apt/archives" -name '*.deb' | wc -l) files in the apt cache"
+  touch "$base/.cached"
+fi
 $prepare_only && exit 0
 
 version=$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml","rb"))["workspace"]["package"]["version"])')
@@ -40,7 +63,7 @@ deb=$(ls "$out"/partner-console_"$version"_*.deb 2>/dev/null | head -1)
 system=$(mktemp -d "$out/fresh-debian.XXXXXX")
 trap 'rm -rf "$system"' EXIT
 cp -a "$base/." "$system/"
-rm -f "$system/.complete"
+rm -f "$system/.complete" "$system/.cached"
 cp "$deb" "$system/tmp/"
 cp /etc/resolv.conf "$system/etc/resolv.conf"
 cat >"$system/tmp/inside.sh" <<INSIDE

@@ -118,7 +118,7 @@ echo "update test: update server on 127.0.0.1:$port offers $next"
 # --- inside the fresh system -------------------------------------------------------------------
 system=$(mktemp -d "$out/update-debian.XXXXXX")
 cp -a "$base/." "$system/"
-rm -f "$system/.complete"
+rm -f "$system/.complete" "$system/.cached"
 cp "$deb_n" "$system/tmp/"
 cp /etc/resolv.conf "$system/etc/resolv.conf"
 cat >"$system/tmp/inside.sh" <<INSIDE
