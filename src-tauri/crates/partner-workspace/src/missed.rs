@@ -49,6 +49,40 @@ pub struct RecoverRequest {
     /// become the workspace's captures.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
+    /// Only these of what the check finds (the rows a member chose); empty: all of them. Only
+    /// found ones are sent: the server signs nothing it did not work out itself.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub only: Vec<NotificationKey>,
+}
+
+/// What a notification is matched by: its subscription, resource type and eventId.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotificationKey {
+    pub subscription_id: String,
+    /// As the notification names it (`$.meta.resourceType`).
+    pub resource_type: String,
+    pub event_id: String,
+}
+
+impl From<&partner_local::recover::RecoveryOutcome> for NotificationKey {
+    fn from(outcome: &partner_local::recover::RecoveryOutcome) -> Self {
+        Self {
+            subscription_id: outcome.subscription_id.clone(),
+            resource_type: outcome.resource_type.as_str().to_string(),
+            event_id: outcome.event_id.clone(),
+        }
+    }
+}
+
+impl From<&partner_local::missed::MissedNotification> for NotificationKey {
+    fn from(missed: &partner_local::missed::MissedNotification) -> Self {
+        Self {
+            subscription_id: missed.subscription_id.clone(),
+            resource_type: missed.resource_type.as_str().to_string(),
+            event_id: missed.event_id.clone(),
+        }
+    }
 }
 
 impl WorkspaceClient {
@@ -80,6 +114,7 @@ mod tests {
                 ..MissedRequest::default()
             },
             to: Some("https://receiver.example/hooks".into()),
+            only: Vec::new(),
         };
         let sent = serde_json::to_value(&request).expect("writes");
         assert_eq!(

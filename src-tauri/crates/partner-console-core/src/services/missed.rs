@@ -7,14 +7,25 @@
 //!
 //! What it found can be sent again (`partner_local::recover`, as `partner listen recover`
 //! does): to this app's listener by default, signed with the keys the listener verifies with.
+//!
+//! Joined to a team workspace, both are the workspace's (as `partner listen missed|recover`
+//! with one): its servers run the same check over the team's captures with the team's
+//! connection (`POST /api/v1/missed`), and send the chosen rows again signed with the keys only
+//! they hold (`POST /api/v1/missed/recover`, developer and up: refused here first, with the
+//! sentence the screen shows), to the URL given or the workspace's own intake. The server works
+//! the rows out again before it signs them (it signs nothing a console names), so a row that
+//! has arrived since the check gets an outcome saying so instead of a second copy.
 use crate::bridge::{MissedForm, Progress, RecoverForm};
 use crate::console::{AppEvent, Console};
 use crate::error::{AppError, ErrorKind, Result};
+use crate::services::workspace;
 use crate::state::locked;
 use crate::state::AppState;
 use partner_api::delivery::GIVE_UP_AFTER;
 use partner_local::missed::{find_missed, MissedProgress, MissedQuery, MissedReport};
-use partner_local::recover::{recover, RecoveryReport};
+use partner_local::recover::{recover, RecoveryOutcome, RecoveryReport};
+use partner_workspace::roles::Action;
+use partner_workspace::{MissedRequest, NotificationKey, RecoverRequest};
 
 /// The active connection's give-up window when it is a sandbox (its own delivery rules, asked
 /// through its controls); `None` (the spec's) for any other service.
@@ -42,6 +53,9 @@ fn service_now(state: &AppState) -> chrono::DateTime<chrono::Utc> {
 
 pub async fn find(app: &Console, form: MissedForm) -> Result<MissedReport> {
     let state = app.state();
+    if let Some(joined) = workspace::joined(state) {
+        return find_on_workspace(app, &joined, form).await;
+    }
     let client = state.client()?;
     let (store, listening_now) = {
         let inner = state.lock();
@@ -113,6 +127,95 @@ pub async fn find(app: &Console, form: MissedForm) -> Result<MissedReport> {
     Ok(report)
 }
 
+/// The check run by the workspace's servers; one progress step while it runs (the walk is
+/// theirs).
+async fn find_on_workspace(
+    app: &Console,
+    joined: &workspace::Joined,
+    form: MissedForm,
+) -> Result<MissedReport> {
+    let state = app.state();
+    app.emit(AppEvent::MissedProgress(Progress::from(
+        &MissedProgress::Subscriptions,
+    )));
+    let request = MissedRequest {
+        since: form.since,
+        // The workspace's service is on real time (the embedded sandbox is this machine's).
+        until: form.include_recent.then(chrono::Utc::now),
+        subscription_id: form.subscription_id.filter(|s| !s.trim().is_empty()),
+        all_subscriptions: form.all_subscriptions,
+    };
+    let report = workspace::answered(state, joined.client.missed(&request).await)?;
+    if !report.cancelled {
+        crate::notices::missed_found(app, report.missed.len());
+    }
+    Ok(report)
+}
+
+/// The chosen rows sent again by the workspace's servers: the check asked again over exactly
+/// their window (every subscription they name), only those rows recovered.
+async fn resend_on_workspace(
+    state: &AppState,
+    joined: &workspace::Joined,
+    form: RecoverForm,
+) -> Result<RecoveryReport> {
+    joined.may(Action::Recover)?;
+    let first = form.notifications.iter().map(|m| m.sent_at).min();
+    let last = form.notifications.iter().map(|m| m.sent_at).max();
+    let subscriptions: std::collections::BTreeSet<&str> = form
+        .notifications
+        .iter()
+        .map(|m| m.subscription_id.as_str())
+        .collect();
+    let request = RecoverRequest {
+        missed: MissedRequest {
+            since: first,
+            until: last.map(|last| last + chrono::Duration::seconds(1)),
+            subscription_id: match subscriptions.iter().collect::<Vec<_>>().as_slice() {
+                [only] => Some((**only).to_string()),
+                _ => None,
+            },
+            all_subscriptions: true,
+        },
+        to: form
+            .target
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string),
+        only: form
+            .notifications
+            .iter()
+            .map(NotificationKey::from)
+            .collect(),
+    };
+    let mut report = workspace::answered(state, joined.client.recover(&request).await)?;
+    // A chosen row the servers did not find missed any more: said, not passed over.
+    for chosen in &form.notifications {
+        let key = NotificationKey::from(chosen);
+        let sent = report
+            .outcomes
+            .iter()
+            .any(|o| NotificationKey::from(o) == key);
+        if !sent && !report.cancelled {
+            report.outcomes.push(RecoveryOutcome {
+                subscription_id: chosen.subscription_id.clone(),
+                resource_type: chosen.resource_type,
+                event_id: chosen.event_id.clone(),
+                url: request.to.clone().unwrap_or_default(),
+                status: None,
+                acknowledged: false,
+                error: Some(
+                    "not sent: the workspace no longer finds it missed (it has arrived since the check)"
+                        .into(),
+                ),
+                elapsed_ms: 0,
+            });
+        }
+    }
+    Ok(report)
+}
+
 /// Stops a running check; its report says how far it got (`cancelled`).
 pub fn cancel(state: &AppState) {
     if let Some(stop) = locked(&state.missed_check).take() {
@@ -127,6 +230,9 @@ pub async fn resend(state: &AppState, form: RecoverForm) -> Result<RecoveryRepor
         return Err(AppError::invalid(
             "Choose the missed notifications to send again.",
         ));
+    }
+    if let Some(joined) = workspace::joined(state) {
+        return resend_on_workspace(state, &joined, form).await;
     }
     let target = crate::services::listener::target_or_listener(
         state,

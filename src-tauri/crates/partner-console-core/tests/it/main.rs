@@ -16,6 +16,7 @@ mod support_and_links;
 mod team;
 mod team_audit;
 mod team_inspector;
+mod team_missed;
 mod webhooks;
 mod without_subscription_ids;
 mod workspace;

@@ -22,7 +22,8 @@ use axum::{Json, Router};
 use partner_api::delivery::acknowledges;
 use partner_local::missed::{MissedNotification, MissedReport};
 use partner_local::recover::{recover, recovery_request, RecoveryOutcome, RecoveryReport};
-use partner_workspace::{MissedRequest, RecoverRequest};
+use partner_workspace::{MissedRequest, NotificationKey, RecoverRequest};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -67,7 +68,14 @@ async fn recover_missed(
         _ => None,
     };
     let cancel = ws.shutdown.child_token();
-    let report = crate::missed::check(&ws.pool, &ws.service, &request.missed, &cancel).await?;
+    let mut report = crate::missed::check(&ws.pool, &ws.service, &request.missed, &cancel).await?;
+    if !request.only.is_empty() {
+        // Only what the check found is signed, whatever the request names.
+        let only: HashSet<&NotificationKey> = request.only.iter().collect();
+        report
+            .missed
+            .retain(|missed| only.contains(&NotificationKey::from(missed)));
+    }
     let recovered = match &to {
         Some(url) => {
             recover(

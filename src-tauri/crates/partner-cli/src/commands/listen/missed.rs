@@ -189,6 +189,7 @@ pub async fn run_recover_on_workspace(workspace: &Workspace, args: RecoverArgs) 
         .recover(&partner_workspace::RecoverRequest {
             missed: request,
             to,
+            only: Vec::new(),
         })
         .await?;
     if recovered.outcomes.is_empty() && !recovered.cancelled {
