@@ -195,13 +195,45 @@ pub(crate) fn open_reader(db: PathBuf) -> Result<partner_listener::StoreReader> 
     Ok(partner_listener::StoreReader::open_keyed(&db, Some(key))?)
 }
 
+/// A `--key SUBSCRIPTION_ID=KEY` as given. Kept as text until [`KeyArg::read`]: clap quotes a
+/// value its own parser refuses, and a mistyped key must not be echoed; and printed by `Debug`
+/// with the key masked, since the argument structs that hold it derive `Debug`.
+#[derive(Clone)]
+pub struct KeyArg(String);
+
+impl std::str::FromStr for KeyArg {
+    type Err = std::convert::Infallible;
+    fn from_str(text: &str) -> std::result::Result<Self, Self::Err> {
+        Ok(Self(text.to_owned()))
+    }
+}
+
+impl std::fmt::Debug for KeyArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.split_once('=') {
+            Some((subscription, _)) => write!(f, "KeyArg({subscription:?}=[redacted])"),
+            None => f.write_str("KeyArg([redacted])"),
+        }
+    }
+}
+
+impl KeyArg {
+    /// The subscription and its key (`partner_listener::keys::MemoryKeys::parse_assignment`:
+    /// its error never quotes the key).
+    pub fn read(&self) -> Result<(String, partner_api::Secret)> {
+        Ok(partner_listener::keys::MemoryKeys::parse_assignment(
+            &self.0,
+        )?)
+    }
+}
+
 /// Each subscription's current signing key for sending notifications again: `--key SUB=KEY`
 /// assignments first, then (for the subscriptions of `wanted` they leave out, when
 /// `keychain`) the keychain entries the app and `partner products` keep. A keychain that
 /// cannot be read is a warning ending in `without_keychain`, not an error: the given keys
 /// still serve.
 pub fn signing_keys<'a>(
-    given: &[String],
+    given: &[KeyArg],
     wanted: impl IntoIterator<Item = &'a str>,
     keychain: bool,
     without_keychain: &str,
@@ -209,7 +241,7 @@ pub fn signing_keys<'a>(
     use partner_listener::keys::{KeySource, MemoryKeys};
     let keys = MemoryKeys::new();
     for assignment in given {
-        let (subscription, key) = MemoryKeys::parse_assignment(assignment)?;
+        let (subscription, key) = assignment.read()?;
         keys.insert(subscription, key);
     }
     let wanted: std::collections::BTreeSet<&str> = wanted
@@ -248,4 +280,25 @@ pub(crate) fn open_writer(db: &std::path::Path, holder: &'static str) -> Result<
             ..StoreOptions::default()
         },
     )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_argument_prints_its_subscription_and_never_its_key() {
+        let given: KeyArg = "sub-1=whsec-s3cr3t=x".parse().expect("any text");
+        let shown = format!("{given:?}");
+        assert_eq!(shown, r#"KeyArg("sub-1"=[redacted])"#);
+        let no_subscription: KeyArg = "whsec-s3cr3t".parse().expect("any text");
+        assert_eq!(format!("{no_subscription:?}"), "KeyArg([redacted])");
+        let (subscription, key) = given.read().expect("read");
+        assert_eq!(
+            (subscription.as_str(), key.expose()),
+            ("sub-1", "whsec-s3cr3t=x")
+        );
+        let refused = no_subscription.read().expect_err("no subscription");
+        assert!(!refused.to_string().contains("s3cr3t"), "{refused}");
+    }
 }

@@ -112,7 +112,7 @@ pub async fn run(args: ExportArgs) -> Result<()> {
 
     let given = MemoryKeys::new();
     for assignment in &args.keys {
-        let (subscription, key) = MemoryKeys::parse_assignment(assignment)?;
+        let (subscription, key) = assignment.read()?;
         given.insert(subscription, key);
     }
     let mut other_secrets = secrets_from_env();

@@ -60,7 +60,7 @@ pub struct ExportArgs {
     /// With --redact: a subscription's signing key as SUBSCRIPTION_ID=KEY, for the signature
     /// debugger's diagnosis (repeatable). The key itself never goes into the bundle.
     #[arg(long = "key", value_name = "SUBSCRIPTION_ID=KEY", requires = "redact")]
-    pub keys: Vec<String>,
+    pub keys: Vec<crate::commands::store_args::KeyArg>,
     /// With --redact: also the signing keys (and the client secret of PARTNER_CLIENT_ID) the
     /// Partner Console client keeps in the keychain.
     #[arg(long, requires = "redact")]

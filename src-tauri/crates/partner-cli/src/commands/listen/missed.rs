@@ -113,7 +113,7 @@ pub struct RecoverArgs {
     /// (those `products subscribe`, `rotate-key` and the app keep) are used for the others.
     /// Not with a team workspace, whose servers sign with the keys they hold.
     #[arg(long = "key", value_name = "SUBSCRIPTION_ID=KEY")]
-    pub keys: Vec<String>,
+    pub keys: Vec<crate::commands::store_args::KeyArg>,
     /// Only list what would be sent, and where.
     #[arg(long)]
     pub dry_run: bool,

@@ -62,7 +62,7 @@ pub struct ReplayArgs {
     pub sign_with_env: Option<String>,
     /// Sign a subscription's bodies again with this key: SUBSCRIPTION_ID=KEY (repeatable).
     #[arg(long = "key", value_name = "SUBSCRIPTION_ID=KEY")]
-    pub keys: Vec<String>,
+    pub keys: Vec<crate::commands::store_args::KeyArg>,
     /// Sign bodies again with their subscription's current key from the keychain.
     #[arg(long)]
     pub keychain: bool,

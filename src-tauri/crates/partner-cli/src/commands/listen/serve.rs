@@ -38,7 +38,7 @@ pub struct ServeArgs {
     pub path: String,
     /// A subscription's signing key as SUBSCRIPTION_ID=KEY (repeatable).
     #[arg(long = "key", value_name = "SUBSCRIPTION_ID=KEY")]
-    pub keys: Vec<String>,
+    pub keys: Vec<crate::commands::store_args::KeyArg>,
     /// Also use the signing keys the Partner Console client keeps in the keychain.
     #[arg(long)]
     pub keychain: bool,
@@ -102,7 +102,7 @@ const HOLDER_LISTEN: &str = "partner listen";
 pub async fn run(args: ServeArgs) -> Result<()> {
     let given = MemoryKeys::new();
     for assignment in &args.keys {
-        let (subscription, key) = MemoryKeys::parse_assignment(assignment)?;
+        let (subscription, key) = assignment.read()?;
         if let Err(problems) = partner_api::signing_key::check(key.expose()) {
             eprintln!("partner: warning: the key of {subscription}: {problems}");
         }
