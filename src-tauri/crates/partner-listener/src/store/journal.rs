@@ -35,10 +35,13 @@
 //! CRC still tells a torn record (never acknowledged) from a whole one; a whole record that does
 //! not open is damaged, as one whose capture cannot be read was. Ids only grow (the store never hands one out
 //! twice), so after a crash the records to write are those past the last id the tables hold
-//! (kept with the tables, in `acks_applied`, in the same transaction as the rows): read from
-//! where that one ended, each next record must have a higher id than the one before, else the
-//! next one is looked for at the file's start (where the ring went on), else the journal ends
-//! there. A record left over from an earlier lap always has a lower id than the one written before
+//! (kept with the tables, in `acks_applied`, in the same transaction as the rows). The first of
+//! them lies where that one ended or at the file's start (the ring starts over there whenever
+//! the tables hold everything): of the two, the one with the lower id past the mark, since a
+//! later record of a lap that started over can lie exactly where the mark ended (records of one
+//! size do; reading from there alone once lost the two captures before it). From there each next
+//! record must have a higher id than the one before, else the next one is looked for at the
+//! file's start (where the ring came round), else the journal ends there. A record left over from an earlier lap always has a lower id than the one written before
 //! it in this lap, so it is never taken for a new one. A group torn by a crash was never
 //! acknowledged; whatever of it is whole is kept (its sender will retry: a redelivery).
 
@@ -781,9 +784,26 @@ pub(super) fn recover(path: &Path, mark: AppliedMark, key: Option<&DataKey>) -> 
         captures: Vec::new(),
         end: mark.end,
     };
-    let mut last_id = mark.id;
+    // The first record past the mark lies where the mark's record ended, or at the file's start
+    // when the ring went on there (it starts over whenever the tables hold everything, and
+    // comes round when the end has no room). Both places may hold a record newer than the
+    // mark: at its end there may lie a later record of the lap that started over (records of
+    // one size put one exactly there), so the one with the lower id is the first.
+    let first_at = |at: u64| -> Result<Option<i64>> {
+        Ok(read_record(path, &file, length, at, mark.id, key)?.map(|(capture, _)| capture.id))
+    };
     let mut at = mark.end;
-    let mut jumped = false;
+    if mark.end != 0 {
+        if let Some(at_start) = first_at(0)? {
+            if first_at(mark.end)?.is_none_or(|id| at_start < id) {
+                at = 0;
+            }
+        }
+    }
+    let mut last_id = mark.id;
+    // Started at the file's start, the records run on to the end of the lap: the ring comes
+    // round to its start only past a record the tables took, and this one they did not.
+    let mut jumped = at == 0;
     loop {
         match read_record(path, &file, length, at, last_id, key)? {
             Some((capture, end)) => {
@@ -793,7 +813,7 @@ pub(super) fn recover(path: &Path, mark: AppliedMark, key: Option<&DataKey>) -> 
                 at = end;
                 jumped = false;
             }
-            None if !jumped && at != 0 => {
+            None if !jumped => {
                 at = 0;
                 jumped = true;
             }
@@ -1434,6 +1454,53 @@ pub(super) mod tests {
         capture.notification_id = Some(first);
         capture.attempt = attempt;
         capture
+    }
+
+    /// A journal file made of `records` (id, offset) of one size, as a ring leaves them.
+    fn ring_file(path: &Path, records: &[(i64, u64)], key: Option<&DataKey>) -> u64 {
+        let len = record_of(&linked(1, 1, 1, "ev"), key).len() as u64;
+        let mut bytes = vec![0u8; 8 * len as usize];
+        for &(id, slot) in records {
+            let record = record_of(&linked(id, id, 1, "ev"), key);
+            assert_eq!(record.len() as u64, len, "records of one size");
+            let at = (slot * len) as usize;
+            bytes[at..at + record.len()].copy_from_slice(&record);
+        }
+        std::fs::write(path, bytes).unwrap();
+        len
+    }
+
+    fn ids(found: &Recovered) -> Vec<i64> {
+        found.captures.iter().map(|capture| capture.id).collect()
+    }
+
+    #[test]
+    fn recovery_finds_a_lap_that_started_over_when_a_later_record_lies_where_the_mark_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j");
+        let key = DataKey::generate();
+        for key in [None, Some(&key)] {
+            // 1 and 2 taken by the tables (the mark ends after 2); the ring started over at the
+            // file's start with 3 to 6, so 5 lies exactly where the mark ended (the listener
+            // once read from there alone and lost 3 and 4 after a kill -9).
+            let len = ring_file(&path, &[(3, 0), (4, 1), (5, 2), (6, 3)], key);
+            let mark = AppliedMark {
+                id: 2,
+                end: 2 * len,
+            };
+            let found = recover(&path, mark, key).unwrap();
+            assert_eq!(ids(&found), [3, 4, 5, 6]);
+            assert_eq!(found.end, 4 * len);
+            // Not started over: 3 and 4 follow the mark and the ring came round to the start
+            // with 5; 1 at the file's end is an earlier lap's.
+            ring_file(&path, &[(5, 0), (3, 2), (4, 3), (1, 4)], key);
+            let found = recover(&path, mark, key).unwrap();
+            assert_eq!(ids(&found), [3, 4, 5]);
+            assert_eq!(found.end, len);
+            // Everything taken: the lap's records are all at or below the mark.
+            ring_file(&path, &[(1, 0), (2, 1)], key);
+            assert_eq!(ids(&recover(&path, mark, key).unwrap()), Vec::<i64>::new());
+        }
     }
 
     #[tokio::test]
