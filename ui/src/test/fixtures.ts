@@ -1,4 +1,4 @@
-import type { AppStatus, CaptureSummary, ClearCapturesForm, ConnectionView, CaptureFilter, InspectorQuery, ListenerView, PageView, Product, ResponseStatus, StoredTransaction, Transaction } from "../platform";
+import type { AppStatus, WorkspacePermission, WorkspaceView, CaptureSummary, ClearCapturesForm, ConnectionView, CaptureFilter, InspectorQuery, ListenerView, PageView, Product, ResponseStatus, StoredTransaction, Transaction } from "../platform";
 
 /** A view as the service sent it: the document holds the same fields. */
 function received<T extends object>(view: T): T & { document: Record<string, unknown> } {
@@ -161,3 +161,30 @@ export function captureStore(initial: CaptureSummary[]) {
   };
   return { handlers, add: (c: CaptureSummary) => (rows = [c, ...rows]), rows: () => rows };
 }
+
+/** Who may do what in a team workspace, as the core lists it: each action and the least role that may. */
+const LEAST: Array<[string, string, string]> = [
+  ["respond", "answer transactions", "support"],
+  ["write-note", "write notes", "support"],
+  ["export-evidence", "export evidence", "support"],
+  ["sync-index", "sync the support index", "support"],
+  ["replay", "replay captures", "developer"],
+  ["clear", "clear captures", "developer"],
+  ["recover", "recover missed notifications", "developer"],
+];
+const ORDER = ["viewer", "support", "developer", "admin"];
+
+function permissions(role: string): WorkspacePermission[] {
+  return LEAST.map(([action, label, least]) => {
+    const allowed = ORDER.indexOf(role) >= ORDER.indexOf(least);
+    const article = role === "admin" ? "An" : "A";
+    const who = role === "support" ? "support member" : role;
+    return { action, label, allowed, whyNot: allowed ? null : `${article} ${who} may not ${label}: ${least} and up may. Ask an admin of the workspace.` };
+  });
+}
+
+export function joinedAs(member: string, role: string): WorkspaceView {
+  return { joined: true, url: "https://team.example", member, role, fromEnvironment: false, reachable: true, lastError: null, checkedAt: "2026-12-06T20:00:00Z", permissions: permissions(role), tokenStore: "the OS's secret store" };
+}
+
+export const notJoined: WorkspaceView = { ...joinedAs("x", "viewer"), joined: false, url: null, member: null, role: null, permissions: [] };

@@ -1,37 +1,11 @@
 import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
-import type { CaptureDetail, CaptureSummary, NoteForm, NoteView, WorkspacePermission, WorkspaceView } from "../../platform";
-import { captureStore } from "../../test/fixtures";
+import type { CaptureDetail, CaptureSummary, NoteForm, NoteView } from "../../platform";
+import { captureStore, joinedAs, notJoined } from "../../test/fixtures";
 import { mockCommands, renderWithClient } from "../../test/render";
 import { CaptureDetailPane } from "../webhooks/CaptureDetailPane";
 import { Inspector } from "../webhooks/Inspector";
 import { Notes } from "./Notes";
-
-/** Who may do what, as the core lists it: each action and the least role that may. */
-const LEAST: Array<[string, string, string]> = [
-  ["respond", "answer transactions", "support"],
-  ["write-note", "write notes", "support"],
-  ["export-evidence", "export evidence", "support"],
-  ["sync-index", "sync the support index", "support"],
-  ["replay", "replay captures", "developer"],
-  ["clear", "clear captures", "developer"],
-];
-const ORDER = ["viewer", "support", "developer", "admin"];
-
-function permissions(role: string): WorkspacePermission[] {
-  return LEAST.map(([action, label, least]) => {
-    const allowed = ORDER.indexOf(role) >= ORDER.indexOf(least);
-    const article = role === "admin" ? "An" : "A";
-    const who = role === "support" ? "support member" : role;
-    return { action, label, allowed, whyNot: allowed ? null : `${article} ${who} may not ${label}: ${least} and up may. Ask an admin of the workspace.` };
-  });
-}
-
-function joinedAs(member: string, role: string): WorkspaceView {
-  return { joined: true, url: "https://team.example", member, role, fromEnvironment: false, reachable: true, lastError: null, checkedAt: "2026-12-06T20:00:00Z", permissions: permissions(role), tokenStore: "the OS's secret store" };
-}
-
-const notJoined: WorkspaceView = { ...joinedAs("x", "viewer"), joined: false, url: null, member: null, role: null, permissions: [] };
 
 function note(id: number, author: string, text: string): NoteView {
   return { id, kind: "transaction", targetId: "t-1", author, at: `2026-12-06T20:0${id}:00Z`, text };

@@ -5,7 +5,10 @@
  * (`partner listen missed`, the same check). Nothing arrived for these rows, so they are not
  * captures: each opens its transaction instead. Chosen rows (or all) can be sent again, each
  * rebuilt and signed as the service would have sent it (`partner listen recover`), to this
- * app's listener or any URL, with the receiver's answer shown on its row.
+ * app's listener or any URL, with the receiver's answer shown on its row. Joined to a team
+ * workspace, the check and the sending are the workspace's servers' (over the team's captures,
+ * with the keys only they hold): the card says "the workspace's listener", and a role that may
+ * not recover sees the button disabled with why.
  */
 import { useMutation } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
@@ -14,6 +17,12 @@ import { ErrorPanel } from "../../components/ErrorPanel";
 import { formatTime } from "../../lib/format";
 import { Id } from "../../components/Id";
 import { navigate } from "../../lib/router";
+import { refusal, useTeam } from "../../lib/team";
+
+/** What the card calls the listener the check compares with: this app's, or the workspace's. */
+function listenerName(joined: boolean | undefined): string {
+  return joined ? "the workspace's listener" : "this listener";
+}
 
 const SINCE_SOURCE: Record<NonNullable<SubscriptionCheck["sinceSource"]>, string> = {
   given: "as asked",
@@ -23,6 +32,7 @@ const SINCE_SOURCE: Record<NonNullable<SubscriptionCheck["sinceSource"]>, string
 };
 
 export function MissedNotifications() {
+  const joined = useTeam().data?.joined;
   const [open, setOpen] = useState(false);
   const [includeRecent, setIncludeRecent] = useState(false);
   const [allSubscriptions, setAllSubscriptions] = useState(false);
@@ -37,7 +47,7 @@ export function MissedNotifications() {
     <details className="card settings-card" open={open} onToggle={(e) => setOpen(e.currentTarget.open)}>
       <summary data-testid="missed">
         <span className="summary-title">Missed</span>
-        <span className="muted small">· what the service sent while the listener was down, worked out from the API</span>
+        <span className="muted small">· what the service sent while {joined ? "the workspace's listener" : "the listener"} was down, worked out from the API</span>
         {find.data && <span className={`pill ${find.data.missed.length ? "failed" : "valid"}`} data-testid="missed-count">{find.data.missed.length} missed</span>}
       </summary>
       <div className="settings-body checks-body">
@@ -52,7 +62,7 @@ export function MissedNotifications() {
           </label>
           <label className="check-line">
             <input type="checkbox" checked={allSubscriptions} onChange={(e) => setAllSubscriptions(e.target.checked)} disabled={running} />
-            <span>Also subscriptions this listener never received anything of</span>
+            <span>Also subscriptions {listenerName(joined)} never received anything of</span>
           </label>
         </div>
         {running && (
@@ -61,7 +71,7 @@ export function MissedNotifications() {
           </p>
         )}
         {find.isError && <ErrorPanel error={find.error} compact />}
-        {find.data && !running && <MissedReportView report={find.data} />}
+        {find.data && !running && <MissedReportView report={find.data} joined={joined} />}
       </div>
     </details>
   );
@@ -81,7 +91,8 @@ function RecoveryCell({ outcome }: { outcome: RecoveryOutcome | undefined }) {
   return <span className="pill failed" title={`${outcome.url}: ${why}`}>not taken · {why}</span>;
 }
 
-function MissedReportView({ report }: { report: MissedReport }) {
+function MissedReportView({ report, joined }: { report: MissedReport; joined: boolean | undefined }) {
+  const why = refusal(useTeam().data, "recover");
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [target, setTarget] = useState("");
   const resend = useMutation({
@@ -123,7 +134,7 @@ function MissedReportView({ report }: { report: MissedReport }) {
                 </>
               ) : (
                 <td colSpan={4} className="muted">
-                  not checked: {s.notCheckedBecause === "neverCaptured" ? "this listener never received anything of it (it may point elsewhere)" : "no time to start from"}
+                  not checked: {s.notCheckedBecause === "neverCaptured" ? `${listenerName(joined)} never received anything of it (it may point elsewhere)` : "no time to start from"}
                 </td>
               )}
             </tr>
@@ -145,15 +156,15 @@ function MissedReportView({ report }: { report: MissedReport }) {
               className="mono"
               value={target}
               onChange={(e) => setTarget(e.target.value)}
-              placeholder="this app's listener, or http://…"
+              placeholder={joined ? "the workspace's webhook endpoint, or http://…" : "this app's listener, or http://…"}
               aria-label="Send again to"
               disabled={resend.isPending}
             />
           </label>
-          <button type="submit" className="primary" data-testid="missed-recover" disabled={resend.isPending}>
+          <button type="submit" className="primary" data-testid="missed-recover" disabled={resend.isPending || why !== null} title={why ?? undefined}>
             {resend.isPending ? "Sending…" : chosen.length ? `Send ${chosen.length} chosen again` : `Send all ${report.missed.length} again`}
           </button>
-          <span className="muted small">rebuilt and signed as the service would have sent them, marked Svc-Replay: recovery</span>
+          <span className="muted small">{why ?? `rebuilt and signed as the service would have sent them${joined ? " by the workspace's servers" : ""}, marked Svc-Replay: recovery`}</span>
         </form>
       )}
       {resend.isError && <ErrorPanel error={resend.error} compact />}

@@ -2,7 +2,7 @@ import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { emit } from "@tauri-apps/api/event";
 import { describe, expect, it } from "vitest";
 import type { CaptureDetail, CaptureSummary, ForwardRuleView, RepointOffer, TunnelSaved } from "../../platform";
-import { captureStore, listenerView } from "../../test/fixtures";
+import { captureStore, joinedAs, listenerView } from "../../test/fixtures";
 import { mockCommands, renderWithClient } from "../../test/render";
 import { Inspector } from "./Inspector";
 import { CaptureDetailPane } from "./CaptureDetailPane";
@@ -535,6 +535,37 @@ describe("missed notifications", () => {
     await waitFor(() => expect(screen.getByTestId("missed-recover-result")).toHaveTextContent("0 of 2 taken by http://localhost:3999/hooks"));
     expect(calls.filter((c) => c.cmd === "recover_missed")[1]?.args).toEqual({ form: { notifications: [missedRow(1), missedRow(2)], target: "http://localhost:3999/hooks" } });
     expect(rows()[1]).toHaveTextContent("not taken · connection refused");
+  });
+});
+
+describe("missed notifications through a team workspace", () => {
+  it("names the workspace's listener, and a viewer sees Send again disabled with why", async () => {
+    const transaction = "urn:svc:partner:transaction" as const;
+    mockCommands({
+      workspace_status: () => joinedAs("vera", "viewer"),
+      find_missed: () => ({
+        missed: [{ subscriptionId: "sub-1", productId: "p-1", productName: "acme", resourceType: transaction, eventType: "created", eventId: "ev-1", resourceId: "tx-1", resourceRef: "https://h/partner/v2/transactions/tx-1", transactionId: "tx-1", sentAt: "2026-12-06T10:00:00Z" }],
+        subscriptions: [
+          { subscriptionId: "sub-1", productId: "p-1", resource: transaction, events: ["created"], since: "2026-12-06T09:00:00Z", sinceSource: "firstCapture", expected: 1, missed: 1, notYetDue: 0 },
+          { subscriptionId: "sub-2", productId: "p-2", resource: transaction, events: ["created"], since: null, notCheckedBecause: "neverCaptured", sinceSource: null, expected: 0, missed: 0, notYetDue: 0 },
+        ],
+        until: "2026-12-06T10:05:00Z",
+        transactionsRead: 1,
+        transactionsChecked: 1,
+        cancelled: false,
+      }),
+    });
+    renderWithClient(<MissedNotifications />);
+    expect(await screen.findByText("Also subscriptions the workspace's listener never received anything of")).toBeInTheDocument();
+    fireEvent.click(screen.getByTestId("missed"));
+    fireEvent.click(screen.getByTestId("missed-find"));
+    await screen.findByTestId("missed-report");
+    expect(within(screen.getByRole("table", { name: "Subscriptions checked" })).getByText(/the workspace's listener never received anything of it/)).toBeInTheDocument();
+    const send = screen.getByTestId("missed-recover");
+    expect(send).toBeDisabled();
+    expect(send).toHaveAttribute("title", "A viewer may not recover missed notifications: developer and up may. Ask an admin of the workspace.");
+    expect(screen.getByRole("form", { name: "Send again" })).toHaveTextContent("A viewer may not recover missed notifications");
+    expect(screen.getByLabelText("Send again to")).toHaveAttribute("placeholder", "the workspace's webhook endpoint, or http://…");
   });
 });
 

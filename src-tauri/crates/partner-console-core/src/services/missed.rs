@@ -128,7 +128,8 @@ pub async fn find(app: &Console, form: MissedForm) -> Result<MissedReport> {
 }
 
 /// The check run by the workspace's servers; one progress step while it runs (the walk is
-/// theirs).
+/// theirs). Cancel stops waiting and closes the request, which ends the server's walk with it
+/// (the walk runs inside the request); there is no part-way report to show, so it says so.
 async fn find_on_workspace(
     app: &Console,
     joined: &workspace::Joined,
@@ -145,7 +146,24 @@ async fn find_on_workspace(
         subscription_id: form.subscription_id.filter(|s| !s.trim().is_empty()),
         all_subscriptions: form.all_subscriptions,
     };
-    let report = workspace::answered(state, joined.client.missed(&request).await)?;
+    let stop = state.shutdown.child_token();
+    if let Some(running) = locked(&state.missed_check).replace(stop.clone()) {
+        running.cancel();
+    }
+    let answer = tokio::select! {
+        answer = joined.client.missed(&request) => answer,
+        () = stop.cancelled() => {
+            return Err(AppError::new(
+                ErrorKind::Cancelled,
+                "The check was cancelled before the workspace answered, so nothing was found yet.",
+                "Look again when you are ready.",
+            ));
+        }
+    };
+    if !stop.is_cancelled() {
+        *locked(&state.missed_check) = None;
+    }
+    let report = workspace::answered(state, answer)?;
     if !report.cancelled {
         crate::notices::missed_found(app, report.missed.len());
     }

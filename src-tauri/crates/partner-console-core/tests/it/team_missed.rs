@@ -229,7 +229,7 @@ async fn a_joined_console_checks_and_recovers_missed_notifications_through_the_w
     );
 
     // Checked again: that one arrived, the others are still missed.
-    let again = missed::find(&dev.console, form(check))
+    let again = missed::find(&dev.console, form(check.clone()))
         .await
         .expect("the check again");
     assert_eq!(again.missed.len(), discarded.len() - 1, "{again:?}");
@@ -251,4 +251,44 @@ async fn a_joined_console_checks_and_recovers_missed_notifications_through_the_w
             .is_some_and(|e| e.contains("no longer finds it missed")),
         "{twice:?}"
     );
+
+    // The service slow to answer (10 s a listing call): Cancel stops the wait at once, says
+    // nothing was found yet, and the next check runs to its end.
+    lender(
+        &sandbox,
+        reqwest::Method::POST,
+        "/sandbox/v1/faults",
+        json!({"endpoint": "transactions", "latencyMs": 10_000, "count": 1}),
+    )
+    .await;
+    let slow = tokio::spawn({
+        let console = dev.console.clone();
+        let check = check.clone();
+        async move { missed::find(&console, form(check)).await }
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let asked = std::time::Instant::now();
+    missed::cancel(dev.console.state());
+    let cancelled = tokio::time::timeout(Duration::from_secs(2), slow)
+        .await
+        .expect("cancel ends the wait at once")
+        .expect("the check's task")
+        .expect_err("a cancelled check");
+    assert_eq!(cancelled.kind, ErrorKind::Cancelled, "{cancelled:?}");
+    assert!(
+        cancelled.message.contains("nothing was found yet"),
+        "{cancelled:?}"
+    );
+    assert!(asked.elapsed() < Duration::from_secs(2));
+    lender(
+        &sandbox,
+        reqwest::Method::DELETE,
+        "/sandbox/v1/faults",
+        Value::Null,
+    )
+    .await;
+    let after = missed::find(&dev.console, form(check))
+        .await
+        .expect("the check after a cancel");
+    assert_eq!(after.missed.len(), discarded.len() - 1, "{after:?}");
 }
