@@ -157,16 +157,31 @@ part "packages: build"
 scripts/package.sh --debug
 # The sizes of what was packaged: the debug build here (BENCHMARKS.md has the release build's).
 du -h target/debug/partner target/debug/partner-console target/package/*.deb target/package/*.rpm | sed 's/^/size: /'
+# The update test's two packages (N and N+1 with the test hooks: two builds of the app crate,
+# most of that test's time) are made in the background meanwhile: the check and the fresh Debian
+# wait mostly on the app's start, apt and the disk. In a session of its own, as the Windows
+# build, so that a failed run stops it.
+update_log=$(mktemp)
+setsid tests/package/update.sh --packages-only >"$update_log" 2>&1 &
+update_pid=$!
+trap 'kill "$prepare_pid" "$schemathesis_pid" 2>/dev/null || true; kill -- -"$cross_pid" -"$update_pid" 2>/dev/null || true; rm -rf "$scratch" "$prepare_log" "$schemathesis_log" "$cross_log" "$update_log"; print_timings' EXIT
 part "packages: check"
 tests/package/check.sh
 part "packages: a fresh Debian 12"
 wait "$prepare_pid" || { echo "(preparing the minimal system in the background failed:)"; cat "$prepare_log"; }
 as_root tests/package/fresh-debian.sh
 # The app updating itself there: N installed from its .deb, N+1 (the same debug build packaged
-# again, signed with a key made for the run) offered by a local server, refused when the
-# signature or the bytes are wrong, installed and restarted at N+1 when they are right.
+# again, in the background since the package check, and signed with a key made for the run)
+# offered by a local server, refused when the signature or the bytes are wrong, installed and
+# restarted at N+1 when they are right.
 part "packages: an update from N to N+1 on a fresh Debian 12"
-as_root tests/package/update.sh
+if ! wait "$update_pid"; then
+  cat "$update_log"
+  echo "making the update test's packages failed (its output is above)" >&2
+  exit 1
+fi
+cat "$update_log"
+as_root tests/package/update.sh --packaged
 
 # The Windows and macOS builds started after clippy: waited for (their log shown), then the Wine
 # runs, which find the Windows builds fresh.

@@ -4,7 +4,7 @@
 #      only in a temporary folder outside the repository and in this script's environment);
 #   2. version N (the workspace's) and N+1 packaged from the same debug build with the test hooks
 #      (scripts/package.sh --debug --features test-hooks [--version N+1]: only the app crate is
-#      compiled again), N+1 signed by the bundler with that key (its .deb.sig);
+#      compiled again), N+1 signed with that key (`tauri signer sign`: its .deb.sig);
 #   3. a local update server (python's http.server on 127.0.0.1) offering N+1 with three
 #      manifests: one whose signature is another key's, one whose package bytes were altered
 #      after signing, and the genuine one;
@@ -19,24 +19,56 @@
 #   Before it, the same update as a user without admin rights (no sudo, no pkexec): refused with
 #   the app's sentence about the administrator's password, N stays.
 #
-# Needs root (debootstrap, chroot). Usage: tests/package/update.sh [PACKAGE_DIR]
+# Needs root (debootstrap, chroot). Usage: tests/package/update.sh [--packages-only | --packaged] [PACKAGE_DIR]
 #   (default target/package; its packages for this test go to PACKAGE_DIR/update/)
-#   PARTNER_UPDATE_TEST_REUSE=1 reuses the packages of an earlier run (N+1 signed again with
-#   this run's key by `tauri signer sign`): a quicker loop while working on the test itself.
+#   --packages-only makes the two packages (step 2, unsigned) and stops: no root needed. The test
+#   command runs it in the background while the fresh-Debian test waits on apt and the disk (the
+#   two builds are most of this test's time: 151 s of 308 in a warm run, 212 of 391 on a bare
+#   machine, BENCHMARKS.md), then runs this test with --packaged, which takes those packages
+#   (and fails without them) instead of making them again.
+#   PARTNER_UPDATE_TEST_REUSE=1 reuses the packages of an earlier run when they are there: a
+#   quicker loop while working on the test itself.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
+mode=test
+case "${1:-}" in
+  --packages-only) mode=packages; shift ;;
+  --packaged) mode=packaged; shift ;;
+esac
 out=$(realpath -m "${1:-target/package}")
 fail() { echo "update test: FAILED: $*" >&2; exit 1; }
+
+version=$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml","rb"))["workspace"]["package"]["version"])')
+next=$(python3 -c 'import sys; a,b,c=sys.argv[1].split("-")[0].split("."); print(f"{a}.{b}.{int(c)+1}")' "$version")
+tauri=$root/ui/node_modules/.bin/tauri
+deb_n=$out/update/$version/partner-console_${version}_amd64.deb
+deb_next=$out/update/$next/partner-console_${next}_amd64.deb
+
+# N and N+1 with the test hooks, unsigned (the run's key signs N+1 after).
+package_both() {
+  local log
+  log=$(mktemp)
+  echo "update test: packaging $version and $next with the test hooks (debug build)"
+  scripts/package.sh --debug --features test-hooks --bundles deb --out "$out/update/$version" >"$log" 2>&1 \
+    || { tail -30 "$log"; rm -f "$log"; fail "packaging $version"; }
+  scripts/package.sh --debug --features test-hooks --bundles deb --version "$next" --out "$out/update/$next" >"$log" 2>&1 \
+    || { tail -30 "$log"; rm -f "$log"; fail "packaging $next"; }
+  rm -f "$log"
+}
+if [ "$mode" = packages ]; then
+  started=$SECONDS
+  rm -rf "$out/update"
+  package_both
+  echo "update test: made in $((SECONDS - started)) s: $(basename "$deb_n"), $(basename "$deb_next")"
+  exit 0
+fi
+
 [ "$(id -u)" -eq 0 ] || fail "needs root (debootstrap and chroot)"
 
 tests/package/fresh-debian.sh --prepare "$out"
 base=$out/bookworm-base
 [ -f "$base/.complete" ] || fail "no minimal bookworm in $base"
-
-version=$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml","rb"))["workspace"]["package"]["version"])')
-next=$(python3 -c 'import sys; a,b,c=sys.argv[1].split("-")[0].split("."); print(f"{a}.{b}.{int(c)+1}")' "$version")
-tauri=$root/ui/node_modules/.bin/tauri
 
 work=$(mktemp -d /tmp/partner-update-test.XXXXXX)
 server_pid=""
@@ -57,26 +89,22 @@ other_password=$(head -c 24 /dev/urandom | base64 | tr -d '/+=')
 pubkey=$(cat "$work/update.key.pub")
 echo "update test: signing key made for this run (public key $(base64 -d <<<"$pubkey" | sed -n 's/.*public key: //p' | head -1))"
 
-# --- N and N+1, with the test hooks ----------------------------------------------------------
+# --- N and N+1, with the test hooks, N+1 signed with this run's key ------------------------------
 started=$SECONDS
-deb_n=$out/update/$version/partner-console_${version}_amd64.deb
-deb_next=$out/update/$next/partner-console_${next}_amd64.deb
-if [ "${PARTNER_UPDATE_TEST_REUSE:-}" = 1 ] && [ -f "$deb_n" ] && [ -f "$deb_next" ]; then
-  echo "update test: reusing $(basename "$deb_n") and $(basename "$deb_next"), $next signed again with this run's key"
-  rm -f "$deb_next.sig"
-  TAURI_SIGNING_PRIVATE_KEY=$(cat "$work/update.key") TAURI_SIGNING_PRIVATE_KEY_PASSWORD=$password \
-    "$tauri" signer sign --app-version "$next" "$deb_next" >/dev/null 2>&1 || fail "signing $next"
+if [ "$mode" = packaged ]; then
+  [ -f "$deb_n" ] && [ -f "$deb_next" ] || fail "--packaged: no packages in $out/update (tests/package/update.sh --packages-only makes them)"
+  echo "update test: taking $(basename "$deb_n") and $(basename "$deb_next") made beforehand"
+elif [ "${PARTNER_UPDATE_TEST_REUSE:-}" = 1 ] && [ -f "$deb_n" ] && [ -f "$deb_next" ]; then
+  echo "update test: reusing $(basename "$deb_n") and $(basename "$deb_next")"
 else
-  echo "update test: packaging $version and $next with the test hooks (debug build)"
-  scripts/package.sh --debug --features test-hooks --bundles deb --out "$out/update/$version" >"$work/package-n.log" 2>&1 \
-    || { tail -30 "$work/package-n.log"; fail "packaging $version"; }
-  TAURI_SIGNING_PRIVATE_KEY=$(cat "$work/update.key") TAURI_SIGNING_PRIVATE_KEY_PASSWORD=$password \
-    scripts/package.sh --debug --features test-hooks --bundles deb --version "$next" --out "$out/update/$next" >"$work/package-n1.log" 2>&1 \
-    || { tail -30 "$work/package-n1.log"; fail "packaging $next"; }
+  package_both
 fi
+rm -f "$deb_next.sig"
+TAURI_SIGNING_PRIVATE_KEY=$(cat "$work/update.key") TAURI_SIGNING_PRIVATE_KEY_PASSWORD=$password \
+  "$tauri" signer sign --app-version "$next" "$deb_next" >/dev/null 2>&1 || fail "signing $next"
 [ -f "$deb_n" ] && [ -f "$deb_next" ] && [ -f "$deb_next.sig" ] || fail "the packages or the signature are missing"
 [ "$(dpkg-deb -f "$deb_next" Version)" = "$next" ] || fail "the N+1 package says $(dpkg-deb -f "$deb_next" Version)"
-echo "update test: packaged in $((SECONDS - started)) s: $(basename "$deb_n"), $(basename "$deb_next") and its .sig"
+echo "update test: packaged and signed in $((SECONDS - started)) s: $(basename "$deb_n"), $(basename "$deb_next") and its .sig"
 
 # --- the update server: three manifests --------------------------------------------------------
 srv=$work/srv
