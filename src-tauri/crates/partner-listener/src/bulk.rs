@@ -14,7 +14,7 @@
 //! report. The app keeps each send's record beside its capture (as a single replay's is kept);
 //! the CLI reads the store only and keeps nothing.
 
-use crate::capture::{Capture, Header, OutboundKind};
+use crate::capture::{Capture, Header, OutboundKind, OutboundRecord};
 use crate::keys::KeySource;
 use crate::outbound;
 use crate::{Error, Result};
@@ -227,79 +227,24 @@ pub async fn send_all(
     resign: &Resign<'_>,
     keep: Option<&crate::Store>,
     cancel: &CancellationToken,
-    mut progress: impl FnMut(usize, usize),
+    progress: impl FnMut(usize, usize),
 ) -> SendReport {
-    let total = captures.len();
-    let start = tokio::time::Instant::now();
-    let interval = plan
-        .per_second
-        .filter(|rate| rate.is_finite() && *rate > 0.0)
-        .map(|rate| Duration::from_secs_f64(1.0 / rate));
-    // Each send owns what it needs, so the stream borrows nothing but the plan's expectation.
-    let prepared: Vec<_> = captures
-        .iter()
-        .enumerate()
-        .map(|(index, capture)| {
-            let outcome = SentCapture {
-                capture_id: capture.id,
-                event_id: capture.fields.event_id.clone(),
-                resource_type: capture.fields.resource_type.clone(),
-                subscription_id: capture.subscription_id.clone(),
-                status: None,
-                elapsed_ms: 0,
-                resigned: false,
-                error: None,
-                failure: None,
-            };
-            let not_before = interval.map(|every| start + every * index as u32);
-            (
-                capture.id,
-                outcome,
-                request_for(capture, resign),
-                not_before,
-                http.clone(),
-                plan.target.clone(),
-                plan.expect.clone(),
+    let (ended, cancelled) = send_each(plan, captures, cancel, progress, |capture| {
+        let request = request_for(capture, resign);
+        let (http, target, capture_id) = (http.clone(), plan.target.clone(), capture.id);
+        async move {
+            let (headers, body, resigned) = request.map_err(|e| e.to_string())?;
+            let record = outbound::send(
+                &http,
+                capture_id,
+                OutboundKind::Replay,
+                &target,
+                headers,
+                body,
             )
-        })
-        .collect();
-    let sends = prepared.into_iter().map(
-        |(capture_id, mut outcome, request, not_before, http, target, expect)| async move {
-            if let Some(at) = not_before {
-                tokio::time::sleep_until(at).await;
-            }
-            match request {
-                Ok((headers, body, resigned)) => {
-                    outcome.resigned = resigned;
-                    let record = outbound::send(
-                        &http,
-                        capture_id,
-                        OutboundKind::Replay,
-                        &target,
-                        headers,
-                        body,
-                    )
-                    .await;
-                    outcome.status = record.status;
-                    outcome.elapsed_ms = record.elapsed_ms;
-                    outcome.error = record.error.clone();
-                    outcome.failure = expect.judge(
-                        record.status,
-                        Duration::from_millis(record.elapsed_ms),
-                        record.error.as_deref(),
-                    );
-                    (outcome, Some(record))
-                }
-                Err(e) => {
-                    outcome.error = Some(e.to_string());
-                    outcome.failure = Some(format!("not sent: {e}"));
-                    (outcome, None)
-                }
-            }
-        },
-    );
-    let (ended, cancelled) = in_order(sends, plan.concurrency, cancel, |done| {
-        progress(done, total)
+            .await;
+            Ok((record, resigned))
+        }
     })
     .await;
     let mut sent = Vec::with_capacity(ended.len());
@@ -312,6 +257,79 @@ pub async fn send_all(
         sent.push(outcome);
     }
     SendReport { sent, cancelled }
+}
+
+/// What one send gave: the record of the request and its answer and whether the body was
+/// signed again, or why it was not sent.
+pub type SendResult = std::result::Result<(OutboundRecord, bool), String>;
+
+/// The pacing and the judging of a "send again" of many captures, whoever sends each one:
+/// `send(capture)` is started for each in order, at most `plan.concurrency` at once and
+/// `plan.per_second` a second, and each answer judged against `plan.expect`; the outcomes
+/// (with their records) come back in the captures' order, and whether `cancel` stopped it.
+/// [`send_all`] sends from this machine; `partner listen replay` on a team workspace has the
+/// workspace's servers send each (`POST /api/v1/captures/{id}/replay`).
+pub async fn send_each<F, Fut>(
+    plan: &SendPlan,
+    captures: &[Capture],
+    cancel: &CancellationToken,
+    mut progress: impl FnMut(usize, usize),
+    send: F,
+) -> (Vec<(SentCapture, Option<OutboundRecord>)>, bool)
+where
+    F: Fn(&Capture) -> Fut,
+    Fut: std::future::Future<Output = SendResult>,
+{
+    let total = captures.len();
+    let start = tokio::time::Instant::now();
+    let interval = plan
+        .per_second
+        .filter(|rate| rate.is_finite() && *rate > 0.0)
+        .map(|rate| Duration::from_secs_f64(1.0 / rate));
+    let sends = captures.iter().enumerate().map(|(index, capture)| {
+        let mut outcome = SentCapture {
+            capture_id: capture.id,
+            event_id: capture.fields.event_id.clone(),
+            resource_type: capture.fields.resource_type.clone(),
+            subscription_id: capture.subscription_id.clone(),
+            status: None,
+            elapsed_ms: 0,
+            resigned: false,
+            error: None,
+            failure: None,
+        };
+        let not_before = interval.map(|every| start + every * index as u32);
+        let expect = &plan.expect;
+        let sending = send(capture);
+        async move {
+            if let Some(at) = not_before {
+                tokio::time::sleep_until(at).await;
+            }
+            match sending.await {
+                Ok((record, resigned)) => {
+                    outcome.resigned = resigned;
+                    outcome.status = record.status;
+                    outcome.elapsed_ms = record.elapsed_ms;
+                    outcome.error = record.error.clone();
+                    outcome.failure = expect.judge(
+                        record.status,
+                        Duration::from_millis(record.elapsed_ms),
+                        record.error.as_deref(),
+                    );
+                    (outcome, Some(record))
+                }
+                Err(e) => {
+                    outcome.failure = Some(format!("not sent: {e}"));
+                    outcome.error = Some(e);
+                    (outcome, None)
+                }
+            }
+        }
+    });
+    in_order(sends, plan.concurrency, cancel, |done| {
+        progress(done, total)
+    })
+    .await
 }
 
 /// Runs `work` with at most `in_flight` at once (at least one), handing back what each gave in

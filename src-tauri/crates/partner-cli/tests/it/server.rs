@@ -251,13 +251,99 @@ async fn a_team_server_run_from_the_commands_and_a_console_joined_to_it() {
     let har = std::fs::read_to_string(home.join("evidence.har")).unwrap();
     let summary = std::fs::read_to_string(home.join("evidence.md")).unwrap();
     assert!(har.contains("e-1") && !har.contains("whsec-team") && !summary.contains("whsec-team"));
+    // A replay of the workspace's captures: a viewer's refused by the server on the first send
+    // (exit 1, naming the role); this machine's store and keys do not apply; a developer's
+    // sent by the server (here to its own intake), judged and reported as a local replay is.
+    let replay = partner(
+        home,
+        &["listen", "replay", "--to", &url, "--json"],
+        &as_viewer,
+        None,
+    );
+    assert_eq!(replay.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&replay.stderr);
+    assert!(
+        said.contains("a viewer may not replay captures: it takes the developer role"),
+        "{said}"
+    );
+    for flag in [&["--db", "x.sqlite3"][..], &["--keychain"][..]] {
+        let mut args = vec!["listen", "replay", "--to", &url];
+        args.extend_from_slice(flag);
+        let local = partner(home, &args, &as_developer, None);
+        assert_eq!(local.status.code(), Some(2), "{flag:?}");
+        assert!(
+            String::from_utf8_lossy(&local.stderr)
+                .contains(&format!("{} does not apply to a team workspace", flag[0])),
+            "{}",
+            String::from_utf8_lossy(&local.stderr)
+        );
+    }
+    let junit = home.join("replay.xml");
+    let replayed = partner(
+        home,
+        &[
+            "listen",
+            "replay",
+            "--to",
+            &url,
+            "--event-type",
+            "TransactionCreated",
+            "--json",
+            "--expect",
+            "200",
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+        &as_developer,
+        None,
+    );
+    let said = String::from_utf8_lossy(&replayed.stderr);
+    assert!(replayed.status.success(), "{said}");
+    assert!(
+        !said.contains("acts on this machine's capture store"),
+        "{said}"
+    );
+    let sent: Vec<serde_json::Value> = String::from_utf8_lossy(&replayed.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["eventId"], "e-1");
+    assert_eq!(sent[0]["status"], 200);
+    assert!(sent[0]["failure"].is_null(), "{sent:?}");
+    assert!(
+        said.contains(&format!("1 of 1 captures sent to {url} passed")),
+        "{said}"
+    );
+    let report = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        report.contains("tests=\"1\"") && report.contains("failures=\"0\""),
+        "{report}"
+    );
+    // The server took its own replay: valid, marked as a replay.
+    let listed = stdout(&partner(
+        home,
+        &["listen", "captures", "--json"],
+        &as_viewer,
+        None,
+    ));
+    let rows: Vec<serde_json::Value> = listed
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2, "{listed}");
+    assert!(
+        rows[0]["replay"] == true && rows[0]["verdict"] == "valid",
+        "{listed}"
+    );
+
     let cleared = stdout(&partner(
         home,
         &["listen", "clear", "--yes"],
         &as_developer,
         None,
     ));
-    assert!(cleared.starts_with("deleted 1 "), "{cleared}");
+    assert!(cleared.starts_with("deleted 2 "), "{cleared}");
     let listed = stdout(&partner(
         home,
         &["listen", "captures", "--json"],

@@ -75,7 +75,7 @@ pub enum Action {
 }
 
 pub async fn run(args: Args) -> Result<()> {
-    if matches!(args.action, Some(Action::Import(_) | Action::Replay(_))) {
+    if matches!(args.action, Some(Action::Import(_))) {
         local_only_note();
     }
     match args.action {
@@ -126,8 +126,7 @@ fn local_only_note() {
     if let Ok(Some(workspace)) = crate::commands::workspace::Workspace::from_env() {
         eprintln!(
             "partner: note: this command acts on this machine's capture store, not on the team \
-             workspace {} (its replay and import are not offered through the workspace \
-             yet)",
+             workspace {} (an import is not offered through the workspace yet)",
             workspace.describe()
         );
     }

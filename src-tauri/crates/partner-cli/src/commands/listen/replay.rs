@@ -8,15 +8,26 @@
 //! default what the service takes as delivered: 2xx or 3xx) and `--max-time`; outcomes go to
 //! stdout (a table, or JSON lines), a JUnit report to `--junit FILE`, a summary to stderr.
 //! The exit status is 1 when one did not pass, 130 when stopped by Ctrl-C.
+//!
+//! With a team workspace in effect (and no `--from`), the captures are the workspace's: the
+//! filters select there (the newest `--limit`, sent oldest first, as locally), and each is sent
+//! by the workspace's servers (`POST /api/v1/captures/{id}/replay`: as it came, the send in the
+//! team's audit log), paced and judged here by the same code as a local replay
+//! ([`bulk::send_each`]), so the outcomes, the JUnit report and the exit status read the same.
+//! `--db` and the signing flags name this machine's store and keys, which the workspace does
+//! not use: refused there rather than ignored. A role that may not replay is refused by the
+//! server on the first send (recorded there), and the run stops with its words (exit 1).
+//! `--from` reads a file and touches no store, so it works the same with a workspace set.
 
 use crate::commands::render::Row;
 use crate::commands::store_args::{invalid, store_path, FilterArgs};
+use crate::commands::workspace::Workspace;
 use crate::error::{CliError, Result};
 use clap::Args as ClapArgs;
 use partner_api::secret::Secret;
-use partner_listener::bulk::{self, Expectation, Resign, SendPlan, SentCapture};
+use partner_listener::bulk::{self, Expectation, Resign, SendPlan, SendReport, SentCapture};
 use partner_listener::keys::MemoryKeys;
-use partner_listener::Capture;
+use partner_listener::{Capture, CaptureQuery, Grouping, HitCount, MAX_PAGE_LIMIT};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -108,6 +119,11 @@ pub async fn run(args: ReplayArgs) -> Result<()> {
             "--concurrency 0: at least one send must be in flight".into(),
         ));
     }
+    if args.from.is_none() {
+        if let Some(workspace) = Workspace::from_env()? {
+            return run_on_workspace(&workspace, &args, target, expect).await;
+        }
+    }
     let captures = read_captures(&args)?;
     if captures.is_empty() {
         eprintln!("partner: no capture to send");
@@ -155,13 +171,25 @@ pub async fn run(args: ReplayArgs) -> Result<()> {
     if show_progress {
         eprint!("\r\x1b[2K");
     }
+    told(&args, &target, &expect, &report, captures.len())
+}
+
+/// The outcomes on stdout, the JUnit report, the summary on stderr and the exit status: the
+/// same for a local replay and a workspace's.
+fn told(
+    args: &ReplayArgs,
+    target: &url::Url,
+    expect: &Expectation,
+    report: &SendReport,
+    asked: usize,
+) -> Result<()> {
     crate::commands::render::write_lines(&report.sent, args.json)?;
     if let Some(path) = &args.junit {
         let suite = match &args.from {
             Some(file) => format!("partner listen replay --from {}", file.display()),
             None => "partner listen replay".to_string(),
         };
-        std::fs::write(path, bulk::junit(&suite, target.as_str(), &report))
+        std::fs::write(path, bulk::junit(&suite, target.as_str(), report))
             .map_err(|e| CliError::Usage(format!("could not write {}: {e}", path.display())))?;
     }
     let failures = report.failures();
@@ -175,17 +203,152 @@ pub async fn run(args: ReplayArgs) -> Result<()> {
             .unwrap_or_default()
     );
     if report.cancelled {
-        eprintln!(
-            "partner: stopped after {} of {}",
-            report.sent.len(),
-            captures.len()
-        );
+        eprintln!("partner: stopped after {} of {asked}", report.sent.len());
         return Err(CliError::Cancelled);
     }
     if failures > 0 {
         return Err(CliError::SendsFailed(format!(
             "{failures} of {} captures did not get the expected answer",
             report.sent.len()
+        )));
+    }
+    Ok(())
+}
+
+/// `partner listen replay` on a team workspace (see the module's notes).
+async fn run_on_workspace(
+    workspace: &Workspace,
+    args: &ReplayArgs,
+    target: url::Url,
+    expect: Expectation,
+) -> Result<()> {
+    let local_flag = if args.db.is_some() {
+        Some("--db")
+    } else if !args.keys.is_empty() {
+        Some("--key")
+    } else if args.keychain {
+        Some("--keychain")
+    } else if args.sign_with_env.is_some() {
+        Some("--sign-with-env")
+    } else {
+        None
+    };
+    if let Some(flag) = local_flag {
+        return Err(CliError::Usage(format!(
+            "{flag} does not apply to a team workspace: its servers send its captures as they \
+             came (unset PARTNER_WORKSPACE, or `partner workspace logout`, to replay this \
+             machine's store)"
+        )));
+    }
+    let captures = workspace_captures(workspace, args).await?;
+    if captures.is_empty() {
+        eprintln!("partner: no capture to send");
+        return Ok(());
+    }
+    let plan = SendPlan {
+        target: target.clone(),
+        concurrency: args.concurrency,
+        per_second: args.rate,
+        expect: expect.clone(),
+    };
+    let on_stop = crate::commands::signal::cancel_on_stop()?;
+    let cancel = on_stop.token.clone();
+    // A refusal (the member's role) is the same for every capture: the first stops the run.
+    let refused = std::sync::Mutex::new(None::<partner_workspace::Error>);
+    let show_progress = std::io::stderr().is_terminal();
+    let (ended, cancelled) = bulk::send_each(
+        &plan,
+        &captures,
+        &cancel,
+        |done, total| {
+            if show_progress {
+                eprint!("\r\x1b[2Ksent {done}/{total}");
+            }
+        },
+        |capture| {
+            let (id, to) = (capture.id, target.as_str());
+            let (refused, cancel) = (&refused, &cancel);
+            async move {
+                match workspace.replay(id, to, None).await {
+                    Ok(record) => Ok((record, false)),
+                    Err(error) => {
+                        let said = error.to_string();
+                        if matches!(error, partner_workspace::Error::Refused { .. }) {
+                            refused
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .get_or_insert(error);
+                            cancel.cancel();
+                        }
+                        Err(said)
+                    }
+                }
+            }
+        },
+    )
+    .await;
+    drop(on_stop);
+    if show_progress {
+        eprint!("\r\x1b[2K");
+    }
+    let refusal = refused
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(refusal) = refusal {
+        return Err(refusal.into());
+    }
+    let report = SendReport {
+        sent: ended.into_iter().map(|(outcome, _)| outcome).collect(),
+        cancelled,
+    };
+    told(args, &target, &expect, &report, captures.len())
+}
+
+/// The workspace's captures the filters select, the newest `--limit` of them (said when more
+/// match), oldest first: read newest first a page at a time, by the last id read.
+async fn workspace_captures(workspace: &Workspace, args: &ReplayArgs) -> Result<Vec<Capture>> {
+    check_limit(args.limit)?;
+    let mut query = CaptureQuery {
+        filter: args.filter.filter()?,
+        grouping: Grouping::EveryAttempt,
+        offset: 0,
+        limit: args.limit.min(MAX_PAGE_LIMIT),
+        count: HitCount::UpToCap,
+    };
+    let mut captures: Vec<Capture> = Vec::new();
+    let mut before = None;
+    let mut total = None;
+    while (captures.len() as u64) < args.limit {
+        query.limit = (args.limit - captures.len() as u64).min(MAX_PAGE_LIMIT);
+        let page = workspace.captures_page(&query, before).await?;
+        total.get_or_insert((page.total, page.total_capped));
+        let Some(last) = page.items.last() else {
+            break;
+        };
+        before = Some(last.capture.id);
+        let full = page.items.len() as u64 == query.limit;
+        captures.extend(page.items.into_iter().map(|row| row.capture));
+        if !full {
+            break;
+        }
+    }
+    if let Some((total, capped)) = total {
+        if total > captures.len() as u64 {
+            eprintln!(
+                "partner: {total}{} captures match in the workspace; the newest {} are sent (raise --limit for more)",
+                if capped { "+" } else { "" },
+                captures.len()
+            );
+        }
+    }
+    captures.reverse();
+    Ok(captures)
+}
+
+fn check_limit(limit: u64) -> Result<()> {
+    if limit == 0 || limit > MOST_FROM_STORE {
+        return Err(invalid(format!(
+            "--limit {limit}: give 1 to {MOST_FROM_STORE}"
         )));
     }
     Ok(())
@@ -214,12 +377,7 @@ fn read_captures(args: &ReplayArgs) -> Result<Vec<Capture>> {
         captures.sort_by_key(|c| (c.received_at, c.id));
         return Ok(captures);
     }
-    if args.limit == 0 || args.limit > MOST_FROM_STORE {
-        return Err(invalid(format!(
-            "--limit {}: give 1 to {MOST_FROM_STORE}",
-            args.limit
-        )));
-    }
+    check_limit(args.limit)?;
     let store = crate::commands::store_args::open_reader(store_path(args.db.clone())?)?;
     let found = store.query(&args.filter.filter()?, 0, args.limit)?;
     if found.total > found.items.len() as u64 {
