@@ -22,7 +22,7 @@ use crate::error::Error;
 use crate::members::{self, Member};
 use crate::notes::{self, TargetKind};
 use crate::roles::{Action, Role};
-use axum::extract::{Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::IntoResponse;
@@ -45,6 +45,10 @@ pub fn router(workspace: Arc<Workspace>) -> Router {
         .route("/api/v1/members", get(list_members).post(add_member))
         .route("/api/v1/captures/page", post(page))
         .route("/api/v1/captures/clear", post(clear))
+        .route(
+            "/api/v1/captures/import",
+            post(import).layer(DefaultBodyLimit::max(crate::import::MAX_IMPORT_BYTES)),
+        )
         .route("/api/v1/captures/walk", post(walk))
         .route("/api/v1/captures/facets", post(facets))
         .route("/api/v1/captures/live", get(live))
@@ -282,6 +286,34 @@ async fn clear(
         )
         .await?;
     Ok(Json(Cleared { cleared }))
+}
+
+#[derive(Debug, Deserialize)]
+struct ImportRequest {
+    captures: Vec<Capture>,
+}
+
+/// Adds a part of an exported file's captures to the workspace's (developer and up; see
+/// [`crate::import`]): how many were added, and how many skipped as already there.
+async fn import(
+    State(ws): State<Arc<Workspace>>,
+    caller: Caller,
+    Body(request): Body<ImportRequest>,
+) -> ApiResult<Json<partner_listener::ImportReport>> {
+    caller.may(&ws, Action::Import, "captures").await?;
+    let report = crate::import::import(&ws.pool, request.captures).await?;
+    caller
+        .done(
+            &ws,
+            Action::Import,
+            "captures",
+            &format!(
+                "{} imported, {} already there",
+                report.imported, report.skipped
+            ),
+        )
+        .await?;
+    Ok(Json(report))
 }
 
 #[derive(Debug, Deserialize)]

@@ -90,7 +90,7 @@ async fn run(pool: PgPool, mut receiver: mpsc::Receiver<Pending>) {
 }
 
 /// Inserts `captures` in one transaction, setting their ids, attempts and notifications.
-async fn write(pool: &PgPool, captures: &mut [Capture]) -> Result<()> {
+pub(crate) async fn write(pool: &PgPool, captures: &mut [Capture]) -> Result<()> {
     let mut tx = pool.begin().await?;
     let ids: Vec<i64> =
         sqlx::query_scalar("SELECT nextval('captures_id_seq') FROM generate_series(1, $1)")

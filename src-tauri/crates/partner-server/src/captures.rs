@@ -387,7 +387,7 @@ fn push_filter(builder: &mut QueryBuilder<'_, Postgres>, filter: &CaptureFilter)
     }
 }
 
-fn decode(record: &[u8]) -> Result<Capture> {
+pub(crate) fn decode(record: &[u8]) -> Result<Capture> {
     serde_json::from_slice(record)
         .map_err(|error| Error::Database(format!("a stored capture does not read: {error}")))
 }

@@ -11,7 +11,7 @@
 //! - [`members`], [`tokens`], [`roles`], [`failed_logins`]: who calls, and what they may do;
 //! - [`server_key`], [`signing_keys`]: the secrets kept sealed in the database;
 //! - [`intake`], [`capture_writer`], [`retention`]: the webhook endpoint, its batched, durable
-//!   commits, and how much of it is kept;
+//!   commits, and how much of it is kept; [`import`]: captures another listener exported, added;
 //! - [`captures`], [`notes`], [`audit`], [`evidence`]: what the workspace answers;
 //! - [`service`], [`support_index`], [`index_sync`]: the service connection the servers call
 //!   with for everyone, and the support index they sync once for every console;
@@ -33,6 +33,7 @@ pub mod database;
 pub mod error;
 pub mod evidence;
 pub mod failed_logins;
+pub mod import;
 pub mod index_sync;
 pub mod intake;
 pub mod live;

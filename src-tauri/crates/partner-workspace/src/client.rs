@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::roles::Role;
 use chrono::{DateTime, Utc};
 use partner_api::Secret;
-use partner_listener::{Capture, CaptureFilter, CapturePage, CaptureQuery};
+use partner_listener::{Capture, CaptureFilter, CapturePage, CaptureQuery, ImportReport};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -185,6 +185,16 @@ impl WorkspaceClient {
     /// One capture.
     pub async fn capture(&self, id: i64) -> Result<Capture> {
         self.get(&format!("/api/v1/captures/{id}"), NO_QUERY).await
+    }
+
+    /// Adds `captures` (a part of an exported file: a thousand at most) to the workspace's;
+    /// how many were added, and skipped as already there (developer and up).
+    pub async fn captures_import(&self, captures: &[Capture]) -> Result<ImportReport> {
+        self.post(
+            "/api/v1/captures/import",
+            &serde_json::json!({ "captures": captures }),
+        )
+        .await
     }
 
     /// Deletes the captures `filter` selects; how many were deleted.

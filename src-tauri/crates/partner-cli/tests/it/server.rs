@@ -197,21 +197,6 @@ async fn a_team_server_run_from_the_commands_and_a_console_joined_to_it() {
     assert!(String::from_utf8_lossy(&bundle.stderr)
         .contains("a viewer may not export evidence: it takes the support role"));
 
-    // What does not act on the workspace says so before it reads this machine's store.
-    let local = partner(
-        home,
-        &["listen", "import", "--from", "no-such-export.jsonl"],
-        &as_viewer,
-        None,
-    );
-    assert!(
-        String::from_utf8_lossy(&local.stderr).contains(&format!(
-            "acts on this machine's capture store, not on the team workspace {workspace}"
-        )),
-        "{}",
-        String::from_utf8_lossy(&local.stderr)
-    );
-
     let refused = partner(home, &["listen", "clear", "--yes"], &as_viewer, None);
     assert_eq!(refused.status.code(), Some(1));
     let said = String::from_utf8_lossy(&refused.stderr);
@@ -337,13 +322,95 @@ async fn a_team_server_run_from_the_commands_and_a_console_joined_to_it() {
         "{listed}"
     );
 
+    // An import into the workspace: a viewer's refused naming the role; its own export
+    // imported again adds nothing; a capture it does not hold (another arrival time) is added
+    // with an id of the workspace's; --db does not apply.
+    let file = home.join("workspace-export.jsonl");
+    std::fs::write(&file, &jsonl).unwrap();
+    let file = file.to_str().unwrap();
+    let refused = partner(
+        home,
+        &["listen", "import", "--from", file],
+        &as_viewer,
+        None,
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("a viewer may not import captures: it takes the developer role"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let with_db = partner(
+        home,
+        &["listen", "import", "--from", file, "--db", "x.sqlite3"],
+        &as_developer,
+        None,
+    );
+    assert_eq!(with_db.status.code(), Some(2));
+    let again = partner(
+        home,
+        &["listen", "import", "--from", file],
+        &as_developer,
+        None,
+    );
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success(), "{said}");
+    assert!(
+        said.contains(&format!(
+            "imported 0 captures into the workspace {workspace}, skipped 1 already there"
+        )),
+        "{said}"
+    );
+    let mut other: serde_json::Value = serde_json::from_str(jsonl.trim()).unwrap();
+    other["receivedAt"] = serde_json::json!("2026-01-02T03:04:05.000006Z");
+    let bad_line = "{\"not\": \"a capture\"}";
+    std::fs::write(home.join("other.jsonl"), format!("{other}\n{bad_line}\n")).unwrap();
+    let other_file = home.join("other.jsonl");
+    let added = partner(
+        home,
+        &["listen", "import", "--from", other_file.to_str().unwrap()],
+        &as_developer,
+        None,
+    );
+    let said = String::from_utf8_lossy(&added.stderr);
+    assert_eq!(added.status.code(), Some(4), "a bad line, as locally: {said}");
+    assert!(
+        said.contains("imported 1 captures into the workspace"),
+        "{said}"
+    );
+    assert!(said.contains("line 2"), "{said}");
+    let listed = stdout(&partner(
+        home,
+        &[
+            "listen",
+            "captures",
+            "--json",
+            "--event-type",
+            "TransactionCreated",
+        ],
+        &as_viewer,
+        None,
+    ));
+    let rows: Vec<serde_json::Value> = listed
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 3, "{listed}");
+    assert!(
+        rows.iter()
+            .any(|row| row["receivedAt"] == "2026-01-02T03:04:05.000006Z"
+                && row["id"] != other["id"]),
+        "{listed}"
+    );
+
     let cleared = stdout(&partner(
         home,
         &["listen", "clear", "--yes"],
         &as_developer,
         None,
     ));
-    assert!(cleared.starts_with("deleted 2 "), "{cleared}");
+    assert!(cleared.starts_with("deleted 3 "), "{cleared}");
     let listed = stdout(&partner(
         home,
         &["listen", "captures", "--json"],

@@ -47,7 +47,8 @@ pub enum Action {
     /// Write the captures of a store out as JSON Lines or HAR 1.2, or (--redact) as an
     /// evidence bundle for a support ticket.
     Export(Box<export::ExportArgs>),
-    /// Add the captures of a JSON Lines export to a store.
+    /// Add the captures of a JSON Lines export to a store (to the team workspace's captures
+    /// when one is in effect; those it holds already are skipped).
     Import(import::ImportArgs),
     /// Delete captures (all, or those the filters select). Without --yes, only says how many
     /// it would delete.
@@ -75,9 +76,6 @@ pub enum Action {
 }
 
 pub async fn run(args: Args) -> Result<()> {
-    if matches!(args.action, Some(Action::Import(_))) {
-        local_only_note();
-    }
     match args.action {
         Some(Action::Export(export_args)) if export_args.redact => {
             if let Some(workspace) = crate::commands::workspace::Workspace::from_env()? {
@@ -114,20 +112,5 @@ pub async fn run(args: Args) -> Result<()> {
         Some(Action::Replay(replay_args)) => replay::run(*replay_args).await,
         Some(Action::Runs(runs_args)) => runs::run(runs_args),
         None => serve::run(args.serve).await,
-    }
-}
-
-/// Says, before a command that reads or writes this machine's store only, that a team
-/// workspace is in effect and is not what it acts on: its captures are not in this store, so a
-/// silent answer from here could be taken for the workspace's.
-fn local_only_note() {
-    // A login that cannot be read is reported by the commands that act on the workspace; here
-    // the note is only a note.
-    if let Ok(Some(workspace)) = crate::commands::workspace::Workspace::from_env() {
-        eprintln!(
-            "partner: note: this command acts on this machine's capture store, not on the team \
-             workspace {} (an import is not offered through the workspace yet)",
-            workspace.describe()
-        );
     }
 }
