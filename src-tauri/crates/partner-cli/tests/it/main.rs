@@ -73,6 +73,14 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// The JSON objects of a command's `--json` output, one a line.
+pub fn json_lines(output: &str) -> Vec<Value> {
+    output
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
 /// `partner listen captures --json --db DB ARGS` as rows, once `ready` holds for them (asked
 /// again every 20 ms, for at most 10 s; then the last rows are returned for the test to judge).
 ///

@@ -163,10 +163,7 @@ async fn a_team_server_run_from_the_commands_and_a_console_joined_to_it() {
         &as_viewer,
         None,
     ));
-    let captures: Vec<serde_json::Value> = listed
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let captures = crate::json_lines(&listed);
     assert_eq!(captures.len(), 1, "{listed}");
     assert_eq!(captures[0]["eventId"], "e-1");
     assert_eq!(captures[0]["verdict"], "valid");
@@ -288,10 +285,7 @@ async fn a_team_server_run_from_the_commands_and_a_console_joined_to_it() {
         !said.contains("acts on this machine's capture store"),
         "{said}"
     );
-    let sent: Vec<serde_json::Value> = String::from_utf8_lossy(&replayed.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let sent = crate::json_lines(&String::from_utf8_lossy(&replayed.stdout));
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!(sent[0]["eventId"], "e-1");
     assert_eq!(sent[0]["status"], 200);
@@ -312,10 +306,7 @@ async fn a_team_server_run_from_the_commands_and_a_console_joined_to_it() {
         &as_viewer,
         None,
     ));
-    let rows: Vec<serde_json::Value> = listed
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let rows = crate::json_lines(&listed);
     assert_eq!(rows.len(), 2, "{listed}");
     assert!(
         rows[0]["replay"] == true && rows[0]["verdict"] == "valid",
@@ -374,7 +365,11 @@ async fn a_team_server_run_from_the_commands_and_a_console_joined_to_it() {
         None,
     );
     let said = String::from_utf8_lossy(&added.stderr);
-    assert_eq!(added.status.code(), Some(4), "a bad line, as locally: {said}");
+    assert_eq!(
+        added.status.code(),
+        Some(4),
+        "a bad line, as locally: {said}"
+    );
     assert!(
         said.contains("imported 1 captures into the workspace"),
         "{said}"
@@ -392,10 +387,7 @@ async fn a_team_server_run_from_the_commands_and_a_console_joined_to_it() {
         &as_viewer,
         None,
     ));
-    let rows: Vec<serde_json::Value> = listed
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let rows = crate::json_lines(&listed);
     assert_eq!(rows.len(), 3, "{listed}");
     assert!(
         rows.iter()

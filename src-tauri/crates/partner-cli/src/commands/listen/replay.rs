@@ -143,15 +143,9 @@ pub async fn run(args: ReplayArgs) -> Result<()> {
         (None, Some(keys)) => Resign::FromKeys(keys.as_ref()),
         (None, None) => Resign::Never,
     };
-    let plan = SendPlan {
-        target: target.clone(),
-        concurrency: args.concurrency,
-        per_second: args.rate,
-        expect: expect.clone(),
-    };
+    let plan = plan_of(args.concurrency, args.rate, &target, &expect);
     let on_stop = crate::commands::signal::cancel_on_stop()?;
     let cancel = on_stop.token.clone();
-    let show_progress = std::io::stderr().is_terminal();
     let http = partner_listener::outbound::http_client();
     let report = bulk::send_all(
         &http,
@@ -160,18 +154,44 @@ pub async fn run(args: ReplayArgs) -> Result<()> {
         &resign,
         None,
         &cancel,
-        |done, total| {
-            if show_progress {
-                eprint!("\r\x1b[2Ksent {done}/{total}");
-            }
-        },
+        progress_line(),
     )
     .await;
     drop(on_stop);
-    if show_progress {
+    clear_progress_line();
+    told(&args, &target, &expect, &report, captures.len())
+}
+
+/// How the captures are paced and judged (`--concurrency`, `--rate`, `--expect`).
+fn plan_of(
+    concurrency: usize,
+    per_second: Option<f64>,
+    target: &url::Url,
+    expect: &Expectation,
+) -> SendPlan {
+    SendPlan {
+        target: target.clone(),
+        concurrency,
+        per_second,
+        expect: expect.clone(),
+    }
+}
+
+/// `sent DONE/TOTAL` on stderr's one line while it is a terminal (nothing in a pipe or a log).
+fn progress_line() -> impl FnMut(usize, usize) {
+    let show = std::io::stderr().is_terminal();
+    move |done, total| {
+        if show {
+            eprint!("\r\x1b[2Ksent {done}/{total}");
+        }
+    }
+}
+
+/// Clears what [`progress_line`] wrote.
+fn clear_progress_line() {
+    if std::io::stderr().is_terminal() {
         eprint!("\r\x1b[2K");
     }
-    told(&args, &target, &expect, &report, captures.len())
 }
 
 /// The outcomes on stdout, the JUnit report, the summary on stderr and the exit status: the
@@ -245,27 +265,13 @@ async fn run_on_workspace(
         eprintln!("partner: no capture to send");
         return Ok(());
     }
-    let plan = SendPlan {
-        target: target.clone(),
-        concurrency: args.concurrency,
-        per_second: args.rate,
-        expect: expect.clone(),
-    };
+    let plan = plan_of(args.concurrency, args.rate, &target, &expect);
     let on_stop = crate::commands::signal::cancel_on_stop()?;
     let cancel = on_stop.token.clone();
     // A refusal (the member's role) is the same for every capture: the first stops the run.
     let refused = std::sync::Mutex::new(None::<partner_workspace::Error>);
-    let show_progress = std::io::stderr().is_terminal();
-    let (ended, cancelled) = bulk::send_each(
-        &plan,
-        &captures,
-        &cancel,
-        |done, total| {
-            if show_progress {
-                eprint!("\r\x1b[2Ksent {done}/{total}");
-            }
-        },
-        |capture| {
+    let (ended, cancelled) =
+        bulk::send_each(&plan, &captures, &cancel, progress_line(), |capture| {
             let (id, to) = (capture.id, target.as_str());
             let (refused, cancel) = (&refused, &cancel);
             async move {
@@ -284,13 +290,10 @@ async fn run_on_workspace(
                     }
                 }
             }
-        },
-    )
-    .await;
+        })
+        .await;
     drop(on_stop);
-    if show_progress {
-        eprint!("\r\x1b[2K");
-    }
+    clear_progress_line();
     let refusal = refused
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
