@@ -3,7 +3,8 @@
 //!
 //! `cargo bench -p partner-server --bench search` (PostgreSQL's server binaries needed, as for
 //! `ack`; `PARTNER_SEARCH_ROWS` sets another count). The rows are made inside PostgreSQL with
-//! `generate_series` (a million HTTP deliveries would measure the intake, which `ack` does):
+//! `generate_series` (a million HTTP deliveries would measure the intake, which `ack` does;
+//! `PARTNER_SEARCH_ONLY=day,subscription` asks only the questions naming one of the words):
 //! each a capture record the API decodes, 20 subscriptions, 6 event types, 5% refused
 //! signatures, 30 days of arrivals, a word found in 1 capture of 10,000, and a notification's
 //! retries (every 50th event sent three times). `ANALYZE` runs after the load, as autovacuum
@@ -144,6 +145,30 @@ async fn run() {
             ),
         ),
         (
+            "the last 29 days of thirty",
+            query(
+                json!({"since": "2026-11-02T00:00:00Z"}),
+                "everyAttempt",
+                json!({}),
+            ),
+        ),
+        (
+            "days 10 to 20 of thirty",
+            query(
+                json!({"since": "2026-11-10T00:00:00Z", "until": "2026-11-20T00:00:00Z"}),
+                "everyAttempt",
+                json!({}),
+            ),
+        ),
+        (
+            "one day of thirty, one subscription",
+            query(
+                json!({"since": "2026-11-15T00:00:00Z", "until": "2026-11-16T00:00:00Z", "subscriptionId": "sub-7"}),
+                "everyAttempt",
+                json!({}),
+            ),
+        ),
+        (
             "a keyset page half way down",
             query(json!({}), "everyAttempt", json!({"before": rows / 2})),
         ),
@@ -162,7 +187,14 @@ async fn run() {
     ];
     println!("partner-server search bench: {rows} captures loaded in {:.1} s; {RUNS} runs per question over HTTP (one server, PostgreSQL {})", loaded.as_secs_f64(),
         bench.server_version().await);
+    // `PARTNER_SEARCH_ONLY=day,subscription` asks only the questions naming one of the words.
+    let only: Vec<String> = std::env::var("PARTNER_SEARCH_ONLY")
+        .map(|words| words.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
     for (name, body) in questions {
+        if !only.is_empty() && !only.iter().any(|word| name.contains(word.as_str())) {
+            continue;
+        }
         ask(&client, &page_url, &token, name, &body, RUNS, |page| {
             json!({"total": page["total"], "capped": page["totalCapped"], "items": page["items"].as_array().map(Vec::len)})
         })
