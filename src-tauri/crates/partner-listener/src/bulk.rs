@@ -286,7 +286,11 @@ where
         .per_second
         .filter(|rate| rate.is_finite() && *rate > 0.0)
         .map(|rate| Duration::from_secs_f64(1.0 / rate));
-    let sends = captures.iter().enumerate().map(|(index, capture)| {
+    // Built in a loop rather than by a closure over the captures: an iterator's closure in
+    // this future's state makes it not `Send` for every lifetime (rustc's higher-ranked
+    // closure limit), which a Tauri command needs it to be.
+    let mut sends = Vec::with_capacity(captures.len());
+    for (index, capture) in captures.iter().enumerate() {
         let mut outcome = SentCapture {
             capture_id: capture.id,
             event_id: capture.fields.event_id.clone(),
@@ -301,7 +305,7 @@ where
         let not_before = interval.map(|every| start + every * index as u32);
         let expect = &plan.expect;
         let sending = send(capture);
-        async move {
+        sends.push(async move {
             if let Some(at) = not_before {
                 tokio::time::sleep_until(at).await;
             }
@@ -324,8 +328,8 @@ where
                     (outcome, None)
                 }
             }
-        }
-    });
+        });
+    }
     in_order(sends, plan.concurrency, cancel, |done| {
         progress(done, total)
     })
