@@ -1048,20 +1048,28 @@ async fn the_team_support_index_from_the_commands() {
 }
 
 // Multi-threaded: the sandbox delivers on this runtime while the commands run and are waited on.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn products_subscribed_and_rotated_through_the_workspace_from_the_commands() {
-    use partner_sandbox::dispatch::DeliveryConfig;
+/// A sandbox with a product, and a team workspace's database set up from the commands (`server
+/// init`, a viewer and a developer, `server service set`): where the tests of the workspace's
+/// calls through the service start.
+struct ServiceTeam {
+    service: partner_testkit::TestSandbox,
+    product: String,
+    _pg: Postgres,
+    database: String,
+    home: tempfile::TempDir,
+    viewer: String,
+    developer: String,
+}
+
+async fn service_team(
+    delivery: partner_sandbox::dispatch::DeliveryConfig,
+    (name, listing_name): (&str, &str),
+) -> ServiceTeam {
     use partner_sandbox::{ClientCredentials, SandboxConfig};
-    use std::time::{Duration, Instant};
     let service = partner_testkit::TestSandbox::start_with(SandboxConfig {
         allow_http_callbacks: true,
         clients: vec![ClientCredentials::generate()],
-        delivery: DeliveryConfig {
-            retry_delay: Duration::from_millis(200),
-            attempt_timeout: Duration::from_secs(5),
-            max_attempts: 5,
-            ..DeliveryConfig::default()
-        },
+        delivery,
         ..SandboxConfig::default()
     })
     .await;
@@ -1081,7 +1089,7 @@ async fn products_subscribed_and_rotated_through_the_workspace_from_the_commands
         .post(service.url("/partner/v2/products"))
         .bearer_auth(issued["access_token"].as_str().unwrap())
         .json(&serde_json::json!({
-            "name": "team-hooks", "listingName": "Team hooks", "requestTypes": ["NEW_REQUEST"],
+            "name": name, "listingName": listing_name, "requestTypes": ["NEW_REQUEST"],
         }))
         .send()
         .await
@@ -1090,23 +1098,22 @@ async fn products_subscribed_and_rotated_through_the_workspace_from_the_commands
         .await
         .unwrap();
     let product = product["id"].as_str().unwrap().to_string();
-
     let pg = tokio::task::spawn_blocking(Postgres::start)
         .await
         .unwrap()
         .unwrap();
     let database = pg.create_database("team").unwrap();
     let home = tempfile::tempdir().unwrap();
-    let home = home.path();
+    let dir = home.path();
     stdout(&partner(
-        home,
+        dir,
         &["server", "init", "--database", &database],
         &[],
         None,
     ));
     let member = |name: &str, role: &str| {
         token(&stdout(&partner(
-            home,
+            dir,
             &[
                 "server",
                 "member",
@@ -1123,7 +1130,7 @@ async fn products_subscribed_and_rotated_through_the_workspace_from_the_commands
     };
     let (viewer, developer) = (member("vera", "viewer"), member("dev", "developer"));
     stdout(&partner(
-        home,
+        dir,
         &[
             "server",
             "service",
@@ -1139,6 +1146,35 @@ async fn products_subscribed_and_rotated_through_the_workspace_from_the_commands
         &[],
         Some(&format!("{secret}\n")),
     ));
+    ServiceTeam {
+        service,
+        product,
+        _pg: pg,
+        database,
+        home,
+        viewer,
+        developer,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn products_subscribed_and_rotated_through_the_workspace_from_the_commands() {
+    use partner_sandbox::dispatch::DeliveryConfig;
+    use std::time::{Duration, Instant};
+    let team = service_team(
+        DeliveryConfig {
+            retry_delay: Duration::from_millis(200),
+            attempt_timeout: Duration::from_secs(5),
+            max_attempts: 5,
+            ..DeliveryConfig::default()
+        },
+        ("team-hooks", "Team hooks"),
+    )
+    .await;
+    let (service, product, database) = (&team.service, team.product.clone(), team.database.clone());
+    let (viewer, developer) = (team.viewer.clone(), team.developer.clone());
+    let home = team.home.path();
+    let http = reqwest::Client::new();
     let (mut server, url) = run_server(home, &database);
     let base = url.trim_end_matches("/webhooks").to_string();
     // No connection of this machine's: only the workspace's.
@@ -1370,96 +1406,23 @@ async fn products_subscribed_and_rotated_through_the_workspace_from_the_commands
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn missed_and_recover_through_the_workspace_from_the_commands() {
     use partner_sandbox::dispatch::DeliveryConfig;
-    use partner_sandbox::{ClientCredentials, SandboxConfig};
     use std::collections::BTreeSet;
     use std::time::{Duration, Instant};
     // Quick to give up: three attempts of at most 2 s, 50 ms apart.
-    let service = partner_testkit::TestSandbox::start_with(SandboxConfig {
-        allow_http_callbacks: true,
-        clients: vec![ClientCredentials::generate()],
-        delivery: DeliveryConfig {
+    let team = service_team(
+        DeliveryConfig {
             retry_delay: Duration::from_millis(50),
             attempt_timeout: Duration::from_secs(2),
             max_attempts: 3,
             ..DeliveryConfig::default()
         },
-        ..SandboxConfig::default()
-    })
+        ("team-missed", "Team missed"),
+    )
     .await;
-    let secret = service.client_secret().expose().to_string();
+    let (service, product, database) = (&team.service, team.product.clone(), team.database.clone());
+    let (viewer, developer) = (team.viewer.clone(), team.developer.clone());
+    let home = team.home.path();
     let http = reqwest::Client::new();
-    let issued: serde_json::Value = http
-        .post(service.url("/oauth2/v1/token"))
-        .basic_auth(service.client_id(), Some(&secret))
-        .form(&[("grant_type", "client_credentials"), ("scope", "pc pcapi")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let product: serde_json::Value = http
-        .post(service.url("/partner/v2/products"))
-        .bearer_auth(issued["access_token"].as_str().unwrap())
-        .json(&serde_json::json!({
-            "name": "team-missed", "listingName": "Team missed", "requestTypes": ["NEW_REQUEST"],
-        }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let product = product["id"].as_str().unwrap().to_string();
-
-    let pg = tokio::task::spawn_blocking(Postgres::start)
-        .await
-        .unwrap()
-        .unwrap();
-    let database = pg.create_database("team").unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let home = home.path();
-    stdout(&partner(
-        home,
-        &["server", "init", "--database", &database],
-        &[],
-        None,
-    ));
-    let member = |name: &str, role: &str| {
-        token(&stdout(&partner(
-            home,
-            &[
-                "server",
-                "member",
-                "add",
-                name,
-                "--role",
-                role,
-                "--database",
-                &database,
-            ],
-            &[],
-            None,
-        )))
-    };
-    let (viewer, developer) = (member("vera", "viewer"), member("dev", "developer"));
-    stdout(&partner(
-        home,
-        &[
-            "server",
-            "service",
-            "set",
-            "--base-url",
-            service.base_url(),
-            "--client-id",
-            service.client_id(),
-            "--client-secret-stdin",
-            "--database",
-            &database,
-        ],
-        &[],
-        Some(&format!("{secret}\n")),
-    ));
     // The receiver the subscription names, stopped later.
     let (mut receiver, url) = run_server(home, &database);
     let member_of = |base: String| {
