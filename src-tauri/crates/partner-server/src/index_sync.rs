@@ -20,15 +20,28 @@ pub const DEFAULT_EVERY: Duration = Duration::from_secs(300);
 
 /// Syncs the index with the service now (after any sync running on another server), through
 /// `partner-index`'s own walks.
+///
+/// The sync runs to its end in a task of its own, whoever waits for it. Dropped with its
+/// caller (a member's request given up mid-way), it left a statement running in PostgreSQL
+/// (the server does not know the client went away until it answers) with rows of the index
+/// and its counts locked while the sync's lock was already released: the next sync took the
+/// lock, wrote the same rows, and one of the two was cancelled as a deadlock (a CI run, 12-07).
+/// Now the next sync waits for this one, as for a sync on another server. `cancel` (the
+/// server's shutdown) still stops it between its steps.
 pub async fn sync_now(
     service: &Service,
     index: &WorkspaceIndex,
     cancel: &CancellationToken,
 ) -> Result<SyncReport> {
     let client = service.client().await?;
-    let report = index
-        .exclusively(partner_index::sync(&client, index, |_| {}, cancel))
-        .await??;
+    let (index, cancel) = (index.clone(), cancel.clone());
+    let report = tokio::spawn(async move {
+        index
+            .exclusively(partner_index::sync(&client, &index, |_| {}, &cancel))
+            .await
+    })
+    .await
+    .map_err(|error| Error::Index(format!("the sync stopped: {error}")))???;
     Ok(report)
 }
 
