@@ -182,22 +182,50 @@ pub fn write_jsonl(
     export(store, filter, ExportFormat::JsonLines, out)
 }
 
-/// Reads JSON Lines written by [`write_jsonl`]; blank lines are skipped, a bad line is an error
-/// naming its number.
-pub fn read_jsonl(input: impl BufRead) -> Result<Vec<Capture>> {
-    let mut captures = Vec::new();
-    for (index, line) in input.lines().enumerate() {
-        let line = line?;
+/// One capture read from a JSON Lines file: where it was and how long its line was.
+#[derive(Debug)]
+pub struct JsonLine {
+    /// The line's number, from 1.
+    pub number: usize,
+    /// The line's length in bytes (what a sender may bound its parts by).
+    pub bytes: usize,
+    pub capture: Capture,
+}
+
+/// The captures of JSON Lines written by [`write_jsonl`], one at a time, so a reader holds
+/// only what it is working on. Blank lines are skipped; a line that is not a capture is an
+/// [`Error::Import`] naming its number, and an input that cannot be read an [`Error::Io`].
+/// The one reading of the format: [`read_jsonl`], [`import_jsonl_with`] and the CLI's import
+/// into a team workspace all take their captures from here.
+pub fn jsonl_captures(input: impl BufRead) -> impl Iterator<Item = Result<JsonLine>> {
+    input.lines().enumerate().filter_map(|(index, line)| {
+        let line = match line {
+            Ok(line) => line,
+            Err(error) => return Some(Err(Error::Io(error))),
+        };
         if line.trim().is_empty() {
-            continue;
+            return None;
         }
-        let capture = serde_json::from_str::<Capture>(&line).map_err(|e| Error::Import {
-            line: index + 1,
-            reason: e.to_string(),
-        })?;
-        captures.push(capture);
-    }
-    Ok(captures)
+        Some(
+            serde_json::from_str::<Capture>(&line)
+                .map(|capture| JsonLine {
+                    number: index + 1,
+                    bytes: line.len(),
+                    capture,
+                })
+                .map_err(|e| Error::Import {
+                    line: index + 1,
+                    reason: e.to_string(),
+                }),
+        )
+    })
+}
+
+/// Reads JSON Lines written by [`write_jsonl`] at once (see [`jsonl_captures`]).
+pub fn read_jsonl(input: impl BufRead) -> Result<Vec<Capture>> {
+    jsonl_captures(input)
+        .map(|line| line.map(|line| line.capture))
+        .collect()
 }
 
 /// Reads the requests of a HAR 1.2 document as captures, to send them again: those
@@ -349,34 +377,21 @@ pub async fn import_jsonl_with(
         skipped: 0,
         cancelled: false,
     };
-    let mut lines = input.lines().enumerate();
+    let mut lines = jsonl_captures(input);
     let mut lines_read = 0u64;
     let mut in_flight: Option<(tokio::sync::oneshot::Receiver<Result<ImportReport>>, u64)> = None;
     loop {
         let mut batch = Vec::with_capacity(IMPORT_BATCH);
         let mut failure = None;
         while batch.len() < IMPORT_BATCH {
-            let Some((index, line)) = lines.next() else {
-                break;
-            };
-            lines_read = index as u64 + 1;
-            let line = match line {
-                Ok(line) => line,
-                Err(error) => {
-                    failure = Some(Error::Io(error));
-                    break;
+            match lines.next() {
+                None => break,
+                Some(Ok(line)) => {
+                    lines_read = line.number as u64;
+                    batch.push(line.capture);
                 }
-            };
-            if line.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str::<Capture>(&line) {
-                Ok(capture) => batch.push(capture),
-                Err(e) => {
-                    failure = Some(Error::Import {
-                        line: index + 1,
-                        reason: e.to_string(),
-                    });
+                Some(Err(error)) => {
+                    failure = Some(error);
                     break;
                 }
             }

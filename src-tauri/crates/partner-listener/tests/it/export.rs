@@ -1,7 +1,9 @@
 //! Export then import gives the same captures; the HAR export has the HAR 1.2 structure.
 
 use crate::support::*;
-use partner_listener::export::{export, har, import_jsonl, read_jsonl, ExportFormat};
+use partner_listener::export::{
+    export, har, import_jsonl, jsonl_captures, read_jsonl, ExportFormat,
+};
 use partner_listener::{CaptureFilter, ListenerConfig, Retention, Store, Verdict};
 use serde_json::Value;
 
@@ -82,6 +84,34 @@ async fn json_lines_round_trip_gives_the_same_captures() {
         export(store, &filter, ExportFormat::JsonLines, &mut valid_only).unwrap(),
         2
     );
+
+    // Read one at a time: blank lines skipped, each capture with its line's number and
+    // length; after a damaged line the reader says which one.
+    let lines: Vec<&[u8]> = out
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    let mut spaced = Vec::new();
+    for line in &lines[..2] {
+        spaced.extend_from_slice(line);
+        spaced.extend_from_slice(b"\n  \n");
+    }
+    spaced.extend_from_slice(b"{\"id\": 9}\n");
+    spaced.extend_from_slice(lines[2]);
+    let read: Vec<_> = jsonl_captures(spaced.as_slice()).collect();
+    assert_eq!(
+        read.len(),
+        4,
+        "two captures, the damaged line, the capture after it"
+    );
+    let first = read[0].as_ref().unwrap();
+    let second = read[1].as_ref().unwrap();
+    assert_eq!((first.number, first.bytes), (1, lines[0].len()));
+    assert_eq!((second.number, second.bytes), (3, lines[1].len()));
+    let whole = read_jsonl(out.as_slice()).unwrap();
+    assert_eq!([&first.capture, &second.capture], [&whole[0], &whole[1]]);
+    let damaged_at = read[2].as_ref().unwrap_err().to_string();
+    assert!(damaged_at.contains("line 5"), "{damaged_at}");
 
     // A damaged line is named.
     let damaged = b"{\"id\": 1}\n".as_slice();

@@ -109,34 +109,21 @@ async fn import_into_workspace(workspace: &Workspace, input: impl BufRead) -> Re
     let mut part: Vec<Capture> = Vec::with_capacity(PART_CAPTURES);
     let mut part_bytes = 0;
     let mut failure = None;
-    let mut lines = input.lines().enumerate();
+    let mut lines = partner_listener::export::jsonl_captures(input);
     loop {
         let mut ended = false;
         while part.len() < PART_CAPTURES && part_bytes < PART_BYTES {
-            let Some((index, line)) = lines.next() else {
-                ended = true;
-                break;
-            };
-            let line = match line {
-                Ok(line) => line,
-                Err(error) => {
-                    failure = Some(partner_listener::Error::Io(error));
+            match lines.next() {
+                None => {
+                    ended = true;
                     break;
                 }
-            };
-            if line.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str::<Capture>(&line) {
-                Ok(capture) => {
-                    part_bytes += line.len();
-                    part.push(capture);
+                Some(Ok(line)) => {
+                    part_bytes += line.bytes;
+                    part.push(line.capture);
                 }
-                Err(error) => {
-                    failure = Some(partner_listener::Error::Import {
-                        line: index + 1,
-                        reason: error.to_string(),
-                    });
+                Some(Err(error)) => {
+                    failure = Some(error);
                     break;
                 }
             }
