@@ -17,6 +17,7 @@ mod transactions;
 pub use call::{ApiError, ApiResult, Body, Caller, Workspace};
 
 use crate::audit;
+use crate::capture_pages;
 use crate::captures;
 use crate::error::Error;
 use crate::members::{self, Member};
@@ -133,7 +134,7 @@ async fn page(
 ) -> ApiResult<Json<CapturePage>> {
     caller.may(&ws, Action::Read, "captures").await?;
     Ok(Json(
-        captures::page(&ws.pool, &request.query, request.before).await?,
+        capture_pages::page(&ws.pool, &request.query, request.before).await?,
     ))
 }
 

@@ -1,6 +1,7 @@
 //! The workspace's captures as the inspector and `partner listen captures` ask for them: the
-//! local store's [`CaptureQuery`] (filters, search, grouping, pages), answered by PostgreSQL
-//! with its indexes and full-text search, never a scan of the table.
+//! local store's filters and search (pages: [`crate::capture_pages`]), facets, walks and
+//! clears, answered by PostgreSQL with its indexes and full-text search, never a scan of the
+//! table.
 //!
 //! Differences from the local store, each for the database's sake:
 //! - the search matches words (PostgreSQL's `simple` configuration over the body's text and the
@@ -14,10 +15,7 @@
 
 use crate::error::{Error, Result};
 use partner_listener::Capture;
-use partner_listener::{
-    CaptureFilter, CapturePage, CaptureQuery, Facets, Grouping, ListedCapture, Verdict, COUNT_CAP,
-    MAX_PAGE_LIMIT,
-};
+use partner_listener::{CaptureFilter, Facets, Verdict, COUNT_CAP, MAX_PAGE_LIMIT};
 use sqlx::{PgExecutor, PgPool, Postgres, QueryBuilder};
 use std::collections::BTreeMap;
 
@@ -49,83 +47,6 @@ pub fn search_words(capture: &Capture) -> String {
         words.push_str(&header.value);
     }
     without_nul(&words)
-}
-
-/// One page of captures, newest first. `before`: only captures older than this id (a keyset
-/// page: the previous page's last id).
-pub async fn page(pool: &PgPool, query: &CaptureQuery, before: Option<i64>) -> Result<CapturePage> {
-    if query.limit > MAX_PAGE_LIMIT {
-        return Err(Error::Invalid(format!(
-            "a page lists at most {MAX_PAGE_LIMIT} captures ({} asked)",
-            query.limit
-        )));
-    }
-    let filter = query.filter.clone().tidied();
-    let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
-    let offset = i64::try_from(query.offset).unwrap_or(i64::MAX);
-    let grouped = query.grouping == Grouping::ByNotification;
-
-    let mut count = QueryBuilder::<Postgres>::new("SELECT count(*) FROM (SELECT ");
-    count.push(if grouped {
-        "DISTINCT coalesce(notification_id, id)"
-    } else {
-        "1"
-    });
-    count.push(" FROM captures");
-    push_filter(&mut count, &filter);
-    let cap = i64::try_from(COUNT_CAP).unwrap_or(i64::MAX);
-    count.push(" LIMIT ").push_bind(cap + 1).push(") AS hits");
-    let total: i64 = count.build_query_scalar().fetch_one(pool).await?;
-    let mut rows = QueryBuilder::<Postgres>::new("");
-    if grouped {
-        rows.push(
-            "SELECT record, group_attempts FROM (SELECT DISTINCT ON \
-             (coalesce(notification_id, id)) id, record, \
-             count(*) OVER (PARTITION BY coalesce(notification_id, id)) AS group_attempts \
-             FROM captures",
-        );
-        push_filter(&mut rows, &filter);
-        rows.push(" ORDER BY coalesce(notification_id, id), id DESC) AS newest");
-        if let Some(before) = before {
-            rows.push(" WHERE id < ").push_bind(before);
-        }
-    } else {
-        rows.push("SELECT record, 1::bigint AS group_attempts FROM captures");
-        push_filter(&mut rows, &filter);
-        if let Some(before) = before {
-            rows.push(" AND id < ").push_bind(before);
-        }
-    }
-    // Few hits (the count not capped): the filter's own indexes find them and the page is
-    // sorted from them (`id + 0` keeps PostgreSQL off the primary key). Many: walking the
-    // primary key from the newest meets 50 soon. PostgreSQL cannot tell the two apart for a
-    // word it has no statistics of, and walked a million rows for a word found once
-    // (BENCHMARKS.md, the team workspace).
-    rows.push(if total > cap {
-        " ORDER BY id DESC OFFSET "
-    } else {
-        " ORDER BY id + 0 DESC OFFSET "
-    })
-    .push_bind(offset)
-    .push(" LIMIT ")
-    .push_bind(limit);
-    let found: Vec<(Vec<u8>, i64)> = rows.build_query_as().fetch_all(pool).await?;
-    let items = found
-        .into_iter()
-        .map(|(record, group_attempts)| {
-            Ok(ListedCapture {
-                capture: decode(&record)?,
-                group_attempts: u32::try_from(group_attempts).unwrap_or(u32::MAX),
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-
-    Ok(CapturePage {
-        items,
-        total: u64::try_from(total.min(cap)).unwrap_or_default(),
-        total_capped: total > cap,
-        unsearched: 0,
-    })
 }
 
 /// One capture by id.
@@ -338,23 +259,37 @@ pub async fn clear(pool: &PgPool, filter: &CaptureFilter) -> Result<u64> {
 /// ` WHERE ...` for `filter` (always a WHERE, so callers may add `AND ...`).
 fn push_filter(builder: &mut QueryBuilder<'_, Postgres>, filter: &CaptureFilter) {
     builder.push(" WHERE true");
+    push_conditions(builder, filter, "", &[]);
+}
+
+/// ` AND …` for each condition of `filter`, on the columns of the table `alias` names (`""`
+/// for the table itself, else `"c."`), leaving out the equality columns in `elsewhere`: a
+/// page's self-join writes those against tables of their own ([`crate::capture_pages`]).
+pub(crate) fn push_conditions(
+    builder: &mut QueryBuilder<'_, Postgres>,
+    filter: &CaptureFilter,
+    alias: &str,
+    elsewhere: &[&str],
+) {
     if !filter.ids.is_empty() {
         builder
-            .push(" AND id = ANY(")
+            .push(format!(" AND {alias}id = ANY("))
             .push_bind(filter.ids.clone())
             .push(")");
     }
     if let Some(max_id) = filter.max_id {
-        builder.push(" AND id <= ").push_bind(max_id);
+        builder
+            .push(format!(" AND {alias}id <= "))
+            .push_bind(max_id);
     }
-    if !filter.verdicts.is_empty() {
+    if !filter.verdicts.is_empty() && !elsewhere.contains(&"verdict") {
         let verdicts: Vec<String> = filter
             .verdicts
             .iter()
             .map(|v| v.as_str().to_string())
             .collect();
         builder
-            .push(" AND verdict = ANY(")
+            .push(format!(" AND {alias}verdict = ANY("))
             .push_bind(verdicts)
             .push(")");
     }
@@ -364,27 +299,52 @@ fn push_filter(builder: &mut QueryBuilder<'_, Postgres>, filter: &CaptureFilter)
         ("subscription_id", &filter.subscription_id),
     ];
     for (column, value) in columns {
-        if let Some(value) = value {
+        if let Some(value) = value.as_ref().filter(|_| !elsewhere.contains(&column)) {
             builder
-                .push(format!(" AND {column} = "))
+                .push(format!(" AND {alias}{column} = "))
                 .push_bind(without_nul(value));
         }
     }
     if let Some(since) = filter.since {
-        builder.push(" AND received_at >= ").push_bind(since);
+        builder
+            .push(format!(" AND {alias}received_at >= "))
+            .push_bind(since);
     }
     if let Some(until) = filter.until {
-        builder.push(" AND received_at < ").push_bind(until);
+        builder
+            .push(format!(" AND {alias}received_at < "))
+            .push_bind(until);
     }
     if let Some(text) = &filter.text {
         // One condition the GIN index answers alone: the ids are words of the body and the
         // headers already (an `OR event_id = …` beside it made PostgreSQL walk the table:
         // 0.8 s at a million captures, BENCHMARKS.md).
         builder
-            .push(" AND search @@ plainto_tsquery('simple', ")
+            .push(format!(" AND {alias}search @@ plainto_tsquery('simple', "))
             .push_bind(without_nul(text))
             .push(")");
     }
+}
+
+/// The equality filters of `filter` that one column's index answers alone, as (column,
+/// value): the event type, resource type and subscription, and the verdict when only one is
+/// asked.
+pub(crate) fn equalities(filter: &CaptureFilter) -> Vec<(&'static str, String)> {
+    let mut found = Vec::new();
+    if let [verdict] = filter.verdicts.as_slice() {
+        found.push(("verdict", verdict.as_str().to_string()));
+    }
+    let columns = [
+        ("event_type", &filter.event_type),
+        ("resource_type", &filter.resource_type),
+        ("subscription_id", &filter.subscription_id),
+    ];
+    for (column, value) in columns {
+        if let Some(value) = value {
+            found.push((column, without_nul(value)));
+        }
+    }
+    found
 }
 
 pub(crate) fn decode(record: &[u8]) -> Result<Capture> {

@@ -12,7 +12,8 @@
 //! - [`server_key`], [`signing_keys`]: the secrets kept sealed in the database;
 //! - [`intake`], [`capture_writer`], [`retention`]: the webhook endpoint, its batched, durable
 //!   commits, and how much of it is kept; [`import`]: captures another listener exported, added;
-//! - [`captures`], [`notes`], [`audit`], [`evidence`]: what the workspace answers;
+//! - [`captures`], [`capture_pages`], [`notes`], [`audit`], [`evidence`]: what the workspace
+//!   answers ([`capture_pages`]: a page of captures and its count, planned for a million);
 //! - [`service`], [`support_index`], [`index_sync`]: the service connection the servers call
 //!   with for everyone, and the support index they sync once for every console;
 //! - [`missed`]: the missed-notification check (partner-local's, over the workspace's captures)
@@ -27,6 +28,7 @@
 
 pub mod api;
 pub mod audit;
+pub mod capture_pages;
 pub mod capture_writer;
 pub mod captures;
 pub mod database;

@@ -4,6 +4,8 @@
 // Not every bench uses every helper.
 #![allow(dead_code, clippy::unwrap_used)]
 
+pub mod generated_captures;
+
 use partner_seal::DataKey;
 use partner_server::database::{self, Pool};
 use partner_server::intake::IntakeConfig;
