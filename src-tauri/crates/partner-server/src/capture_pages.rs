@@ -52,7 +52,9 @@ pub async fn page(pool: &PgPool, query: &CaptureQuery, before: Option<i64>) -> R
     let cap = i64::try_from(COUNT_CAP).unwrap_or(i64::MAX);
     let matches = count_matches(pool, &filter, cap).await?;
     let walk = matches > cap && walk_reaches_matches(pool, &filter, before).await?;
-    let (total, found) = if query.grouping == Grouping::ByNotification {
+    let (total, found) = if matches == 0 {
+        (0, Vec::new())
+    } else if query.grouping == Grouping::ByNotification {
         let groups = count_groups(pool, &filter, cap, matches > cap, walk).await?;
         (groups, group_rows(pool, &filter, &window, walk).await?)
     } else {
@@ -222,6 +224,8 @@ async fn count_groups(
 }
 
 /// The page's groups: each its newest matching capture, with how many of its captures match.
+/// Not walking, the matches' ids are sorted first (from the filter's indexes) and the groups'
+/// test runs on them newest first until the page is full, not on every match.
 async fn group_rows(
     pool: &PgPool,
     filter: &CaptureFilter,
@@ -233,17 +237,24 @@ async fn group_rows(
          (SELECT count(*) FROM captures a WHERE a.notification_id = c.notification_id",
     );
     push_conditions(&mut rows, filter, "a.", &[]);
-    rows.push(") END FROM captures c WHERE true");
-    push_conditions(&mut rows, filter, "c.", &[]);
-    push_newest_of_group(&mut rows, filter);
-    push_window(
-        &mut rows,
-        window,
-        if walk {
-            " ORDER BY c.id DESC"
-        } else {
-            " ORDER BY c.id + 0 DESC"
-        },
-    );
+    rows.push(") END FROM ");
+    if walk {
+        rows.push("captures c WHERE true");
+        push_conditions(&mut rows, filter, "c.", &[]);
+        push_newest_of_group(&mut rows, filter);
+        push_window(&mut rows, window, " ORDER BY c.id DESC");
+    } else {
+        rows.push("(SELECT c.id + 0 AS newest");
+        push_selection(&mut rows, filter);
+        if let Some(before) = window.before {
+            rows.push(" AND c.id < ").push_bind(before);
+        }
+        rows.push(" ORDER BY newest DESC) AS m JOIN captures c ON c.id = m.newest WHERE true");
+        push_newest_of_group(&mut rows, filter);
+        rows.push(" ORDER BY m.newest DESC OFFSET ")
+            .push_bind(window.offset)
+            .push(" LIMIT ")
+            .push_bind(window.limit);
+    }
     Ok(rows.build_query_as().fetch_all(pool).await?)
 }

@@ -27,11 +27,21 @@ pub type Pool = PgPool;
 pub const FIRST_ADMIN: &str = "admin";
 
 /// Connects a pool to `url` (`postgres://user:password@host:port/database?sslmode=...`).
+///
+/// Every statement is planned for its own values (`plan_cache_mode = force_custom_plan`): sqlx
+/// prepares each statement once per connection, and from its sixth run PostgreSQL may keep a
+/// generic plan that knows no value. A search's plan depends on its words (a word in every
+/// capture is counted by reading the table from its start, 14 ms; a rare one from the
+/// full-text index), and a generic plan took the index for both: 87 ms for the common word at
+/// a million captures (BENCHMARKS.md, the team workspace). Planning each time costs a
+/// millisecond or two.
 pub async fn connect(url: &str, max_connections: u32) -> Result<PgPool> {
-    let options = PgConnectOptions::from_str(url).map_err(|error| {
-        // sqlx's parse error quotes no part of the URL; the URL itself may hold a password.
-        Error::Invalid(format!("the database URL is not usable: {error}"))
-    })?;
+    let options = PgConnectOptions::from_str(url)
+        .map_err(|error| {
+            // sqlx's parse error quotes no part of the URL; the URL itself may hold a password.
+            Error::Invalid(format!("the database URL is not usable: {error}"))
+        })?
+        .options([("plan_cache_mode", "force_custom_plan")]);
     PgPoolOptions::new()
         .max_connections(max_connections)
         .acquire_timeout(Duration::from_secs(10))

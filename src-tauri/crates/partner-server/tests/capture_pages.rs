@@ -90,7 +90,7 @@ fn expected(
             .map(|row| (row.id, 1))
             .collect()
     };
-    listed.sort_by(|a, b| b.0.cmp(&a.0));
+    listed.sort_by_key(|(id, _)| std::cmp::Reverse(*id));
     let total = listed.len();
     let page = listed
         .into_iter()
