@@ -1662,6 +1662,22 @@ await step("team workspace: joined as support, the support desk answers from the
   } finally {
     await browser.setWindowSize(1280, 800);
   }
+  // The missed check is the workspace's servers' (over the team's captures, with the service
+  // connection only they hold): the card says whose listener it compares with.
+  await waitText("[data-testid=missed]", /while the workspace's listener was down/);
+  await (await $("[data-testid=missed]")).click();
+  await (await $("[data-testid=missed-find]")).click();
+  await (await $("[data-testid=missed-report]")).waitForExist({ timeout: 60000 });
+  assert.match(await text("[data-testid=missed-report]"), /transactions read/);
+  await (await $("[data-testid=missed]")).scrollIntoView();
+  await shot("workspace-missed");
+  await browser.setWindowSize(960, 600);
+  try {
+    await (await $("[data-testid=missed]")).scrollIntoView({ block: "center" });
+    await shot("small-workspace-missed");
+  } finally {
+    await browser.setWindowSize(1280, 800);
+  }
 });
 
 await step("team workspace: a viewer sees what the role may not do disabled, with why; leaving returns to this machine's store", async () => {
