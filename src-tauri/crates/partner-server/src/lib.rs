@@ -15,7 +15,8 @@
 //! - [`captures`], [`capture_pages`], [`notes`], [`audit`], [`evidence`]: what the workspace
 //!   answers ([`capture_pages`]: a page of captures and its count, planned for a million);
 //! - [`service`], [`support_index`], [`index_sync`]: the service connection the servers call
-//!   with for everyone, and the support index they sync once for every console;
+//!   with for everyone, and the support index they sync once for every console
+//!   ([`support_filter`]: a support desk question in SQL, and its count);
 //! - [`missed`]: the missed-notification check (partner-local's, over the workspace's captures)
 //!   and the recovery of what it found;
 //! - [`products`]: the service's products, and subscribing or rotating a key through the
@@ -51,6 +52,7 @@ pub mod server;
 pub mod server_key;
 pub mod service;
 pub mod signing_keys;
+pub mod support_filter;
 pub mod support_index;
 pub mod tls;
 pub mod tokens;

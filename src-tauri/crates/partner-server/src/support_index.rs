@@ -19,11 +19,12 @@
 //!   words, which quote no bound value.
 
 use crate::error::Error;
+use crate::support_filter::{count_capped, push_filter};
 use chrono::{DateTime, Utc};
 use partner_api::read::{self, Document};
 use partner_index::{
-    meta_keys, query::non_empty, search_words, ChangeKind, Columns, Counts, Filter, Found,
-    IndexState, Mark, SyncStore, MAX_FIND_LIMIT, NO_VALUE,
+    meta_keys, ChangeKind, Columns, Counts, Filter, Found, IndexState, Mark, SyncStore,
+    MAX_FIND_LIMIT, NO_VALUE,
 };
 use partner_listener::COUNT_CAP;
 use sqlx::{PgPool, Postgres, QueryBuilder, Transaction};
@@ -38,7 +39,7 @@ pub struct WorkspaceIndex {
 }
 
 /// A PostgreSQL error in partner-index's terms.
-fn failed(error: sqlx::Error) -> partner_index::Error {
+pub(crate) fn failed(error: sqlx::Error) -> partner_index::Error {
     partner_index::Error::Store(Error::from(error).to_string())
 }
 
@@ -126,15 +127,7 @@ impl WorkspaceIndex {
         // hoping to meet them soon, over every row when they are rare); many are met soon
         // walking that index.
         let cap = i64::try_from(COUNT_CAP).unwrap_or(i64::MAX);
-        let mut count =
-            QueryBuilder::<Postgres>::new("SELECT count(*) FROM (SELECT 1 FROM index_transactions");
-        push_filter(&mut count, filter)?;
-        count.push(" LIMIT ").push_bind(cap + 1).push(") AS hits");
-        let total: i64 = count
-            .build_query_scalar()
-            .fetch_one(&self.pool)
-            .await
-            .map_err(failed)?;
+        let total = count_capped(&self.pool, filter, cap).await?;
         let bodies = self
             .bodies_ordered(filter, Some(limit), offset, total > cap)
             .await?;
@@ -279,114 +272,6 @@ fn time_of(value: &str) -> Option<DateTime<Utc>> {
         .parse::<i64>()
         .ok()
         .and_then(DateTime::<Utc>::from_timestamp_micros)
-}
-
-/// `filter` as a `WHERE` clause of bound values.
-fn push_filter(query: &mut QueryBuilder<'_, Postgres>, filter: &Filter) -> IndexResult<()> {
-    let mut first = true;
-    let mut and = |query: &mut QueryBuilder<'_, Postgres>| {
-        query.push(if first { " WHERE " } else { " AND " });
-        first = false;
-    };
-    if let Some(status) = non_empty(&filter.status) {
-        and(query);
-        query.push("status = ").push_bind(status);
-    }
-    if let Some(product) = non_empty(&filter.product) {
-        and(query);
-        query
-            .push("(product_id = ")
-            .push_bind(product.clone())
-            .push(" OR lower(product_name) = lower(")
-            .push_bind(product)
-            .push("))");
-    }
-    if let Some(request_type) = non_empty(&filter.request_type) {
-        and(query);
-        query.push("request_type = ").push_bind(request_type);
-    }
-    if let Some(status) = non_empty(&filter.response_status) {
-        and(query);
-        query.push("response_status = ").push_bind(status);
-    }
-    for (condition, at) in [
-        ("created >= ", filter.created_since),
-        ("created < ", filter.created_before),
-        ("updated >= ", filter.updated_since),
-        ("updated < ", filter.updated_before),
-    ] {
-        if let Some(at) = at {
-            and(query);
-            query.push(condition).push_bind(at);
-        }
-    }
-    for (column, value) in [
-        ("partner_status", &filter.partner_status),
-        ("reference_number", &filter.reference_number),
-    ] {
-        if let Some(value) = non_empty(value) {
-            and(query);
-            query
-                .push(format!("lower({column}) = lower("))
-                .push_bind(value)
-                .push(")");
-        }
-    }
-    if let Some(party) = non_empty(&filter.requesting_party) {
-        and(query);
-        query
-            .push("requesting_party ILIKE ")
-            .push_bind(format!("%{}%", like_escaped(&party)))
-            .push(" ESCAPE '\\'");
-    }
-    for (field, value) in filter.loan_fields()? {
-        and(query);
-        if field == "loanNumber" {
-            query
-                .push("lower(loan_number) = lower(")
-                .push_bind(value.to_string())
-                .push(")");
-        } else {
-            // The field's name is checked (letters, digits, `_`) and bound as a value too.
-            query
-                .push("lower(loan ->> ")
-                .push_bind(field.to_string())
-                .push(") = lower(")
-                .push_bind(value.to_string())
-                .push(")");
-        }
-    }
-    if let Some(text) = filter.text.as_deref() {
-        let words = search_words(text);
-        if !words.is_empty() {
-            and(query);
-            query
-                .push("words @@ to_tsquery('simple', ")
-                .push_bind(prefix_query(&words))
-                .push(")");
-        }
-    }
-    Ok(())
-}
-
-/// Each word quoted as a tsquery lexeme matched as a prefix, all required.
-fn prefix_query(words: &[&str]) -> String {
-    words
-        .iter()
-        .map(|word| format!("'{}':*", word.replace('\\', "\\\\").replace('\'', "''")))
-        .collect::<Vec<_>>()
-        .join(" & ")
-}
-
-fn like_escaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// What storing one transaction did.
@@ -574,19 +459,5 @@ impl SyncStore for WorkspaceIndex {
         let kind = upsert(&mut tx, &item, Some(&events)).await?;
         tx.commit().await.map_err(failed)?;
         Ok(kind)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn words_become_quoted_prefixes_whatever_they_hold() {
-        assert_eq!(
-            prefix_query(&["Zelda", "LN-000123"]),
-            "'Zelda':* & 'LN-000123':*"
-        );
-        assert_eq!(prefix_query(&["o'brien\\x"]), "'o''brien\\\\x':*");
     }
 }

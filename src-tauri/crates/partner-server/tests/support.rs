@@ -166,6 +166,17 @@ async fn one_sync_is_found_by_three_consoles_with_a_laptops_answers() {
             "a range",
             json!({"createdSince": all.items[200].created, "createdBefore": all.items[100].created}),
         ),
+        // Counted by joining the filters' indexes (`support_filter`).
+        (
+            "a status, a product and a response status",
+            json!({"status": answered.status.as_ref().unwrap().as_str(), "product": answered.product_id(),
+                "responseStatus": answered.response_status().unwrap().as_str()}),
+        ),
+        (
+            "a status and a product by name",
+            json!({"status": sample.status.as_ref().unwrap().as_str(),
+                "product": sample.product_name().unwrap().to_lowercase()}),
+        ),
     ];
     for (n, (name, filter)) in questions.iter().enumerate() {
         let want: Filter = serde_json::from_value(filter.clone()).unwrap();

@@ -1,0 +1,249 @@
+//! A support desk question ([`partner_index::Filter`]) as PostgreSQL conditions of bound values,
+//! and its count up to the cap, planned for a million transactions.
+//!
+//! Why the count has two shapes (BENCHMARKS.md, the team workspace, measured with `EXPLAIN
+//! ANALYZE` at 1,000,000 transactions): the page itself is quick either way (a walk of the
+//! "newest" index, or the few matches sorted); the count is what took the time.
+//! - **Two or more equality filters** (status, product, request type, response status): each
+//!   has an index ordered by (created, seq) within its value, so the transactions are joined to
+//!   themselves on (created, seq), one table per filter, and PostgreSQL merges the index-only
+//!   scans: 37 ms for status, product and response status together, where the plain `AND`
+//!   built a bitmap of every entry of the three and read the table for each match (340 ms). The
+//!   join drops transactions without a `created`, so those are counted apart; a product is
+//!   its id or its name, counted as two disjoint parts (the name's index carries the id, so
+//!   the second part does not read the table either). Parallel plans are off for the table
+//!   (migration 0008): on two cores the planner's parallel hash join took 82 ms.
+//! - **A part of a requesting party's name** has no index (`ILIKE '%…%'`); the distinct
+//!   parties do, in `index_parties`, which statement triggers keep (as `index_counts` is
+//!   kept): the names that contain the text are found there, and the transactions by the
+//!   b-tree on the party (3 ms where reading the rows took 160–210 ms).
+
+use partner_index::{query::non_empty, search_words, Filter};
+use sqlx::{PgPool, Postgres, QueryBuilder};
+
+type IndexResult<T> = partner_index::Result<T>;
+
+/// The equality filters that have an index ordered by (created, seq) within their value,
+/// beside the product's (which is an id or a name): (column, value).
+fn equalities(filter: &Filter) -> Vec<(&'static str, String)> {
+    [
+        ("status", &filter.status),
+        ("request_type", &filter.request_type),
+        ("response_status", &filter.response_status),
+    ]
+    .into_iter()
+    .filter_map(|(column, value)| non_empty(value).map(|value| (column, value)))
+    .collect()
+}
+
+/// Which of the filter's conditions a table of a query writes: all of them, or all but the
+/// equality filters and the product (the joined count writes those on tables of their own).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    All,
+    AllButEqualities,
+}
+
+/// ` WHERE …` for `filter` (always a WHERE, so callers may add `AND …`), on the table itself.
+pub(crate) fn push_filter(
+    query: &mut QueryBuilder<'_, Postgres>,
+    filter: &Filter,
+) -> IndexResult<()> {
+    query.push(" WHERE true");
+    push_conditions(query, filter, "", Part::All)
+}
+
+/// ` AND …` for each condition of `filter` on the columns of the table `alias` names (`""`
+/// for the table itself, else `"a."`).
+fn push_conditions(
+    query: &mut QueryBuilder<'_, Postgres>,
+    filter: &Filter,
+    alias: &str,
+    part: Part,
+) -> IndexResult<()> {
+    if part == Part::All {
+        for (column, value) in equalities(filter) {
+            query
+                .push(format!(" AND {alias}{column} = "))
+                .push_bind(value);
+        }
+        if let Some(product) = non_empty(&filter.product) {
+            query
+                .push(format!(" AND ({alias}product_id = "))
+                .push_bind(product.clone())
+                .push(format!(" OR lower({alias}product_name) = lower("))
+                .push_bind(product)
+                .push("))");
+        }
+    }
+    for (condition, at) in [
+        ("created >= ", filter.created_since),
+        ("created < ", filter.created_before),
+        ("updated >= ", filter.updated_since),
+        ("updated < ", filter.updated_before),
+    ] {
+        if let Some(at) = at {
+            query.push(format!(" AND {alias}{condition}")).push_bind(at);
+        }
+    }
+    for (column, value) in [
+        ("partner_status", &filter.partner_status),
+        ("reference_number", &filter.reference_number),
+    ] {
+        if let Some(value) = non_empty(value) {
+            query
+                .push(format!(" AND lower({alias}{column}) = lower("))
+                .push_bind(value)
+                .push(")");
+        }
+    }
+    if let Some(party) = non_empty(&filter.requesting_party) {
+        query
+            .push(format!(
+                " AND {alias}requesting_party = ANY (ARRAY(SELECT party FROM index_parties \
+                 WHERE n > 0 AND party ILIKE "
+            ))
+            .push_bind(format!("%{}%", like_escaped(&party)))
+            .push(" ESCAPE '\\'))");
+    }
+    for (field, value) in filter.loan_fields()? {
+        if field == "loanNumber" {
+            query
+                .push(format!(" AND lower({alias}loan_number) = lower("))
+                .push_bind(value.to_string())
+                .push(")");
+        } else {
+            // The field's name is checked (letters, digits, `_`) and bound as a value too.
+            query
+                .push(format!(" AND lower({alias}loan ->> "))
+                .push_bind(field.to_string())
+                .push(") = lower(")
+                .push_bind(value.to_string())
+                .push(")");
+        }
+    }
+    if let Some(text) = filter.text.as_deref() {
+        let words = search_words(text);
+        if !words.is_empty() {
+            query
+                .push(format!(" AND {alias}words @@ to_tsquery('simple', "))
+                .push_bind(prefix_query(&words))
+                .push(")");
+        }
+    }
+    Ok(())
+}
+
+/// How many transactions match `filter`, counted up to `cap + 1` (see the module's notes).
+pub(crate) async fn count_capped(pool: &PgPool, filter: &Filter, cap: i64) -> IndexResult<i64> {
+    let equal = equalities(filter);
+    let product = non_empty(&filter.product);
+    let mut count = QueryBuilder::<Postgres>::new("SELECT count(*) FROM (");
+    if equal.len() + usize::from(product.is_some()) < 2 {
+        count.push("SELECT 1 FROM index_transactions");
+        push_filter(&mut count, filter)?;
+    } else {
+        let mut parts: Vec<Option<&str>> = vec![None];
+        if let Some(product) = product.as_deref() {
+            parts = vec![Some(product), Some(product)];
+        }
+        for (n, by_product) in parts.iter().enumerate() {
+            count.push("(SELECT 1 FROM index_transactions a");
+            // With a product, `a` holds it; without, the first equality filter.
+            let joined = if by_product.is_some() {
+                &equal[..]
+            } else {
+                &equal[1..]
+            };
+            for (t, _) in joined.iter().enumerate() {
+                count.push(format!(
+                    " JOIN index_transactions t{t} ON t{t}.created = a.created AND t{t}.seq = a.seq"
+                ));
+            }
+            count.push(" WHERE true");
+            match by_product {
+                Some(product) if n == 0 => {
+                    count
+                        .push(" AND a.product_id = ")
+                        .push_bind(product.to_string());
+                }
+                Some(product) => {
+                    count
+                        .push(" AND lower(a.product_name) = lower(")
+                        .push_bind(product.to_string())
+                        .push(") AND a.product_id IS DISTINCT FROM ")
+                        .push_bind(product.to_string());
+                }
+                None => {
+                    let (column, value) = &equal[0];
+                    count
+                        .push(format!(" AND a.{column} = "))
+                        .push_bind(value.clone());
+                }
+            }
+            for (t, (column, value)) in joined.iter().enumerate() {
+                count
+                    .push(format!(" AND t{t}.{column} = "))
+                    .push_bind(value.clone());
+            }
+            push_conditions(&mut count, filter, "a.", Part::AllButEqualities)?;
+            count
+                .push(" LIMIT ")
+                .push_bind(cap + 1)
+                .push(") UNION ALL ");
+        }
+        // What the joins on `created` cannot meet: transactions without one.
+        count.push("(SELECT 1 FROM index_transactions");
+        push_filter(&mut count, filter)?;
+        count
+            .push(" AND created IS NULL LIMIT ")
+            .push_bind(cap + 1)
+            .push(")");
+    }
+    count.push(" LIMIT ").push_bind(cap + 1).push(") AS hits");
+    count
+        .build_query_scalar()
+        .fetch_one(pool)
+        .await
+        .map_err(crate::support_index::failed)
+}
+
+/// Each word quoted as a tsquery lexeme matched as a prefix, all required.
+fn prefix_query(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|word| format!("'{}':*", word.replace('\\', "\\\\").replace('\'', "''")))
+        .collect::<Vec<_>>()
+        .join(" & ")
+}
+
+/// `text` with `ILIKE`'s wildcards and its escape character escaped.
+fn like_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_become_quoted_prefixes_whatever_they_hold() {
+        assert_eq!(
+            prefix_query(&["Zelda", "LN-000123"]),
+            "'Zelda':* & 'LN-000123':*"
+        );
+        assert_eq!(prefix_query(&["o'brien\\x"]), "'o''brien\\\\x':*");
+    }
+
+    #[test]
+    fn a_party_s_wildcards_are_taken_as_written() {
+        assert_eq!(like_escaped("50%_off\\"), "50\\%\\_off\\\\");
+    }
+}
