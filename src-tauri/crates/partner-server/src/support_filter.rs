@@ -19,7 +19,7 @@
 //!   b-tree on the party (3 ms where reading the rows took 160–210 ms).
 
 use partner_index::{query::non_empty, search_words, Filter};
-use sqlx::{PgPool, Postgres, QueryBuilder};
+use sqlx::{Postgres, QueryBuilder};
 
 type IndexResult<T> = partner_index::Result<T>;
 
@@ -134,8 +134,12 @@ fn push_conditions(
     Ok(())
 }
 
-/// How many transactions match `filter`, counted up to `cap + 1` (see the module's notes).
-pub(crate) async fn count_capped(pool: &PgPool, filter: &Filter, cap: i64) -> IndexResult<i64> {
+/// The statement that counts the transactions matching `filter` up to `cap + 1` (see the
+/// module's notes).
+pub(crate) fn count_capped(
+    filter: &Filter,
+    cap: i64,
+) -> IndexResult<QueryBuilder<'static, Postgres>> {
     let equal = equalities(filter);
     let product = non_empty(&filter.product);
     let mut count = QueryBuilder::<Postgres>::new("SELECT count(*) FROM (");
@@ -201,11 +205,7 @@ pub(crate) async fn count_capped(pool: &PgPool, filter: &Filter, cap: i64) -> In
             .push(")");
     }
     count.push(" LIMIT ").push_bind(cap + 1).push(") AS hits");
-    count
-        .build_query_scalar()
-        .fetch_one(pool)
-        .await
-        .map_err(crate::support_index::failed)
+    Ok(count)
 }
 
 /// Each word quoted as a tsquery lexeme matched as a prefix, all required.

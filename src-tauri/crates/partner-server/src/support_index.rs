@@ -39,7 +39,7 @@ pub struct WorkspaceIndex {
 }
 
 /// A PostgreSQL error in partner-index's terms.
-pub(crate) fn failed(error: sqlx::Error) -> partner_index::Error {
+fn failed(error: sqlx::Error) -> partner_index::Error {
     partner_index::Error::Store(Error::from(error).to_string())
 }
 
@@ -127,7 +127,11 @@ impl WorkspaceIndex {
         // hoping to meet them soon, over every row when they are rare); many are met soon
         // walking that index.
         let cap = i64::try_from(COUNT_CAP).unwrap_or(i64::MAX);
-        let total = count_capped(&self.pool, filter, cap).await?;
+        let total: i64 = count_capped(filter, cap)?
+            .build_query_scalar()
+            .fetch_one(&self.pool)
+            .await
+            .map_err(failed)?;
         let bodies = self
             .bodies_ordered(filter, Some(limit), offset, total > cap)
             .await?;
