@@ -215,7 +215,9 @@ pub fn non_empty(value: &Option<String>) -> Option<String> {
         .map(str::to_string)
 }
 
-fn like_escaped(text: &str) -> String {
+/// `text` with `LIKE`'s wildcards and its escape character escaped, for `ESCAPE '\'`: a part
+/// of a name is matched as written (SQLite here, PostgreSQL's `ILIKE` in a team workspace).
+pub fn like_escaped(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if matches!(c, '%' | '_' | '\\') {

@@ -18,7 +18,8 @@
 //!   kept): the names that contain the text are found there, and the transactions by the
 //!   b-tree on the party (3 ms where reading the rows took 160–210 ms).
 
-use partner_index::{query::non_empty, search_words, Filter};
+use partner_index::query::{like_escaped, non_empty};
+use partner_index::{search_words, Filter};
 use sqlx::{Postgres, QueryBuilder};
 
 type IndexResult<T> = partner_index::Result<T>;
@@ -134,6 +135,14 @@ fn push_conditions(
     Ok(())
 }
 
+/// What the first table of a joined count holds (see [`count_capped`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lead {
+    FirstEquality,
+    ProductId,
+    ProductNameAlone,
+}
+
 /// The statement that counts the transactions matching `filter` up to `cap + 1` (see the
 /// module's notes).
 pub(crate) fn count_capped(
@@ -147,17 +156,20 @@ pub(crate) fn count_capped(
         count.push("SELECT 1 FROM index_transactions");
         push_filter(&mut count, filter)?;
     } else {
-        let mut parts: Vec<Option<&str>> = vec![None];
-        if let Some(product) = product.as_deref() {
-            parts = vec![Some(product), Some(product)];
-        }
-        for (n, by_product) in parts.iter().enumerate() {
+        // Which condition the first table `a` holds: a product's id, or (a part of its own)
+        // its name alone; without a product, the first equality filter.
+        let leads: &[Lead] = if product.is_some() {
+            &[Lead::ProductId, Lead::ProductNameAlone]
+        } else {
+            &[Lead::FirstEquality]
+        };
+        let product = product.unwrap_or_default();
+        for lead in leads {
             count.push("(SELECT 1 FROM index_transactions a");
-            // With a product, `a` holds it; without, the first equality filter.
-            let joined = if by_product.is_some() {
-                &equal[..]
-            } else {
+            let joined = if *lead == Lead::FirstEquality {
                 &equal[1..]
+            } else {
+                &equal[..]
             };
             for (t, _) in joined.iter().enumerate() {
                 count.push(format!(
@@ -165,20 +177,20 @@ pub(crate) fn count_capped(
                 ));
             }
             count.push(" WHERE true");
-            match by_product {
-                Some(product) if n == 0 => {
+            match lead {
+                Lead::ProductId => {
                     count
                         .push(" AND a.product_id = ")
-                        .push_bind(product.to_string());
+                        .push_bind(product.clone());
                 }
-                Some(product) => {
+                Lead::ProductNameAlone => {
                     count
                         .push(" AND lower(a.product_name) = lower(")
-                        .push_bind(product.to_string())
+                        .push_bind(product.clone())
                         .push(") AND a.product_id IS DISTINCT FROM ")
-                        .push_bind(product.to_string());
+                        .push_bind(product.clone());
                 }
-                None => {
+                Lead::FirstEquality => {
                     let (column, value) = &equal[0];
                     count
                         .push(format!(" AND a.{column} = "))
@@ -217,18 +229,6 @@ fn prefix_query(words: &[&str]) -> String {
         .join(" & ")
 }
 
-/// `text` with `ILIKE`'s wildcards and its escape character escaped.
-fn like_escaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,10 +240,5 @@ mod tests {
             "'Zelda':* & 'LN-000123':*"
         );
         assert_eq!(prefix_query(&["o'brien\\x"]), "'o''brien\\\\x':*");
-    }
-
-    #[test]
-    fn a_party_s_wildcards_are_taken_as_written() {
-        assert_eq!(like_escaped("50%_off\\"), "50\\%\\_off\\\\");
     }
 }
