@@ -93,6 +93,9 @@ async fn run() {
     // one in the first half, and a day in the middle of the rows' creation times.
     let middle = rows / 2 - rows / 2 % 3 + 1;
     let needle = format!("needle{}", rows / 20_000);
+    // The first name of the transaction with that word (its row number's name, as loaded).
+    let needle_name = ["Ada", "Bram", "Cleo", "Dara", "Esme", "Finn", "Gus", "Hana"]
+        [usize::try_from((rows / 20_000 * 10_000 + 7) % 8).unwrap()];
     let day = chrono::DateTime::parse_from_rfc3339("2025-01-01T00:00:00Z")
         .unwrap()
         .checked_add_signed(chrono::TimeDelta::seconds(middle * 63))
@@ -143,6 +146,16 @@ async fn run() {
             "two words, a prefix",
             &find,
             page(json!({"text": "Cleo Sab"})),
+        ),
+        (
+            "two words, one rare",
+            &find,
+            page(json!({ "text": format!("{needle_name} {needle}") })),
+        ),
+        (
+            "a word in every transaction beside a name",
+            &find,
+            page(json!({"text": "ordinary Cleo"})),
         ),
         (
             "a word in every transaction",

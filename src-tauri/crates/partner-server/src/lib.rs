@@ -16,7 +16,8 @@
 //!   answers ([`capture_pages`]: a page of captures and its count, planned for a million);
 //! - [`service`], [`support_index`], [`index_sync`]: the service connection the servers call
 //!   with for everyone, and the support index they sync once for every console
-//!   ([`support_filter`]: a support desk question in SQL, and its count);
+//!   ([`support_filter`]: a support desk question in SQL, and its count; [`common_words`]: a
+//!   quick lower bound of that count for several words);
 //! - [`missed`]: the missed-notification check (partner-local's, over the workspace's captures)
 //!   and the recovery of what it found;
 //! - [`products`]: the service's products, and subscribing or rotating a key through the
@@ -32,6 +33,7 @@ pub mod audit;
 pub mod capture_pages;
 pub mod capture_writer;
 pub mod captures;
+pub mod common_words;
 pub mod database;
 pub mod error;
 pub mod evidence;

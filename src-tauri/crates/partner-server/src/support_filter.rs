@@ -45,20 +45,43 @@ enum Part {
     AllButEqualities,
 }
 
+/// How a question's text is matched against a transaction's words: as the user's words, each a
+/// prefix (the question itself), or, for a count's lower bound, some of them as whole words
+/// they begin (see [`crate::common_words`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TextMatch {
+    /// `to_tsquery('simple', …)`'s input: words matched as prefixes, all required.
+    pub prefixes: Option<String>,
+    /// A tsquery as written (lexemes as stored, not normalised again), required beside them.
+    pub whole: Option<String>,
+}
+
+impl TextMatch {
+    /// The question's own reading of `filter`'s text: every word a prefix, all required.
+    pub(crate) fn of(filter: &Filter) -> Self {
+        let words = filter.text.as_deref().map(search_words).unwrap_or_default();
+        Self {
+            prefixes: (!words.is_empty()).then(|| prefix_query(&words)),
+            whole: None,
+        }
+    }
+}
+
 /// ` WHERE …` for `filter` (always a WHERE, so callers may add `AND …`), on the table itself.
 pub(crate) fn push_filter(
     query: &mut QueryBuilder<'_, Postgres>,
     filter: &Filter,
 ) -> IndexResult<()> {
     query.push(" WHERE true");
-    push_conditions(query, filter, "", Part::All)
+    push_conditions(query, filter, &TextMatch::of(filter), "", Part::All)
 }
 
 /// ` AND …` for each condition of `filter` on the columns of the table `alias` names (`""`
-/// for the table itself, else `"a."`).
+/// for the table itself, else `"a."`), its text matched as `text` says.
 fn push_conditions(
     query: &mut QueryBuilder<'_, Postgres>,
     filter: &Filter,
+    text: &TextMatch,
     alias: &str,
     part: Part,
 ) -> IndexResult<()> {
@@ -123,14 +146,28 @@ fn push_conditions(
                 .push(")");
         }
     }
-    if let Some(text) = filter.text.as_deref() {
-        let words = search_words(text);
-        if !words.is_empty() {
+    match (&text.prefixes, &text.whole) {
+        (Some(prefixes), Some(whole)) => {
+            query
+                .push(format!(" AND {alias}words @@ (to_tsquery('simple', "))
+                .push_bind(prefixes.clone())
+                .push(") && ")
+                .push_bind(whole.clone())
+                .push("::tsquery)");
+        }
+        (Some(prefixes), None) => {
             query
                 .push(format!(" AND {alias}words @@ to_tsquery('simple', "))
-                .push_bind(prefix_query(&words))
+                .push_bind(prefixes.clone())
                 .push(")");
         }
+        (None, Some(whole)) => {
+            query
+                .push(format!(" AND {alias}words @@ "))
+                .push_bind(whole.clone())
+                .push("::tsquery");
+        }
+        (None, None) => {}
     }
     Ok(())
 }
@@ -143,18 +180,19 @@ enum Lead {
     ProductNameAlone,
 }
 
-/// The statement that counts the transactions matching `filter` up to `cap + 1` (see the
-/// module's notes).
+/// The statement that counts the transactions matching `filter`, its text matched as `text`
+/// says, up to `cap + 1` (see the module's notes).
 pub(crate) fn count_capped(
     filter: &Filter,
+    text: &TextMatch,
     cap: i64,
 ) -> IndexResult<QueryBuilder<'static, Postgres>> {
     let equal = equalities(filter);
     let product = non_empty(&filter.product);
     let mut count = QueryBuilder::<Postgres>::new("SELECT count(*) FROM (");
     if equal.len() + usize::from(product.is_some()) < 2 {
-        count.push("SELECT 1 FROM index_transactions");
-        push_filter(&mut count, filter)?;
+        count.push("SELECT 1 FROM index_transactions WHERE true");
+        push_conditions(&mut count, filter, text, "", Part::All)?;
     } else {
         // Which condition the first table `a` holds: a product's id, or (a part of its own)
         // its name alone; without a product, the first equality filter.
@@ -202,15 +240,15 @@ pub(crate) fn count_capped(
                     .push(format!(" AND t{t}.{column} = "))
                     .push_bind(value.clone());
             }
-            push_conditions(&mut count, filter, "a.", Part::AllButEqualities)?;
+            push_conditions(&mut count, filter, text, "a.", Part::AllButEqualities)?;
             count
                 .push(" LIMIT ")
                 .push_bind(cap + 1)
                 .push(") UNION ALL ");
         }
         // What the joins on `created` cannot meet: transactions without one.
-        count.push("(SELECT 1 FROM index_transactions");
-        push_filter(&mut count, filter)?;
+        count.push("(SELECT 1 FROM index_transactions WHERE true");
+        push_conditions(&mut count, filter, text, "", Part::All)?;
         count
             .push(" AND created IS NULL LIMIT ")
             .push_bind(cap + 1)
@@ -221,12 +259,17 @@ pub(crate) fn count_capped(
 }
 
 /// Each word quoted as a tsquery lexeme matched as a prefix, all required.
-fn prefix_query(words: &[&str]) -> String {
+pub(crate) fn prefix_query(words: &[&str]) -> String {
     words
         .iter()
-        .map(|word| format!("'{}':*", word.replace('\\', "\\\\").replace('\'', "''")))
+        .map(|word| format!("{}:*", quoted(word)))
         .collect::<Vec<_>>()
         .join(" & ")
+}
+
+/// `text` as one quoted tsquery lexeme (quotes doubled, backslashes escaped).
+pub(crate) fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
 }
 
 #[cfg(test)]

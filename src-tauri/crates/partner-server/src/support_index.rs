@@ -18,13 +18,14 @@
 //! - Nothing of a transaction goes into an error or a log line: errors are PostgreSQL's own
 //!   words, which quote no bound value.
 
+use crate::common_words::{bound, common_words};
 use crate::error::Error;
-use crate::support_filter::{count_capped, push_filter};
+use crate::support_filter::{count_capped, push_filter, TextMatch};
 use chrono::{DateTime, Utc};
 use partner_api::read::{self, Document};
 use partner_index::{
-    meta_keys, ChangeKind, Columns, Counts, Filter, Found, IndexState, Mark, SyncStore,
-    MAX_FIND_LIMIT, NO_VALUE,
+    meta_keys, search_words, ChangeKind, Columns, Counts, Filter, Found, IndexState, Mark,
+    SyncStore, MAX_FIND_LIMIT, NO_VALUE,
 };
 use partner_listener::COUNT_CAP;
 use sqlx::{PgPool, Postgres, QueryBuilder, Transaction};
@@ -127,11 +128,10 @@ impl WorkspaceIndex {
         // hoping to meet them soon, over every row when they are rare); many are met soon
         // walking that index.
         let cap = i64::try_from(COUNT_CAP).unwrap_or(i64::MAX);
-        let total: i64 = count_capped(filter, cap)?
-            .build_query_scalar()
-            .fetch_one(&self.pool)
-            .await
-            .map_err(failed)?;
+        let total = match self.lower_bound(filter, cap).await? {
+            Some(total) if total > cap => total,
+            _ => self.count(filter, &TextMatch::of(filter), cap).await?,
+        };
         let bodies = self
             .bodies_ordered(filter, Some(limit), offset, total > cap)
             .await?;
@@ -146,6 +146,30 @@ impl WorkspaceIndex {
             items,
             as_of: self.as_of().await?,
         })
+    }
+
+    /// How many transactions match `filter`, its text matched as `text` says, up to `cap + 1`.
+    async fn count(&self, filter: &Filter, text: &TextMatch, cap: i64) -> IndexResult<i64> {
+        count_capped(filter, text, cap)?
+            .build_query_scalar()
+            .fetch_one(&self.pool)
+            .await
+            .map_err(failed)
+    }
+
+    /// A lower bound of how many match `filter` (up to `cap + 1`), counted with the common
+    /// whole words its words begin, for a text of two words or more
+    /// ([`crate::common_words`]); `None` when there is none to count.
+    async fn lower_bound(&self, filter: &Filter, cap: i64) -> IndexResult<Option<i64>> {
+        let words = filter.text.as_deref().map(search_words).unwrap_or_default();
+        if words.len() < 2 {
+            return Ok(None);
+        }
+        let common = common_words(&self.pool, &words).await.map_err(failed)?;
+        match bound(&words, &common) {
+            Some(text) => Ok(Some(self.count(filter, &text, cap).await?)),
+            None => Ok(None),
+        }
     }
 
     /// The JSON of the transactions matching `filter`, newest first; `many`: they are many

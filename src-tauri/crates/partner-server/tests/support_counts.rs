@@ -177,3 +177,118 @@ async fn counts_and_pages_of_joined_filters_and_party_parts_are_the_rows_own() {
     }
     server.stop().await.unwrap();
 }
+
+/// Several words are counted first with the common whole words they begin (`common_words`),
+/// then, when that lower bound is under the cap, as prefixes: the totals are the rows' own in
+/// every case (a bound past the cap; a bound under the cap with the answer past it; one under
+/// it; words without common whole words; a word the parser splits).
+#[tokio::test]
+async fn several_words_are_counted_as_their_prefixes_whichever_count_answers() {
+    let team = Team::new().await;
+    // "Lending" in every one; Cleo or Ada (one in two, six by six), then Sable or Sabine (one
+    // in six each) or one of 3,000 rarer words "samN"; every third has "LN-7" too.
+    sqlx::query(
+        "INSERT INTO index_transactions (id, status, created, body, words) \
+         SELECT 'tx-' || g, (ARRAY['created','processing','completed'])[1 + g % 3], \
+            timestamptz '2025-01-01' + g * interval '1 minute', \
+            json_build_object('id', 'tx-' || g)::text, \
+            to_tsvector('simple', concat_ws(' ', 'Lending', \
+              CASE WHEN (g / 6) % 2 = 0 THEN 'Cleo' ELSE 'Ada' END, \
+              CASE WHEN g % 6 = 0 THEN 'Sable' WHEN g % 6 = 1 THEN 'Sabine' \
+                   ELSE 'sam' || (g % 3000) END, \
+              CASE WHEN g % 3 = 0 THEN 'LN-7' END)) \
+         FROM generate_series(1, $1) AS g",
+    )
+    .bind(48_000)
+    .execute(&team.pool)
+    .await
+    .unwrap();
+    sqlx::query("ANALYZE index_transactions")
+        .execute(&team.pool)
+        .await
+        .unwrap();
+    // The bound is tried only where the statistics list the common words.
+    let common: Vec<String> = sqlx::query_scalar(
+        "SELECT unnest(most_common_elems::text::text[]) FROM pg_stats \
+         WHERE tablename = 'index_transactions' AND attname = 'words'",
+    )
+    .fetch_all(&team.pool)
+    .await
+    .unwrap();
+    for word in ["lending", "cleo", "ada", "sable", "sabine"] {
+        assert!(common.iter().any(|w| w == word), "{word} in {common:?}");
+    }
+    let server = team.server().await;
+    let viewer = team.member("vera", Role::Viewer).await;
+
+    let questions: [(&str, Value, &str); 8] = [
+        (
+            "a bound past the cap (lending, and sable or sabine: 16,000)",
+            json!({"text": "Lending Sab"}),
+            "words @@ to_tsquery('simple', 'lending:* & sab:*')",
+        ),
+        (
+            "a bound under the cap (8,000), the answer past it (the rarer words count too)",
+            json!({"text": "Cleo S"}),
+            "words @@ to_tsquery('simple', 'cleo:* & s:*')",
+        ),
+        (
+            "a bound under the cap and the answer too",
+            json!({"text": "Cleo Sab"}),
+            "words @@ to_tsquery('simple', 'cleo:* & sab:*')",
+        ),
+        (
+            "with a status",
+            json!({"text": "Cl Sab", "status": "processing"}),
+            "status = 'processing' AND words @@ to_tsquery('simple', 'cl:* & sab:*')",
+        ),
+        (
+            "a prefix of rarer words",
+            json!({"text": "ada sam1"}),
+            "words @@ to_tsquery('simple', 'ada:* & sam1:*')",
+        ),
+        (
+            "a word the parser splits beside a common one",
+            json!({"text": "LN-7 Sabine"}),
+            "words @@ to_tsquery('simple', '''LN-7'':* & sabine:*')",
+        ),
+        (
+            "nothing has both",
+            json!({"text": "Sable Sabine"}),
+            "words @@ to_tsquery('simple', 'sable:* & sabine:*')",
+        ),
+        (
+            "one word (no bound tried)",
+            json!({"text": "Sabi"}),
+            "words @@ to_tsquery('simple', 'sabi:*')",
+        ),
+    ];
+    let mut capped = 0;
+    for (name, filter, condition) in questions {
+        let (count, newest) = plainly(&team, condition).await;
+        let (status, found) = call_as(
+            &server,
+            &viewer,
+            Method::POST,
+            "/api/v1/transactions/find",
+            Some(json!({"filter": filter, "limit": 50})),
+        )
+        .await;
+        assert_eq!(status, 200, "{name}: {found}");
+        assert_eq!(
+            (found["total"].as_i64(), found["totalCapped"].as_bool()),
+            (Some(count.min(10_000)), Some(count > 10_000)),
+            "{name}: {count} rows match"
+        );
+        let ids: Vec<&str> = found["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, newest, "{name}: the same newest 50");
+        capped += usize::from(count > 10_000);
+    }
+    assert_eq!(capped, 2, "two questions past the cap");
+    server.stop().await.unwrap();
+}
