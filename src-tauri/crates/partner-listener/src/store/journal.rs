@@ -14,11 +14,11 @@
 //! missing from what it reads next.
 //!
 //! The tables thread takes the records it writes in from memory when it can: the writer hands
-//! it each group's plaintext once the group is synced ([`HandOver`], half the journal's size at
-//! most), so an encrypted store's records are not read back and opened again; what the
-//! hand-over has no room for, and everything after a restart, is read back from the file. The
-//! file is written the same either way, so recovery and readers of other processes see no
-//! difference.
+//! it each group's plaintext once the group is synced ([`HandOver`], a sixteenth of the
+//! journal's size at most), so an encrypted store's records are not read back and opened
+//! again; what the hand-over has no room for, and everything after a restart, is read back
+//! from the file. The file is written the same either way, so recovery and readers of other
+//! processes see no difference.
 //!
 //! The file is a ring, written from its start again whenever everything in it is in the
 //! tables, so it stays as small as the largest backlog it held and a sync overwrites blocks
@@ -196,18 +196,34 @@ pub(super) struct Journal {
 /// Why: in an encrypted store, reading each record back and opening it again cost the tables
 /// thread about 20,000 instructions a capture (callgrind, the ack bench: 309,000 of its
 /// instructions a capture went to 289,000; BENCHMARKS.md, listener). Bounded
-/// (`hand_over_capacity`, half the journal's: 32 MiB, about as much as the tables fall behind
-/// in a burst, whose oldest captures they take a second after the writer, [`MAX_LAG`]), so a
-/// flood longer than it holds no more memory than that: a group that does not fit is not
-/// handed over, and the tables read it from the file as before. An eighth was tried too and
-/// measured no cheaper, the writer's thread included (BENCHMARKS.md). After a restart the
+/// (`hand_over_capacity`, a sixteenth of the journal's: 4 MiB), so a flood longer than it
+/// holds no more memory than that: a group that does not fit is not handed over, and the
+/// tables read it from the file as before. Half the journal's (32 MiB, about as much as the
+/// tables fall behind in a burst) was the bound at first; its memory is new to the process in
+/// every burst that fills it, and on a machine where new memory is dear (this VM hands its free
+/// pages back to its host, and the kernel's zeroing of a page taken again cost 8–18 % of the ack
+/// bench's CPU in half its runs), the writer paid more for it than the tables saved; with 4 MiB
+/// the bench no longer has such runs (BENCHMARKS.md, listener, "The hand-over's memory kept").
+/// After a restart the
 /// hand-over starts empty and the tables read what the file holds. The file stays what every
 /// capture's durability, a restart's recovery and a reader of another process
 /// ([`super::catch_up`]) rely on; the hand-over only saves reading it back, and the ring's
 /// spans alone say which records the tables take, so a record is taken once whichever way it
-/// comes. Its buffers go back to the writer (`spare`) rather than to the allocator: new pages
-/// for every group were what made an earlier in-memory backlog cost more than the file (see
-/// [`CAPACITY`]).
+/// comes.
+///
+/// Its memory is reused, not asked of the allocator for each group: a group's plaintext is
+/// copied (about 0.1 µs a capture) into a buffer the hand-over keeps (`spare`), one with room
+/// for it, and the tables give the buffer back once they have taken its records. Every buffer
+/// is kept while the spares stay within the hand-over's bound, so no more are made than a full
+/// hand-over holds, and a buffer never grows. Why: new pages for every group were what made an
+/// earlier in-memory backlog cost more than the file (see [`CAPACITY`]); and when the writer
+/// gave its own buffers away (swapping in a spare, nothing copied) and only four spares were
+/// kept, the buffers were made again for most groups of a burst (the tables give a backlog
+/// back in large steps), grown again as each group was written, and their pages, new to the
+/// process each time, zeroed by the kernel: up to 10 % of the ack bench's CPU, 8–15 µs a
+/// capture on the writer's thread (BENCHMARKS.md, listener, "The hand-over's memory kept").
+/// Once the tables have taken everything, the spares beyond a few are freed, so
+/// a listener holds that memory only through a burst.
 #[derive(Default)]
 struct HandOver {
     groups: VecDeque<PlainGroup>,
@@ -215,9 +231,69 @@ struct HandOver {
     bytes: usize,
     /// Emptied groups, for the writer's next ones.
     spare: Vec<PlainGroup>,
+    /// The memory `spare`'s buffers hold.
+    spare_bytes: usize,
+    /// Buffers made so far (how well they are reused).
+    made: u64,
 }
 
-/// Most emptied groups kept for reuse, and the largest kept.
+impl HandOver {
+    /// A kept, emptied group with room for `bytes` bytes and `records` records, if there is one
+    /// (the smallest such).
+    fn take_spare(&mut self, bytes: usize, records: usize) -> Option<PlainGroup> {
+        let (at, _) = self
+            .spare
+            .iter()
+            .enumerate()
+            .filter(|(_, spare)| {
+                spare.bytes.capacity() >= bytes && spare.records.capacity() >= records
+            })
+            .min_by_key(|(_, spare)| spare.bytes.capacity())?;
+        let spare = self.spare.swap_remove(at);
+        self.spare_bytes = self.spare_bytes.saturating_sub(spare.held());
+        Some(spare)
+    }
+
+    /// Keeps `done` for the writer's next groups while the spares stay within `bound`, in place
+    /// of a smaller spare when it does not fit beside them; what is not kept is returned, to be
+    /// freed outside the lock.
+    fn keep_spare(&mut self, mut done: PlainGroup, bound: usize) -> Option<PlainGroup> {
+        let held = done.held();
+        if done.bytes.capacity() > SPARE_LARGEST || held > bound {
+            return Some(done);
+        }
+        done.clear();
+        let mut dropped = None;
+        if self.spare_bytes + held > bound {
+            let smallest = self
+                .spare
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, spare)| spare.held())
+                .map(|(at, spare)| (at, spare.held()));
+            match smallest {
+                Some((at, smaller))
+                    if smaller < held && self.spare_bytes - smaller + held <= bound =>
+                {
+                    let out = self.spare.swap_remove(at);
+                    self.spare_bytes -= smaller;
+                    dropped = Some(out);
+                }
+                _ => return Some(done),
+            }
+        }
+        self.spare_bytes += held;
+        self.spare.push(done);
+        dropped
+    }
+}
+
+/// The least room a buffer of the hand-over is made with: groups of a few captures share the
+/// sizes of their buffers, so one kept fits the next.
+const LEAST_ROOM: usize = 64 << 10;
+
+/// Emptied groups kept for reuse once the tables have taken everything, and the largest group
+/// ever kept.
 const SPARE_GROUPS: usize = 4;
 const SPARE_LARGEST: usize = 4 << 20;
 
@@ -232,6 +308,11 @@ struct PlainGroup {
 }
 
 impl PlainGroup {
+    /// The memory its buffers hold.
+    fn held(&self) -> usize {
+        self.bytes.capacity() + self.records.capacity() * std::mem::size_of::<(i64, usize, usize)>()
+    }
+
     fn clear(&mut self) {
         self.bytes.clear();
         self.records.clear();
@@ -307,7 +388,7 @@ impl Journal {
             .metadata()
             .map_err(|source| io_error(path, source))?
             .len();
-        let hand_over_capacity = usize::try_from(capacity.max(GROW) / 2).unwrap_or(usize::MAX);
+        let hand_over_capacity = usize::try_from(capacity.max(GROW) / 16).unwrap_or(usize::MAX);
         #[cfg(test)]
         let hand_over_capacity = tests::HAND_OVER
             .with(std::cell::Cell::get)
@@ -336,6 +417,13 @@ impl Journal {
     pub(super) fn with_hand_over(mut self, bytes: usize) -> Self {
         self.hand_over_capacity = bytes;
         self
+    }
+
+    /// How many buffers the hand-over has made, and how many it keeps spare.
+    #[cfg(test)]
+    fn hand_over_buffers(&self) -> (u64, usize) {
+        let hand_over = lock_or_recover(&self.hand_over);
+        (hand_over.made, hand_over.spare.len())
     }
 
     /// How many records the tables took from the hand-over, and from the file.
@@ -433,11 +521,11 @@ impl Journal {
     }
 
     /// Writes a group made by [`GroupBuffer`] and syncs it, then hands its plaintext to the
-    /// tables thread when the hand-over has room (the group's buffers are swapped for spare
-    /// ones, nothing is copied). The caller (the one writer) waited for room
+    /// tables thread when the hand-over has room (copied into a buffer the hand-over keeps).
+    /// The caller (the one writer) waited for room
     /// ([`Journal::wait_for_room`]); only the tables thread changes the ring meanwhile, and it
     /// only frees room.
-    pub(super) fn append(&self, group: &mut GroupBuffer) -> Result<()> {
+    pub(super) fn append(&self, group: &GroupBuffer) -> Result<()> {
         let len = group.bytes.len() as u64;
         let (start, length) = {
             let ring = self.lock();
@@ -452,8 +540,16 @@ impl Journal {
         if end > length {
             // Zeros first, in steps, so the syncs after this one overwrite allocated blocks.
             grown = end.div_ceil(GROW) * GROW;
-            let zeros = vec![0u8; usize::try_from(grown - length).unwrap_or(0)];
-            write_all_at(&self.file, &zeros, length).map_err(failed)?;
+            // From one static block of zeros: a new zeroed buffer for each step was new memory
+            // for the kernel to clear, every time.
+            static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
+            let mut at = length;
+            while at < grown {
+                let step =
+                    usize::try_from(grown - at).map_or(ZEROS.len(), |left| left.min(ZEROS.len()));
+                write_all_at(&self.file, &ZEROS[..step], at).map_err(failed)?;
+                at += step as u64;
+            }
         }
         write_all_at(&self.file, &group.bytes, start).map_err(failed)?;
         if self.sync {
@@ -499,31 +595,41 @@ impl Journal {
         self.lock().live.len()
     }
 
-    /// Hands `group`'s plaintext to the tables thread, if it fits ([`HandOver`]).
-    fn hand_over(&self, group: &mut GroupBuffer) {
+    /// Hands `group`'s plaintext to the tables thread, if it fits ([`HandOver`]): copied into
+    /// a buffer the hand-over keeps, the group's own buffers left to the writer.
+    fn hand_over(&self, group: &GroupBuffer) {
         if self.hand_over_capacity == 0 || group.plain_records.is_empty() {
             return;
         }
         let plain = match group.key {
-            Some(_) => &mut group.plain,
-            None => &mut group.bytes,
+            Some(_) => &group.plain,
+            None => &group.bytes,
         };
-        let (bytes_held, records_held) = (plain.capacity(), group.plain_records.capacity());
+        let records = &group.plain_records;
         let mut hand_over = lock_or_recover(&self.hand_over);
         if hand_over.bytes + plain.len() > self.hand_over_capacity {
             return;
         }
-        let mut handed = hand_over.spare.pop().unwrap_or_default();
-        handed.clear();
-        std::mem::swap(&mut handed.bytes, plain);
-        std::mem::swap(&mut handed.records, &mut group.plain_records);
+        let spare = hand_over.take_spare(plain.len(), records.len());
+        hand_over.made += u64::from(spare.is_none());
+        drop(hand_over);
+        // Copied outside the lock the tables take; only this thread adds to the hand-over, so
+        // the room seen above is still there.
+        let mut handed = spare.unwrap_or_else(|| PlainGroup {
+            bytes: Vec::with_capacity(plain.len().next_power_of_two().max(LEAST_ROOM)),
+            records: Vec::with_capacity(
+                records
+                    .len()
+                    .next_power_of_two()
+                    .max(LEAST_ROOM / std::mem::size_of::<(i64, usize, usize)>() / 8),
+            ),
+            next: 0,
+        });
+        handed.bytes.extend_from_slice(plain);
+        handed.records.extend_from_slice(records);
+        let mut hand_over = lock_or_recover(&self.hand_over);
         hand_over.bytes += handed.bytes.len();
         hand_over.groups.push_back(handed);
-        drop(hand_over);
-        // The buffers the group got back are at least as large as the ones it gave, so the
-        // next group is not made by growing them step by step (a copy at every step).
-        plain.reserve(bytes_held);
-        group.plain_records.reserve(records_held);
     }
 
     /// The capture of record `id` from the hand-over, if it is there; passes over the records
@@ -550,16 +656,32 @@ impl Journal {
             }
             // The group is taken: back to the writer, and the next one.
             let mut hand_over = lock_or_recover(&self.hand_over);
-            if let Some(mut done) = taking.take() {
-                if hand_over.spare.len() < SPARE_GROUPS && done.bytes.capacity() <= SPARE_LARGEST {
-                    done.clear();
-                    hand_over.spare.push(done);
-                }
+            let freed = taking
+                .take()
+                .and_then(|done| hand_over.keep_spare(done, self.hand_over_capacity));
+            let next = hand_over.groups.pop_front();
+            if let Some(next) = &next {
+                hand_over.bytes -= next.bytes.len();
             }
-            let next = hand_over.groups.pop_front()?;
-            hand_over.bytes -= next.bytes.len();
-            *taking = Some(next);
+            drop(hand_over);
+            // Freed outside the lock the writer takes.
+            drop(freed);
+            *taking = Some(next?);
         }
+    }
+
+    /// Frees the spare buffers beyond a few ([`SPARE_GROUPS`]), once the tables have taken
+    /// everything: the memory a burst's hand-over held goes back when it is over.
+    pub(super) fn trim_spares(&self) {
+        let mut hand_over = lock_or_recover(&self.hand_over);
+        if !hand_over.groups.is_empty() || hand_over.spare.len() <= SPARE_GROUPS {
+            return;
+        }
+        let freed = hand_over.spare.split_off(SPARE_GROUPS);
+        let freed_bytes: usize = freed.iter().map(PlainGroup::held).sum();
+        hand_over.spare_bytes = hand_over.spare_bytes.saturating_sub(freed_bytes);
+        drop(hand_over);
+        drop(freed);
     }
 
     /// The oldest `count` records not yet in the tables: from the hand-over when they are
@@ -1284,7 +1406,7 @@ pub(super) mod tests {
             while !journal.has_room(group.len()) {
                 check_oldest(&journal, take(round));
             }
-            journal.append(&mut group).unwrap();
+            journal.append(&group).unwrap();
             assert!(journal.lock().length <= GROW, "the file grew past the ring");
         }
         while journal.backlog() > 0 {
@@ -1326,6 +1448,44 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn the_hand_over_reuses_its_buffers_and_frees_the_spares_after_a_burst() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::open(&dir.path().join("j"), false, GROW)
+            .unwrap()
+            .with_hand_over(1 << 20);
+        let (mut group, mut buffer) = (GroupBuffer::default(), Vec::new());
+        let mut id = 0;
+        // 300 groups of 1 to 12 records, the tables taking what waits after every tenth: ten
+        // buffers in flight at most.
+        for round in 0..300 {
+            group.clear();
+            for _ in 0..=(round % 12) {
+                id += 1;
+                group.push(&capture(id, 3000));
+            }
+            journal.append(&group).unwrap();
+            if round % 10 == 9 {
+                let taken = journal.oldest(usize::MAX, &mut buffer).unwrap();
+                journal.applied_through(taken.last().unwrap().id);
+            }
+        }
+        assert_eq!(
+            journal.taken(),
+            (u64::try_from(id).unwrap(), 0),
+            "all from memory"
+        );
+        let (made, spare) = journal.hand_over_buffers();
+        assert!(made <= 16, "{made} buffers made for 300 groups");
+        assert!(spare > SPARE_GROUPS, "the burst's buffers kept: {spare}");
+        journal.trim_spares();
+        assert_eq!(
+            journal.hand_over_buffers().1,
+            SPARE_GROUPS,
+            "a few kept after it"
+        );
+    }
+
+    #[test]
     fn the_hand_over_passes_over_records_the_tables_took_from_the_file() {
         // Taken without the hand-over's group (as after one that did not fit), then with it.
         let dir = tempfile::tempdir().unwrap();
@@ -1341,7 +1501,7 @@ pub(super) mod tests {
             for id in ids {
                 group.push(&capture(id, 3000));
             }
-            journal.append(&mut group).unwrap();
+            journal.append(&group).unwrap();
         }
         let first: Vec<i64> = journal
             .oldest(3, &mut buffer)
@@ -1354,7 +1514,7 @@ pub(super) mod tests {
         journal.applied_through(3);
         group.clear();
         group.push(&capture(6, 3000));
-        journal.append(&mut group).unwrap();
+        journal.append(&group).unwrap();
         let rest = journal.oldest(3, &mut buffer).unwrap();
         assert_eq!(rest.iter().map(|c| c.id).collect::<Vec<_>>(), [4, 5, 6]);
         assert_eq!(rest[2], capture(6, 3000));
@@ -1417,7 +1577,7 @@ pub(super) mod tests {
         }
         let bytes = group.bytes.clone();
         let journal = Journal::open(path, true, CAPACITY).unwrap();
-        journal.append(&mut group).unwrap();
+        journal.append(&group).unwrap();
         bytes
     }
 
@@ -1433,7 +1593,7 @@ pub(super) mod tests {
         }
         let bytes = group.bytes.clone();
         let journal = Journal::open_sealed(path, true, CAPACITY, Some(key.clone())).unwrap();
-        journal.append(&mut group).unwrap();
+        journal.append(&group).unwrap();
         bytes
     }
 
@@ -1589,7 +1749,7 @@ pub(super) mod tests {
             if id > records || !journal.has_room(group.len()) {
                 return (journal, group, id - 1);
             }
-            journal.append(&mut group).unwrap();
+            journal.append(&group).unwrap();
             id += 1;
         }
     }
@@ -1666,7 +1826,7 @@ pub(super) mod tests {
     #[test]
     fn the_writer_stops_waiting_when_the_tables_refuse_the_backlog() {
         let dir = tempfile::tempdir().unwrap();
-        let (journal, mut group, held) = filled_ring(dir.path(), i64::MAX);
+        let (journal, group, held) = filled_ring(dir.path(), i64::MAX);
         let journal = Arc::new(journal);
         let len = group.len();
         let room = beside_the_tables(
@@ -1679,7 +1839,7 @@ pub(super) mod tests {
         );
         assert!(!room);
         assert!(
-            journal.append(&mut group).is_err(),
+            journal.append(&group).is_err(),
             "no room: the group is refused"
         );
         // Taken again: the next wait is answered.

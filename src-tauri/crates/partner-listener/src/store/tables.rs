@@ -18,7 +18,8 @@
 //! ([`super::journal::AckProgress`]).
 //!
 //! What the tables take comes from the journal's hand-over when it is there: the plaintext of
-//! the groups the writer just made durable, kept in memory up to half the journal's size, so
+//! the groups the writer just made durable, kept in memory up to a sixteenth of the journal's
+//! size (4 MiB), so
 //! an encrypted store's records are not read back and opened again (about 20,000 instructions
 //! a capture of this thread's 309,000 in callgrind, BENCHMARKS.md); the rest (past the
 //! hand-over's room, or after a restart) is read back from the journal's file
@@ -122,7 +123,11 @@ impl Tables {
             }
             let wait = match self.retry_at {
                 Some(at) => Some(at.saturating_duration_since(Instant::now())),
-                None if backlog == 0 => None,
+                None if backlog == 0 => {
+                    // Nothing waits: what a burst's hand-over held goes back.
+                    self.journal.trim_spares();
+                    None
+                }
                 None => Some(TABLE_QUIET),
             };
             let arrived = match wait {

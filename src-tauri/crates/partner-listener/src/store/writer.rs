@@ -202,7 +202,7 @@ impl Writer {
         // no room.
         self.journal
             .wait_for_room(self.group.len(), || self.nudge_tables());
-        if let Err(error) = self.journal.append(&mut self.group) {
+        if let Err(error) = self.journal.append(&self.group) {
             tracing::error!(%error, "journaling captures failed");
             let message = error.to_string();
             for insert in batch {
