@@ -202,7 +202,7 @@ pub(super) struct Journal {
 /// tables fall behind in a burst) was the bound at first; its memory is new to the process in
 /// every burst that fills it, and on a machine where new memory is dear (this VM hands its free
 /// pages back to its host, and the kernel's zeroing of a page taken again cost 8–18 % of the ack
-/// bench's CPU in half its runs), the writer paid more for it than the tables saved; with 4 MiB
+/// bench's CPU in most of its runs), the writer paid more for it than the tables saved; with 4 MiB
 /// the bench no longer has such runs (BENCHMARKS.md, listener, "The hand-over's memory kept").
 /// After a restart the
 /// hand-over starts empty and the tables read what the file holds. The file stays what every
@@ -222,8 +222,8 @@ pub(super) struct Journal {
 /// back in large steps), grown again as each group was written, and their pages, new to the
 /// process each time, zeroed by the kernel: up to 10 % of the ack bench's CPU, 8–15 µs a
 /// capture on the writer's thread (BENCHMARKS.md, listener, "The hand-over's memory kept").
-/// Once the tables have taken everything, the spares beyond a few are freed, so
-/// a listener holds that memory only through a burst.
+/// Once the tables have taken everything, the spares beyond a few are freed, so a listener
+/// holds that memory only through a burst.
 #[derive(Default)]
 struct HandOver {
     groups: VecDeque<PlainGroup>,
@@ -291,6 +291,8 @@ impl HandOver {
 /// The least room a buffer of the hand-over is made with: groups of a few captures share the
 /// sizes of their buffers, so one kept fits the next.
 const LEAST_ROOM: usize = 64 << 10;
+/// The least records a buffer of the hand-over is made for, likewise.
+const LEAST_RECORDS: usize = 256;
 
 /// Emptied groups kept for reuse once the tables have taken everything, and the largest group
 /// ever kept.
@@ -617,12 +619,7 @@ impl Journal {
         // the room seen above is still there.
         let mut handed = spare.unwrap_or_else(|| PlainGroup {
             bytes: Vec::with_capacity(plain.len().next_power_of_two().max(LEAST_ROOM)),
-            records: Vec::with_capacity(
-                records
-                    .len()
-                    .next_power_of_two()
-                    .max(LEAST_ROOM / std::mem::size_of::<(i64, usize, usize)>() / 8),
-            ),
+            records: Vec::with_capacity(records.len().next_power_of_two().max(LEAST_RECORDS)),
             next: 0,
         });
         handed.bytes.extend_from_slice(plain);
