@@ -7,7 +7,15 @@ a random UUID eventId each, padded to 2,048 bytes; signed with HMAC-SHA256 (Base
 `Svc-Signature`) under KEY for subscription SUB. wrk cycles through COUNT distinct ones, and
 its `done` prints p50/p90/p99/p99.9/max from its latency histogram.
 
-Usage: make_post_lua.py OUT.lua [COUNT] (env KEY, SUB; defaults match run.sh).
+With SUBS=N (N > 1), every pass over the COUNT bodies names another subscription, SUB-0 to
+SUB-(N-1), all keyed with KEY (run.sh gives the listener those keys): each of the THREADS wrk
+threads (2) starts at its own and steps over the others', so no notification is sent twice
+until N passes in all. Without it (SUBS=1, the default and
+the rounds before 12-07) the same COUNT notifications come round again and again, so past the
+first COUNT requests every one is a redelivery, which updates its notification's attempt count
+in the store: a load of its own, heavier on the store's pages than new notifications are.
+
+Usage: make_post_lua.py OUT.lua [COUNT] (env KEY, SUB, SUBS, THREADS; defaults match run.sh).
 """
 import base64
 import hashlib
@@ -19,6 +27,9 @@ import uuid
 BODY_SIZE = 2048
 KEY = os.environ.get("KEY", "Abcdefghijklmnopqrstuvwxyz0123!@")
 SUB = os.environ.get("SUB", "sub-bench")
+SUBS = int(os.environ.get("SUBS", "1"))
+# wrk's threads (-t): each starts at its own subscription and steps over the others'.
+THREADS = int(os.environ.get("THREADS", "2"))
 
 
 def body(event_id: str) -> bytes:
@@ -49,14 +60,29 @@ def main() -> None:
         signature = base64.b64encode(hmac.new(KEY.encode(), raw, hashlib.sha256).digest())
         lines.append(f"bodies[{i}] = {lua_string(raw.decode())}")
         lines.append(f"signatures[{i}] = {lua_string(signature.decode())}")
+    if SUBS > 1:
+        subscription = f'string.format("%s-%d", {lua_string(SUB)}, passes % {SUBS})'
+    else:
+        subscription = lua_string(SUB)
     lines.append(
         f"""
+threads_made = 0
+setup = function(thread)
+  thread:set("passes", threads_made)
+  threads_made = threads_made + 1
+end
+
+passes = 0
 counter = 0
 request = function()
-  counter = counter % {count} + 1
+  if counter == {count} then
+    counter = 0
+    passes = passes + {THREADS}
+  end
+  counter = counter + 1
   return wrk.format("POST", "/webhooks", {{
     ["Content-Type"] = "application/json",
-    ["Svc-SubscriptionId"] = {lua_string(SUB)},
+    ["Svc-SubscriptionId"] = {subscription},
     ["Svc-Signature"] = signatures[counter],
   }}, bodies[counter])
 end
