@@ -490,23 +490,14 @@ impl Journal {
     }
 
     /// Whether the tables should take the backlog now rather than at a quiet moment: the
-    /// writer waits for them, the hand-over holds half what it may ([`HandOver`]), all but the
-    /// last eighth of the ring is taken, or the oldest record has waited [`MAX_LAG`].
-    ///
-    /// A burst the hand-over can take in half (2 MiB, about 750 captures of 2 KiB) is
-    /// acknowledged without the tables competing for the cores. Past it, the tables follow the
-    /// writer from the hand-over, so a flood's captures reach them in memory: left to the
-    /// ring's pressure, they fell a second behind (tens of megabytes), past what the hand-over
-    /// holds, and read nearly every capture back from the file and opened its seal again, about
-    /// 2.6 µs a capture of their 20.7 under a minute's flood of an encrypted store, in work the
-    /// deferral never saved (BENCHMARKS.md, listener, "A flood's captures in memory"). The
-    /// ring's eighth (8 MiB, 3,000 captures of 2 KiB) and [`MAX_LAG`] still press them when
-    /// they fall behind the hand-over anyway.
+    /// writer waits for them, all but the last eighth of the ring is taken, or the oldest
+    /// record has waited [`MAX_LAG`]. A burst the ring
+    /// can hold is acknowledged without the tables competing for the cores; a longer one finds
+    /// them at work before the writer has to wait for room (the last eighth, 8 MiB, is 3,000
+    /// captures of 2 KiB: a tenth of a second at the listener's pace). Half the ring, tried
+    /// first, kept the same pace under a minute's flood and made bursts of 30,000 pay for the
+    /// tables' share inside the burst (BENCHMARKS.md, listener, first section).
     pub(super) fn pressed(&self) -> bool {
-        let handed = lock_or_recover(&self.hand_over).bytes;
-        if self.hand_over_capacity > 0 && handed >= self.hand_over_capacity / 2 {
-            return true;
-        }
         let ring = self.lock();
         ring.hurry
             || ring.live_bytes >= self.capacity - self.capacity / 8
@@ -1491,35 +1482,6 @@ pub(super) mod tests {
         );
     }
 
-    /// A burst the hand-over holds in half waits for a quiet moment; past that the tables are
-    /// pressed, so they take a flood's captures while they are in memory.
-    #[test]
-    fn the_tables_are_pressed_once_the_hand_over_is_half_full() {
-        let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::open(&dir.path().join("j"), false, GROW)
-            .unwrap()
-            .with_hand_over(40_000);
-        let (mut group, mut buffer) = (GroupBuffer::default(), Vec::new());
-        let mut id = 0;
-        let mut append = |records: i64| {
-            group.clear();
-            for _ in 0..records {
-                id += 1;
-                group.push(&capture(id, 3000));
-            }
-            journal.append(&group).unwrap();
-        };
-        // Three records of about 3 KB: under half of 40,000 bytes.
-        append(3);
-        assert!(!journal.pressed(), "a short burst waits for a quiet moment");
-        append(4);
-        assert!(journal.pressed(), "seven records: past half the hand-over");
-        let taken = journal.oldest(5, &mut buffer).unwrap();
-        journal.applied_through(taken.last().unwrap().id);
-        assert!(!journal.pressed(), "two records left in memory");
-        assert_eq!(journal.taken(), (5, 0), "all from memory");
-    }
-
     #[test]
     fn the_hand_over_passes_over_records_the_tables_took_from_the_file() {
         // Taken without the hand-over's group (as after one that did not fit), then with it.
@@ -1775,10 +1737,7 @@ pub(super) mod tests {
     /// A ring of one step holding records of 4 KiB, one group each: `records` of them, or as
     /// many as fit. Returns the journal, the next group and how many it holds.
     fn filled_ring(dir: &Path, records: i64) -> (Journal, GroupBuffer, i64) {
-        // No hand-over: these tests are about the ring's room and pressure alone.
-        let journal = Journal::open(&dir.join("j"), false, GROW)
-            .unwrap()
-            .with_hand_over(0);
+        let journal = Journal::open(&dir.join("j"), false, GROW).unwrap();
         let mut group = GroupBuffer::default();
         let mut id = 1;
         loop {

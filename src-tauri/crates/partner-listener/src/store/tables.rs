@@ -10,13 +10,12 @@
 //! the two cores stood idle. Here they run beside the acknowledgements: the writer waits for
 //! them only when the journal has no room left.
 //!
-//! When the tables take the backlog: once no group has arrived for [`TABLE_QUIET`] (so a short
-//! burst is acknowledged without them competing for the cores), and at once when the journal's
-//! hand-over is half full (a longer one's captures are taken while they are in memory), when
-//! the journal is nearly full or its oldest capture has waited a second ([`Journal::pressed`]:
-//! a reader in another process waits for them, [`super::catch_up`]), when the writer waits for
-//! them (for room, or for all of them before a job) or when a reader of this process waits for
-//! them ([`super::journal::AckProgress`]).
+//! When the tables take the backlog: once no group has arrived for [`TABLE_QUIET`] (so a burst
+//! is acknowledged without them competing for the cores), and at once when the journal is
+//! nearly full or its oldest capture has waited a second ([`Journal::pressed`]: a reader in
+//! another process waits for them, [`super::catch_up`]), when the writer waits for them (for
+//! room, or for all of them before a job) or when a reader of this process waits for them
+//! ([`super::journal::AckProgress`]).
 //!
 //! What the tables take comes from the journal's hand-over when it is there: the plaintext of
 //! the groups the writer just made durable, kept in memory up to a sixteenth of the journal's
