@@ -319,6 +319,7 @@ mod tests {
         let path = dir.path().join(KEY_FILE_NAME);
         assert_eq!(made.home, KeyHome::KeyFile(path.clone()));
         assert!(made.new);
+        // Unix alone: on Windows the file takes the profile folder's ACL, with no mode to check.
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt as _;
@@ -348,6 +349,8 @@ mod tests {
         assert!(!again.new);
     }
 
+    /// Unix alone: Windows has no mode bits to open up; a key file there takes its folder's
+    /// ACL (`refuse_if_others_read`).
     #[cfg(unix)]
     #[test]
     fn a_key_file_others_can_read_is_refused() {
@@ -369,6 +372,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(KEY_FILE_NAME);
         std::fs::write(&path, "half a key").unwrap();
+        // Unix alone: owner-only, so the damage is the reason it is refused, not its mode.
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt as _;

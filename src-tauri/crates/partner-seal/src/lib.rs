@@ -17,9 +17,10 @@
 //! the issue allows encryption 15 % of a capture's CPU (BENCHMARKS.md). The RustCrypto crate
 //! is well kept; its 0.12 computes POLYVAL over several blocks at once, 1.24 µs a seal of that
 //! record against 0.11's 2.0 (release builds, 200,000 seals, 2026-12-07), the same format (a
-//! record sealed by 0.11 opens: tested below). A sealed record is `VERSION || nonce || ciphertext || tag`; the caller's
-//! `context` (a file kind, a record's position) is authenticated as associated data, so a
-//! record moved to another file or place does not open.
+//! record sealed by 0.11 opens: tested below). A sealed record is
+//! `VERSION || nonce || ciphertext || tag`; the caller's `context` (a file kind, a record's
+//! position) is authenticated as associated data, so a record moved to another file or place
+//! does not open.
 //!
 //! Why no key derivation from a passphrase: the key is 32 random bytes kept in the OS's secret
 //! store (or a key file, or an environment variable; `partner_local::data_key` decides), so a

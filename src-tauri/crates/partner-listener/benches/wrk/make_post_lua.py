@@ -10,10 +10,9 @@ its `done` prints p50/p90/p99/p99.9/max from its latency histogram.
 With SUBS=N (N > 1), every pass over the COUNT bodies names another subscription, SUB-0 to
 SUB-(N-1), all keyed with KEY (run.sh gives the listener those keys): each of the THREADS wrk
 threads (2) starts at its own and steps over the others', so no notification is sent twice
-until N passes in all. Without it (SUBS=1, the default and
-the rounds before 12-07) the same COUNT notifications come round again and again, so past the
-first COUNT requests every one is a redelivery, which updates its notification's attempt count
-in the store: a load of its own, heavier on the store's pages than new notifications are.
+until N passes in all. Without it (SUBS=1, the default and the rounds before 12-07) the same
+COUNT notifications come round again and again, so past the first COUNT requests every one is
+a redelivery, which updates its notification's attempt count in the store: a load of its own.
 
 Usage: make_post_lua.py OUT.lua [COUNT] (env KEY, SUB, SUBS, THREADS; defaults match run.sh).
 """
