@@ -22,6 +22,17 @@ use std::time::Instant;
 #[path = "support/corpus.rs"]
 mod corpus;
 
+/// The key in the key file `data.key` beside a store, if there is one.
+fn key_beside(store: &std::path::Path) -> Option<partner_listener::StoreKey> {
+    let file = store.with_file_name("data.key");
+    let text = std::fs::read_to_string(&file).ok()?;
+    let key = partner_seal::DataKey::from_hex(text.trim()).expect("a key of 64 hex digits");
+    Some(partner_listener::StoreKey::new(
+        key,
+        format!("the key file {}", file.display()),
+    ))
+}
+
 fn main() {
     let sizes: Vec<u64> = std::env::var("QUERY_SIZES")
         .unwrap_or_else(|_| "100000,1000000".into())
@@ -39,15 +50,22 @@ fn main() {
         .build()
         .expect("runtime");
     // QUERY_STORE=FILE: time the reads on a store made before (by this bench with QUERY_KEEP,
-    // or by `seed_captures`), opened as a writer first so it has this version's indexes.
+    // by `seed_captures`, or by a flood: `benches/wrk/run.sh` with WRK_KEEP_STORE), opened as
+    // a writer first so it has this version's indexes; encrypted with the key file `data.key`
+    // beside it if there is one (where `partner listen` keeps its key without a secret store).
     if let Ok(existing) = std::env::var("QUERY_STORE") {
+        let key = key_beside(std::path::Path::new(&existing));
         runtime.block_on(async {
-            let store = Store::open(&existing, Retention::default()).expect("store");
+            let options = StoreOptions {
+                key: key.clone(),
+                ..StoreOptions::default()
+            };
+            let store = Store::open_with(&existing, options).expect("store");
             while store.search_backlog().expect("backlog") > 0 {
                 tokio::time::sleep(std::time::Duration::from_millis(200)).await;
             }
         });
-        let reader = StoreReader::open(&existing).expect("reader");
+        let reader = StoreReader::open_keyed(&existing, key).expect("reader");
         let size = reader.count(&CaptureFilter::default()).expect("count");
         println!("\n{size} captures in {existing}");
         time_reads(&reader, size, runs);

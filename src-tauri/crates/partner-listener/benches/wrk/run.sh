@@ -13,7 +13,9 @@
 # WRK_SUBSCRIPTIONS (1: the same 20,000 notifications sent round and round, so nearly all are
 # redeliveries; N > 1: each pass under another of N subscriptions with the same key, so none is
 # sent twice until N passes: 128 covers a minute here; see make_post_lua.py), SETTLE_MAX (300:
-# the most seconds the CPU is watched after the load, until the server is idle).
+# the most seconds the CPU is watched after the load, until the server is idle), WRK_KEEP_STORE
+# (a folder: the store and its key file are moved there once the server has stopped, so the
+# query bench's QUERY_STORE can time searches on the index a flood left).
 # The key and subscription are the ack bench's, so its floors verify these notifications too.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -36,7 +38,7 @@ command -v wrk >/dev/null || { echo "run.sh: wrk is not installed (apt-get insta
 [ -s "$post" ] || KEY="$key" SUB=sub-bench SUBS="$subscriptions" python3 "$here/make_post_lua.py" "$post" 20000
 work="$(mktemp -d)"
 pid=
-trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
+trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi; if [ -n "${WRK_KEEP_STORE:-}" ]; then mv "$work"/store.sqlite3* "$work"/data.key "$WRK_KEEP_STORE"/; fi; rm -rf "$work"' EXIT
 case "$server" in
   append:*|verify:*)
     ACK_SERVE="${server%%:*}" ACK_ADDR="127.0.0.1:$port" "${server#*:}" --bench >"$work/out" 2>&1 &
