@@ -19,9 +19,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// Captures indexed in one transaction of the indexer: short, so the writer (which waits for
-/// the same write lock) is held up for a few milliseconds at most.
-const INDEX_BATCH: i64 = 200;
+/// Captures indexed in one transaction of the indexer while the writer is quiet. Not short:
+/// every transaction leaves FTS5 a segment to merge into the others later, and each merge pass
+/// rewrites its pages through SQLCipher's page cipher; after a flood, transactions of 2,000
+/// cost the indexer 15 % less CPU than transactions of 200 (BENCHMARKS.md, listener, first
+/// section). The writer is not held up by the batch's length: the batch stops after the capture
+/// at hand when a writer asks for the turn (`give_way`), and acknowledgements never wait for it
+/// (the writer answers from its journal), only the tables' copy does, for the commit.
+const INDEX_BATCH: i64 = 2000;
+/// The indexer's page cache, in KiB (SQLite's is 2 MB): a transaction of [`INDEX_BATCH`]
+/// captures with its merges dirties more pages than 2 MB holds, and each page spilled
+/// mid-transaction is encrypted, written and read back. Given back when the indexer has caught
+/// up ([`release_cache`]), so a listener that saw one flood does not keep it.
+const INDEXER_CACHE_KIB: i64 = 64 * 1024;
 /// How often an idle indexer looks for new captures.
 const INDEX_POLL: Duration = Duration::from_millis(100);
 
@@ -336,6 +346,16 @@ const BUSY_BATCH: i64 = 25;
 /// whole work, and indexing after it is faster than fighting it for the lock batch by batch.
 const IMPORT_QUIET: Duration = Duration::from_millis(1000);
 
+/// Gives the indexer's page cache back to the system once it has caught up: the pages are of
+/// no use to its next batch anyway (another connection's commit, the tables', empties the
+/// cache of every other connection in WAL mode), and a desktop listener should not keep the
+/// [`INDEXER_CACHE_KIB`] a flood grew it to.
+fn release_cache(conn: &Connection) {
+    if let Err(error) = conn.execute_batch("PRAGMA shrink_memory") {
+        tracing::debug!(%error, "could not give back the search indexer's page cache");
+    }
+}
+
 /// How many captures above the indexed id, estimated from ids (cheap: two index seeks).
 fn backlog_estimate(conn: &Connection) -> Result<i64> {
     Ok(conn
@@ -365,6 +385,11 @@ pub(crate) fn indexer_loop(
     if !wait(INDEX_POLL) {
         return;
     }
+    if let Err(error) = conn.pragma_update(None, "cache_size", -INDEXER_CACHE_KIB) {
+        tracing::warn!(%error, "could not size the search indexer's page cache");
+    }
+    // Whether the indexer has indexed something since it last gave its cache back.
+    let mut indexed_since_release = false;
     loop {
         let batch = if activity.within(&activity.last_import_ms, IMPORT_QUIET) {
             None
@@ -391,8 +416,15 @@ pub(crate) fn indexer_loop(
         };
         let indexed = index_next_batch(conn, batch, &|| activity.writer_waits());
         drop(turn);
+        if matches!(indexed, Ok(n) if n > 0) {
+            indexed_since_release = true;
+        }
         match indexed {
             Ok(0) => {
+                if indexed_since_release {
+                    release_cache(conn);
+                    indexed_since_release = false;
+                }
                 if !wait(INDEX_POLL) {
                     return;
                 }

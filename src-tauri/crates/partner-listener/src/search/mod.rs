@@ -66,6 +66,7 @@ CREATE TABLE IF NOT EXISTS search_state (
 );
 INSERT OR IGNORE INTO search_state (one, indexed_through) VALUES (1, 0);
 INSERT INTO search_ids (search_ids, rank) VALUES ('hashsize', 16777216); -- FTS_HASH_SIZE
+INSERT INTO search_ids (search_ids, rank) VALUES ('automerge', 8); -- FTS_AUTOMERGE
 ";
 
 /// Bytes of terms FTS5 gathers in memory before it writes them to the index as a segment
@@ -73,7 +74,16 @@ INSERT INTO search_ids (search_ids, rank) VALUES ('hashsize', 16777216); -- FTS_
 /// ~2 KiB was written as several segments, each to be merged with the others again. FTS5 writes
 /// what it holds at every commit whatever the size, so this bounds the memory of one
 /// transaction's indexing only.
-const FTS_HASH_SIZE: i64 = 16 << 20;
+pub(crate) const FTS_HASH_SIZE: i64 = 16 << 20;
+
+/// How many segments of one level FTS5 lets gather before it merges them into one of the next
+/// level (its `automerge` option, 4 unless set). Each merge pass rewrites the segments' pages,
+/// and on an encrypted store every page rewritten goes through SQLCipher's page cipher: with
+/// 8, a flood's index cost the indexer about 25 % less CPU than with 4. Searches read up to
+/// twice the segments of a level: on the index a flood left, a frequent word's first page took
+/// 6 ms against 1.2, the other searches as long or less (BENCHMARKS.md, listener, first
+/// section).
+pub(crate) const FTS_AUTOMERGE: i64 = 8;
 
 /// Captures per shard of the words' index (see the module notes).
 pub(crate) const TEXT_SHARD_SIZE: i64 = 1 << 16;
@@ -96,7 +106,8 @@ fn text_shard_sql(n: i64) -> String {
     format!(
         "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5(body, header_values, content='', \
          contentless_delete=1, tokenize='unicode61 remove_diacritics 2'); \
-         INSERT INTO {table} ({table}, rank) VALUES ('hashsize', {FTS_HASH_SIZE});"
+         INSERT INTO {table} ({table}, rank) VALUES ('hashsize', {FTS_HASH_SIZE}); \
+         INSERT INTO {table} ({table}, rank) VALUES ('automerge', {FTS_AUTOMERGE});"
     )
 }
 

@@ -365,15 +365,14 @@ mod tests {
         assert!(!wait_for_lock(last_try), "past the timeout it gives up");
     }
 
-    #[test]
-    fn the_indexer_gives_way_after_the_capture_at_hand_and_goes_on_from_there_later() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut conn =
-            open_connection(&dir.path().join("index.sqlite3"), Durability::Full).unwrap();
+    /// A store's tables, search tables and counts, holding one small capture (the word
+    /// "ledger" in its body) for each of `ids`, none indexed yet.
+    fn store_to_index(dir: &std::path::Path, ids: &[i64]) -> Connection {
+        let conn = open_connection(&dir.join("index.sqlite3"), Durability::Full).unwrap();
         conn.execute_batch(SCHEMA).unwrap();
         conn.execute_batch(search::SEARCH_SCHEMA).unwrap();
         conn.execute_batch(facet_counts::FACET_SCHEMA).unwrap();
-        for id in 1..=3 {
+        for id in ids {
             conn.execute(
                 "INSERT INTO captures (id, received_at, received_at_us, method, path, headers, \
                  body, body_size, verdict, event_type, attempt, response_status, response_body, \
@@ -385,6 +384,13 @@ mod tests {
             )
             .unwrap();
         }
+        conn
+    }
+
+    #[test]
+    fn the_indexer_gives_way_after_the_capture_at_hand_and_goes_on_from_there_later() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = store_to_index(dir.path(), &[1, 2, 3]);
         let indexed = |conn: &Connection| crate::watermark::indexed_through(conn).unwrap();
         // A writer waits: one capture, then the turn goes back.
         assert_eq!(
@@ -412,6 +418,33 @@ mod tests {
             })
             .unwrap();
         assert_eq!(counted, 3, "and counted once");
+    }
+
+    #[test]
+    fn the_search_tables_merge_and_buffer_as_set_on_every_table_the_indexer_makes() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two captures in two shards of the words' index, so two shard tables are made.
+        let mut conn = store_to_index(dir.path(), &[1, search::TEXT_SHARD_SIZE + 1]);
+        assert_eq!(
+            search::index_next_batch(&mut conn, 10, &|| false).unwrap(),
+            2
+        );
+        let setting = |table: &str, option: &str| -> i64 {
+            conn.query_row(
+                &format!("SELECT v FROM {table}_config WHERE k = ?1"),
+                [option],
+                |row| row.get(0),
+            )
+            .unwrap()
+        };
+        for table in ["search_ids", "search_text_0", "search_text_1"] {
+            assert_eq!(
+                setting(table, "automerge"),
+                search::FTS_AUTOMERGE,
+                "{table}"
+            );
+            assert_eq!(setting(table, "hashsize"), search::FTS_HASH_SIZE, "{table}");
+        }
     }
 
     #[test]
