@@ -79,7 +79,7 @@ pub(crate) const FTS_HASH_SIZE: i64 = 16 << 20;
 /// How many segments of one level FTS5 lets gather before it merges them into one of the next
 /// level (its `automerge` option, 4 unless set). Each merge pass rewrites the segments' pages,
 /// and on an encrypted store every page rewritten goes through SQLCipher's page cipher: with
-/// 8, a flood's index cost the indexer about 25 % less CPU than with 4. Searches read up to
+/// 8, a flood's index cost the indexer 15–25 % less CPU than with 4. Searches read up to
 /// twice the segments of a level: on the index a flood left, a frequent word's first page took
 /// 6 ms against 1.2, the other searches as long or less (BENCHMARKS.md, listener, first
 /// section).
