@@ -8,7 +8,8 @@
 //! QUERY_RUNS=20, QUERY_DIR=folder for the stores, default a temporary one under /tmp; a
 //! million captures take about 10 GB there while the bench runs: 3.8 GB of JSON Lines, deleted
 //! after the import, and a 6.3 GB store; QUERY_KEEP=1 keeps the stores; QUERY_STORE=FILE times
-//! the reads on an existing store instead). Prints a table per size.
+//! the reads on an existing store instead, encrypted with PARTNER_DATA_KEY or the `data.key`
+//! beside it if either is there). Prints a table per size.
 
 use chrono::Duration;
 use partner_listener::export::import_jsonl;
@@ -22,15 +23,20 @@ use std::time::Instant;
 #[path = "support/corpus.rs"]
 mod corpus;
 
-/// The key in the key file `data.key` beside a store, if there is one.
+/// The key a store made by `partner listen` is encrypted with, found where `partner listen`
+/// looks without a secret store: `PARTNER_DATA_KEY` (64 hex digits), else the key file
+/// `data.key` beside the store. `None`: an unencrypted store (this bench's own).
 fn key_beside(store: &std::path::Path) -> Option<partner_listener::StoreKey> {
     let file = store.with_file_name("data.key");
-    let text = std::fs::read_to_string(&file).ok()?;
+    let (text, home) = match std::env::var("PARTNER_DATA_KEY") {
+        Ok(text) => (text, "PARTNER_DATA_KEY".to_string()),
+        Err(_) => (
+            std::fs::read_to_string(&file).ok()?,
+            format!("the key file {}", file.display()),
+        ),
+    };
     let key = partner_seal::DataKey::from_hex(text.trim()).expect("a key of 64 hex digits");
-    Some(partner_listener::StoreKey::new(
-        key,
-        format!("the key file {}", file.display()),
-    ))
+    Some(partner_listener::StoreKey::new(key, home))
 }
 
 fn main() {
@@ -51,8 +57,8 @@ fn main() {
         .expect("runtime");
     // QUERY_STORE=FILE: time the reads on a store made before (by this bench with QUERY_KEEP,
     // by `seed_captures`, or by a flood: `benches/wrk/run.sh` with WRK_KEEP_STORE), opened as
-    // a writer first so it has this version's indexes; encrypted with the key file `data.key`
-    // beside it if there is one (where `partner listen` keeps its key without a secret store).
+    // a writer first so it has this version's indexes; encrypted with the key `key_beside`
+    // finds, if there is one.
     if let Ok(existing) = std::env::var("QUERY_STORE") {
         let key = key_beside(std::path::Path::new(&existing));
         runtime.block_on(async {

@@ -38,7 +38,15 @@ command -v wrk >/dev/null || { echo "run.sh: wrk is not installed (apt-get insta
 [ -s "$post" ] || KEY="$key" SUB=sub-bench SUBS="$subscriptions" python3 "$here/make_post_lua.py" "$post" 20000
 work="$(mktemp -d)"
 pid=
-trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi; if [ -n "${WRK_KEEP_STORE:-}" ]; then mv "$work"/store.sqlite3* "$work"/data.key "$WRK_KEEP_STORE"/; fi; rm -rf "$work"' EXIT
+# With WRK_KEEP_STORE, what of the store there is: a floor server keeps none, and a listener
+# that found a secret store keeps its key there, not in a key file.
+keep_store() {
+  local file
+  for file in "$work"/store.sqlite3* "$work"/data.key; do
+    if [ -e "$file" ]; then mv "$file" "$WRK_KEEP_STORE"/; fi
+  done
+}
+trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi; if [ -n "${WRK_KEEP_STORE:-}" ]; then keep_store; fi; rm -rf "$work"' EXIT
 case "$server" in
   append:*|verify:*)
     ACK_SERVE="${server%%:*}" ACK_ADDR="127.0.0.1:$port" "${server#*:}" --bench >"$work/out" 2>&1 &
