@@ -10,11 +10,12 @@
 //! filter counts read ([`crate::facet_counts`]).
 
 use super::{
-    header_values, text_shard_of, text_shard_sql, text_shard_table, SearchTables, LEGACY_TEXT_TABLE,
+    header_values, text_shard_of, text_shard_sql, text_shard_table, SearchTables, IDS_DETAIL,
+    LEGACY_TEXT_TABLE, SEARCH_SCHEMA,
 };
 use crate::watermark::indexed_through;
 use crate::Result;
-use rusqlite::{params, Connection, ToSql};
+use rusqlite::{params, Connection, OptionalExtension, ToSql};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -165,25 +166,35 @@ pub(crate) fn drop_shards_below(conn: &Connection, oldest_kept: i64) -> Result<(
     Ok(())
 }
 
-/// Makes a store's words' index of version 5 (one table) into shards: the table is dropped and
-/// every capture indexed again by the indexer thread, in the background (a search scans what
-/// is not indexed yet meanwhile: slower, not less complete). The counts kept under the same
-/// watermark start again with it. Run by the writer at open, in one transaction with nothing
-/// else (see its caller); says whether it had to.
-pub(crate) fn shard_legacy_index(conn: &Connection) -> Result<bool> {
-    let legacy: bool = conn.query_row(
-        "SELECT EXISTS(SELECT 1 FROM sqlite_schema WHERE name = ?1)",
-        [LEGACY_TEXT_TABLE],
-        |row| row.get(0),
-    )?;
-    if !legacy {
+/// Has the indexer build the search index again when a store's is of an older layout: the
+/// words' index of version 5 (one table, now cut into shards) or the index of ids of versions 4
+/// to 6 (with positions, now without: see [`super::SEARCH_SCHEMA`]). The old tables are
+/// dropped and made again empty, and every capture is indexed again by the indexer thread, in
+/// the background (a search scans what is not indexed yet meanwhile: slower, not less
+/// complete). The counts kept under the same watermark start again with it. Run by the writer
+/// at open, in one transaction with nothing else (see its caller); says whether it had to.
+pub(crate) fn rebuild_old_index(conn: &Connection) -> Result<bool> {
+    let sql_of = |name: &str| -> Result<Option<String>> {
+        Ok(conn
+            .query_row(
+                "SELECT sql FROM sqlite_schema WHERE name = ?1",
+                [name],
+                |row| row.get(0),
+            )
+            .optional()?)
+    };
+    let legacy = sql_of(LEGACY_TEXT_TABLE)?.is_some();
+    let ids_with_positions =
+        sql_of("search_ids")?.is_some_and(|sql| !sql.replace(' ', "").contains(IDS_DETAIL));
+    if !legacy && !ids_with_positions {
         return Ok(false);
     }
-    conn.execute_batch(&format!("DROP TABLE {LEGACY_TEXT_TABLE}"))?;
-    conn.execute(
-        "INSERT INTO search_ids (search_ids) VALUES ('delete-all')",
-        [],
-    )?;
+    // The legacy table is read as a shard too.
+    for shard in SearchTables::read(conn, true)?.text {
+        conn.execute_batch(&format!("DROP TABLE {}", shard.table))?;
+    }
+    conn.execute_batch("DROP TABLE search_ids")?;
+    conn.execute_batch(SEARCH_SCHEMA)?;
     crate::facet_counts::uncount_all(conn)?;
     conn.execute(
         "UPDATE search_state SET indexed_through = 0 WHERE one = 1",

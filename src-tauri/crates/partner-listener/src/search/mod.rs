@@ -42,7 +42,7 @@ mod query;
 #[cfg(test)]
 pub(crate) use indexer::index_next_batch;
 pub(crate) use indexer::{
-    drop_shards_below, index_rows, index_tail_in, indexer_loop, shard_legacy_index, tail_is_short,
+    drop_shards_below, index_rows, index_tail_in, indexer_loop, rebuild_old_index, tail_is_short,
     unindex, unindex_all, unindex_ids, WriterActivity,
 };
 pub(crate) use query::{merge_newest_first, register_functions, SearchText, Stream};
@@ -55,10 +55,17 @@ use rusqlite::{params, Connection, OptionalExtension};
 /// The search tables: `search_ids` indexes the ids, one column each so a substring never spans
 /// two of them; the shards of the words' index (the body and the header values) are made as
 /// the indexer reaches their ids ([`text_shard_sql`]).
+///
+/// `search_ids` keeps no positions (`detail=none`, [`IDS_DETAIL`]): the trigrams of five ids
+/// (a UUID is 34 of them, a resourceRef about 80) were 70 % of what the index wrote, with
+/// positions, so of the pages SQLCipher's cipher runs on when FTS5 writes and merges segments.
+/// Without them that index is a fifth of its size (BENCHMARKS.md, listener, first section).
+/// What positions gave, that a string's trigrams stand together and in order, the search now
+/// checks on the few captures that hold them all ([`query`]).
 pub(crate) const SEARCH_SCHEMA: &str = "
 CREATE VIRTUAL TABLE IF NOT EXISTS search_ids USING fts5(
     event_id, resource_id, instance_id, subscription_id, resource_ref,
-    content='', contentless_delete=1, tokenize='trigram'
+    content='', contentless_delete=1, tokenize='trigram', detail=none
 );
 CREATE TABLE IF NOT EXISTS search_state (
     one INTEGER PRIMARY KEY CHECK (one = 1),
@@ -84,6 +91,10 @@ pub(crate) const FTS_HASH_SIZE: i64 = 16 << 20;
 /// 6 ms against 1.2, the other searches as long or less (BENCHMARKS.md, listener, first
 /// section).
 pub(crate) const FTS_AUTOMERGE: i64 = 8;
+
+/// How `search_ids` is declared since schema version 7, found in its SQL: a store whose index
+/// of ids has positions has it rebuilt when a writer opens it ([`rebuild_old_index`]).
+pub(crate) const IDS_DETAIL: &str = "detail=none";
 
 /// Captures per shard of the words' index (see the module notes).
 pub(crate) const TEXT_SHARD_SIZE: i64 = 1 << 16;

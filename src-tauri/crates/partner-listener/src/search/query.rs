@@ -15,7 +15,10 @@
 //!   syntax: every term reaches FTS5 as a quoted string, so no input is an error.
 //! - **ids**: or the whole string (trimmed) is a substring of the capture's eventId,
 //!   resourceId, instanceId, subscription id or resourceRef (at least 3 characters: the index
-//!   of ids is made of trigrams), or it is the capture's id as a number.
+//!   of ids is made of trigrams), or it is the capture's id as a number. The index of ids keeps
+//!   no positions (see [`crate::search`]), so it answers which captures hold every trigram of
+//!   the string ([`id_trigrams`]), and a longer string is then checked against the capture's
+//!   ids themselves ([`IDS_CONTAIN`], the same check the scan of the tail makes).
 
 use super::{header_values, SearchTables};
 use crate::watermark::WATERMARK_SQL;
@@ -33,9 +36,10 @@ pub(crate) struct SearchText {
     /// The string as typed (trimmed), for the scan of the unindexed tail, which reads it
     /// with [`words_match`].
     pub words: Option<String>,
-    /// The FTS5 query over `search_ids` (a quoted trigram phrase), when long enough.
+    /// The FTS5 query over `search_ids` (the string's trigrams, [`id_trigrams`]), when long
+    /// enough.
     pub ids_fts: Option<String>,
-    /// The lower-cased whole string, for the tail's id substring scan.
+    /// The lower-cased whole string, for the check of a capture's ids ([`IDS_CONTAIN`]).
     pub id_substring: Option<String>,
     /// The string as a capture id.
     pub capture_id: Option<i64>,
@@ -70,7 +74,7 @@ impl SearchText {
         Some(Self {
             fts,
             words: (!words.is_empty()).then(|| trimmed.to_string()),
-            ids_fts: long_enough.then(|| format!("\"{}\"", trimmed.replace('"', "\"\""))),
+            ids_fts: long_enough.then(|| id_trigrams(trimmed)),
             id_substring: long_enough.then_some(lower),
             capture_id: trimmed.parse::<i64>().ok(),
         })
@@ -107,9 +111,16 @@ impl SearchText {
             }
             if let Some(ids) = &self.ids_fts {
                 let p = push(Box::new(ids.clone()));
-                any.push(format!(
+                let indexed = format!(
                     "{alias}.id IN (SELECT rowid FROM search_ids WHERE search_ids MATCH {p})"
-                ));
+                );
+                match self.ids_check() {
+                    Some(needle) => {
+                        let check = ids_contain_sql(alias, &push(Box::new(needle.to_string())));
+                        any.push(format!("({indexed} AND {check})"));
+                    }
+                    None => any.push(indexed),
+                }
             }
         }
         if let Some(id) = self.capture_id {
@@ -123,6 +134,15 @@ impl SearchText {
             return "0".into();
         }
         format!("({})", any.join(" OR "))
+    }
+
+    /// The string a hit of the index of ids must still hold ([`IDS_CONTAIN`]): all of it when
+    /// it is longer than one trigram (a capture may hold its trigrams apart), `None` when it is
+    /// one trigram, which the index answers exactly.
+    fn ids_check(&self) -> Option<&str> {
+        self.id_substring
+            .as_deref()
+            .filter(|sub| sub.chars().count() > MIN_ID_SUBSTRING)
     }
 
     /// The substring scan of the captures above the indexed id (every capture when the store
@@ -143,14 +163,7 @@ impl SearchText {
             tail.push(format!("{WORDS_MATCH}({alias}.body, {alias}.headers, {p})"));
         }
         if let Some(sub) = &self.id_substring {
-            let p = push(Box::new(sub.clone()));
-            tail.push(format!(
-                "instr(lower(COALESCE({alias}.event_id, '') || char(10) || \
-                 COALESCE({alias}.resource_id, '') || char(10) || \
-                 COALESCE({alias}.instance_id, '') || char(10) || \
-                 COALESCE({alias}.subscription_id, '') || char(10) || \
-                 COALESCE({alias}.resource_ref, '')), {p}) > 0"
-            ));
+            tail.push(ids_contain_sql(alias, &push(Box::new(sub.clone()))));
         }
         if tail.is_empty() {
             return None;
@@ -217,7 +230,24 @@ impl SearchText {
                 }
             }
             if let Some(query) = &self.ids_fts {
-                chains.extend(matches("search_ids", query).map(|ids| vec![ids]));
+                let ids = match self.ids_check() {
+                    // The check reads the capture's ids, so the row itself, not the covering
+                    // index the other streams read.
+                    Some(needle) => stream(&|condition, args| {
+                        args.push(Box::new(query.clone()));
+                        let q = args.len();
+                        args.push(Box::new(needle.to_string()));
+                        let check = ids_contain_sql("c", &format!("?{}", args.len()));
+                        Some(format!(
+                            "SELECT search_ids.rowid AS id, c.notification_id, c.verdict \
+                             FROM search_ids CROSS JOIN captures c ON c.id = search_ids.rowid \
+                             WHERE search_ids MATCH ?{q} AND {check} AND {condition} \
+                             ORDER BY search_ids.rowid DESC"
+                        ))
+                    }),
+                    None => matches("search_ids", query),
+                };
+                chains.extend(ids.map(|ids| vec![ids]));
             }
         }
         chains.push(words);
@@ -375,9 +405,72 @@ fn tokens(text: &str) -> Vec<String> {
 /// the index would answer (see the notes of [`crate::search`]).
 pub(crate) const WORDS_MATCH: &str = "partner_words_match";
 
-/// Registers [`WORDS_MATCH`] on a connection.
+/// The SQL function that checks a capture's ids for an id substring: `partner_ids_contain(
+/// needle, event_id, resource_id, instance_id, subscription_id, resource_ref)` is 1 when one of
+/// them holds `needle` (lower-cased) whatever its case ([`ids_contain`]). The scan of the tail
+/// and the check of the index's hits use it alike.
+pub(crate) const IDS_CONTAIN: &str = "partner_ids_contain";
+
+/// The condition that one of the ids of the capture `alias` holds the argument `needle` (its
+/// placeholder, e.g. `?3`).
+fn ids_contain_sql(alias: &str, needle: &str) -> String {
+    format!(
+        "{IDS_CONTAIN}({needle}, {alias}.event_id, {alias}.resource_id, {alias}.instance_id, \
+         {alias}.subscription_id, {alias}.resource_ref)"
+    )
+}
+
+/// The FTS5 query over the trigram index of ids for `text` (3 characters or more): each of its
+/// trigrams once, quoted (so no input is FTS syntax), joined by `AND`. Not their phrase: the
+/// index keeps no positions, so FTS5 refuses one. All of them, not only those that cover the
+/// string: a capture may hold every trigram of a string and not the string (every capture's
+/// resourceRef holds those of `v2/partner/`, none holds it), and each such candidate costs a
+/// read of its row to check ([`SearchText::ids_check`]); the trigrams that span the joins
+/// (`2/p`) rule nearly all of them out in the index.
+fn id_trigrams(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut trigrams: Vec<String> = Vec::new();
+    for window in chars.windows(MIN_ID_SUBSTRING) {
+        let trigram: String = window.iter().collect();
+        let quoted = format!("\"{}\"", trigram.replace('"', "\"\""));
+        if !trigrams.contains(&quoted) {
+            trigrams.push(quoted);
+        }
+    }
+    trigrams.join(" AND ")
+}
+
+/// Whether one of `ids` holds `needle`, which is lower-case, whatever the id's case. Without an
+/// allocation for ASCII ids (nearly all of them): the check runs on every hit of a long id
+/// substring and on every row of the tail's scan.
+pub(crate) fn ids_contain(needle: &str, ids: &[Option<&str>]) -> bool {
+    ids.iter().flatten().any(|id| {
+        if id.is_ascii() && needle.is_ascii() {
+            id.as_bytes()
+                .windows(needle.len().max(1))
+                .any(|window| window.eq_ignore_ascii_case(needle.as_bytes()))
+        } else {
+            id.to_lowercase().contains(needle)
+        }
+    })
+}
+
+/// Registers [`WORDS_MATCH`] and [`IDS_CONTAIN`] on a connection.
 pub(crate) fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
     use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function(
+        IDS_CONTAIN,
+        6,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let needle = ctx.get_raw(0).as_str().unwrap_or_default();
+            let mut ids = [None; 5];
+            for (at, id) in ids.iter_mut().enumerate() {
+                *id = ctx.get_raw(at + 1).as_str().ok();
+            }
+            Ok(!needle.is_empty() && ids_contain(needle, &ids))
+        },
+    )?;
     conn.create_scalar_function(
         WORDS_MATCH,
         3,
@@ -473,6 +566,40 @@ mod tests {
         assert!(words_match(&fields, "(loan) -refinance"));
         assert!(!words_match(&fields, "pro"), "words, not substrings");
         assert!(!words_match(&fields, "*** --"));
+    }
+
+    #[test]
+    fn an_id_substring_is_searched_by_each_of_its_trigrams() {
+        assert_eq!(id_trigrams("abc"), "\"abc\"");
+        assert_eq!(id_trigrams("abcd"), "\"abc\" AND \"bcd\"");
+        assert_eq!(
+            id_trigrams("abcdef"),
+            "\"abc\" AND \"bcd\" AND \"cde\" AND \"def\""
+        );
+        // A quote is doubled inside its quotes; a trigram twice is asked for once.
+        assert_eq!(id_trigrams("a\"bc"), "\"a\"\"b\" AND \"\"\"bc\"");
+        assert_eq!(id_trigrams("aaaaaa"), "\"aaa\"");
+        // Characters, not bytes.
+        assert_eq!(id_trigrams("zoëé"), "\"zoë\" AND \"oëé\"");
+        let s = SearchText::parse("EV-12").unwrap();
+        assert_eq!(s.id_substring.as_deref(), Some("ev-12"));
+        assert_eq!(
+            s.ids_check(),
+            Some("ev-12"),
+            "longer than a trigram: checked"
+        );
+        assert_eq!(SearchText::parse("ev1").unwrap().ids_check(), None);
+    }
+
+    #[test]
+    fn ids_contain_the_needle_whatever_their_case() {
+        let ids = [Some("Ev-42-ABC"), None, Some("Zoë-Straße")];
+        assert!(ids_contain("42-abc", &ids));
+        assert!(ids_contain("ev-4", &ids));
+        assert!(ids_contain("zoë-str", &ids));
+        assert!(!ids_contain("abc-z", &ids), "not across two ids");
+        assert!(!ids_contain("ev-43", &ids));
+        assert!(!ids_contain("x", &[None, None]));
     }
 
     #[test]

@@ -265,13 +265,13 @@ impl Store {
         // into the tables when the last writer stopped go in first.
         let journal_path = journal::path_of(&path);
         catch_up::apply_journal(&mut writer_conn, &journal_path, data_key.as_ref())?;
-        // Before the counts are made: the shards start the watermark again (and the counts).
-        // One transaction: a crash between dropping the old table and moving the watermark back
-        // would leave captures neither indexed nor in the tail a search scans.
-        let sharding =
+        // Before the counts are made: an index rebuilt starts the watermark again (and the
+        // counts). One transaction: a crash between dropping the old tables and moving the
+        // watermark back would leave captures neither indexed nor in the tail a search scans.
+        let rebuilding =
             writer_conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        search::shard_legacy_index(&sharding)?;
-        sharding.commit()?;
+        search::rebuild_old_index(&rebuilding)?;
+        rebuilding.commit()?;
         if version < COUNTS_SINCE_VERSION || written_by_schema_4 {
             count_captures(&mut writer_conn)?;
         }

@@ -147,8 +147,9 @@ CREATE TABLE IF NOT EXISTS highest_deleted (
 /// subscription) with the counts of `facet_counts`, kept by the indexer thread
 /// ([`crate::facet_counts`]) and made from the captures when an older store opens; version 6
 /// cuts the words' index into shards by id (see [`crate::search`]), which an older store gets
-/// rebuilt by the indexer thread after it opens.
-const SCHEMA_VERSION: i64 = 6;
+/// rebuilt by the indexer thread after it opens; version 7 keeps no positions in the index of
+/// ids (`search::SEARCH_SCHEMA`), rebuilt the same way.
+const SCHEMA_VERSION: i64 = 7;
 /// The version from which `facet_counts` is kept (older stores make it from their captures).
 pub(super) const COUNTS_SINCE_VERSION: i64 = 5;
 /// The version from which `notifications` is kept (older stores fill it from their captures).

@@ -498,6 +498,65 @@ async fn search_finds_body_words_header_values_and_id_substrings_indexed_or_not(
     );
 }
 
+/// The index of ids keeps no positions: a capture that holds a string's trigrams apart (in one
+/// id or across two) is a candidate only, and is not found; the one that holds the string is,
+/// whatever its case, from the index as from the scan of the tail.
+#[tokio::test]
+async fn an_id_substring_is_found_only_where_it_stands_whole_indexed_or_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let store = Store::open(&path, Retention::default()).unwrap();
+    // Each of the three holds every trigram of "bcdef-7" (bcd, cde, def, ef-, f-7); only the
+    // first holds the string. The second holds them apart in one id, the third across two.
+    for (event_id, subscription) in [
+        ("abcdef-77", "sub-a"),
+        ("bcde-cdef-ef-7", "sub-a"),
+        ("zbcdef", "sub-ef-7"),
+    ] {
+        store
+            .insert(capture(
+                event_id,
+                "created",
+                TX,
+                subscription,
+                Verdict::Valid,
+                "a note",
+            ))
+            .await
+            .unwrap();
+    }
+    let checks = |store: &StoreReader| {
+        assert_eq!(found(store, "bcdef-7"), vec!["abcdef-77"]);
+        assert_eq!(found(store, "BCDEF-7"), vec!["abcdef-77"], "any case");
+        assert_eq!(found(store, "cdef-ef-7"), vec!["bcde-cdef-ef-7"]);
+        assert_eq!(found(store, "sub-ef-7"), vec!["zbcdef"]);
+        assert_eq!(
+            found(store, "bcd"),
+            vec!["zbcdef", "bcde-cdef-ef-7", "abcdef-77"],
+            "one trigram"
+        );
+        let counted = store.facets(&text("bcdef-7")).unwrap();
+        assert_eq!(counted.total, 1, "counted as found");
+    };
+    let reader = StoreReader::open(&path).unwrap();
+    assert!(store.wait_for_tables());
+    checks(&reader);
+    indexed(&store).await;
+    // The index itself gives all three: the check is what leaves two out.
+    let candidates: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT COUNT(*) FROM search_ids WHERE search_ids MATCH \
+             '\"bcd\" AND \"cde\" AND \"def\" AND \"ef-\" AND \"f-7\"'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(candidates, 3);
+    checks(&reader);
+    checks(&store);
+}
+
 #[tokio::test]
 async fn grouped_pages_list_each_notification_once_with_its_matching_attempts() {
     let dir = tempfile::tempdir().unwrap();
@@ -797,7 +856,7 @@ async fn a_version_3_store_is_migrated_and_searchable() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
 }
 
 #[tokio::test]
@@ -1061,7 +1120,80 @@ async fn a_version_5_store_is_read_through_its_single_index_and_sharded_when_ope
         .unwrap()
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
+}
+
+/// What a store of version 6 (or 4 or 5) has for its index of ids: with positions.
+const IDS_WITH_POSITIONS: &str = "CREATE VIRTUAL TABLE search_ids USING fts5(
+    event_id, resource_id, instance_id, subscription_id, resource_ref,
+    content='', contentless_delete=1, tokenize='trigram'
+)";
+
+/// The SQL `search_ids` is declared with in the store at `path`.
+fn ids_table_sql(path: &std::path::Path) -> String {
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .query_row(
+            "SELECT sql FROM sqlite_schema WHERE name = 'search_ids'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_version_6_store_is_read_through_its_index_of_ids_and_rebuilt_without_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v6.db");
+    let stored = {
+        let store = Store::open(&path, Retention::default()).unwrap();
+        let stored = twelve(&store).await;
+        indexed(&store).await;
+        stored
+    };
+    // What version 6 left: the index of ids with positions, every capture indexed in it.
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(&format!(
+            "DROP TABLE search_ids; {IDS_WITH_POSITIONS};
+             INSERT INTO search_ids (rowid, event_id, resource_id, instance_id, subscription_id,
+                 resource_ref)
+             SELECT id, event_id, resource_id, instance_id, subscription_id, resource_ref
+             FROM captures;
+             PRAGMA user_version = 6;"
+        ))
+        .unwrap();
+    }
+    let sixth = stored[6].fields.event_id.clone().unwrap();
+    // Inside its uuid (after "ev06-"): no word starts there, so only the index of ids finds it.
+    let fragment = &sixth[8..23];
+    // Read as it is (the command line beside an older app).
+    let reader = StoreReader::open(&path).unwrap();
+    assert_eq!(found(&reader, fragment), vec![sixth.clone()]);
+    assert_eq!(found(&reader, "falcon").len(), 12);
+    drop(reader);
+    // Opened by a writer of this version: the index is made again, without positions, and
+    // searches stay complete meanwhile.
+    let store = Store::open(&path, Retention::default()).unwrap();
+    assert!(ids_table_sql(&path).contains("detail=none"));
+    assert_eq!(found(&store, fragment), vec![sixth.clone()]);
+    indexed(&store).await;
+    assert!(in_index(&path, stored[6].id));
+    assert_eq!(found(&store, fragment), vec![sixth.clone()]);
+    assert_eq!(found(&store, &fragment.to_uppercase()), vec![sixth]);
+    assert_eq!(found(&store, "falcon").len(), 12);
+    assert_eq!(found(&store, "inst-7").len(), 12);
+    assert_eq!(store.facets(&CaptureFilter::default()).unwrap().total, 12);
+    drop(store);
+    let version: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, 7);
+    // Opened again: nothing to rebuild, nothing lost.
+    let store = Store::open(&path, Retention::default()).unwrap();
+    assert_eq!(store.search_backlog().unwrap(), 0);
+    assert_eq!(found(&store, "falcon").len(), 12);
 }
 
 /// The app readies the read connections before the user's first search

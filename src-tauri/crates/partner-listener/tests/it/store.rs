@@ -707,7 +707,7 @@ async fn a_version_1_store_is_migrated_and_keeps_linking() {
             |row| row.get(0),
         )
         .unwrap();
-    assert_eq!((version, old_index), (6, 0));
+    assert_eq!((version, old_index), (7, 0));
 }
 
 /// Pruning and clearing forget the notifications no capture refers to any more: a later
@@ -1146,7 +1146,7 @@ async fn a_version_2_store_gains_the_runs_table() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
 }
 
 /// The listener records its own start and clean stop; a run without a stop (a crash) ended at
